@@ -1,0 +1,34 @@
+# ClassMap Studio. `make run` and `make test` work on a fresh machine: they create .venv,
+# install the package with its test extras, then run.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-fast demo sysdeps clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# Qt's xcb runtime, Xvfb and Fashion-MNIST from Debian (needs root; skipped when present).
+sysdeps:
+	@bash .ci/sysdeps
+
+run: $(STAMP)
+	$(VENV)/bin/classmap-gui --demo
+
+demo: $(STAMP)
+	$(VENV)/bin/classmap train --data digits --features kmeans --bank ova-liblinear --out out/digits-model
+	$(VENV)/bin/classmap eval out/digits-model --data digits
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info out

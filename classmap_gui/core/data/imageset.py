@@ -1,0 +1,120 @@
+"""`ImageSet`: the images a user brings, as one uint8 array with labels and class names."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from ..errors import DataError
+
+
+@dataclass
+class ImageSet:
+    """A labelled set of equally sized images.
+
+    images: ``(n, h, w)`` uint8 grey or ``(n, h, w, 3)`` uint8 RGB.
+    labels: ``(n,)`` int64, values in ``[0, len(class_names))``.
+    class_names: one name per class, in label order.
+    sources: the file each image came from, when loaded from files (else ``None``).
+    skipped: ``(path, reason)`` for every file that could not be read.
+    """
+
+    images: np.ndarray
+    labels: np.ndarray
+    class_names: list[str]
+    sources: list[str] | None = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.images = np.asarray(self.images)
+        self.labels = np.asarray(self.labels, dtype=np.int64)
+        self.class_names = [str(c) for c in self.class_names]
+        if self.images.dtype != np.uint8:
+            raise DataError(f"image set {self.name!r}: images must be uint8, got {self.images.dtype}")
+        if self.images.ndim not in (3, 4) or (self.images.ndim == 4 and self.images.shape[3] != 3):
+            raise DataError(f"image set {self.name!r}: images must be (n,h,w) or (n,h,w,3), got {self.images.shape}")
+        if self.labels.shape != (len(self.images),):
+            raise DataError(f"image set {self.name!r}: {len(self.labels)} labels for {len(self.images)} images")
+        if len(self.labels) and (self.labels.min() < 0 or self.labels.max() >= len(self.class_names)):
+            raise DataError(f"image set {self.name!r}: labels outside [0, {len(self.class_names)})")
+        if self.sources is not None and len(self.sources) != len(self.images):
+            raise DataError(f"image set {self.name!r}: {len(self.sources)} sources for {len(self.images)} images")
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.class_names)
+
+    @property
+    def image_size(self) -> tuple[int, int]:
+        """(height, width)."""
+        return int(self.images.shape[1]), int(self.images.shape[2])
+
+    @property
+    def is_color(self) -> bool:
+        return self.images.ndim == 4
+
+    def counts(self) -> np.ndarray:
+        """Images per class, ``(n_classes,)`` int64."""
+        return np.bincount(self.labels, minlength=self.n_classes)
+
+    def subset(self, index) -> "ImageSet":
+        """The images at ``index`` (integer array or boolean mask), same classes."""
+        index = np.asarray(index)
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        return ImageSet(
+            images=self.images[index],
+            labels=self.labels[index],
+            class_names=list(self.class_names),
+            sources=None if self.sources is None else [self.sources[i] for i in index],
+            skipped=[],
+            name=self.name,
+        )
+
+    def check_trainable(self, min_per_class: int = 2) -> None:
+        """Raise :class:`DataError` naming every class with fewer than ``min_per_class`` images."""
+        counts = self.counts()
+        bad = [f"{self.class_names[c]!r} ({counts[c]})" for c in np.flatnonzero(counts < min_per_class)]
+        if bad:
+            raise DataError(
+                f"image set {self.name!r}: these classes have fewer than {min_per_class} images: "
+                + ", ".join(bad[:20]) + (" ..." if len(bad) > 20 else "")
+                + ". Add images to them or delete them before training."
+            )
+        if self.n_classes < 2:
+            raise DataError(f"image set {self.name!r}: training needs at least 2 classes, found {self.n_classes}.")
+
+    def split(self, *fractions: float, seed: int = 0) -> tuple["ImageSet", ...]:
+        """Stratified split into ``len(fractions) + 1`` parts.
+
+        ``split(0.25)`` gives (train 75%, test 25%); ``split(0.1, 0.1)`` gives
+        (train 80%, part 10%, part 10%). Every part keeps each class's proportion.
+        """
+        if not fractions or sum(fractions) >= 1 or min(fractions) <= 0:
+            raise DataError(f"split fractions must be positive and sum below 1, got {fractions}")
+        parts = []
+        rest = np.arange(len(self))
+        remaining = 1.0
+        for frac in fractions:
+            rel = frac / remaining
+            rest, part = train_test_split(rest, test_size=rel, stratify=self.labels[rest], random_state=seed)
+            parts.append(np.sort(part))
+            remaining -= frac
+        return (self.subset(np.sort(rest)), *(self.subset(p) for p in parts))
+
+    def to_grey(self) -> "ImageSet":
+        """A grey copy (ITU-R 601 luma), or ``self`` when already grey."""
+        if not self.is_color:
+            return self
+        import cv2
+
+        n, h, w = self.images.shape[:3]
+        # One OpenCV call over all images stacked as one tall picture, no Python loop.
+        grey = cv2.cvtColor(self.images.reshape(n * h, w, 3), cv2.COLOR_RGB2GRAY).reshape(n, h, w) if n else \
+            np.zeros((0, h, w), np.uint8)
+        return ImageSet(grey, self.labels, self.class_names, self.sources, self.skipped, self.name)
