@@ -1,0 +1,127 @@
+"""Loaders: what a user pointing the app at a folder, a built-in set or IDX files would notice."""
+import gzip
+import struct
+
+import cv2
+import numpy as np
+import pytest
+
+from classmap_gui.core.data import ImageSet, load_dataset, load_folder, read_idx
+from classmap_gui.core.data.builtin import load_fashion_mnist
+from classmap_gui.core.errors import DataError
+
+
+def _write(path, img):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    assert cv2.imwrite(str(path), img)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    rng = np.random.default_rng(0)
+    root = tmp_path / "set"
+    for cls, ext in (("cat", ".png"), ("dog", ".JPG"), ("owl", ".bmp")):
+        for i in range(3):
+            h, w = (20 + 7 * i, 30 + 5 * i)  # mixed sizes
+            _write(root / cls / f"{i}{ext}", rng.integers(0, 255, (h, w, 3), dtype=np.uint8))
+    (root / "cat" / "broken.png").write_bytes(b"not an image at all")
+    (root / "dog" / "notes.txt").write_text("ignored: not an image extension")
+    return root
+
+
+def test_folder_mixed_sizes_are_resized_and_corrupt_files_listed(folder):
+    ims = load_folder(folder, size=(16, 24))
+    assert ims.class_names == ["cat", "dog", "owl"]
+    assert ims.images.shape == (9, 16, 24) and ims.images.dtype == np.uint8
+    assert list(ims.counts()) == [3, 3, 3]
+    assert [p for p, _ in ims.skipped] == [str(folder / "cat" / "broken.png")]
+    assert "not a readable image" in ims.skipped[0][1]
+    assert all(s.startswith(str(folder)) for s in ims.sources)
+
+
+def test_folder_keeps_colour_in_rgb_order(tmp_path):
+    bgr = np.zeros((8, 8, 3), np.uint8)
+    bgr[..., 2] = 200  # red in OpenCV's BGR
+    for c in "ab":
+        _write(tmp_path / c / "x.png", bgr)
+    ims = load_folder(tmp_path, size=(8, 8), grey=False)
+    assert ims.is_color and ims.images.shape == (2, 8, 8, 3)
+    assert ims.images[0, 0, 0].tolist() == [200, 0, 0]
+    grey = ims.to_grey()
+    assert grey.images.shape == (2, 8, 8) and 50 < grey.images[0, 0, 0] < 70
+
+
+def test_empty_class_folder_is_a_clear_error(folder):
+    (folder / "empty").mkdir()
+    with pytest.raises(DataError, match="empty"):
+        load_folder(folder)
+
+
+def test_class_with_only_unreadable_files_is_reported(tmp_path):
+    _write(tmp_path / "good" / "a.png", np.zeros((5, 5), np.uint8))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "x.jpg").write_bytes(b"\xff\xd8garbage")
+    with pytest.raises(DataError, match="bad"):
+        load_folder(tmp_path)
+
+
+def test_missing_folder_and_unknown_name(tmp_path):
+    with pytest.raises(DataError, match="not a folder"):
+        load_folder(tmp_path / "nope")
+    with pytest.raises(DataError, match="neither a built-in"):
+        load_dataset(str(tmp_path / "nope"))
+    with pytest.raises(DataError, match="no class sub-folders"):
+        load_folder(tmp_path)
+
+
+def test_digits_builtin_and_stratified_split():
+    ims = load_dataset("digits")
+    assert ims.images.shape == (1797, 8, 8) and ims.images.max() == 255
+    train, val, test = ims.split(0.2, 0.2, seed=1)
+    assert len(train) + len(val) + len(test) == len(ims)
+    for part in (train, val, test):
+        frac = part.counts() / ims.counts()
+        assert np.ptp(frac) < 0.05  # every class keeps its proportion
+    again = ims.split(0.2, 0.2, seed=1)
+    assert np.array_equal(again[2].labels, test.labels)
+
+
+def test_check_trainable_names_thin_classes():
+    ims = ImageSet(np.zeros((3, 4, 4), np.uint8), [0, 0, 1], ["many", "single"])
+    with pytest.raises(DataError, match="'single'"):
+        ims.check_trainable()
+
+
+def _idx_bytes(arr):
+    head = struct.pack(">BBBB", 0, 0, 0x08, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape)
+    return head + arr.astype(np.uint8).tobytes()
+
+
+def test_idx_gz_and_raw_and_fashion_layout(tmp_path):
+    imgs = np.arange(2 * 28 * 28, dtype=np.uint32).reshape(2, 28, 28) % 256
+    labs = np.array([3, 7])
+    for part in ("train", "t10k"):
+        (tmp_path / f"{part}-images-idx3-ubyte.gz").write_bytes(gzip.compress(_idx_bytes(imgs)))
+        (tmp_path / f"{part}-labels-idx1-ubyte").write_bytes(_idx_bytes(labs))
+    # labels only raw, images only gz: the loader must find each pair in one format
+    (tmp_path / "train-labels-idx1-ubyte.gz").write_bytes(gzip.compress(_idx_bytes(labs)))
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(_idx_bytes(labs)))
+    assert np.array_equal(read_idx(tmp_path / "train-images-idx3-ubyte.gz"), imgs)
+    ims = load_fashion_mnist(path=tmp_path)
+    assert ims.images.shape == (4, 28, 28) and ims.labels.tolist() == [3, 7, 3, 7]
+    assert ims.class_names[3] == "Dress"
+
+
+def test_idx_truncated_or_foreign_file_is_data_error(tmp_path):
+    bad = tmp_path / "x-idx"
+    bad.write_bytes(_idx_bytes(np.zeros((4, 3), np.uint8))[:-2])
+    with pytest.raises(DataError, match="header says"):
+        read_idx(bad)
+    bad.write_bytes(b"PK\x03\x04 zip, not idx")
+    with pytest.raises(DataError, match="not an IDX"):
+        read_idx(bad)
+
+
+def test_fashion_mnist_absent_says_how_to_install(tmp_path):
+    with pytest.raises(DataError, match="apt-get install dataset-fashion-mnist"):
+        load_fashion_mnist(path=tmp_path)
