@@ -111,9 +111,13 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    mod = importlib.import_module(f"classmap_gui.core.bench.{args.bench}")
+    extra = parse_sets(args.set)
+    try:
+        mod = importlib.import_module(f"classmap_gui.core.bench.{args.bench}")
+    except ModuleNotFoundError as exc:
+        raise ClassMapError(f"benchmark {args.bench!r} is not available in this build ({exc})") from exc
     options = {k: v for k, v in vars(args).items() if k in mod.OPTIONS and v is not None}
-    options.update(parse_sets(args.set))
+    options.update(extra)
     unknown = set(options) - set(mod.OPTIONS)
     if unknown:
         raise ClassMapError(f"bench {args.bench}: unknown option(s) {', '.join(sorted(unknown))}; "
