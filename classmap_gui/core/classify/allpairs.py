@@ -1,0 +1,179 @@
+"""`AllPairsBank`: one linear classifier per pair of classes, with voting — for small class counts.
+
+C(C−1)/2 classifiers are stacked in ``coef_ (P, D) float32`` so that brute-force scoring is one GEMM;
+votes are then counted with two small matrix products against the pair/class incidence matrices
+(no Python loop over pairs). Ties are broken by the summed confidences, scaled below one vote
+(scikit-learn's ``ovr_decision_function`` rule).
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from ..errors import ConfigError, DataError, NotFittedError
+from ..progress import ProgressFn, StopFn
+from ..store import check_array, register
+from .banks import as_class_index, as_features, register_bank, row_chunks
+from .ova import _fit_linear_svc, encode_labels, fit_parallel, ridge_solve
+
+MAX_CLASSES = 200  # 19 900 pairs; beyond this use a one-vs-all bank
+
+
+def vote(pair_scores: np.ndarray, ci: np.ndarray, cj: np.ndarray, n_cols: int) -> np.ndarray:
+    """Votes + tie-break confidences per column from pairwise scores.
+
+    ``pair_scores (n, m)``: positive means column ``ci[m]`` beats column ``cj[m]`` (``ci``, ``cj``:
+    ``(m,)`` column indices, the same pairs for every row). Returns ``(n, n_cols) float32``.
+    """
+    m = pair_scores.shape[1]
+    Ei = np.zeros((m, n_cols), np.float32)
+    Ej = np.zeros((m, n_cols), np.float32)
+    Ei[np.arange(m), ci] = 1
+    Ej[np.arange(m), cj] = 1
+    win = (pair_scores > 0).astype(np.float32)
+    votes = win @ Ei + (1 - win) @ Ej
+    conf = pair_scores.astype(np.float32) @ (Ei - Ej)
+    return (votes + conf / (3 * (np.abs(conf) + 1))).astype(np.float32)
+
+
+@register("all-pairs")
+class AllPairsBank(ClassifierMixin, BaseEstimator):
+    """One linear classifier per pair of classes, voting.
+
+    Parameters: ``trainer`` ("liblinear" squared-hinge SVM | "ridge"), ``C``, ``alpha``, ``tol``,
+    ``max_iter``, ``n_jobs``, ``random_state`` as in :class:`~.ova.OneVsAllBank`.
+
+    Fitted: ``classes_ (C,)``, ``pairs_ (P, 2) int64`` column index pairs ``(i, j)`` with i < j
+    (positive score: i wins), ``coef_ (P, D) float32``, ``intercept_ (P,) float32``.
+    ``decision_function`` returns votes + tie-break per class ``(n, C) float32``.
+    """
+
+    _store_exclude = ("n_evaluations_",)
+
+    def __init__(self, trainer: str = "liblinear", C: float = 1.0, alpha: float = 1.0, tol: float = 1e-4,
+                 max_iter: int = 1000, n_jobs: int | None = -1, random_state=None):
+        self.trainer = trainer
+        self.C = C
+        self.alpha = alpha
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(self, X, y, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "AllPairsBank":
+        """Train C(C−1)/2 classifiers on ``X (n, D) float32``, labels ``y (n,)``; returns ``self``."""
+        if self.trainer not in ("liblinear", "ridge"):
+            raise ConfigError(f"all-pairs bank: trainer must be liblinear or ridge, not {self.trainer!r}")
+        X = as_features(X, what="all-pairs bank")
+        classes, y_idx = encode_labels(y)
+        if len(y_idx) != len(X):
+            raise DataError(f"{len(y_idx)} labels for {len(X)} feature rows")
+        C = len(classes)
+        if C > MAX_CLASSES:
+            raise ConfigError(f"all-pairs bank: {C} classes make {C * (C - 1) // 2} classifiers; use a "
+                              f"one-vs-all bank above {MAX_CLASSES} classes")
+        pairs = np.stack(np.triu_indices(C, 1), axis=1).astype(np.int64)
+        members = [np.flatnonzero(y_idx == c) for c in range(C)]
+        pair_rows = [np.concatenate([members[i], members[j]]) for i, j in pairs]
+        if self.trainer == "liblinear":
+            params = dict(C=self.C, tol=self.tol, max_iter=self.max_iter, random_state=self.random_state)
+
+            def task(_X, p, prm):
+                rows = pair_rows[p]
+                return _fit_linear_svc(X[rows], y_idx[rows] == pairs[p, 0], prm)
+        else:
+            def task(_X, p, prm):
+                rows = pair_rows[p]
+                W, b = ridge_solve(X[rows], (y_idx[rows] != pairs[p, 0]).astype(np.int64), 2, float(self.alpha))
+                return W[0], float(b[0])
+        res = fit_parallel(task, X, lambda p: p, len(pairs), params if self.trainer == "liblinear" else {},
+                           self.n_jobs, progress, should_stop, "all-pairs: training")
+        self.coef_ = np.ascontiguousarray(np.stack([r[0] for r in res]), dtype=np.float32)
+        self.intercept_ = np.array([r[1] for r in res], np.float32)
+        self.pairs_ = pairs
+        self.classes_ = classes
+        self.n_features_in_ = int(X.shape[1])
+        self.n_evaluations_ = 0
+        return self
+
+    @property
+    def n_classifiers_(self) -> int:
+        self._check_fitted()
+        return len(self.pairs_)
+
+    def reset_evaluations(self) -> None:
+        self.n_evaluations_ = 0
+
+    def pair_decision_function(self, X) -> np.ndarray:
+        """Raw pairwise scores ``(n, P) float32`` (one GEMM); positive: ``pairs_[p, 0]`` wins."""
+        self._check_fitted()
+        X = as_features(X, self.n_features_in_, "all-pairs bank")
+        out = X @ self.coef_.T
+        out += self.intercept_
+        self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + out.size
+        return out
+
+    def decision_function(self, X) -> np.ndarray:
+        """Votes (+ a tie-break below one vote) per class, ``(n, C) float32``."""
+        S = self.pair_decision_function(X)
+        return vote(S, self.pairs_[:, 0], self.pairs_[:, 1], len(self.classes_))
+
+    def decision_function_subset(self, X, classes) -> np.ndarray:
+        """Votes among the candidates only: ``classes (n, k) int`` column indices -> ``(n, k) float32``.
+
+        For each query, the k(k−1)/2 classifiers of pairs among its candidates are evaluated (and
+        counted in ``n_evaluations_``); column j of the result is candidate ``classes[i, j]``'s votes
+        plus tie-break. This is the refine primitive "evaluate pairs among the top-p classes".
+        """
+        self._check_fitted()
+        X = as_features(X, self.n_features_in_, "all-pairs bank")
+        C = len(self.classes_)
+        classes = as_class_index(classes, len(X), C, "all-pairs bank")
+        n, k = classes.shape
+        a, b = np.triu_indices(k, 1)
+        m = len(a)
+        out = np.zeros((n, k), np.float32)
+        if m == 0 or n == 0:
+            return out
+        lut = np.full((C, C), -1, np.int64)
+        lut[self.pairs_[:, 0], self.pairs_[:, 1]] = np.arange(len(self.pairs_))
+        lut[self.pairs_[:, 1], self.pairs_[:, 0]] = np.arange(len(self.pairs_))
+        starts, step = row_chunks(n, m * self.coef_.shape[1])
+        for s in starts:
+            e = min(n, s + step)
+            ci, cj = classes[s:e, a], classes[s:e, b]  # (r, m) candidate classes of each pair
+            if np.any(ci == cj):
+                raise ConfigError("all-pairs bank: a query lists the same candidate class twice")
+            pidx = lut[ci, cj]
+            sign = np.where(ci < cj, 1.0, -1.0).astype(np.float32)  # stored pairs are (low, high)
+            S = np.matmul(self.coef_[pidx], X[s:e, :, None])[..., 0]
+            S += self.intercept_[pidx]
+            S *= sign
+            out[s:e] = vote(S, a, b, k)  # candidate positions a, b are the same for every row
+        self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + n * m
+        return out
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "classes_"):
+            raise NotFittedError("the classifier bank is not trained yet")
+
+    def _validate_state(self) -> None:
+        classes = check_array("classes_", self.classes_, ndim=1)
+        C, D = len(classes), int(self.n_features_in_)
+        P = C * (C - 1) // 2
+        if C < 2 or D < 1:
+            raise ValueError(f"a bank needs ≥ 2 classes and ≥ 1 feature, has {C} and {D}")
+        pairs = check_array("pairs_", self.pairs_, dtype=np.int64, shape=(P, 2))
+        if not np.array_equal(pairs, np.stack(np.triu_indices(C, 1), axis=1)):
+            raise ValueError("pairs_ is not the list of all class pairs")
+        check_array("coef_", self.coef_, dtype=np.float32, shape=(P, D))
+        check_array("intercept_", self.intercept_, dtype=np.float32, shape=(P,))
+
+    def _after_load(self) -> None:
+        self.n_evaluations_ = 0
+
+
+register_bank("all-pairs", AllPairsBank, "one linear SVM per pair of classes, voting (small class counts)")

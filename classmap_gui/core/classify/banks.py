@@ -1,0 +1,149 @@
+"""Classifier banks by name (``make_bank``) and what all banks share.
+
+A *bank* is a set of binary classifiers evaluated together: after ``fit(X (n, D) float32, y (n,))``
+it has ``classes_`` (C,), ``decision_function(X) -> (n, C) float32`` scoring every class,
+``decision_function_subset(X, classes (n, k) int64) -> (n, k) float32`` scoring only the listed
+class *indices* (columns of ``decision_function``) per query, ``n_classifiers_`` (binary classifiers
+evaluated by a brute-force query) and the counter ``n_evaluations_`` (binary classifier evaluations
+done since fit/load; reset it with ``reset_evaluations()``).
+
+Names registered here: ``ova-liblinear``, ``ova-ridge``, ``ova-rbf``, ``all-pairs``. Other parts
+add theirs with :func:`register_bank` (e.g. ``compressive``) in the module defining the class;
+:func:`_load_plugins` imports those modules (a fixed list in code).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import ConfigError
+
+#: Modules whose import registers further banks (silently skipped while absent).
+PLUGIN_MODULES = ("classmap_gui.core.classify.compressive",)
+
+
+@dataclass(frozen=True)
+class BankSpec:
+    name: str
+    factory: Callable[..., Any]
+    description: str
+    fixed: dict  # parameters the name fixes (e.g. trainer="ridge"); the user cannot override them
+
+
+_BANKS: dict[str, BankSpec] = {}
+
+
+def register_bank(name: str, factory: Callable[..., Any], description: str = "", **fixed: Any) -> None:
+    """Make ``make_bank(name, **params)`` return ``factory(**fixed, **params)``."""
+    _BANKS[name] = BankSpec(name, factory, description, dict(fixed))
+
+
+def _load_plugins() -> None:
+    for mod in PLUGIN_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ImportError:  # pragma: no cover - a part not written yet
+            pass
+
+
+def bank_names() -> list[str]:
+    """All registered bank names, in registration order."""
+    _load_plugins()
+    return list(_BANKS)
+
+
+def bank_descriptions() -> dict[str, str]:
+    _load_plugins()
+    return {k: v.description for k, v in _BANKS.items()}
+
+
+def make_bank(name: str, **params: Any) -> Any:
+    """A new, unfitted bank ``name`` with hyper-parameters ``params``.
+
+    Unknown names and parameters are a :class:`ConfigError` that lists the valid ones.
+    """
+    _load_plugins()
+    spec = _BANKS.get(name)
+    if spec is None:
+        raise ConfigError(f"unknown classifier bank {name!r}; known: {', '.join(_BANKS)}")
+    fixed_clash = sorted(set(params) & set(spec.fixed))
+    if fixed_clash:
+        raise ConfigError(f"bank {name!r} fixes {', '.join(fixed_clash)}; choose another bank name instead")
+    try:
+        valid = set(spec.factory(**spec.fixed).get_params(deep=False))
+    except Exception:  # pragma: no cover - factory without get_params
+        valid = set(params)
+    unknown = sorted(set(params) - valid)
+    if unknown:
+        raise ConfigError(f"bank {name!r} has no parameter(s) {', '.join(unknown)}; "
+                          f"valid: {', '.join(sorted(valid - set(spec.fixed)))}")
+    return spec.factory(**spec.fixed, **params)
+
+
+def as_features(X: Any, n_features: int | None = None, what: str = "bank") -> np.ndarray:
+    """``X`` as a C-contiguous ``(n, D) float32`` array; ConfigError when the shape is wrong."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if X.ndim != 2:
+        raise ConfigError(f"{what}: expected a 2-D feature matrix (n, D), got shape {X.shape}")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ConfigError(f"{what}: features have {X.shape[1]} columns, the bank was trained on {n_features}")
+    if not np.all(np.isfinite(X)):
+        raise ConfigError(f"{what}: the feature matrix holds NaN or infinite values")
+    return X
+
+
+def as_class_index(classes: Any, n: int, n_classes: int, what: str = "bank") -> np.ndarray:
+    """``classes`` as ``(n, k) int64`` column indices in ``[0, n_classes)``."""
+    classes = np.asarray(classes)
+    if classes.ndim == 1:
+        classes = np.broadcast_to(classes, (n, classes.shape[0]))
+    if classes.ndim != 2 or classes.shape[0] != n:
+        raise ConfigError(f"{what}: classes must be (n, k) = ({n}, k), got {classes.shape}")
+    if classes.dtype.kind not in "iu":
+        raise ConfigError(f"{what}: classes must be integer indices, got {classes.dtype}")
+    classes = classes.astype(np.int64, copy=False)
+    if classes.size and (classes.min() < 0 or classes.max() >= n_classes):
+        raise ConfigError(f"{what}: class indices outside [0, {n_classes})")
+    return classes
+
+
+def row_chunks(n: int, per_row: int, budget: int = 1 << 22) -> tuple[range, int]:
+    """``(start indices, rows per chunk)`` so that ``rows * per_row`` stays near ``budget`` elements."""
+    step = max(1, budget // max(1, per_row))
+    return range(0, n, step), step
+
+
+def gathered_dot(X: np.ndarray, W: np.ndarray, b: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``out[i, j] = X[i] @ W[index[i, j]] + b[index[i, j]]`` for ``X (n, D)``, ``W (M, D)``, ``index (n, k)``.
+
+    Gathers the named rows of ``W`` in row chunks (bounded memory) and does one batched matmul
+    per chunk; no Python loop over classifiers. Returns ``(n, k) float32``.
+    """
+    n, k = index.shape
+    out = np.empty((n, k), np.float32)
+    if n == 0 or k == 0:
+        return out
+    starts, step = row_chunks(n, k * W.shape[1])
+    for s in starts:
+        e = min(n, s + step)
+        Wg = W[index[s:e]]  # (m, k, D)
+        np.matmul(Wg, X[s:e, :, None], out=out[s:e, :, None])
+        out[s:e] += b[index[s:e]]
+    return out
+
+
+def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices ``(n, k) int64`` and values ``(n, k) float32`` of the ``k`` largest scores per row, best first."""
+    n, C = scores.shape
+    k = max(1, min(int(k), C))
+    if k < C:
+        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    else:
+        part = np.broadcast_to(np.arange(C), (n, C)).copy()
+    vals = np.take_along_axis(scores, part, axis=1)
+    order = np.argsort(-vals, axis=1, kind="stable")
+    idx = np.take_along_axis(part, order, axis=1).astype(np.int64)
+    return idx, np.take_along_axis(vals, order, axis=1).astype(np.float32)
