@@ -1,0 +1,154 @@
+"""CompressiveClassifier: sketches, Parzen limit, streaming, merging, adding classes, sklearn contract."""
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from classmap_gui.core import CompressiveClassifier
+from classmap_gui.core.errors import ConfigError
+from classmap_gui.core.features.random_features import gaussian_kernel
+
+
+def _blobs(n=300, d=3, C=3, seed=0, spread=0.25):
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-1, 1, (C, d))
+    y = rng.integers(0, C, n)
+    return (centres[y] + spread * rng.standard_normal((n, d))).astype(np.float32), y
+
+
+def _parzen_scores(Xtr, ytr, Xte, sigma, classes):
+    K = gaussian_kernel(Xte, Xtr, sigma)
+    counts = np.array([(ytr == c).sum() for c in classes])
+    means = np.stack([K[:, ytr == c].mean(1) for c in classes], 1)
+    return means * counts / counts.sum()
+
+
+@parametrize_with_checks([CompressiveClassifier(m=200, random_state=0),
+                          CompressiveClassifier(m=100, priors="uniform", random_state=0)])
+def test_sklearn_estimator_contract(estimator, check):
+    check(estimator)
+
+
+def test_sketches_are_class_means_of_the_map_and_prediction_is_argmax():
+    X, y = _blobs()
+    clf = CompressiveClassifier(m=300, sigma=2.0, random_state=0).fit(X, y)
+    F = clf.transform_sketch(X)
+    assert clf.sketches_.shape == (3, 600) and clf.sketches_.dtype == np.float32
+    for k in range(3):
+        np.testing.assert_allclose(clf.sketches_[k], F[y == k].mean(0), atol=1e-5)
+    np.testing.assert_array_equal(clf.counts_, np.bincount(y))
+    S = clf.scores(X)
+    assert S.shape == (300, 3)
+    np.testing.assert_array_equal(clf.predict(X), S.argmax(1))
+    assert clf.score(X, y) > 0.9
+
+
+def test_converges_to_parzen_window_classifier_at_one_over_sqrt_m():
+    X, y = _blobs(240, seed=1, spread=0.4)
+    Xtr, ytr, Xte = X[:160], y[:160], X[160:]
+    exact = _parzen_scores(Xtr, ytr, Xte, 2.0, np.arange(3))
+    gaps = {}
+    for m in (100, 10000):
+        # average over draws so the rate, not one draw's luck, is compared
+        gaps[m] = np.mean([np.abs(CompressiveClassifier(m=m, sigma=2.0, random_state=r).fit(Xtr, ytr).scores(Xte)
+                                  - exact).max() for r in range(3)])
+    ratio = gaps[100] / gaps[10000]
+    assert 4 < ratio < 25  # 1/sqrt(m) predicts 10
+    agree = (CompressiveClassifier(m=20000, sigma=2.0, random_state=0).fit(Xtr, ytr).scores(Xte).argmax(1)
+             == exact.argmax(1)).mean()
+    assert agree >= 0.97
+
+
+def test_uniform_priors_ignore_class_counts():
+    X, y = _blobs(200, seed=2)
+    keep = (y != 2) | (np.arange(200) % 5 == 0)  # class 2 rare
+    emp = CompressiveClassifier(m=200, random_state=0).fit(X[keep], y[keep])
+    uni = CompressiveClassifier(m=200, priors="uniform", random_state=0).fit(X[keep], y[keep])
+    np.testing.assert_allclose(uni.class_priors(), 1 / 3)
+    np.testing.assert_allclose(emp.class_priors(), np.bincount(y[keep]) / keep.sum(), rtol=1e-6)
+    np.testing.assert_array_equal(emp.sketches_, uni.sketches_)
+
+
+def test_partial_fit_streaming_equals_one_fit():
+    X, y = _blobs(300)
+    full = CompressiveClassifier(m=64, random_state=5).fit(X, y)
+    stream = CompressiveClassifier(m=64, random_state=5)
+    for s in range(0, 300, 70):
+        stream.partial_fit(X[s:s + 70], y[s:s + 70], classes=np.arange(3))
+    np.testing.assert_allclose(stream.sketches_, full.sketches_, atol=1e-6)
+    np.testing.assert_array_equal(stream.counts_, full.counts_)
+    np.testing.assert_array_equal(stream.predict(X), full.predict(X))
+
+
+def test_partial_fit_needs_classes_first_and_refuses_unknown_labels():
+    X, y = _blobs(30)
+    with pytest.raises(ValueError):
+        CompressiveClassifier(m=8).partial_fit(X, y)
+    clf = CompressiveClassifier(m=8, random_state=0).partial_fit(X[y < 2], y[y < 2], classes=[0, 1])
+    with pytest.raises(ValueError, match="add_class"):
+        clf.partial_fit(X, y)
+
+
+def test_merge_equals_sketching_the_union():
+    X, y = _blobs(400, C=4)
+    a_rows = np.arange(400) < 150
+    # site A never saw class 3, site B saw everything: the union has all four classes
+    a_rows &= y != 3
+    b_rows = ~a_rows
+    union = CompressiveClassifier(m=128, random_state=7).fit(X, y)
+    a = CompressiveClassifier(m=128, random_state=7).fit(X[a_rows], y[a_rows])
+    b = CompressiveClassifier(m=128, random_state=7).fit(X[b_rows], y[b_rows])
+    merged = a.merge(b)
+    np.testing.assert_array_equal(merged.classes_, union.classes_)
+    np.testing.assert_array_equal(merged.counts_, union.counts_)
+    np.testing.assert_allclose(merged.sketches_, union.sketches_, atol=1e-6)
+    np.testing.assert_allclose(merged.scores(X), union.scores(X), atol=1e-6)
+    # the inputs are untouched
+    assert len(a.classes_) == 3
+
+
+def test_merge_refuses_sketches_of_different_maps():
+    X, y = _blobs(60)
+    a = CompressiveClassifier(m=16, random_state=1).fit(X, y)
+    with pytest.raises(ConfigError, match="different sketch maps"):
+        a.merge(CompressiveClassifier(m=16, random_state=2).fit(X, y))
+    with pytest.raises(ConfigError):
+        a.merge(CompressiveClassifier(m=32, random_state=1).fit(X, y))
+
+
+def test_add_class_touches_no_other_sketch_and_is_recognised():
+    X, y = _blobs(300, C=4, seed=3)
+    clf = CompressiveClassifier(m=256, random_state=0).fit(X[y < 3], y[y < 3])
+    before = clf.sketches_.copy()
+    clf.add_class(3, X[y == 3])
+    np.testing.assert_array_equal(clf.sketches_[:3], before)
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2, 3])
+    assert clf.counts_[3] == (y == 3).sum()
+    ref = CompressiveClassifier(m=256, random_state=0).fit(X, y)
+    np.testing.assert_allclose(clf.sketches_, ref.sketches_, atol=1e-6)
+    assert (clf.predict(X[y == 3]) == 3).mean() > 0.8
+    with pytest.raises(ConfigError, match="exists already"):
+        clf.add_class(3, X[:2])
+
+
+def test_add_class_with_string_labels():
+    X, y = _blobs(90)
+    names = np.array(["cat", "dog", "eel"])[y]
+    clf = CompressiveClassifier(m=32, random_state=0).fit(X[y < 2], names[y < 2])
+    clf.add_class("elephant", X[y == 2])
+    assert list(clf.classes_) == ["cat", "dog", "elephant"]
+    assert clf.predict(X[y == 2][:1])[0] in clf.classes_
+
+
+def test_identity_map_sketches_given_features():
+    X, y = _blobs(100)
+    clf = CompressiveClassifier(map="identity").fit(np.abs(X), y)
+    assert clf.map_ is None and clf.sketches_.shape == (3, 3)
+    np.testing.assert_allclose(clf.sketches_[0], np.abs(X[y == 0]).mean(0), rtol=1e-5)
+
+
+def test_bad_settings_are_config_errors():
+    X, y = _blobs(20)
+    with pytest.raises(ConfigError):
+        CompressiveClassifier(priors="flat").fit(X, y)
+    with pytest.raises(ConfigError):
+        CompressiveClassifier(map="wavelets").fit(X, y)
