@@ -1,0 +1,24 @@
+"""The built-in demo the app opens on, and training settings that make it a one-click train."""
+from __future__ import annotations
+
+from ..core.data import builtin_datasets
+
+PREFERRED = ("glyph-pose-small", "digits")
+
+
+def demo_dataset() -> str:
+    """glyph-pose-small when it is available here, else digits (always shipped)."""
+    avail = {ds.name for ds in builtin_datasets() if ds.available()}
+    return next(n for n in PREFERRED if n in avail or n == "digits")
+
+
+def demo_settings(dataset: str) -> dict:
+    """Training settings (TrainConfig fields) that train the demo in seconds on 2 cores."""
+    if dataset == "digits":
+        return {"features": "kmeans", "features_params": {"n_centroids": 64, "patch_size": 3, "n_patches": 20000},
+                "bank": "ova-liblinear", "bank_params": {},
+                "classmap": {"d": 6, "p": 4, "embedding": "boosted", "refine": "v2"},
+                "test_fraction": 0.2, "seed": 0}
+    return {"features": "hog", "features_params": {}, "bank": "ova-liblinear", "bank_params": {},
+            "classmap": {"d": 30, "p": 20, "embedding": "boosted", "refine": "v2"},
+            "test_fraction": 0.2, "seed": 0}

@@ -1,0 +1,194 @@
+"""The main window: four panels over one Project, menus, status bar, the task runner."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
+
+from . import projectio
+from .panels.dataset import DatasetPanel
+from .panels.explore import ExplorePanel
+from .panels.run import RunPanel
+from .panels.train import TrainPanel
+from .project import Project
+from .tasks import TaskRunner
+from .widgets import TaskProgress
+
+PANELS = ("dataset", "train", "run", "explore")
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.project = Project(self)
+        self.runner = TaskRunner(self)
+        self.error_box: QMessageBox | None = None
+        self.resize(1180, 760)
+
+        self.dataset = DatasetPanel(self.project, self.runner)
+        self.train = TrainPanel(self.project, self.runner)
+        self.run = RunPanel(self.project)
+        self.explore = ExplorePanel(self.project, self.runner)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for w, name in ((self.dataset, "Dataset"), (self.train, "Train"), (self.run, "Run"), (self.explore, "Explore")):
+            self.tabs.addTab(w, name)
+        self.setCentralWidget(self.tabs)
+
+        self.progress = TaskProgress()
+        self.progress.cancelRequested.connect(self.runner.cancel)
+        self.data_label = QLabel()
+        sb = self.statusBar()
+        sb.addPermanentWidget(self.progress)
+        sb.addPermanentWidget(self.data_label)
+        self.runner.started.connect(self.progress.start)
+        self.runner.progressed.connect(self.progress.update_progress)
+        self.runner.finished.connect(lambda _t: self.progress.stop())
+        self.runner.failed.connect(self.show_error)
+        self.runner.cancelled.connect(lambda t: sb.showMessage(f"{t}: cancelled", 8000))
+        self.project.message.connect(lambda m: sb.showMessage(m, 8000))
+        self.project.stateChanged.connect(self._update_title)
+        self.project.datasetChanged.connect(self._update_title)
+        self.project.modelChanged.connect(self._update_title)
+        self._menus()
+        self._update_title()
+
+    # ------------------------------------------------------------------ menus
+    def _menus(self) -> None:
+        m = self.menuBar().addMenu("&File")
+
+        def act(text, slot, key=None):
+            a = QAction(text, self)
+            if key is not None:
+                a.setShortcut(key)
+            a.triggered.connect(slot)
+            m.addAction(a)
+            return a
+        self.act_new = act("&New project", lambda: self.new_project(), QKeySequence.New)
+        self.act_open = act("&Open project…", lambda: self.open_project(), QKeySequence.Open)
+        self.act_save = act("&Save project", lambda: self.save_project(), QKeySequence.Save)
+        self.act_save_as = act("Save project &as…", lambda: self.save_project(ask=True), QKeySequence.SaveAs)
+        m.addSeparator()
+        self.act_import = act("&Import folder…", lambda: self.dataset.import_folder())
+        self.act_export = act("&Export recogniser…", lambda: self.export())
+        m.addSeparator()
+        self.act_quit = act("&Quit", self.close, QKeySequence.Quit)
+        v = self.menuBar().addMenu("&View")
+        for i, name in enumerate(("&Dataset", "&Train", "&Run", "&Explore")):
+            a = QAction(name, self)
+            a.setShortcut(f"Ctrl+{i + 1}")
+            a.triggered.connect(lambda _=False, i=i: self.tabs.setCurrentIndex(i))
+            v.addAction(a)
+        self.runner.busyChanged.connect(lambda busy: [a.setEnabled(not busy) for a in
+                                                      (self.act_new, self.act_open, self.act_save, self.act_save_as,
+                                                       self.act_import, self.act_export)])
+
+    def show_panel(self, name: str) -> None:
+        self.tabs.setCurrentIndex(PANELS.index(name))
+
+    def _update_title(self) -> None:
+        p = self.project
+        name = p.path.name if p.path else (p.imageset.name if p.imageset is not None and p.imageset.name else "untitled")
+        self.setWindowTitle(f"{name}{' *' if p.dirty else ''} — ClassMap Studio")
+        ims = p.imageset
+        model = "trained" if p.model_is_current else ("trained on older data" if p.recogniser is not None else "not trained")
+        self.data_label.setText("" if ims is None else f"{len(ims)} images · {ims.n_classes} classes · {model}")
+
+    def show_error(self, title: str, message: str) -> None:
+        """A non-blocking dialog: the app stays usable behind it."""
+        box = QMessageBox(QMessageBox.Warning, "ClassMap Studio", f"{title} failed.", QMessageBox.Ok, self)
+        box.setInformativeText(message)
+        if self.runner.last_traceback:
+            box.setDetailedText(self.runner.last_traceback)
+        box.setModal(False)
+        box.show()
+        self.error_box = box
+        self.statusBar().showMessage(f"{title} failed: {message}", 15000)
+
+    # ------------------------------------------------------------------ project actions
+    def _may_discard(self) -> bool:
+        if not self.project.dirty or self.property("no_confirm"):
+            return True
+        r = QMessageBox.question(self, "Unsaved changes", "The project has unsaved changes. Discard them?",
+                                 QMessageBox.Discard | QMessageBox.Cancel)
+        return r == QMessageBox.Discard
+
+    def new_project(self) -> None:
+        if self._may_discard():
+            self.run.stop()
+            self.project.reset(None)
+
+    def load_demo(self) -> bool:
+        """Open the built-in demo set (glyph-pose-small when present, else digits)."""
+        from .demo import demo_dataset  # noqa: PLC0415
+        name = demo_dataset()
+        return self.dataset.load_builtin(name)
+
+    def open_project(self, path: str | None = None) -> bool:
+        if not self._may_discard():
+            return False
+        if path is None:
+            path = QFileDialog.getExistingDirectory(self, "Open project folder")
+            if not path:
+                return False
+
+        def done(data):
+            self.run.stop()
+            self.project.reset(data.imageset, recogniser=data.recogniser, settings=data.settings, path=path)
+            self.project.message.emit(f"opened {path}")
+        return self.runner.run(f"Opening {Path(path).name}",
+                               lambda progress, should_stop: projectio.load(path, progress=progress,
+                                                                            should_stop=should_stop), done)
+
+    def save_project(self, path: str | None = None, ask: bool = False) -> bool:
+        p = self.project
+        if p.imageset is None:
+            self.statusBar().showMessage("Nothing to save yet.", 5000)
+            return False
+        if path is None:
+            path = None if ask else (str(p.path) if p.path else None)
+            if path is None:
+                path, _ = QFileDialog.getSaveFileName(self, "Save project as (a folder is created)")
+                if not path:
+                    return False
+        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings))
+
+        def done(saved):
+            p.mark_saved(saved)
+            p.message.emit(f"saved {saved}")
+        return self.runner.run(f"Saving {Path(path).name}",
+                               lambda progress, should_stop: projectio.save(data, path, progress=progress,
+                                                                            should_stop=should_stop), done)
+
+    def export(self, path: str | None = None) -> bool:
+        rec = self.project.recogniser
+        if rec is None:
+            self.statusBar().showMessage("Train a recogniser first, then export it.", 5000)
+            return False
+        if path is None:
+            path = QFileDialog.getExistingDirectory(self, "Export the recogniser into a folder")
+            if not path:
+                return False
+
+        def work(progress, should_stop):
+            try:
+                from ..core.store import export as ex  # noqa: PLC0415
+            except ImportError:
+                ex = None
+            if ex is not None and hasattr(ex, "export_recogniser"):
+                return ex.export_recogniser(rec, path)
+            rec.save(path)
+            return path
+        return self.runner.run("Exporting the recogniser", work,
+                               lambda out: self.project.message.emit(f"exported to {out}"))
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        if not self._may_discard():
+            event.ignore()
+            return
+        self.runner.cancel()
+        self.runner.wait(5000)
+        self.run.stop()
+        self.dataset.capture.shutdown()
+        super().closeEvent(event)

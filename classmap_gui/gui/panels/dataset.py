@@ -1,0 +1,235 @@
+"""Dataset panel: import a folder or a built-in set, edit classes and images, capture new ones."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QGroupBox, QHBoxLayout, QInputDialog,
+                               QLabel, QListView, QListWidget, QListWidgetItem, QMessageBox, QPushButton,
+                               QSplitter, QVBoxLayout, QWidget)
+
+from ...core.data import builtin_datasets, load_dataset
+from ...core.errors import ClassMapError
+from ..imageutil import to_pixmap
+from ..widgets import strip_icon
+from .capture import CapturePanel
+
+MAX_GRID = 400  # images shown per class; the rest are counted, not drawn
+
+
+class DatasetPanel(QWidget):
+    def __init__(self, project, runner, parent=None):
+        super().__init__(parent)
+        self.project, self.runner = project, runner
+        self._grid_index = np.zeros(0, np.int64)
+
+        # -- source row
+        self.builtin = QComboBox()
+        self.builtin.setToolTip("Built-in data sets")
+        for ds in builtin_datasets():
+            self.builtin.addItem(ds.name, ds.name)
+            self.builtin.setItemData(self.builtin.count() - 1, ds.description, Qt.ToolTipRole)
+        self.load_builtin_btn = QPushButton("Load built-in")
+        self.load_builtin_btn.clicked.connect(lambda: self.load_builtin(self.builtin.currentData()))
+        self.import_btn = QPushButton("Import folder…")
+        self.import_btn.setToolTip("A folder with one sub-folder of images per class")
+        self.import_btn.clicked.connect(lambda: self.import_folder())
+        self.summary = QLabel()
+        top = QHBoxLayout()
+        top.addWidget(self.import_btn)
+        top.addSpacing(12)
+        top.addWidget(QLabel("Built-in set:"))
+        top.addWidget(self.builtin)
+        top.addWidget(self.load_builtin_btn)
+        top.addSpacing(12)
+        top.addWidget(self.summary, 1)
+
+        # -- class list with thumbnail strips
+        self.classes = QListWidget()
+        self.classes.setIconSize(QSize(6 * 28, 28))
+        self.classes.setUniformItemSizes(True)
+        self.classes.currentRowChanged.connect(self._show_class)
+        self.add_btn, self.rename_btn, self.del_class_btn = (QPushButton(t) for t in ("Add class…", "Rename…", "Delete class"))
+        self.add_btn.clicked.connect(lambda: self.add_class())
+        self.rename_btn.clicked.connect(lambda: self.rename_class())
+        self.del_class_btn.clicked.connect(lambda: self.delete_class())
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(QLabel("Classes (images)"))
+        ll.addWidget(self.classes, 1)
+        row = QHBoxLayout()
+        for b in (self.add_btn, self.rename_btn, self.del_class_btn):
+            row.addWidget(b)
+        ll.addLayout(row)
+
+        # -- images of the selected class
+        self.grid = QListWidget()
+        self.grid.setViewMode(QListView.IconMode)
+        self.grid.setIconSize(QSize(56, 56))
+        self.grid.setResizeMode(QListView.Adjust)
+        self.grid.setMovement(QListView.Static)
+        self.grid.setSpacing(3)
+        self.grid.setUniformItemSizes(True)
+        self.grid.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        self.grid_label = QLabel("Images")
+        self.del_img_btn = QPushButton("Delete selected")
+        self.del_img_btn.clicked.connect(lambda: self.delete_selected())
+        self.move_target = QComboBox()
+        self.move_btn = QPushButton("Move selected to:")
+        self.move_btn.clicked.connect(lambda: self.move_selected(self.move_target.currentIndex()))
+        mid = QWidget()
+        ml = QVBoxLayout(mid)
+        ml.setContentsMargins(0, 0, 0, 0)
+        ml.addWidget(self.grid_label)
+        ml.addWidget(self.grid, 1)
+        row2 = QHBoxLayout()
+        row2.addWidget(self.del_img_btn)
+        row2.addStretch(1)
+        row2.addWidget(self.move_btn)
+        row2.addWidget(self.move_target)
+        ml.addLayout(row2)
+
+        # -- capture
+        self.capture = CapturePanel(project, self.current_class)
+        cap_box = QGroupBox("Capture into the selected class")
+        cl = QVBoxLayout(cap_box)
+        cl.setContentsMargins(6, 6, 6, 6)
+        cl.addWidget(self.capture)
+
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(mid)
+        split.addWidget(cap_box)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 4)
+        split.setStretchFactor(2, 3)
+        split.setSizes([330, 420, 360])
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(split, 1)
+
+        project.datasetChanged.connect(self.refresh)
+        runner.busyChanged.connect(lambda busy: [b.setEnabled(not busy) for b in (self.import_btn, self.load_builtin_btn)])
+        self.refresh()
+
+    # ------------------------------------------------------------------ loading
+    def load_builtin(self, name: str) -> bool:
+        def work(progress, should_stop):
+            return load_dataset(name, progress=progress, should_stop=should_stop)
+        return self.runner.run(f"Loading {name}", work, self.project.set_imageset)
+
+    def import_folder(self, path: str | None = None) -> bool:
+        if path is None:
+            path = QFileDialog.getExistingDirectory(self, "Import a folder (one sub-folder per class)")
+            if not path:
+                return False
+
+        def work(progress, should_stop):
+            return load_dataset(path, progress=progress, should_stop=should_stop)
+
+        def done(ims):
+            self.project.set_imageset(ims)
+            if ims.skipped:
+                self.project.message.emit(f"imported {len(ims)} images; {len(ims.skipped)} unreadable file(s) skipped, "
+                                          f"e.g. {ims.skipped[0][0]}")
+        return self.runner.run(f"Importing {path}", work, done)
+
+    # ------------------------------------------------------------------ view
+    def current_class(self) -> int:
+        return self.classes.currentRow()
+
+    def refresh(self) -> None:
+        ims = self.project.imageset
+        cur = max(0, self.classes.currentRow())
+        self.classes.blockSignals(True)
+        self.classes.clear()
+        self.move_target.clear()
+        if ims is None:
+            self.summary.setText("No images yet: import a folder or load a built-in set.")
+        else:
+            counts = ims.counts()
+            h, w = ims.image_size
+            self.summary.setText(f"<b>{ims.name or 'untitled'}</b>: {len(ims)} images, {ims.n_classes} classes, "
+                                 f"{w}×{h} {'colour' if ims.is_color else 'grey'}")
+            order = np.argsort(ims.labels, kind="stable")
+            starts = np.concatenate([[0], np.cumsum(counts)])
+            for c, name in enumerate(ims.class_names):
+                idx = order[starts[c]:starts[c] + 6]
+                item = QListWidgetItem(strip_icon(ims.images[idx]), f"{name}  ({counts[c]})")
+                self.classes.addItem(item)
+                self.move_target.addItem(name)
+        self.classes.blockSignals(False)
+        if self.classes.count():
+            self.classes.setCurrentRow(min(cur, self.classes.count() - 1))
+        self._show_class(self.classes.currentRow())
+
+    def _show_class(self, cls: int) -> None:
+        self.grid.clear()
+        ims = self.project.imageset
+        if ims is None or cls < 0:
+            self._grid_index = np.zeros(0, np.int64)
+            self.grid_label.setText("Images")
+            return
+        idx = self.project.images_of(cls)
+        self._grid_index = idx[:MAX_GRID]
+        more = f" (showing the first {MAX_GRID})" if len(idx) > MAX_GRID else ""
+        self.grid_label.setText(f"Images of <b>{ims.class_names[cls]}</b>: {len(idx)}{more}")
+        for i in self._grid_index:
+            item = QListWidgetItem(QIcon(to_pixmap(ims.images[i], 56)), "")
+            if ims.sources is not None and ims.sources[i]:
+                item.setToolTip(ims.sources[i])
+            self.grid.addItem(item)
+
+    def selected_images(self) -> np.ndarray:
+        rows = sorted(self.grid.row(it) for it in self.grid.selectedItems())
+        return self._grid_index[rows] if rows else np.zeros(0, np.int64)
+
+    # ------------------------------------------------------------------ edits
+    def _guard(self, fn, *args):
+        try:
+            return fn(*args)
+        except ClassMapError as exc:
+            QMessageBox.warning(self, "ClassMap Studio", str(exc))
+            return None
+
+    def add_class(self, name: str | None = None):
+        if name is None:
+            name, ok = QInputDialog.getText(self, "Add class", "Name of the new class:")
+            if not ok:
+                return None
+        c = self._guard(self.project.add_class, name)
+        if c is not None:
+            self.classes.setCurrentRow(c)
+        return c
+
+    def rename_class(self, name: str | None = None) -> None:
+        c = self.current_class()
+        if c < 0:
+            return
+        if name is None:
+            name, ok = QInputDialog.getText(self, "Rename class", "New name:", text=self.project.class_names[c])
+            if not ok:
+                return
+        self._guard(self.project.rename_class, c, name)
+
+    def delete_class(self, confirm: bool = True) -> None:
+        c = self.current_class()
+        if c < 0:
+            return
+        n = len(self.project.images_of(c))
+        if confirm and QMessageBox.question(
+                self, "Delete class", f"Delete class {self.project.class_names[c]!r} and its {n} image(s) "
+                "from the project? (Files on disk are kept.) The trained recogniser is discarded.") != QMessageBox.Yes:
+            return
+        self._guard(self.project.delete_class, c)
+
+    def delete_selected(self) -> None:
+        idx = self.selected_images()
+        if len(idx):
+            self._guard(self.project.delete_images, idx)
+
+    def move_selected(self, cls: int) -> None:
+        idx = self.selected_images()
+        if len(idx) and cls >= 0:
+            self._guard(self.project.move_images, idx, cls)

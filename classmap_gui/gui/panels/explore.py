@@ -1,0 +1,351 @@
+"""Explore panel: the 2-D ClassMap embedding (paper Fig. 2), the k-means centroid mosaic,
+accuracy against evaluations per query (Fig. 3), and one image's candidates."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QGroupBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
+                               QPushButton, QSizePolicy, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from ...core import inspect
+from ..imageutil import to_pixmap
+
+MAX_POINTS = 1500
+
+
+def _colours(n: int) -> list:
+    cmap = pg.colormap.get("CET-C6") if n > 10 else None
+    if cmap is None:
+        base = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
+                (140, 86, 75), (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)]
+        return [pg.mkColor(*base[i % 10]) for i in range(n)]
+    return [cmap.map(i / max(1, n)) for i in range(n)]
+
+
+class ExploreData:
+    """Features of a sample of images and what is computed from them (all by core)."""
+
+    def __init__(self, images, labels, X, trade, mosaic, mosaic_k, columns):
+        self.images, self.labels, self.X = images, labels, X
+        self.trade, self.mosaic, self.mosaic_k, self.columns = trade, mosaic, mosaic_k, columns
+
+
+def explore_task(rec, images, labels):
+    def work(progress, should_stop):
+        x = rec.prepare(images)
+        progress(0.0, "computing features of the sample")
+        X = rec.features.transform(x, should_stop=should_stop)
+        trade = None
+        if getattr(rec, "classmap", None) is not None:
+            trade = inspect.accuracy_vs_evaluations(
+                rec.classmap, rec.classifier, X, labels, should_stop=should_stop,
+                progress=lambda f, s: progress(0.3 + 0.7 * f, s))
+        mosaic, k, cols = None, 0, 0
+        cents = getattr(rec.features, "centroids_", None)
+        if cents is not None:
+            p = int(rec.features.patch_size)
+            ch = int(getattr(rec.features, "n_channels_", 1))
+            k = len(cents)
+            cols = int(np.ceil(np.sqrt(k)))
+            scale = max(1, min(8, 480 // (cols * (p + 1))))
+            mosaic = inspect.centroid_mosaic(cents, p, ch, columns=cols, pad=1, scale=scale)
+        return ExploreData(images, labels, X, trade, mosaic, k, cols)
+    return work
+
+
+class ExplorePanel(QWidget):
+    def __init__(self, project, runner, parent=None):
+        super().__init__(parent)
+        self.project, self.runner = project, runner
+        self.data: ExploreData | None = None
+        self.embedding = None
+        self.chosen = -1
+
+        self.compute_btn = QPushButton("Compute views")
+        self.compute_btn.clicked.connect(lambda: self.compute())
+        self.dim_a, self.dim_b = QSpinBox(), QSpinBox()
+        for s in (self.dim_a, self.dim_b):
+            s.setRange(0, 0)
+            s.valueChanged.connect(lambda _v: self._update_embedding())
+        self.dims_label = QLabel()
+        self.info = QLabel("Train a recogniser (with ClassMap for the embedding views), then press Compute views.")
+        self.info.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.compute_btn)
+        top.addWidget(QLabel("reference classifiers: x"))
+        top.addWidget(self.dim_a)
+        top.addWidget(QLabel("y"))
+        top.addWidget(self.dim_b)
+        top.addWidget(self.dims_label, 1)
+
+        # (a) the embedding scatter
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setLabel("bottom", "reference classifier x output")
+        self.plot.setLabel("left", "reference classifier y output")
+        self.plot.setMenuEnabled(False)
+        self.points = pg.ScatterPlotItem(size=7, pen=None, hoverable=True, hoverSize=11,
+                                         hoverPen=pg.mkPen("k", width=1.5))
+        self.points.sigHovered.connect(self._hovered)
+        self.points.sigClicked.connect(self._clicked)
+        self.class_points = pg.ScatterPlotItem(size=18, symbol="star", pen=pg.mkPen("k", width=1.2))
+        self.chosen_point = pg.ScatterPlotItem(size=22, symbol="o", pen=pg.mkPen("r", width=3), brush=None)
+        for it in (self.points, self.class_points, self.chosen_point):
+            self.plot.addItem(it)
+        self.class_list = QListWidget()
+        self.class_list.setMaximumWidth(170)
+        self.class_list.itemChanged.connect(lambda _i: self._update_embedding())
+        all_btn, none_btn = QPushButton("All"), QPushButton("None")
+        all_btn.clicked.connect(lambda: self._check_all(True))
+        none_btn.clicked.connect(lambda: self._check_all(False))
+        self.hover = QLabel()
+        self.hover.setFixedSize(96, 96)
+        self.hover.setAlignment(Qt.AlignCenter)
+        self.hover.setStyleSheet("QLabel { border: 1px solid #aaa; background: white; }")
+        self.hover_text = QLabel("hover a point")
+        self.hover_text.setWordWrap(True)
+        self.hover_text.setMaximumWidth(170)
+        cls_col = QWidget()
+        cc = QVBoxLayout(cls_col)
+        cc.setContentsMargins(0, 0, 0, 0)
+        cc.addWidget(QLabel("Show classes"))
+        cc.addWidget(self.class_list, 1)
+        ab = QHBoxLayout()
+        ab.addWidget(all_btn)
+        ab.addWidget(none_btn)
+        cc.addLayout(ab)
+        cc.addWidget(self.hover, 0, Qt.AlignHCenter)
+        cc.addWidget(self.hover_text)
+        emb = QWidget()
+        el = QHBoxLayout(emb)
+        el.setContentsMargins(0, 0, 0, 0)
+        el.addWidget(self.plot, 1)
+        el.addWidget(cls_col)
+        emb_box = QGroupBox("ClassMap embedding: patterns (dots) and classes (stars)")
+        QVBoxLayout(emb_box).addWidget(emb)
+
+        # (b) centroid mosaic
+        self.mosaic = QLabel("k-means centroids appear here after training with k-means features.")
+        self.mosaic.setAlignment(Qt.AlignCenter)
+        self.mosaic.setWordWrap(True)
+        self.mosaic.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
+        self.mosaic.setMinimumSize(180, 150)
+        mosaic_box = QGroupBox("Learned centroids (whitened patches)")
+        QVBoxLayout(mosaic_box).addWidget(self.mosaic)
+
+        # (c) accuracy vs evaluations
+        self.trade_plot = pg.PlotWidget(background="w")
+        self.trade_plot.setLabel("bottom", "classifier evaluations per query")
+        self.trade_plot.setLabel("left", "accuracy")
+        self.trade_plot.setMenuEnabled(False)
+        self.trade_plot.addLegend(offset=(-10, -10))
+        self.trade_curve = self.trade_plot.plot([], [], pen=pg.mkPen((31, 119, 180), width=2), symbol="o",
+                                                symbolSize=6, name="ClassMap, sweep of p")
+        self.brute_line = pg.InfiniteLine(angle=0, pen=pg.mkPen((214, 39, 40), width=2, style=Qt.DashLine))
+        self.brute_item = self.trade_plot.plot([], [], pen=None, symbol="s", symbolBrush=(214, 39, 40),
+                                               symbolSize=9, name="brute force")
+        self.trade_plot.addItem(self.brute_line)
+        self.brute_line.setVisible(False)
+        trade_box = QGroupBox("Accuracy against evaluations per query")
+        QVBoxLayout(trade_box).addWidget(self.trade_plot)
+
+        # (d) one image's candidates
+        self.img_index = QSpinBox()
+        self.img_index.setRange(0, 0)
+        self.img_index.valueChanged.connect(lambda v: self.choose(v))
+        self.img_view = QLabel()
+        self.img_view.setFixedSize(80, 80)
+        self.img_view.setAlignment(Qt.AlignCenter)
+        self.cands = QTableWidget(0, 2)
+        self.cands.setHorizontalHeaderLabels(["candidate", "score"])
+        self.cands.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.cands.verticalHeader().setVisible(False)
+        self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
+        one_box = QGroupBox("One image: its top candidates (red ring in the plot)")
+        ol = QHBoxLayout(one_box)
+        c1 = QVBoxLayout()
+        c1.addWidget(QLabel("image #"))
+        c1.addWidget(self.img_index)
+        c1.addWidget(self.img_view)
+        c1.addStretch(1)
+        ol.addLayout(c1)
+        ol.addWidget(self.cands, 1)
+
+        right = QSplitter(Qt.Vertical)
+        right.addWidget(mosaic_box)
+        right.addWidget(trade_box)
+        right.addWidget(one_box)
+        right.setSizes([240, 240, 220])
+        split = QSplitter()
+        split.addWidget(emb_box)
+        split.addWidget(right)
+        split.setSizes([720, 440])
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.info)
+        lay.addWidget(split, 1)
+        project.modelChanged.connect(self._model_changed)
+        runner.busyChanged.connect(lambda b: self.compute_btn.setEnabled(not b))
+
+    # ------------------------------------------------------------------ compute
+    def _model_changed(self) -> None:
+        self.data, self.embedding = None, None
+        self.points.clear()
+        self.class_points.clear()
+        self.chosen_point.clear()
+        self.trade_curve.setData([], [])
+        self.brute_item.setData([], [])
+        self.brute_line.setVisible(False)
+        self.mosaic.clear()
+        self.mosaic.setText("k-means centroids appear here after training with k-means features.")
+        self.cands.setRowCount(0)
+        self.info.setText("Press Compute views to see inside the trained recogniser." if self.project.recogniser
+                          is not None else "Train a recogniser (with ClassMap for the embedding views), then press "
+                                           "Compute views.")
+
+    def sample(self):
+        """Up to MAX_POINTS held-out images (the last training's test split), else from the whole set."""
+        p = self.project
+        test = p.split[1] if p.split is not None and p.split[1] is not None else None
+        ims = test if test is not None and len(test) else p.imageset
+        rng = np.random.default_rng(0)
+        idx = np.sort(rng.choice(len(ims), size=min(MAX_POINTS, len(ims)), replace=False))
+        return ims.images[idx], ims.labels[idx]
+
+    def compute(self) -> bool:
+        rec = self.project.recogniser
+        if rec is None or self.project.imageset is None:
+            self.info.setText("Nothing to explore yet: train a recogniser first.")
+            return False
+        images, labels = self.sample()
+        return self.runner.run("Computing views", explore_task(rec, images, labels), self._show)
+
+    def _show(self, data: ExploreData) -> None:
+        self.data = data
+        rec = self.project.recogniser
+        cm = getattr(rec, "classmap", None)
+        names = self.project.class_names
+        self.class_list.blockSignals(True)
+        self.class_list.clear()
+        cols = _colours(len(names))
+        self._brushes = [pg.mkBrush(c) for c in cols]
+        show_default = set(range(min(len(names), 12)))
+        for c, n in enumerate(names):
+            it = QListWidgetItem(n)
+            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
+            it.setCheckState(Qt.Checked if c in show_default else Qt.Unchecked)
+            it.setForeground(pg.mkBrush(cols[c]))
+            self.class_list.addItem(it)
+        self.class_list.blockSignals(False)
+        if cm is not None:
+            d = len(cm.reference_)
+            for s in (self.dim_a, self.dim_b):
+                s.blockSignals(True)
+                s.setRange(0, d - 1)
+                s.blockSignals(False)
+            self.dim_a.setValue(0)
+            self.dim_b.setValue(min(1, d - 1))
+            self.info.setText(f"{len(data.labels)} held-out images. Hover a dot to see the image, click it to see "
+                              "its candidates. Showing the first 12 classes; tick more on the right.")
+        else:
+            self.info.setText("This recogniser has no ClassMap (brute force or compressive): the embedding and the "
+                              "accuracy-vs-evaluations views need ClassMap. Centroids and candidates are shown.")
+        self._update_embedding()
+        if data.trade is not None:
+            t = data.trade
+            self.trade_curve.setData(t.evaluations, t.accuracy)
+            self.brute_item.setData([t.brute_evaluations], [t.brute_accuracy])
+            self.brute_line.setPos(t.brute_accuracy)
+            self.brute_line.setVisible(True)
+            self.trade_plot.setLogMode(x=True, y=False)
+        if data.mosaic is not None:
+            self._mosaic_pm = to_pixmap(data.mosaic)
+            self._fit_mosaic()
+        else:
+            self.mosaic.setText("The feature map has no centroids (choose k-means features to see them).")
+        self.img_index.setRange(0, max(0, len(data.labels) - 1))
+        self.choose(0)
+
+    def _fit_mosaic(self) -> None:
+        pm = getattr(self, "_mosaic_pm", None)
+        if pm is not None and self.data is not None and self.data.mosaic is not None:
+            self.mosaic.setPixmap(pm.scaled(self.mosaic.size(), Qt.KeepAspectRatio, Qt.FastTransformation))
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(ev)
+        self._fit_mosaic()
+
+    def shown_classes(self) -> np.ndarray:
+        return np.array([c for c in range(self.class_list.count())
+                         if self.class_list.item(c).checkState() == Qt.Checked], np.int64)
+
+    def _check_all(self, on: bool) -> None:
+        self.class_list.blockSignals(True)
+        for c in range(self.class_list.count()):
+            self.class_list.item(c).setCheckState(Qt.Checked if on else Qt.Unchecked)
+        self.class_list.blockSignals(False)
+        self._update_embedding()
+
+    def _update_embedding(self) -> None:
+        rec = self.project.recogniser
+        if self.data is None or rec is None or getattr(rec, "classmap", None) is None:
+            return
+        a, b = self.dim_a.value(), self.dim_b.value()
+        self.embedding = inspect.embedding_2d(rec.classmap, rec.classifier, self.data.X, self.data.labels, (a, b))
+        refs = self.embedding.reference
+        names = self.project.class_names
+        ref_names = [names[r] if len(rec.classmap.class_embeddings_) == len(names) and r < len(names) else f"#{r}"
+                     for r in refs]
+        self.dims_label.setText(f"x = classifier of {ref_names[0]!r}, y = classifier of {ref_names[1]!r}")
+        self.plot.setLabel("bottom", f"output of the {ref_names[0]!r} classifier")
+        self.plot.setLabel("left", f"output of the {ref_names[1]!r} classifier")
+        shown = self.shown_classes()
+        mask = np.isin(self.embedding.labels, shown)
+        idx = np.flatnonzero(mask)
+        P = self.embedding.patterns
+        self.points.setData(x=P[idx, 0], y=P[idx, 1], data=idx,
+                            brush=[self._brushes[c] for c in self.embedding.labels[idx]])
+        E = self.embedding.classes
+        self.class_points.setData(x=E[shown, 0], y=E[shown, 1], data=shown,
+                                  brush=[self._brushes[c] for c in shown])
+        self._mark_chosen()
+
+    def _hovered(self, _item, points, _ev) -> None:
+        if self.data is None or len(points) == 0:
+            return
+        i = int(points[0].data())
+        self.hover.setPixmap(to_pixmap(self.data.images[i], 92))
+        self.hover_text.setText(f"#{i}: {self.project.class_names[int(self.data.labels[i])]}")
+
+    def _clicked(self, _item, points, _ev) -> None:
+        if len(points):
+            self.img_index.setValue(int(points[0].data()))
+
+    def choose(self, i: int) -> None:
+        """Show image ``i`` of the sample, its top candidates, and ring it in the plot."""
+        rec = self.project.recogniser
+        if self.data is None or rec is None or not 0 <= i < len(self.data.labels):
+            return
+        self.chosen = i
+        img = self.data.images[i]
+        self.img_view.setPixmap(to_pixmap(img, 76))
+        pred = rec.predict(rec.prepare(img[None]), top=10)
+        names = self.project.class_names
+        true = int(self.data.labels[i])
+        self.cands.setRowCount(len(pred.top_classes[0]))
+        for r, (c, s) in enumerate(zip(pred.top_classes[0], pred.top_scores[0])):
+            c = int(c)
+            name = QTableWidgetItem(names[c] + ("  ✓ true class" if c == true else ""))
+            if c == true:
+                name.setForeground(pg.mkBrush(26, 127, 55))
+            self.cands.setItem(r, 0, name)
+            self.cands.setItem(r, 1, QTableWidgetItem("–" if not np.isfinite(s) else f"{float(s):.3f}"))
+        self._mark_chosen()
+
+    def _mark_chosen(self) -> None:
+        if self.embedding is None or not 0 <= self.chosen < len(self.embedding.patterns):
+            self.chosen_point.clear()
+            return
+        p = self.embedding.patterns[self.chosen]
+        self.chosen_point.setData(x=[p[0]], y=[p[1]])

@@ -1,0 +1,295 @@
+"""Run panel: live recognition on a camera, a video file, image files or a folder."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFont, QIcon
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+                               QSizePolicy, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from ..camera import FrameStream, list_cameras
+from ..imageutil import to_pixmap
+
+STAGE_NAMES = {"features": "features", "embedding+filter": "embedding + filter", "refine": "refine",
+               "classify": "classify (brute force)"}
+
+
+class RunPanel(QWidget):
+    def __init__(self, project, parent=None):
+        super().__init__(parent)
+        self.project = project
+        self.stream: FrameStream | None = None
+        self.latest_crop = None
+        self.last_result = None
+        self.frames_shown = 0
+        self.fps = 0.0
+        self._fps_t0, self._fps_n = time.perf_counter(), 0
+        self.last_message = ""
+        self._icons: dict[int, QIcon] = {}
+
+        self.source = QComboBox()
+        self.source.setMinimumWidth(180)
+        self.find_btn = QPushButton("Find cameras")
+        self.find_btn.clicked.connect(self.refresh_cameras)
+        self.video_btn = QPushButton("Video…")
+        self.video_btn.clicked.connect(lambda: self.add_source("video"))
+        self.files_btn = QPushButton("Images…")
+        self.files_btn.clicked.connect(lambda: self.add_source("files"))
+        self.folder_btn = QPushButton("Folder…")
+        self.folder_btn.clicked.connect(lambda: self.add_source("folder"))
+        self.start_btn = QPushButton("▶ Start")
+        self.start_btn.clicked.connect(lambda: self.stop() if self.stream else self.start())
+        self.pause_btn = QPushButton("Pause")
+        self.pause_btn.setCheckable(True)
+        self.pause_btn.toggled.connect(lambda v: self.stream.set_paused(v) if self.stream else None)
+        self.step_btn = QPushButton("Step")
+        self.step_btn.clicked.connect(lambda: self.stream.step() if self.stream else None)
+        self.full_speed = QCheckBox("Full speed")
+        self.full_speed.setToolTip("Video files and images: process frames as fast as possible instead of in real time")
+        self.mirror = QCheckBox("Mirror")
+        self.mirror.toggled.connect(lambda v: setattr(self.stream, "mirror", v) if self.stream else None)
+        self.region = QSlider(Qt.Horizontal)
+        self.region.setRange(20, 100)
+        self.region.setValue(100)
+        self.region.setMaximumWidth(120)
+        self.region.valueChanged.connect(lambda v: setattr(self.stream, "region", v / 100) if self.stream else None)
+        self.top = QSpinBox()
+        self.top.setRange(1, 50)
+        self.top.setValue(5)
+        self.top.setPrefix("top ")
+
+        self.view = QLabel("Train a recogniser, pick a source and press Start.")
+        self.view.setAlignment(Qt.AlignCenter)
+        self.view.setMinimumSize(320, 240)
+        self.view.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.view.setStyleSheet("QLabel { background: #202428; color: #d0d4d8; }")
+        self.fps_label = QLabel("– frames/s")
+        self.fps_label.setStyleSheet("QLabel { font-size: 14pt; font-weight: bold; }")
+        self.status = QLabel(" ")
+        self.status.setWordWrap(True)
+
+        self.winner = QLabel("–")
+        self.winner.setStyleSheet("QLabel { font-size: 18pt; font-weight: bold; color: #1a7f37; }")
+        self.cands = QTableWidget(0, 3)
+        self.cands.setHorizontalHeaderLabels(["", "class", "score"])
+        self.cands.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
+        self.cands.verticalHeader().setVisible(False)
+        self.cands.setIconSize(QSize(40, 40))
+        self.cands.verticalHeader().setDefaultSectionSize(44)
+        self.cands.setColumnWidth(0, 48)
+        self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.timings = QLabel("stage timings: –")
+        self.timings.setWordWrap(True)
+        self.snap_class = QComboBox()
+        self.snap_btn = QPushButton("Snapshot into class")
+        self.snap_btn.clicked.connect(lambda: self.snapshot())
+
+        bar = QHBoxLayout()
+        for w in (QLabel("Source"), self.source, self.find_btn, self.video_btn, self.files_btn, self.folder_btn):
+            bar.addWidget(w)
+        bar.addStretch(1)
+        bar2 = QHBoxLayout()
+        for w in (self.start_btn, self.pause_btn, self.step_btn, self.full_speed, self.mirror, QLabel("Box"),
+                  self.region, self.top):
+            bar2.addWidget(w)
+        bar2.addStretch(1)
+        bar2.addWidget(self.fps_label)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.view, 1)
+        ll.addWidget(self.status)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(QLabel("Recognised as"))
+        rl.addWidget(self.winner)
+        rl.addWidget(QLabel("Top candidates"))
+        rl.addWidget(self.cands, 1)
+        rl.addWidget(self.timings)
+        sn = QHBoxLayout()
+        sn.addWidget(self.snap_btn)
+        sn.addWidget(self.snap_class, 1)
+        rl.addLayout(sn)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(right)
+        split.setSizes([760, 360])
+        lay = QVBoxLayout(self)
+        lay.addLayout(bar)
+        lay.addLayout(bar2)
+        lay.addWidget(split, 1)
+        project.datasetChanged.connect(self._classes_changed)
+        project.modelChanged.connect(self._classes_changed)
+        self._classes_changed()
+        self._buttons()
+
+    # ------------------------------------------------------------------ sources
+    def refresh_cameras(self) -> list[int]:
+        cams = list_cameras()
+        keep = [(self.source.itemText(i), self.source.itemData(i)) for i in range(self.source.count())
+                if not isinstance(self.source.itemData(i), int)]
+        self.source.clear()
+        for c in cams:
+            self.source.addItem(f"Camera {c}", c)
+        for t, d in keep:
+            self.source.addItem(t, d)
+        self._set_status(f"found camera(s) {', '.join(map(str, cams))}" if cams else
+                         "No camera found. Connect one and press Find cameras, or use a video file, images or a folder.")
+        return cams
+
+    def add_source(self, kind: str, value=None) -> None:
+        if value is None:
+            if kind == "video":
+                value, _ = QFileDialog.getOpenFileName(self, "Video file", "",
+                                                       "Videos (*.avi *.mp4 *.mkv *.mov *.webm);;All files (*)")
+            elif kind == "files":
+                value, _ = QFileDialog.getOpenFileNames(self, "Image files", "",
+                                                        "Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp)")
+            else:
+                value = QFileDialog.getExistingDirectory(self, "Folder of images")
+            if not value:
+                return
+        if kind == "video":
+            self.source.addItem(f"Video: {Path(value).name}", str(value))
+        elif kind == "files":
+            value = [str(v) for v in value]
+            self.source.addItem(f"{len(value)} image file(s)", value)
+        else:
+            self.source.addItem(f"Folder: {Path(value).name}", [str(value)])
+        self.source.setCurrentIndex(self.source.count() - 1)
+
+    # ------------------------------------------------------------------ stream
+    def start(self) -> bool:
+        if self.stream is not None:
+            return True
+        rec = self.project.recogniser
+        if rec is None:
+            self._set_status("No trained recogniser: train one on the Train panel (or open a project) first.")
+            return False
+        src = self.source.currentData()
+        if src is None:
+            self._set_status("No source. No camera was found: press Find cameras, or choose a video file, "
+                             "image files or a folder.")
+            return False
+        top = self.top.value()
+
+        def process(crop: np.ndarray):
+            x = rec.prepare(crop[None])
+            t0 = time.perf_counter()
+            pred = rec.predict(x, top=top)
+            total = time.perf_counter() - t0
+            return (np.asarray(pred.top_classes[0]), np.asarray(pred.top_scores[0]), dict(pred.timings), total,
+                    int(np.asarray(pred.evaluations)[0]))
+
+        is_file = not isinstance(src, int)
+        self.stream = FrameStream(src, process=process, mirror=self.mirror.isChecked(),
+                                  region=self.region.value() / 100,
+                                  realtime=not (is_file and self.full_speed.isChecked()),
+                                  image_interval=0.0 if self.full_speed.isChecked() else 1.0, parent=self)
+        self.stream.frame.connect(self._on_frame)
+        self.stream.ended.connect(self._on_end)
+        self.frames_shown, self.fps = 0, 0.0
+        self._fps_t0, self._fps_n = time.perf_counter(), 0
+        self.stream.set_paused(self.pause_btn.isChecked())
+        self.stream.start()
+        self._set_status(f"running on {self.source.currentText()}")
+        self._buttons()
+        return True
+
+    def stop(self) -> None:
+        if self.stream is not None:
+            self.stream.stop()
+            self.stream.wait(5000)
+
+    def _buttons(self) -> None:
+        running = self.stream is not None
+        self.start_btn.setText("■ Stop" if running else "▶ Start")
+        self.step_btn.setEnabled(running)
+        for w in (self.source, self.find_btn, self.video_btn, self.files_btn, self.folder_btn, self.full_speed):
+            w.setEnabled(not running)
+
+    def _on_frame(self, view, crop, result) -> None:
+        if self.sender() is not self.stream:
+            return
+        self.latest_crop = crop
+        self.view.setPixmap(to_pixmap(view).scaled(self.view.size(), Qt.KeepAspectRatio, Qt.FastTransformation))
+        if result is not None:
+            self._show_result(result)
+        self.frames_shown += 1
+        self._fps_n += 1
+        now = time.perf_counter()
+        if now - self._fps_t0 >= 0.5:
+            self.fps = self._fps_n / (now - self._fps_t0)
+            self._fps_t0, self._fps_n = now, 0
+            self.fps_label.setText(f"{self.fps:.1f} frames/s")
+        self.stream.frame_shown()
+
+    def _show_result(self, result) -> None:
+        classes, scores, timings, total, evals = result
+        self.last_result = result
+        names = self.project.recogniser.class_names if hasattr(self.project.recogniser, "class_names") \
+            else self.project.class_names
+        names = list(names)
+        if self.cands.rowCount() != len(classes):
+            self.cands.setRowCount(len(classes))
+        bold = QFont()
+        bold.setBold(True)
+        for r, (c, s) in enumerate(zip(classes, scores)):
+            c = int(c)
+            icon_item = QTableWidgetItem(self._icon(c), "")
+            name_item = QTableWidgetItem(names[c] if 0 <= c < len(names) else str(c))
+            score_item = QTableWidgetItem("–" if not np.isfinite(s) else f"{float(s):.3f}")
+            if r == 0:
+                name_item.setFont(bold)
+                score_item.setFont(bold)
+            self.cands.setItem(r, 0, icon_item)
+            self.cands.setItem(r, 1, name_item)
+            self.cands.setItem(r, 2, score_item)
+        self.winner.setText(names[int(classes[0])] if len(classes) and 0 <= int(classes[0]) < len(names) else "–")
+        parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items()]
+        self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms · "
+                             f"{evals} classifier evaluations")
+
+    def _icon(self, c: int) -> QIcon:
+        if c not in self._icons:
+            img = self.project.class_thumbnail(c) if 0 <= c < len(self.project.class_names) else None
+            self._icons[c] = QIcon(to_pixmap(img, 40)) if img is not None else QIcon()
+        return self._icons[c]
+
+    def _on_end(self, message: str) -> None:
+        if self.sender() is not self.stream:
+            return
+        self.stream.wait(5000)
+        self.stream.deleteLater()
+        self.stream = None
+        self._buttons()
+        self._set_status(f"Stream ended: {message}")
+
+    def _classes_changed(self) -> None:
+        self._icons.clear()
+        cur = self.snap_class.currentText()
+        self.snap_class.clear()
+        self.snap_class.addItems(self.project.class_names)
+        if cur in self.project.class_names:
+            self.snap_class.setCurrentText(cur)
+
+    def snapshot(self, cls: int | None = None) -> bool:
+        """Save the current frame's region into a class (written to disk, added to the set)."""
+        cls = self.snap_class.currentIndex() if cls is None else cls
+        if self.latest_crop is None or cls < 0 or self.project.imageset is None:
+            self._set_status("Nothing to snapshot: start a source first.")
+            return False
+        path = self.project.save_capture(cls, self.latest_crop)
+        self.project.add_images(cls, [self.latest_crop], [str(path)])
+        self._set_status(f"snapshot saved into {self.project.class_names[cls]!r} ({path.name})")
+        return True
+
+    def _set_status(self, text: str) -> None:
+        self.last_message = text
+        self.status.setText(text)
+        self.project.message.emit(text)

@@ -1,0 +1,39 @@
+"""The numbers behind the app's inspection views, checked without a window."""
+import numpy as np
+import pytest
+
+from classmap_gui.core import inspect
+
+
+def test_confusion_from_labels_and_rates():
+    true = np.array([0, 0, 1, 1, 1, 2])
+    pred = np.array([0, 1, 1, 1, 0, 2])
+    conf = inspect.confusion_from_labels(true, pred, 3)
+    assert conf.tolist() == [[1, 1, 0], [1, 2, 0], [0, 0, 1]]
+    rates = inspect.confusion_rates(conf)
+    assert rates.dtype == np.float32
+    np.testing.assert_allclose(rates.sum(axis=1), 1.0)
+    assert inspect.cell_examples(true, pred, 1, 0).tolist() == [4]
+
+
+def test_confusion_rates_empty_row_is_zero():
+    rates = inspect.confusion_rates(np.array([[0, 0], [1, 3]]))
+    assert rates[0].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("k,channels", [(7, 1), (16, 3), (1, 1)])
+def test_centroid_mosaic_has_k_tiles(k, channels):
+    rng = np.random.default_rng(0)
+    cents = rng.normal(size=(k, 5 * 5 * channels)).astype(np.float32)
+    cols = int(np.ceil(np.sqrt(k)))
+    m = inspect.centroid_mosaic(cents, 5, channels, pad=1, scale=2)
+    assert m.dtype == np.uint8 and m.ndim == (2 if channels == 1 else 3)
+    assert inspect.mosaic_tile_count(m, 5, columns=cols, pad=1, scale=2) == k
+    # each tile is stretched on its own: its darkest pixel is 0 and brightest 255
+    t = m[:10, :10] if channels == 1 else m[:10, :10, 0]
+    assert t.min() == 0
+
+
+def test_centroid_mosaic_rejects_wrong_shape():
+    with pytest.raises(ValueError):
+        inspect.centroid_mosaic(np.zeros((4, 10), np.float32), 5, 1)
