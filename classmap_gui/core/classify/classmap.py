@@ -1,0 +1,512 @@
+"""ClassMap (Athitsos et al., ICCV 2007): joint embedding of patterns and classes, filter and refine.
+
+Given a trained classifier bank (one-vs-all or all-pairs), a query is embedded by the outputs
+of d *reference* classifiers, every class by the per-dimension median of those outputs over
+its examples; the filter ranks classes by weighted L1 distance to the query and keeps the top
+p; the refine step evaluates only the candidates' classifiers. Per query that is about d + p
+classifier evaluations instead of C (brute force).
+
+Typical use::
+
+    cm = ClassMap(d=45, p=40, embedding="boosted", refine="v2").fit(bank, X_embed, y_embed)
+    res = cm.predict(bank, X_test)          # res.labels, res.top_classes, res.evaluations
+    one = cm.single_query(bank)             # live video: preallocated, one query at a time
+    label = one(x)
+
+The bank interface used (see docs/CONTRACTS.md): ``classes_``; linear banks ``coef_ (K, D)
+float32`` + ``intercept_ (K,) float32`` (K = C for one-vs-all, row k is class k); an
+all-pairs bank also has ``pairs_ (K, 2) int64`` = the class indices (i < j) of each row,
+in lexicographic order, response > 0 favouring ``pairs_[k, 0]``. Non-linear banks (no
+``coef_``) go through ``decision_function`` / ``decision_function_subset``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..errors import ConfigError, DataError, NotFittedError
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..store import check_array, register
+from . import _classmap_kernels as K
+from .classmap_boost import boost_references, class_medians, random_references, sample_triples
+
+EMBEDDINGS = ("boosted", "random")
+REFINES = ("v1", "v2", "v3")
+_MODE = {"v2": 2, "v3": 3}
+
+
+@dataclass
+class ClassMapResult:
+    """Output of :meth:`ClassMap.predict` for ``n`` queries.
+
+    ``labels (n,) int64`` (bank class labels), ``top_classes (n, top) int64`` best first,
+    ``top_scores (n, top) float32`` (OVA response, or all-pairs votes for v1; NaN for a
+    candidate v3 did not need to evaluate), ``evaluations (n,) int64`` classifier evaluations
+    per query, ``timings`` seconds per stage for the whole batch.
+    """
+
+    labels: np.ndarray
+    top_classes: np.ndarray
+    top_scores: np.ndarray
+    evaluations: np.ndarray
+    timings: dict = field(default_factory=dict)
+
+
+def bank_kind(bank) -> str:
+    """``"pairs"`` for an all-pairs bank (it has ``pairs_``), else ``"ova"``."""
+    return "pairs" if getattr(bank, "pairs_", None) is not None else "ova"
+
+
+def _linear(bank):
+    W = getattr(bank, "coef_", None)
+    if W is None:
+        return None, None
+    W = np.ascontiguousarray(W, np.float32)
+    b = np.ascontiguousarray(getattr(bank, "intercept_", np.zeros(W.shape[0], np.float32)), np.float32)
+    return W, b
+
+
+def _n_classifiers(bank) -> int:
+    if bank_kind(bank) == "pairs":
+        return len(bank.pairs_)
+    return len(bank.classes_)
+
+
+def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chunk: int = 4096) -> np.ndarray:
+    """Raw outputs of classifiers ``rows`` (default all) on ``X (n, D)`` -> ``(n, k) float32``."""
+    W, b = _linear(bank)
+    X = np.asarray(X, np.float32)
+    if W is not None:
+        if rows is not None:
+            W, b = W[rows], b[rows]
+        out = np.empty((len(X), W.shape[0]), np.float32)
+        for i in range(0, len(X), chunk):
+            np.dot(X[i:i + chunk], W.T, out=out[i:i + chunk])
+        out += b
+        return out
+    if rows is None:
+        if bank_kind(bank) == "pairs":
+            rows = np.arange(len(bank.pairs_))
+        else:
+            return np.asarray(bank.decision_function(X), np.float32)
+    sel = np.broadcast_to(np.asarray(rows, np.int64), (len(X), len(rows)))
+    return np.asarray(bank.decision_function_subset(X, sel), np.float32)
+
+
+def pair_rows(a: np.ndarray, b: np.ndarray, C: int) -> np.ndarray:
+    """Row of the all-pairs classifier for classes ``a != b`` (lexicographic i < j order)."""
+    i, j = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+    return i * (2 * C - i - 1) // 2 + (j - i - 1)
+
+
+def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005) -> float:
+    """See :meth:`ClassMap._learn_threshold`; ``M (n, K)`` OVA outputs, ``yi (n,)`` class indices."""
+    F = np.ascontiguousarray(M[:, refs])
+    n = len(F)
+    cands = np.empty((n, p), np.int64)
+    dist = np.empty((n, p), np.float32)
+    K.filter_batch(F, E, alpha, p, cands, dist)
+    R = np.take_along_axis(M[:, :len(E)], cands, axis=1).astype(np.float64)   # filter order
+    wrong = cands != yi[:, None]
+    v2_wrong = wrong[np.arange(n), R.argmax(1)]
+    P = np.empty_like(R)
+    P[:, 0] = -np.inf
+    P[:, 1:] = np.maximum.accumulate(R, axis=1)[:, :-1]
+    rec = R > P                                            # v3 can stop at candidate i
+    c = (wrong.astype(np.int64) - v2_wrong[:, None])[rec]  # extra error while it does
+    lo, hi = P[rec], R[rec]
+    keep = c != 0
+    c, lo, hi = c[keep], lo[keep], hi[keep]
+    o1, o2 = np.argsort(lo), np.argsort(hi)
+    cum_lo = np.concatenate([[0], np.cumsum(c[o1])])
+    cum_hi = np.concatenate([[0], np.cumsum(c[o2])])
+    ts = np.unique(R[rec])
+    # extra(t) = sum c over intervals with lo < t <= hi
+    extra = (cum_lo[np.searchsorted(lo[o1], ts, "left")] - cum_hi[np.searchsorted(hi[o2], ts, "left")])
+    ok = extra <= tol * n + 1e-9
+    return float(ts[np.argmax(ok)]) if ok.any() else float("inf")
+
+
+@register("classmap")
+class ClassMap(BaseEstimator):
+    """Filter-and-refine recognition among many classes with a ClassMap embedding.
+
+    Parameters
+    ----------
+    d : number of reference classifiers (embedding dimensions). For "boosted" AdaBoost runs
+        until it has chosen ``d`` distinct classifiers (fewer if none beats chance).
+    p : candidates kept by the filter and evaluated by the refine step.
+    embedding : "boosted" (CM-Boosted, AdaBoost over weak triple classifiers, §6) or
+        "random" (CM-RRC, ``d`` random classifiers with weight 1).
+    refine : "v1" all-pairs vote over the top p (needs an all-pairs bank); "v2" best
+        one-vs-all response among the top p; "v3" one-vs-all + threshold: stop at the first
+        candidate, in filter order, whose response >= t.
+    n_triples : training triples for AdaBoost. Their weak outputs for every candidate
+        classifier are held as one float32 matrix, so memory is ``n_triples * K * 4`` bytes
+        capped by ``max_memory_mb`` (candidates are sub-sampled beyond that). 60 000 with 2430
+        classifiers is ~0.6 GB and a few seconds per 45 dimensions on 2 cores.
+    hard_fraction : share of triples whose wrong class is one of the example's strongest
+        confusers (top classifier responses) instead of a uniformly random class.
+    threshold : v3 threshold; None learns it (the paper's rule: the smallest value that raises
+        the error on the embedding examples by at most 0.05 points over v2).
+    random_state : seed for triple sampling / random references.
+
+    Learned attributes
+    ------------------
+    reference_ (d,) int64 classifier rows; alpha_ (d,) float32 L1 weights;
+    class_embeddings_ (C, d) float32; threshold_ float or None (v3); n_classes_ int;
+    bank_kind_ "ova" | "pairs"; classes_ (C,) int64 bank class labels.
+    """
+
+    def __init__(self, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
+                 n_triples: int = 60_000, hard_fraction: float = 0.5, threshold: float | None = None,
+                 max_memory_mb: float = 600.0, random_state: int | None = 0):
+        self.d = d
+        self.p = p
+        self.embedding = embedding
+        self.refine = refine
+        self.n_triples = n_triples
+        self.hard_fraction = hard_fraction
+        self.threshold = threshold
+        self.max_memory_mb = max_memory_mb
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+
+    def _check_params(self, bank) -> None:
+        if self.embedding not in EMBEDDINGS:
+            raise ConfigError(f"ClassMap embedding must be one of {', '.join(EMBEDDINGS)}, got {self.embedding!r}")
+        if self.refine not in REFINES:
+            raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINES)}, got {self.refine!r}")
+        if not (isinstance(self.d, (int, np.integer)) and self.d >= 1):
+            raise ConfigError(f"ClassMap d must be a positive integer, got {self.d!r}")
+        if not (isinstance(self.p, (int, np.integer)) and self.p >= 1):
+            raise ConfigError(f"ClassMap p must be a positive integer, got {self.p!r}")
+        kind = bank_kind(bank)
+        if self.refine == "v1" and kind != "pairs":
+            raise ConfigError("ClassMap refine v1 (all-pairs vote) needs an all-pairs classifier bank; "
+                              "use refine v2 or v3 with a one-vs-all bank")
+        if self.refine in ("v2", "v3") and kind != "ova":
+            raise ConfigError(f"ClassMap refine {self.refine} needs a one-vs-all classifier bank; "
+                              "use refine v1 with an all-pairs bank")
+
+    def _class_index(self, classes: np.ndarray, y) -> np.ndarray:
+        y = np.asarray(y)
+        idx = np.searchsorted(classes, y)
+        idx = np.clip(idx, 0, len(classes) - 1)
+        bad = classes[idx] != y
+        if bad.any():
+            raise DataError(f"ClassMap: labels {sorted(set(y[bad].tolist()))[:10]} are not classes of the bank")
+        return idx.astype(np.int64)
+
+    def fit(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, train_classes=None,
+            progress: ProgressFn = None, should_stop: StopFn = None) -> "ClassMap":
+        """Choose the references and embed every class.
+
+        ``X_embed (n, D) float32`` / ``y_embed (n,)``: labelled examples *held out from the
+        bank's training* (the paper's embedding split). Class embeddings are the per-dimension
+        median of the reference outputs over each class's held-out examples: outputs on the
+        classifiers' own training examples are optimistic (margins a query never gets), so
+        embeddings built on them sit too far from where test queries land. Every class needs
+        at least one held-out example.
+
+        ``train_classes`` (labels): if given, AdaBoost's triples and the candidate references
+        use only these classes (the paper's unseen-classes experiment, Fig. 5); the other
+        classes are still embedded from their held-out examples and classified among all.
+        """
+        self._check_params(bank)
+        check_stop(should_stop)
+        classes = np.asarray(bank.classes_)
+        C = len(classes)
+        kind = bank_kind(bank)
+        yi = self._class_index(classes, y_embed)
+        X = np.ascontiguousarray(X_embed, np.float32)
+        if X.ndim != 2 or len(X) != len(yi):
+            raise DataError(f"ClassMap.fit: X_embed must be (n, D) with n = len(y_embed); got {X.shape} and {len(yi)}")
+        rng = np.random.default_rng(self.random_state)
+
+        report(progress, 0.0, "embedding: classifier outputs")
+        M = classifier_outputs(bank, X)                       # (n, K)
+        check_stop(should_stop)
+        E_all = class_medians(M, yi, C)                        # (C, K)
+        missing = np.flatnonzero(np.isnan(E_all[:, 0]))
+        if len(missing):
+            raise DataError(f"ClassMap: classes {classes[missing[:10]].tolist()}"
+                            f"{' ...' if len(missing) > 10 else ''} have no held-out examples to embed them; "
+                            "give every class at least one example outside the bank's training set")
+        report(progress, 0.1, "embedding: classifier outputs")
+
+        if train_classes is None:
+            tc = np.arange(C)
+        else:
+            tc = np.unique(self._class_index(classes, train_classes))
+        if kind == "pairs":
+            in_tc = np.zeros(C, bool)
+            in_tc[tc] = True
+            cand = np.flatnonzero(in_tc[bank.pairs_[:, 0]] & in_tc[bank.pairs_[:, 1]])
+        else:
+            cand = tc.copy()
+
+        sub = sub_progress(progress, 0.1, 0.8)
+        if self.embedding == "random":
+            refs, alpha = random_references(cand, int(self.d), rng)
+        else:
+            keep = np.isin(yi, tc)
+            confusers = None
+            if kind == "ova" and self.hard_fraction > 0 and len(tc) > 2:
+                k = min(10, len(tc) - 1)
+                Mt = M[keep][:, tc]
+                confusers = tc[np.argpartition(-Mt, k, axis=1)[:, :k + 1]]
+                del Mt
+            idx, pos, neg = sample_triples(yi[keep], int(self.n_triples), tc, rng, confusers, self.hard_fraction)
+            Mk = M[keep] if not keep.all() else M
+            refs, alpha = boost_references(Mk, E_all, idx, pos, neg, int(self.d), cand,
+                                           max_memory_mb=self.max_memory_mb, rng=rng,
+                                           progress=sub, should_stop=should_stop)
+        self.reference_ = refs.astype(np.int64)
+        self.alpha_ = alpha.astype(np.float32)
+        self.class_embeddings_ = np.ascontiguousarray(E_all[:, refs], np.float32)
+        self.classes_ = classes.astype(np.int64)
+        self.n_classes_ = int(C)
+        self.bank_kind_ = kind
+        self.threshold_ = None
+        if self.refine == "v3":
+            report(progress, 0.85, "embedding: threshold")
+            self.threshold_ = (float(self.threshold) if self.threshold is not None
+                               else self._learn_threshold(M, yi))
+        report(progress, 1.0, "embedding: done")
+        return self
+
+    def _learn_threshold(self, M: np.ndarray, yi: np.ndarray, tol: float = 0.0005) -> float:
+        """Smallest t whose v3 error on the embedding examples exceeds v2's by at most ``tol``.
+
+        Exact, without trying thresholds one by one: with responses ``R_i`` of the candidates in
+        filter order and ``P_i = max(R_0..R_{i-1})``, v3 answers candidate i exactly for
+        t in (P_i, R_i]; above every R it answers as v2. So the extra error is a sum of
+        interval indicators, evaluated at every record value with two ``searchsorted`` calls.
+        """
+        return learn_threshold(M, yi, self.reference_, self.alpha_, self.class_embeddings_,
+                               min(int(self.p), self.n_classes_), tol)
+
+    def update_class_embeddings(self, bank, X: np.ndarray, y: np.ndarray) -> "ClassMap":
+        """(Re)embed the classes in ``y`` from held-out examples ``X`` — e.g. classes added to the
+        bank after the embedding was built (the references stay; the paper's Fig. 5 shows
+        such classes are still found). Grows ``class_embeddings_`` if the bank grew."""
+        self._require_fitted()
+        classes = np.asarray(bank.classes_)
+        yi = self._class_index(classes, y)
+        F = classifier_outputs(bank, X, self.reference_)
+        E_new = class_medians(F, yi, len(classes))
+        E = np.full((len(classes), len(self.reference_)), np.nan, np.float32)
+        E[:self.n_classes_] = self.class_embeddings_
+        got = ~np.isnan(E_new[:, 0])
+        E[got] = E_new[got]
+        missing = np.flatnonzero(np.isnan(E[:, 0]))
+        if len(missing):
+            raise DataError(f"ClassMap: classes {classes[missing[:10]].tolist()} have no examples to embed them")
+        self.class_embeddings_ = np.ascontiguousarray(E)
+        self.classes_ = classes.astype(np.int64)
+        self.n_classes_ = len(classes)
+        return self
+
+    # ------------------------------------------------------------------ store hooks
+
+    def _validate_state(self) -> None:
+        refs = check_array("reference_", self.reference_, dtype=np.int64, ndim=1)
+        d = len(refs)
+        check_array("alpha_", self.alpha_, dtype=np.float32, shape=(d,))
+        C = int(self.n_classes_)
+        check_array("class_embeddings_", self.class_embeddings_, dtype=np.float32, shape=(C, d))
+        check_array("classes_", self.classes_, dtype=np.int64, shape=(C,))
+        if d < 1 or refs.min() < 0:
+            raise ValueError("reference_ must hold at least one non-negative classifier index")
+        if self.bank_kind_ not in ("ova", "pairs"):
+            raise ValueError(f"bank_kind_ must be 'ova' or 'pairs', got {self.bank_kind_!r}")
+        if self.threshold_ is not None and not isinstance(self.threshold_, (int, float)):
+            raise ValueError(f"threshold_ must be a number or null, got {self.threshold_!r}")
+
+    # ------------------------------------------------------------------ predicting
+
+    def _require_fitted(self) -> None:
+        if getattr(self, "reference_", None) is None:
+            raise NotFittedError("ClassMap is not fitted: call fit(bank, X_embed, y_embed) first")
+
+    def _check_bank(self, bank) -> None:
+        self._require_fitted()
+        if len(bank.classes_) != self.n_classes_:
+            raise ConfigError(f"ClassMap was built for {self.n_classes_} classes but the bank has "
+                              f"{len(bank.classes_)}; call update_class_embeddings after adding classes")
+        if bank_kind(bank) != self.bank_kind_ or int(self.reference_.max()) >= _n_classifiers(bank):
+            raise ConfigError("ClassMap was built for a different classifier bank (kind or size differ); "
+                              "rebuild the embedding with fit()")
+
+    def expected_evaluations(self) -> int:
+        """Upper bound of classifier evaluations per query: d + p (v2/v3), d + p(p-1)/2 (v1)."""
+        p = min(int(self.p), self.n_classes_)
+        return len(self.reference_) + (p * (p - 1) // 2 if self.refine == "v1" else p)
+
+    def predict(self, bank, X: np.ndarray, top: int | None = None, *, batch_size: int = 1000,
+                should_stop: StopFn = None) -> ClassMapResult:
+        """Classify ``X (n, D) float32`` with filter-and-refine; ``top`` (<= p, default p)
+        candidates per query are returned best first. Batches of ``batch_size`` queries."""
+        self._check_bank(bank)
+        X = np.ascontiguousarray(X, np.float32)
+        if X.ndim == 1:
+            X = X[None, :]
+        n = len(X)
+        p = min(int(self.p), self.n_classes_)
+        top = p if top is None else max(1, min(int(top), p))
+        cls = np.empty((n, p), np.int64)
+        score = np.empty((n, p), np.float32)
+        evals = np.empty(n, np.int64)
+        t_emb = t_ref = 0.0
+        W, b = _linear(bank)
+        refs = self.reference_
+        if W is not None:
+            W_ref, b_ref = np.ascontiguousarray(W[refs]), b[refs]
+        refpos = self._refpos(bank)
+        for i in range(0, n, batch_size):
+            check_stop(should_stop)
+            sl = slice(i, min(n, i + batch_size))
+            t0 = time.perf_counter()
+            if W is not None:
+                F = X[sl] @ W_ref.T
+                F += b_ref
+            else:
+                F = classifier_outputs(bank, X[sl], refs)
+            cands = np.empty((len(F), p), np.int64)
+            dist = np.empty((len(F), p), np.float32)
+            K.filter_batch(F, self.class_embeddings_, self.alpha_, p, cands, dist)
+            t1 = time.perf_counter()
+            if self.refine == "v1":
+                c, s, e = self._refine_pairs(bank, X[sl], F, cands, refpos)
+                cls[sl], score[sl], evals[sl] = c, s, e + len(refs)
+            elif W is not None:
+                K.refine_batch(X[sl], W, b, F, refpos, cands, _MODE[self.refine], self._t(),
+                               cls[sl], score[sl], evals[sl])
+                evals[sl] += len(refs)
+            else:
+                c, s, e = self._refine_ova_generic(bank, X[sl], F, cands, refpos)
+                cls[sl], score[sl], evals[sl] = c, s, e + len(refs)
+            t_emb += t1 - t0
+            t_ref += time.perf_counter() - t1
+        top_classes = self.classes_[cls[:, :top]]
+        return ClassMapResult(labels=top_classes[:, 0].copy(), top_classes=top_classes,
+                              top_scores=score[:, :top].copy(), evaluations=evals,
+                              timings={"embedding+filter": t_emb, "refine": t_ref})
+
+    def _t(self) -> float:
+        return float(self.threshold_) if self.threshold_ is not None else float("inf")
+
+    def _refpos(self, bank) -> np.ndarray:
+        refpos = np.full(_n_classifiers(bank), -1, np.int64)
+        refpos[self.reference_] = np.arange(len(self.reference_))
+        return refpos
+
+    def _refine_ova_generic(self, bank, X, F, cands, refpos):
+        """v2/v3 for non-linear one-vs-all banks: candidates' responses via decision_function_subset."""
+        R = np.asarray(bank.decision_function_subset(X, cands), np.float32)
+        known = refpos[cands]
+        R = np.where(known >= 0, np.take_along_axis(F, np.maximum(known, 0), axis=1), R)
+        n, p = cands.shape
+        stop = np.full(n, p)
+        if self.refine == "v3":
+            hit = R >= self._t()
+            stop = np.where(hit.any(1), hit.argmax(1) + 1, p)
+        done = np.arange(p)[None, :] < stop[:, None]
+        evals = np.sum(done & (known < 0), axis=1)
+        key = np.where(done, R, -np.inf)
+        order = np.argsort(-key, axis=1, kind="stable")
+        cls = np.take_along_axis(cands, order, axis=1)
+        score = np.where(np.take_along_axis(done, order, axis=1), np.take_along_axis(R, order, axis=1), np.nan)
+        return cls, score.astype(np.float32), evals
+
+    def _refine_pairs(self, bank, X, F, cands, refpos, chunk: int = 16):
+        """v1: vote of the all-pairs classifiers among the top p; ties by summed margin."""
+        n, p = cands.shape
+        C = self.n_classes_
+        ia, ib = np.triu_indices(p, 1)
+        W, b = _linear(bank)
+        cls = np.empty((n, p), np.int64)
+        score = np.empty((n, p), np.float32)
+        evals = np.empty(n, np.int64)
+        for i in range(0, n, chunk):
+            sl = slice(i, min(n, i + chunk))
+            ca, cb = cands[sl][:, ia], cands[sl][:, ib]
+            lo = np.minimum(ca, cb)
+            rows = pair_rows(ca, cb, C)                                   # (m, P)
+            if W is not None:
+                R = np.einsum("mpd,md->mp", W[rows], X[sl]) + b[rows]
+            else:
+                R = np.asarray(bank.decision_function_subset(X[sl], rows), np.float32)
+            known = refpos[rows]
+            R = np.where(known >= 0, np.take_along_axis(F[sl], np.maximum(known, 0), axis=1), R)
+            evals[sl] = np.sum(known < 0, axis=1)
+            r_lo = np.where(ca == lo, R, -R)                                # > 0 favours ca
+            votes = np.zeros((len(R), p), np.float32)
+            margin = np.zeros((len(R), p), np.float32)
+            rr = np.arange(len(R))[:, None]
+            np.add.at(votes, (rr, np.broadcast_to(ia, R.shape)), (r_lo > 0).astype(np.float32))
+            np.add.at(votes, (rr, np.broadcast_to(ib, R.shape)), (r_lo <= 0).astype(np.float32))
+            np.add.at(margin, (rr, np.broadcast_to(ia, R.shape)), r_lo)
+            np.add.at(margin, (rr, np.broadcast_to(ib, R.shape)), -r_lo)
+            order = np.lexsort((np.arange(p)[None, :].repeat(len(R), 0), -margin, -votes), axis=1)
+            cls[sl] = np.take_along_axis(cands[sl], order, axis=1)
+            score[sl] = np.take_along_axis(votes, order, axis=1)
+        return cls, score, evals
+
+    # ------------------------------------------------------------------ single query
+
+    def single_query(self, bank) -> "SingleQuery":
+        """A preallocated one-query-at-a-time classifier (live video); see :class:`SingleQuery`."""
+        self._check_bank(bank)
+        if self.refine == "v1" or _linear(bank)[0] is None:
+            raise ConfigError("the single-query fast path needs a linear one-vs-all bank with refine v2 or v3; "
+                              "use predict() for other models")
+        return SingleQuery(self, bank)
+
+
+class SingleQuery:
+    """One query at a time with no per-query allocation: two compiled calls over fixed buffers.
+
+    ``__call__(x (D,) float32) -> int`` label; afterwards ``top_classes (p,)`` (class
+    indices, best first), ``top_scores (p,)``, ``evaluations`` and ``timings`` describe the
+    last query. The arrays are reused by the next call: copy them to keep them.
+    """
+
+    def __init__(self, cm: ClassMap, bank):
+        W, b = _linear(bank)
+        self.W, self.b = W, b
+        self.refs, self.alpha = cm.reference_, cm.alpha_
+        self.E = cm.class_embeddings_
+        self.refpos = cm._refpos(bank)
+        self.classes = cm.classes_
+        self.p = min(int(cm.p), cm.n_classes_)
+        self.mode = _MODE[cm.refine]
+        self.t = cm._t()
+        d = len(self.refs)
+        self.fq = np.empty(d, np.float32)
+        self.topd = np.empty(self.p, np.float32)
+        self.topc = np.empty(self.p, np.int64)
+        self.resp = np.empty(self.p, np.float32)
+        self.top_classes = np.empty(self.p, np.int64)
+        self.top_scores = np.empty(self.p, np.float32)
+        self.evaluations = 0
+        self.timings = {"embedding+filter": 0.0, "refine": 0.0}
+        self(np.zeros(W.shape[1], np.float32))          # compile / warm up now, not on the first frame
+
+    def __call__(self, x: np.ndarray) -> int:
+        t0 = time.perf_counter()
+        m = K.embed_filter_one(x, self.W, self.b, self.refs, self.alpha, self.E, self.p,
+                               self.fq, self.topd, self.topc)
+        t1 = time.perf_counter()
+        e = K.refine_one(x, self.W, self.b, self.fq, self.refpos, self.topc, m, self.mode, self.t,
+                         self.resp, self.top_classes, self.top_scores)
+        t2 = time.perf_counter()
+        self.evaluations = len(self.refs) + e
+        self.timings["embedding+filter"] = t1 - t0
+        self.timings["refine"] = t2 - t1
+        return int(self.classes[self.top_classes[0]])

@@ -1,0 +1,174 @@
+"""Choosing ClassMap's reference classifiers: at random (CM-RRC) or by AdaBoost over triples (§6).
+
+Weak triple classifier of a candidate reference R on a triple (X, L(X), Y != L(X)):
+
+    h_R = |F_R(X) - F_R(Y)| - |F_R(X) - F_R(L(X))|        (> 0: X is nearer its own class)
+
+AdaBoost (Schapire & Singer's confidence-rated form) picks R and alpha each round; the
+distance of the final embedding is sum_i alpha_i |u_i - v_i| (Eq. 9), so the strong
+classifier H is exactly "the query is nearer its own class than Y" (Eq. 5-9).
+
+Vectorisation: the weak outputs of all candidate classifiers on all triples are computed once,
+in float32 chunks, into ``H (K, T)`` scaled per row to [-1, 1]; a round is then one GEMV
+``r = H @ w`` (the Schapire-Singer bound picks the candidate of largest r), followed by an
+exact line search for alpha on the few best candidates. When ``T * K`` floats exceed the
+memory budget a random subset of the candidate classifiers is used (fixed for the run).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..progress import ProgressFn, StopFn, check_stop, report
+
+
+def class_medians(M: np.ndarray, y: np.ndarray, n_classes: int, *, chunk: int = 512) -> np.ndarray:
+    """Per-class, per-column median of ``M (n, K) float32`` -> ``(n_classes, K) float32``.
+
+    Classes without examples get NaN rows (the caller reports them). Rows are grouped by the
+    number of examples of their class, so the work is a few reshaped ``np.median`` calls, not
+    a loop over classes.
+    """
+    y = np.asarray(y, np.int64)
+    K = M.shape[1]
+    out = np.full((n_classes, K), np.nan, np.float32)
+    order = np.argsort(y, kind="stable")
+    counts = np.bincount(y, minlength=n_classes)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    for m in np.unique(counts[counts > 0]):
+        cls = np.flatnonzero(counts == m)
+        rows = order[(starts[cls][:, None] + np.arange(m)[None, :]).ravel()]
+        for k0 in range(0, K, chunk):
+            block = M[rows, k0:k0 + chunk].reshape(len(cls), m, -1)
+            out[cls, k0:k0 + chunk] = np.median(block, axis=1)
+    return out
+
+
+def sample_triples(y: np.ndarray, n_triples: int, class_pool: np.ndarray, rng: np.random.Generator,
+                   confusers: np.ndarray | None = None, hard_fraction: float = 0.0):
+    """Triples (i, L(X_i), Y): example index ``i``, its class, and a class ``Y != L(X_i)``.
+
+    ``Y`` is uniform over ``class_pool`` minus the true class, except a ``hard_fraction`` of
+    triples drawing ``Y`` from the example's ``confusers (n, k)`` (classes whose classifiers
+    respond most strongly to it) — random Y are mostly trivially far, and a filter that keeps
+    40 of 2430 classes lives or dies on the near ones.
+    """
+    n = len(y)
+    idx = rng.integers(0, n, n_triples)
+    pos = y[idx]
+    pool = np.asarray(class_pool, np.int64)
+    neg = pool[rng.integers(0, len(pool), n_triples)]
+    clash = neg == pos
+    while clash.any():
+        neg[clash] = pool[rng.integers(0, len(pool), int(clash.sum()))]
+        clash = neg == pos
+        if len(pool) < 2:
+            raise ConfigError("ClassMap needs at least two classes to build an embedding")
+    if confusers is not None and hard_fraction > 0:
+        n_hard = int(round(hard_fraction * n_triples))
+        which = rng.integers(0, confusers.shape[1], n_hard)
+        hard = confusers[idx[:n_hard], which]
+        ok = hard != pos[:n_hard]
+        neg[:n_hard][ok] = hard[ok]
+    return idx, pos, neg
+
+
+def boost_references(M: np.ndarray, E: np.ndarray, idx: np.ndarray, pos: np.ndarray, neg: np.ndarray,
+                     d: int, candidates: np.ndarray, *, max_rounds: int | None = None,
+                     max_memory_mb: float = 600.0, rng: np.random.Generator,
+                     progress: ProgressFn = None, should_stop: StopFn = None):
+    """AdaBoost over weak triple classifiers. Returns ``(refs (d',) int64, alpha (d',) float32)``.
+
+    ``M (n, K)``: outputs of every classifier on the held-out examples; ``E (C, K)``: class
+    medians of those outputs; ``idx/pos/neg (T,)``: triples; ``candidates``: classifier
+    indices AdaBoost may choose. Stops when ``d`` distinct references are chosen (d' = d) or
+    no candidate beats chance (d' < d). A reference chosen again adds to its alpha.
+    """
+    T = len(idx)
+    cand = np.asarray(candidates, np.int64)
+    budget = int(max_memory_mb * 2**20 / 4 / max(T, 1))
+    if budget < len(cand):
+        cand = np.sort(rng.choice(cand, size=max(budget, 4 * d), replace=False))
+    Kc = len(cand)
+    H = np.empty((Kc, T), np.float32)          # row k: weak outputs of candidate k on all triples
+    chunk = max(1, int(2**22 // Kc))
+    Mc, Ec = np.ascontiguousarray(M[:, cand]), np.ascontiguousarray(E[:, cand])
+    for t0 in range(0, T, chunk):
+        check_stop(should_stop)
+        sl = slice(t0, t0 + chunk)
+        Mx = Mc[idx[sl]]
+        a = np.abs(Mx - Ec[neg[sl]])
+        a -= np.abs(Mx - Ec[pos[sl]])
+        H[:, sl] = a.T
+        report(progress, 0.3 * min(1.0, (t0 + chunk) / T), "embedding: triples")
+    del Mc, Ec
+    scale = np.abs(H).max(axis=1)
+    scale[scale == 0] = 1.0
+    H *= (1.0 / scale)[:, None]
+
+    w = np.full(T, 1.0 / T, np.float32)
+    alphas: dict[int, float] = {}
+    order: list[int] = []
+    max_rounds = max_rounds or 6 * d
+    for rnd in range(max_rounds):
+        check_stop(should_stop)
+        r = H @ w
+        best = np.argsort(-r)[:4]
+        best = best[r[best] > 1e-6]
+        if len(best) == 0:
+            break
+        z_best, a_best, k_best = np.inf, 0.0, -1
+        for k in best:
+            a, z = _line_search(H[k], w, float(r[k]))
+            if z < z_best:
+                z_best, a_best, k_best = z, a, int(k)
+        if a_best <= 0:
+            break
+        w *= np.exp(-a_best * H[k_best])
+        w /= w.sum()
+        ref = int(cand[k_best])
+        if ref not in alphas:
+            order.append(ref)
+            alphas[ref] = 0.0
+        alphas[ref] += a_best / float(scale[k_best])
+        report(progress, 0.3 + 0.7 * len(order) / d, "embedding: boosting")
+        if len(order) >= d:
+            break
+    if not order:
+        raise ConfigError("ClassMap: no reference classifier separates the triples better than chance; "
+                          "the classifier bank or the held-out examples look degenerate")
+    return np.array(order, np.int64), np.array([alphas[k] for k in order], np.float32)
+
+
+def _line_search(h: np.ndarray, w: np.ndarray, r: float) -> tuple[float, float]:
+    """alpha > 0 minimising Z(alpha) = sum w exp(-alpha h) (convex): Newton from the bound's optimum."""
+    r = min(r, 0.999)
+    a = 0.5 * np.log((1 + r) / (1 - r))
+    h64 = h.astype(np.float64)
+    w64 = w.astype(np.float64)
+    for _ in range(10):
+        e = w64 * np.exp(-a * h64)
+        g = -(e @ h64)
+        hess = e @ (h64 * h64)
+        if hess <= 0:
+            break
+        step = g / hess
+        a_new = max(a - step, 0.0)
+        if abs(a_new - a) < 1e-7:
+            a = a_new
+            break
+        a = a_new
+    z = float(w64 @ np.exp(-a * h64))
+    return float(a), z
+
+
+def random_references(candidates: np.ndarray, d: int, rng: np.random.Generator):
+    """CM-RRC: ``d`` distinct classifiers drawn uniformly, alpha = 1."""
+    cand = np.asarray(candidates, np.int64)
+    if d > len(cand):
+        raise ConfigError(f"ClassMap: d={d} references requested but only {len(cand)} classifiers to choose from")
+    refs = rng.choice(cand, size=d, replace=False).astype(np.int64)
+    return refs, np.ones(d, np.float32)
+
+
+__all__ = ["class_medians", "sample_triples", "boost_references", "random_references"]
