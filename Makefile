@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast demo sysdeps clean
+.PHONY: run test test-fast demo sysdeps clean package package-test
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,14 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+
+# Installer: PyInstaller one-folder bundle -> dist/classmap-studio_<version>_amd64.deb and a .tar.gz
+# (packaging/build.sh); package-test installs the .deb, runs it from the PATH and uninstalls (root/sudo).
+package: $(STAMP)
+	PY=$(abspath $(PY)) bash packaging/build.sh
+
+package-test: package
+	bash packaging/package_test.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info out
