@@ -1,0 +1,351 @@
+"""Single-layer k-means features (Coates, Lee & Ng 2011): learned patch dictionary, triangle encoding,
+2x2 quadrant sum pooling.
+
+fit: random ``patch_size`` x ``patch_size`` patches -> per-patch brightness/contrast normalisation
+``(x - mean(x)) / sqrt(var(x) + norm_eps)`` -> ZCA whitening ``W = V (L + whiten_eps I)^-1/2 V^T`` ->
+k-means (K centroids).
+
+transform: every patch of every image on a grid with step ``stride``, normalised and whitened the same
+way; distances to all centroids from ONE GEMM per block (``|x|^2 - 2 x.c + |c|^2``), then in one fused
+pass over the block while it is in cache (numba kernel in ``_kernels``): square root, mean distance
+``mu``, triangle activation ``max(0, mu - z_k)`` (or the hard 1-of-K code), added into the patch's
+quadrant. The (patches x K) matrix never exists beyond one cache-sized block. Chunks of images run
+in parallel on joblib threads (BLAS and the numba kernel release the GIL; BLAS is held at one thread
+per worker meanwhile).
+
+Measured (28x28 Fashion-MNIST, K=1600, p=6, stride 1, 2 cores, see the features benchmark): the
+fused numba pass costs less than the GEMM itself, the numpy fallback ~8 passes over the matrix
+several times more; figures in ``bench/features.py``'s report and the module's commit notes.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
+
+from ..errors import ConfigError, DataError, NotFittedError
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..store import check_array, register
+from . import _kernels
+
+_GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601 luma, as OpenCV
+_BLOCK_BYTES = 1 << 19  # (rows x K) float32 distance block kept within half a core's L2
+_CHUNK_PATCHES = 1 << 14  # patches per parallel task (its normalised patch matrix is ~2 MB at p=6)
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Patch positions of an image: n_h x n_w positions, quadrant boundaries half_h / half_w."""
+
+    n_h: int
+    n_w: int
+
+    @property
+    def n_pos(self) -> int:
+        return self.n_h * self.n_w
+
+    @property
+    def half_h(self) -> int:
+        return (self.n_h + 1) // 2
+
+    @property
+    def half_w(self) -> int:
+        return (self.n_w + 1) // 2
+
+
+@register("kmeans")
+class KMeansFeatures(TransformerMixin, BaseEstimator):
+    """Single-layer network of Coates et al.: uint8 images -> (n, 4K) float32 pooled patch codes.
+
+    Parameters
+    ----------
+    patch_size : side p of the square receptive field (6 in the paper).
+    stride : step between patch positions when encoding.
+    n_centroids : K, the dictionary size; the output has 4K features (2x2 quadrants x K).
+    n_patches : random patches drawn from the training images to learn the dictionary.
+    norm_eps : epsilon added to each patch's variance (pixel values 0..255; 10 in the paper).
+    whiten_eps : ZCA regulariser (0.1 in the paper); ``None`` turns whitening off.
+    encoder : ``"triangle"`` (``max(0, mean(z) - z_k)``) or ``"hard"`` (1 for the nearest centroid).
+    hellinger : take the square root of the pooled features (a Hellinger kernel for linear classifiers).
+    grey : convert colour images to grey before everything; otherwise patches keep the images' channels.
+    kmeans_batch_size, kmeans_max_iter : passed to scikit-learn's ``MiniBatchKMeans``.
+    n_jobs : joblib worker threads for encoding (-1: all cores).
+    random_state : seed or RandomState for patch sampling and k-means.
+
+    Learned state (arrays and JSON scalars): ``mean_`` (D,) float32 patch mean after normalisation,
+    ``whitening_`` (D, D) float32 (identity when whitening is off), ``centroids_`` (K, D) float32 in the
+    whitened space, ``n_channels_`` (1 or 3), ``n_features_out_`` (4K), ``inertia_`` (k-means objective
+    per patch). D = p * p * channels, patch vectors ordered (row, column, channel).
+    """
+
+    def __init__(self, patch_size: int = 6, stride: int = 1, n_centroids: int = 1600, n_patches: int = 200_000,
+                 norm_eps: float = 10.0, whiten_eps: float | None = 0.1, encoder: str = "triangle",
+                 hellinger: bool = False, grey: bool = False, kmeans_batch_size: int = 4096,
+                 kmeans_max_iter: int = 20, n_jobs: int | None = -1, random_state=None):
+        self.patch_size = patch_size
+        self.stride = stride
+        self.n_centroids = n_centroids
+        self.n_patches = n_patches
+        self.norm_eps = norm_eps
+        self.whiten_eps = whiten_eps
+        self.encoder = encoder
+        self.hellinger = hellinger
+        self.grey = grey
+        self.kmeans_batch_size = kmeans_batch_size
+        self.kmeans_max_iter = kmeans_max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ----------------------------------------------------------------- helpers
+    def _check_params(self) -> None:
+        p, s, k = self.patch_size, self.stride, self.n_centroids
+        for name, v in (("patch_size", p), ("stride", s), ("n_centroids", k), ("n_patches", self.n_patches)):
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ConfigError(f"KMeansFeatures: {name} must be a positive integer, not {v!r}")
+        if self.encoder not in ("triangle", "hard"):
+            raise ConfigError(f"KMeansFeatures: encoder must be 'triangle' or 'hard', not {self.encoder!r}")
+        if not self.norm_eps >= 0:
+            raise ConfigError(f"KMeansFeatures: norm_eps must be >= 0, not {self.norm_eps!r}")
+        if self.whiten_eps is not None and not self.whiten_eps > 0:
+            raise ConfigError(f"KMeansFeatures: whiten_eps must be > 0 or None (no whitening), not {self.whiten_eps!r}")
+
+    def _channels(self, images, fitted_channels: int | None = None) -> np.ndarray:
+        """uint8 images (n,h,w) or (n,h,w,3) -> (n,h,w,c) with c = 1 (grey) or 3, checked."""
+        images = np.asarray(images)
+        if images.ndim == 4 and images.shape[3] == 1:
+            images = images[..., 0]
+        if images.ndim not in (3, 4) or (images.ndim == 4 and images.shape[3] != 3):
+            raise DataError(f"KMeansFeatures expects images (n,h,w) or (n,h,w,3), got an array of shape {images.shape}")
+        if images.dtype != np.uint8:
+            raise DataError(f"KMeansFeatures expects uint8 images, got {images.dtype}; convert with ImageSet or np.uint8")
+        p = self.patch_size
+        if images.shape[1] < p or images.shape[2] < p:
+            raise DataError(f"images of {images.shape[1]}x{images.shape[2]} pixels are smaller than the "
+                            f"{p}x{p} patch size; use larger images or a smaller patch_size")
+        want = fitted_channels if fitted_channels is not None else (1 if self.grey else (3 if images.ndim == 4 else 1))
+        if images.ndim == 4 and want == 1:
+            grey = images.astype(np.float32) @ _GREY_WEIGHTS
+            images = np.clip(np.rint(grey), 0, 255).astype(np.uint8)
+        if images.ndim == 3:
+            images = images[..., None]
+            if want == 3:  # a grey image for a colour model: the same intensity in every channel
+                images = np.repeat(images, 3, axis=3)
+        return images
+
+    def _grid(self, h: int, w: int) -> _Grid:
+        p, s = self.patch_size, self.stride
+        return _Grid((h - p) // s + 1, (w - p) // s + 1)
+
+    def _normalise(self, X: np.ndarray) -> np.ndarray:
+        """Per-patch brightness/contrast normalisation of float32 rows, in place."""
+        X -= X.mean(axis=1, keepdims=True, dtype=np.float32)
+        var = np.einsum("ij,ij->i", X, X) / np.float32(X.shape[1])
+        X /= np.sqrt(var + np.float32(self.norm_eps))[:, None]
+        return X
+
+    def _patches(self, imgs: np.ndarray) -> np.ndarray:
+        """(B,h,w,c) uint8 -> (B * n_pos, D) float32 normalised, centred and whitened patches."""
+        p, s = self.patch_size, self.stride
+        win = np.lib.stride_tricks.sliding_window_view(imgs, (p, p), axis=(1, 2))[:, ::s, ::s]
+        # (B, n_h, n_w, c, p, p) -> rows ordered (row, column, channel) like the training patches
+        X = np.ascontiguousarray(win.transpose(0, 1, 2, 4, 5, 3), dtype=np.float32).reshape(-1, self.patch_dim_)
+        self._normalise(X)
+        X -= self.mean_
+        return X @ self.whitening_
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "centroids_"):
+            raise NotFittedError("KMeansFeatures is not trained yet: call fit(images) first")
+
+    @property
+    def patch_dim_(self) -> int:
+        return self.patch_size * self.patch_size * self.n_channels_
+
+    def _validate_state(self) -> None:
+        """Shape/dtype checks of loaded state (called by the store after loading a saved model)."""
+        self._check_params()
+        if self.n_channels_ not in (1, 3):
+            raise ValueError(f"n_channels_ must be 1 or 3, got {self.n_channels_}")
+        d, k = self.patch_dim_, self.n_centroids
+        check_array("mean_", self.mean_, dtype=np.float32, shape=(d,))
+        check_array("whitening_", self.whitening_, dtype=np.float32, shape=(d, d))
+        check_array("centroids_", self.centroids_, dtype=np.float32, shape=(k, d))
+        if self.n_features_out_ != 4 * k:
+            raise ValueError(f"n_features_out_ must be 4 x n_centroids = {4 * k}, got {self.n_features_out_}")
+
+    # --------------------------------------------------------------------- fit
+    def fit(self, X, y=None, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "KMeansFeatures":
+        """Learn the whitening and the K centroids from ``n_patches`` random patches of uint8 images ``X``."""
+        from sklearn.cluster import MiniBatchKMeans
+
+        self._check_params()
+        imgs = self._channels(X)
+        n, h, w, c = imgs.shape
+        p = self.patch_size
+        rng = check_random_state(self.random_state)
+        report(progress, 0.0, "sampling patches")
+        m = self.n_patches
+        idx = rng.randint(n, size=m)
+        ii = rng.randint(h - p + 1, size=m)
+        jj = rng.randint(w - p + 1, size=m)
+        off = np.arange(p)
+        P = imgs[idx[:, None, None], ii[:, None, None] + off[None, :, None], jj[:, None, None] + off[None, None, :]]
+        P = P.reshape(m, p * p * c).astype(np.float32)
+        check_stop(should_stop)
+        self._normalise(P)
+        report(progress, 0.05, "whitening")
+        mean = P.mean(axis=0, dtype=np.float64)
+        P -= mean.astype(np.float32)
+        if self.whiten_eps is None:
+            W = np.eye(P.shape[1])
+        else:
+            cov = (P.T.astype(np.float64) @ P.astype(np.float64)) / m
+            evals, evecs = np.linalg.eigh(cov)
+            W = (evecs / np.sqrt(np.maximum(evals, 0) + self.whiten_eps)) @ evecs.T
+        W = W.astype(np.float32)
+        P = P @ W
+        check_stop(should_stop)
+        k = self.n_centroids
+        if k > m:
+            raise ConfigError(f"KMeansFeatures: n_centroids ({k}) must not exceed n_patches ({m})")
+        km = MiniBatchKMeans(n_clusters=k, batch_size=self.kmeans_batch_size, max_iter=self.kmeans_max_iter,
+                             n_init=1, random_state=rng, compute_labels=False)
+        kp = sub_progress(progress, 0.1, 1.0, "k-means")
+        bs = self.kmeans_batch_size
+        n_batches = int(np.ceil(m / bs))
+        total = self.kmeans_max_iter * n_batches
+        step = 0
+        for _ in range(self.kmeans_max_iter):
+            order = rng.permutation(m)
+            for b in range(n_batches):
+                # the first call initialises (k-means++) and needs at least K patches
+                km.partial_fit(P[order[b * bs:(b + 1) * bs] if step else order[:max(bs, 3 * k)]])
+                step += 1
+                if step % 8 == 0:
+                    check_stop(should_stop)
+                    report(kp, step / total, "")
+        self.mean_ = mean.astype(np.float32)
+        self.whitening_ = W
+        self.centroids_ = km.cluster_centers_.astype(np.float32)
+        self.n_channels_ = int(c)
+        self.n_features_out_ = 4 * k
+        self.inertia_ = float(_inertia(P, self.centroids_))
+        report(progress, 1.0, "k-means")
+        return self
+
+    # --------------------------------------------------------------- transform
+    def transform(self, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
+        """Encode uint8 images (n,h,w) or (n,h,w,3) as (n, 4K) float32 pooled features."""
+        self._check_fitted()
+        imgs = self._channels(X, self.n_channels_)
+        n, h, w, _ = imgs.shape
+        grid = self._grid(h, w)
+        C = self.centroids_
+        k = C.shape[0]
+        ct = np.ascontiguousarray(-2.0 * C.T, dtype=np.float32)
+        cc = np.einsum("ij,ij->i", C, C).astype(np.float32)
+        out = np.zeros((n, 4, k), dtype=np.float32)
+        per_chunk = max(1, _CHUNK_PATCHES // grid.n_pos)
+        starts = list(range(0, n, per_chunk))
+        n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
+        stop = threading.Event()
+        block = int(np.clip(_BLOCK_BYTES // (4 * k), 16, 4096))
+        use_numba = _kernels.HAVE_NUMBA and getattr(self, "_use_numba", True)
+
+        def task(a: int) -> int:
+            if stop.is_set():
+                return 0
+            b = min(n, a + per_chunk)
+            self._encode_chunk(imgs[a:b], grid, ct, cc, out[a:b], block, use_numba)
+            return b - a
+
+        report(progress, 0.0, "encoding")
+        done = 0
+        with threadpool_limits(limits=1 if n_jobs > 1 else None, user_api="blas"):
+            results = Parallel(n_jobs=n_jobs, backend="threading", return_as="generator_unordered")(
+                delayed(task)(a) for a in starts)
+            try:
+                for done_now in results:
+                    done += done_now
+                    check_stop(should_stop)
+                    report(progress, done / n, "encoding")
+            except BaseException:
+                stop.set()  # queued chunks return at once; joblib's note about dropped tasks is expected
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    results.close()
+                raise
+        F = out.reshape(n, 4 * k)
+        if self.hellinger:
+            np.sqrt(F, out=F)
+        return F
+
+    def _encode_chunk(self, imgs, grid: _Grid, ct, cc, out, block: int, use_numba: bool) -> None:
+        X = self._patches(imgs)
+        xx = np.einsum("ij,ij->i", X, X)
+        buf = np.empty((block, ct.shape[1]), dtype=np.float32)
+        if use_numba:
+            kern = _kernels.triangle_pool if self.encoder == "triangle" else _kernels.hard_pool
+        for r0 in range(0, X.shape[0], block):
+            r1 = min(X.shape[0], r0 + block)
+            G = np.matmul(X[r0:r1], ct, out=buf[: r1 - r0])
+            args = (G, xx[r0:r1], cc, r0, grid.n_pos, grid.n_w, grid.half_h, grid.half_w, out)
+            if use_numba:
+                kern(*args)
+            else:
+                _kernels.numpy_pool(*args, encoder=self.encoder)
+
+    def distance_gemm_seconds(self, X, *, repeat: int = 1) -> tuple[float, float]:
+        """Time the encoder and its distance GEMM alone on the same images, same chunks and threads.
+
+        Returns ``(encode_seconds, gemm_seconds)``: the first is :meth:`transform`; the second runs only
+        the ``(block x D) @ (D x K)`` products of every block, on patches prepared beforehand (not timed).
+        Their ratio says how close the encoder is to the cost of its GEMM (benchmark ``gemm_ratio``).
+        """
+        import time
+
+        self._check_fitted()
+        imgs = self._channels(X, self.n_channels_)
+        n, h, w, _ = imgs.shape
+        grid = self._grid(h, w)
+        k = self.centroids_.shape[0]
+        ct = np.ascontiguousarray(-2.0 * self.centroids_.T, dtype=np.float32)
+        per_chunk = max(1, _CHUNK_PATCHES // grid.n_pos)
+        starts = list(range(0, n, per_chunk))
+        n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
+        block = int(np.clip(_BLOCK_BYTES // (4 * k), 16, 4096))
+        patches = [self._patches(imgs[a:a + per_chunk]) for a in starts]
+
+        def gemm(X):
+            buf = np.empty((block, k), dtype=np.float32)
+            for r0 in range(0, X.shape[0], block):
+                r1 = min(X.shape[0], r0 + block)
+                np.matmul(X[r0:r1], ct, out=buf[: r1 - r0])
+
+        best_enc = best_gemm = np.inf
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            self.transform(X)
+            best_enc = min(best_enc, time.perf_counter() - t0)
+            with threadpool_limits(limits=1 if n_jobs > 1 else None, user_api="blas"):
+                t0 = time.perf_counter()
+                Parallel(n_jobs=n_jobs, backend="threading")(delayed(gemm)(P) for P in patches)
+                best_gemm = min(best_gemm, time.perf_counter() - t0)
+        return best_enc, best_gemm
+
+
+def _inertia(P: np.ndarray, C: np.ndarray, block: int = 8192) -> float:
+    """Mean squared distance of the rows of P (m, D) to their nearest centroid in C (K, D)."""
+    cc = np.einsum("ij,ij->i", C, C)
+    total = 0.0
+    for a in range(0, P.shape[0], block):
+        X = P[a:a + block]
+        d = X @ (-2.0 * C.T) + cc
+        total += float(np.maximum(d.min(axis=1) + np.einsum("ij,ij->i", X, X), 0).sum())
+    return total / P.shape[0]
