@@ -13,6 +13,8 @@ FEATURE_MAPS: dict[str, str] = {
     "kmeans": "classmap_gui.core.features.kmeans:KMeansFeatures",
     "hog": "classmap_gui.core.features.hog:HOGFeatures",
     "pixels": "classmap_gui.core.features.pixels:PixelFeatures",
+    "rff": "classmap_gui.core.features.random_features:RandomFourierFeatures",
+    "cnn": "classmap_gui.core.features.random_cnn:RandomCNNFeatures",
 }
 
 

@@ -152,3 +152,35 @@ def test_bad_settings_are_config_errors():
         CompressiveClassifier(priors="flat").fit(X, y)
     with pytest.raises(ConfigError):
         CompressiveClassifier(map="wavelets").fit(X, y)
+
+
+def test_bank_interface_and_store_round_trip(tmp_path):
+    from classmap_gui.core.classify import make_bank
+    from classmap_gui.core.store import dump_estimator, load_estimator
+
+    X, y = _blobs(120, C=2)
+    bank = make_bank("compressive", sketch="rff", m=32, sigma=2.0).fit(X, y)
+    S = bank.decision_function(X)
+    assert S.shape == (120, 2) and S.dtype == np.float32  # (n, C) even for two classes
+    sub = bank.decision_function_subset(X[:5], np.array([[1], [0], [1], [0], [1]]))
+    np.testing.assert_allclose(sub[:, 0], S[np.arange(5), [1, 0, 1, 0, 1]], rtol=1e-5)
+    assert bank.n_classifiers_ == 2 and bank.n_evaluations_ == 120 * 2 + 5
+    arrays = {}
+    spec = dump_estimator(bank, arrays, "classifier")
+    back = load_estimator(spec, arrays)
+    np.testing.assert_array_equal(back.decision_function(X), S)
+    back.add_class(2, X[:10] + 3)
+    assert back.n_classifiers_ == 3
+
+
+def test_random_cnn_map_stores_and_reloads():
+    from classmap_gui.core.features import make_features
+    from classmap_gui.core.store import dump_estimator, load_estimator
+
+    imgs = np.random.default_rng(0).integers(0, 256, (12, 16, 16), dtype=np.uint8)
+    cnn = make_features("cnn", m=40, random_state=1).fit(imgs)
+    F = cnn.transform(imgs)
+    assert F.shape == (12, 40) and F.dtype == np.float32 and np.all(np.isfinite(F))
+    arrays = {}
+    back = load_estimator(dump_estimator(cnn, arrays, "features"), arrays)
+    np.testing.assert_array_equal(back.transform(imgs), F)
