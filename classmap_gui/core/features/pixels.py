@@ -1,0 +1,137 @@
+"""Raw pixels as features: the simplest baseline, and the input of the random-feature maps.
+
+Images are resized (OpenCV ``INTER_AREA``), optionally made grey, scaled to [0, 1] and flattened;
+optionally each feature is standardised with the mean and spread learned in ``fit``
+(``sklearn.preprocessing.StandardScaler``'s arithmetic, kept as float32 arrays).
+
+Resizing stacks up to 512 images as the channels of one picture so one ``cv2.resize`` call does a
+whole chunk, instead of a Python loop of one call per image; where OpenCV's ``INTER_AREA`` refuses
+more than 4 channels (non-integer ratios) it takes 4 planes per call.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from ..errors import ConfigError, DataError, NotFittedError
+from ..progress import ProgressFn, StopFn, check_stop, report
+
+_CV_MAX_CHANNELS = 512  # OpenCV's CV_CN_MAX
+
+
+def resize_batch(images: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Resize uint8 ``(n, h, w)`` or ``(n, h, w, c)`` images to ``size`` (h, w) with ``INTER_AREA``
+    (``INTER_LINEAR`` when enlarging); same dtype and layout out. Chunks of 512 planes per OpenCV call."""
+    import cv2
+
+    n, h, w = images.shape[:3]
+    th, tw = int(size[0]), int(size[1])
+    if (h, w) == (th, tw):
+        return images
+    interp = cv2.INTER_AREA if th <= h and tw <= w else cv2.INTER_LINEAR
+    rest = images.shape[3:]
+    planes = images.reshape(n, h, w, -1).transpose(1, 2, 0, 3).reshape(h, w, -1)  # (h, w, n*c)
+    total = planes.shape[2]
+    out = np.empty((th, tw, total), images.dtype)
+    step = _CV_MAX_CHANNELS
+    a = 0
+    while a < total:
+        b = min(total, a + step)
+        try:
+            r = cv2.resize(np.ascontiguousarray(planes[:, :, a:b]), (tw, th), interpolation=interp)
+        except cv2.error:
+            if step == 4:
+                raise
+            step = 4  # INTER_AREA at some ratios and channel counts only takes up to 4 channels
+            continue
+        out[:, :, a:b] = r.reshape(th, tw, b - a)
+        a = b
+    return np.ascontiguousarray(out.reshape(th, tw, n, -1).transpose(2, 0, 1, 3).reshape((n, th, tw) + rest))
+
+
+class PixelFeatures(TransformerMixin, BaseEstimator):
+    """Pixels as features: uint8 ``(n, h, w)`` or ``(n, h, w, 3)`` -> ``(n, D)`` float32 in [0, 1].
+
+    Parameters
+    ----------
+    size : (h, w) to resize to first, or None to keep the images' size.
+    grey : convert colour images to grey (BT.601, as OpenCV) before flattening.
+    standardize : subtract each feature's training mean and divide by its training standard deviation
+        (a feature constant in training is only centred).
+
+    ``D = h * w`` (times 3 for colour kept). ``fit`` records ``image_shape_`` (the shape of one image
+    after resizing and colour conversion), ``n_features_out_``, and with ``standardize`` the float32
+    arrays ``mean_`` and ``scale_`` (D,).
+    """
+
+    def __init__(self, size: tuple[int, int] | list[int] | None = None, grey: bool = False, standardize: bool = False):
+        self.size = size
+        self.grey = grey
+        self.standardize = standardize
+
+    def _prepare(self, X) -> np.ndarray:
+        X = np.asarray(X)
+        if X.dtype != np.uint8:
+            raise DataError(f"pixel features need uint8 images, got {X.dtype}")
+        if X.ndim not in (3, 4) or (X.ndim == 4 and X.shape[3] != 3):
+            raise DataError(f"pixel features need images (n, h, w) or (n, h, w, 3), got shape {X.shape}")
+        if self.size is not None:
+            if len(self.size) != 2 or min(int(v) for v in self.size) < 1:
+                raise ConfigError(f"pixel features size must be (height, width), got {self.size!r}")
+            X = resize_batch(X, (int(self.size[0]), int(self.size[1])))
+        if self.grey and X.ndim == 4 and len(X):
+            import cv2
+
+            n, h, w = X.shape[:3]
+            X = cv2.cvtColor(np.ascontiguousarray(X).reshape(n * h, w, 3), cv2.COLOR_RGB2GRAY).reshape(n, h, w)
+        elif self.grey and X.ndim == 4:
+            X = X[..., 0]
+        return X
+
+    def fit(self, X, y=None, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "PixelFeatures":
+        """Record the image shape; with ``standardize``, learn per-feature mean and spread."""
+        P = self._prepare(X)
+        self.image_shape_ = [int(v) for v in P.shape[1:]]
+        self.n_features_out_ = int(np.prod(self.image_shape_))
+        if self.standardize:
+            if len(P) == 0:
+                raise DataError("pixel features: standardize needs at least one training image")
+            mean = np.zeros(self.n_features_out_, np.float64)
+            sq = np.zeros(self.n_features_out_, np.float64)
+            step = 4096
+            for a in range(0, len(P), step):  # chunks keep the float copy small
+                check_stop(should_stop)
+                F = P[a:a + step].reshape(min(step, len(P) - a), -1).astype(np.float64) / 255.0
+                mean += F.sum(0)
+                sq += (F * F).sum(0)
+                report(progress, min(1.0, (a + step) / len(P)), "pixel statistics")
+            mean /= len(P)
+            var = np.maximum(sq / len(P) - mean * mean, 0.0)
+            std = np.sqrt(var)
+            std[std < 1e-8] = 1.0
+            self.mean_ = mean.astype(np.float32)
+            self.scale_ = std.astype(np.float32)
+        report(progress, 1.0, "pixel features")
+        return self
+
+    def transform(self, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
+        """Pixels ``(n, D)`` float32: values in [0, 1], or standardised when so fitted."""
+        if self.standardize and not hasattr(self, "mean_"):
+            raise NotFittedError("PixelFeatures(standardize=True) must be fitted before transform")
+        check_stop(should_stop)
+        P = self._prepare(X)
+        if hasattr(self, "image_shape_") and list(P.shape[1:]) != list(self.image_shape_):
+            raise DataError(f"pixel features were fitted on images of shape {tuple(self.image_shape_)}, "
+                            f"got {tuple(P.shape[1:])}; set size= or bring the images to that size")
+        out = P.reshape(len(P), -1).astype(np.float32)
+        out *= np.float32(1.0 / 255.0)
+        if self.standardize:
+            out -= self.mean_
+            out /= self.scale_
+        report(progress, 1.0, "pixel features")
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = bool(self.standardize)
+        return tags
