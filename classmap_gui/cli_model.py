@@ -1,8 +1,172 @@
-"""``classmap train | eval | predict | add-class``: model commands of the CLI."""
+"""``classmap train | eval | predict | add-class``: model commands of the CLI.
+
+``--set key=value`` (repeatable, or comma-separated) sets feature map parameters; a ``bank.`` prefix
+sets classifier bank parameters (``--set bank.C=0.1``) and a ``classmap.`` prefix ClassMap ones.
+``--classmap [key=value,...]`` turns ClassMap on (with its defaults when no value is given).
+"""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from .core.errors import ConfigError
+
+
+def _cli():
+    from . import cli  # late: cli imports this module while building its parser
+
+    return cli
+
+
+def split_sets(items: list[str] | None) -> tuple[dict, dict, dict]:
+    """``--set`` items -> (feature params, bank params, classmap params) by key prefix."""
+    feats, bank, cmap = {}, {}, {}
+    for key, value in _cli().parse_sets(items).items():
+        if key.startswith("bank."):
+            bank[key[5:]] = value
+        elif key.startswith("classmap."):
+            cmap[key[9:]] = value
+        elif key.startswith("features."):
+            feats[key[9:]] = value
+        else:
+            feats[key] = value
+    return feats, bank, cmap
+
+
+def parse_classmap(value: str | None) -> dict | None:
+    """``--classmap`` value -> ClassMap parameters (None: option absent, ``{}``: defaults)."""
+    if value is None:
+        return None
+    return _cli().parse_sets([value]) if value.strip() else {}
+
+
+def parse_size(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        parts = [int(v) for v in value.lower().replace("×", "x").split("x")]
+    except ValueError:
+        raise ConfigError(f"--size expects HxW (e.g. 32x32), got {value!r}") from None
+    if len(parts) == 1:
+        parts = parts * 2
+    if len(parts) != 2 or min(parts) < 4 or max(parts) > 4096:
+        raise ConfigError(f"--size expects HxW with sides between 4 and 4096, got {value!r}")
+    return parts[0], parts[1]
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .core.data import load_dataset
+    from .core.training import TrainConfig, train
+
+    cli = _cli()
+    feats, bank, cmap = split_sets(args.set)
+    classmap = parse_classmap(args.classmap)
+    if cmap:
+        classmap = {**(classmap or {}), **cmap}
+    out = Path(args.out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; give a folder name for the model")
+    config = TrainConfig(features=args.features, features_params=feats, bank=args.bank, bank_params=bank,
+                         classmap=classmap, test_fraction=args.test_fraction, seed=args.seed)
+    bar = cli.ProgressBar()
+    try:
+        data = load_dataset(args.data, size=parse_size(args.size), grey=not args.colour, progress=bar)
+        if data.skipped:
+            bar.close()
+            print(f"skipped {len(data.skipped)} unreadable file(s), e.g. {data.skipped[0][0]}: {data.skipped[0][1]}")
+        result = train(data, config, progress=bar)
+    finally:
+        bar.close()
+    path = result.recogniser.save(out)
+    rep = result.report
+    summary = {"data": data.name or str(args.data), "images": result.sizes, "classes": data.n_classes,
+               f"{result.report_on}_accuracy": rep.accuracy, "report": rep.to_dict(include_confusion=False),
+               "train_seconds": result.timings, "model": str(path)}
+    text = (f"trained on {result.sizes['train']} images of {data.n_classes} classes "
+            f"({data.name or args.data}) in {sum(result.timings.values()):.1f}s\n"
+            f"{result.report_on} {rep.summary()}\nmodel saved to {path}")
+    cli.emit(summary, args.json, text)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .core.data import load_dataset
+    from .core.recogniser import Recogniser
+    from .core.training import evaluate
+
+    cli = _cli()
+    if args.top < 1:
+        raise ConfigError(f"--top must be at least 1, got {args.top}")
+    model = Recogniser.load(args.model)
+    bar = cli.ProgressBar()
+    try:
+        data = load_dataset(args.data, size=model.image_size, grey=model.grey, progress=bar)
+        if data.image_size != model.image_size or data.is_color == model.grey:
+            data.images = model.prepare(data.images)
+        rep = evaluate(model, data, top=args.top, progress=bar)
+    finally:
+        bar.close()
+    cli.emit({"model": str(args.model), "data": data.name or str(args.data), **rep.to_dict()}, args.json,
+             f"{args.model} on {data.name or args.data}: {rep.summary()}")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from .core.data import read_image
+    from .core.recogniser import Recogniser
+
+    cli = _cli()
+    if args.top < 1:
+        raise ConfigError(f"--top must be at least 1, got {args.top}")
+    model = Recogniser.load(args.model)
+    images = [read_image(p, size=None, grey=model.grey) for p in args.images]  # DataError names a bad file
+    pred = model.predict(images, top=args.top)
+    names = model.class_names
+    rows = []
+    for path, cls_row, score_row, ev in zip(args.images, pred.top_classes, pred.top_scores, pred.evaluations):
+        rows.append({"image": path, "label": names[cls_row[0]],
+                     "top": [{"class": names[c], "score": float(s)} for c, s in zip(cls_row, score_row)],
+                     "evaluations": int(ev)})
+    text = "\n".join(f"{r['image']}: {r['label']}   (" + ", ".join(f"{t['class']} {t['score']:.3f}" for t in r["top"])
+                     + ")" for r in rows)
+    cli.emit({"predictions": rows, "timings": pred.timings}, args.json, text)
+    return 0
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the model sub-commands on the ``classmap`` parser."""
+    from .core.classify import bank_names
+    from .core.features.base import FEATURE_MAPS
+
+    s = sub.add_parser("train", help="train a recogniser on a data set and save it",
+                       description="Train a recogniser: feature map + classifier bank (+ ClassMap). "
+                                   "--set key=value sets feature map parameters; prefix bank. or classmap. "
+                                   "for those (e.g. --set n_centroids=800 --set bank.C=0.1).")
+    s.add_argument("--data", required=True, help="a built-in data set name (see `classmap datasets`) or a folder "
+                                                 "with one sub-folder of images per class")
+    s.add_argument("--features", default="kmeans", choices=sorted(FEATURE_MAPS), help="feature map (default kmeans)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter, repeatable")
+    s.add_argument("--bank", default="ova-liblinear", choices=bank_names(), help="classifier bank (default ova-liblinear)")
+    s.add_argument("--classmap", nargs="?", const="", default=None, metavar="KEY=VALUE,...",
+                   help="use ClassMap filter-and-refine (e.g. --classmap d=45,p=40)")
+    s.add_argument("--test-fraction", type=float, default=0.2, help="part of each class held out for testing (0.2)")
+    s.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    s.add_argument("--size", help="image size HxW for folder data (default 64x64)")
+    s.add_argument("--colour", "--color", action="store_true", help="keep colour (folder data)")
+    s.add_argument("--out", required=True, help="folder to save the model in")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
+    s.set_defaults(func=cmd_train)
+
+    s = sub.add_parser("eval", help="evaluate a saved model on a labelled data set")
+    s.add_argument("model", help="a model folder saved by `classmap train`")
+    s.add_argument("--data", required=True, help="built-in data set name or folder of class sub-folders")
+    s.add_argument("--top", type=int, default=5, help="also report top-N accuracy (5)")
+    s.add_argument("--json", action="store_true", help="print JSON (with the confusion matrix)")
+    s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("predict", help="classify image files with a saved model")
+    s.add_argument("model", help="a model folder saved by `classmap train`")
+    s.add_argument("images", nargs="+", metavar="IMAGE", help="image files")
+    s.add_argument("--top", type=int, default=5, help="candidates to list per image (5)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_predict)

@@ -17,12 +17,14 @@ Trainers:
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import scipy.linalg
 from joblib import Parallel, delayed
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, LinearSVC
 
 from ..errors import ConfigError, DataError, NotFittedError
@@ -71,7 +73,10 @@ def fit_parallel(fn, X, targets_of, n_tasks: int, params: dict, n_jobs, progress
     workers = effective_jobs(n_jobs)
     batch = max(1, 2 * workers)
     out: list = []
-    with Parallel(n_jobs=workers, prefer="threads") as par:
+    # liblinear stopping at max_iter still gives a usable classifier; its warning, once per class,
+    # would only flood the terminal (raise max_iter for a tighter optimum).
+    with warnings.catch_warnings(), Parallel(n_jobs=workers, prefer="threads") as par:
+        warnings.simplefilter("ignore", ConvergenceWarning)
         for s in range(0, n_tasks, batch):
             check_stop(should_stop)
             e = min(n_tasks, s + batch)
@@ -188,7 +193,8 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
         if self.trainer == "liblinear":
             params = dict(C=self.C, tol=self.tol, max_iter=self.max_iter, class_weight=self.class_weight,
                           random_state=self.random_state)
-            res = fit_parallel(_fit_linear_svc, X, lambda c: y_idx == c, C, params, self.n_jobs, progress,
+            X64 = X.astype(np.float64)  # liblinear works in float64: convert once, not once per class
+            res = fit_parallel(_fit_linear_svc, X64, lambda c: y_idx == c, C, params, self.n_jobs, progress,
                                should_stop, "one-vs-all: liblinear")
             self.coef_ = np.ascontiguousarray(np.stack([r[0] for r in res]), dtype=np.float32)
             self.intercept_ = np.array([r[1] for r in res], np.float32)
@@ -216,7 +222,7 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
                 raise ConfigError(f"rbf bank: gamma must be 'scale', 'auto' or a number, not {self.gamma!r}") from None
         params = dict(C=self.C, gamma=gamma, tol=max(self.tol, 1e-3), max_iter=-1,
                       class_weight=self.class_weight, random_state=self.random_state)
-        res = fit_parallel(_fit_svc, X, lambda c: y_idx == c, C, params, self.n_jobs, progress, should_stop,
+        res = fit_parallel(_fit_svc, X.astype(np.float64), lambda c: y_idx == c, C, params, self.n_jobs, progress, should_stop,
                            "one-vs-all: rbf SVM")
         sv_index = np.unique(np.concatenate([r[0] for r in res]))
         dual = np.zeros((C, len(sv_index)), np.float32)

@@ -1,0 +1,251 @@
+"""`Recogniser`: the one object that turns images into class predictions (GUI, CLI, export, benchmarks).
+
+feature map (images -> ``(n, D) float32``) + classifier bank (``(n, D)`` -> scores of C classes) and,
+optionally, a ClassMap that replaces brute-force scoring by filter-and-refine. ``predict`` reports
+what it cost: binary classifier evaluations per query and the time of each stage.
+
+Saved as a folder (see :mod:`classmap_gui.core.store`): ``model.json`` with the structure and
+``arrays.npz`` with the numbers; no pickles, every shape and dtype checked on load.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import ConfigError, DataError, ModelFormatError, NotFittedError
+from .progress import ProgressFn, StopFn, check_stop, report
+from .store import dump_estimator, load_bundle, load_estimator, save_bundle
+
+MODEL_FORMAT = "classmap-model"
+MODEL_VERSION = 1
+MODEL_JSON = "model.json"
+#: rows scored at a time so that the (rows, C) score matrix stays small
+SCORE_CHUNK = 4096
+
+
+@dataclass
+class Prediction:
+    """What :meth:`Recogniser.predict` returns for ``n`` images.
+
+    labels: ``(n,) int64`` best class per image (index into ``class_names``).
+    top_classes: ``(n, top) int64`` best classes, best first; top_scores: ``(n, top) float32`` their scores.
+    evaluations: ``(n,) int64`` binary classifier evaluations spent on each image.
+    timings: seconds per stage: ``"features"`` then ``"classify"`` (brute force) or the ClassMap's
+    stages (``"embedding+filter"``, ``"refine"``), and ``"total"``.
+    """
+
+    labels: np.ndarray
+    top_classes: np.ndarray
+    top_scores: np.ndarray
+    evaluations: np.ndarray
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+class Recogniser:
+    """Feature map + classifier bank (+ optional ClassMap), with the images' size and colour.
+
+    ``features``: fitted transformer, uint8 images -> ``(n, D) float32``. ``classifier``: fitted bank
+    whose ``classes_`` are ``0..C-1`` (indices into ``class_names``). ``classmap``: fitted object with
+    ``predict(bank, X, top=) -> result(labels, top_classes, top_scores, evaluations, timings)`` or None.
+    ``image_size``: ``(h, w)`` every image is brought to; ``grey``: whether the model reads grey images.
+    ``metadata``: free JSON (training settings, data set, test accuracy) saved with the model.
+    """
+
+    def __init__(self, features: Any, classifier: Any, classmap: Any = None, class_names: Sequence[str] = (),
+                 image_size: tuple[int, int] = (64, 64), grey: bool = True, metadata: dict | None = None):
+        self.features = features
+        self.classifier = classifier
+        self.classmap = classmap
+        self.class_names = [str(c) for c in class_names]
+        self.image_size = (int(image_size[0]), int(image_size[1]))
+        self.grey = bool(grey)
+        self.metadata = dict(metadata or {})
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.class_names)
+
+    @property
+    def brute_force_evaluations(self) -> int:
+        """Binary classifier evaluations a brute-force query costs (C for one-vs-all, C(C−1)/2 all-pairs)."""
+        return int(getattr(self.classifier, "n_classifiers_", self.n_classes))
+
+    # ------------------------------------------------------------ input
+    def prepare(self, images: Any) -> np.ndarray:
+        """Bring images to the model's size and colour: ``(n, h, w)`` or ``(n, h, w, 3)`` uint8.
+
+        ``images``: one image ``(h, w)``/``(h, w, 3)``, an array of them, or a list of differently
+        sized ones. Colour is taken to be RGB.
+        """
+        import cv2
+
+        from .data.folder import fit_size
+
+        want = (*self.image_size,) if self.grey else (*self.image_size, 3)
+        if isinstance(images, np.ndarray):
+            if images.ndim == 2 or (images.ndim == 3 and images.shape[2] in (3, 4) and images.shape[1:] != want):
+                images = images[None]  # one image (h, w) or (h, w, 3|4)
+            elif images.dtype == np.uint8 and images.shape[1:] == want:
+                return np.ascontiguousarray(images)  # already the model's size and colour: no copy per image
+        seq = list(images) if not isinstance(images, np.ndarray) else images
+        out = []
+        for img in seq:  # one resize per image: sizes may differ
+            img = np.asarray(img)
+            if img.dtype != np.uint8:
+                raise DataError(f"images must be uint8, got {img.dtype}")
+            if img.ndim == 3 and img.shape[2] == 4:
+                img = cv2.cvtColor(img, cv2.COLOR_RGBA2RGB)
+            if img.ndim == 3 and img.shape[2] == 1:
+                img = img[:, :, 0]
+            if img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[2] != 3) or min(img.shape[:2]) < 1:
+                raise DataError(f"not an image: array of shape {img.shape}")
+            if self.grey and img.ndim == 3:
+                img = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
+            elif not self.grey and img.ndim == 2:
+                img = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
+            out.append(np.ascontiguousarray(fit_size(img, self.image_size)))
+        if not out:
+            shape = (0, *self.image_size) if self.grey else (0, *self.image_size, 3)
+            return np.zeros(shape, np.uint8)
+        return np.stack(out)
+
+    def transform(self, images: Any, *, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
+        """Features of (prepared) images, ``(n, D) float32``."""
+        return np.asarray(self.features.transform(self.prepare(images), progress=progress, should_stop=should_stop),
+                          dtype=np.float32)
+
+    # ------------------------------------------------------------ prediction
+    def predict(self, images: Any, top: int = 5, *, progress: ProgressFn = None,
+                should_stop: StopFn = None) -> Prediction:
+        """Classify images; ``top`` best candidates per image with scores, cost and stage timings."""
+        t0 = time.perf_counter()
+        X = self.transform(images, progress=progress, should_stop=should_stop)
+        t1 = time.perf_counter()
+        pred = self.predict_features(X, top=top, should_stop=should_stop)
+        pred.timings = {"features": t1 - t0, **pred.timings}
+        pred.timings["total"] = time.perf_counter() - t0
+        return pred
+
+    def predict_features(self, X: np.ndarray, top: int = 5, *, should_stop: StopFn = None) -> Prediction:
+        """Classify feature rows ``X (n, D) float32`` (features already computed)."""
+        from .classify.banks import top_k
+
+        if self.classifier is None or not hasattr(self.classifier, "classes_"):
+            raise NotFittedError("the recogniser has no trained classifier")
+        top = max(1, min(int(top), self.n_classes))
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        n = len(X)
+        if self.classmap is not None:
+            t0 = time.perf_counter()
+            res = self.classmap.predict(self.classifier, X, top=top)
+            timings = {k: float(v) for k, v in dict(getattr(res, "timings", {}) or {}).items()}
+            if not timings:
+                timings = {"classmap": time.perf_counter() - t0}
+            return Prediction(np.asarray(res.labels, np.int64), np.asarray(res.top_classes, np.int64),
+                              np.asarray(res.top_scores, np.float32), np.asarray(res.evaluations, np.int64),
+                              timings)
+        labels = np.empty(n, np.int64)
+        top_classes = np.empty((n, top), np.int64)
+        top_scores = np.empty((n, top), np.float32)
+        evaluations = np.empty(n, np.int64)
+        t0 = time.perf_counter()
+        for s in range(0, n, SCORE_CHUNK):
+            check_stop(should_stop)
+            e = min(n, s + SCORE_CHUNK)
+            before = getattr(self.classifier, "n_evaluations_", 0)
+            scores = self.classifier.decision_function(X[s:e])
+            used = getattr(self.classifier, "n_evaluations_", 0) - before
+            idx, vals = top_k(scores, top)
+            top_classes[s:e], top_scores[s:e] = idx, vals
+            labels[s:e] = idx[:, 0]
+            evaluations[s:e] = used // max(1, e - s) if used else self.brute_force_evaluations
+        return Prediction(labels, top_classes, top_scores, evaluations, {"classify": time.perf_counter() - t0})
+
+    # ------------------------------------------------------------ store
+    def save(self, path: str | Path) -> Path:
+        """Save as a model folder (``model.json`` + ``arrays.npz``), atomically; returns the folder."""
+        arrays: dict[str, np.ndarray] = {}
+        doc = {
+            "format": MODEL_FORMAT,
+            "version": MODEL_VERSION,
+            "software": _software(),
+            "class_names": self.class_names,
+            "image_size": list(self.image_size),
+            "grey": self.grey,
+            "features": dump_estimator(self.features, arrays, "features"),
+            "classifier": dump_estimator(self.classifier, arrays, "classifier"),
+            "classmap": None if self.classmap is None else dump_estimator(self.classmap, arrays, "classmap"),
+            "metadata": _json_clean(self.metadata),
+        }
+        return save_bundle(path, MODEL_JSON, doc, arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Recogniser":
+        """Load a model folder saved by :meth:`save`; :class:`ModelFormatError` when it is not safe or not right."""
+        doc, arrays = load_bundle(path, MODEL_JSON, MODEL_FORMAT, MODEL_VERSION)
+        where = str(path)
+        names = doc.get("class_names")
+        if not isinstance(names, list) or len(names) < 2 or not all(isinstance(c, str) for c in names):
+            raise ModelFormatError(f"{where}: class_names must be a list of at least 2 names")
+        size = doc.get("image_size")
+        if not (isinstance(size, list) and len(size) == 2 and all(isinstance(s, int) and not isinstance(s, bool)
+                                                                  and 1 <= s <= 8192 for s in size)):
+            raise ModelFormatError(f"{where}: image_size must be two positive integers, got {size!r}")
+        grey = doc.get("grey")
+        if not isinstance(grey, bool):
+            raise ModelFormatError(f"{where}: grey must be true or false")
+        metadata = doc.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise ModelFormatError(f"{where}: metadata must be an object")
+        features = load_estimator(doc.get("features"), arrays, where=f"{where}: features")
+        classifier = load_estimator(doc.get("classifier"), arrays, where=f"{where}: classifier")
+        classmap = None if doc.get("classmap") is None else \
+            load_estimator(doc["classmap"], arrays, where=f"{where}: classmap")
+        rec = cls(features, classifier, classmap, names, tuple(size), grey, metadata)
+        rec._check_consistent(where)
+        return rec
+
+    def _check_consistent(self, where: str) -> None:
+        """Components fit together: class count, feature width (checked on one blank image)."""
+        classes = getattr(self.classifier, "classes_", None)
+        if classes is None or not np.array_equal(np.asarray(classes), np.arange(self.n_classes)):
+            raise ModelFormatError(f"{where}: the classifier's classes do not match the {self.n_classes} class names")
+        blank = np.zeros((1, *self.image_size) if self.grey else (1, *self.image_size, 3), np.uint8)
+        try:
+            width = self.features.transform(blank).shape[1]
+        except Exception as exc:  # any failure here means the saved feature map is unusable
+            raise ModelFormatError(f"{where}: the feature map cannot process {self.image_size} images: {exc}") from None
+        want = getattr(self.classifier, "n_features_in_", width)
+        if width != want:
+            raise ModelFormatError(f"{where}: the feature map gives {width} features, the classifier expects {want}")
+
+
+def _software() -> str:
+    try:
+        from importlib.metadata import version
+
+        return f"classmap-studio {version('classmap-studio')}"
+    except Exception:  # not installed (run from a checkout)
+        return "classmap-studio"
+
+
+def _json_clean(value: Any) -> Any:
+    """Metadata as plain JSON values (numpy scalars/arrays to Python); ConfigError for anything else."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_json_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_clean(v) for k, v in value.items()}
+    raise ConfigError(f"model metadata: values of type {type(value).__name__} cannot be saved")
