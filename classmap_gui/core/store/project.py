@@ -1,0 +1,410 @@
+"""Project files: the image set, captures, settings and the trained recogniser, kept safely.
+
+A project is a folder, or the same folder zipped into one ``.cmproj`` file::
+
+    project.json                  format name + version, class names, image size, the image
+                                  list (file, label) in order, settings (JSON); written last
+    images/0000-<class>/000000.png  one lossless PNG per image, a sub-folder per class
+    captures/...                  webcam captures as they were taken (kept verbatim)
+    model/                        the recogniser, saved by ``Recogniser.save`` (JSON + .npz)
+
+Safety: only JSON and PNG/``.npz`` (``allow_pickle=False``) are read; every name, size and
+label is validated; archive members cannot escape their folder (:mod:`.archive`). A corrupt,
+foreign or newer-version project is a :class:`ModelFormatError` and nothing is overwritten.
+
+Atomic saves: a folder project is written complete into a hidden sibling folder (each file
+fsynced, ``project.json`` last) and then swapped in with two renames; if the process dies
+between the renames, :func:`load_project` finds the previous complete version and restores
+it. An archive is written to a temporary file and renamed over the target.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..data.imageset import ImageSet
+from ..errors import ConfigError, DataError, ModelFormatError
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from .archive import MAX_TOTAL_BYTES, extract_archive, write_archive
+from .format import _fsync_dir
+
+FORMAT = "classmap-studio-project"
+VERSION = 1
+MANIFEST = "project.json"
+ARCHIVE_SUFFIX = ".cmproj"
+TOP_LEVEL = (MANIFEST, "images", "captures", "model")
+MAX_MANIFEST_BYTES = 256 * 1024 * 1024
+MAX_SIDE = 4096
+_IMAGE_PATH = re.compile(r"images/[0-9]{4,6}-[A-Za-z0-9_. -]{1,64}/[0-9]{6,9}\.png")
+_PNG_SIG = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass
+class Project:
+    """An open project.
+
+    imageset: the labelled images (uint8, one size); recogniser: a trained ``Recogniser`` or None;
+    settings: any JSON-able dict (training settings, UI state); captures_dir: a folder of
+    captures saved with the project (for a folder project, ``<project>/captures``).
+    """
+
+    imageset: ImageSet
+    recogniser: Any = None
+    settings: dict = field(default_factory=dict)
+    captures_dir: Path | None = None
+    path: Path | None = None
+
+
+def is_archive(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ARCHIVE_SUFFIX
+
+
+def class_dir_name(index: int, name: str) -> str:
+    """The folder of class ``index``: its number (keeps names unique) and a filesystem-safe name."""
+    safe = "".join(ch if ch.isalnum() and ch.isascii() or ch in "-_. " else "_" for ch in name).strip(" .")[:48]
+    return f"{index:04d}-{safe or 'class'}"
+
+
+# ---------------------------------------------------------------- saving
+
+def save_project(project: Project, path: str | Path, *, progress: ProgressFn = None,
+                 should_stop: StopFn = None) -> Path:
+    """Save ``project`` to ``path`` (a folder, or one file when it ends in ``.cmproj``), atomically.
+
+    An existing project at ``path`` is replaced only once the new one is complete; anything
+    else there (a foreign file, a non-empty folder that is not a project) is refused with
+    :class:`ConfigError`. Returns the path written.
+    """
+    path = Path(path).expanduser().absolute()
+    _check_target(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(path)
+    captures = project.captures_dir
+    if captures is None and path.is_dir() and (path / "captures").is_dir():
+        captures = path / "captures"
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-{os.getpid()}-", dir=str(path.parent)))
+    try:
+        _write_folder(project, tmp, captures, sub_progress(progress, 0.0, 0.85 if is_archive(path) else 0.97),
+                      should_stop)
+        check_stop(should_stop)
+        if is_archive(path):
+            write_archive(tmp, path, progress=sub_progress(progress, 0.85, 1.0), should_stop=should_stop,
+                          last=MANIFEST)
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            _swap_in(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    report(progress, 1.0, "saved")
+    return path
+
+
+def _check_target(path: Path) -> None:
+    if is_archive(path):
+        if path.is_dir():
+            raise ConfigError(f"{path} is a folder; a .cmproj project is a single file. Choose another name.")
+        if path.exists() and not _looks_like_archive(path):
+            raise ConfigError(f"{path} exists and is not a ClassMap Studio project; it was left untouched. "
+                              f"Choose another name.")
+    else:
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{path} exists and is a file; choose a folder name, or end the name in .cmproj")
+        if path.is_dir() and any(path.iterdir()) and not (path / MANIFEST).is_file():
+            raise ConfigError(f"{path} is a non-empty folder that is not a ClassMap Studio project; it was left "
+                              f"untouched. Choose a new or empty folder.")
+
+
+def _looks_like_archive(path: Path) -> bool:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return MANIFEST in zf.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return False
+
+
+def _remove_stale(path: Path) -> None:
+    """Delete leftovers of saves whose process died: half-written ``.<name>.saving-<pid>-*`` and,
+    once ``path`` holds a complete project again, the previous versions ``.<name>.old-<pid>-*``."""
+    kinds = "saving|old" if (path / MANIFEST).is_file() or path.is_file() else "saving"
+    for p in path.parent.glob(f".{path.name}.*"):
+        m = re.match(rf"\.{re.escape(path.name)}\.(?:{kinds})-(\d+)-", p.name)
+        if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _write_folder(project: Project, folder: Path, captures: Path | None, progress: ProgressFn,
+                  should_stop: StopFn) -> None:
+    ims = project.imageset
+    if not isinstance(ims, ImageSet):
+        raise ConfigError("a project needs an ImageSet")
+    try:
+        settings_text = json.dumps(project.settings or {}, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"project settings must be plain JSON (str, numbers, lists, dicts): {exc}") from None
+    h, w = ims.image_size
+    dirs = [class_dir_name(i, n) for i, n in enumerate(ims.class_names)]
+    for d in dirs:
+        (folder / "images" / d).mkdir(parents=True)
+    entries = []
+    n = len(ims)
+    for i in range(n):
+        if i % 64 == 0:
+            check_stop(should_stop)
+            report(progress, 0.8 * i / max(1, n), "writing images")
+        img = ims.images[i]
+        ok, buf = cv2.imencode(".png", img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
+        if not ok:  # pragma: no cover - encoding a valid uint8 array does not fail
+            raise DataError(f"could not encode image {i} as PNG")
+        rel = f"images/{dirs[int(ims.labels[i])]}/{i:06d}.png"
+        _write_bytes(folder / rel, buf.tobytes())
+        entries.append([rel, int(ims.labels[i])])
+    if captures is not None and Path(captures).is_dir():
+        check_stop(should_stop)
+        report(progress, 0.8, "keeping captures")
+        _copy_tree(Path(captures), folder / "captures")
+    has_model = project.recogniser is not None
+    if has_model:
+        check_stop(should_stop)
+        report(progress, 0.85, "writing the recogniser")
+        project.recogniser.save(folder / "model")
+    doc = {
+        "format": FORMAT, "version": VERSION, "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "name": ims.name, "class_names": list(ims.class_names), "image_size": [h, w], "colour": ims.is_color,
+        "images": entries, "has_model": has_model, "settings": json.loads(settings_text),
+    }
+    _write_bytes(folder / MANIFEST, json.dumps(doc, indent=1).encode("utf-8"))
+    _fsync_dir(folder)
+    report(progress, 1.0, "written")
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """Copy regular files under ``src`` to ``dst`` (hard links when possible: captures never change)."""
+    for d, dirs, names in os.walk(src):
+        rel = Path(d).relative_to(src)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        for n in names:
+            f = Path(d) / n
+            if f.is_symlink() or not f.is_file() or n.endswith(".tmp"):
+                continue
+            try:
+                os.link(f, dst / rel / n)
+            except OSError:
+                shutil.copy2(f, dst / rel / n)
+
+
+def _swap_in(tmp: Path, path: Path) -> None:
+    """Replace the folder ``path`` by the complete folder ``tmp`` with two renames."""
+    old = None
+    if path.exists():
+        old = path.parent / f".{path.name}.old-{os.getpid()}-{time.monotonic_ns()}"
+        os.replace(path, old)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- loading
+
+def load_project(path: str | Path, *, captures_to: str | Path | None = None, load_model: bool = True,
+                 max_total_bytes: int = MAX_TOTAL_BYTES, progress: ProgressFn = None,
+                 should_stop: StopFn = None) -> Project:
+    """Open the project folder or ``.cmproj`` archive at ``path``.
+
+    ``captures_to``: for an archive, a folder to unpack its captures into (else they are
+    dropped; they are in the image set already once saved). Raises :class:`ModelFormatError`
+    for anything corrupt, foreign, unsafe or newer, naming the file at fault.
+    """
+    path = Path(path).expanduser().absolute()
+    if path.is_file() or is_archive(path):
+        if not path.is_file():
+            raise ModelFormatError(f"{path}: no such project file")
+        with tempfile.TemporaryDirectory(prefix="classmap-open-") as tmp:
+            extract_archive(path, tmp, allowed_top=TOP_LEVEL, max_total_bytes=max_total_bytes,
+                            progress=sub_progress(progress, 0.0, 0.3), should_stop=should_stop)
+            proj = _read_folder(Path(tmp), str(path), load_model, sub_progress(progress, 0.3, 1.0), should_stop)
+            if captures_to is not None and (Path(tmp) / "captures").is_dir():
+                _copy_tree(Path(tmp) / "captures", Path(captures_to))
+                proj.captures_dir = Path(captures_to)
+        proj.path = path
+        return proj
+    folder = _recover(path)
+    proj = _read_folder(folder, str(folder), load_model, progress, should_stop)
+    proj.path = folder
+    proj.captures_dir = folder / "captures" if (folder / "captures").is_dir() else None
+    return proj
+
+
+def _recover(path: Path) -> Path:
+    """``path``, after restoring the previous complete version if a save died mid-swap."""
+    if (path / MANIFEST).is_file():
+        return path
+    olds = sorted((p for p in path.parent.glob(f".{path.name}.old-*") if (p / MANIFEST).is_file()),
+                  key=lambda p: p.stat().st_mtime, reverse=True) if path.parent.is_dir() else []
+    if olds and not path.exists():
+        os.replace(olds[0], path)
+        _fsync_dir(path.parent)
+        return path
+    if not path.exists():
+        raise ModelFormatError(f"{path}: no such project")
+    if not path.is_dir():
+        raise ModelFormatError(f"{path} is not a ClassMap Studio project")
+    raise ModelFormatError(f"{path} is not a ClassMap Studio project: {MANIFEST} is missing")
+
+
+def _fail(where: str, what: str) -> ModelFormatError:
+    return ModelFormatError(f"{where}: {what}")
+
+
+def _read_manifest(folder: Path, where: str) -> dict:
+    mpath = folder / MANIFEST
+    if not mpath.is_file():
+        raise _fail(where, f"not a ClassMap Studio project ({MANIFEST} is missing)")
+    if mpath.stat().st_size > MAX_MANIFEST_BYTES:
+        raise _fail(where, f"{MANIFEST} is too large to be a project description")
+    try:
+        doc = json.loads(mpath.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _fail(where, f"{MANIFEST} is corrupt ({type(exc).__name__}: {str(exc)[:200]})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise _fail(where, "not a ClassMap Studio project (foreign format)")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _fail(where, f"invalid project format version {version!r}")
+    if version > VERSION:
+        raise _fail(where, f"written by a newer ClassMap Studio (project format {version}, this one reads up to "
+                           f"{VERSION}); upgrade ClassMap Studio to open it")
+    return doc
+
+
+def _check_doc(doc: dict, where: str) -> tuple[list[str], int, int, bool, list, dict]:
+    names = doc.get("class_names")
+    if not isinstance(names, list) or not all(isinstance(c, str) and 0 < len(c) <= 256 for c in names):
+        raise _fail(where, "class_names must be a list of non-empty names")
+    if len(set(names)) != len(names):
+        raise _fail(where, "class_names has duplicates")
+    size = doc.get("image_size")
+    if (not isinstance(size, list) or len(size) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_SIDE for v in size)):
+        raise _fail(where, f"image_size must be [height, width] between 1 and {MAX_SIDE}")
+    colour = doc.get("colour")
+    if not isinstance(colour, bool):
+        raise _fail(where, "colour must be true or false")
+    entries = doc.get("images")
+    if not isinstance(entries, list):
+        raise _fail(where, "the image list is missing")
+    for e in entries:
+        if (not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], str) or not _IMAGE_PATH.fullmatch(e[0])
+                or not isinstance(e[1], int) or isinstance(e[1], bool) or not 0 <= e[1] < len(names)):
+            raise _fail(where, f"bad image entry {str(e)[:120]!r} (want [\"images/<class>/<n>.png\", label])")
+    if len({e[0] for e in entries}) != len(entries):
+        raise _fail(where, "the image list names a file twice")
+    settings = doc.get("settings", {})
+    if not isinstance(settings, dict):
+        raise _fail(where, "settings must be a JSON object")
+    return names, size[0], size[1], colour, entries, settings
+
+
+def _png_size(data: bytes) -> tuple[int, int] | None:
+    """(h, w) from a PNG header without decoding it, so a hostile header cannot allocate gigabytes."""
+    if len(data) < 24 or not data.startswith(_PNG_SIG) or data[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(data[20:24], "big"), int.from_bytes(data[16:20], "big")
+
+
+def _read_folder(folder: Path, where: str, load_model: bool, progress: ProgressFn, should_stop: StopFn) -> Project:
+    doc = _read_manifest(folder, where)
+    names, h, w, colour, entries, settings = _check_doc(doc, where)
+    n = len(entries)
+    images = np.empty((n, h, w, 3) if colour else (n, h, w), np.uint8)
+    labels = np.empty(n, np.int64)
+    for i, (rel, label) in enumerate(entries):
+        if i % 64 == 0:
+            check_stop(should_stop)
+            report(progress, 0.85 * i / max(1, n), "reading images")
+        f = folder / rel
+        try:
+            data = f.read_bytes() if not f.is_symlink() else b""
+        except OSError as exc:
+            raise _fail(where, f"image {rel} is missing or unreadable ({exc.strerror or exc})") from None
+        if _png_size(data) != (h, w):
+            raise _fail(where, f"image {rel} is not a {w}x{h} PNG")
+        img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR if colour else cv2.IMREAD_GRAYSCALE)
+        if img is None or img.shape[:2] != (h, w):
+            raise _fail(where, f"image {rel} is corrupt")
+        images[i] = cv2.cvtColor(img, cv2.COLOR_BGR2RGB) if colour else img
+        labels[i] = label
+    name = doc.get("name") if isinstance(doc.get("name"), str) else Path(where).stem
+    imageset = ImageSet(images, labels, names, name=name)
+    recogniser = None
+    if doc.get("has_model") is True and load_model:
+        check_stop(should_stop)
+        report(progress, 0.9, "reading the recogniser")
+        recogniser = _load_recogniser(folder / "model", where)
+        rec_names = getattr(recogniser, "class_names", None)
+        if rec_names is not None and list(rec_names) != names:
+            raise _fail(where, "the saved recogniser's classes differ from the project's classes")
+    report(progress, 1.0, "opened")
+    return Project(imageset=imageset, recogniser=recogniser, settings=settings)
+
+
+def _load_recogniser(model_dir: Path, where: str):
+    from ..recogniser import Recogniser  # noqa: PLC0415 - the recogniser imports the whole numeric stack
+
+    if not model_dir.is_dir() or model_dir.is_symlink():
+        raise _fail(where, "the project says it holds a recogniser but model/ is missing")
+    try:
+        return Recogniser.load(model_dir)
+    except ModelFormatError as exc:
+        raise _fail(where, f"its recogniser cannot be loaded: {exc}") from None
+
+
+def project_info(path: str | Path) -> dict:
+    """Name, classes, image count and whether a model is saved, without reading the images."""
+    path = Path(path).expanduser().absolute()
+    if path.is_file():
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(path) as zf:
+                raw = zf.read(MANIFEST) if zf.getinfo(MANIFEST).file_size <= MAX_MANIFEST_BYTES else b""
+        except (zipfile.BadZipFile, KeyError, OSError, ValueError, EOFError) as exc:
+            raise ModelFormatError(f"{path} is not a ClassMap Studio project ({exc})") from None
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, MANIFEST).write_bytes(raw)
+            doc = _read_manifest(Path(tmp), str(path))
+    else:
+        doc = _read_manifest(_recover(path), str(path))
+    names, h, w, colour, entries, _ = _check_doc(doc, str(path))
+    return {"name": doc.get("name"), "classes": names, "n_images": len(entries), "image_size": (h, w),
+            "colour": colour, "has_model": doc.get("has_model") is True, "saved": doc.get("saved")}
