@@ -1,0 +1,98 @@
+"""`classmap train | eval | predict` as a user types them: a round trip on digits, and one clear
+line on stderr with a non-zero exit for every invalid input."""
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from classmap_gui.cli import main
+from classmap_gui.core.data import load_digits
+
+SMALL = ["--set", "n_centroids=40,n_patches=4000", "--set", "kmeans_max_iter=5"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "digits-model"
+    assert main(["train", "--data", "digits", "--features", "kmeans", *SMALL, "--bank", "ova-liblinear",
+                 "--out", str(out)]) == 0
+    return out
+
+
+def test_train_prints_accuracy_and_where_the_model_went(tmp_path, capsys):
+    out = tmp_path / "m"
+    code = main(["train", "--data", "digits", "--features", "kmeans", *SMALL, "--set", "bank.C=0.5",
+                 "--bank", "ova-ridge", "--out", str(out), "--json"])
+    assert code == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["test_accuracy"] > 0.8
+    assert res["model"] == str(out) and (out / "model.json").exists()
+    doc = json.loads((out / "model.json").read_text())
+    assert doc["features"]["params"]["n_centroids"] == 40
+    assert doc["features"]["params"]["patch_size"] == 3  # adapted to 8x8 digits
+
+
+def test_round_trip_train_eval_predict(model_dir, tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["eval", str(model_dir), "--data", "digits", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["accuracy"] > 0.85 and rep["n"] == 1797
+    assert len(rep["confusion"]) == 10 and rep["evaluations_per_query"] == 10
+
+    assert main(["eval", str(model_dir), "--data", "digits"]) == 0
+    assert "accuracy" in capsys.readouterr().out
+
+    d = load_digits()
+    paths = []
+    for i in (0, 1, 2):  # saved larger than the model's 8x8: predict resizes
+        p = tmp_path / f"digit{i}.png"
+        cv2.imwrite(str(p), cv2.resize(d.images[i], (32, 32), interpolation=cv2.INTER_NEAREST))
+        paths.append(str(p))
+    assert main(["predict", str(model_dir), *paths, "--top", "3", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    got = [r["label"] for r in res["predictions"]]
+    assert sum(g == str(d.labels[i]) for i, g in zip((0, 1, 2), got)) >= 2
+    assert all(len(r["top"]) == 3 for r in res["predictions"])
+    assert main(["predict", str(model_dir), paths[0], "--top", "2"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(paths[0]) and line.count(",") == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--data", "digits", "--features", "pixels", "--set", "wrong=1", "--out", "{tmp}/x"], "wrong"),
+    (["train", "--data", "digits", "--features", "pixels", "--set", "bank.nope=1", "--out", "{tmp}/x"], "nope"),
+    (["train", "--data", "no-such-set", "--features", "pixels", "--out", "{tmp}/x"], "no-such-set"),
+    (["train", "--data", "digits", "--features", "pixels", "--test-fraction", "1.5", "--out", "{tmp}/x"], "fraction"),
+    (["eval", "{tmp}/missing-model", "--data", "digits"], "missing-model"),
+    (["predict", "{model}", "{tmp}/nothing.png"], "nothing.png"),
+    (["predict", "{model}", "{tmp}/not-an-image.png"], "not a readable image"),
+    (["predict", "{model}", "{tmp}/not-an-image.png", "--top", "0"], "--top"),
+])
+def test_invalid_input_is_one_line_and_nonzero(argv, message, model_dir, tmp_path, capsys):
+    (tmp_path / "not-an-image.png").write_bytes(b"hello")
+    argv = [a.replace("{tmp}", str(tmp_path)).replace("{model}", str(model_dir)) for a in argv]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and message in err and err.startswith("classmap: error:")
+
+
+def test_pickled_model_is_refused_by_the_cli(model_dir, tmp_path, capsys):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "model.json").write_text((model_dir / "model.json").read_text())
+    with np.load(model_dir / "arrays.npz") as z:
+        members = {k: z[k] for k in z.files}
+    members[next(iter(members))] = np.array([{"x": 1}], dtype=object)
+    np.savez(bad / "arrays.npz", **members)
+    assert main(["eval", str(bad), "--data", "digits"]) == 2
+    assert "pickle" in capsys.readouterr().err
+
+
+def test_bank_choices_come_from_the_registry(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = capsys.readouterr().out
+    for name in ("ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs"):
+        assert name in out
