@@ -102,14 +102,57 @@ def pair_rows(a: np.ndarray, b: np.ndarray, C: int) -> np.ndarray:
     return i * (2 * C - i - 1) // 2 + (j - i - 1)
 
 
-def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005) -> float:
-    """See :meth:`ClassMap._learn_threshold`; ``M (n, K)`` OVA outputs, ``yi (n,)`` class indices."""
+def cross_fit_medians(M: np.ndarray, yi: np.ndarray, C: int, E_all: np.ndarray):
+    """Two-fold class medians so that no example meets a class embedding built from itself.
+
+    Examples alternate between folds within each class. Returns ``fold (n,) int64`` and
+    ``E2 (2C, K) float32``: rows ``[:C]`` are medians over fold 1 (to use with fold-0
+    examples), rows ``[C:]`` over fold 0; a class absent from a fold falls back to ``E_all``.
+    With 10 held-out examples per class, an example's own output moves its class median
+    enough to make the filter look far better on the embedding split than on new queries.
+    """
+    order = np.argsort(yi, kind="stable")
+    counts = np.bincount(yi, minlength=C)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.empty(len(yi), np.int64)
+    rank[order] = np.arange(len(yi)) - np.repeat(starts, counts)
+    fold = rank % 2
+    E2 = np.empty((2 * C, M.shape[1]), np.float32)
+    for f in (0, 1):
+        rows = np.flatnonzero(fold == 1 - f)
+        Ef = class_medians(M[rows], yi[rows], C)
+        bad = np.isnan(Ef[:, 0])
+        Ef[bad] = E_all[bad]
+        E2[f * C:(f + 1) * C] = Ef
+    return fold, E2
+
+
+def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None) -> float:
+    """Smallest t whose v3 error on the embedding examples exceeds v2's by at most ``tol``.
+
+    ``M (n, K)`` OVA outputs, ``yi (n,)`` class indices, ``E (C, d)`` class embeddings; with
+    ``fold``/``E2`` (see :func:`cross_fit_medians`) each example is filtered against class
+    embeddings built without it. Exact, without trying thresholds one by one: with responses
+    ``R_i`` of the candidates in filter order and ``P_i = max(R_0..R_{i-1})``, v3 answers
+    candidate i exactly for t in (P_i, R_i]; above every R it answers as v2. So the extra
+    error is a sum of interval indicators, evaluated at every record value with two
+    ``searchsorted`` calls. Returns ``inf`` (never stop early) if no value qualifies.
+    """
     F = np.ascontiguousarray(M[:, refs])
     n = len(F)
+    C = len(E)
     cands = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
-    K.filter_batch(F, E, alpha, p, cands, dist)
-    R = np.take_along_axis(M[:, :len(E)], cands, axis=1).astype(np.float64)   # filter order
+    if fold is None:
+        K.filter_batch(F, E, alpha, p, cands, dist)
+    else:
+        for f in (0, 1):
+            rows = np.flatnonzero(fold == f)
+            c_f, d_f = cands[rows], dist[rows]
+            K.filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
+                           alpha, p, c_f, d_f)
+            cands[rows] = c_f
+    R = np.take_along_axis(M[:, :C], cands, axis=1).astype(np.float64)   # filter order
     wrong = cands != yi[:, None]
     v2_wrong = wrong[np.arange(n), R.argmax(1)]
     P = np.empty_like(R)
@@ -151,7 +194,8 @@ class ClassMap(BaseEstimator):
     hard_fraction : share of triples whose wrong class is one of the example's strongest
         confusers (top classifier responses) instead of a uniformly random class.
     threshold : v3 threshold; None learns it (the paper's rule: the smallest value that raises
-        the error on the embedding examples by at most 0.05 points over v2).
+        the error on the embedding examples by at most 0.05 points over v2; exact, and
+        cross-fitted so an example never meets an embedding built from itself).
     random_state : seed for triple sampling / random references.
 
     Learned attributes
@@ -237,6 +281,7 @@ class ClassMap(BaseEstimator):
             raise DataError(f"ClassMap: classes {classes[missing[:10]].tolist()}"
                             f"{' ...' if len(missing) > 10 else ''} have no held-out examples to embed them; "
                             "give every class at least one example outside the bank's training set")
+        fold, E2 = cross_fit_medians(M, yi, C, E_all)
         report(progress, 0.1, "embedding: classifier outputs")
 
         if train_classes is None:
@@ -263,7 +308,9 @@ class ClassMap(BaseEstimator):
                 del Mt
             idx, pos, neg = sample_triples(yi[keep], int(self.n_triples), tc, rng, confusers, self.hard_fraction)
             Mk = M[keep] if not keep.all() else M
-            refs, alpha = boost_references(Mk, E_all, idx, pos, neg, int(self.d), cand,
+            # each triple compares X with class medians of the other fold (E2 rows shifted by C)
+            shift = C * fold[keep][idx]
+            refs, alpha = boost_references(Mk, E2, idx, pos + shift, neg + shift, int(self.d), cand,
                                            max_memory_mb=self.max_memory_mb, rng=rng,
                                            progress=sub, should_stop=should_stop)
         self.reference_ = refs.astype(np.int64)
@@ -276,20 +323,10 @@ class ClassMap(BaseEstimator):
         if self.refine == "v3":
             report(progress, 0.85, "embedding: threshold")
             self.threshold_ = (float(self.threshold) if self.threshold is not None
-                               else self._learn_threshold(M, yi))
+                               else learn_threshold(M, yi, refs, self.alpha_, self.class_embeddings_,
+                                                    min(int(self.p), C), fold=fold, E2=E2))
         report(progress, 1.0, "embedding: done")
         return self
-
-    def _learn_threshold(self, M: np.ndarray, yi: np.ndarray, tol: float = 0.0005) -> float:
-        """Smallest t whose v3 error on the embedding examples exceeds v2's by at most ``tol``.
-
-        Exact, without trying thresholds one by one: with responses ``R_i`` of the candidates in
-        filter order and ``P_i = max(R_0..R_{i-1})``, v3 answers candidate i exactly for
-        t in (P_i, R_i]; above every R it answers as v2. So the extra error is a sum of
-        interval indicators, evaluated at every record value with two ``searchsorted`` calls.
-        """
-        return learn_threshold(M, yi, self.reference_, self.alpha_, self.class_embeddings_,
-                               min(int(self.p), self.n_classes_), tol)
 
     def update_class_embeddings(self, bank, X: np.ndarray, y: np.ndarray) -> "ClassMap":
         """(Re)embed the classes in ``y`` from held-out examples ``X`` — e.g. classes added to the
