@@ -1,0 +1,126 @@
+"""Export a trained recogniser as a folder anyone can run with numpy and OpenCV alone.
+
+The folder holds ``model.json`` (class names, image size and colour, feature-map and classifier
+settings, array manifest), ``arrays.npz`` (float32 arrays; read with ``allow_pickle=False``),
+``labels.txt``, ``predict.py`` (a copy of :mod:`.export_predict_template`) and ``README.txt``.
+``predict.py`` re-implements every step in plain numpy/OpenCV and gives the app's top-p classes
+on the same files (tested on 100 images against :meth:`Recogniser.predict`).
+
+What cannot be reproduced that way is refused with a :class:`ConfigError` naming the part:
+ClassMap filter-and-refine, kernel (rbf) and all-pairs banks, compressive sketches, random
+feature maps. Export the model trained without them (brute-force linear bank) instead.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import ConfigError
+from .store.format import _fsync_dir, array_manifest
+
+EXPORT_FORMAT = "classmap-export"
+EXPORT_VERSION = 1
+TEMPLATE = Path(__file__).with_name("export_predict_template.py")
+
+
+def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
+    kind = type(fm).__name__
+    if kind == "PixelFeatures":
+        if fm.standardize:
+            arrays["features.mean"] = np.asarray(fm.mean_, np.float32)
+            arrays["features.scale"] = np.asarray(fm.scale_, np.float32)
+        size = None if fm.size is None else [int(fm.size[0]), int(fm.size[1])]
+        return {"type": "pixels", "size": size, "grey": bool(fm.grey), "standardize": bool(fm.standardize)}
+    if kind == "HOGFeatures":
+        import cv2
+
+        backend = fm.backend
+        if backend == "auto":
+            backend = "opencv" if hasattr(cv2, "HOGDescriptor") else "numpy"
+        return {"type": "hog", "cell_size": int(fm.cell_size), "block_size": int(fm.block_size),
+                "block_stride": int(fm.block_stride), "n_bins": int(fm.n_bins), "signed": bool(fm.signed),
+                "backend": backend}
+    if kind == "KMeansFeatures":
+        arrays["features.mean"] = np.asarray(fm.mean_, np.float32)
+        arrays["features.whitening"] = np.asarray(fm.whitening_, np.float32)
+        arrays["features.centroids"] = np.asarray(fm.centroids_, np.float32)
+        return {"type": "kmeans", "patch_size": int(fm.patch_size), "stride": int(fm.stride),
+                "norm_eps": float(fm.norm_eps), "encoder": str(fm.encoder), "hellinger": bool(fm.hellinger),
+                "n_channels": int(fm.n_channels_)}
+    raise ConfigError(f"cannot export a model with the {kind} feature map: the standalone predict.py "
+                      f"re-implements pixels, HOG and k-means features only. Retrain with one of those to export.")
+
+
+def _classifier_spec(clf: Any, arrays: dict[str, np.ndarray]) -> dict:
+    kind = type(clf).__name__
+    coef = getattr(clf, "coef_", None)
+    if kind != "OneVsAllBank" or coef is None:
+        what = "kernel (rbf) one-vs-all" if kind == "OneVsAllBank" else kind
+        raise ConfigError(f"cannot export a model with a {what} classifier bank: the standalone predict.py "
+                          f"reproduces linear one-vs-all banks (liblinear, ridge) only. Retrain with "
+                          f"ova-liblinear or ova-ridge to export.")
+    arrays["classifier.coef"] = np.ascontiguousarray(coef, np.float32)
+    arrays["classifier.intercept"] = np.ascontiguousarray(clf.intercept_, np.float32)
+    return {"type": "linear-ova"}
+
+
+def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """Write the export folder of ``recogniser`` at ``folder``; returns it.
+
+    Raises ConfigError (nothing written) when a component cannot be exported, or when
+    ``folder`` exists and is not empty (unless ``overwrite`` and it is an earlier export).
+    """
+    if getattr(recogniser, "classmap", None) is not None:
+        raise ConfigError("cannot export a ClassMap (filter-and-refine) model: the standalone predict.py scores "
+                          "every class, which can rank differently. Export the same model trained without "
+                          "ClassMap (brute force) instead.")
+    arrays: dict[str, np.ndarray] = {}
+    doc = {
+        "format": EXPORT_FORMAT, "version": EXPORT_VERSION,
+        "class_names": list(recogniser.class_names),
+        "image_size": [int(v) for v in recogniser.image_size], "grey": bool(recogniser.grey),
+        "features": _features_spec(recogniser.features, arrays),
+        "classifier": _classifier_spec(recogniser.classifier, arrays),
+    }
+    doc["arrays"] = array_manifest(arrays)
+    folder = Path(folder).expanduser().absolute()
+    if folder.exists():
+        if not folder.is_dir():
+            raise ConfigError(f"{folder} exists and is a file; choose a folder name for the export")
+        earlier = (folder / "model.json").is_file() and (folder / "predict.py").is_file()
+        if any(folder.iterdir()) and not (overwrite and earlier):
+            raise ConfigError(f"{folder} is not empty; choose a new folder for the export")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.export-", dir=str(folder.parent)))
+    try:
+        with open(tmp / "arrays.npz", "wb") as fh:
+            np.savez(fh, **arrays)
+        (tmp / "model.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        (tmp / "labels.txt").write_text("".join(f"{i}\t{n}\n" for i, n in enumerate(doc["class_names"])),
+                                        encoding="utf-8")
+        shutil.copyfile(TEMPLATE, tmp / "predict.py")
+        (tmp / "predict.py").chmod(0o755)
+        (tmp / "README.txt").write_text(_readme(doc), encoding="utf-8")
+        _fsync_dir(tmp)
+        if folder.exists():
+            shutil.rmtree(folder)
+        tmp.replace(folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return folder
+
+
+def _readme(doc: dict) -> str:
+    h, w = doc["image_size"]
+    return (f"ClassMap Studio export: {len(doc['class_names'])} classes, {doc['features']['type']} features, "
+            f"{'grey' if doc['grey'] else 'colour'} images brought to {w}x{h}.\n\n"
+            "Run (needs Python 3 with numpy and opencv-python):\n"
+            "    python predict.py image1.png image2.jpg --top 5 [--json]\n\n"
+            "Files: model.json (settings), arrays.npz (numbers, no pickles), labels.txt (class index and name),\n"
+            "predict.py (the predictor; read it: it is short and plain numpy/OpenCV).\n")

@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Standalone predictor of a recogniser exported by ClassMap Studio. Needs only numpy and OpenCV.
+
+    python predict.py IMAGE [IMAGE ...] [--top 5] [--json]
+
+Prints, per image, the ``top`` best classes with their scores, the same as ClassMap Studio's
+``classmap predict`` on the same files. The model is ``model.json`` + ``arrays.npz`` next to
+this file (``--model DIR`` to point elsewhere). The arrays are read with ``allow_pickle=False``
+and checked against the shapes and dtypes ``model.json`` declares: a file holding a pickle is
+refused, nothing in it runs.
+
+Every step re-implements the app's computation in plain float32 numpy/OpenCV: image reading and
+resizing, the feature map (pixels, HOG, single-layer k-means), the linear classifier bank and
+the top-p ranking. (This file is generated from classmap_gui/core/export_predict_template.py.)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+FORMAT = "classmap-export"
+VERSION = 1
+_KINDS = "biuf"
+
+
+class ModelError(Exception):
+    """The exported model is missing, damaged, unsafe or from a newer ClassMap Studio."""
+
+
+# ---------------------------------------------------------------- model files
+
+def load_model(folder: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(doc, arrays)`` of the export in ``folder``; ModelError when anything is not as declared."""
+    folder = Path(folder)
+    try:
+        doc = json.loads((folder / "model.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{folder / 'model.json'}: cannot read the model ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ModelError(f"{folder}: not a ClassMap Studio export")
+    if not isinstance(doc.get("version"), int) or doc["version"] > VERSION:
+        raise ModelError(f"{folder}: export format {doc.get('version')!r} is newer than this predict.py reads")
+    manifest = doc.get("arrays")
+    if not isinstance(manifest, dict):
+        raise ModelError(f"{folder}: the array manifest is missing")
+    arrays = {}
+    try:
+        with np.load(folder / "arrays.npz", allow_pickle=False) as z:
+            if set(z.files) != set(manifest):
+                raise ModelError(f"{folder / 'arrays.npz'}: members differ from those model.json declares")
+            for key, spec in manifest.items():
+                dtype, shape = np.dtype(str(spec["dtype"])), tuple(int(s) for s in spec["shape"])
+                if dtype.kind not in _KINDS:
+                    raise ModelError(f"{folder / 'arrays.npz'}: array {key!r} declares dtype {dtype}; refused")
+                arr = z[key]  # allow_pickle=False: an object (pickled) array raises ValueError, runs nothing
+                if arr.dtype != dtype or arr.shape != shape:
+                    raise ModelError(f"{folder / 'arrays.npz'}: array {key!r} is {arr.dtype}{arr.shape}, "
+                                     f"declared {dtype}{shape}")
+                arrays[key] = arr
+    except ModelError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+        if "pickle" in str(exc).lower():
+            raise ModelError(f"{folder / 'arrays.npz'} holds a pickled object; refused without loading it") from None
+        raise ModelError(f"{folder / 'arrays.npz'}: corrupt ({exc})") from None
+    return doc, arrays
+
+
+# ---------------------------------------------------------------- images
+
+def read_image(path: str | Path, grey: bool) -> np.ndarray:
+    """uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, as ClassMap Studio reads files."""
+    buf = np.fromfile(str(path), dtype=np.uint8)
+    img = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR) if buf.size else None
+    if img is None:
+        raise ValueError(f"{path} is not a readable image")
+    return img if grey else cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+
+
+def fit_size(img: np.ndarray, size) -> np.ndarray:
+    """Resize to ``size`` (h, w): area averaging when shrinking, linear when growing (as the app)."""
+    h, w = int(size[0]), int(size[1])
+    if img.shape[:2] == (h, w):
+        return img
+    shrink = img.shape[0] * img.shape[1] > h * w
+    return cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
+
+
+def prepare(images: list[np.ndarray], image_size, grey: bool) -> np.ndarray:
+    """Images of any size/colour -> ``(n, h, w)`` or ``(n, h, w, 3)`` uint8 at the model's size."""
+    out = []
+    for img in images:  # one resize per image: sizes may differ
+        if img.ndim == 3 and img.shape[2] == 4:
+            img = cv2.cvtColor(img, cv2.COLOR_RGBA2RGB)
+        if grey and img.ndim == 3:
+            img = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
+        elif not grey and img.ndim == 2:
+            img = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
+        out.append(np.ascontiguousarray(fit_size(img, image_size)))
+    return np.stack(out)
+
+
+# ---------------------------------------------------------------- feature maps
+
+def _to_grey(X: np.ndarray) -> np.ndarray:
+    n, h, w = X.shape[:3]
+    return cv2.cvtColor(np.ascontiguousarray(X).reshape(n * h, w, 3), cv2.COLOR_RGB2GRAY).reshape(n, h, w)
+
+
+def pixel_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    if spec["size"] is not None:
+        th, tw = spec["size"]
+        h, w = X.shape[1:3]
+        if (h, w) != (th, tw):
+            interp = cv2.INTER_AREA if th <= h and tw <= w else cv2.INTER_LINEAR
+            X = np.stack([cv2.resize(np.ascontiguousarray(x), (tw, th), interpolation=interp) for x in X])
+    if spec["grey"] and X.ndim == 4:
+        X = _to_grey(X)
+    out = X.reshape(len(X), -1).astype(np.float32)
+    out *= np.float32(1.0 / 255.0)
+    if spec["standardize"]:
+        out -= arrays["features.mean"]
+        out /= arrays["features.scale"]
+    return out
+
+
+def hog_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    G = _to_grey(X) if X.ndim == 4 else X
+    n, h, w = G.shape
+    b, s, c, nb = spec["block_size"], spec["block_stride"], spec["cell_size"], spec["n_bins"]
+    wh, ww = b + (h - b) // s * s, b + (w - b) // s * s
+    top, left = (h - wh) // 2, (w - ww) // 2
+    G = G[:, top:top + wh, left:left + ww]
+    if spec["backend"] == "opencv":
+        hog = cv2.HOGDescriptor((ww, wh), (b, b), (s, s), (c, c), nb, 1, -1.0, 0, 0.2, False, 64, bool(spec["signed"]))
+        return np.stack([hog.compute(np.ascontiguousarray(g)).reshape(-1) for g in G]).astype(np.float32)
+    Ax, Ay = _axis_weights(ww, b, s, c), _axis_weights(wh, b, s, c)
+    return np.concatenate([_hog_numpy(G[a:a + 64], Ay, Ax, b, s, c, nb, spec["signed"]) for a in range(0, n, 64)])
+
+
+def _axis_weights(length: int, block: int, stride: int, cell: int) -> np.ndarray:
+    ncb = block // cell
+    nb = (length - block) // stride + 1
+    sigma = (block + block) / 8.0
+    t = np.arange(block, dtype=np.float64)
+    g = np.exp(-((t - block / 2.0) ** 2) / (2.0 * sigma * sigma))
+    pos = (t + 0.5) / cell - 0.5
+    lin = np.clip(1.0 - np.abs(pos[:, None] - np.arange(ncb)[None, :]), 0.0, 1.0)
+    wb = g[:, None] * lin
+    M = np.zeros((length, nb, ncb), np.float64)
+    k = np.arange(nb)
+    M[(k[:, None] * stride + np.arange(block)[None, :]), k[:, None], :] = wb[None, :, :]
+    return M.reshape(length, nb * ncb).astype(np.float32)
+
+
+def _hog_numpy(G, Ay, Ax, block, stride, cell, n_bins, signed):
+    m, h, w = G.shape
+    ncb = block // cell
+    nby, nbx = Ay.shape[1] // ncb, Ax.shape[1] // ncb
+    x = G.astype(np.float32)
+    p = np.pad(x, ((0, 0), (1, 1), (1, 1)), mode="reflect")
+    dx = p[:, 1:-1, 2:] - p[:, 1:-1, :-2]
+    dy = p[:, 2:, 1:-1] - p[:, :-2, 1:-1]
+    mag = np.sqrt(dx * dx + dy * dy)
+    a = np.arctan2(dy, dx)
+    a *= np.float32(n_bins / (2 * np.pi if signed else np.pi))
+    a -= np.float32(0.5)
+    lo = np.floor(a)
+    a -= lo
+    lo_i = lo.astype(np.int32)
+    lo_i %= n_bins
+    hi_i = lo_i + 1
+    hi_i[hi_i == n_bins] = 0
+    V = np.zeros((m, h, n_bins, w), np.float32)
+    base = (np.arange(m, dtype=np.int32)[:, None, None] * (h * n_bins * w)
+            + np.arange(h, dtype=np.int32)[None, :, None] * (n_bins * w) + np.arange(w, dtype=np.int32)[None, None, :])
+    lo_i *= w
+    lo_i += base
+    hi_i *= w
+    hi_i += base
+    hi_v = mag * a
+    mag -= hi_v
+    flat = V.reshape(-1)
+    flat[lo_i] = mag
+    flat[hi_i] = hi_v
+    T = V.reshape(m * h * n_bins, w) @ Ax
+    T = T.reshape(m, h, n_bins, nbx * ncb).transpose(0, 2, 3, 1)
+    H = np.ascontiguousarray(T).reshape(-1, h) @ Ay
+    H = H.reshape(m, n_bins, nbx, ncb, nby, ncb)
+    H = H.transpose(0, 2, 4, 3, 5, 1).reshape(m, nbx * nby, ncb * ncb * n_bins)
+    L = H.shape[2]
+    H /= np.sqrt(np.einsum("nbk,nbk->nb", H, H))[:, :, None] + np.float32(0.1 * L)
+    np.minimum(H, np.float32(0.2), out=H)
+    H /= np.sqrt(np.einsum("nbk,nbk->nb", H, H))[:, :, None] + np.float32(1e-3)
+    return H.reshape(m, -1)
+
+
+_GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def kmeans_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    """Coates et al. single-layer features: normalised, whitened patches -> triangle (or hard) code
+    -> sum over the 4 image quadrants -> ``(n, 4K)`` float32."""
+    p, s, c = spec["patch_size"], spec["stride"], spec["n_channels"]
+    if X.ndim == 4 and c == 1:
+        X = np.clip(np.rint(X.astype(np.float32) @ _GREY_WEIGHTS), 0, 255).astype(np.uint8)
+    if X.ndim == 3:
+        X = X[..., None]
+        if c == 3:
+            X = np.repeat(X, 3, axis=3)
+    mean, W, C = arrays["features.mean"], arrays["features.whitening"], arrays["features.centroids"]
+    K, D = C.shape
+    ct = np.ascontiguousarray(-2.0 * C.T, dtype=np.float32)
+    cc = np.einsum("ij,ij->i", C, C).astype(np.float32)
+    n, h, w = X.shape[:3]
+    n_h, n_w = (h - p) // s + 1, (w - p) // s + 1
+    hh, hw = (n_h + 1) // 2, (n_w + 1) // 2
+    out = np.zeros((n, 4, K), np.float32)
+    step = max(1, 8192 // (n_h * n_w))
+    for a in range(0, n, step):  # chunks of images keep the (patches, K) matrix small
+        B = X[a:a + step]
+        win = np.lib.stride_tricks.sliding_window_view(B, (p, p), axis=(1, 2))[:, ::s, ::s]
+        P = np.ascontiguousarray(win.transpose(0, 1, 2, 4, 5, 3), dtype=np.float32).reshape(-1, D)
+        P -= P.mean(axis=1, keepdims=True, dtype=np.float32)
+        var = np.einsum("ij,ij->i", P, P) / np.float32(D)
+        P /= np.sqrt(var + np.float32(spec["norm_eps"]))[:, None]
+        P -= mean
+        P = P @ W
+        xx = np.einsum("ij,ij->i", P, P)
+        G = P @ ct
+        if spec["encoder"] == "hard":
+            best = np.argmin(G + cc, axis=1)
+            G = np.zeros_like(G)
+            G[np.arange(len(G)), best] = 1.0
+        else:
+            G += xx[:, None]
+            G += cc
+            np.maximum(G, 0, out=G)
+            np.sqrt(G, out=G)
+            mu = G.sum(axis=1, dtype=np.float32) * np.float32(1.0 / K)
+            np.subtract(mu[:, None], G, out=G)
+            np.maximum(G, 0, out=G)
+        G = G.reshape(len(B), n_h, n_w, K)
+        o = out[a:a + step]
+        o[:, 0] = G[:, :hh, :hw].sum(axis=(1, 2), dtype=np.float32)
+        o[:, 1] = G[:, :hh, hw:].sum(axis=(1, 2), dtype=np.float32)
+        o[:, 2] = G[:, hh:, :hw].sum(axis=(1, 2), dtype=np.float32)
+        o[:, 3] = G[:, hh:, hw:].sum(axis=(1, 2), dtype=np.float32)
+    F = out.reshape(n, 4 * K)
+    if spec["hellinger"]:
+        np.sqrt(F, out=F)
+    return F
+
+
+FEATURES = {"pixels": pixel_features, "hog": hog_features, "kmeans": kmeans_features}
+
+
+# ---------------------------------------------------------------- classifier and ranking
+
+def scores(F: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    """Class scores ``(n, C)`` float32 of features ``F (n, D)``: one GEMM with the stacked classifiers."""
+    out = F @ arrays["classifier.coef"].T
+    out += arrays["classifier.intercept"]
+    return out
+
+
+def top_k(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best classes per row, best first (ties: as the app, a stable sort of a partition)."""
+    n, C = S.shape
+    k = max(1, min(int(k), C))
+    part = np.argpartition(-S, k - 1, axis=1)[:, :k] if k < C else np.broadcast_to(np.arange(C), (n, C)).copy()
+    vals = np.take_along_axis(S, part, axis=1)
+    order = np.argsort(-vals, axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1).astype(np.int64), np.take_along_axis(vals, order, axis=1)
+
+
+def predict(images: list[np.ndarray], doc: dict, arrays: dict, top: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """``(top_classes (n, top) int64, top_scores (n, top) float32)`` for uint8 images of any size."""
+    X = prepare(images, doc["image_size"], doc["grey"])
+    spec = doc["features"]
+    F = np.ascontiguousarray(FEATURES[spec["type"]](X, spec, arrays), dtype=np.float32)
+    return top_k(scores(F, doc["classifier"], arrays), top)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Classify image files with an exported ClassMap Studio recogniser.")
+    ap.add_argument("images", nargs="+", help="image files (png, jpg, bmp, tif, webp, ...)")
+    ap.add_argument("--top", type=int, default=5, help="classes to list per image (default 5)")
+    ap.add_argument("--model", default=str(Path(__file__).resolve().parent), help="the export folder")
+    ap.add_argument("--json", action="store_true", help="print JSON")
+    args = ap.parse_args(argv)
+    try:
+        doc, arrays = load_model(args.model)
+        images = [read_image(p, doc["grey"]) for p in args.images]
+    except (ModelError, ValueError) as exc:
+        print(f"predict.py: error: {exc}", file=sys.stderr)
+        return 2
+    names = doc["class_names"]
+    cls, val = predict(images, doc, arrays, args.top)
+    if args.json:
+        rows = [{"image": str(p), "top": [{"class": names[c], "index": int(c), "score": float(v)}
+                                          for c, v in zip(cr, vr)]} for p, cr, vr in zip(args.images, cls, val)]
+        print(json.dumps(rows, indent=1))
+    else:
+        for p, cr, vr in zip(args.images, cls, val):
+            print(f"{p}\t" + "\t".join(f"{names[c]} ({v:.4f})" for c, v in zip(cr, vr)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

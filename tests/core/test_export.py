@@ -1,0 +1,140 @@
+"""Export: the standalone predict.py gives the app's top-p classes on the same files, and refuses pickles."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from classmap_gui.core.data import load_digits, read_image
+from classmap_gui.core.errors import ConfigError, ModelFormatError
+from classmap_gui.core.export import export_recogniser
+from classmap_gui.core.recogniser import Recogniser
+from classmap_gui.core.training import TrainConfig, train
+
+CONFIGS = {
+    "kmeans": TrainConfig(features="kmeans", features_params={"n_centroids": 24, "n_patches": 3000, "patch_size": 4,
+                                                              "random_state": 0, "n_jobs": 1},
+                          bank="ova-liblinear", test_fraction=0.2),
+    "kmeans-hard-hellinger": TrainConfig(features="kmeans", features_params={
+        "n_centroids": 16, "n_patches": 2000, "patch_size": 3, "stride": 2, "encoder": "hard", "hellinger": True,
+        "random_state": 0, "n_jobs": 1}, bank="ova-ridge", test_fraction=0.2),
+    "hog": TrainConfig(features="hog", features_params={"cell_size": 4, "block_size": 8, "block_stride": 4},
+                       bank="ova-ridge", test_fraction=0.2),
+    "pixels": TrainConfig(features="pixels", features_params={"standardize": True}, bank="ova-liblinear",
+                          test_fraction=0.2),
+}
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_digits(size=(16, 16))
+
+
+@pytest.fixture(scope="module")
+def image_files(tmp_path_factory, digits):
+    """100 test images as PNG files of another size (20x20, so both sides resize) - what a user hands over."""
+    folder = tmp_path_factory.mktemp("images")
+    rng = np.random.default_rng(1)
+    files = []
+    for i in rng.choice(len(digits), 100, replace=False):
+        f = folder / f"img{i:04d}.png"
+        cv2.imwrite(str(f), cv2.resize(digits.images[i], (20, 20), interpolation=cv2.INTER_LINEAR))
+        files.append(f)
+    return files
+
+
+def run_predict(folder: Path, files: list[Path], top: int) -> list[dict]:
+    # A clean interpreter that cannot import classmap_gui: predict.py must stand alone.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-I", str(folder / "predict.py"), *map(str, files), "--top", str(top),
+                          "--json"], capture_output=True, text=True, env=env, cwd=str(folder), timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_predict_py_gives_the_apps_top_classes_on_100_images(tmp_path, digits, image_files, name):
+    rec = train(digits, CONFIGS[name]).recogniser
+    folder = export_recogniser(rec, tmp_path / "export")
+    top = 3
+    rows = run_predict(folder, image_files, top)
+    app = rec.predict([read_image(f, size=None, grey=rec.grey) for f in image_files], top=top)
+    got = np.array([[c["index"] for c in r["top"]] for r in rows])
+    scores = np.array([[c["score"] for c in r["top"]] for r in rows], np.float32)
+    assert got.shape == (100, top)
+    np.testing.assert_array_equal(got, app.top_classes)
+    np.testing.assert_allclose(scores, app.top_scores, rtol=1e-4, atol=1e-4)
+    assert [c["class"] for c in rows[0]["top"]] == [rec.class_names[i] for i in app.top_classes[0]]
+    assert (folder / "labels.txt").read_text().splitlines()[3] == f"3\t{rec.class_names[3]}"
+
+
+def test_export_refuses_what_predict_py_cannot_reproduce(tmp_path, digits):
+    small = digits.subset(np.arange(400))
+    rec = train(small, TrainConfig(features="pixels", bank="ova-rbf", test_fraction=0.2)).recogniser
+    with pytest.raises(ConfigError, match="rbf"):
+        export_recogniser(rec, tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+    rec.classmap = object()
+    with pytest.raises(ConfigError, match="ClassMap"):
+        export_recogniser(rec, tmp_path / "x")
+
+
+def test_export_never_overwrites_a_folder_with_other_files(tmp_path, digits):
+    rec = train(digits.subset(np.arange(300)), CONFIGS["pixels"]).recogniser
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(ConfigError, match="not empty"):
+        export_recogniser(rec, tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    export_recogniser(rec, tmp_path / "exp")
+    export_recogniser(rec, tmp_path / "exp", overwrite=True)  # an earlier export may be replaced
+
+
+class _Evil:
+    """Unpickling this runs os.system: the payload a hostile model file would carry."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _plant_pickle(npz: Path, key: str, marker: Path) -> None:
+    """Replace array ``key`` in ``npz`` by a pickled object array carrying the payload."""
+    with zipfile.ZipFile(npz) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    evil = np.empty(1, dtype=object)
+    evil[0] = _Evil(marker)
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, evil, allow_pickle=True)
+    members[f"{key}.npy"] = buf.getvalue()
+    with zipfile.ZipFile(npz, "w") as zf:
+        for n, data in members.items():
+            zf.writestr(n, data)
+
+
+def test_a_model_file_holding_a_pickle_is_refused_and_runs_nothing(tmp_path, digits, image_files):
+    rec = train(digits.subset(np.arange(300)), CONFIGS["pixels"]).recogniser
+    marker = tmp_path / "pwned"
+    folder = export_recogniser(rec, tmp_path / "export")
+    _plant_pickle(folder / "arrays.npz", "classifier.coef", marker)
+    out = subprocess.run([sys.executable, "-I", str(folder / "predict.py"), str(image_files[0])],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "pickle" in out.stderr and not marker.exists()
+    # the app's own model format refuses it the same way
+    model = rec.save(tmp_path / "model")
+    key = next(n[:-4] for n in zipfile.ZipFile(model / "arrays.npz").namelist() if "coef" in n)
+    _plant_pickle(model / "arrays.npz", key, marker)
+    with pytest.raises(ModelFormatError, match="pickle"):
+        Recogniser.load(model)
+    assert not marker.exists()
