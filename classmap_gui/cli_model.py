@@ -60,6 +60,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     cli = _cli()
     feats, bank, cmap = split_sets(args.set)
+    if args.bank == "compressive":  # `--bank compressive --set sketch=rff,m=1000,sigma=2`: bank settings
+        for key in ("sketch", "m", "sigma", "priors"):
+            if key in feats:
+                bank[key] = feats.pop(key)
     classmap = parse_classmap(args.classmap)
     if cmap:
         classmap = {**(classmap or {}), **cmap}
@@ -133,6 +137,40 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_add_class(args: argparse.Namespace) -> int:
+    """Add a class from a folder of images to a saved (compressive) model, in place."""
+    import time
+
+    from .core.data.folder import IMAGE_EXTENSIONS, read_image
+    from .core.errors import DataError
+    from .core.recogniser import Recogniser
+
+    cli = _cli()
+    folder = Path(args.images).expanduser()
+    if not folder.is_dir():
+        raise DataError(f"--images {folder}: not a folder")
+    model = Recogniser.load(args.model)
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_EXTENSIONS)
+    images, skipped = [], []
+    for p in files:
+        try:
+            images.append(read_image(p, size=model.image_size, grey=model.grey))
+        except Exception as exc:  # unreadable files are listed, not fatal
+            skipped.append((str(p), str(exc)))
+    if not images:
+        raise DataError(f"--images {folder}: no readable images" + (f" ({len(skipped)} unreadable)" if skipped else ""))
+    t0 = time.perf_counter()
+    label = model.add_class(args.name, images)
+    seconds = time.perf_counter() - t0
+    model.save(args.model)
+    result = {"model": str(args.model), "class": args.name, "label": label, "images": len(images),
+              "skipped": [s[0] for s in skipped], "classes": model.n_classes, "seconds": round(seconds, 4)}
+    cli.emit(result, args.json, f"added class {args.name!r} ({len(images)} images, label {label}) to {args.model} "
+                                f"in {seconds:.3f} s; {model.n_classes} classes"
+                                + (f"; skipped {len(skipped)} unreadable file(s)" if skipped else ""))
+    return 0
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the model sub-commands on the ``classmap`` parser."""
     from .core.classify import bank_names
@@ -156,6 +194,15 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--out", required=True, help="folder to save the model in")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.set_defaults(func=cmd_train)
+
+    s = sub.add_parser("add-class", help="add a class to a saved compressive model from a folder of images",
+                       description="Add a class without retraining (compressive models: --bank compressive). "
+                                   "The model folder is updated in place.")
+    s.add_argument("model", help="a model folder saved by `classmap train`")
+    s.add_argument("--name", required=True, help="name of the new class")
+    s.add_argument("--images", required=True, help="folder holding the new class's images")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_add_class)
 
     s = sub.add_parser("eval", help="evaluate a saved model on a labelled data set")
     s.add_argument("model", help="a model folder saved by `classmap train`")

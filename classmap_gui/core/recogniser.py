@@ -168,6 +168,15 @@ class Recogniser:
             evaluations[s:e] = used // max(1, e - s) if used else self.brute_force_evaluations
         return Prediction(labels, top_classes, top_scores, evaluations, {"classify": time.perf_counter() - t0})
 
+    def add_class(self, name: str, images: Any, *, progress: ProgressFn = None, should_stop: StopFn = None) -> int:
+        """Add class ``name`` from uint8 ``images`` without retraining; returns its label.
+
+        Works for classifiers that keep per-class summaries (the compressive bank: no other class's
+        sketch changes); other banks and ClassMap models raise ConfigError saying to retrain."""
+        from .classify.compressive import add_class_to_recogniser
+
+        return add_class_to_recogniser(self, name, images, progress=progress, should_stop=should_stop)
+
     # ------------------------------------------------------------ store
     def save(self, path: str | Path) -> Path:
         """Save as a model folder (``model.json`` + ``arrays.npz``), atomically; returns the folder."""

@@ -173,8 +173,13 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     imageset.check_trainable(min_per_class=min_per_class)
 
     # build (and so validate) every component before spending time
-    features = _with_seed(make_features(config.features, **features_params_for(
-        config.features, config.features_params, imageset.image_size)), config.seed)
+    feature_name, feature_params = config.features, config.features_params
+    if config.bank == "compressive":  # sketch=cnn: the random CNN is the feature map and the sketch
+        from .classify.compressive import feature_override
+
+        feature_name, feature_params = feature_override(feature_name, feature_params, config.bank_params)
+    features = _with_seed(make_features(feature_name, **features_params_for(
+        feature_name, feature_params, imageset.image_size)), config.seed)
     bank = _with_seed(make_bank(config.bank, **config.bank_params), config.seed)
     classmap = None
     if use_classmap:
