@@ -184,3 +184,16 @@ def test_random_cnn_map_stores_and_reloads():
     arrays = {}
     back = load_estimator(dump_estimator(cnn, arrays, "features"), arrays)
     np.testing.assert_array_equal(back.transform(imgs), F)
+
+
+def test_adding_a_class_to_thousands_changes_no_other_sketch():
+    rng = np.random.default_rng(0)
+    C, per, d = 2430, 3, 16
+    X = rng.standard_normal((C * per, d)).astype(np.float32)
+    y = np.repeat(np.arange(C), per)
+    clf = CompressiveClassifier(m=64, sigma=1.0, random_state=0).fit(X, y)
+    before = clf.sketches_.copy()
+    clf.add_class(C, X[:5] + 10)
+    assert clf.sketches_.shape == (C + 1, 128)
+    np.testing.assert_array_equal(clf.sketches_[:C], before)
+    assert clf.predict(X[:5] + 10).tolist() == [C] * 5
