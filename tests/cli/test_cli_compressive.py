@@ -1,0 +1,59 @@
+"""`classmap train --bank compressive` and `classmap add-class`: a class added to a saved model from
+a folder is recognised, the old classes still are, and a bank that needs retraining says so."""
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from classmap_gui.cli import main
+from classmap_gui.core.data import load_digits
+
+
+@pytest.fixture(scope="module")
+def digits_folder(tmp_path_factory):
+    """Digits 0-3 as a folder of PNGs (24x24), and digit 7 in a separate folder for add-class."""
+    root = tmp_path_factory.mktemp("digits")
+    d = load_digits()
+    for label in (0, 1, 2, 3, 7):
+        target = root / ("new7" if label == 7 else "train") / str(label)
+        target.mkdir(parents=True)
+        for i in np.flatnonzero(d.labels == label)[:60]:
+            cv2.imwrite(str(target / f"{i}.png"), cv2.resize(d.images[i], (24, 24), interpolation=cv2.INTER_LINEAR))
+    return root
+
+
+def test_compressive_train_add_class_then_predict(digits_folder, tmp_path, capsys):
+    model = tmp_path / "cc"
+    assert main(["train", "--data", str(digits_folder / "train"), "--size", "24x24", "--features", "pixels",
+                 "--bank", "compressive", "--set", "sketch=rff,m=2000,sigma=auto", "--out", str(model), "--json"]) == 0
+    trained = json.loads(capsys.readouterr().out)
+    assert trained["classes"] == 4 and trained["test_accuracy"] > 0.8
+
+    assert main(["add-class", str(model), "--name", "seven", "--images", str(digits_folder / "new7" / "7"),
+                 "--json"]) == 0
+    added = json.loads(capsys.readouterr().out)
+    assert added["classes"] == 5 and added["label"] == 4 and added["images"] == 60
+
+    sevens = sorted((digits_folder / "new7" / "7").iterdir())[:10]
+    zeros = sorted((digits_folder / "train" / "0").iterdir())[:10]
+    assert main(["predict", str(model), *map(str, sevens + zeros), "--json"]) == 0
+    labels = [r["label"] for r in json.loads(capsys.readouterr().out)["predictions"]]
+    assert labels[:10].count("seven") >= 8 and labels[10:].count("0") >= 8
+
+
+def test_add_class_to_a_bank_that_needs_training_is_refused(digits_folder, tmp_path, capsys):
+    model = tmp_path / "ova"
+    assert main(["train", "--data", str(digits_folder / "train"), "--size", "24x24", "--features", "pixels",
+                 "--bank", "ova-ridge", "--out", str(model)]) == 0
+    before = (model / "arrays.npz").read_bytes()
+    capsys.readouterr()
+    assert main(["add-class", str(model), "--name", "seven", "--images", str(digits_folder / "new7" / "7")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "retrain" in err[0].lower()
+    assert (model / "arrays.npz").read_bytes() == before  # nothing lost or changed
+
+
+def test_add_class_from_missing_folder_is_one_line(tmp_path, capsys):
+    assert main(["add-class", str(tmp_path / "nomodel"), "--name", "x", "--images", str(tmp_path / "none")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
