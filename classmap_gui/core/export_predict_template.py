@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import zipfile
+import zlib
 from pathlib import Path
 
 import cv2
@@ -64,7 +66,7 @@ def load_model(folder: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
                 arrays[key] = arr
     except ModelError:
         raise
-    except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         if "pickle" in str(exc).lower():
             raise ModelError(f"{folder / 'arrays.npz'} holds a pickled object; refused without loading it") from None
         raise ModelError(f"{folder / 'arrays.npz'}: corrupt ({exc})") from None

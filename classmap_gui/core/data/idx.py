@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,11 @@ def read_idx(path: str | Path) -> np.ndarray:
         raise DataError(f"{path} is not an IDX file (bad magic number)")
     ndim = data[3]
     header = 4 + 4 * ndim
+    if len(data) < header:
+        raise DataError(f"{path} is truncated: its header declares {ndim} dimensions but the file ends first")
     shape = tuple(int(v) for v in np.frombuffer(data[4:header], dtype=">u4"))
     dtype = np.dtype(_DTYPES[data[2]])
-    expected = int(np.prod(shape)) * dtype.itemsize
+    expected = math.prod(shape) * dtype.itemsize  # Python ints: a hostile header cannot overflow
     if len(data) - header != expected:
         raise DataError(f"{path}: header says shape {shape} ({expected} bytes) but the file holds {len(data) - header}")
     return np.frombuffer(data, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
