@@ -50,13 +50,13 @@ def test_orientations_of_one_glyph_differ_and_images_vary_within_a_class():
 
 def test_backgrounds_are_photo_crops_not_flat():
     ims = generate_glyph_pose(shapes=2, orientations=2, images_per_class=10, size=64, seed=2)
-    corners = ims.images[:, :10, :10].reshape(len(ims), -1).astype(np.float32)
-    # photo texture: corners (mostly background) have structure well beyond the added noise
-    grad = np.abs(np.diff(ims.images[:, :12, :].astype(np.float32), axis=2)).mean((1, 2))
-    assert np.median(corners.std(1)) > 8
-    assert np.median(grad) > 4
+    x = ims.images.astype(np.float32)
+    # 4x4-pixel block means of the top band (mostly background): the added noise averages out
+    # (sigma <= 7 -> <= 1.75), the photographs' structure stays.
+    band = x[:, :16, :].reshape(len(x), 4, 4, 16, 4).mean((2, 4)).reshape(len(x), -1)
+    assert np.median(band.std(1)) > 5
     # and the backgrounds differ between images of the same class
-    assert np.abs(corners[0] - corners[1]).mean() > 5
+    assert np.abs(band[0] - band[1]).mean() > 5
 
 
 def test_small_variant_parameters_and_benchmark_split():
