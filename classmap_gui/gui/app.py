@@ -66,6 +66,7 @@ def self_test() -> int:
     acc = float(np.mean(pred.labels == test.labels))
     win.project.set_trained(res.recogniser, res.report)
     _settle(app, 0.2)
+    win.setProperty("no_confirm", True)  # the trained project is unsaved: no "discard?" dialog to block on
     win.close()
     ok = acc > 0.5 and pred.top_classes.shape == (len(test), 3)
     print(f"self-test {'passed' if ok else 'FAILED'}: digits, {len(ims)} images, test accuracy {100 * acc:.1f}%, "
