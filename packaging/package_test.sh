@@ -29,7 +29,7 @@ run classmap --help >/dev/null
 echo "package_test.sh: classmap --help ok"
 run classmap datasets
 t0=$(date +%s%N)
-run timeout 600 classmap-gui --self-test
+run timeout 300 classmap-gui --self-test
 t1=$(date +%s%N)
 ms=$(( (t1 - t0) / 1000000 ))
 echo "package_test.sh: classmap-gui --self-test ok in $((ms / 1000)).$(printf %03d $((ms % 1000))) s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
