@@ -6,9 +6,10 @@ settings, array manifest), ``arrays.npz`` (float32 arrays; read with ``allow_pic
 ``predict.py`` re-implements every step in plain numpy/OpenCV and gives the app's top-p classes
 on the same files (tested on 100 images against :meth:`Recogniser.predict`).
 
-What cannot be reproduced that way is refused with a :class:`ConfigError` naming the part:
-ClassMap filter-and-refine, kernel (rbf) and all-pairs banks, compressive sketches, random
-feature maps. Export the model trained without them (brute-force linear bank) instead.
+Exported: pixels, HOG, k-means and random Fourier feature maps; linear one-vs-all, all-pairs
+(voting) and compressive (class sketch) banks. What cannot be reproduced that way is refused
+with a :class:`ConfigError` naming the part: ClassMap filter-and-refine (its ranking differs
+from scoring every class), kernel (rbf) banks and the random CNN map.
 """
 from __future__ import annotations
 
@@ -52,21 +53,46 @@ def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
         return {"type": "kmeans", "patch_size": int(fm.patch_size), "stride": int(fm.stride),
                 "norm_eps": float(fm.norm_eps), "encoder": str(fm.encoder), "hellinger": bool(fm.hellinger),
                 "n_channels": int(fm.n_channels_)}
+    if kind == "RandomFourierFeatures":
+        return {"type": "rff", **_rff_spec(fm, arrays, "features")}
     raise ConfigError(f"cannot export a model with the {kind} feature map: the standalone predict.py "
-                      f"re-implements pixels, HOG and k-means features only. Retrain with one of those to export.")
+                      f"re-implements pixels, HOG, k-means and random Fourier features only. Retrain with one of "
+                      f"those to export.")
+
+
+def _rff_spec(rff: Any, arrays: dict[str, np.ndarray], prefix: str) -> dict:
+    arrays[f"{prefix}.frequencies"] = np.asarray(rff.frequencies_, np.float32)
+    if rff.kind == "phase":
+        arrays[f"{prefix}.offsets"] = np.asarray(rff.offsets_, np.float32)
+    return {"kind": str(rff.kind), "m": int(rff.m)}
 
 
 def _classifier_spec(clf: Any, arrays: dict[str, np.ndarray]) -> dict:
     kind = type(clf).__name__
     coef = getattr(clf, "coef_", None)
-    if kind != "OneVsAllBank" or coef is None:
-        what = "kernel (rbf) one-vs-all" if kind == "OneVsAllBank" else kind
-        raise ConfigError(f"cannot export a model with a {what} classifier bank: the standalone predict.py "
-                          f"reproduces linear one-vs-all banks (liblinear, ridge) only. Retrain with "
-                          f"ova-liblinear or ova-ridge to export.")
-    arrays["classifier.coef"] = np.ascontiguousarray(coef, np.float32)
-    arrays["classifier.intercept"] = np.ascontiguousarray(clf.intercept_, np.float32)
-    return {"type": "linear-ova"}
+    if kind in ("OneVsAllBank", "AllPairsBank") and coef is not None:
+        arrays["classifier.coef"] = np.ascontiguousarray(coef, np.float32)
+        arrays["classifier.intercept"] = np.ascontiguousarray(clf.intercept_, np.float32)
+        if kind == "OneVsAllBank":
+            return {"type": "linear-ova"}
+        arrays["classifier.pairs"] = np.ascontiguousarray(clf.pairs_, np.int64)
+        return {"type": "all-pairs", "n_classes": int(len(clf.classes_))}
+    if kind == "CompressiveBank":
+        from .features.random_features import RandomFourierFeatures
+
+        arrays["classifier.sketches"] = np.ascontiguousarray(clf.sketches_, np.float32)
+        arrays["classifier.priors"] = np.ascontiguousarray(clf.class_priors(), np.float32)
+        arrays["classifier.empty"] = np.asarray(clf.counts_ == 0, bool)
+        sketch_map = getattr(clf, "map_", None)
+        if sketch_map is None:
+            return {"type": "compressive", "map": None}
+        if not isinstance(sketch_map, RandomFourierFeatures):
+            raise ConfigError(f"cannot export a compressive bank whose sketch map is {type(sketch_map).__name__}")
+        return {"type": "compressive", "map": _rff_spec(sketch_map, arrays, "classifier.map")}
+    what = "kernel (rbf) one-vs-all" if kind == "OneVsAllBank" else kind
+    raise ConfigError(f"cannot export a model with a {what} classifier bank: the standalone predict.py "
+                      f"reproduces linear one-vs-all, all-pairs and compressive banks only. Retrain with "
+                      f"ova-liblinear, ova-ridge, all-pairs or compressive to export.")
 
 
 def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = False) -> Path:

@@ -10,8 +10,9 @@ and checked against the shapes and dtypes ``model.json`` declares: a file holdin
 refused, nothing in it runs.
 
 Every step re-implements the app's computation in plain float32 numpy/OpenCV: image reading and
-resizing, the feature map (pixels, HOG, single-layer k-means), the linear classifier bank and
-the top-p ranking. (This file is generated from classmap_gui/core/export_predict_template.py.)
+resizing, the feature map (pixels, HOG, single-layer k-means, random Fourier features), the
+classifier bank (linear one-vs-all, all-pairs voting, compressive class sketches) and the top-p
+ranking. (This file is generated from classmap_gui/core/export_predict_template.py.)
 """
 from __future__ import annotations
 
@@ -259,15 +260,53 @@ def kmeans_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     return F
 
 
-FEATURES = {"pixels": pixel_features, "hog": hog_features, "kmeans": kmeans_features}
+def _rff(X: np.ndarray, spec: dict, arrays: dict, prefix: str) -> np.ndarray:
+    """Random Fourier features ``[cos XW, sin XW] / sqrt(m)`` (or ``cos(XW + b)``), ``(n, 2m)`` float32."""
+    m = spec["m"]
+    P = X @ arrays[f"{prefix}.frequencies"]
+    if spec["kind"] == "phase":
+        P += arrays[f"{prefix}.offsets"]
+        out = np.cos(P)
+    else:
+        out = np.empty((len(X), 2 * m), np.float32)
+        np.cos(P, out=out[:, :m])
+        np.sin(P, out=out[:, m:])
+    out *= np.float32(1.0 / np.sqrt(m))
+    return out
+
+
+def rff_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    F = X.reshape(len(X), -1).astype(np.float32) / np.float32(255.0)
+    return _rff(F, spec, arrays, "features")
+
+
+FEATURES = {"pixels": pixel_features, "hog": hog_features, "kmeans": kmeans_features, "rff": rff_features}
 
 
 # ---------------------------------------------------------------- classifier and ranking
 
 def scores(F: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     """Class scores ``(n, C)`` float32 of features ``F (n, D)``: one GEMM with the stacked classifiers."""
+    kind = spec["type"]
+    if kind == "compressive":  # p_k <f(x), z_k>: prior times correlation with each class sketch
+        Z = F if spec["map"] is None else _rff(F, spec["map"], arrays, "classifier.map")
+        S = Z @ arrays["classifier.sketches"].T
+        S *= arrays["classifier.priors"][None, :]
+        S[:, arrays["classifier.empty"]] = -np.inf
+        return S
     out = F @ arrays["classifier.coef"].T
     out += arrays["classifier.intercept"]
+    if kind == "all-pairs":  # votes + a tie-break below one vote, from the pairwise scores
+        pairs, C = arrays["classifier.pairs"], spec["n_classes"]
+        m = len(pairs)
+        Ei = np.zeros((m, C), np.float32)
+        Ej = np.zeros((m, C), np.float32)
+        Ei[np.arange(m), pairs[:, 0]] = 1
+        Ej[np.arange(m), pairs[:, 1]] = 1
+        win = (out > 0).astype(np.float32)
+        votes = win @ Ei + (1 - win) @ Ej
+        conf = out @ (Ei - Ej)
+        return (votes + conf / (3 * (np.abs(conf) + 1))).astype(np.float32)
     return out
 
 

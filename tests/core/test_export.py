@@ -29,6 +29,14 @@ CONFIGS = {
                        bank="ova-ridge", test_fraction=0.2),
     "pixels": TrainConfig(features="pixels", features_params={"standardize": True}, bank="ova-liblinear",
                           test_fraction=0.2),
+    "pixels-all-pairs": TrainConfig(features="pixels", bank="all-pairs", test_fraction=0.2),
+    "hog-compressive-rff": TrainConfig(features="hog", features_params={"cell_size": 4, "block_size": 8},
+                                       bank="compressive", bank_params={"m": 300}, test_fraction=0.2),
+    "kmeans-compressive-features": TrainConfig(features="kmeans", features_params={
+        "n_centroids": 16, "n_patches": 2000, "patch_size": 4, "random_state": 0, "n_jobs": 1},
+        bank="compressive", bank_params={"sketch": "features"}, test_fraction=0.2),
+    "rff-ova": TrainConfig(features="rff", features_params={"m": 200, "random_state": 0}, bank="ova-ridge",
+                           test_fraction=0.2),
 }
 
 
