@@ -171,6 +171,16 @@ def cmd_add_class(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a standalone folder (model + numpy/OpenCV predict.py) for a saved model."""
+    from .core.export import export_recogniser
+    from .core.recogniser import Recogniser
+
+    out = export_recogniser(Recogniser.load(args.model), args.out, overwrite=args.overwrite)
+    print(f"exported to {out}; run: python {out / 'predict.py'} IMAGE ...")
+    return 0
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the model sub-commands on the ``classmap`` parser."""
     from .core.classify import bank_names
@@ -217,3 +227,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--top", type=int, default=5, help="candidates to list per image (5)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_predict)
+
+    s = sub.add_parser("export", help="export a saved model with a standalone predict.py (numpy + OpenCV only)")
+    s.add_argument("model", help="a model folder saved by `classmap train`")
+    s.add_argument("--out", required=True, help="new folder for the export")
+    s.add_argument("--overwrite", action="store_true", help="replace an earlier export in --out")
+    s.set_defaults(func=cmd_export)
