@@ -5,8 +5,9 @@ Feature matrices outgrow memory long before the images do (k-means features with
 write the ``(n, D) float32`` matrix straight into a ``.npy`` file opened with
 ``numpy.lib.format.open_memmap``: only one chunk of features per worker is ever in RAM, and the
 file is a plain ``.npy`` that ``np.load(path, mmap_mode="r")`` opens without reading it. Training
-then reads it chunk by chunk: :func:`gram_statistics` accumulates the ridge normal equations
-``[X 1]^T [X 1]`` and ``[X 1]^T T`` over row chunks, which is all a ridge one-vs-all bank needs.
+then reads it chunk by chunk: ``OneVsAllBank(trainer="ridge").fit(memmap, y)`` accumulates the
+Gram matrix over row chunks (``ova.ridge_solve``), so only ``(D, D)`` float64 and one chunk are in
+RAM. (liblinear and the RBF SVM need the whole matrix in float64 in RAM; use ridge for such sets.)
 
 Chunks are dispatched with ``joblib.Parallel`` when the active backend is Dask (see
 :mod:`classmap_gui.core.parallel`), so encoding runs on the cluster's workers and only results
@@ -103,41 +104,3 @@ def encode(features, images: np.ndarray, *, out: str | os.PathLike | None = None
     os.replace(part, path)
     return np.load(path, mmap_mode="r")
 
-
-def iter_chunks(X: np.ndarray, rows: int):
-    """Yield ``(start, X[start:start+rows] as float32 in RAM)`` over the rows of ``X`` (memmap or array)."""
-    for a in range(0, X.shape[0], rows):
-        yield a, np.ascontiguousarray(X[a:a + rows], dtype=np.float32)
-
-
-def gram_statistics(X: np.ndarray, Y: np.ndarray, *, chunk_rows: int | None = None,
-                    progress: ProgressFn = None, should_stop: StopFn = None) -> tuple[np.ndarray, np.ndarray]:
-    """Normal-equation statistics of a least-squares fit with intercept, one row chunk at a time.
-
-    X : ``(n, D)`` features, typically a memmap from :func:`encode`; Y : ``(n, C)`` targets
-    (e.g. +-1 one-vs-all codes). Returns ``(G, B)`` in float64: ``G = [X 1]^T [X 1]`` ``(D+1, D+1)``
-    and ``B = [X 1]^T Y`` ``(D+1, C)``; the last row/column is the intercept. Ridge weights are
-    then ``solve(G + alpha * diag(1,...,1,0), B)``. Only ``chunk_rows`` rows of ``X`` are in RAM at a
-    time; the accumulation is float64 so summing many chunks loses nothing to rounding.
-    """
-    n, d = X.shape
-    Y = np.asarray(Y)
-    if Y.ndim != 2 or Y.shape[0] != n:
-        raise DataError(f"targets must be (n, C) with n={n}, got {Y.shape}")
-    if chunk_rows is None:
-        chunk_rows = max(1, (32 << 20) // (4 * max(d, 1)))
-    G = np.zeros((d + 1, d + 1), dtype=np.float64)
-    B = np.zeros((d + 1, Y.shape[1]), dtype=np.float64)
-    for a, Xc in iter_chunks(X, chunk_rows):
-        Yc = np.asarray(Y[a:a + Xc.shape[0]], dtype=np.float32)
-        # float32 GEMM per chunk (fast), float64 accumulation across chunks (exact enough).
-        G[:d, :d] += Xc.T @ Xc
-        s = Xc.sum(axis=0, dtype=np.float64)
-        G[:d, d] += s
-        G[d, :d] += s
-        G[d, d] += Xc.shape[0]
-        B[:d] += Xc.T @ Yc
-        B[d] += Yc.sum(axis=0, dtype=np.float64)
-        report(progress, (a + Xc.shape[0]) / n, "accumulating X^T X")
-        check_stop(should_stop)
-    return G, B

@@ -26,12 +26,11 @@ from typing import Iterator
 from .errors import ConfigError
 
 BACKENDS = ("loky", "threading", "dask")
-_CONNECT_TIMEOUT = "10s"
 
 
 @contextlib.contextmanager
 def parallel_backend(backend: str = "loky", scheduler: str | None = None, *, n_jobs: int | None = None,
-                     n_workers: int | None = None) -> Iterator[dict]:
+                     n_workers: int | None = None, timeout: float = 10.0) -> Iterator[dict]:
     """Run every ``joblib.Parallel`` call inside the block on ``backend``.
 
     backend : ``"loky"`` (processes on this machine, joblib's default), ``"threading"`` (threads of
@@ -39,6 +38,7 @@ def parallel_backend(backend: str = "loky", scheduler: str | None = None, *, n_j
     scheduler : Dask only: the scheduler address (``tcp://host:8786``). ``None`` starts a local
         cluster of ``n_workers`` processes (default: one per core) that is shut down on exit.
     n_jobs : the default worker count of ``Parallel`` calls that pass ``n_jobs=None``.
+    timeout : seconds to wait for the scheduler to answer.
 
     Yields a dict describing where work runs (``backend``, and for Dask ``scheduler``,
     ``workers``, ``threads``), for logs and the app's status line.
@@ -56,7 +56,7 @@ def parallel_backend(backend: str = "loky", scheduler: str | None = None, *, n_j
             yield {"backend": backend}
         return
 
-    client, cluster = _dask_client(scheduler, n_workers)
+    client, cluster = _dask_client(scheduler, n_workers, timeout)
     try:
         info = client.scheduler_info()
         workers = info.get("workers", {})
@@ -70,7 +70,7 @@ def parallel_backend(backend: str = "loky", scheduler: str | None = None, *, n_j
             cluster.close()
 
 
-def _dask_client(scheduler: str | None, n_workers: int | None):
+def _dask_client(scheduler: str | None, n_workers: int | None, timeout: float):
     """``(Client, LocalCluster | None)`` for ``scheduler``, or for a new local cluster."""
     try:
         from distributed import Client, LocalCluster
@@ -82,7 +82,7 @@ def _dask_client(scheduler: str | None, n_workers: int | None):
                                dashboard_address=None)
         return Client(cluster), cluster
     try:
-        client = Client(scheduler, timeout=_CONNECT_TIMEOUT)
+        client = Client(scheduler, timeout=f"{float(timeout)}s")
     except (OSError, TimeoutError) as exc:
         raise ConfigError(f"cannot reach the Dask scheduler at {scheduler!r} ({exc}); start one with "
                           "`dask scheduler` and workers with `dask worker ADDRESS`, or check the address") from exc
@@ -90,8 +90,9 @@ def _dask_client(scheduler: str | None, n_workers: int | None):
 
 
 def describe_backend() -> str:
-    """The name of the joblib backend active here (``"loky"`` outside any block)."""
+    """The joblib backend active here: ``"loky"`` outside any block, ``"threading"``, ``"dask"``..."""
     from joblib.parallel import get_active_backend
 
     backend, _ = get_active_backend()
-    return type(backend).__name__.replace("Backend", "").lower()
+    name = type(backend).__name__.replace("Backend", "").lower()
+    return "dask" if name.startswith("dask") else name
