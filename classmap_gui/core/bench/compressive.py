@@ -33,9 +33,10 @@ OPTIONS = {
     "reps": (100, "Table 1 repetitions"),
     "table1_m": ("50/1000", "Table 1 sketch sizes m"),
     "sigma": (2.0, "frequency std of Table 1 / convergence (kernel exp(-sigma^2 |u-v|^2 / 2))"),
-    "scale": ("train", "rescale to [-1,1] with the 'train' part's range or 'all' the data's"),
+    "scale": ("all", "rescale to [-1,1] with 'all' the data's range (the paper: data re-scaled inside [-1,1]^n) "
+                     "or the 'train' part's"),
     "conv_m": ("10/100/1000/10000/100000", "convergence sketch sizes m"),
-    "conv_reps": (3, "convergence: random splits per data set"),
+    "conv_reps": (10, "convergence: random splits per data set"),
     "synth_n": (10000, "synthetic: examples per data set"),
     "synth_trials": (3, "synthetic: trials (paper: 10)"),
     "synth_sigma": ("1/3/10/30", "synthetic: frequency stds (kernel bandwidth 1/sigma)"),
