@@ -22,6 +22,7 @@ class DatasetPanel(QWidget):
         super().__init__(parent)
         self.project, self.runner = project, runner
         self._grid_index = np.zeros(0, np.int64)
+        self.last_error = ""
 
         # -- source row
         self.builtin = QComboBox()
@@ -190,7 +191,11 @@ class DatasetPanel(QWidget):
         try:
             return fn(*args)
         except ClassMapError as exc:
-            QMessageBox.warning(self, "ClassMap Studio", str(exc))
+            self.last_error = str(exc)
+            box = QMessageBox(QMessageBox.Warning, "ClassMap Studio", str(exc), QMessageBox.Ok, self)
+            box.setModal(False)  # never blocks: the app stays usable
+            box.show()
+            self.project.message.emit(str(exc))
             return None
 
     def add_class(self, name: str | None = None):

@@ -1,0 +1,74 @@
+"""GUI tests run headless (offscreen Qt); captures go to a temporary folder, never the user's."""
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+SHAPES = ("bars", "columns", "cross", "ring")
+
+
+def shape_image(kind: str, rng, size: int = 24) -> np.ndarray:
+    """A small grey picture of one of four easily told apart shapes, with noise and jitter."""
+    img = np.full((size, size), 40, np.uint8)
+    o = int(rng.integers(-2, 3))
+    c = size // 2 + o
+    if kind == "bars":
+        img[2 + o % 3::6, :] = 220
+    elif kind == "columns":
+        img[:, 2 + o % 3::6] = 220
+    elif kind == "cross":
+        cv2.line(img, (2, 2 + o), (size - 3, size - 3 + o), 230, 2)
+        cv2.line(img, (size - 3, 2 + o), (2, size - 3 + o), 230, 2)
+    else:
+        cv2.circle(img, (c, c), size // 3, 230, 2)
+    noise = rng.integers(0, 30, size=img.shape)
+    return np.clip(img.astype(np.int64) + noise, 0, 255).astype(np.uint8)
+
+
+@pytest.fixture
+def shapes_folder(tmp_path) -> Path:
+    """A folder of 4 class sub-folders x 14 PNG images, plus one unreadable file."""
+    rng = np.random.default_rng(0)
+    root = tmp_path / "shapes"
+    for k in SHAPES:
+        (root / k).mkdir(parents=True)
+        for i in range(14):
+            cv2.imwrite(str(root / k / f"{i:02d}.png"), shape_image(k, rng))
+    (root / "ring" / "broken.png").write_bytes(b"not a png")
+    return root
+
+
+@pytest.fixture
+def shapes_video(tmp_path) -> Path:
+    """An MJPG .avi of 60 frames (96x96 colour) cycling through the four shapes: the fake camera."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "camera.avi"
+    vw = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (96, 96))
+    assert vw.isOpened()
+    for i in range(60):
+        img = cv2.resize(shape_image(SHAPES[(i // 15) % 4], rng), (96, 96), interpolation=cv2.INTER_NEAREST)
+        vw.write(cv2.cvtColor(img, cv2.COLOR_GRAY2BGR))
+    vw.release()
+    return path
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    from classmap_gui.gui import project as project_mod
+    from classmap_gui.gui.mainwindow import MainWindow
+
+    monkeypatch.setattr(project_mod, "default_capture_root", lambda: tmp_path / "captures")
+    win = MainWindow()
+    win.setProperty("no_confirm", True)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.runner.cancel()
+    win.runner.wait(10000)
+    win.run.stop()
+    win.dataset.capture.shutdown()

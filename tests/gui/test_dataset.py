@@ -1,0 +1,110 @@
+"""Dataset panel: import, class edits, image edits, capture from a video file as the camera."""
+import numpy as np
+from PySide6.QtCore import Qt
+
+from classmap_gui.gui.camera import FrameStream
+
+
+def _import(qtbot, win, folder):
+    with qtbot.waitSignal(win.runner.finished, timeout=20000):
+        assert win.dataset.import_folder(str(folder))
+
+
+def test_import_folder_lists_classes_with_counts(qtbot, window, shapes_folder):
+    _import(qtbot, window, shapes_folder)
+    d = window.dataset
+    assert [d.classes.item(i).text() for i in range(d.classes.count())] == \
+        ["bars  (14)", "columns  (14)", "cross  (14)", "ring  (14)"]
+    assert "56 images, 4 classes" in d.summary.text()
+    assert "1 unreadable file(s) skipped" in window.statusBar().currentMessage()
+    d.classes.setCurrentRow(2)
+    assert d.grid.count() == 14 and "cross" in d.grid_label.text()
+    assert window.project.dirty and "*" in window.windowTitle()
+
+
+def test_class_and_image_edits(qtbot, window, shapes_folder):
+    _import(qtbot, window, shapes_folder)
+    d, p = window.dataset, window.project
+    assert d.add_class("fist") == 4
+    assert d.classes.count() == 5 and d.classes.currentRow() == 4
+    d.classes.setCurrentRow(0)
+    d.rename_class("stripes")
+    assert p.class_names[0] == "stripes"
+    assert d.add_class("stripes") is None or d.classes.count() == 5  # duplicate refused
+    d.classes.setCurrentRow(1)
+    d.grid.item(0).setSelected(True)
+    d.grid.item(1).setSelected(True)
+    d.move_selected(4)
+    assert p.imageset.counts().tolist() == [14, 12, 14, 14, 2]
+    d.classes.setCurrentRow(4)
+    d.grid.item(0).setSelected(True)
+    d.delete_selected()
+    assert p.imageset.counts().tolist() == [14, 12, 14, 14, 1]
+    d.classes.setCurrentRow(3)
+    d.delete_class(confirm=False)
+    assert p.class_names == ["stripes", "columns", "cross", "fist"]
+    assert p.imageset.counts().tolist() == [14, 12, 14, 1]
+
+
+def test_capture_burst_from_video_saves_every_frame(qtbot, window, shapes_folder, shapes_video, tmp_path):
+    _import(qtbot, window, shapes_folder)
+    d = window.dataset
+    d.add_class("new")
+    cap = d.capture
+    cap.countdown.setValue(0)
+    cap.rate.setValue(30)
+    cap.choose_video(str(shapes_video))
+    assert cap.start_preview()
+    qtbot.waitUntil(lambda: cap.latest_crop is not None, timeout=5000)
+    qtbot.mousePress(cap.record_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: len(cap.burst) >= 5, timeout=10000)
+    files = sorted((tmp_path / "captures" / "new").glob("*.png"))
+    assert len(files) == len(cap.burst)  # written as they were taken, before the burst ends
+    qtbot.mouseRelease(cap.record_btn, Qt.LeftButton)
+    n = window.project.imageset.counts()[4]
+    assert n >= 5 and n == len(list((tmp_path / "captures" / "new").glob("*.png")))
+    assert window.project.imageset.images.shape[1:] == (64, 64)  # brought to the set's size
+    assert "Recorded" in cap.last_message
+    cap.stop_preview()
+    qtbot.waitUntil(lambda: cap.stream is None, timeout=5000)
+
+
+def test_countdown_then_release_records_nothing(qtbot, window, shapes_folder, shapes_video):
+    _import(qtbot, window, shapes_folder)
+    cap = window.dataset.capture
+    cap.countdown.setValue(3)
+    cap.choose_video(str(shapes_video))
+    cap.start_preview()
+    cap.press_record()
+    assert "in 3" in cap.last_message
+    cap.release_record()
+    assert "cancelled" in cap.last_message
+    assert window.project.imageset.counts().tolist() == [14, 14, 14, 14]
+    cap.stop_preview()
+
+
+def test_no_camera_is_a_clear_message(qtbot, window, shapes_folder, monkeypatch):
+    from classmap_gui.gui.panels import capture as capture_mod
+
+    _import(qtbot, window, shapes_folder)
+    monkeypatch.setattr(capture_mod, "list_cameras", lambda: [])
+    cap = window.dataset.capture
+    assert cap.refresh_cameras() == []
+    assert "No camera found" in cap.last_message
+    assert not cap.start_preview()
+    assert "no camera was found" in cap.last_message.lower()
+
+
+def test_camera_that_cannot_open_or_stops_ends_cleanly(qtbot, shapes_video):
+    s = FrameStream(97)  # no such camera
+    with qtbot.waitSignal(s.ended, timeout=5000) as sig:
+        s.start()
+    assert "could not open camera 97" in sig.args[0]
+    s.wait()
+    got = []
+    s2 = FrameStream(str(shapes_video), realtime=False)
+    s2.frame.connect(lambda v, c, r: (got.append(c.shape), s2.frame_shown()))
+    with qtbot.waitSignal(s2.ended, timeout=10000) as sig2:
+        s2.start()
+    s2.wait()
+    assert "end of video" in sig2.args[0] and len(got) == 60
