@@ -90,7 +90,9 @@ def as_features(X: Any, n_features: int | None = None, what: str = "bank") -> np
         raise ConfigError(f"{what}: expected a 2-D feature matrix (n, D), got shape {X.shape}")
     if n_features is not None and X.shape[1] != n_features:
         raise ConfigError(f"{what}: features have {X.shape[1]} columns, the bank was trained on {n_features}")
-    if not np.all(np.isfinite(X)):
+    # checked in row chunks: X may be a memory-mapped matrix larger than RAM (core/encode.py)
+    rows = max(1, (16 << 20) // max(1, 4 * X.shape[1]))
+    if not all(np.isfinite(X[a:a + rows]).all() for a in range(0, X.shape[0], rows)):
         raise ConfigError(f"{what}: the feature matrix holds NaN or infinite values")
     return X
 
