@@ -1,0 +1,133 @@
+"""The filter index finds the classes the exact weighted-L1 filter finds, and saves without pickles."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from classmap_gui.core.bench.scale import synthetic_embeddings
+from classmap_gui.core.classify import ann_index
+from classmap_gui.core.classify.ann_index import FilterIndex, exact_filter_numpy
+from classmap_gui.core.errors import ConfigError, ModelFormatError, NotFittedError
+from classmap_gui.core.store.format import load_bundle, save_bundle
+
+faiss = pytest.importorskip("faiss")  # in the test extra
+
+
+def weighted_l1_topp(F, E, alpha, p):
+    """The filter as the paper writes it (Eq. 9), by brute force."""
+    D = (alpha * np.abs(F[:, None, :] - E[None, :, :])).sum(axis=2)
+    return np.argsort(D, axis=1, kind="stable")[:, :p], np.sort(D, axis=1)[:, :p]
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return synthetic_embeddings(3000, 45, n_queries=60, noise=0.3, seed=3)
+
+
+@pytest.fixture(scope="module")
+def hnsw(problem):
+    E, alpha, _, _ = problem
+    return FilterIndex(method="hnsw", M=16, ef_construction=80).fit(E, alpha)
+
+
+def recall(got, ref):
+    return np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(got, ref)])
+
+
+def test_exact_method_ranks_classes_like_the_paper_filter(problem):
+    E, alpha, F, _ = problem
+    ref_cls, ref_d = weighted_l1_topp(F, E, alpha, 25)
+    cls, dist = FilterIndex(method="exact").fit(E, alpha).search(F, 25)
+    assert cls.dtype == np.int64 and dist.dtype == np.float32 and cls.shape == (60, 25)
+    assert recall(cls, ref_cls) == 1.0
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-4)
+    assert recall(exact_filter_numpy(F * alpha, E * alpha, 25), ref_cls) == 1.0
+
+
+def test_hnsw_keeps_the_exact_candidates_with_true_distances(problem, hnsw):
+    E, alpha, F, _ = problem
+    ref_cls, _ = weighted_l1_topp(F, E, alpha, 40)
+    cls, dist = hnsw.search(F, 40)
+    assert hnsw.method_ == "hnsw"
+    assert recall(cls, ref_cls) >= 0.98
+    true = (alpha * np.abs(F[:, None, :] - E[cls])).sum(axis=2)
+    np.testing.assert_allclose(dist, true, rtol=1e-4)
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    one, _ = hnsw.search(F[7], 40)  # a single (d,) query gives the batch's row
+    np.testing.assert_array_equal(one[0], cls[7])
+
+
+def test_the_true_class_is_usually_among_the_candidates(problem, hnsw):
+    _, _, F, y = problem
+    cls, _ = hnsw.search(F, 40)
+    assert (cls == y[:, None]).any(axis=1).mean() > 0.9
+
+
+def test_auto_uses_the_index_only_for_many_classes(problem):
+    E, alpha, _, _ = problem
+    assert FilterIndex(threshold=10_000).fit(E, alpha).method_ == "exact"
+    assert FilterIndex(threshold=1000, M=8, ef_construction=20).fit(E, alpha).method_ == "hnsw"
+
+
+def test_auto_without_faiss_falls_back_to_exact(problem, monkeypatch):
+    E, alpha, _, _ = problem
+    monkeypatch.setattr(ann_index, "have_faiss", lambda: False)
+    assert FilterIndex(threshold=10).fit(E, alpha).method_ == "exact"
+    with pytest.raises(ConfigError, match="faiss"):
+        FilterIndex(method="hnsw").fit(E, alpha)
+
+
+def test_saved_index_loads_from_a_safe_bundle_with_the_same_answers(problem, hnsw, tmp_path):
+    _, _, F, _ = problem
+    meta, arrays = hnsw.state()
+    assert all(a.dtype != object for a in arrays.values())
+    save_bundle(tmp_path / "idx", "index.json", {"format": "test-index", "version": 1, "meta": meta}, arrays)
+    doc, loaded = load_bundle(tmp_path / "idx", "index.json", "test-index", 1)
+    again = FilterIndex.from_state(doc["meta"], loaded)
+    assert again.method_ == "hnsw"
+    np.testing.assert_array_equal(again.search(F, 40)[0], hnsw.search(F, 40)[0])
+
+
+def test_a_tampered_graph_is_refused(hnsw):
+    meta, arrays = hnsw.state()
+    bad = dict(arrays)
+    nb = bad["hnsw_neighbors_"].copy()
+    nb[3] = hnsw.n_classes_ + 5  # an id past the end would read outside the vectors
+    bad["hnsw_neighbors_"] = nb
+    with pytest.raises(ModelFormatError, match="inconsistent"):
+        FilterIndex.from_state(meta, bad)
+    bad = dict(arrays, hnsw_offsets_=arrays["hnsw_offsets_"][:-1])
+    with pytest.raises(ModelFormatError):
+        FilterIndex.from_state(meta, bad)
+    with pytest.raises(ModelFormatError):
+        FilterIndex.from_state({"params": {}}, arrays)
+
+
+def test_a_saved_hnsw_index_loads_as_exact_where_faiss_is_missing(problem, hnsw, monkeypatch):
+    E, alpha, F, _ = problem
+    meta, arrays = hnsw.state()
+    monkeypatch.setattr(ann_index, "have_faiss", lambda: False)
+    again = FilterIndex.from_state(meta, arrays)
+    assert again.method_ == "exact"
+    ref_cls, _ = weighted_l1_topp(F[:5], E, alpha, 10)
+    assert recall(again.search(F[:5], 10)[0], ref_cls) == 1.0
+
+
+def test_more_candidates_than_classes_are_padded(problem):
+    E, alpha, F, _ = problem
+    for method in ("exact", "hnsw"):
+        cls, dist = FilterIndex(method=method, M=8).fit(E[:7], alpha).search(F[:3], 10)
+        assert sorted(cls[0, :7]) == list(range(7))
+        assert np.all(cls[:, 7:] == -1) and np.all(np.isinf(dist[:, 7:]))
+
+
+def test_bad_use_is_reported(problem):
+    E, alpha, F, _ = problem
+    with pytest.raises(NotFittedError):
+        FilterIndex().search(F, 5)
+    with pytest.raises(ConfigError, match="method"):
+        FilterIndex(method="lsh").fit(E, alpha)
+    with pytest.raises(ConfigError, match="alpha"):
+        FilterIndex().fit(E, -alpha)
+    with pytest.raises(ConfigError, match="dimensions"):
+        FilterIndex(method="exact").fit(E, alpha).search(F[:, :10], 5)
