@@ -88,7 +88,12 @@ def _bank_params(s) -> dict:
 def prepare(data: str, bank: str, bank_params: dict, seed: int, cache: bool,
             progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
     """Features of the train / embedding / test splits and a fitted bank (arrays), cached."""
-    key = hashlib.sha1(json.dumps([data, bank, bank_params, seed, 2], sort_keys=True).encode()).hexdigest()[:12]
+    try:
+        from ..data.glyph_pose import GENERATOR_VERSION
+    except ImportError:  # pragma: no cover
+        GENERATOR_VERSION = 0
+    key = hashlib.sha1(json.dumps([data, bank, bank_params, seed, GENERATOR_VERSION, 2], sort_keys=True)
+                       .encode()).hexdigest()[:12]
     path = _cache_dir() / f"{data.replace('/', '_')}-{key}.npz"
     got = _load_cached(path) if cache else None
     if got is not None:

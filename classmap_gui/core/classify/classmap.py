@@ -396,6 +396,13 @@ class ClassMap(BaseEstimator):
         n = len(X)
         p = min(int(self.p), self.n_classes_)
         top = p if top is None else max(1, min(int(top), p))
+        if n == 1 and self.refine != "v1" and getattr(bank, "coef_", None) is not None:
+            one = self._single_for(bank)                   # live video: the allocation-free path
+            label = one(X[0])
+            return ClassMapResult(labels=np.array([label], np.int64),
+                                  top_classes=self.classes_[one.top_classes[:top]][None, :],
+                                  top_scores=one.top_scores[None, :top].copy(),
+                                  evaluations=np.array([one.evaluations], np.int64), timings=dict(one.timings))
         cls = np.empty((n, p), np.int64)
         score = np.empty((n, p), np.float32)
         evals = np.empty(n, np.int64)
@@ -496,6 +503,16 @@ class ClassMap(BaseEstimator):
         return cls, score, evals
 
     # ------------------------------------------------------------------ single query
+
+    def _single_for(self, bank) -> "SingleQuery":
+        """The cached :class:`SingleQuery` for ``bank`` (rebuilt when the bank or model changes)."""
+        key = (id(bank), id(bank.coef_), id(self.class_embeddings_), id(self.reference_), self.p, self.refine,
+               self.threshold_)
+        cached = self.__dict__.get("_single_cache")
+        if cached is None or cached[0] != key:
+            cached = (key, self.single_query(bank))
+            self._single_cache = cached
+        return cached[1]
 
     def single_query(self, bank) -> "SingleQuery":
         """A preallocated one-query-at-a-time classifier (live video); see :class:`SingleQuery`."""

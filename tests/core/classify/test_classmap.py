@@ -180,6 +180,10 @@ def test_single_query_path_equals_batch(problem):
             assert one(x) == res.labels[i]
             assert one.evaluations == res.evaluations[i]
             np.testing.assert_array_equal(one.top_classes, res.top_classes[i])
+        for i in range(0, 200, 37):   # predict() on one row takes the single-query path
+            r1 = cm.predict(bank, Xt[i:i + 1], top=3)
+            assert r1.labels[0] == res.labels[i] and r1.evaluations[0] == res.evaluations[i]
+            np.testing.assert_array_equal(r1.top_classes[0], res.top_classes[i, :3])
 
 
 def test_boosted_beats_random_at_equal_evaluations():
