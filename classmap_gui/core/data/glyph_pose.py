@@ -14,8 +14,8 @@ Determinism: every block of ``_BLOCK`` consecutive images draws all its randomne
 whatever the chunking or ``n_jobs``.
 
 Speed: each glyph is rendered once per stroke width at ~1.25x its output size; per image there is one
-``cv2.warpPerspective`` (to the output size directly) and one background slice; compositing and noise
-are numpy over whole blocks. Figures in ``docs/glyph-pose.md``.
+``cv2.warpPerspective`` (into the box the glyph lands in) and one background slice; compositing and
+noise are numpy over whole blocks. Figures in ``docs/glyph-pose.md``.
 
 The difficulty (``GlyphStyle``) was calibrated once so that HOG + a linear one-vs-all bank lands
 between 85% and 97% test accuracy on the full set at the defaults; see ``docs/glyph-pose.md``.
@@ -354,9 +354,16 @@ def _loader(name: str, shapes: int | None, orients: int | None, ipc: int):
     def load(*, size=None, progress: ProgressFn = None, should_stop: StopFn = None, images_per_class: int = ipc,
              seed: int = 0, shapes: int | None = shapes, orientations: int | None = orients, n_jobs: int | None = 1,
              **_: object) -> ImageSet:
-        return generate_glyph_pose(shapes=shapes, orientations=orientations, images_per_class=int(images_per_class),
-                                   size=size, seed=int(seed), n_jobs=n_jobs, name=name, progress=progress,
-                                   should_stop=should_stop)
+        def opt_int(v, what="option"):  # options may arrive as text from the command line
+            try:
+                return None if v is None else int(v)
+            except (TypeError, ValueError):
+                raise DataError(f"{name}: {what} must be an integer, got {v!r}") from None
+
+        return generate_glyph_pose(shapes=opt_int(shapes, "shapes"), orientations=opt_int(orientations, "orientations"),
+                                   images_per_class=opt_int(images_per_class, "images_per_class"), size=size,
+                                   seed=opt_int(seed, "seed"), n_jobs=opt_int(n_jobs, "n_jobs"), name=name,
+                                   progress=progress, should_stop=should_stop)
     return load
 
 
@@ -370,10 +377,11 @@ register_dataset(BuiltinDataset(
     "generated: 25 glyph shapes x 10 orientations = 250 classes, 64x64 grey, 20 images per class (tests, demo)",
     _loader("glyph-pose-small", 25, 10, 20)))
 
-__all__ = ["BENCH_SPLIT", "DEFAULT_STYLE", "GENERATOR_VERSION", "GlyphStyle", "N_ORIENTATIONS", "N_SHAPES", "class_name",
-           "generate_glyph_pose", "orientations", "shape_names", "split_per_class", "style_dict"]
-
 
 def style_dict(style: GlyphStyle = DEFAULT_STYLE) -> dict:
     """The style as a JSON-able dict (for reports)."""
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(style).items()}
+
+
+__all__ = ["BENCH_SPLIT", "DEFAULT_STYLE", "GENERATOR_VERSION", "GlyphStyle", "N_ORIENTATIONS", "N_SHAPES", "class_name",
+           "generate_glyph_pose", "orientations", "shape_names", "split_per_class", "style_dict"]
