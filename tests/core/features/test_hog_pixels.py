@@ -166,3 +166,17 @@ def test_pixels_standardize_learns_mean_and_scale():
         PixelFeatures(standardize=True).transform(X)
     with pytest.raises(DataError, match="shape"):
         pf.transform(_images(2, 9, 9))
+
+
+def test_hog_and_pixels_survive_the_safe_store_round_trip():
+    from classmap_gui.core.store import dump_estimator, load_estimator
+
+    X = _images(6, 24, 24, seed=8)
+    for est in (PixelFeatures(size=(8, 8), standardize=True).fit(X),
+                HOGFeatures(cell_size=4, block_size=8, block_stride=4).fit(X)):
+        arrays = {}
+        doc = dump_estimator(est, arrays, "features")
+        json.dumps(doc)  # structure is plain JSON, arrays go to the npz
+        back = load_estimator(json.loads(json.dumps(doc)), arrays)
+        assert type(back) is type(est)
+        np.testing.assert_array_equal(back.transform(X), est.transform(X))
