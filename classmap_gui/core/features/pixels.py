@@ -4,9 +4,8 @@ Images are resized (OpenCV ``INTER_AREA``), optionally made grey, scaled to [0, 
 optionally each feature is standardised with the mean and spread learned in ``fit``
 (``sklearn.preprocessing.StandardScaler``'s arithmetic, kept as float32 arrays).
 
-Resizing stacks up to 512 images as the channels of one picture so one ``cv2.resize`` call does a
-whole chunk, instead of a Python loop of one call per image; where OpenCV's ``INTER_AREA`` refuses
-more than 4 channels (non-integer ratios) it takes 4 planes per call.
+Resizing is one ``cv2.resize`` per image (measured faster than batching images as channels, see
+:func:`resize_batch`).
 """
 from __future__ import annotations
 
@@ -16,12 +15,15 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report
 
-_CV_MAX_CHANNELS = 512  # OpenCV's CV_CN_MAX
-
 
 def resize_batch(images: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """Resize uint8 ``(n, h, w)`` or ``(n, h, w, c)`` images to ``size`` (h, w) with ``INTER_AREA``
-    (``INTER_LINEAR`` when enlarging); same dtype and layout out. Chunks of 512 planes per OpenCV call."""
+    (``INTER_LINEAR`` when enlarging); same dtype and layout out.
+
+    One ``cv2.resize`` per image into a preallocated array. Measured (4000 images 64x64 -> 32/28/16,
+    load ~10): 12-29 us per image, against 41-74 us for stacking 512 images as the channels of one
+    OpenCV call — which also rounds differently from the per-image result at some ratios.
+    """
     import cv2
 
     n, h, w = images.shape[:3]
@@ -29,24 +31,10 @@ def resize_batch(images: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     if (h, w) == (th, tw):
         return images
     interp = cv2.INTER_AREA if th <= h and tw <= w else cv2.INTER_LINEAR
-    rest = images.shape[3:]
-    planes = images.reshape(n, h, w, -1).transpose(1, 2, 0, 3).reshape(h, w, -1)  # (h, w, n*c)
-    total = planes.shape[2]
-    out = np.empty((th, tw, total), images.dtype)
-    step = _CV_MAX_CHANNELS
-    a = 0
-    while a < total:
-        b = min(total, a + step)
-        try:
-            r = cv2.resize(np.ascontiguousarray(planes[:, :, a:b]), (tw, th), interpolation=interp)
-        except cv2.error:
-            if step == 4:
-                raise
-            step = 4  # INTER_AREA at some ratios and channel counts only takes up to 4 channels
-            continue
-        out[:, :, a:b] = r.reshape(th, tw, b - a)
-        a = b
-    return np.ascontiguousarray(out.reshape(th, tw, n, -1).transpose(2, 0, 1, 3).reshape((n, th, tw) + rest))
+    out = np.empty((n, th, tw) + images.shape[3:], images.dtype)
+    for i in range(n):
+        out[i] = cv2.resize(images[i], (tw, th), interpolation=interp)
+    return out
 
 
 class PixelFeatures(TransformerMixin, BaseEstimator):

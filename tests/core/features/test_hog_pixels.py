@@ -147,7 +147,7 @@ def test_pixels_resize_grey_and_colour():
     np.testing.assert_allclose(F, expected, atol=1e-6)
     G = PixelFeatures(size=[8, 8], grey=True).fit(X).transform(X)
     assert G.shape == (3, 64)
-    # many images in one call (more than OpenCV's 512-channel limit) resize like one at a time
+    # a batch resizes exactly like one image at a time
     many = _images(600, 12, 12, seed=2)
     np.testing.assert_array_equal(resize_batch(many, (5, 7)),
                                   np.stack([cv2.resize(im, (7, 5), interpolation=cv2.INTER_AREA) for im in many]))
