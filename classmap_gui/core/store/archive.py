@@ -96,87 +96,167 @@ def check_archive(zf: zipfile.ZipFile, *, allowed_top: Iterable[str] | None = No
     return files
 
 
+class SafeArchive:
+    """A checked, read-only zip: every member is validated on opening (:func:`check_archive`);
+    :meth:`read` and :meth:`extract` count the bytes actually inflated against the bounds.
+
+    Use as a context manager. All failures are :class:`ModelFormatError` naming the archive.
+    """
+
+    def __init__(self, path: str | Path, *, allowed_top: Iterable[str] | None = None,
+                 max_total_bytes: int = MAX_TOTAL_BYTES):
+        self.path = Path(path)
+        self.label = str(path)
+        self.max_total_bytes = int(max_total_bytes)
+        try:
+            self._zf = zipfile.ZipFile(self.path)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+            raise ModelFormatError(f"{path} is not a ClassMap Studio archive (not a readable zip: {exc})") from None
+        except OSError as exc:
+            raise ModelFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            files = check_archive(self._zf, allowed_top=allowed_top, max_total_bytes=max_total_bytes, label=self.label)
+        except BaseException:
+            self._zf.close()
+            raise
+        self._files = {info.filename: info for info in files}
+        self._inflated = 0
+
+    def __enter__(self) -> "SafeArchive":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._zf.close()
+
+    def names(self) -> list[str]:
+        """File members (no folders), in archive order."""
+        return list(self._files)
+
+    def has(self, name: str) -> bool:
+        return name in self._files
+
+    def _stream(self, info: zipfile.ZipInfo, sink) -> None:
+        try:
+            with self._zf.open(info) as src:
+                got = 0
+                while chunk := src.read(_CHUNK):
+                    got += len(chunk)
+                    self._inflated += len(chunk)
+                    if got > info.file_size or self._inflated > self.max_total_bytes:
+                        raise ModelFormatError(f"{self.label}: member {info.filename!r} inflates beyond its "
+                                               f"declared size; refused")
+                    sink(chunk)
+        except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, ValueError, RuntimeError) as exc:
+            if isinstance(exc, ModelFormatError):
+                raise
+            raise ModelFormatError(f"{self.label} is corrupt at member {info.filename!r}: {exc}") from None
+        except OSError as exc:
+            raise ModelFormatError(f"cannot read {self.label}: {exc.strerror or exc}") from None
+
+    def read(self, name: str) -> bytes:
+        """The bytes of member ``name``; ModelFormatError when it is missing or corrupt."""
+        info = self._files.get(name)
+        if info is None:
+            raise ModelFormatError(f"{self.label}: member {name!r} is missing")
+        parts: list[bytes] = []
+        self._stream(info, parts.append)
+        return b"".join(parts)
+
+    def extract(self, dest: str | Path, prefix: str | None = None, *, progress: ProgressFn = None,
+                should_stop: StopFn = None) -> list[str]:
+        """Write the members (those under ``prefix/`` when given) into the existing folder ``dest``."""
+        dest = Path(dest)
+        infos = [i for n, i in self._files.items() if prefix is None or n.startswith(prefix.rstrip("/") + "/")]
+        for k, info in enumerate(infos):
+            if k % 32 == 0:
+                check_stop(should_stop)
+                report(progress, k / max(1, len(infos)), "unpacking")
+            target = dest.joinpath(*PurePosixPath(info.filename).parts)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with open(target, "xb") as out:
+                    self._stream(info, out.write)
+            except FileExistsError:
+                raise ModelFormatError(f"{self.label}: member {info.filename!r} clashes with another member") from None
+            except OSError as exc:
+                raise ModelFormatError(f"cannot unpack {self.label} into {dest}: {exc.strerror or exc}") from None
+        report(progress, 1.0, "unpacking")
+        return [i.filename for i in infos]
+
+
 def extract_archive(path: str | Path, dest: str | Path, *, allowed_top: Iterable[str] | None = None,
                     max_total_bytes: int = MAX_TOTAL_BYTES, progress: ProgressFn = None,
                     should_stop: StopFn = None) -> list[str]:
-    """Check, then extract the zip at ``path`` into the existing folder ``dest``.
+    """Check, then extract the zip at ``path`` into the existing folder ``dest``; returns the member names.
 
-    Returns the extracted member names. Raises ModelFormatError for a file that is not a zip,
-    is corrupt (bad CRC, truncated), or fails :func:`check_archive`.
+    Raises ModelFormatError for a file that is not a zip, is corrupt (bad CRC, truncated), or
+    fails :func:`check_archive`.
     """
-    path, dest = Path(path), Path(dest)
-    label = str(path)
-    try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
-        raise ModelFormatError(f"{path} is not a ClassMap Studio archive (not a readable zip: {exc})") from None
-    except OSError as exc:
-        raise ModelFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
-    written = 0
-    names = []
-    with zf:
-        files = check_archive(zf, allowed_top=allowed_top, max_total_bytes=max_total_bytes, label=label)
-        for k, info in enumerate(files):
-            if k % 32 == 0:
-                check_stop(should_stop)
-                report(progress, k / max(1, len(files)), "unpacking")
-            target = dest.joinpath(*PurePosixPath(info.filename).parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                with zf.open(info) as src, open(target, "xb") as out:
-                    got = 0
-                    while chunk := src.read(_CHUNK):
-                        got += len(chunk)
-                        written += len(chunk)
-                        if got > info.file_size or written > max_total_bytes:
-                            raise ModelFormatError(f"{label}: member {info.filename!r} inflates beyond its "
-                                                   f"declared size; refused")
-                        out.write(chunk)
-            except FileExistsError:
-                raise ModelFormatError(f"{label}: member {info.filename!r} clashes with another member") from None
-            except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, ValueError, RuntimeError) as exc:
-                raise ModelFormatError(f"{label} is corrupt at member {info.filename!r}: {exc}") from None
-            except OSError as exc:
-                raise ModelFormatError(f"cannot unpack {label} into {dest}: {exc.strerror or exc}") from None
-            names.append(info.filename)
-    report(progress, 1.0, "unpacking")
-    return names
+    with SafeArchive(path, allowed_top=allowed_top, max_total_bytes=max_total_bytes) as arc:
+        return arc.extract(dest, progress=progress, should_stop=should_stop)
+
+
+class ArchiveWriter:
+    """Write a zip atomically: members go to a temporary file next to ``path``, which is flushed,
+    fsynced and renamed over ``path`` only when the ``with`` block ends without an error."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def __enter__(self) -> "ArchiveWriter":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.saving-{os.getpid()}-", suffix=".tmp",
+                                         dir=str(self.path.parent))
+        self._fh = os.fdopen(fd, "wb")
+        self._zf = zipfile.ZipFile(self._fh, "w", allowZip64=True)
+        return self
+
+    def write(self, name: str, data: bytes) -> None:
+        """Add member ``name`` (a relative posix path) holding ``data``."""
+        comp = zipfile.ZIP_STORED if name.lower().endswith(_STORED) else zipfile.ZIP_DEFLATED
+        info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+        info.external_attr = (stat.S_IFREG | 0o644) << 16
+        info.create_system = 3
+        self._zf.writestr(info, data, compress_type=comp)
+
+    def add_tree(self, prefix: str, folder: str | Path) -> None:
+        """Add every regular file under ``folder`` as ``prefix/<relative path>`` (symlinks skipped)."""
+        folder = Path(folder)
+        for d, dirs, names in os.walk(folder):
+            dirs.sort()
+            for n in sorted(names):
+                f = Path(d) / n
+                if f.is_file() and not f.is_symlink() and not n.endswith(".tmp"):
+                    self.write(f"{prefix}/{f.relative_to(folder).as_posix()}", f.read_bytes())
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self._zf.close()
+            if exc_type is None:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            self._fh.close()
+            if exc_type is None:
+                os.replace(self._tmp, self.path)
+                _fsync_dir(self.path.parent)
+        finally:
+            if os.path.exists(self._tmp):
+                os.unlink(self._tmp)
 
 
 def write_archive(folder: str | Path, path: str | Path, *, progress: ProgressFn = None,
-                  should_stop: StopFn = None, last: str | None = None) -> Path:
-    """Zip every regular file under ``folder`` into ``path`` atomically; ``last`` is written last.
-
-    Symlinks in ``folder`` are not followed and not stored. Returns ``path``.
-    """
-    folder, path = Path(folder), Path(path)
-    files = []
-    for d, dirs, names in os.walk(folder):
-        dirs.sort()
-        for n in sorted(names):
-            f = Path(d) / n
-            if f.is_file() and not f.is_symlink():
-                files.append(f)
-    if last is not None:
-        files.sort(key=lambda f: f.relative_to(folder).as_posix() == last)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.saving-{os.getpid()}-", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            with zipfile.ZipFile(fh, "w", allowZip64=True) as zf:
-                for k, f in enumerate(files):
-                    if k % 32 == 0:
-                        check_stop(should_stop)
-                        report(progress, k / max(1, len(files)), "writing the archive")
-                    rel = f.relative_to(folder).as_posix()
-                    comp = zipfile.ZIP_STORED if f.suffix.lower() in _STORED else zipfile.ZIP_DEFLATED
-                    zf.write(f, rel, compress_type=comp)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
+                  should_stop: StopFn = None) -> Path:
+    """Zip every regular file under ``folder`` into ``path`` atomically (symlinks are not stored)."""
+    folder = Path(folder)
+    check_stop(should_stop)
+    with ArchiveWriter(path) as zw:
+        for entry in sorted(folder.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                zw.add_tree(entry.name, entry)
+            elif entry.is_file() and not entry.is_symlink():
+                zw.write(entry.name, entry.read_bytes())
     report(progress, 1.0, "writing the archive")
-    return path
+    return Path(path)

@@ -19,6 +19,7 @@ it. An archive is written to a temporary file and renamed over the target.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,8 +35,8 @@ import numpy as np
 
 from ..data.imageset import ImageSet
 from ..errors import ConfigError, DataError, ModelFormatError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .archive import MAX_TOTAL_BYTES, extract_archive, write_archive
+from ..progress import ProgressFn, StopFn, check_stop, report
+from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .format import _fsync_dir
 
 FORMAT = "classmap-studio-project"
@@ -47,6 +48,7 @@ MAX_MANIFEST_BYTES = 256 * 1024 * 1024
 MAX_SIDE = 4096
 _IMAGE_PATH = re.compile(r"images/[0-9]{4,6}-[A-Za-z0-9_. -]{1,64}/[0-9]{6,9}\.png")
 _PNG_SIG = b"\x89PNG\r\n\x1a\n"
+_DIGEST = re.compile(r"[0-9a-f]{32}")
 
 
 @dataclass
@@ -83,7 +85,8 @@ def save_project(project: Project, path: str | Path, *, progress: ProgressFn = N
 
     An existing project at ``path`` is replaced only once the new one is complete; anything
     else there (a foreign file, a non-empty folder that is not a project) is refused with
-    :class:`ConfigError`. Returns the path written.
+    :class:`ConfigError`. Saving over a folder project re-uses (hard-links) the image files that
+    did not change, so a save after a few edits writes only those. Returns the path written.
     """
     path = Path(path).expanduser().absolute()
     _check_target(path)
@@ -92,22 +95,161 @@ def save_project(project: Project, path: str | Path, *, progress: ProgressFn = N
     captures = project.captures_dir
     if captures is None and path.is_dir() and (path / "captures").is_dir():
         captures = path / "captures"
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-{os.getpid()}-", dir=str(path.parent)))
-    try:
-        _write_folder(project, tmp, captures, sub_progress(progress, 0.0, 0.85 if is_archive(path) else 0.97),
-                      should_stop)
-        check_stop(should_stop)
-        if is_archive(path):
-            write_archive(tmp, path, progress=sub_progress(progress, 0.85, 1.0), should_stop=should_stop,
-                          last=MANIFEST)
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
+    if is_archive(path):
+        with ArchiveWriter(path) as zw:
+            _write_project(project, _ZipSink(zw), captures, {}, progress, should_stop)
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-{os.getpid()}-", dir=str(path.parent)))
+        try:
+            _write_project(project, _FolderSink(tmp), captures, _reusable_images(path), progress, should_stop)
+            check_stop(should_stop)
             _swap_in(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     report(progress, 1.0, "saved")
     return path
+
+
+def image_digest(img: np.ndarray) -> str:
+    """A checksum of an image's pixels and shape (hex): finds unchanged images, detects corruption."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr(img.shape).encode())
+    h.update(np.ascontiguousarray(img).tobytes())
+    return h.hexdigest()
+
+
+class _FolderSink:
+    """Writes a project into a fresh folder. Files are written first and fsynced together in
+    :meth:`finish` from a few threads, so the file system can commit them as a group (one fsync
+    per file in turn took ~6 ms each on this machine: 30 s for 5000 images)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._written: list[Path] = []
+
+    def write(self, rel: str, data: bytes, sync: bool = False) -> None:
+        f = self.root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        with open(f, "wb") as fh:
+            fh.write(data)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if not sync:
+            self._written.append(f)
+
+    def link(self, rel: str, src: Path) -> bool:
+        """Hard-link an unchanged file of the previous version (already on disk and synced)."""
+        f = self.root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src, f)
+            return True
+        except OSError:
+            return False
+
+    def add_tree(self, prefix: str, src: Path) -> None:
+        _copy_tree(src, self.root / prefix)
+
+    def save_model(self, recogniser) -> None:
+        recogniser.save(self.root / "model")
+
+    def finish(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def sync(f: Path) -> None:
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(sync, self._written))
+        self._written.clear()
+        for d, _, _ in os.walk(self.root):
+            _fsync_dir(Path(d))
+
+
+class _ZipSink:
+    """Writes a project as the members of an archive."""
+
+    def __init__(self, zw: ArchiveWriter):
+        self.zw = zw
+
+    def write(self, rel: str, data: bytes, sync: bool = False) -> None:
+        self.zw.write(rel, data)
+
+    def link(self, rel: str, src: Path) -> bool:
+        return False
+
+    def add_tree(self, prefix: str, src: Path) -> None:
+        self.zw.add_tree(prefix, src)
+
+    def save_model(self, recogniser) -> None:
+        with tempfile.TemporaryDirectory(prefix="classmap-model-") as tmp:
+            recogniser.save(Path(tmp) / "model")
+            self.zw.add_tree("model", Path(tmp) / "model")
+
+    def finish(self) -> None:
+        pass
+
+
+def _reusable_images(path: Path) -> dict[str, Path]:
+    """digest -> file of the images of the project now at ``path`` (empty when none or unreadable)."""
+    try:
+        doc = _read_manifest(path, str(path))
+        entries = _check_doc(doc, str(path))[4]
+    except (ModelFormatError, OSError):
+        return {}
+    return {e[2]: path / e[0] for e in entries}
+
+
+def _write_project(project: Project, sink, captures: Path | None, reuse: dict[str, Path], progress: ProgressFn,
+                   should_stop: StopFn) -> None:
+    ims = project.imageset
+    if not isinstance(ims, ImageSet):
+        raise ConfigError("a project needs an ImageSet")
+    try:
+        settings_text = json.dumps(project.settings or {}, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"project settings must be plain JSON (str, numbers, lists, dicts): {exc}") from None
+    h, w = ims.image_size
+    dirs = [class_dir_name(i, n) for i, n in enumerate(ims.class_names)]
+    entries = []
+    n = len(ims)
+    for i in range(n):
+        if i % 64 == 0:
+            check_stop(should_stop)
+            report(progress, 0.8 * i / max(1, n), "writing images")
+        img = ims.images[i]
+        digest = image_digest(img)
+        rel = f"images/{dirs[int(ims.labels[i])]}/{i:06d}.png"
+        old = reuse.get(digest)
+        if old is None or not sink.link(rel, old):
+            ok, buf = cv2.imencode(".png", img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
+            if not ok:  # pragma: no cover - encoding a valid uint8 array does not fail
+                raise DataError(f"could not encode image {i} as PNG")
+            sink.write(rel, buf.tobytes())
+        entries.append([rel, int(ims.labels[i]), digest])
+    if captures is not None and Path(captures).is_dir():
+        check_stop(should_stop)
+        report(progress, 0.8, "keeping captures")
+        sink.add_tree("captures", Path(captures))
+    has_model = project.recogniser is not None
+    if has_model:
+        check_stop(should_stop)
+        report(progress, 0.85, "writing the recogniser")
+        sink.save_model(project.recogniser)
+    doc = {
+        "format": FORMAT, "version": VERSION, "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "name": ims.name, "class_names": list(ims.class_names), "image_size": [h, w], "colour": ims.is_color,
+        "images": entries, "has_model": has_model, "settings": json.loads(settings_text),
+    }
+    sink.finish()
+    sink.write(MANIFEST, json.dumps(doc, indent=1).encode("utf-8"), sync=True)  # last: a project is complete once it exists
+    report(progress, 1.0, "written")
 
 
 def _check_target(path: Path) -> None:
@@ -155,58 +297,6 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
-    with open(path, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _write_folder(project: Project, folder: Path, captures: Path | None, progress: ProgressFn,
-                  should_stop: StopFn) -> None:
-    ims = project.imageset
-    if not isinstance(ims, ImageSet):
-        raise ConfigError("a project needs an ImageSet")
-    try:
-        settings_text = json.dumps(project.settings or {}, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"project settings must be plain JSON (str, numbers, lists, dicts): {exc}") from None
-    h, w = ims.image_size
-    dirs = [class_dir_name(i, n) for i, n in enumerate(ims.class_names)]
-    for d in dirs:
-        (folder / "images" / d).mkdir(parents=True)
-    entries = []
-    n = len(ims)
-    for i in range(n):
-        if i % 64 == 0:
-            check_stop(should_stop)
-            report(progress, 0.8 * i / max(1, n), "writing images")
-        img = ims.images[i]
-        ok, buf = cv2.imencode(".png", img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
-        if not ok:  # pragma: no cover - encoding a valid uint8 array does not fail
-            raise DataError(f"could not encode image {i} as PNG")
-        rel = f"images/{dirs[int(ims.labels[i])]}/{i:06d}.png"
-        _write_bytes(folder / rel, buf.tobytes())
-        entries.append([rel, int(ims.labels[i])])
-    if captures is not None and Path(captures).is_dir():
-        check_stop(should_stop)
-        report(progress, 0.8, "keeping captures")
-        _copy_tree(Path(captures), folder / "captures")
-    has_model = project.recogniser is not None
-    if has_model:
-        check_stop(should_stop)
-        report(progress, 0.85, "writing the recogniser")
-        project.recogniser.save(folder / "model")
-    doc = {
-        "format": FORMAT, "version": VERSION, "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "name": ims.name, "class_names": list(ims.class_names), "image_size": [h, w], "colour": ims.is_color,
-        "images": entries, "has_model": has_model, "settings": json.loads(settings_text),
-    }
-    _write_bytes(folder / MANIFEST, json.dumps(doc, indent=1).encode("utf-8"))
-    _fsync_dir(folder)
-    report(progress, 1.0, "written")
-
-
 def _copy_tree(src: Path, dst: Path) -> None:
     """Copy regular files under ``src`` to ``dst`` (hard links when possible: captures never change)."""
     for d, dirs, names in os.walk(src):
@@ -224,6 +314,7 @@ def _copy_tree(src: Path, dst: Path) -> None:
 
 def _swap_in(tmp: Path, path: Path) -> None:
     """Replace the folder ``path`` by the complete folder ``tmp`` with two renames."""
+    _fsync_dir(tmp)
     old = None
     if path.exists():
         old = path.parent / f".{path.name}.old-{os.getpid()}-{time.monotonic_ns()}"
@@ -249,20 +340,48 @@ def load_project(path: str | Path, *, captures_to: str | Path | None = None, loa
     if path.is_file() or is_archive(path):
         if not path.is_file():
             raise ModelFormatError(f"{path}: no such project file")
-        with tempfile.TemporaryDirectory(prefix="classmap-open-") as tmp:
-            extract_archive(path, tmp, allowed_top=TOP_LEVEL, max_total_bytes=max_total_bytes,
-                            progress=sub_progress(progress, 0.0, 0.3), should_stop=should_stop)
-            proj = _read_folder(Path(tmp), str(path), load_model, sub_progress(progress, 0.3, 1.0), should_stop)
-            if captures_to is not None and (Path(tmp) / "captures").is_dir():
-                _copy_tree(Path(tmp) / "captures", Path(captures_to))
+        with SafeArchive(path, allowed_top=TOP_LEVEL, max_total_bytes=max_total_bytes) as arc:
+            proj = _read_project(_ZipSource(arc), str(path), load_model, progress, should_stop)
+            if captures_to is not None and any(n.startswith("captures/") for n in arc.names()):
+                with tempfile.TemporaryDirectory(prefix="classmap-open-") as tmp:
+                    arc.extract(tmp, "captures")
+                    _copy_tree(Path(tmp) / "captures", Path(captures_to))
                 proj.captures_dir = Path(captures_to)
         proj.path = path
         return proj
     folder = _recover(path)
-    proj = _read_folder(folder, str(folder), load_model, progress, should_stop)
+    proj = _read_project(_FolderSource(folder), str(folder), load_model, progress, should_stop)
     proj.path = folder
     proj.captures_dir = folder / "captures" if (folder / "captures").is_dir() else None
     return proj
+
+
+class _FolderSource:
+    def __init__(self, root: Path):
+        self.root = root
+
+    def read(self, rel: str) -> bytes:
+        f = self.root / rel
+        if f.is_symlink():
+            raise OSError(f"{rel} is a symbolic link")
+        return f.read_bytes()
+
+    def model_dir(self, tmp: Path) -> Path:
+        return self.root / "model"
+
+
+class _ZipSource:
+    def __init__(self, arc: SafeArchive):
+        self.arc = arc
+
+    def read(self, rel: str) -> bytes:
+        if not self.arc.has(rel):
+            raise FileNotFoundError(f"{rel} is not in the archive")
+        return self.arc.read(rel)
+
+    def model_dir(self, tmp: Path) -> Path:
+        self.arc.extract(tmp, "model")
+        return tmp / "model"
 
 
 def _recover(path: Path) -> Path:
@@ -286,14 +405,18 @@ def _fail(where: str, what: str) -> ModelFormatError:
     return ModelFormatError(f"{where}: {what}")
 
 
-def _read_manifest(folder: Path, where: str) -> dict:
-    mpath = folder / MANIFEST
-    if not mpath.is_file():
-        raise _fail(where, f"not a ClassMap Studio project ({MANIFEST} is missing)")
-    if mpath.stat().st_size > MAX_MANIFEST_BYTES:
+def _read_manifest(source, where: str) -> dict:
+    """The checked ``project.json`` of a project folder (a Path) or source (:class:`_FolderSource`, ...)."""
+    if isinstance(source, Path):
+        source = _FolderSource(source)
+    try:
+        raw = source.read(MANIFEST)
+    except (OSError, KeyError):
+        raise _fail(where, f"not a ClassMap Studio project ({MANIFEST} is missing)") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
         raise _fail(where, f"{MANIFEST} is too large to be a project description")
     try:
-        doc = json.loads(mpath.read_bytes().decode("utf-8"))
+        doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _fail(where, f"{MANIFEST} is corrupt ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -324,9 +447,11 @@ def _check_doc(doc: dict, where: str) -> tuple[list[str], int, int, bool, list, 
     if not isinstance(entries, list):
         raise _fail(where, "the image list is missing")
     for e in entries:
-        if (not isinstance(e, list) or len(e) != 2 or not isinstance(e[0], str) or not _IMAGE_PATH.fullmatch(e[0])
-                or not isinstance(e[1], int) or isinstance(e[1], bool) or not 0 <= e[1] < len(names)):
-            raise _fail(where, f"bad image entry {str(e)[:120]!r} (want [\"images/<class>/<n>.png\", label])")
+        if (not isinstance(e, list) or len(e) != 3 or not isinstance(e[0], str) or not _IMAGE_PATH.fullmatch(e[0])
+                or not isinstance(e[1], int) or isinstance(e[1], bool) or not 0 <= e[1] < len(names)
+                or not isinstance(e[2], str) or not _DIGEST.fullmatch(e[2])):
+            raise _fail(where, f"bad image entry {str(e)[:120]!r} (want [\"images/<class>/<n>.png\", label, "
+                               f"checksum])")
     if len({e[0] for e in entries}) != len(entries):
         raise _fail(where, "the image list names a file twice")
     settings = doc.get("settings", {})
@@ -342,19 +467,18 @@ def _png_size(data: bytes) -> tuple[int, int] | None:
     return int.from_bytes(data[20:24], "big"), int.from_bytes(data[16:20], "big")
 
 
-def _read_folder(folder: Path, where: str, load_model: bool, progress: ProgressFn, should_stop: StopFn) -> Project:
-    doc = _read_manifest(folder, where)
+def _read_project(source, where: str, load_model: bool, progress: ProgressFn, should_stop: StopFn) -> Project:
+    doc = _read_manifest(source, where)
     names, h, w, colour, entries, settings = _check_doc(doc, where)
     n = len(entries)
     images = np.empty((n, h, w, 3) if colour else (n, h, w), np.uint8)
     labels = np.empty(n, np.int64)
-    for i, (rel, label) in enumerate(entries):
+    for i, (rel, label, digest) in enumerate(entries):
         if i % 64 == 0:
             check_stop(should_stop)
             report(progress, 0.85 * i / max(1, n), "reading images")
-        f = folder / rel
         try:
-            data = f.read_bytes() if not f.is_symlink() else b""
+            data = source.read(rel)
         except OSError as exc:
             raise _fail(where, f"image {rel} is missing or unreadable ({exc.strerror or exc})") from None
         if _png_size(data) != (h, w):
@@ -363,6 +487,8 @@ def _read_folder(folder: Path, where: str, load_model: bool, progress: ProgressF
         if img is None or img.shape[:2] != (h, w):
             raise _fail(where, f"image {rel} is corrupt")
         images[i] = cv2.cvtColor(img, cv2.COLOR_BGR2RGB) if colour else img
+        if image_digest(images[i]) != digest:
+            raise _fail(where, f"image {rel} does not match its checksum (changed or damaged)")
         labels[i] = label
     name = doc.get("name") if isinstance(doc.get("name"), str) else Path(where).stem
     imageset = ImageSet(images, labels, names, name=name)
@@ -370,7 +496,8 @@ def _read_folder(folder: Path, where: str, load_model: bool, progress: ProgressF
     if doc.get("has_model") is True and load_model:
         check_stop(should_stop)
         report(progress, 0.9, "reading the recogniser")
-        recogniser = _load_recogniser(folder / "model", where)
+        with tempfile.TemporaryDirectory(prefix="classmap-open-") as tmp:
+            recogniser = _load_recogniser(source.model_dir(Path(tmp)), where)
         rec_names = getattr(recogniser, "class_names", None)
         if rec_names is not None and list(rec_names) != names:
             raise _fail(where, "the saved recogniser's classes differ from the project's classes")
@@ -393,16 +520,8 @@ def project_info(path: str | Path) -> dict:
     """Name, classes, image count and whether a model is saved, without reading the images."""
     path = Path(path).expanduser().absolute()
     if path.is_file():
-        import zipfile
-
-        try:
-            with zipfile.ZipFile(path) as zf:
-                raw = zf.read(MANIFEST) if zf.getinfo(MANIFEST).file_size <= MAX_MANIFEST_BYTES else b""
-        except (zipfile.BadZipFile, KeyError, OSError, ValueError, EOFError) as exc:
-            raise ModelFormatError(f"{path} is not a ClassMap Studio project ({exc})") from None
-        with tempfile.TemporaryDirectory() as tmp:
-            Path(tmp, MANIFEST).write_bytes(raw)
-            doc = _read_manifest(Path(tmp), str(path))
+        with SafeArchive(path, allowed_top=TOP_LEVEL) as arc:
+            doc = _read_manifest(_ZipSource(arc), str(path))
     else:
         doc = _read_manifest(_recover(path), str(path))
     names, h, w, colour, entries, _ = _check_doc(doc, str(path))
