@@ -36,9 +36,9 @@ OPTIONS = {
     "queries": (200, "query embeddings per class count"),
     "noise": (0.3, "query noise, in units of each coordinate's spread across classes"),
     "latent": (12, "intrinsic dimension of the class embeddings"),
-    "M": (32, "HNSW graph degree"),
+    "M": (24, "HNSW graph degree"),
     "ef_construction": (80, "HNSW build beam width"),
-    "ef_search": (None, "HNSW search beam width (default max(64, 2p))"),
+    "ef_search": (None, "HNSW search beam width (default max(64, 1.6p))"),
     "rounds": (3, "interleaved timing rounds (the best round is reported)"),
     "seed": (0, "random seed"),
 }
