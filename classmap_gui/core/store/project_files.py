@@ -1,0 +1,145 @@
+"""How a project's files are written and read: a folder or a zip archive, behind one small interface.
+
+Sinks (``write``, ``link``, ``add_tree``, ``save_model``, ``finish``) and sources (``read``,
+``model_dir``) let :mod:`.project` write and read both forms with the same code.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .archive import ArchiveWriter, SafeArchive
+from .format import _fsync_dir
+
+
+def image_digest(img: np.ndarray) -> str:
+    """A checksum of an image's pixels and shape (hex): finds unchanged images, detects corruption."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr(img.shape).encode())
+    h.update(np.ascontiguousarray(img).tobytes())
+    return h.hexdigest()
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """Copy regular files under ``src`` to ``dst`` (hard links when possible: captures never change)."""
+    for d, dirs, names in os.walk(src):
+        rel = Path(d).relative_to(src)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        for n in names:
+            f = Path(d) / n
+            if f.is_symlink() or not f.is_file() or n.endswith(".tmp"):
+                continue
+            try:
+                os.link(f, dst / rel / n)
+            except OSError:
+                shutil.copy2(f, dst / rel / n)
+
+
+class FolderSink:
+    """Writes a project into a fresh folder. Files are written first and fsynced together in
+    :meth:`finish` from a few threads, so the file system can commit them as a group (one fsync
+    per file in turn took ~6 ms each on this machine: 30 s for 5000 images)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._written: list[Path] = []
+
+    def write(self, rel: str, data: bytes, sync: bool = False) -> None:
+        f = self.root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        with open(f, "wb") as fh:
+            fh.write(data)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if not sync:
+            self._written.append(f)
+
+    def link(self, rel: str, src: Path) -> bool:
+        """Hard-link an unchanged file of the previous version (already on disk and synced)."""
+        f = self.root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src, f)
+            return True
+        except OSError:
+            return False
+
+    def add_tree(self, prefix: str, src: Path) -> None:
+        copy_tree(src, self.root / prefix)
+
+    def save_model(self, recogniser) -> None:
+        recogniser.save(self.root / "model")
+
+    def finish(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def sync(f: Path) -> None:
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(sync, self._written))
+        self._written.clear()
+        for d, _, _ in os.walk(self.root):
+            _fsync_dir(Path(d))
+
+
+class ZipSink:
+    """Writes a project as the members of an archive."""
+
+    def __init__(self, zw: ArchiveWriter):
+        self.zw = zw
+
+    def write(self, rel: str, data: bytes, sync: bool = False) -> None:
+        self.zw.write(rel, data)
+
+    def link(self, rel: str, src: Path) -> bool:
+        return False
+
+    def add_tree(self, prefix: str, src: Path) -> None:
+        self.zw.add_tree(prefix, src)
+
+    def save_model(self, recogniser) -> None:
+        with tempfile.TemporaryDirectory(prefix="classmap-model-") as tmp:
+            recogniser.save(Path(tmp) / "model")
+            self.zw.add_tree("model", Path(tmp) / "model")
+
+    def finish(self) -> None:
+        pass
+
+
+class FolderSource:
+    def __init__(self, root: Path):
+        self.root = root
+
+    def read(self, rel: str) -> bytes:
+        f = self.root / rel
+        if f.is_symlink():
+            raise OSError(f"{rel} is a symbolic link")
+        return f.read_bytes()
+
+    def model_dir(self, tmp: Path) -> Path:
+        return self.root / "model"
+
+
+class ZipSource:
+    def __init__(self, arc: SafeArchive):
+        self.arc = arc
+
+    def read(self, rel: str) -> bytes:
+        if not self.arc.has(rel):
+            raise FileNotFoundError(f"{rel} is not in the archive")
+        return self.arc.read(rel)
+
+    def model_dir(self, tmp: Path) -> Path:
+        self.arc.extract(tmp, "model")
+        return tmp / "model"
