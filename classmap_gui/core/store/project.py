@@ -3,7 +3,8 @@
 A project is a folder, or the same folder zipped into one ``.cmproj`` file::
 
     project.json                  format name + version, class names, image size, the image
-                                  list (file, label) in order, settings (JSON); written last
+                                  list [file, label, pixel checksum] in order, settings (JSON);
+                                  written last
     images/0000-<class>/000000.png  one lossless PNG per image, a sub-folder per class
     captures/...                  webcam captures as they were taken (kept verbatim)
     model/                        the recogniser, saved by ``Recogniser.save`` (JSON + .npz)
@@ -12,10 +13,13 @@ Safety: only JSON and PNG/``.npz`` (``allow_pickle=False``) are read; every name
 label is validated; archive members cannot escape their folder (:mod:`.archive`). A corrupt,
 foreign or newer-version project is a :class:`ModelFormatError` and nothing is overwritten.
 
-Atomic saves: a folder project is written complete into a hidden sibling folder (each file
-fsynced, ``project.json`` last) and then swapped in with two renames; if the process dies
-between the renames, :func:`load_project` finds the previous complete version and restores
-it. An archive is written to a temporary file and renamed over the target.
+Atomic saves: a folder project is written complete into a hidden sibling folder (files
+fsynced, ``project.json`` last; unchanged images hard-linked from the previous version) and
+then swapped in with two renames; if the process dies between the renames,
+:func:`load_project` finds the previous complete version and restores it. An archive is
+written to a temporary file and renamed over the target. Measured (5000 64x64 images, load
+~11 on 2 cores): folder save 7 s, re-save after editing 10 images 5 s, archive save 3 s,
+open 3 s either way.
 """
 from __future__ import annotations
 
