@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from .core.errors import ConfigError
+from .core.parallel import BACKENDS, parallel_backend
 
 
 def _cli():
@@ -78,7 +79,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         if data.skipped:
             bar.close()
             print(f"skipped {len(data.skipped)} unreadable file(s), e.g. {data.skipped[0][0]}: {data.skipped[0][1]}")
-        result = train(data, config, progress=bar)
+        with parallel_backend(args.backend, scheduler=args.scheduler):
+            result = train(data, config, progress=bar)
     finally:
         bar.close()
     path = result.recogniser.save(out)
@@ -107,7 +109,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         data = load_dataset(args.data, size=model.image_size, grey=model.grey, progress=bar)
         if data.image_size != model.image_size or data.is_color == model.grey:
             data.images = model.prepare(data.images)
-        rep = evaluate(model, data, top=args.top, progress=bar)
+        with parallel_backend(args.backend, scheduler=args.scheduler):
+            rep = evaluate(model, data, top=args.top, progress=bar)
     finally:
         bar.close()
     cli.emit({"model": str(args.model), "data": data.name or str(args.data), **rep.to_dict()}, args.json,
@@ -181,6 +184,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_backend_args(s: argparse.ArgumentParser) -> None:
+    """``--backend`` / ``--scheduler``: where joblib work (bank training, encoding) runs."""
+    s.add_argument("--backend", choices=BACKENDS, default=None,
+                   help="run parallel work with joblib's loky processes, threads, or on a Dask cluster "
+                        "(needs classmap-studio[cluster]); default: each step's own choice on this machine")
+    s.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (implies --backend dask; "
+                        "--backend dask without it starts a local cluster)")
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the model sub-commands on the ``classmap`` parser."""
     from .core.classify import bank_names
@@ -203,6 +216,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--colour", "--color", action="store_true", help="keep colour (folder data)")
     s.add_argument("--out", required=True, help="folder to save the model in")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_backend_args(s)
     s.set_defaults(func=cmd_train)
 
     s = sub.add_parser("add-class", help="add a class to a saved compressive model from a folder of images",
@@ -219,6 +233,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--data", required=True, help="built-in data set name or folder of class sub-folders")
     s.add_argument("--top", type=int, default=5, help="also report top-N accuracy (5)")
     s.add_argument("--json", action="store_true", help="print JSON (with the confusion matrix)")
+    add_backend_args(s)
     s.set_defaults(func=cmd_eval)
 
     s = sub.add_parser("predict", help="classify image files with a saved model")

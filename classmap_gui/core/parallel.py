@@ -29,12 +29,13 @@ BACKENDS = ("loky", "threading", "dask")
 
 
 @contextlib.contextmanager
-def parallel_backend(backend: str = "loky", scheduler: str | None = None, *, n_jobs: int | None = None,
+def parallel_backend(backend: str | None = None, scheduler: str | None = None, *, n_jobs: int | None = None,
                      n_workers: int | None = None, timeout: float = 10.0) -> Iterator[dict]:
     """Run every ``joblib.Parallel`` call inside the block on ``backend``.
 
-    backend : ``"loky"`` (processes on this machine, joblib's default), ``"threading"`` (threads of
-        this process) or ``"dask"`` (a Dask cluster).
+    backend : ``None`` (change nothing: each call keeps its own preference, e.g. the banks' threads),
+        ``"loky"`` (processes on this machine for every call), ``"threading"`` (threads of this
+        process) or ``"dask"`` (a Dask cluster).
     scheduler : Dask only: the scheduler address (``tcp://host:8786``). ``None`` starts a local
         cluster of ``n_workers`` processes (default: one per core) that is shut down on exit.
     n_jobs : the default worker count of ``Parallel`` calls that pass ``n_jobs=None``.
@@ -47,6 +48,11 @@ def parallel_backend(backend: str = "loky", scheduler: str | None = None, *, n_j
     """
     import joblib
 
+    if backend is None and scheduler is not None:
+        backend = "dask"  # a scheduler address alone means the cluster
+    if backend is None:
+        yield {"backend": "default"}
+        return
     if backend not in BACKENDS:
         raise ConfigError(f"unknown parallel backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if scheduler is not None and backend != "dask":
