@@ -167,3 +167,17 @@ def accuracy_vs_evaluations(classmap, bank, X: np.ndarray, y: np.ndarray, ps=Non
     report(progress, 1.0, "done")
     return TradeOff(ps, np.asarray(acc, np.float32), np.asarray(ev, np.float32),
                     float(np.mean(brute == y)), float(out.shape[1]))
+
+
+def test_part(imageset, config):
+    """The held-out test images ``train(imageset, config)`` evaluated its report on.
+
+    Mirrors the split in :func:`classmap_gui.core.training.train` (test part first, then the
+    ClassMap embedding part); a test checks that the report's numbers are reproduced on it.
+    Returns None when ``config.test_fraction`` is 0 (the report is then on the training part).
+    """
+    fractions = [f for f in ((config.test_fraction,) + ((config.classmap_fraction,) if config.classmap is not None
+                                                        else ())) if f]
+    if not config.test_fraction:
+        return None
+    return imageset.split(*fractions, seed=config.seed)[1]

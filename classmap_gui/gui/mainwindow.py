@@ -53,6 +53,53 @@ class MainWindow(QMainWindow):
         self.project.modelChanged.connect(self._update_title)
         self._menus()
         self._update_title()
+        self._setup_autosave()
+
+    # ------------------------------------------------------------------ autosave and recent projects
+    def _setup_autosave(self) -> None:
+        from platformdirs import user_config_dir, user_data_dir  # noqa: PLC0415
+        from PySide6.QtCore import QTimer  # noqa: PLC0415
+
+        from ..core.store.autosave import Autosaver, RecentProjects  # noqa: PLC0415
+        try:
+            self.autosaver = Autosaver(Path(user_data_dir("classmap-studio", appauthor=False)) / "autosave", interval=60)
+            self.recent = RecentProjects(user_config_dir("classmap-studio", appauthor=False))
+        except OSError:
+            self.autosaver, self.recent = None, None
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setInterval(10_000)
+        self.autosave_timer.timeout.connect(self._autosave_tick)
+        if not self.property("no_autosave"):
+            self.autosave_timer.start()
+        self._fill_recent()
+
+    def _autosave_tick(self) -> None:
+        p, a = self.project, self.autosaver
+        if a is None or p.imageset is None or self.runner.busy or not a.due(p.dirty):
+            return
+        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings))
+        a.mark_saved()
+        self.runner.run("Autosaving", lambda progress, should_stop: a.save(
+            projectio.to_core(data), p.path, progress=progress, should_stop=should_stop))
+
+    def _recent_add(self, path) -> None:
+        if self.recent is not None:
+            try:
+                self.recent.add(path)
+            except OSError:
+                pass
+            self._fill_recent()
+
+    def _fill_recent(self) -> None:
+        menu = getattr(self, "recent_menu", None)
+        if menu is None:
+            return
+        menu.clear()
+        items = self.recent.list() if self.recent is not None else []
+        for path in items:
+            a = menu.addAction(str(path))
+            a.triggered.connect(lambda _=False, path=str(path): self.open_project(path))
+        menu.setEnabled(bool(items))
 
     # ------------------------------------------------------------------ menus
     def _menus(self) -> None:
@@ -67,6 +114,7 @@ class MainWindow(QMainWindow):
             return a
         self.act_new = act("&New project", lambda: self.new_project(), QKeySequence.New)
         self.act_open = act("&Open project…", lambda: self.open_project(), QKeySequence.Open)
+        self.recent_menu = m.addMenu("Open &recent")
         self.act_save = act("&Save project", lambda: self.save_project(), QKeySequence.Save)
         self.act_save_as = act("Save project &as…", lambda: self.save_project(ask=True), QKeySequence.SaveAs)
         m.addSeparator()
@@ -129,16 +177,24 @@ class MainWindow(QMainWindow):
         if not self._may_discard():
             return False
         if path is None:
-            path = QFileDialog.getExistingDirectory(self, "Open project folder")
+            path, _ = QFileDialog.getOpenFileName(self, "Open project (project.json in a project folder, or a "
+                                                  ".cmproj file)", "", "Projects (project.json *.cmproj)")
             if not path:
                 return False
+            if Path(path).name == "project.json":
+                path = str(Path(path).parent)
+        import tempfile  # noqa: PLC0415
+        captures_to = Path(tempfile.mkdtemp(prefix="classmap-captures-")) if str(path).endswith(".cmproj") else None
 
         def done(data):
             self.run.stop()
-            self.project.reset(data.imageset, recogniser=data.recogniser, settings=data.settings, path=path)
+            self.project.reset(data.imageset, recogniser=data.recogniser, settings=data.settings,
+                               path=data.path or path, captures_dir=data.captures_dir)
+            self._recent_add(data.path or path)
             self.project.message.emit(f"opened {path}")
         return self.runner.run(f"Opening {Path(path).name}",
-                               lambda progress, should_stop: projectio.load(path, progress=progress,
+                               lambda progress, should_stop: projectio.load(path, captures_to=captures_to,
+                                                                            progress=progress,
                                                                             should_stop=should_stop), done)
 
     def save_project(self, path: str | None = None, ask: bool = False) -> bool:
@@ -149,13 +205,19 @@ class MainWindow(QMainWindow):
         if path is None:
             path = None if ask else (str(p.path) if p.path else None)
             if path is None:
-                path, _ = QFileDialog.getSaveFileName(self, "Save project as (a folder is created)")
+                path, _ = QFileDialog.getSaveFileName(
+                    self, "Save project as: a folder, or one file when the name ends in .cmproj")
                 if not path:
                     return False
-        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings))
+        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings),
+                                     p.capture_root if p.capture_root is not None and p.capture_root.is_dir() else None)
 
         def done(saved):
             p.mark_saved(saved)
+            self._recent_add(saved)
+            if self.autosaver is not None:
+                self.autosaver.discard(saved)
+                self.autosaver.mark_saved()
             p.message.emit(f"saved {saved}")
         return self.runner.run(f"Saving {Path(path).name}",
                                lambda progress, should_stop: projectio.save(data, path, progress=progress,

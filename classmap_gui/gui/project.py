@@ -80,14 +80,14 @@ class Project(QObject):
 
     # ------------------------------------------------------------------ whole-project changes
     def reset(self, imageset: ImageSet | None = None, *, recogniser=None, report=None, settings=None,
-              path: str | Path | None = None) -> None:
+              path: str | Path | None = None, captures_dir: str | Path | None = None) -> None:
         """Replace everything (new project, opened project, imported data set)."""
         self.imageset = imageset
         self.recogniser, self.report, self.split = recogniser, report, None
         if settings is not None:
             self.settings = dict(settings)
         self.path = Path(path) if path else None
-        self.capture_root = None
+        self.capture_root = Path(captures_dir) if captures_dir else None
         self.data_version += 1
         self.trained_on_version = self.data_version if recogniser is not None else -1
         self.dirty = False
@@ -111,6 +111,8 @@ class Project(QObject):
 
     def mark_saved(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.is_dir():  # a folder project keeps its captures inside; new ones go there too
+            self.capture_root = self.path / "captures"
         self.dirty = False
         self.stateChanged.emit()
 

@@ -37,3 +37,17 @@ def test_centroid_mosaic_has_k_tiles(k, channels):
 def test_centroid_mosaic_rejects_wrong_shape():
     with pytest.raises(ValueError):
         inspect.centroid_mosaic(np.zeros((4, 10), np.float32), 5, 1)
+
+
+def test_test_part_is_the_split_train_reports_on():
+    from classmap_gui.core.data import load_digits
+    from classmap_gui.core.training import TrainConfig, train
+
+    ims = load_digits().subset(np.arange(400))
+    cfg = TrainConfig(features="pixels", bank="ova-ridge", classmap={"d": 4, "p": 3, "embedding": "random"},
+                      test_fraction=0.25, seed=3)
+    res = train(ims, cfg)
+    test = inspect.test_part(ims, cfg)
+    assert len(test) == res.report.n
+    pred = res.recogniser.predict(test.images, top=1).labels
+    assert np.mean(pred == test.labels) == pytest.approx(res.report.accuracy)

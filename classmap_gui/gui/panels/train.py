@@ -44,13 +44,13 @@ def train_task(imageset, settings: dict):
     def work(progress, should_stop):
         from ...core.training import TrainConfig, train  # noqa: PLC0415
         imageset.check_trainable()
-        cfg = TrainConfig(**settings)
+        cfg = TrainConfig.from_dict(settings)
         t0 = time.perf_counter()
         result = train(imageset, cfg, progress=sub_progress(progress, 0.0, 0.95), should_stop=should_stop)
         seconds = time.perf_counter() - t0
-        test = getattr(result, "test_set", None)
+        test = inspect.test_part(imageset, cfg)
         if test is None:
-            _, test = imageset.split(cfg.test_fraction, seed=cfg.seed)
+            test = imageset
         progress(0.96, "predicting the test images")
         pred = result.recogniser.predict(test.images, top=1).labels if len(test) else np.zeros(0, np.int64)
         return TrainOutcome(result, test, np.asarray(pred, np.int64), settings, seconds)
@@ -159,6 +159,9 @@ class TrainPanel(QWidget):
         self.per_class.verticalHeader().setVisible(False)
         self.per_class.setEditTriggers(QTableWidget.NoEditTriggers)
         self.per_class.setSortingEnabled(True)
+        self.per_class.setWordWrap(False)
+        self.per_class.verticalHeader().setDefaultSectionSize(22)
+        self.per_class.setTextElideMode(Qt.ElideMiddle)
         self.conf_plot = pg.PlotWidget(background="w")
         self.conf_plot.setAspectLocked(True)
         self.conf_plot.invertY(True)
