@@ -1,15 +1,14 @@
-"""PyInstaller runtime hook: settings the frozen app needs before any import.
+"""PyInstaller runtime hook: environment the frozen app needs before any import.
 
-numba's on-disk cache (``@njit(cache=True)``) must go to a folder the user can write;
-the bundle itself lives under /opt and is read-only. The spec ships the package's .py
-sources next to its bytecode so numba can locate the functions it caches.
+numba's on-disk cache (``@njit(cache=True)``) cannot live next to the sources under the
+read-only /opt; numba then falls back to the user's cache folder (``~/.cache/numba``, checked
+on the installed package) and stamps entries with the executable, so an upgrade invalidates
+them. That fallback needs the source file of each cached function to exist, which is why the
+spec ships the package's .py files.
 """
 import os
 import sys
 
-if "NUMBA_CACHE_DIR" not in os.environ:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(base, "classmap-studio", "numba")
 # Qt finds its plugins inside the bundle; a stray QT_PLUGIN_PATH from the host would mix versions.
 os.environ.pop("QT_PLUGIN_PATH", None)
 if getattr(sys, "frozen", False):
