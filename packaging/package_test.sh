@@ -33,6 +33,13 @@ run timeout 300 classmap-gui --self-test
 t1=$(date +%s%N)
 ms=$(( (t1 - t0) / 1000000 ))
 echo "package_test.sh: classmap-gui --self-test ok in $((ms / 1000)).$(printf %03d $((ms % 1000))) s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+# A real X window (xcb platform plugin against the libraries Depends: pulled in), when Xvfb is here.
+if command -v xvfb-run >/dev/null; then
+  (cd "$home" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" LANG=C.UTF-8 QT_QPA_PLATFORM=xcb \
+     timeout 300 xvfb-run -a classmap-gui --screenshot "$home/window.png" --panel dataset)
+  [[ -s "$home/window.png" ]] || { echo "package_test.sh: no window under Xvfb (xcb)" >&2; exit 1; }
+  echo "package_test.sh: xcb window under Xvfb ok"
+fi
 [[ -f /usr/share/applications/classmap-studio.desktop ]] || { echo "package_test.sh: desktop entry missing" >&2; exit 1; }
 [[ -f /usr/share/icons/hicolor/256x256/apps/classmap-studio.png ]] || { echo "package_test.sh: icon missing" >&2; exit 1; }
 
