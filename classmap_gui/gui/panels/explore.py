@@ -27,9 +27,10 @@ def _colours(n: int) -> list:
 class ExploreData:
     """Features of a sample of images and what is computed from them (all by core)."""
 
-    def __init__(self, images, labels, X, trade, mosaic, mosaic_k, columns):
+    def __init__(self, images, labels, X, trade, mosaic, mosaic_k, columns, scale=1, patch_size=0):
         self.images, self.labels, self.X = images, labels, X
         self.trade, self.mosaic, self.mosaic_k, self.columns = trade, mosaic, mosaic_k, columns
+        self.scale, self.patch_size = scale, patch_size
 
 
 def explore_task(rec, images, labels):
@@ -42,7 +43,7 @@ def explore_task(rec, images, labels):
             trade = inspect.accuracy_vs_evaluations(
                 rec.classmap, rec.classifier, X, labels, should_stop=should_stop,
                 progress=lambda f, s: progress(0.3 + 0.7 * f, s))
-        mosaic, k, cols = None, 0, 0
+        mosaic, k, cols, scale, p = None, 0, 0, 1, 0
         cents = getattr(rec.features, "centroids_", None)
         if cents is not None:
             p = int(rec.features.patch_size)
@@ -51,7 +52,7 @@ def explore_task(rec, images, labels):
             cols = int(np.ceil(np.sqrt(k)))
             scale = max(1, min(8, 480 // (cols * (p + 1))))
             mosaic = inspect.centroid_mosaic(cents, p, ch, columns=cols, pad=1, scale=scale)
-        return ExploreData(images, labels, X, trade, mosaic, k, cols)
+        return ExploreData(images, labels, X, trade, mosaic, k, cols, scale, p)
     return work
 
 
