@@ -31,7 +31,8 @@ from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..store import check_array, register
 from . import _classmap_kernels as K
-from .classmap_boost import boost_references, class_medians, random_references, sample_triples
+from .classmap_boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
+                             random_references, sample_triples)
 
 EMBEDDINGS = ("boosted", "random")
 REFINES = ("v1", "v2", "v3")
@@ -96,81 +97,16 @@ def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chun
     return np.asarray(bank.decision_function_subset(X, sel), np.float32)
 
 
+def _count(bank, n: int) -> None:
+    """Add ClassMap's evaluations to the bank's ``n_evaluations_`` counter (when it keeps one)."""
+    if hasattr(bank, "n_evaluations_"):
+        bank.n_evaluations_ += n
+
+
 def pair_rows(a: np.ndarray, b: np.ndarray, C: int) -> np.ndarray:
     """Row of the all-pairs classifier for classes ``a != b`` (lexicographic i < j order)."""
     i, j = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
     return i * (2 * C - i - 1) // 2 + (j - i - 1)
-
-
-def cross_fit_medians(M: np.ndarray, yi: np.ndarray, C: int, E_all: np.ndarray):
-    """Two-fold class medians so that no example meets a class embedding built from itself.
-
-    Examples alternate between folds within each class. Returns ``fold (n,) int64`` and
-    ``E2 (2C, K) float32``: rows ``[:C]`` are medians over fold 1 (to use with fold-0
-    examples), rows ``[C:]`` over fold 0; a class absent from a fold falls back to ``E_all``.
-    With 10 held-out examples per class, an example's own output moves its class median
-    enough to make the filter look far better on the embedding split than on new queries.
-    """
-    order = np.argsort(yi, kind="stable")
-    counts = np.bincount(yi, minlength=C)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.empty(len(yi), np.int64)
-    rank[order] = np.arange(len(yi)) - np.repeat(starts, counts)
-    fold = rank % 2
-    E2 = np.empty((2 * C, M.shape[1]), np.float32)
-    for f in (0, 1):
-        rows = np.flatnonzero(fold == 1 - f)
-        Ef = class_medians(M[rows], yi[rows], C)
-        bad = np.isnan(Ef[:, 0])
-        Ef[bad] = E_all[bad]
-        E2[f * C:(f + 1) * C] = Ef
-    return fold, E2
-
-
-def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None) -> float:
-    """Smallest t whose v3 error on the embedding examples exceeds v2's by at most ``tol``.
-
-    ``M (n, K)`` OVA outputs, ``yi (n,)`` class indices, ``E (C, d)`` class embeddings; with
-    ``fold``/``E2`` (see :func:`cross_fit_medians`) each example is filtered against class
-    embeddings built without it. Exact, without trying thresholds one by one: with responses
-    ``R_i`` of the candidates in filter order and ``P_i = max(R_0..R_{i-1})``, v3 answers
-    candidate i exactly for t in (P_i, R_i]; above every R it answers as v2. So the extra
-    error is a sum of interval indicators, evaluated at every record value with two
-    ``searchsorted`` calls. Returns ``inf`` (never stop early) if no value qualifies.
-    """
-    F = np.ascontiguousarray(M[:, refs])
-    n = len(F)
-    C = len(E)
-    cands = np.empty((n, p), np.int64)
-    dist = np.empty((n, p), np.float32)
-    if fold is None:
-        K.filter_batch(F, E, alpha, p, cands, dist)
-    else:
-        for f in (0, 1):
-            rows = np.flatnonzero(fold == f)
-            c_f, d_f = cands[rows], dist[rows]
-            K.filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
-                           alpha, p, c_f, d_f)
-            cands[rows] = c_f
-    R = np.take_along_axis(M[:, :C], cands, axis=1).astype(np.float64)   # filter order
-    wrong = cands != yi[:, None]
-    v2_wrong = wrong[np.arange(n), R.argmax(1)]
-    P = np.empty_like(R)
-    P[:, 0] = -np.inf
-    P[:, 1:] = np.maximum.accumulate(R, axis=1)[:, :-1]
-    rec = R > P                                            # v3 can stop at candidate i
-    c = (wrong.astype(np.int64) - v2_wrong[:, None])[rec]  # extra error while it does
-    lo, hi = P[rec], R[rec]
-    keep = c != 0
-    c, lo, hi = c[keep], lo[keep], hi[keep]
-    o1, o2 = np.argsort(lo), np.argsort(hi)
-    cum_lo = np.concatenate([[0], np.cumsum(c[o1])])
-    cum_hi = np.concatenate([[0], np.cumsum(c[o2])])
-    ts = np.unique(R[rec])
-    # extra(t) = sum c over intervals with lo < t <= hi
-    extra = (cum_lo[np.searchsorted(lo[o1], ts, "left")] - cum_hi[np.searchsorted(hi[o2], ts, "left")])
-    ok = extra <= tol * n + 1e-9
-    return float(ts[np.argmax(ok)]) if ok.any() else float("inf")
 
 
 @register("classmap")
@@ -272,18 +208,6 @@ class ClassMap(BaseEstimator):
             raise DataError(f"ClassMap.fit: X_embed must be (n, D) with n = len(y_embed); got {X.shape} and {len(yi)}")
         rng = np.random.default_rng(self.random_state)
 
-        report(progress, 0.0, "embedding: classifier outputs")
-        M = classifier_outputs(bank, X)                       # (n, K)
-        check_stop(should_stop)
-        E_all = class_medians(M, yi, C)                        # (C, K)
-        missing = np.flatnonzero(np.isnan(E_all[:, 0]))
-        if len(missing):
-            raise DataError(f"ClassMap: classes {classes[missing[:10]].tolist()}"
-                            f"{' ...' if len(missing) > 10 else ''} have no held-out examples to embed them; "
-                            "give every class at least one example outside the bank's training set")
-        fold, E2 = cross_fit_medians(M, yi, C, E_all)
-        report(progress, 0.1, "embedding: classifier outputs")
-
         if train_classes is None:
             tc = np.arange(C)
         else:
@@ -294,11 +218,28 @@ class ClassMap(BaseEstimator):
             cand = np.flatnonzero(in_tc[bank.pairs_[:, 0]] & in_tc[bank.pairs_[:, 1]])
         else:
             cand = tc.copy()
-
-        sub = sub_progress(progress, 0.1, 0.8)
+        need_all = self.embedding == "boosted" or (self.refine == "v3" and self.threshold is None)
+        refs = None
         if self.embedding == "random":
             refs, alpha = random_references(cand, int(self.d), rng)
-        else:
+
+        report(progress, 0.0, "embedding: classifier outputs")
+        # outputs of every classifier (boosting, v3 threshold) or only of the random references
+        M = classifier_outputs(bank, X, None if need_all else refs)          # (n, K) or (n, d)
+        check_stop(should_stop)
+        E_all = class_medians(M, yi, C)                                      # (C, K) or (C, d)
+        missing = np.flatnonzero(np.isnan(E_all[:, 0]))
+        if len(missing):
+            raise DataError(f"ClassMap: classes {classes[missing[:10]].tolist()}"
+                            f"{' ...' if len(missing) > 10 else ''} have no held-out examples to embed them; "
+                            "give every class at least one example outside the bank's training set")
+        fold = E2 = None
+        if need_all:
+            fold, E2 = cross_fit_medians(M, yi, C, E_all)
+        report(progress, 0.1, "embedding: classifier outputs")
+
+        if self.embedding == "boosted":
+            sub = sub_progress(progress, 0.1, 0.85)
             keep = np.isin(yi, tc)
             confusers = None
             if kind == "ova" and self.hard_fraction > 0 and len(tc) > 2:
@@ -315,13 +256,13 @@ class ClassMap(BaseEstimator):
                                            progress=sub, should_stop=should_stop)
         self.reference_ = refs.astype(np.int64)
         self.alpha_ = alpha.astype(np.float32)
-        self.class_embeddings_ = np.ascontiguousarray(E_all[:, refs], np.float32)
+        self.class_embeddings_ = np.ascontiguousarray(E_all[:, refs] if need_all else E_all, np.float32)
         self.classes_ = classes.astype(np.int64)
         self.n_classes_ = int(C)
         self.bank_kind_ = kind
         self.threshold_ = None
         if self.refine == "v3":
-            report(progress, 0.85, "embedding: threshold")
+            report(progress, 0.9, "embedding: threshold")
             self.threshold_ = (float(self.threshold) if self.threshold is not None
                                else learn_threshold(M, yi, refs, self.alpha_, self.class_embeddings_,
                                                     min(int(self.p), C), fold=fold, E2=E2))
@@ -385,6 +326,17 @@ class ClassMap(BaseEstimator):
         p = min(int(self.p), self.n_classes_)
         return len(self.reference_) + (p * (p - 1) // 2 if self.refine == "v1" else p)
 
+    def filter(self, bank, X: np.ndarray, p: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The filter step alone: ``(candidates (n, p) int64 labels in filter order, distances (n, p)
+        float32)`` for ``X (n, D) float32`` (costs d evaluations per query; for analysis and plots)."""
+        self._check_bank(bank)
+        p = min(int(self.p if p is None else p), self.n_classes_)
+        F = classifier_outputs(bank, X, self.reference_)
+        cands = np.empty((len(F), p), np.int64)
+        dist = np.empty((len(F), p), np.float32)
+        K.filter_batch(F, self.class_embeddings_, self.alpha_, p, cands, dist)
+        return self.classes_[cands], dist
+
     def predict(self, bank, X: np.ndarray, top: int | None = None, *, batch_size: int = 1000,
                 should_stop: StopFn = None) -> ClassMapResult:
         """Classify ``X (n, D) float32`` with filter-and-refine; ``top`` (<= p, default p)
@@ -399,6 +351,7 @@ class ClassMap(BaseEstimator):
         if n == 1 and self.refine != "v1" and getattr(bank, "coef_", None) is not None:
             one = self._single_for(bank)                   # live video: the allocation-free path
             label = one(X[0])
+            _count(bank, one.evaluations)
             return ClassMapResult(labels=np.array([label], np.int64),
                                   top_classes=self.classes_[one.top_classes[:top]][None, :],
                                   top_scores=one.top_scores[None, :top].copy(),
@@ -437,6 +390,7 @@ class ClassMap(BaseEstimator):
                 cls[sl], score[sl], evals[sl] = c, s, e + len(refs)
             t_emb += t1 - t0
             t_ref += time.perf_counter() - t1
+        _count(bank, int(evals.sum()))
         top_classes = self.classes_[cls[:, :top]]
         return ClassMapResult(labels=top_classes[:, 0].copy(), top_classes=top_classes,
                               top_scores=score[:, :top].copy(), evaluations=evals,

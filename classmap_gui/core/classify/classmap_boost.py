@@ -1,4 +1,6 @@
-"""Choosing ClassMap's reference classifiers: at random (CM-RRC) or by AdaBoost over triples (§6).
+"""Fitting ClassMap: class medians, reference classifiers, the v3 threshold.
+
+Choosing ClassMap's reference classifiers: at random (CM-RRC) or by AdaBoost over triples (§6).
 
 Weak triple classifier of a candidate reference R on a triple (X, L(X), Y != L(X)):
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report
+from . import _classmap_kernels as K
 
 
 def class_medians(M: np.ndarray, y: np.ndarray, n_classes: int, *, chunk: int = 512) -> np.ndarray:
@@ -171,4 +174,76 @@ def random_references(candidates: np.ndarray, d: int, rng: np.random.Generator):
     return refs, np.ones(d, np.float32)
 
 
-__all__ = ["class_medians", "sample_triples", "boost_references", "random_references"]
+def cross_fit_medians(M: np.ndarray, yi: np.ndarray, C: int, E_all: np.ndarray):
+    """Two-fold class medians so that no example meets a class embedding built from itself.
+
+    Examples alternate between folds within each class. Returns ``fold (n,) int64`` and
+    ``E2 (2C, K) float32``: rows ``[:C]`` are medians over fold 1 (to use with fold-0
+    examples), rows ``[C:]`` over fold 0; a class absent from a fold falls back to ``E_all``.
+    With 10 held-out examples per class, an example's own output moves its class median
+    enough to make the filter look far better on the embedding split than on new queries.
+    """
+    order = np.argsort(yi, kind="stable")
+    counts = np.bincount(yi, minlength=C)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.empty(len(yi), np.int64)
+    rank[order] = np.arange(len(yi)) - np.repeat(starts, counts)
+    fold = rank % 2
+    E2 = np.empty((2 * C, M.shape[1]), np.float32)
+    for f in (0, 1):
+        rows = np.flatnonzero(fold == 1 - f)
+        Ef = class_medians(M[rows], yi[rows], C)
+        bad = np.isnan(Ef[:, 0])
+        Ef[bad] = E_all[bad]
+        E2[f * C:(f + 1) * C] = Ef
+    return fold, E2
+
+
+def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None) -> float:
+    """Smallest t whose v3 error on the embedding examples exceeds v2's by at most ``tol``.
+
+    ``M (n, K)`` OVA outputs, ``yi (n,)`` class indices, ``E (C, d)`` class embeddings; with
+    ``fold``/``E2`` (see :func:`cross_fit_medians`) each example is filtered against class
+    embeddings built without it. Exact, without trying thresholds one by one: with responses
+    ``R_i`` of the candidates in filter order and ``P_i = max(R_0..R_{i-1})``, v3 answers
+    candidate i exactly for t in (P_i, R_i]; above every R it answers as v2. So the extra
+    error is a sum of interval indicators, evaluated at every record value with two
+    ``searchsorted`` calls. Returns ``inf`` (never stop early) if no value qualifies.
+    """
+    F = np.ascontiguousarray(M[:, refs])
+    n = len(F)
+    C = len(E)
+    cands = np.empty((n, p), np.int64)
+    dist = np.empty((n, p), np.float32)
+    if fold is None:
+        K.filter_batch(F, E, alpha, p, cands, dist)
+    else:
+        for f in (0, 1):
+            rows = np.flatnonzero(fold == f)
+            c_f, d_f = cands[rows], dist[rows]
+            K.filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
+                           alpha, p, c_f, d_f)
+            cands[rows] = c_f
+    R = np.take_along_axis(M[:, :C], cands, axis=1).astype(np.float64)   # filter order
+    wrong = cands != yi[:, None]
+    v2_wrong = wrong[np.arange(n), R.argmax(1)]
+    P = np.empty_like(R)
+    P[:, 0] = -np.inf
+    P[:, 1:] = np.maximum.accumulate(R, axis=1)[:, :-1]
+    rec = R > P                                            # v3 can stop at candidate i
+    c = (wrong.astype(np.int64) - v2_wrong[:, None])[rec]  # extra error while it does
+    lo, hi = P[rec], R[rec]
+    keep = c != 0
+    c, lo, hi = c[keep], lo[keep], hi[keep]
+    o1, o2 = np.argsort(lo), np.argsort(hi)
+    cum_lo = np.concatenate([[0], np.cumsum(c[o1])])
+    cum_hi = np.concatenate([[0], np.cumsum(c[o2])])
+    ts = np.unique(R[rec])
+    # extra(t) = sum c over intervals with lo < t <= hi
+    extra = (cum_lo[np.searchsorted(lo[o1], ts, "left")] - cum_hi[np.searchsorted(hi[o2], ts, "left")])
+    ok = extra <= tol * n + 1e-9
+    return float(ts[np.argmax(ok)]) if ok.any() else float("inf")
+
+
+__all__ = ["boost_references", "class_medians", "cross_fit_medians", "learn_threshold", "random_references",
+           "sample_triples"]
