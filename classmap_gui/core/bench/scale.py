@@ -39,6 +39,7 @@ OPTIONS = {
     "M": (24, "HNSW graph degree"),
     "ef_construction": (80, "HNSW build beam width"),
     "ef_search": (None, "HNSW search beam width (default max(64, 1.6p))"),
+    "sweep": ("", "also time these search beam widths, comma separated (recall/latency trade-off)"),
     "rounds": (3, "interleaved timing rounds (the best round is reported)"),
     "seed": (0, "random seed"),
 }
@@ -74,13 +75,19 @@ def _per_query(fn, Q) -> float:
     return (time.perf_counter() - t) / len(Q)
 
 
-def _parse_classes(classes) -> list[int]:
-    if isinstance(classes, (int, np.integer)):
-        return [int(classes)]
+def _parse_ints(value, flag: str) -> list[int]:
+    if value is None:
+        return []
+    if isinstance(value, (int, np.integer)):
+        return [int(value)]
     try:
-        out = [int(float(c)) for c in str(classes).split(",") if c.strip()]
+        return [int(float(c)) for c in str(value).split(",") if c.strip()]
     except ValueError as exc:
-        raise ConfigError(f"--classes expects integers like 10000,100000, got {classes!r}") from exc
+        raise ConfigError(f"{flag} expects integers like 10000,100000, got {value!r}") from exc
+
+
+def _parse_classes(classes) -> list[int]:
+    out = _parse_ints(classes, "--classes")
     if not out or min(out) < 2:
         raise ConfigError(f"--classes needs class counts >= 2, got {classes!r}")
     return out
@@ -139,9 +146,20 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
             timings["index_batch"].append((time.perf_counter() - t) / nq)
             check_stop(should_stop)
         best = {key: (min(v) * 1e3 if v else None) for key, v in timings.items()}
+        exact_single = min(v for v in (best["exact_numba"], best["exact_classmap"], best["exact_numpy"]) if v)
+        sweep = []
+        for ef in _parse_ints(o["sweep"], "--sweep"):
+            probe = index.ef_search
+            index.ef_search = max(ef, 1)
+            t_ms = min(_per_query(lambda f: index.search(f[None], k), F) for _ in range(int(o["rounds"]))) * 1e3
+            c, _ = index.search(F, k)
+            index.ef_search = probe
+            rec = (c[:, :, None] == exact_cls[:, None, :]).any(axis=2).sum(axis=1) / k
+            sweep.append({"ef_search": ef, "recall_at_p": float(rec.mean()), "index_ms": t_ms,
+                          "speedup_single": exact_single / t_ms})
+            check_stop(should_stop)
         # recall@p of the index's candidates against the exact filter's, per query
         hits = (got[:, :, None] == exact_cls[:, None, :]).any(axis=2).sum(axis=1) / k
-        exact_single = min(v for v in (best["exact_numba"], best["exact_classmap"], best["exact_numpy"]) if v)
         rows.append({
             "classes": C, "d": d, "p": k, "queries": nq, "method": index.method_,
             "build_s": round(build_s, 2),
@@ -151,6 +169,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
             "recall_at_p": {"mean": float(hits.mean()), "min": float(hits.min())},
             "speedup_single": exact_single / best["index"],
             "speedup_batch": best["exact_numba_batch"] / best["index_batch"],
+            "sweep": sweep,
         })
         report(progress, base + step, f"{C} classes: done")
     return {"benchmark": "scale", "options": {k: o[k] for k in OPTIONS}, "load_average": list(os.getloadavg()),

@@ -12,13 +12,15 @@ from classmap_gui.core.bench import scale  # noqa: E402
 
 
 def test_scale_bench_reports_latency_recall_and_speedup():
-    out = scale.run(classes="1500,3000", queries=20, p=10, rounds=1, M=16, ef_construction=40)
+    out = scale.run(classes="1500,3000", queries=20, p=10, rounds=1, M=16, ef_construction=40, sweep="10,40")
     assert [r["classes"] for r in out["results"]] == [1500, 3000]
     for r in out["results"]:
         assert r["method"] == "hnsw" and r["p"] == 10
         assert r["recall_at_p"]["mean"] >= 0.95
         assert r["exact_ms"]["numba"] > 0 and r["exact_ms"]["numpy"] > 0 and r["index_ms"]["single"] > 0
         assert r["speedup_single"] > 0
+        assert [x["ef_search"] for x in r["sweep"]] == [10, 40]
+        assert r["sweep"][1]["recall_at_p"] >= r["sweep"][0]["recall_at_p"] - 0.02  # a wider beam finds as much
     assert len(out["load_average"]) == 3
 
 
