@@ -7,6 +7,7 @@ feature map, the bank and the ClassMap, then evaluates on the test part.
 """
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -224,8 +225,6 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
         check_stop(should_stop)
         report(progress, stages["classmap"][0], "ClassMap")
         fit_kwargs = {}
-        import inspect
-
         sig = inspect.signature(classmap.fit).parameters
         if "progress" in sig:
             fit_kwargs = {"progress": sub_progress(progress, *stages["classmap"], "ClassMap"),

@@ -224,10 +224,11 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
                       class_weight=self.class_weight, random_state=self.random_state)
         res = fit_parallel(_fit_svc, X.astype(np.float64), lambda c: y_idx == c, C, params, self.n_jobs, progress, should_stop,
                            "one-vs-all: rbf SVM")
-        sv_index = np.unique(np.concatenate([r[0] for r in res]))
+        sup = np.concatenate([r[0] for r in res])
+        owner = np.repeat(np.arange(C), [len(r[0]) for r in res])
+        sv_index = np.unique(sup)
         dual = np.zeros((C, len(sv_index)), np.float32)
-        for c, (sup, coef, _) in enumerate(res):  # C small: rbf banks are for small problems
-            dual[c, np.searchsorted(sv_index, sup)] = coef
+        dual[owner, np.searchsorted(sv_index, sup)] = np.concatenate([r[1] for r in res])
         self.support_vectors_ = np.ascontiguousarray(X[sv_index])
         self.dual_coef_ = dual
         self.intercept_ = np.array([r[2] for r in res], np.float32)
