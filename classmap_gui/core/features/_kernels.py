@@ -4,8 +4,8 @@ After the distance GEMM ``G = X @ (-2 C^T)`` of a block of patches, one pass ove
 adds the squared norms, takes the square root, the mean distance per patch, the triangle activation
 ``max(0, mean - z)``, and adds it into the patch's pooling quadrant. The numpy equivalent needs about
 eight full passes over the (patches x K) matrix plus a reshape/sum for pooling; see
-``KMeansFeatures`` for the measured numbers that justify this module. ``_numpy_*`` are the same steps in
-plain numpy, used as the fallback and to check the kernels.
+the ``kmeans`` module docstring for the measured numbers that justify this module (3.5x faster
+encoding). :func:`numpy_pool` does the same steps in plain numpy: the fallback, and a check in the tests.
 """
 from __future__ import annotations
 

@@ -173,3 +173,17 @@ def test_store_round_trip_encodes_identically(tmp_path):
     bad[key] = bad[key][:, :4]
     with pytest.raises(ModelFormatError, match="centroids_"):
         load_estimator(spec, bad)
+
+
+@pytest.mark.parametrize("algorithm", ["lloyd", "minibatch"])
+def test_kmeans_algorithms_learn_a_reproducible_dictionary(algorithm):
+    imgs = _images(n=20, h=12, w=12, seed=2)
+    kw = dict(patch_size=3, n_centroids=8, n_patches=600, kmeans_max_iter=4, kmeans_algorithm=algorithm,
+              kmeans_batch_size=256, random_state=7)
+    a, b = KMeansFeatures(**kw).fit(imgs), KMeansFeatures(**kw).fit(imgs)
+    np.testing.assert_array_equal(a.centroids_, b.centroids_)
+    assert a.centroids_.shape == (8, 9) and np.isfinite(a.centroids_).all()
+    # learned centroids describe the patches better than the same number of random patches would
+    untrained = KMeansFeatures(**{**kw, "kmeans_max_iter": 0}).fit(imgs) if algorithm == "lloyd" else None
+    if untrained is not None:
+        assert a.inertia_ < untrained.inertia_
