@@ -8,8 +8,10 @@ on the same files (tested on 100 images against :meth:`Recogniser.predict`).
 
 Exported: pixels, HOG, k-means and random Fourier feature maps; linear one-vs-all, all-pairs
 (voting) and compressive (class sketch) banks. What cannot be reproduced that way is refused
-with a :class:`ConfigError` naming the part: ClassMap filter-and-refine (its ranking differs
-from scoring every class), kernel (rbf) banks and the random CNN map.
+with a :class:`ConfigError` naming the part: kernel (rbf) banks, the random CNN map, ClassMap
+refine v1 (all-pairs) and ClassMap at sizes where the app filters with an approximate index.
+ClassMap v2/v3 over a linear one-vs-all bank is exported: predict.py runs the same embedding,
+weighted-L1 filter and refine in numpy.
 """
 from __future__ import annotations
 
@@ -95,16 +97,37 @@ def _classifier_spec(clf: Any, arrays: dict[str, np.ndarray]) -> dict:
                       f"ova-liblinear, ova-ridge, all-pairs or compressive to export.")
 
 
+def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | None:
+    """ClassMap filter-and-refine (v2/v3 over a linear one-vs-all bank) as arrays + settings, or None."""
+    cm = getattr(recogniser, "classmap", None)
+    if cm is None:
+        return None
+    from .classify.classmap import FILTER_INDEX_THRESHOLD, have_faiss
+
+    if cm.refine not in ("v2", "v3") or type(recogniser.classifier).__name__ != "OneVsAllBank" \
+            or getattr(recogniser.classifier, "coef_", None) is None:
+        raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a "
+                          f"{type(recogniser.classifier).__name__}): predict.py reproduces ClassMap refine v2/v3 "
+                          f"over a linear one-vs-all bank. Retrain with one of those, or without ClassMap.")
+    if cm.n_classes_ >= FILTER_INDEX_THRESHOLD and have_faiss():
+        raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
+                          f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (faiss) index "
+                          f"that predict.py cannot reproduce exactly.")
+    arrays["classmap.reference"] = np.ascontiguousarray(cm.reference_, np.int64)
+    arrays["classmap.alpha"] = np.ascontiguousarray(cm.alpha_, np.float32)
+    arrays["classmap.embeddings"] = np.ascontiguousarray(cm.class_embeddings_, np.float32)
+    arrays["classmap.classes"] = np.ascontiguousarray(cm.classes_, np.int64)
+    threshold = getattr(cm, "threshold_", None)
+    return {"p": int(min(int(cm.p), cm.n_classes_)), "refine": cm.refine,
+            "threshold": None if threshold is None else float(threshold)}
+
+
 def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = False) -> Path:
     """Write the export folder of ``recogniser`` at ``folder``; returns it.
 
     Raises ConfigError (nothing written) when a component cannot be exported, or when
     ``folder`` exists and is not empty (unless ``overwrite`` and it is an earlier export).
     """
-    if getattr(recogniser, "classmap", None) is not None:
-        raise ConfigError("cannot export a ClassMap (filter-and-refine) model: the standalone predict.py scores "
-                          "every class, which can rank differently. Export the same model trained without "
-                          "ClassMap (brute force) instead.")
     arrays: dict[str, np.ndarray] = {}
     doc = {
         "format": EXPORT_FORMAT, "version": EXPORT_VERSION,
@@ -112,6 +135,7 @@ def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = 
         "image_size": [int(v) for v in recogniser.image_size], "grey": bool(recogniser.grey),
         "features": _features_spec(recogniser.features, arrays),
         "classifier": _classifier_spec(recogniser.classifier, arrays),
+        "classmap": _classmap_spec(recogniser, arrays),
     }
     doc["arrays"] = array_manifest(arrays)
     folder = Path(folder).expanduser().absolute()

@@ -11,8 +11,8 @@ refused, nothing in it runs.
 
 Every step re-implements the app's computation in plain float32 numpy/OpenCV: image reading and
 resizing, the feature map (pixels, HOG, single-layer k-means, random Fourier features), the
-classifier bank (linear one-vs-all, all-pairs voting, compressive class sketches) and the top-p
-ranking. (This file is generated from classmap_gui/core/export_predict_template.py.)
+classifier bank (linear one-vs-all, all-pairs voting, compressive class sketches), ClassMap
+filter-and-refine (v2/v3) and the top-p ranking. (This file is generated from classmap_gui/core/export_predict_template.py.)
 """
 from __future__ import annotations
 
@@ -320,11 +320,54 @@ def top_k(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.take_along_axis(part, order, axis=1).astype(np.int64), np.take_along_axis(vals, order, axis=1)
 
 
+def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """ClassMap filter-and-refine over a linear one-vs-all bank (as the app, in numpy).
+
+    Embedding: the d reference classifiers' outputs. Filter: the ``p`` classes whose embeddings
+    are nearest in weighted L1 (ties: lower class first). Refine: the candidates' own classifier
+    responses, best first; with v3, stop at the first candidate (filter order) whose response
+    reaches the threshold, the rest follow unscored (NaN) in filter order.
+    """
+    W, b = arrays["classifier.coef"], arrays["classifier.intercept"]
+    refs, alpha, E = arrays["classmap.reference"], arrays["classmap.alpha"], arrays["classmap.embeddings"]
+    p, v3 = spec["p"], spec["refine"] == "v3"
+    t = np.float32(np.inf if spec["threshold"] is None else spec["threshold"])
+    refpos = np.full(len(W), -1, np.int64)
+    refpos[refs] = np.arange(len(refs))
+    n = len(F)
+    cls = np.empty((n, p), np.int64)
+    score = np.empty((n, p), np.float32)
+    step = max(1, (1 << 24) // max(1, E.size))
+    for a in range(0, n, step):  # chunks of queries bound the (queries, C, d) distance temporary
+        X = F[a:a + step]
+        Q = X @ np.ascontiguousarray(W[refs]).T
+        Q += b[refs]
+        dist = np.abs(Q[:, None, :] - E[None, :, :]) @ alpha
+        cands = np.argsort(dist, axis=1, kind="stable")[:, :p]
+        R = np.einsum("nd,nkd->nk", X, W[cands]) + b[cands]
+        known = refpos[cands]
+        R = np.where(known >= 0, np.take_along_axis(Q, np.maximum(known, 0), axis=1), R).astype(np.float32)
+        stop = np.full(len(X), p)
+        if v3:
+            hit = R >= t
+            stop = np.where(hit.any(1), hit.argmax(1) + 1, p)
+        done = np.arange(p)[None, :] < stop[:, None]
+        key = np.where(done, -R, np.inf)
+        order = np.argsort(key, axis=1, kind="stable")
+        cls[a:a + step] = np.take_along_axis(cands, order, axis=1)
+        score[a:a + step] = np.where(np.take_along_axis(done, order, axis=1), np.take_along_axis(R, order, axis=1),
+                                     np.nan)
+    top = max(1, min(int(top), p))
+    return arrays["classmap.classes"][cls[:, :top]], score[:, :top]
+
+
 def predict(images: list[np.ndarray], doc: dict, arrays: dict, top: int = 5) -> tuple[np.ndarray, np.ndarray]:
     """``(top_classes (n, top) int64, top_scores (n, top) float32)`` for uint8 images of any size."""
     X = prepare(images, doc["image_size"], doc["grey"])
     spec = doc["features"]
     F = np.ascontiguousarray(FEATURES[spec["type"]](X, spec, arrays), dtype=np.float32)
+    if doc.get("classmap"):
+        return classmap_rank(F, doc["classmap"], arrays, min(int(top), len(doc["class_names"])))
     return top_k(scores(F, doc["classifier"], arrays), top)
 
 

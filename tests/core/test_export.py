@@ -35,6 +35,12 @@ CONFIGS = {
     "kmeans-compressive-features": TrainConfig(features="kmeans", features_params={
         "n_centroids": 16, "n_patches": 2000, "patch_size": 4, "random_state": 0, "n_jobs": 1},
         bank="compressive", bank_params={"sketch": "features"}, test_fraction=0.2),
+    "hog-classmap-v2": TrainConfig(features="hog", features_params={"cell_size": 4, "block_size": 8},
+                                   bank="ova-liblinear", classmap={"d": 6, "p": 4, "refine": "v2"},
+                                   test_fraction=0.2),
+    "pixels-classmap-v3-random": TrainConfig(features="pixels", bank="ova-ridge",
+                                             classmap={"d": 5, "p": 5, "refine": "v3", "embedding": "random"},
+                                             test_fraction=0.2),
     "rff-ova": TrainConfig(features="rff", features_params={"m": 200, "random_state": 0}, bank="ova-ridge",
                            test_fraction=0.2),
 }
@@ -89,9 +95,11 @@ def test_export_refuses_what_predict_py_cannot_reproduce(tmp_path, digits):
     with pytest.raises(ConfigError, match="rbf"):
         export_recogniser(rec, tmp_path / "x")
     assert not (tmp_path / "x").exists()
-    rec.classmap = object()
+    pairs = train(small, TrainConfig(features="pixels", bank="all-pairs", classmap={"d": 6, "p": 4, "refine": "v1"},
+                                     test_fraction=0.2)).recogniser
     with pytest.raises(ConfigError, match="ClassMap"):
-        export_recogniser(rec, tmp_path / "x")
+        export_recogniser(pairs, tmp_path / "x")
+    assert not (tmp_path / "x").exists()
 
 
 def test_export_never_overwrites_a_folder_with_other_files(tmp_path, digits):
