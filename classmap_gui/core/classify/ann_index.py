@@ -52,6 +52,9 @@ import numpy as np
 from ..errors import ConfigError, ModelFormatError, NotFittedError
 
 METHODS = ("auto", "exact", "hnsw")
+#: class count from which ``auto`` (and ClassMap's filter) uses the HNSW index: below it the fused
+#: exact scan is as fast (bench scale: ~1x at 10^4 classes, ~4x faster index at 10^5)
+DEFAULT_THRESHOLD = 20_000
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 
 
@@ -131,7 +134,7 @@ class FilterIndex:
     ``method_`` (``"exact"`` or ``"hnsw"``), ``n_classes_``.
     """
 
-    def __init__(self, method: str = "auto", threshold: int = 20_000, M: int = 24, ef_construction: int = 80,
+    def __init__(self, method: str = "auto", threshold: int = DEFAULT_THRESHOLD, M: int = 24, ef_construction: int = 80,
                  ef_search: int | None = None, n_threads: int | None = None):
         self.method = method
         self.threshold = threshold

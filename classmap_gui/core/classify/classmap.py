@@ -31,6 +31,7 @@ from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..store import check_array, register
 from . import _classmap_kernels as K
+from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD, FilterIndex, have_faiss
 from .classmap_boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
                              random_references, sample_triples)
 
@@ -334,8 +335,28 @@ class ClassMap(BaseEstimator):
         F = classifier_outputs(bank, X, self.reference_)
         cands = np.empty((len(F), p), np.int64)
         dist = np.empty((len(F), p), np.float32)
-        K.filter_batch(F, self.class_embeddings_, self.alpha_, p, cands, dist)
+        self._filter(F, p, cands, dist)
         return self.classes_[cands], dist
+
+    def _filter_index(self):
+        """The faiss L1 index over the class embeddings from ``FILTER_INDEX_THRESHOLD`` classes on
+        (built on first use, rebuilt when the embeddings change; never saved), else None."""
+        if self.n_classes_ < FILTER_INDEX_THRESHOLD or not have_faiss():
+            return None
+        cached = self.__dict__.get("_index_cache")
+        if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
+            cached = (self.class_embeddings_, self.alpha_,
+                      FilterIndex(method="hnsw").fit(self.class_embeddings_, self.alpha_))
+            self._index_cache = cached
+        return cached[2]
+
+    def _filter(self, F: np.ndarray, p: int, cands: np.ndarray, dist: np.ndarray) -> None:
+        """Filter step into ``cands``/``dist (n, p)``: the fused exact scan, or the index at many classes."""
+        index = self._filter_index()
+        if index is None:
+            K.filter_batch(F, self.class_embeddings_, self.alpha_, p, cands, dist)
+        else:
+            index.search(F, p, out_cls=cands, out_dist=dist)
 
     def predict(self, bank, X: np.ndarray, top: int | None = None, *, batch_size: int = 1000,
                 should_stop: StopFn = None) -> ClassMapResult:
@@ -348,7 +369,8 @@ class ClassMap(BaseEstimator):
         n = len(X)
         p = min(int(self.p), self.n_classes_)
         top = p if top is None else max(1, min(int(top), p))
-        if n == 1 and self.refine != "v1" and getattr(bank, "coef_", None) is not None:
+        if (n == 1 and self.refine != "v1" and getattr(bank, "coef_", None) is not None
+                and self._filter_index() is None):
             one = self._single_for(bank)                   # live video: the allocation-free path
             label = one(X[0])
             _count(bank, one.evaluations)
@@ -376,7 +398,7 @@ class ClassMap(BaseEstimator):
                 F = classifier_outputs(bank, X[sl], refs)
             cands = np.empty((len(F), p), np.int64)
             dist = np.empty((len(F), p), np.float32)
-            K.filter_batch(F, self.class_embeddings_, self.alpha_, p, cands, dist)
+            self._filter(F, p, cands, dist)
             t1 = time.perf_counter()
             if self.refine == "v1":
                 c, s, e = self._refine_pairs(bank, X[sl], F, cands, refpos)

@@ -131,3 +131,31 @@ def test_bad_use_is_reported(problem):
         FilterIndex().fit(E, -alpha)
     with pytest.raises(ConfigError, match="dimensions"):
         FilterIndex(method="exact").fit(E, alpha).search(F[:, :10], 5)
+
+
+def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypatch):
+    from classmap_gui.core.classify import classmap as cm_module
+    from classmap_gui.core.classify.classmap import ClassMap
+    from classmap_gui.core.classify.ova import OneVsAllBank
+
+    rng = np.random.default_rng(5)
+    C, D = 120, 40
+    mu = rng.normal(size=(C, 6)) @ rng.normal(size=(6, D)) / np.sqrt(6) + 0.5 * rng.normal(size=(C, D))
+    y = np.repeat(np.arange(C), 10)
+    Xtr, Xe, Xt = ((mu[y] + 1.5 * rng.normal(size=(len(y), D))).astype(np.float32) for _ in range(3))
+    bank = OneVsAllBank(trainer="ridge", alpha=1.0).fit(Xtr, y)
+    ye = y
+    cm = ClassMap(d=12, p=10, refine="v2", n_triples=4000).fit(bank, Xe, ye)
+    exact = cm.predict(bank, Xt[:150])
+    exact_one = cm.predict(bank, Xt[:1], top=3)
+    assert cm._filter_index() is None  # 120 classes: the fused scan
+    monkeypatch.setattr(cm_module, "FILTER_INDEX_THRESHOLD", 100)
+    assert cm._filter_index().method_ == "hnsw"
+    indexed = cm.predict(bank, Xt[:150])
+    np.testing.assert_array_equal(indexed.top_classes, exact.top_classes)
+    np.testing.assert_array_equal(indexed.evaluations, exact.evaluations)
+    one = cm.predict(bank, Xt[:1], top=3)  # one row goes through the index too
+    np.testing.assert_array_equal(one.top_classes, exact_one.top_classes)
+    first = cm._filter_index()
+    cm.class_embeddings_ = cm.class_embeddings_.copy()  # new embeddings (e.g. classes added) -> rebuilt
+    assert cm._filter_index() is not first
