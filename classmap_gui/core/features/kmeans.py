@@ -34,6 +34,7 @@ from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..store import check_array, register
 from . import _kernels
+from ._clustering import inertia, lloyd, minibatch
 
 _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601 luma, as OpenCV
 _BLOCK_BYTES = 1 << 19  # (rows x K) float32 distance block kept within half a core's L2
@@ -76,7 +77,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     hellinger : take the square root of the pooled features (a Hellinger kernel for linear classifiers).
     grey : convert colour images to grey before everything; otherwise patches keep the images' channels.
     kmeans_algorithm : ``"lloyd"`` (full-batch k-means, distances by blocked GEMM, as Coates et al.'s own
-        code; see :func:`_lloyd` for why it is the default) or ``"minibatch"`` (scikit-learn's
+        code; see ``_clustering.lloyd`` for why it is the default) or ``"minibatch"`` (scikit-learn's
         ``MiniBatchKMeans``, ``kmeans_batch_size`` patches per step).
     kmeans_max_iter : passes over the patches (Lloyd iterations or mini-batch epochs).
     n_jobs : joblib worker threads for encoding (-1: all cores).
@@ -226,15 +227,15 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             raise ConfigError(f"KMeansFeatures: n_centroids ({k}) must not exceed n_patches ({m})")
         kp = sub_progress(progress, 0.1, 1.0, "k-means")
         if self.kmeans_algorithm == "lloyd":
-            C = _lloyd(P, k, self.kmeans_max_iter, rng, kp, should_stop)
+            C = lloyd(P, k, self.kmeans_max_iter, rng, kp, should_stop)
         else:
-            C = _minibatch(P, k, self.kmeans_max_iter, self.kmeans_batch_size, rng, kp, should_stop)
+            C = minibatch(P, k, self.kmeans_max_iter, self.kmeans_batch_size, rng, kp, should_stop)
         self.mean_ = mean.astype(np.float32)
         self.whitening_ = W
         self.centroids_ = C
         self.n_channels_ = int(c)
         self.n_features_out_ = 4 * k
-        self.inertia_ = float(_inertia(P, self.centroids_))
+        self.inertia_ = float(inertia(P, self.centroids_))
         report(progress, 1.0, "k-means")
         return self
 
@@ -338,78 +339,3 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                 best_gemm = min(best_gemm, time.perf_counter() - t0)
         return best_enc, best_gemm
 
-
-def _inertia(P: np.ndarray, C: np.ndarray, block: int = 8192) -> float:
-    """Mean squared distance of the rows of P (m, D) to their nearest centroid in C (K, D)."""
-    cc = np.einsum("ij,ij->i", C, C)
-    total = 0.0
-    for a in range(0, P.shape[0], block):
-        X = P[a:a + block]
-        d = X @ (-2.0 * C.T) + cc
-        total += float(np.maximum(d.min(axis=1) + np.einsum("ij,ij->i", X, X), 0).sum())
-    return total / P.shape[0]
-
-
-def _assign(P: np.ndarray, C: np.ndarray, block: int = 8192) -> np.ndarray:
-    """Index of the nearest centroid of each row of P (m, D): blocked ``|c|^2 - 2 x.c`` GEMM + argmin."""
-    ct = np.ascontiguousarray(-2.0 * C.T, dtype=np.float32)
-    cc = np.einsum("ij,ij->i", C, C).astype(np.float32)
-    labels = np.empty(P.shape[0], dtype=np.intp)
-    buf = np.empty((min(block, P.shape[0]), C.shape[0]), dtype=np.float32)
-    for a in range(0, P.shape[0], block):
-        b = min(P.shape[0], a + block)
-        G = np.matmul(P[a:b], ct, out=buf[: b - a])
-        G += cc
-        labels[a:b] = G.argmin(axis=1)
-    return labels
-
-
-def _lloyd(P: np.ndarray, k: int, n_iter: int, rng, progress: ProgressFn, should_stop: StopFn) -> np.ndarray:
-    """Full-batch k-means of the rows of P (m, D) float32 -> centroids (k, D) float32.
-
-    Starts from k distinct random patches; each iteration assigns all patches with one blocked GEMM
-    and recomputes the means; an emptied centroid is moved to a random patch. Replaces
-    ``sklearn.cluster.MiniBatchKMeans`` because, measured on 300 000 whitened 6x6 Fashion-MNIST
-    patches, K=1600, 2 busy cores: MiniBatchKMeans' per-step overhead (~0.1 s per 4096-patch step
-    under load, its OpenMP threads competing) made 10 epochs take 55-120 s, while the same passes as
-    GEMMs take a fraction of that. Measured there (200 000 patches, 10 passes each, load ~8): Lloyd
-    14.3 s, mean squared distance 10.08; MiniBatchKMeans 58.7 s, 10.51.
-    """
-    m, d = P.shape
-    C = P[rng.choice(m, size=k, replace=False)].copy()
-    for it in range(n_iter):
-        check_stop(should_stop)
-        labels = _assign(P, C)
-        counts = np.bincount(labels, minlength=k)
-        sums = np.empty((k, d), dtype=np.float64)
-        for j in range(d):
-            sums[:, j] = np.bincount(labels, weights=P[:, j], minlength=k)
-        nonempty = counts > 0
-        C[nonempty] = (sums[nonempty] / counts[nonempty, None]).astype(np.float32)
-        empty = np.flatnonzero(~nonempty)
-        if len(empty):
-            C[empty] = P[rng.choice(m, size=len(empty), replace=False)]
-        report(progress, (it + 1) / n_iter, "")
-    return C
-
-
-def _minibatch(P: np.ndarray, k: int, n_epochs: int, batch: int, rng, progress: ProgressFn,
-               should_stop: StopFn) -> np.ndarray:
-    """scikit-learn's MiniBatchKMeans over ``n_epochs`` shuffled passes, stoppable between steps."""
-    from sklearn.cluster import MiniBatchKMeans
-
-    m = P.shape[0]
-    km = MiniBatchKMeans(n_clusters=k, batch_size=batch, n_init=1, random_state=rng, compute_labels=False)
-    n_batches = int(np.ceil(m / batch))
-    total = n_epochs * n_batches
-    step = 0
-    for _ in range(n_epochs):
-        order = rng.permutation(m)
-        for b in range(n_batches):
-            # the first call initialises (k-means++) and needs at least K patches
-            km.partial_fit(P[order[b * batch:(b + 1) * batch] if step else order[:max(batch, 3 * k)]])
-            step += 1
-            if step % 8 == 0:
-                check_stop(should_stop)
-                report(progress, step / total, "")
-    return km.cluster_centers_.astype(np.float32)
