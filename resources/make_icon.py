@@ -2,7 +2,8 @@
 
 The picture: class points scattered in an embedding (coloured dots), a query (white ring)
 and the filter circle around it that picks the few candidate classes, ClassMap's idea.
-Run: python resources/make_icon.py   (writes classmap-studio.svg and classmap-studio-<N>.png)
+Run: python resources/make_icon.py   (writes classmap-studio.svg and classmap-studio-<N>.png here, and
+the window icon classmap_gui/resources/classmap-studio.png that the app loads as package data)
 """
 from __future__ import annotations
 
@@ -69,6 +70,9 @@ def main() -> None:
     (HERE / "classmap-studio.svg").write_text(svg())
     for size in (48, 128, 256):
         cv2.imwrite(str(HERE / f"classmap-studio-{size}.png"), png(size))
+    pkg = HERE.parent / "classmap_gui" / "resources"
+    pkg.mkdir(exist_ok=True)
+    cv2.imwrite(str(pkg / "classmap-studio.png"), png(256))
 
 
 if __name__ == "__main__":
