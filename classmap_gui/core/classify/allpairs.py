@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ..errors import ConfigError, DataError, NotFittedError
+from ..errors import ConfigError, DataError
 from ..progress import ProgressFn, StopFn
 from ..store import check_array, register
-from .banks import as_class_index, as_features, register_bank, row_chunks
+from .banks import BankNotFittedError, as_class_index, fit_input, predict_input, register_bank, row_chunks
 from .ova import _fit_linear_svc, encode_labels, fit_parallel, ridge_solve
 
 MAX_CLASSES = 200  # 19 900 pairs; beyond this use a one-vs-all bank
@@ -64,7 +64,7 @@ class AllPairsBank(ClassifierMixin, BaseEstimator):
         """Train C(C−1)/2 classifiers on ``X (n, D) float32``, labels ``y (n,)``; returns ``self``."""
         if self.trainer not in ("liblinear", "ridge"):
             raise ConfigError(f"all-pairs bank: trainer must be liblinear or ridge, not {self.trainer!r}")
-        X = as_features(X, what="all-pairs bank")
+        X, y = fit_input(self, X, y)
         classes, y_idx = encode_labels(y)
         if len(y_idx) != len(X):
             raise DataError(f"{len(y_idx)} labels for {len(X)} feature rows")
@@ -85,12 +85,13 @@ class AllPairsBank(ClassifierMixin, BaseEstimator):
             def task(_X, p, prm):
                 rows = pair_rows[p]
                 W, b = ridge_solve(X[rows], (y_idx[rows] != pairs[p, 0]).astype(np.int64), 2, float(self.alpha))
-                return W[0], float(b[0])
+                return W[0], float(b[0]), 1
         res = fit_parallel(task, X, lambda p: p, len(pairs), params if self.trainer == "liblinear" else {},
                            self.n_jobs, progress, should_stop, "all-pairs: training")
         self.coef_ = np.ascontiguousarray(np.stack([r[0] for r in res]), dtype=np.float32)
         self.intercept_ = np.array([r[1] for r in res], np.float32)
         self.pairs_ = pairs
+        self.n_iter_ = max(r[2] for r in res)
         self.classes_ = classes
         self.n_features_in_ = int(X.shape[1])
         self.n_evaluations_ = 0
@@ -106,8 +107,7 @@ class AllPairsBank(ClassifierMixin, BaseEstimator):
 
     def pair_decision_function(self, X) -> np.ndarray:
         """Raw pairwise scores ``(n, P) float32`` (one GEMM); positive: ``pairs_[p, 0]`` wins."""
-        self._check_fitted()
-        X = as_features(X, self.n_features_in_, "all-pairs bank")
+        X = predict_input(self, X)
         out = X @ self.coef_.T
         out += self.intercept_
         self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + out.size
@@ -125,8 +125,7 @@ class AllPairsBank(ClassifierMixin, BaseEstimator):
         counted in ``n_evaluations_``); column j of the result is candidate ``classes[i, j]``'s votes
         plus tie-break. This is the refine primitive "evaluate pairs among the top-p classes".
         """
-        self._check_fitted()
-        X = as_features(X, self.n_features_in_, "all-pairs bank")
+        X = predict_input(self, X)
         C = len(self.classes_)
         classes = as_class_index(classes, len(X), C, "all-pairs bank")
         n, k = classes.shape
@@ -154,11 +153,12 @@ class AllPairsBank(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        scores = self.decision_function(X)  # raises BankNotFittedError before classes_ is touched
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
-            raise NotFittedError("the classifier bank is not trained yet")
+            raise BankNotFittedError(f"this {type(self).__name__} is not trained yet; call fit first")
 
     def _validate_state(self) -> None:
         classes = check_array("classes_", self.classes_, ndim=1)

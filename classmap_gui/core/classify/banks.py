@@ -7,6 +7,9 @@ class *indices* (columns of ``decision_function``) per query, ``n_classifiers_``
 evaluated by a brute-force query) and the counter ``n_evaluations_`` (binary classifier evaluations
 done since fit/load; reset it with ``reset_evaluations()``).
 
+Banks follow scikit-learn's estimator contract (``check_estimator`` passes) except, on purpose:
+``decision_function`` is ``(n, C)`` also for two classes, and scoring adds to ``n_evaluations_``.
+
 Names registered here: ``ova-liblinear``, ``ova-ridge``, ``ova-rbf``, ``all-pairs``. Other parts
 add theirs with :func:`register_bank` (e.g. ``compressive``) in the module defining the class;
 :func:`_load_plugins` imports those modules (a fixed list in code).
@@ -19,7 +22,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import ConfigError
+from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from ..errors import ConfigError, NotFittedError
 
 #: Modules whose import registers further banks (silently skipped while absent).
 PLUGIN_MODULES = ("classmap_gui.core.classify.compressive",)
@@ -81,6 +88,25 @@ def make_bank(name: str, **params: Any) -> Any:
         raise ConfigError(f"bank {name!r} has no parameter(s) {', '.join(unknown)}; "
                           f"valid: {', '.join(sorted(valid - set(spec.fixed)))}")
     return spec.factory(**spec.fixed, **params)
+
+
+class BankNotFittedError(NotFittedError, SklearnNotFittedError):
+    """A bank used before ``fit``: both our NotFittedError and scikit-learn's."""
+
+
+def fit_input(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Check training data the scikit-learn way (clear messages for sparse, complex, NaN, 1-D X, 2-D or
+    continuous y; sets ``n_features_in_``): returns ``X (n, D)`` C-contiguous float32 and ``y (n,)``."""
+    X, y = validate_data(est, X, y, dtype=np.float32, order="C")
+    check_classification_targets(y)
+    return X, y
+
+
+def predict_input(est: Any, X: Any) -> np.ndarray:
+    """Check query data against a fitted bank: ``(n, D)`` C-contiguous float32, D = ``n_features_in_``."""
+    if not hasattr(est, "classes_"):
+        raise BankNotFittedError(f"this {type(est).__name__} is not trained yet; call fit first")
+    return validate_data(est, X, dtype=np.float32, order="C", reset=False)
 
 
 def as_features(X: Any, n_features: int | None = None, what: str = "bank") -> np.ndarray:

@@ -27,10 +27,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, LinearSVC
 
-from ..errors import ConfigError, DataError, NotFittedError
+from ..errors import ConfigError, DataError
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..store import check_array, register
-from .banks import as_class_index, as_features, gathered_dot, register_bank, row_chunks
+from .banks import (BankNotFittedError, as_class_index, fit_input, gathered_dot, predict_input, register_bank,
+                    row_chunks)
 
 TRAINERS = ("liblinear", "ridge", "rbf")
 
@@ -52,18 +53,19 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"labels must be 1-D, got shape {y.shape}")
     classes, y_idx = np.unique(y, return_inverse=True)
     if len(classes) < 2:
-        raise DataError(f"training a classifier bank needs at least 2 classes, got {len(classes)}")
+        raise DataError(f"training a classifier bank needs at least 2 classes, got "
+                        f"{'one class' if len(classes) == 1 else 'no samples'}")
     return classes, y_idx.astype(np.int64)
 
 
-def _fit_linear_svc(X, target, params) -> tuple[np.ndarray, float]:
+def _fit_linear_svc(X, target, params) -> tuple[np.ndarray, float, int]:
     svc = LinearSVC(**params).fit(X, target)
-    return svc.coef_[0], float(svc.intercept_[0])
+    return svc.coef_[0], float(svc.intercept_[0]), int(np.max(svc.n_iter_))
 
 
-def _fit_svc(X, target, params) -> tuple[np.ndarray, np.ndarray, float]:
+def _fit_svc(X, target, params) -> tuple[np.ndarray, np.ndarray, float, int]:
     svc = SVC(kernel="rbf", **params).fit(X, target)
-    return svc.support_.astype(np.int64), svc.dual_coef_[0], float(svc.intercept_[0])
+    return svc.support_.astype(np.int64), svc.dual_coef_[0], float(svc.intercept_[0]), int(np.max(svc.n_iter_))
 
 
 def fit_parallel(fn, X, targets_of, n_tasks: int, params: dict, n_jobs, progress: ProgressFn,
@@ -183,12 +185,15 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
         """Train all classifiers on ``X (n, D) float32``, labels ``y (n,)``; returns ``self``."""
         if self.trainer not in TRAINERS:
             raise ConfigError(f"one-vs-all bank: trainer must be one of {', '.join(TRAINERS)}, not {self.trainer!r}")
-        X = as_features(X, what="one-vs-all bank")
+        X, y = fit_input(self, X, y)
         classes, y_idx = encode_labels(y)
         if len(y_idx) != len(X):
             raise DataError(f"{len(y_idx)} labels for {len(X)} feature rows")
         C = len(classes)
-        for attr in ("coef_", "support_vectors_", "dual_coef_", "gamma_"):
+        if self.class_weight not in (None, "balanced"):
+            raise ConfigError("one-vs-all bank: class_weight must be None or 'balanced' (each binary problem is "
+                              f"weighted on its own), not {self.class_weight!r}")
+        for attr in ("coef_", "support_vectors_", "dual_coef_", "gamma_", "n_iter_"):
             self.__dict__.pop(attr, None)
         if self.trainer == "liblinear":
             params = dict(C=self.C, tol=self.tol, max_iter=self.max_iter, class_weight=self.class_weight,
@@ -198,9 +203,11 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
                                should_stop, "one-vs-all: liblinear")
             self.coef_ = np.ascontiguousarray(np.stack([r[0] for r in res]), dtype=np.float32)
             self.intercept_ = np.array([r[1] for r in res], np.float32)
+            self.n_iter_ = max(r[2] for r in res)
         elif self.trainer == "ridge":
             self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, float(self.alpha), progress=progress,
                                                       should_stop=should_stop)
+            self.n_iter_ = 1  # one direct solve
         else:
             self._fit_rbf(X, y_idx, C, progress, should_stop)
         self.classes_ = classes
@@ -233,6 +240,7 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
         self.dual_coef_ = dual
         self.intercept_ = np.array([r[2] for r in res], np.float32)
         self.gamma_ = float(gamma)
+        self.n_iter_ = max(r[3] for r in res)
 
     # ------------------------------------------------------------ scoring
     @property
@@ -245,8 +253,7 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """Scores of every class, ``(n, C) float32``: one GEMM (linear) or one kernel + one GEMM (rbf)."""
-        self._check_fitted()
-        X = as_features(X, self.n_features_in_, "one-vs-all bank")
+        X = predict_input(self, X)
         if hasattr(self, "coef_"):
             out = X @ self.coef_.T
         else:
@@ -261,8 +268,7 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
         Equal to ``decision_function(X)[i, classes[i]]`` but costs n·k evaluations, which are
         added to ``n_evaluations_``.
         """
-        self._check_fitted()
-        X = as_features(X, self.n_features_in_, "one-vs-all bank")
+        X = predict_input(self, X)
         classes = as_class_index(classes, len(X), len(self.classes_), "one-vs-all bank")
         if hasattr(self, "coef_"):
             out = gathered_dot(X, self.coef_, self.intercept_, classes)
@@ -295,11 +301,12 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """The best-scoring class label per row, ``(n,)``."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        scores = self.decision_function(X)  # raises BankNotFittedError before classes_ is touched
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "classes_"):
-            raise NotFittedError("the classifier bank is not trained yet")
+            raise BankNotFittedError(f"this {type(self).__name__} is not trained yet; call fit first")
 
     # ------------------------------------------------------------ store hooks
     def _validate_state(self) -> None:

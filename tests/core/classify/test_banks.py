@@ -138,5 +138,26 @@ def test_training_errors_and_cancel():
     make_bank("ova-liblinear").fit(X, y, progress=lambda f, s: seen.append(f))
     assert seen and seen[-1] == 1.0
     bank = make_bank("ova-ridge").fit(X, y)
-    with pytest.raises(ConfigError, match="columns"):
+    with pytest.raises(ValueError, match="features"):
         bank.decision_function(X[:, :5])
+
+
+BANK_CONTRACT_EXCEPTIONS = {
+    # A bank always returns one score per class, (n, C), also for two classes: ClassMap and the
+    # Recogniser index its columns; scikit-learn's binary convention is a single (n,) column.
+    "check_classifiers_classes": "decision_function is (n, C) even for two classes",
+    "check_classifiers_train": "decision_function is (n, C) even for two classes",
+    # n_evaluations_ counts classifier evaluations on purpose (the cost ClassMap reports).
+    "check_dict_unchanged": "scoring adds to the n_evaluations_ counter",
+    # each binary problem is weighted on its own: only None or 'balanced' make sense
+    "check_class_weight_classifiers": "class_weight dicts are refused",
+}
+
+
+@pytest.mark.parametrize("bank", [OneVsAllBank("ridge"), AllPairsBank(n_jobs=1)], ids=["ova-ridge", "all-pairs"])
+def test_banks_follow_the_scikit_learn_estimator_contract(bank):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    expected = {k: v for k, v in BANK_CONTRACT_EXCEPTIONS.items()
+                if not (k == "check_class_weight_classifiers" and isinstance(bank, AllPairsBank))}
+    check_estimator(bank, expected_failed_checks=expected)
