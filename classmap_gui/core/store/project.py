@@ -347,7 +347,12 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
     doc = _read_manifest(source, where)
     names, h, w, colour, entries, settings = _check_doc(doc, where)
     n = len(entries)
-    images = np.empty((n, h, w, 3) if colour else (n, h, w), np.uint8)
+    shape = (n, h, w, 3) if colour else (n, h, w)
+    try:  # a manifest may declare far more than fits in memory; say so instead of crashing
+        images = np.empty(shape, np.uint8)
+    except MemoryError:
+        raise _fail(where, f"{n} images of {w}x{h} need {np.prod(shape) / 1024 ** 3:.1f} GiB of memory, "
+                           f"more than this computer has free") from None
     labels = np.empty(n, np.int64)
     for i, (rel, label, digest) in enumerate(entries):
         if i % 64 == 0:

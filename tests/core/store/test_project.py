@@ -274,3 +274,13 @@ def test_project_with_recogniser_round_trips_predictions(tmp_path):
         assert isinstance(p.recogniser, rec_mod.Recogniser)
         a, b = rec.predict(ims.images, top=3), p.recogniser.predict(ims.images, top=3)
         assert np.array_equal(a.top_classes, b.top_classes) and np.array_equal(a.top_scores, b.top_scores)
+
+
+def test_a_manifest_declaring_more_images_than_memory_holds_is_a_clear_error(tmp_path):
+    path = save_project(Project(make_set()), tmp_path / "p")
+    doc = json.loads((path / "project.json").read_text())
+    digest = doc["images"][0][2]
+    _rewrite_manifest(path, image_size=[4096, 4096], colour=True,
+                      images=[[f"images/0000-x/{i:06d}.png", 0, digest] for i in range(4000)])  # ~190 GiB
+    with pytest.raises(ModelFormatError, match="GiB of memory"):
+        load_project(path)
