@@ -24,6 +24,7 @@ open 3 s either way.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -336,6 +337,13 @@ def _check_doc(doc: dict, where: str) -> tuple[list[str], int, int, bool, list, 
     return names, size[0], size[1], colour, entries, settings
 
 
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 1 << 62
+
+
 def _png_size(data: bytes) -> tuple[int, int] | None:
     """(h, w) from a PNG header without decoding it, so a hostile header cannot allocate gigabytes."""
     if len(data) < 24 or not data.startswith(_PNG_SIG) or data[12:16] != b"IHDR":
@@ -348,11 +356,14 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
     names, h, w, colour, entries, settings = _check_doc(doc, where)
     n = len(entries)
     shape = (n, h, w, 3) if colour else (n, h, w)
+    too_big = _fail(where, f"{n} images of {w}x{h} need {math.prod(shape) / 1024 ** 3:.1f} GiB of memory, "
+                           f"more than this computer has")
+    if math.prod(shape) > _physical_memory():
+        raise too_big
     try:  # a manifest may declare far more than fits in memory; say so instead of crashing
         images = np.empty(shape, np.uint8)
     except MemoryError:
-        raise _fail(where, f"{n} images of {w}x{h} need {np.prod(shape) / 1024 ** 3:.1f} GiB of memory, "
-                           f"more than this computer has free") from None
+        raise too_big from None
     labels = np.empty(n, np.int64)
     for i, (rel, label, digest) in enumerate(entries):
         if i % 64 == 0:
