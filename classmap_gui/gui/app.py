@@ -22,6 +22,7 @@ def _parse(argv):
                     help="the panel to show for --screenshot")
     ap.add_argument("--video", metavar="FILE", help="with --screenshot --panel run: run on this video first")
     ap.add_argument("--size", default="1280x800", help="window size for --screenshot, WxH")
+    ap.add_argument("--data", metavar="NAME", help="with --screenshot: the built-in set to use instead of the demo")
     ap.add_argument("--self-test", action="store_true",
                     help="offscreen: load the demo, train a small model, predict, exit 0 when it works")
     return ap.parse_args(argv)
@@ -90,9 +91,9 @@ def screenshot(args) -> int:
         win.open_project(args.project)
         _wait(app, lambda: not win.runner.busy)
     else:
-        name = demo_dataset()
+        name = args.data or demo_dataset()
         win.train.apply_settings(demo_settings(name))
-        win.load_demo()
+        win.dataset.load_builtin(name)
         _wait(app, lambda: not win.runner.busy)
         if args.demo:
             win.train.start_training()
@@ -111,6 +112,13 @@ def screenshot(args) -> int:
         _wait(app, lambda: win.run.frames_shown >= 40, timeout=60)
         win.run.pause_btn.setChecked(True)
         _settle(app, 0.6)
+    if args.panel == "dataset" and args.video and win.project.imageset is not None:
+        win.dataset.classes.setCurrentRow(0)
+        win.dataset.capture.countdown.setValue(0)
+        win.dataset.capture.choose_video(args.video)
+        win.dataset.capture.start_preview()
+        _wait(app, lambda: win.dataset.capture.latest_crop is not None, timeout=20)
+        _settle(app, 0.5)
     win.show_panel(args.panel)
     _settle(app, 0.5)
     ok = win.grab().save(args.screenshot)
@@ -137,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     win.show()
     if args.project:
         win.open_project(args.project)
-    else:
+    elif not win.offer_recovery():
         name = demo_dataset()
         win.train.apply_settings(demo_settings(name))
         win.load_demo()

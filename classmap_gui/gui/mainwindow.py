@@ -82,6 +82,28 @@ class MainWindow(QMainWindow):
         self.runner.run("Autosaving", lambda progress, should_stop: a.save(
             projectio.to_core(data), p.path, progress=progress, should_stop=should_stop))
 
+    def offer_recovery(self) -> bool:
+        """At start-up: when an autosave was left behind (a crash), offer to open it."""
+        if self.autosaver is None:
+            return False
+        try:
+            pending = [a for a in self.autosaver.pending() if "error" not in a]
+        except OSError:
+            return False
+        if not pending:
+            return False
+        a = pending[0]
+        r = QMessageBox.question(
+            self, "Recover unsaved work?",
+            f"ClassMap Studio found an autosave of {a.get('name') or 'an unsaved project'} "
+            f"({a.get('n_images', '?')} images, saved {a.get('saved', '')}). Open it?",
+            QMessageBox.Open | QMessageBox.Discard | QMessageBox.Ignore)
+        if r == QMessageBox.Open:
+            return self.open_project(str(a["autosave"]))
+        if r == QMessageBox.Discard:
+            Path(a["autosave"]).unlink(missing_ok=True)
+        return False
+
     def _recent_add(self, path) -> None:
         if self.recent is not None:
             try:

@@ -11,6 +11,13 @@ import pytest  # noqa: E402
 
 SHAPES = ("bars", "columns", "cross", "ring")
 
+# Training settings small enough for a test: a few seconds on two loaded cores.
+SMALL_SETTINGS = {"features": "kmeans",
+            "features_params": {"n_centroids": 16, "patch_size": 5, "n_patches": 3000, "stride": 2},
+            "bank": "ova-ridge", "bank_params": {},
+            "classmap": {"d": 3, "p": 3, "embedding": "boosted", "refine": "v2"},
+            "test_fraction": 0.25, "seed": 0}
+
 
 def shape_image(kind: str, rng, size: int = 24) -> np.ndarray:
     """A small grey picture of one of four easily told apart shapes, with noise and jitter."""
@@ -28,6 +35,11 @@ def shape_image(kind: str, rng, size: int = 24) -> np.ndarray:
         cv2.circle(img, (c, c), size // 3, 230, 2)
     noise = rng.integers(0, 30, size=img.shape)
     return np.clip(img.astype(np.int64) + noise, 0, 255).astype(np.uint8)
+
+
+@pytest.fixture
+def small_settings() -> dict:
+    return dict(SMALL_SETTINGS)
 
 
 @pytest.fixture

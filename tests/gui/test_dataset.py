@@ -14,7 +14,7 @@ def test_import_folder_lists_classes_with_counts(qtbot, window, shapes_folder):
     _import(qtbot, window, shapes_folder)
     d = window.dataset
     assert [d.classes.item(i).text() for i in range(d.classes.count())] == \
-        ["bars  (14)", "columns  (14)", "cross  (14)", "ring  (14)"]
+        ["  14 · bars", "  14 · columns", "  14 · cross", "  14 · ring"]
     assert "56 images, 4 classes" in d.summary.text()
     assert "1 unreadable file(s) skipped" in window.statusBar().currentMessage()
     d.classes.setCurrentRow(2)

@@ -5,34 +5,29 @@ import pytest
 
 from classmap_gui.core import inspect
 
-SETTINGS = {"features": "kmeans",
-            "features_params": {"n_centroids": 16, "patch_size": 5, "n_patches": 3000, "stride": 2},
-            "bank": "ova-ridge", "bank_params": {},
-            "classmap": {"d": 3, "p": 3, "embedding": "boosted", "refine": "v2"},
-            "test_fraction": 0.25, "seed": 0}
 
 
 def _idle(qtbot, win, timeout=60000):
     qtbot.waitUntil(lambda: not win.runner.busy, timeout=timeout)
 
 
-def _import_and_train(qtbot, win, folder):
+def _import_and_train(qtbot, win, folder, small_settings):
     with qtbot.waitSignal(win.runner.finished, timeout=20000):
         win.dataset.import_folder(str(folder))
-    win.train.apply_settings(SETTINGS)
+    win.train.apply_settings(small_settings)
     with qtbot.waitSignal(win.runner.finished, timeout=60000):
         assert win.train.start_training()
     assert win.project.recogniser is not None, win.runner.last_error
 
 
-def test_whole_flow(qtbot, window, shapes_folder, shapes_video, tmp_path):
+def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, tmp_path):
     win = window
     with qtbot.waitSignal(win.runner.finished, timeout=20000):
         win.dataset.import_folder(str(shapes_folder))
 
     # -- train, cancelled at once: nothing trained, the app says so and stays usable
-    win.train.apply_settings(SETTINGS)
-    assert win.train.settings()["features_params"] == SETTINGS["features_params"]
+    win.train.apply_settings(small_settings)
+    assert win.train.settings()["features_params"] == small_settings["features_params"]
     with qtbot.waitSignal(win.runner.cancelled, timeout=30000):
         assert win.train.start_training()
         win.train.cancel_btn.click()
@@ -102,10 +97,10 @@ def test_whole_flow(qtbot, window, shapes_folder, shapes_video, tmp_path):
     after = win.project.recogniser.predict(images, top=3)
     np.testing.assert_array_equal(before.top_classes, after.top_classes)
     np.testing.assert_array_equal(before.top_scores, after.top_scores)
-    assert win.train.settings()["features_params"] == SETTINGS["features_params"]
+    assert win.train.settings()["features_params"] == small_settings["features_params"]
 
 
-def test_training_error_shows_a_dialog_and_app_stays_usable(qtbot, window, shapes_folder):
+def test_training_error_shows_a_dialog_and_app_stays_usable(qtbot, window, small_settings, shapes_folder):
     win = window
     with qtbot.waitSignal(win.runner.finished, timeout=20000):
         win.dataset.import_folder(str(shapes_folder))
@@ -117,19 +112,19 @@ def test_training_error_shows_a_dialog_and_app_stays_usable(qtbot, window, shape
     assert win.train.train_btn.isEnabled()
     win.dataset.classes.setCurrentRow(4)
     win.dataset.delete_class(confirm=False)
-    win.train.apply_settings(SETTINGS)
+    win.train.apply_settings(small_settings)
     with qtbot.waitSignal(win.runner.finished, timeout=60000):
         win.train.start_training()
     assert win.project.recogniser is not None
 
 
-def test_run_without_model_or_source_says_what_to_do(qtbot, window, shapes_folder, monkeypatch):
+def test_run_without_model_or_source_says_what_to_do(qtbot, window, small_settings, shapes_folder, monkeypatch):
     from classmap_gui.gui.panels import run as run_mod
 
     monkeypatch.setattr(run_mod, "list_cameras", lambda: [])
     assert not window.run.start()
     assert "train one" in window.run.last_message
-    _import_and_train(qtbot, window, shapes_folder)
+    _import_and_train(qtbot, window, shapes_folder, small_settings)
     assert window.run.refresh_cameras() == []
     assert "No camera found" in window.run.last_message
     assert not window.run.start()

@@ -47,7 +47,7 @@ class DatasetPanel(QWidget):
 
         # -- class list with thumbnail strips
         self.classes = QListWidget()
-        self.classes.setIconSize(QSize(6 * 28, 28))
+        self.classes.setIconSize(QSize(5 * 28, 28))
         self.classes.setUniformItemSizes(True)
         self.classes.currentRowChanged.connect(self._show_class)
         self.add_btn, self.rename_btn, self.del_class_btn = (QPushButton(t) for t in ("Add class…", "Rename…", "Delete class"))
@@ -57,7 +57,7 @@ class DatasetPanel(QWidget):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        ll.addWidget(QLabel("Classes (images)"))
+        ll.addWidget(QLabel("Classes: images · name"))
         ll.addWidget(self.classes, 1)
         row = QHBoxLayout()
         for b in (self.add_btn, self.rename_btn, self.del_class_btn):
@@ -77,6 +77,8 @@ class DatasetPanel(QWidget):
         self.del_img_btn = QPushButton("Delete selected")
         self.del_img_btn.clicked.connect(lambda: self.delete_selected())
         self.move_target = QComboBox()
+        self.move_target.setMinimumContentsLength(14)
+        self.move_target.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.move_btn = QPushButton("Move selected to:")
         self.move_btn.clicked.connect(lambda: self.move_selected(self.move_target.currentIndex()))
         mid = QWidget()
@@ -105,7 +107,7 @@ class DatasetPanel(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 4)
         split.setStretchFactor(2, 3)
-        split.setSizes([330, 420, 360])
+        split.setSizes([400, 420, 360])
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(split, 1)
@@ -153,11 +155,15 @@ class DatasetPanel(QWidget):
             h, w = ims.image_size
             self.summary.setText(f"<b>{ims.name or 'untitled'}</b>: {len(ims)} images, {ims.n_classes} classes, "
                                  f"{w}×{h} {'colour' if ims.is_color else 'grey'}")
+            i = self.builtin.findData(ims.name)
+            if i >= 0:
+                self.builtin.setCurrentIndex(i)
             order = np.argsort(ims.labels, kind="stable")
             starts = np.concatenate([[0], np.cumsum(counts)])
             for c, name in enumerate(ims.class_names):
                 idx = order[starts[c]:starts[c] + 6]
-                item = QListWidgetItem(strip_icon(ims.images[idx]), f"{name}  ({counts[c]})")
+                item = QListWidgetItem(strip_icon(ims.images[idx], 5), f"{counts[c]:>4} · {name}")
+                item.setToolTip(f"{name}: {counts[c]} images")
                 self.classes.addItem(item)
                 self.move_target.addItem(name)
         self.classes.blockSignals(False)

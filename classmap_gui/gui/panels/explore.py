@@ -16,12 +16,17 @@ MAX_POINTS = 1500
 
 
 def _colours(n: int) -> list:
-    cmap = pg.colormap.get("CET-C6") if n > 10 else None
-    if cmap is None:
-        base = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
-                (140, 86, 75), (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)]
-        return [pg.mkColor(*base[i % 10]) for i in range(n)]
-    return [cmap.map(i / max(1, n)) for i in range(n)]
+    """One colour per class; neighbouring classes get far-apart hues (golden-ratio steps)."""
+    base = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
+            (140, 86, 75), (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)]
+    if n <= 10:
+        return [pg.mkColor(*base[i]) for i in range(n)]
+    out = []
+    for i in range(n):
+        c = pg.mkColor(0, 0, 0)
+        c.setHsvF((i * 0.6180339887) % 1.0, 0.85, 0.55 + 0.35 * ((i * 7) % 3) / 2)
+        out.append(c)
+    return out
 
 
 class ExploreData:
@@ -95,7 +100,8 @@ class ExplorePanel(QWidget):
         for it in (self.points, self.class_points, self.chosen_point):
             self.plot.addItem(it)
         self.class_list = QListWidget()
-        self.class_list.setMaximumWidth(170)
+        self.class_list.setMaximumWidth(210)
+        self.class_list.setMinimumWidth(190)
         self.class_list.itemChanged.connect(lambda _i: self._update_embedding())
         all_btn, none_btn = QPushButton("All"), QPushButton("None")
         all_btn.clicked.connect(lambda: self._check_all(True))
@@ -106,7 +112,7 @@ class ExplorePanel(QWidget):
         self.hover.setStyleSheet("QLabel { border: 1px solid #aaa; background: white; }")
         self.hover_text = QLabel("hover a point")
         self.hover_text.setWordWrap(True)
-        self.hover_text.setMaximumWidth(170)
+        self.hover_text.setMaximumWidth(210)
         cls_col = QWidget()
         cc = QVBoxLayout(cls_col)
         cc.setContentsMargins(0, 0, 0, 0)
@@ -140,6 +146,8 @@ class ExplorePanel(QWidget):
         self.trade_plot.setLabel("bottom", "classifier evaluations per query")
         self.trade_plot.setLabel("left", "accuracy")
         self.trade_plot.setMenuEnabled(False)
+        self.trade_plot.getAxis("left").enableAutoSIPrefix(False)
+        self.trade_plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.trade_plot.addLegend(offset=(-10, -10))
         self.trade_curve = self.trade_plot.plot([], [], pen=pg.mkPen((31, 119, 180), width=2), symbol="o",
                                                 symbolSize=6, name="ClassMap, sweep of p")
@@ -259,7 +267,6 @@ class ExplorePanel(QWidget):
             self.brute_item.setData([t.brute_evaluations], [t.brute_accuracy])
             self.brute_line.setPos(t.brute_accuracy)
             self.brute_line.setVisible(True)
-            self.trade_plot.setLogMode(x=True, y=False)
         if data.mosaic is not None:
             self._mosaic_pm = to_pixmap(data.mosaic)
             self._fit_mosaic()

@@ -20,13 +20,14 @@ class ParamForm(QWidget):
         self.defaults: dict = {}
         self.widgets: dict = {}
 
-    def set_params(self, defaults: dict, values: dict | None = None) -> None:
+    def set_params(self, defaults: dict, values: dict | None = None, only: tuple | None = None) -> None:
+        """Show ``defaults`` (name -> default value), set to ``values``; ``only`` limits the names shown."""
         while self.form.rowCount():
             self.form.removeRow(0)
         self.defaults, self.widgets = {}, {}
         values = values or {}
         for k, v in defaults.items():
-            if k in HIDDEN or k.startswith("_"):
+            if k in HIDDEN or k.startswith("_") or (only is not None and k not in only):
                 continue
             cur = values.get(k, v)
             if isinstance(v, bool):

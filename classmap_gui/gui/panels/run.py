@@ -30,6 +30,7 @@ class RunPanel(QWidget):
         self._fps_t0, self._fps_n = time.perf_counter(), 0
         self.last_message = ""
         self._icons: dict[int, QIcon] = {}
+        self._brute = 0
 
         self.source = QComboBox()
         self.source.setMinimumWidth(180)
@@ -186,6 +187,7 @@ class RunPanel(QWidget):
             return (np.asarray(pred.top_classes[0]), np.asarray(pred.top_scores[0]), dict(pred.timings), total,
                     int(np.asarray(pred.evaluations)[0]))
 
+        self._brute = int(getattr(rec, "brute_force_evaluations", len(self.project.class_names)))
         is_file = not isinstance(src, int)
         self.stream = FrameStream(src, process=process, mirror=self.mirror.isChecked(),
                                   region=self.region.value() / 100,
@@ -251,9 +253,9 @@ class RunPanel(QWidget):
             self.cands.setItem(r, 1, name_item)
             self.cands.setItem(r, 2, score_item)
         self.winner.setText(names[int(classes[0])] if len(classes) and 0 <= int(classes[0]) < len(names) else "–")
-        parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items()]
-        self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms · "
-                             f"{evals} classifier evaluations")
+        parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
+        self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
+                             f"{evals} classifier evaluations of {self._brute}")
 
     def _icon(self, c: int) -> QIcon:
         if c not in self._icons:

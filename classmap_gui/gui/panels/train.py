@@ -17,6 +17,9 @@ from .params import ParamForm
 
 FEATURES = ("kmeans", "hog", "pixels", "rff", "cnn")
 BANKS = ("ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs", "compressive")
+# The banks share one estimator class; these are the parameters each trainer actually reads.
+BANK_PARAMS = {"ova-liblinear": ("C", "max_iter", "tol"), "ova-ridge": ("alpha",), "ova-rbf": ("C", "gamma"),
+               "all-pairs": ("C", "max_iter", "tol", "trainer", "alpha")}
 
 
 def _default_params(kind: str, name: str) -> dict:
@@ -127,7 +130,7 @@ class TrainPanel(QWidget):
         scroll.setWidget(settings)
         scroll.setMinimumWidth(320)
         self.stages = QListWidget()
-        self.stages.setMaximumHeight(130)
+        self.stages.setMaximumHeight(110)
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
@@ -154,8 +157,10 @@ class TrainPanel(QWidget):
             grid.addWidget(small, 1, i)
             self.figures[key] = big
         self.per_class = QTableWidget(0, 3)
-        self.per_class.setHorizontalHeaderLabels(["class", "accuracy", "test images"])
+        self.per_class.setHorizontalHeaderLabels(["class", "accuracy %", "tested"])
         self.per_class.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.per_class.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        self.per_class.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeToContents)
         self.per_class.verticalHeader().setVisible(False)
         self.per_class.setEditTriggers(QTableWidget.NoEditTriggers)
         self.per_class.setSortingEnabled(True)
@@ -183,7 +188,7 @@ class TrainPanel(QWidget):
         res_split = QSplitter()
         res_split.addWidget(self.per_class)
         res_split.addWidget(conf)
-        res_split.setSizes([260, 480])
+        res_split.setSizes([380, 420])
         right = QWidget()
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
@@ -208,14 +213,15 @@ class TrainPanel(QWidget):
 
     # ------------------------------------------------------------------ settings
     def _bank_changed(self, name: str) -> None:
-        self.bank_form.set_params(_default_params("bank", name))
+        self.bank_form.set_params(_default_params("bank", name), only=BANK_PARAMS.get(name))
         self.cm_box.setEnabled(name != "compressive")
 
     def apply_settings(self, s: dict) -> None:
         self.features.setCurrentText(s.get("features", "kmeans"))
         self.features_form.set_params(_default_params("features", self.features.currentText()), s.get("features_params"))
         self.bank.setCurrentText(s.get("bank", "ova-liblinear"))
-        self.bank_form.set_params(_default_params("bank", self.bank.currentText()), s.get("bank_params"))
+        self.bank_form.set_params(_default_params("bank", self.bank.currentText()), s.get("bank_params"),
+                                  only=BANK_PARAMS.get(self.bank.currentText()))
         cm = s.get("classmap")
         self.cm_box.setChecked(cm is not None)
         cm = cm or {}
@@ -254,6 +260,7 @@ class TrainPanel(QWidget):
             self.project.set_trained(out.recogniser, out.report, (None, out.test_set), settings)
             self._log_stage_end()
             self.stages.addItem(f"done in {out.seconds:.1f} s")
+            self.stages.scrollToBottom()
         return self.runner.run("Training", train_task(ims, settings), done)
 
     def _busy(self, busy: bool) -> None:

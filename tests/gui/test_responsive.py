@@ -1,0 +1,50 @@
+"""The UI thread keeps running while training and while streaming: a timer heartbeat measures it."""
+import time
+
+import numpy as np
+from PySide6.QtCore import QTimer
+
+
+class Heartbeat:
+    """Ticks every 10 ms on the UI thread and records the gaps between ticks (seconds)."""
+
+    def __init__(self):
+        self.times = []
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(lambda: self.times.append(time.perf_counter()))
+
+    def __enter__(self):
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.timer.stop()
+
+    def gaps(self) -> np.ndarray:
+        return np.diff(self.times)
+
+
+def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_settings, shapes_folder, shapes_video):
+    win = window
+    with qtbot.waitSignal(win.runner.finished, timeout=20000):
+        win.dataset.import_folder(str(shapes_folder))
+    s = dict(small_settings, features_params=dict(small_settings["features_params"], n_centroids=64, stride=1))
+    win.train.apply_settings(s)
+    with Heartbeat() as hb_train:
+        with qtbot.waitSignal(win.runner.finished, timeout=120000):
+            win.train.start_training()
+    assert win.project.recogniser is not None, win.runner.last_error
+    win.run.add_source("video", str(shapes_video))
+    win.run.full_speed.setChecked(True)
+    with Heartbeat() as hb_run:
+        win.run.start()
+        qtbot.waitUntil(lambda: win.run.stream is None, timeout=30000)
+    for name, hb in (("training", hb_train), ("streaming", hb_run)):
+        g = hb.gaps()
+        print(f"{name}: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
+              f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
+        assert len(g) > 20  # the timer kept firing while the work ran
+        # The design bound is 100 ms. The test machine is shared and loaded, so a rare scheduler hiccup
+        # is tolerated: at most 1% of the beats may be late, and none by more than half a second.
+        assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5
