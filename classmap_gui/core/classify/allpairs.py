@@ -13,7 +13,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from ..errors import ConfigError, DataError
 from ..progress import ProgressFn, StopFn
 from ..store import check_array, register
-from .banks import BankNotFittedError, as_class_index, fit_input, predict_input, register_bank, row_chunks
+from .banks import (BankNotFittedError, as_class_index, fit_input, gathered_dot, predict_input, register_bank,
+                    row_chunks)
 from .ova import _fit_linear_svc, encode_labels, fit_parallel, ridge_solve
 
 MAX_CLASSES = 200  # 19 900 pairs; beyond this use a one-vs-all bank
@@ -145,8 +146,7 @@ class AllPairsBank(ClassifierMixin, BaseEstimator):
                 raise ConfigError("all-pairs bank: a query lists the same candidate class twice")
             pidx = lut[ci, cj]
             sign = np.where(ci < cj, 1.0, -1.0).astype(np.float32)  # stored pairs are (low, high)
-            S = np.matmul(self.coef_[pidx], X[s:e, :, None])[..., 0]
-            S += self.intercept_[pidx]
+            S = gathered_dot(X[s:e], self.coef_, self.intercept_, pidx)
             S *= sign
             out[s:e] = vote(S, a, b, k)  # candidate positions a, b are the same for every row
         self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + n * m

@@ -144,15 +144,26 @@ def row_chunks(n: int, per_row: int, budget: int = 1 << 22) -> tuple[range, int]
     return range(0, n, step), step
 
 
-def gathered_dot(X: np.ndarray, W: np.ndarray, b: np.ndarray, index: np.ndarray) -> np.ndarray:
+def gathered_dot(X: np.ndarray, W: np.ndarray, b: np.ndarray, index: np.ndarray, *,
+                 compiled: bool | None = None) -> np.ndarray:
     """``out[i, j] = X[i] @ W[index[i, j]] + b[index[i, j]]`` for ``X (n, D)``, ``W (M, D)``, ``index (n, k)``.
 
-    Gathers the named rows of ``W`` in row chunks (bounded memory) and does one batched matmul
-    per chunk; no Python loop over classifiers. Returns ``(n, k) float32``.
+    Batches of at least ``_subset_kernels.MIN_ROWS`` rows use the compiled kernel (reads each named
+    weight row once); smaller ones, or ``compiled=False``, gather the rows of ``W`` in row chunks
+    (bounded memory) and do one batched matmul per chunk. No Python loop over classifiers either way.
+    Returns ``(n, k) float32``.
     """
+    from . import _subset_kernels as kern
+
     n, k = index.shape
     out = np.empty((n, k), np.float32)
     if n == 0 or k == 0:
+        return out
+    if compiled is None:
+        compiled = kern.HAVE_NUMBA and n >= kern.MIN_ROWS
+    if compiled:
+        kern.subset_dot(np.ascontiguousarray(X, np.float32), np.ascontiguousarray(W, np.float32),
+                        np.ascontiguousarray(b, np.float32), np.ascontiguousarray(index, np.int64), out)
         return out
     starts, step = row_chunks(n, k * W.shape[1])
     for s in starts:

@@ -161,3 +161,16 @@ def test_banks_follow_the_scikit_learn_estimator_contract(bank):
     expected = {k: v for k, v in BANK_CONTRACT_EXCEPTIONS.items()
                 if not (k == "check_class_weight_classifiers" and isinstance(bank, AllPairsBank))}
     check_estimator(bank, expected_failed_checks=expected)
+
+
+def test_compiled_and_numpy_subset_scoring_agree():
+    from classmap_gui.core.classify.banks import gathered_dot
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((130, 33), dtype=np.float32)
+    W = rng.standard_normal((50, 33), dtype=np.float32)
+    b = rng.standard_normal(50, dtype=np.float32)
+    idx = rng.integers(0, 50, (130, 7))
+    ref = (X[:, None, :] * W[idx]).sum(-1) + b[idx]
+    for compiled in (False, True):
+        np.testing.assert_allclose(gathered_dot(X, W, b, idx, compiled=compiled), ref, rtol=1e-4, atol=1e-4)
