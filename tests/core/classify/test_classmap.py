@@ -217,3 +217,19 @@ def test_save_load_round_trip(problem, tmp_path):
     back = load_estimator(doc["cm"], arr)
     assert back.get_params() == cm.get_params() and back.threshold_ == cm.threshold_
     np.testing.assert_array_equal(back.predict(bank, Xt).labels, cm.predict(bank, Xt).labels)
+
+
+def test_classes_added_later_are_embedded_and_found(problem):
+    bank, (Xe, ye), (Xt, yt) = problem
+    C = len(bank.classes_)
+    old = ClassMap(d=10, p=10, embedding="random", random_state=1)
+    small = LinearBank(bank.coef_[:C - 5], bank.intercept_[:C - 5])
+    keep_e = ye < C - 5
+    old.fit(small, Xe[keep_e], ye[keep_e])
+    with pytest.raises(ConfigError, match="update_class_embeddings"):
+        old.predict(bank, Xt)
+    old.update_class_embeddings(bank, Xe[~keep_e], ye[~keep_e])
+    assert old.class_embeddings_.shape == (C, 10)
+    new = yt >= C - 5
+    res = old.predict(bank, Xt[new])
+    assert np.mean(res.labels == yt[new]) > 0.5 * np.mean(brute(bank, Xt[new]) == yt[new])
