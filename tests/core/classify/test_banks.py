@@ -154,6 +154,7 @@ BANK_CONTRACT_EXCEPTIONS = {
 }
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")  # pandas / array-API checks not run
 @pytest.mark.parametrize("bank", [OneVsAllBank("ridge"), AllPairsBank(n_jobs=1)], ids=["ova-ridge", "all-pairs"])
 def test_banks_follow_the_scikit_learn_estimator_contract(bank):
     from sklearn.utils.estimator_checks import check_estimator
