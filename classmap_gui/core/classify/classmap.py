@@ -21,6 +21,7 @@ in lexicographic order, response > 0 favouring ``pairs_[k, 0]``. Non-linear bank
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -481,13 +482,17 @@ class ClassMap(BaseEstimator):
     # ------------------------------------------------------------------ single query
 
     def _single_for(self, bank) -> "SingleQuery":
-        """The cached :class:`SingleQuery` for ``bank`` (rebuilt when the bank or model changes)."""
+        """The cached :class:`SingleQuery` for ``bank`` and the calling thread (its buffers are not
+        shared between threads); rebuilt when the bank or the model changes."""
         key = (id(bank), id(bank.coef_), id(self.class_embeddings_), id(self.reference_), self.p, self.refine,
                self.threshold_)
-        cached = self.__dict__.get("_single_cache")
+        caches = self.__dict__.setdefault("_single_cache", {})
+        tid = threading.get_ident()
+        cached = caches.get(tid)
         if cached is None or cached[0] != key:
-            cached = (key, self.single_query(bank))
-            self._single_cache = cached
+            if len(caches) > 8:
+                caches.clear()
+            cached = caches[tid] = (key, self.single_query(bank))
         return cached[1]
 
     def single_query(self, bank) -> "SingleQuery":
@@ -504,7 +509,8 @@ class SingleQuery:
 
     ``__call__(x (D,) float32) -> int`` label; afterwards ``top_classes (p,)`` (class
     indices, best first), ``top_scores (p,)``, ``evaluations`` and ``timings`` describe the
-    last query. The arrays are reused by the next call: copy them to keep them.
+    last query. The arrays are reused by the next call: copy them to keep them. One instance
+    per thread (``ClassMap.predict`` on one row keeps one per calling thread).
     """
 
     def __init__(self, cm: ClassMap, bank):
