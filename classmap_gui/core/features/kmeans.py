@@ -251,6 +251,8 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         ct = np.ascontiguousarray(-2.0 * C.T, dtype=np.float32)
         cc = np.einsum("ij,ij->i", C, C).astype(np.float32)
         out = np.zeros((n, 4, k), dtype=np.float32)
+        if n == 0:
+            return out.reshape(0, 4 * k)
         per_chunk = max(1, _CHUNK_PATCHES // grid.n_pos)
         starts = list(range(0, n, per_chunk))
         n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))

@@ -58,6 +58,7 @@ def test_matches_slow_reference(use_numba, encoder, whiten_eps, colour):
     got = fm.transform(imgs)
     want = reference_transform(fm, imgs)
     assert got.shape == (len(imgs), 4 * 7) and got.dtype == np.float32
+    assert fm.transform(imgs[:0]).shape == (0, 4 * 7)
     np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-3)
     assert fm.whitening_.shape == (3 * 3 * (3 if colour else 1),) * 2
     if whiten_eps is None:
