@@ -46,7 +46,8 @@ def _settle(app, seconds: float = 0.3) -> None:
 
 def self_test() -> int:
     """Load the demo, train a small model, predict; 0 when predictions beat chance clearly."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtWidgets import QApplication
 
     import numpy as np
@@ -76,7 +77,8 @@ def self_test() -> int:
 
 
 def screenshot(args) -> int:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtWidgets import QApplication
 
     from .demo import demo_dataset, demo_settings
@@ -106,10 +108,9 @@ def screenshot(args) -> int:
         win.explore.choose(3)
     if args.panel == "run" and win.project.recogniser is not None and args.video:
         win.run.add_source("video", args.video)
-        win.run.full_speed.setChecked(True)
         win.show_panel("run")
-        win.run.start()
-        _wait(app, lambda: win.run.frames_shown >= 40, timeout=60)
+        win.run.start()  # real time, so the frame counter has run for a while when the picture is taken
+        _wait(app, lambda: win.run.frames_shown >= 75, timeout=60)
         win.run.pause_btn.setChecked(True)
         _settle(app, 0.6)
     if args.panel == "dataset" and args.video and win.project.imageset is not None:

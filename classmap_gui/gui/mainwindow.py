@@ -256,14 +256,8 @@ class MainWindow(QMainWindow):
                 return False
 
         def work(progress, should_stop):
-            try:
-                from ..core.store import export as ex  # noqa: PLC0415
-            except ImportError:
-                ex = None
-            if ex is not None and hasattr(ex, "export_recogniser"):
-                return ex.export_recogniser(rec, path)
-            rec.save(path)
-            return path
+            from ..core.export import export_recogniser  # noqa: PLC0415
+            return export_recogniser(rec, path)
         return self.runner.run("Exporting the recogniser", work,
                                lambda out: self.project.message.emit(f"exported to {out}"))
 

@@ -74,18 +74,20 @@ def measure_fps(video: Path) -> None:
 
 def main() -> int:
     video = write_video()
-    measure_fps(video)
+    only = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if not only:
+        measure_fps(video)
     if "--fps-only" in sys.argv:
         return 0
     gui = [sys.executable, "-m", "classmap_gui.gui"]
-    only = [a for a in sys.argv[1:] if not a.startswith("--")]
-    for panel in only or ("dataset", "train", "run", "explore"):
+    for panel in [p for p in only if p != "explore-kmeans"] or ([] if only else ["dataset", "train", "run", "explore"]):
         out = HERE / f"{panel}.png"
         cmd = gui + ["--screenshot", str(out), "--panel", panel, "--demo", "--video", str(video)]
         subprocess.run(cmd, check=True, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
     # the demo uses HOG; the k-means centroid mosaic is shown on digits with k-means features
-    subprocess.run(gui + ["--screenshot", str(HERE / "explore-kmeans.png"), "--panel", "explore", "--demo",
-                          "--data", "digits"], check=True, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+    if not only or "explore-kmeans" in only:
+        subprocess.run(gui + ["--screenshot", str(HERE / "explore-kmeans.png"), "--panel", "explore", "--demo",
+                              "--data", "digits"], check=True, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
     return 0
 
 

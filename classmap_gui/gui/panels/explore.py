@@ -336,8 +336,14 @@ class ExplorePanel(QWidget):
         if self.data is None or rec is None or not 0 <= i < len(self.data.labels):
             return
         self.chosen = i
+        if self.img_index.value() != i:
+            self.img_index.blockSignals(True)
+            self.img_index.setValue(i)
+            self.img_index.blockSignals(False)
         img = self.data.images[i]
         self.img_view.setPixmap(to_pixmap(img, 76))
+        self.hover.setPixmap(to_pixmap(img, 92))
+        self.hover_text.setText(f"#{i}: {self.project.class_names[int(self.data.labels[i])]}")
         pred = rec.predict(rec.prepare(img[None]), top=10)
         names = self.project.class_names
         true = int(self.data.labels[i])

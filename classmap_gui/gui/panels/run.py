@@ -46,7 +46,7 @@ class RunPanel(QWidget):
         self.start_btn.clicked.connect(lambda: self.stop() if self.stream else self.start())
         self.pause_btn = QPushButton("Pause")
         self.pause_btn.setCheckable(True)
-        self.pause_btn.toggled.connect(lambda v: self.stream.set_paused(v) if self.stream else None)
+        self.pause_btn.toggled.connect(self._pause)
         self.step_btn = QPushButton("Step")
         self.step_btn.clicked.connect(lambda: self.stream.step() if self.stream else None)
         self.full_speed = QCheckBox("Full speed")
@@ -207,6 +207,12 @@ class RunPanel(QWidget):
         if self.stream is not None:
             self.stream.stop()
             self.stream.wait(5000)
+
+    def _pause(self, paused: bool) -> None:
+        if self.stream is not None:
+            self.stream.set_paused(paused)
+            self._set_status(f"{'paused' if paused else 'running'} on {self.source.currentText()}"
+                             + (": Step advances one frame" if paused else ""))
 
     def _buttons(self) -> None:
         running = self.stream is not None
