@@ -4,7 +4,9 @@ Trainers:
 
 * ``liblinear`` — exact squared-hinge linear SVM per class (scikit-learn's ``LinearSVC``, the same
   solution as ``LinearSVC`` fitted on ``y == c``), classes trained in parallel threads (liblinear
-  releases the GIL). Solver cost grows with n·C; good up to some hundreds of classes.
+  releases the GIL). Solver cost grows with n·C; good up to some hundreds of classes. Memory: the
+  data is converted to float64 once, and liblinear keeps its own copy (~16 bytes per non-zero) per
+  class being trained at the same time, so for large n·D prefer ``ridge``.
 * ``ridge`` — regularised least squares to ±1 targets for *all* classes in one linear solve: the
   Gram matrix ``Xcᵀ Xc`` (D×D, or the dual n×n when n < D) is accumulated in row chunks (float32
   GEMM, float64 sums) and solved once in float64 for every class at the same time. This is the
