@@ -227,7 +227,22 @@ def _swap_in(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
     _fsync_dir(path.parent)
     if old is not None:
+        _rescue_captures(old / "captures", path / "captures")
         shutil.rmtree(old, ignore_errors=True)
+
+
+def _rescue_captures(old: Path, new: Path) -> None:
+    """Move captures written into the old version while the save ran (the camera does not wait)."""
+    if not old.is_dir():
+        return
+    for d, _, names in os.walk(old):
+        for n in names:
+            src = Path(d) / n
+            dst = new / src.relative_to(old)
+            if n.endswith(".tmp") or dst.exists() or src.is_symlink():
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dst)
 
 
 # ---------------------------------------------------------------- loading

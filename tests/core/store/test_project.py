@@ -284,3 +284,19 @@ def test_a_manifest_declaring_more_images_than_memory_holds_is_a_clear_error(tmp
                       images=[[f"images/0000-x/{i:06d}.png", 0, digest] for i in range(4000)])  # ~190 GiB
     with pytest.raises(ModelFormatError, match="GiB of memory"):
         load_project(path)
+
+
+def test_a_capture_written_while_the_project_is_being_saved_is_not_lost(tmp_path, monkeypatch):
+    import classmap_gui.core.store.project as proj
+
+    path = save_project(Project(make_set()), tmp_path / "p")
+    (path / "captures" / "cat").mkdir(parents=True)
+    real_swap = proj._swap_in
+
+    def camera_writes_during_save(tmp, target):
+        (target / "captures" / "cat" / "late.png").write_bytes(b"frame")  # into the version being replaced
+        real_swap(tmp, target)
+
+    monkeypatch.setattr(proj, "_swap_in", camera_writes_during_save)
+    save_project(Project(make_set(1)), path)
+    assert (path / "captures" / "cat" / "late.png").read_bytes() == b"frame"
