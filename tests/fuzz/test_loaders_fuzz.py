@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from classmap_gui.core.data import ImageSet, load_digits, load_folder, read_idx
 from classmap_gui.core.errors import ClassMapError, ModelFormatError
 from classmap_gui.core.recogniser import Recogniser
-from classmap_gui.core.store.project import Project, load_project, save_project
+from classmap_gui.core.store.project import Project, load_project, project_info, save_project
 from classmap_gui.core.training import TrainConfig, train
 
 FUZZ = settings(max_examples=40, deadline=10_000, derandomize=True,
@@ -156,6 +156,7 @@ def test_project_archive_byte_corruption_ends_in_a_documented_error(project_file
         target = Path(tmp) / "p.cmproj"
         target.write_bytes(_mutate_bytes(archive.read_bytes(), edits, cut))
         settles(lambda: load_project(target))
+        settles(lambda: project_info(target))
 
 
 MEMBER = st.sampled_from(["project.json", "images/0000-a/000000.png", "../x", "/abs", "images/../../x", "a\\b",
@@ -163,7 +164,7 @@ MEMBER = st.sampled_from(["project.json", "images/0000-a/000000.png", "../x", "/
 
 
 @pytest.mark.filterwarnings("ignore:Duplicate name")
-@FUZZ
+@settings(FUZZ, max_examples=150)
 @given(members=st.lists(st.tuples(MEMBER, st.binary(max_size=64), st.integers(0, 0o177777)), max_size=6))
 def test_hostile_archives_end_in_a_documented_error_and_write_nothing_outside(members):
     with tempfile.TemporaryDirectory() as tmp:
