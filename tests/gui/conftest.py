@@ -75,6 +75,9 @@ def window(qtbot, tmp_path, monkeypatch):
     from classmap_gui.gui.mainwindow import MainWindow
 
     monkeypatch.setattr(project_mod, "default_capture_root", lambda: tmp_path / "captures")
+    # autosaves and the recent-projects list go to the test's folder, never the user's
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     win = MainWindow()
     win.setProperty("no_confirm", True)
     qtbot.addWidget(win)

@@ -88,6 +88,8 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     with qtbot.waitSignal(win.runner.finished, timeout=30000):
         assert win.save_project(str(path))
     assert not win.project.dirty and (path / "project.json").exists()
+    assert str(path) in [str(p) for p in win.recent.list()]  # File > Open recent
+    assert win.recent_menu.actions()[0].text() == str(path)
     win.new_project()
     assert win.project.imageset is None
     with qtbot.waitSignal(win.runner.finished, timeout=30000):

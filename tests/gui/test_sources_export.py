@@ -18,13 +18,13 @@ def test_run_on_a_folder_of_images_and_single_step(qtbot, window, shapes_folder,
     _trained(qtbot, win, shapes_folder, small_settings)
     win.run.add_source("folder", str(shapes_folder / "cross"))
     win.run.pause_btn.setChecked(True)
+    win.run.full_speed.setChecked(True)
     assert win.run.start()
     for k in range(3):
         win.run.step_btn.click()
         qtbot.waitUntil(lambda k=k: win.run.frames_shown == k + 1, timeout=5000)
     assert win.run.winner.text() == "cross"
     win.run.pause_btn.setChecked(False)
-    win.run.full_speed.setChecked(True)
     qtbot.waitUntil(lambda: win.run.stream is None, timeout=20000)
     assert "shown all 14 images" in win.run.last_message
     assert win.run.frames_shown == 14
