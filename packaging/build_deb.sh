@@ -22,7 +22,6 @@ Installed-Size: $size_kb
 Depends: $DEB_DEPENDS
 Section: science
 Priority: optional
-Homepage: https://example.invalid/classmap-studio
 Description: recognise images among many classes, fast
  ClassMap Studio trains image recognisers by pointing and clicking (image
  folders or webcam captures) and runs them fast with ClassMap filter-and-refine,
