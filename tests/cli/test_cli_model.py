@@ -96,3 +96,25 @@ def test_bank_choices_come_from_the_registry(capsys):
     out = capsys.readouterr().out
     for name in ("ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs"):
         assert name in out
+
+
+def test_folder_of_colour_images_round_trip(tmp_path, capsys):
+    """A user's own folder: colour images of mixed sizes, kept in colour at a chosen size."""
+    rng = np.random.default_rng(0)
+    colours = {"red": (230, 20, 20), "green": (20, 200, 30), "blue": (20, 30, 220)}
+    for name, rgb in colours.items():
+        (tmp_path / "data" / name).mkdir(parents=True)
+        for i in range(8):
+            size = (20 + i, 24)
+            img = np.clip(np.array(rgb)[None, None, :] + rng.integers(-20, 20, (*size, 3)), 0, 255).astype(np.uint8)
+            cv2.imwrite(str(tmp_path / "data" / name / f"{i}.png"), img[:, :, ::-1])  # OpenCV writes BGR
+    out = tmp_path / "model"
+    assert main(["train", "--data", str(tmp_path / "data"), "--features", "pixels", "--bank", "ova-ridge",
+                 "--colour", "--size", "12x12", "--test-fraction", "0.25", "--out", str(out), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["test_accuracy"] == 1.0 and res["classes"] == 3
+    doc = json.loads((out / "model.json").read_text())
+    assert doc["grey"] is False and doc["image_size"] == [12, 12]
+    assert main(["predict", str(out), str(tmp_path / "data" / "green" / "3.png"), "--top", "1"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.split(": ", 1)[1].startswith("green ")
