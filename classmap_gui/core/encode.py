@@ -16,6 +16,7 @@ come back. On this machine chunks run one after the other and the feature map's 
 """
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from joblib import Parallel, delayed
 
 from .errors import ConfigError, DataError
 from .parallel import describe_backend
-from .progress import ProgressFn, StopFn, check_stop, report
+from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
 
 _CHUNK_BYTES = 64 << 20  # feature rows per chunk: ~64 MB of float32 output
 
@@ -32,6 +33,21 @@ _CHUNK_BYTES = 64 << 20  # feature rows per chunk: ~64 MB of float32 output
 def _transform_chunk(features, images: np.ndarray, start: int) -> tuple[int, np.ndarray]:
     """One task: ``(start, features.transform(images) as float32)``; module level so Dask can ship it."""
     return start, np.asarray(features.transform(images), dtype=np.float32)
+
+
+def _local_chunks(features, images, starts, chunk_size: int, progress: ProgressFn, should_stop: StopFn):
+    """Chunks in this process; the feature map's own progress/cancel (if it takes them) fills each slice."""
+    n = images.shape[0]
+    params = inspect.signature(features.transform).parameters
+    wired = "progress" in params and "should_stop" in params
+    for a in starts:
+        b = min(n, a + chunk_size)
+        if wired:
+            F = features.transform(images[a:b], progress=sub_progress(progress, a / n, b / n),
+                                   should_stop=should_stop)
+            yield a, np.asarray(F, dtype=np.float32)
+        else:
+            yield _transform_chunk(features, images[a:b], a)
 
 
 def encode(features, images: np.ndarray, *, out: str | os.PathLike | None = None, chunk_size: int | None = None,
@@ -82,7 +98,7 @@ def encode(features, images: np.ndarray, *, out: str | os.PathLike | None = None
             tasks = (delayed(_transform_chunk)(features, images[a:a + chunk_size], a) for a in starts)
             results = Parallel(n_jobs=-1, return_as="generator_unordered")(tasks)
         else:
-            results = (_transform_chunk(features, images[a:a + chunk_size], a) for a in starts)
+            results = _local_chunks(features, images, starts, chunk_size, progress, should_stop)
         done = 0
         for a, F in results:
             if F.shape != (min(n, a + chunk_size) - a, d):

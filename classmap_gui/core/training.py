@@ -16,6 +16,7 @@ import numpy as np
 
 from .data import ImageSet
 from .errors import ConfigError, DataError
+from .encode import encode
 from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .recogniser import SCORE_CHUNK, Recogniser
 
@@ -209,8 +210,9 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     check_stop(should_stop)
     features.fit(train_set.images, train_set.labels, progress=sub_progress(progress, 0.0, 0.15, "features: fit"),
                  should_stop=should_stop)
-    X = np.asarray(features.transform(train_set.images, progress=sub_progress(progress, 0.15, 0.35, "features: encode"),
-                                      should_stop=should_stop), np.float32)
+    # encode(): chunks of features.transform, sent to the cluster under parallel_backend("dask")
+    X = encode(features, train_set.images, progress=sub_progress(progress, 0.15, 0.35, "features: encode"),
+               should_stop=should_stop)
     timings["features"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -221,7 +223,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
 
     if classmap is not None:
         t = time.perf_counter()
-        Xe = np.asarray(features.transform(embed_set.images, should_stop=should_stop), np.float32)
+        Xe = encode(features, embed_set.images, should_stop=should_stop)
         check_stop(should_stop)
         report(progress, stages["classmap"][0], "ClassMap")
         fit_kwargs = {}

@@ -125,6 +125,22 @@ def test_kmeans_encoding_on_the_cluster_equals_the_local_one(cluster, tmp_path):
     assert on_disk.shape == local.shape
 
 
+def test_train_on_the_cluster_gives_the_local_recogniser(cluster):
+    from classmap_gui.core.data import ImageSet
+    from classmap_gui.core.training import TrainConfig, train
+
+    images, y = _digits()
+    data = ImageSet(images, y, [str(c) for c in range(10)], name="digits")
+    config = TrainConfig(features="pixels", bank="ova-liblinear", bank_params={"random_state": 0}, seed=0)
+    local = train(data, config).recogniser
+    with parallel_backend("dask", scheduler=cluster):
+        with distributed.get_task_stream() as ts:
+            remote = train(data, config).recogniser
+    assert len({t["worker"] for t in ts.data}) == 2
+    np.testing.assert_allclose(remote.classifier.coef_, local.classifier.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(remote.predict(images[:50]).labels, local.predict(images[:50]).labels)
+
+
 def test_an_unreachable_scheduler_is_a_clear_error():
     port = _free_port()  # nothing listens there
     with pytest.raises(ConfigError, match="cannot reach the Dask scheduler"):
