@@ -175,6 +175,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("classmap: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `classmap predict ... | head`: the reader left; exit quietly like other Unix tools.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
