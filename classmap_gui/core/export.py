@@ -6,9 +6,9 @@ settings, array manifest), ``arrays.npz`` (float32 arrays; read with ``allow_pic
 ``predict.py`` re-implements every step in plain numpy/OpenCV and gives the app's top-p classes
 on the same files (tested on 100 images against :meth:`Recogniser.predict`).
 
-Exported: pixels, HOG, k-means and random Fourier feature maps; linear one-vs-all, all-pairs
+Exported: pixels, HOG, k-means, random Fourier and random CNN feature maps; linear one-vs-all, all-pairs
 (voting) and compressive (class sketch) banks. What cannot be reproduced that way is refused
-with a :class:`ConfigError` naming the part: kernel (rbf) banks, the random CNN map, ClassMap
+with a :class:`ConfigError` naming the part: kernel (rbf) banks, ClassMap
 refine v1 (all-pairs) and ClassMap at sizes where the app filters with an approximate index.
 ClassMap v2/v3 over a linear one-vs-all bank is exported: predict.py runs the same embedding,
 weighted-L1 filter and refine in numpy.
@@ -57,8 +57,15 @@ def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
                 "n_channels": int(fm.n_channels_)}
     if kind == "RandomFourierFeatures":
         return {"type": "rff", **_rff_spec(fm, arrays, "features")}
+    if kind == "RandomCNNFeatures":
+        for i, f in enumerate(fm.filters_):
+            arrays[f"features.filters.{i}"] = np.asarray(f, np.float32)
+        arrays["features.final_weights"] = np.asarray(fm.final_weights_, np.float32)
+        arrays["features.final_bias"] = np.asarray(fm.final_bias_, np.float32)
+        return {"type": "cnn", "m": int(fm.m), "depth": int(fm.depth), "kernel_size": int(fm.kernel_size),
+                "pool": int(fm.pool), "final": str(fm.final), "normalize": bool(fm.normalize)}
     raise ConfigError(f"cannot export a model with the {kind} feature map: the standalone predict.py "
-                      f"re-implements pixels, HOG, k-means and random Fourier features only. Retrain with one of "
+                      f"re-implements pixels, HOG, k-means, random Fourier and random CNN features only. Retrain with one of "
                       f"those to export.")
 
 

@@ -10,7 +10,8 @@ and checked against the shapes and dtypes ``model.json`` declares: a file holdin
 refused, nothing in it runs.
 
 Every step re-implements the app's computation in plain float32 numpy/OpenCV: image reading and
-resizing, the feature map (pixels, HOG, single-layer k-means, random Fourier features), the
+resizing, the feature map (pixels, HOG, single-layer k-means, random Fourier features, random
+CNN), the
 classifier bank (linear one-vs-all, all-pairs voting, compressive class sketches), ClassMap
 filter-and-refine (v2/v3) and the top-p ranking. (This file is generated from classmap_gui/core/export_predict_template.py.)
 """
@@ -280,7 +281,41 @@ def rff_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     return _rff(F, spec, arrays, "features")
 
 
-FEATURES = {"pixels": pixel_features, "hog": hog_features, "kmeans": kmeans_features, "rff": rff_features}
+def cnn_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    """A fixed random CNN: depth x (k x k valid convolution as one GEMM, ReLU, max-pool), then a
+    random final layer (ReLU, or cos/sin random Fourier features) to ``m`` outputs."""
+    X = (X[..., None] if X.ndim == 3 else X).astype(np.float32) / np.float32(255.0)
+    k, p, m = spec["kernel_size"], spec["pool"], spec["m"]
+    for level in range(spec["depth"]):
+        Wl = arrays[f"features.filters.{level}"]
+        b, h, w, c = X.shape
+        ho, wo = h - k + 1, w - k + 1
+        cols = np.lib.stride_tricks.sliding_window_view(X, (k, k), axis=(1, 2)).reshape(b * ho * wo, c * k * k)
+        Y = (cols @ Wl).reshape(b, ho, wo, Wl.shape[1])
+        np.maximum(Y, 0, out=Y)
+        if p > 1:
+            hp, wp = ho // p, wo // p
+            Y = Y[:, :hp * p, :wp * p].reshape(b, hp, p, wp, p, -1).max(axis=(2, 4))
+        X = Y
+    H = np.ascontiguousarray(X.reshape(len(X), -1))
+    if spec["normalize"]:
+        H /= np.maximum(np.linalg.norm(H, axis=1, keepdims=True), np.float32(1e-12))
+    Z = H @ arrays["features.final_weights"]
+    if spec["final"] == "relu":
+        Z += arrays["features.final_bias"]
+        np.maximum(Z, 0, out=Z)
+        Z *= np.float32(np.sqrt(2.0 / m))
+        return Z
+    half = m // 2
+    out = np.zeros((len(H), m), np.float32)
+    np.cos(Z, out=out[:, :half])
+    np.sin(Z, out=out[:, half:2 * half])
+    out *= np.float32(1.0 / np.sqrt(half))
+    return out
+
+
+FEATURES = {"pixels": pixel_features, "hog": hog_features, "kmeans": kmeans_features, "rff": rff_features,
+            "cnn": cnn_features}
 
 
 # ---------------------------------------------------------------- classifier and ranking

@@ -41,6 +41,11 @@ CONFIGS = {
     "pixels-classmap-v3-random": TrainConfig(features="pixels", bank="ova-ridge",
                                              classmap={"d": 5, "p": 5, "refine": "v3", "embedding": "random"},
                                              test_fraction=0.2),
+    "cnn-compressive": TrainConfig(features="cnn", features_params={"kernel_size": 3, "width": 4},
+                                   bank="compressive", bank_params={"sketch": "cnn", "m": 200}, test_fraction=0.2),
+    "cnn-relu-ova": TrainConfig(features="cnn", features_params={"kernel_size": 3, "width": 4, "depth": 2,
+                                                                 "final": "relu", "m": 100},
+                                bank="ova-ridge", test_fraction=0.2),
     "rff-ova": TrainConfig(features="rff", features_params={"m": 200, "random_state": 0}, bank="ova-ridge",
                            test_fraction=0.2),
 }
