@@ -6,9 +6,9 @@ settings, array manifest), ``arrays.npz`` (float32 arrays; read with ``allow_pic
 ``predict.py`` re-implements every step in plain numpy/OpenCV and gives the app's top-p classes
 on the same files (tested on 100 images against :meth:`Recogniser.predict`).
 
-Exported: pixels, HOG, k-means, random Fourier and random CNN feature maps; linear one-vs-all, all-pairs
-(voting) and compressive (class sketch) banks. What cannot be reproduced that way is refused
-with a :class:`ConfigError` naming the part: kernel (rbf) banks, ClassMap
+Exported: pixels, HOG, k-means, random Fourier and random CNN feature maps; one-vs-all (linear
+or rbf), all-pairs (voting) and compressive (class sketch) banks. What cannot be reproduced that
+way is refused with a :class:`ConfigError` naming the part: ClassMap
 refine v1 (all-pairs) and ClassMap at sizes where the app filters with an approximate index.
 ClassMap v2/v3 over a linear one-vs-all bank is exported: predict.py runs the same embedding,
 weighted-L1 filter and refine in numpy.
@@ -86,6 +86,11 @@ def _classifier_spec(clf: Any, arrays: dict[str, np.ndarray]) -> dict:
             return {"type": "linear-ova"}
         arrays["classifier.pairs"] = np.ascontiguousarray(clf.pairs_, np.int64)
         return {"type": "all-pairs", "n_classes": int(len(clf.classes_))}
+    if kind == "OneVsAllBank" and getattr(clf, "support_vectors_", None) is not None:
+        arrays["classifier.support_vectors"] = np.ascontiguousarray(clf.support_vectors_, np.float32)
+        arrays["classifier.dual_coef"] = np.ascontiguousarray(clf.dual_coef_, np.float32)
+        arrays["classifier.intercept"] = np.ascontiguousarray(clf.intercept_, np.float32)
+        return {"type": "rbf-ova", "gamma": float(clf.gamma_)}
     if kind == "CompressiveBank":
         from .features.random_features import RandomFourierFeatures
 
@@ -98,10 +103,9 @@ def _classifier_spec(clf: Any, arrays: dict[str, np.ndarray]) -> dict:
         if not isinstance(sketch_map, RandomFourierFeatures):
             raise ConfigError(f"cannot export a compressive bank whose sketch map is {type(sketch_map).__name__}")
         return {"type": "compressive", "map": _rff_spec(sketch_map, arrays, "classifier.map")}
-    what = "kernel (rbf) one-vs-all" if kind == "OneVsAllBank" else kind
-    raise ConfigError(f"cannot export a model with a {what} classifier bank: the standalone predict.py "
-                      f"reproduces linear one-vs-all, all-pairs and compressive banks only. Retrain with "
-                      f"ova-liblinear, ova-ridge, all-pairs or compressive to export.")
+    raise ConfigError(f"cannot export a model with a {kind} classifier bank: the standalone predict.py "
+                      f"reproduces one-vs-all (linear or rbf), all-pairs and compressive banks only. Retrain with "
+                      f"one of those to export.")
 
 
 def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | None:

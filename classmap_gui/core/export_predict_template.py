@@ -12,7 +12,7 @@ refused, nothing in it runs.
 Every step re-implements the app's computation in plain float32 numpy/OpenCV: image reading and
 resizing, the feature map (pixels, HOG, single-layer k-means, random Fourier features, random
 CNN), the
-classifier bank (linear one-vs-all, all-pairs voting, compressive class sketches), ClassMap
+classifier bank (one-vs-all linear or rbf, all-pairs voting, compressive class sketches), ClassMap
 filter-and-refine (v2/v3) and the top-p ranking. (This file is generated from classmap_gui/core/export_predict_template.py.)
 """
 from __future__ import annotations
@@ -329,6 +329,18 @@ def scores(F: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
         S *= arrays["classifier.priors"][None, :]
         S[:, arrays["classifier.empty"]] = -np.inf
         return S
+    if kind == "rbf-ova":  # kernel SVMs: exp(-gamma |x - s|^2) against the support vectors, then one GEMM
+        S = arrays["classifier.support_vectors"]
+        K = F @ S.T
+        K *= -2.0
+        K += np.einsum("ij,ij->i", F, F)[:, None]
+        K += np.einsum("ij,ij->i", S, S)[None, :]
+        np.maximum(K, 0.0, out=K)
+        K *= -spec["gamma"]
+        np.exp(K, out=K)
+        out = K @ arrays["classifier.dual_coef"].T
+        out += arrays["classifier.intercept"]
+        return out
     out = F @ arrays["classifier.coef"].T
     out += arrays["classifier.intercept"]
     if kind == "all-pairs":  # votes + a tie-break below one vote, from the pairwise scores
