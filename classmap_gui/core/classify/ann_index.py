@@ -233,7 +233,9 @@ class FilterIndex:
             import faiss
 
             ix = self._faiss
-            ix.hnsw.efSearch = max(k, int(self.ef_search) if self.ef_search is not None else max(64, (8 * k + 4) // 5))
+            # per-call search parameters: no shared state is changed, so threads may search at once
+            params = faiss.SearchParametersHNSW()
+            params.efSearch = max(k, int(self.ef_search) if self.ef_search is not None else max(64, (8 * k + 4) // 5))
             I = np.empty((n, k), dtype=np.int64)
             D = np.empty((n, k), dtype=np.float32)
             # one query: one thread (waking an OpenMP team costs more than it saves)
@@ -242,7 +244,7 @@ class FilterIndex:
             if threads is not None:
                 faiss.omp_set_num_threads(int(threads))
             try:
-                ix.search_c(n, faiss.swig_ptr(Q), k, faiss.swig_ptr(D), faiss.swig_ptr(I))
+                ix.search_c(n, faiss.swig_ptr(Q), k, faiss.swig_ptr(D), faiss.swig_ptr(I), params)
             finally:
                 if old is not None:
                     faiss.omp_set_num_threads(old)

@@ -159,3 +159,14 @@ def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypat
     first = cm._filter_index()
     cm.class_embeddings_ = cm.class_embeddings_.copy()  # new embeddings (e.g. classes added) -> rebuilt
     assert cm._filter_index() is not first
+
+
+def test_concurrent_searches_with_different_p_agree_with_serial_ones(problem, hnsw):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, _, F, _ = problem
+    serial = {p: hnsw.search(F, p)[0] for p in (5, 40)}
+    with ThreadPoolExecutor(4) as pool:
+        jobs = [(p, i, pool.submit(hnsw.search, F[i], p)) for i in range(len(F)) for p in (5, 40)]
+        for p, i, job in jobs:
+            np.testing.assert_array_equal(job.result()[0][0], serial[p][i])
