@@ -255,7 +255,8 @@ class ExplorePanel(QWidget):
                 s.blockSignals(False)
             self.dim_a.setValue(0)
             self.dim_b.setValue(min(1, d - 1))
-            self.info.setText(f"{len(data.labels)} held-out images. Hover a dot to see the image, click it to see "
+            what = "held-out test images" if self.project.split is not None else "images of the set"
+            self.info.setText(f"{len(data.labels)} {what}. Hover a dot to see the image, click it to see "
                               "its candidates. Showing the first 12 classes; tick more on the right.")
         else:
             self.info.setText("This recogniser has no ClassMap (brute force or compressive): the embedding and the "
@@ -308,13 +309,14 @@ class ExplorePanel(QWidget):
         self.dims_label.setText(f"x = classifier of {ref_names[0]!r}, y = classifier of {ref_names[1]!r}")
         self.plot.setLabel("bottom", f"output of the {ref_names[0]!r} classifier")
         self.plot.setLabel("left", f"output of the {ref_names[1]!r} classifier")
+        E = self.embedding.classes
         shown = self.shown_classes()
+        shown = shown[shown < len(E)]  # classes added after training have no embedding yet
         mask = np.isin(self.embedding.labels, shown)
         idx = np.flatnonzero(mask)
         P = self.embedding.patterns
         self.points.setData(x=P[idx, 0], y=P[idx, 1], data=idx,
                             brush=[self._brushes[c] for c in self.embedding.labels[idx]])
-        E = self.embedding.classes
         self.class_points.setData(x=E[shown, 0], y=E[shown, 1], data=shown,
                                   brush=[self._brushes[c] for c in shown])
         self._mark_chosen()
