@@ -8,10 +8,9 @@ on the same files (tested on 100 images against :meth:`Recogniser.predict`).
 
 Exported: pixels, HOG, k-means, random Fourier and random CNN feature maps; one-vs-all (linear
 or rbf), all-pairs (voting) and compressive (class sketch) banks. What cannot be reproduced that
-way is refused with a :class:`ConfigError` naming the part: ClassMap
-refine v1 (all-pairs) and ClassMap at sizes where the app filters with an approximate index.
-ClassMap v2/v3 over a linear one-vs-all bank is exported: predict.py runs the same embedding,
-weighted-L1 filter and refine in numpy.
+way is refused with a :class:`ConfigError` naming the part: ClassMap over a kernel bank, and
+ClassMap at sizes where the app filters with an approximate index. ClassMap over linear banks
+is exported: predict.py runs the same embedding, weighted-L1 filter and refine in numpy.
 """
 from __future__ import annotations
 
@@ -109,17 +108,19 @@ def _classifier_spec(clf: Any, arrays: dict[str, np.ndarray]) -> dict:
 
 
 def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | None:
-    """ClassMap filter-and-refine (v2/v3 over a linear one-vs-all bank) as arrays + settings, or None."""
+    """ClassMap filter-and-refine (v1 over linear all-pairs, v2/v3 over linear one-vs-all) as arrays +
+    settings, or None."""
     cm = getattr(recogniser, "classmap", None)
     if cm is None:
         return None
     from .classify.classmap import FILTER_INDEX_THRESHOLD, have_faiss
 
-    if cm.refine not in ("v2", "v3") or type(recogniser.classifier).__name__ != "OneVsAllBank" \
-            or getattr(recogniser.classifier, "coef_", None) is None:
-        raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a "
-                          f"{type(recogniser.classifier).__name__}): predict.py reproduces ClassMap refine v2/v3 "
-                          f"over a linear one-vs-all bank. Retrain with one of those, or without ClassMap.")
+    bank = type(recogniser.classifier).__name__
+    want = "AllPairsBank" if cm.refine == "v1" else "OneVsAllBank"
+    if bank != want or getattr(recogniser.classifier, "coef_", None) is None:
+        raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a {bank}): predict.py "
+                          f"reproduces ClassMap v1 over a linear all-pairs bank and v2/v3 over a linear one-vs-all "
+                          f"bank. Retrain with one of those, or without ClassMap.")
     if cm.n_classes_ >= FILTER_INDEX_THRESHOLD and have_faiss():
         raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
                           f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (faiss) index "

@@ -368,12 +368,13 @@ def top_k(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np.ndarray, np.ndarray]:
-    """ClassMap filter-and-refine over a linear one-vs-all bank (as the app, in numpy).
+    """ClassMap filter-and-refine over a linear bank (as the app, in numpy).
 
     Embedding: the d reference classifiers' outputs. Filter: the ``p`` classes whose embeddings
     are nearest in weighted L1 (ties: lower class first). Refine: the candidates' own classifier
     responses, best first; with v3, stop at the first candidate (filter order) whose response
-    reaches the threshold, the rest follow unscored (NaN) in filter order.
+    reaches the threshold, the rest follow unscored (NaN) in filter order; v1 ranks candidates by
+    the votes of the all-pairs classifiers among them.
     """
     W, b = arrays["classifier.coef"], arrays["classifier.intercept"]
     refs, alpha, E = arrays["classmap.reference"], arrays["classmap.alpha"], arrays["classmap.embeddings"]
@@ -391,6 +392,9 @@ def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np
         Q += b[refs]
         dist = np.abs(Q[:, None, :] - E[None, :, :]) @ alpha
         cands = np.argsort(dist, axis=1, kind="stable")[:, :p]
+        if spec["refine"] == "v1":
+            cls[a:a + step], score[a:a + step] = _refine_pairs(X, W, b, Q, refpos, cands, len(E))
+            continue
         R = np.einsum("nd,nkd->nk", X, W[cands]) + b[cands]
         known = refpos[cands]
         R = np.where(known >= 0, np.take_along_axis(Q, np.maximum(known, 0), axis=1), R).astype(np.float32)
@@ -406,6 +410,28 @@ def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np
                                      np.nan)
     top = max(1, min(int(top), p))
     return arrays["classmap.classes"][cls[:, :top]], score[:, :top]
+
+
+def _refine_pairs(X, W, b, Q, refpos, cands, C):
+    """ClassMap v1: all-pairs votes among the candidates, ties by summed margin, then filter order."""
+    n, p = cands.shape
+    ia, ib = np.triu_indices(p, 1)
+    ca, cb = cands[:, ia], cands[:, ib]
+    lo, hi = np.minimum(ca, cb), np.maximum(ca, cb)
+    rows = lo * (2 * C - lo - 1) // 2 + (hi - lo - 1)  # the pair's row in lexicographic (i < j) order
+    R = np.einsum("mpd,md->mp", W[rows], X) + b[rows]
+    known = refpos[rows]
+    R = np.where(known >= 0, np.take_along_axis(Q, np.maximum(known, 0), axis=1), R)
+    r_lo = np.where(ca == lo, R, -R)  # > 0 favours ca
+    votes = np.zeros((n, p), np.float32)
+    margin = np.zeros((n, p), np.float32)
+    rr = np.arange(n)[:, None]
+    np.add.at(votes, (rr, np.broadcast_to(ia, R.shape)), (r_lo > 0).astype(np.float32))
+    np.add.at(votes, (rr, np.broadcast_to(ib, R.shape)), (r_lo <= 0).astype(np.float32))
+    np.add.at(margin, (rr, np.broadcast_to(ia, R.shape)), r_lo)
+    np.add.at(margin, (rr, np.broadcast_to(ib, R.shape)), -r_lo)
+    order = np.lexsort((np.arange(p)[None, :].repeat(n, 0), -margin, -votes), axis=1)
+    return np.take_along_axis(cands, order, axis=1), np.take_along_axis(votes, order, axis=1)
 
 
 def predict(images: list[np.ndarray], doc: dict, arrays: dict, top: int = 5) -> tuple[np.ndarray, np.ndarray]:

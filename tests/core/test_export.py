@@ -48,6 +48,8 @@ CONFIGS = {
                                 bank="ova-ridge", test_fraction=0.2),
     "hog-rbf": TrainConfig(features="hog", features_params={"cell_size": 4, "block_size": 8}, bank="ova-rbf",
                            test_fraction=0.2),
+    "pixels-classmap-v1": TrainConfig(features="pixels", bank="all-pairs", classmap={"d": 8, "p": 4, "refine": "v1"},
+                                      test_fraction=0.2),
     "rff-ova": TrainConfig(features="rff", features_params={"m": 200, "random_state": 0}, bank="ova-ridge",
                            test_fraction=0.2),
 }
@@ -97,12 +99,12 @@ def test_predict_py_gives_the_apps_top_classes_on_100_images(tmp_path, digits, i
 
 
 def test_export_refuses_what_predict_py_cannot_reproduce(tmp_path, digits):
-    """ClassMap refine v1 (all-pairs votes among candidates) is not re-implemented: refused, nothing written."""
+    """ClassMap over a kernel (rbf) bank is not re-implemented: refused with a message, nothing written."""
     small = digits.subset(np.arange(400))
-    pairs = train(small, TrainConfig(features="pixels", bank="all-pairs", classmap={"d": 6, "p": 4, "refine": "v1"},
-                                     test_fraction=0.2)).recogniser
+    rec = train(small, TrainConfig(features="pixels", bank="ova-rbf", classmap={"d": 6, "p": 4, "refine": "v2"},
+                                   test_fraction=0.2)).recogniser
     with pytest.raises(ConfigError, match="ClassMap"):
-        export_recogniser(pairs, tmp_path / "x")
+        export_recogniser(rec, tmp_path / "x")
     assert not (tmp_path / "x").exists()
 
 
