@@ -100,6 +100,8 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     np.testing.assert_array_equal(before.top_classes, after.top_classes)
     np.testing.assert_array_equal(before.top_scores, after.top_scores)
     assert win.train.settings()["features_params"] == small_settings["features_params"]
+    _idle(qtbot, win)  # the reopened recogniser is evaluated again in the background
+    assert win.train.figures["accuracy"].text().endswith("%") and win.train.per_class.rowCount() == 4
 
 
 def test_training_error_shows_a_dialog_and_app_stays_usable(qtbot, window, small_settings, shapes_folder):
