@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 
 OPTIONS = {
@@ -64,6 +65,13 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     opt.update(options)
     if str(opt["whiten_eps"]).lower() in ("none", "off", "0"):
         opt["whiten_eps"] = None
+    if opt["bank"] not in ("ridge", "liblinear"):
+        raise ConfigError(f"bench features: bank must be ridge or liblinear, not {opt['bank']!r}")
+    for name in ("alpha_rel", "C", "test_fraction"):
+        if not isinstance(opt[name], (int, float)) or not opt[name] > 0:
+            raise ConfigError(f"bench features: {name} must be a positive number, not {opt[name]!r}")
+    if not isinstance(opt["gemm_images"], int) or opt["gemm_images"] < 1:
+        raise ConfigError(f"bench features: gemm_images must be a positive integer, not {opt['gemm_images']!r}")
     seconds: dict[str, float] = {}
     t_all = time.perf_counter()
 

@@ -26,3 +26,11 @@ def test_bench_reports_accuracy_timings_and_gemm_ratio():
 def test_bench_can_be_stopped():
     with pytest.raises(Cancelled):
         bench.run(data="digits", k=8, n_patches=500, patch_size=3, should_stop=lambda: True)
+
+
+@pytest.mark.parametrize("bad", [{"bank": "svm"}, {"alpha_rel": -1}, {"gemm_images": 0}])
+def test_bad_options_fail_before_any_work(bad):
+    from classmap_gui.core.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        bench.run(data="digits", **bad)
