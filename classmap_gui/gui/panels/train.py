@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout,
-                               QHeaderView, QLabel, QListWidget, QPushButton, QScrollArea, QSpinBox, QSplitter,
+                               QHeaderView, QLabel, QLineEdit, QListWidget, QPushButton, QScrollArea, QSpinBox, QSplitter,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ...core import inspect
@@ -42,14 +42,21 @@ class TrainOutcome:
         self.test_set, self.test_pred, self.settings, self.seconds = test_set, test_pred, settings, seconds
 
 
-def train_task(imageset, settings: dict):
-    """The background job: train with core, then predict the held-out images for inspection."""
+def train_task(imageset, settings: dict, scheduler: str | None = None):
+    """The background job: train with core, then predict the held-out images for inspection.
+
+    ``scheduler``: a Dask scheduler address to send encoding and bank training to (None: this machine).
+    """
     def work(progress, should_stop):
+        from ...core.parallel import parallel_backend  # noqa: PLC0415
         from ...core.training import TrainConfig, train  # noqa: PLC0415
         imageset.check_trainable()
         cfg = TrainConfig.from_dict(settings)
         t0 = time.perf_counter()
-        result = train(imageset, cfg, progress=sub_progress(progress, 0.0, 0.95), should_stop=should_stop)
+        if scheduler:
+            progress(0.0, f"connecting to the Dask scheduler {scheduler}")
+        with parallel_backend(scheduler=scheduler or None):
+            result = train(imageset, cfg, progress=sub_progress(progress, 0.0, 0.95), should_stop=should_stop)
         seconds = time.perf_counter() - t0
         test = inspect.test_part(imageset, cfg)
         if test is None:
@@ -114,6 +121,18 @@ class TrainPanel(QWidget):
         ef.addRow("test fraction", self.test_fraction)
         ef.addRow("seed", self.seed)
 
+        rbox = QGroupBox("Run training on")
+        rf = QFormLayout(rbox)
+        self.run_on = QComboBox()
+        self.run_on.addItems(["this machine", "a Dask cluster"])
+        self.scheduler = QLineEdit()
+        self.scheduler.setPlaceholderText("tcp://host:8786")
+        self.scheduler.setToolTip("Address of a running Dask scheduler (pip install 'classmap-studio[cluster]')")
+        self.scheduler.setEnabled(False)
+        self.run_on.currentIndexChanged.connect(lambda i: self.scheduler.setEnabled(i == 1))
+        rf.addRow("where", self.run_on)
+        rf.addRow("scheduler", self.scheduler)
+
         self.train_btn = QPushButton("Train")
         self.train_btn.setStyleSheet("QPushButton { font-weight: bold; padding: 8px; }")
         self.train_btn.clicked.connect(lambda: self.start_training())
@@ -122,7 +141,7 @@ class TrainPanel(QWidget):
         self.cancel_btn.clicked.connect(runner.cancel)
         settings = QWidget()
         sl = QVBoxLayout(settings)
-        for w in (fbox, bbox, self.cm_box, ebox):
+        for w in (fbox, bbox, self.cm_box, ebox, rbox):
             sl.addWidget(w)
         sl.addStretch(1)
         scroll = QScrollArea()
@@ -261,7 +280,11 @@ class TrainPanel(QWidget):
             self._log_stage_end()
             self.stages.addItem(f"done in {out.seconds:.1f} s")
             self.stages.scrollToBottom()
-        return self.runner.run("Training", train_task(ims, settings), done)
+        return self.runner.run("Training", train_task(ims, settings, self.scheduler_address()), done)
+
+    def scheduler_address(self) -> str | None:
+        """The Dask scheduler chosen under "Run training on", or None for this machine."""
+        return self.scheduler.text().strip() or None if self.run_on.currentIndex() == 1 else None
 
     def _busy(self, busy: bool) -> None:
         self.train_btn.setEnabled(not busy)
