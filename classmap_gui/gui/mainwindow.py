@@ -54,6 +54,10 @@ class MainWindow(QMainWindow):
         self._menus()
         self._update_title()
         self._setup_autosave()
+        # Load compiled kernels now (~0.2 s) rather than mid-training or mid-stream, where their
+        # first call would hold the GIL and freeze the window.
+        from ..core.warmup import warm_compiled_kernels  # noqa: PLC0415
+        warm_compiled_kernels()
 
     # ------------------------------------------------------------------ autosave and recent projects
     def _setup_autosave(self) -> None:

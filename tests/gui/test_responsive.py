@@ -29,7 +29,9 @@ def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_sett
     win = window
     with qtbot.waitSignal(win.runner.finished, timeout=20000):
         win.dataset.import_folder(str(shapes_folder))
-    s = dict(small_settings, features_params=dict(small_settings["features_params"], n_centroids=64, stride=1))
+    # enough work (about a second) for the heartbeat to mean something
+    s = dict(small_settings, features_params=dict(small_settings["features_params"], n_centroids=400, stride=1,
+                                                  n_patches=40000))
     win.train.apply_settings(s)
     with Heartbeat() as hb_train:
         with qtbot.waitSignal(win.runner.finished, timeout=120000):
