@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .core.data.folder import MAX_IMAGE_SIDE
 from .core.errors import ConfigError
 from .core.parallel import BACKENDS, parallel_backend
 
@@ -50,8 +51,8 @@ def parse_size(value: str | None) -> tuple[int, int] | None:
         raise ConfigError(f"--size expects HxW (e.g. 32x32), got {value!r}") from None
     if len(parts) == 1:
         parts = parts * 2
-    if len(parts) != 2 or min(parts) < 4 or max(parts) > 4096:
-        raise ConfigError(f"--size expects HxW with sides between 4 and 4096, got {value!r}")
+    if len(parts) != 2 or min(parts) < 4 or max(parts) > MAX_IMAGE_SIDE:
+        raise ConfigError(f"--size expects HxW with sides between 4 and {MAX_IMAGE_SIDE}, got {value!r}")
     return parts[0], parts[1]
 
 

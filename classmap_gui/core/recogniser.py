@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .data.folder import MAX_IMAGE_SIDE
 from .errors import ConfigError, DataError, ModelFormatError, NotFittedError
 from .progress import ProgressFn, StopFn, check_stop, report
 from .store import dump_estimator, load_bundle, load_estimator, save_bundle
@@ -205,8 +206,8 @@ class Recogniser:
             raise ModelFormatError(f"{where}: class_names must be a list of at least 2 names")
         size = doc.get("image_size")
         if not (isinstance(size, list) and len(size) == 2 and all(isinstance(s, int) and not isinstance(s, bool)
-                                                                  and 1 <= s <= 8192 for s in size)):
-            raise ModelFormatError(f"{where}: image_size must be two positive integers, got {size!r}")
+                                                                  and 1 <= s <= MAX_IMAGE_SIDE for s in size)):
+            raise ModelFormatError(f"{where}: image_size must be two integers from 1 to {MAX_IMAGE_SIDE}, got {size!r}")
         grey = doc.get("grey")
         if not isinstance(grey, bool):
             raise ModelFormatError(f"{where}: grey must be true or false")

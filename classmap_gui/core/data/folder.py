@@ -12,6 +12,9 @@ from .imageset import ImageSet
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 DEFAULT_SIZE = (64, 64)
+# Largest image side a model works at. Recognition needs small images; the bound also keeps a
+# hostile model file from making the loader's consistency check encode a giant blank image.
+MAX_IMAGE_SIDE = 1024
 
 
 def is_image_file(path: Path) -> bool:

@@ -125,3 +125,17 @@ def test_idx_truncated_or_foreign_file_is_data_error(tmp_path):
 def test_fashion_mnist_absent_says_how_to_install(tmp_path):
     with pytest.raises(DataError, match="apt-get install dataset-fashion-mnist"):
         load_fashion_mnist(path=tmp_path)
+
+
+def test_idx_gzip_bomb_is_refused_without_inflating(tmp_path):
+    # declares 4 GiB + but compresses to a few KB: refused from the header alone
+    head = struct.pack(">BBBB", 0, 0, 0x08, 3) + struct.pack(">3I", 70000, 1000, 1000)
+    bomb = tmp_path / "bomb-idx3-ubyte.gz"
+    bomb.write_bytes(gzip.compress(head + bytes(10_000_000)))
+    with pytest.raises(DataError, match="more than"):
+        read_idx(bomb, max_bytes=1 << 30)
+    # a payload longer than declared is refused too, after reading just one byte past it
+    extra = tmp_path / "extra-idx"
+    extra.write_bytes(_idx_bytes(np.zeros((2, 2), np.uint8)) + b"\x00" * 50)
+    with pytest.raises(DataError, match="holds more"):
+        read_idx(extra)

@@ -102,6 +102,7 @@ def test_newer_version_is_refused(saved, tmp_path):
     (lambda d: d["classifier"].update(type="os.system"), "does not know"),
     (lambda d: d["classifier"]["params"].update(evil=1), "parameters"),
     (lambda d: d.update(image_size=[8]), "image_size"),
+    (lambda d: d.update(image_size=[8192, 8192]), "from 1 to 1024"),  # would stall the check encoding
     (lambda d: d.update(class_names=["a", "b"]), "classes"),
     (lambda d: d["arrays"].popitem(), "declare"),
 ])
