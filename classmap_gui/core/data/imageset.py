@@ -76,6 +76,18 @@ class ImageSet:
             name=self.name,
         )
 
+    def select_classes(self, classes) -> "ImageSet":
+        """The images of the given classes only, relabelled ``0..len(classes)-1`` in the given order."""
+        classes = np.asarray(classes, dtype=np.int64)
+        if classes.size == 0 or classes.min() < 0 or classes.max() >= self.n_classes or \
+                len(np.unique(classes)) != len(classes):
+            raise DataError(f"image set {self.name!r}: class selection must be distinct indices in [0, {self.n_classes})")
+        relabel = np.full(self.n_classes, -1, np.int64)
+        relabel[classes] = np.arange(len(classes))
+        keep = np.flatnonzero(relabel[self.labels] >= 0)
+        return ImageSet(self.images[keep], relabel[self.labels[keep]], [self.class_names[c] for c in classes],
+                        None if self.sources is None else [self.sources[i] for i in keep], [], self.name)
+
     def check_trainable(self, min_per_class: int = 2) -> None:
         """Raise :class:`DataError` naming every class with fewer than ``min_per_class`` images."""
         counts = self.counts()

@@ -139,3 +139,12 @@ def test_idx_gzip_bomb_is_refused_without_inflating(tmp_path):
     extra.write_bytes(_idx_bytes(np.zeros((2, 2), np.uint8)) + b"\x00" * 50)
     with pytest.raises(DataError, match="holds more"):
         read_idx(extra)
+
+
+def test_select_classes_relabels_in_the_given_order():
+    ims = load_dataset("digits")
+    sub = ims.select_classes([7, 2])
+    assert sub.class_names == ["7", "2"] and list(sub.counts()) == [ims.counts()[7], ims.counts()[2]]
+    assert np.array_equal(sub.images[sub.labels == 0], ims.images[ims.labels == 7])
+    with pytest.raises(DataError, match="distinct"):
+        ims.select_classes([1, 1])
