@@ -44,11 +44,8 @@ def builtin_datasets() -> list[BuiltinDataset]:
 
 
 def _load_plugins() -> None:
-    # Generated sets live in their own modules and register on import.
-    try:
-        from . import glyph_pose  # noqa: F401
-    except ImportError:  # pragma: no cover - absent until the generator exists
-        pass
+    # Generated sets live in their own modules and register on import (late: they import this module).
+    from . import glyph_pose  # noqa: F401
 
 
 def load_digits(*, size: tuple[int, int] | None = None, **_: object) -> ImageSet:
