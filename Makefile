@@ -17,14 +17,14 @@ $(STAMP): pyproject.toml
 sysdeps:
 	@bash .ci/sysdeps
 
-run: $(STAMP)
+run: sysdeps $(STAMP)
 	$(VENV)/bin/classmap-gui --demo
 
 demo: $(STAMP)
 	$(VENV)/bin/classmap train --data digits --features kmeans --bank ova-liblinear --out out/digits-model
 	$(VENV)/bin/classmap eval out/digits-model --data digits
 
-test: $(STAMP)
+test: sysdeps $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
 test-fast: $(STAMP)
