@@ -11,7 +11,8 @@ classifiers, intrinsic dimension ``latent`` < d). Boosting weights decay as AdaB
 For each class count it reports, from one run on the same queries:
 * exact filter latency: numba fused scan (this package's, and ClassMap's own kernel when
   present), and numpy vectorised ``abs(A - q).sum(1)`` over a preallocated ``(C, d)`` float32 buffer;
-* index build time, single-query and batch latency of :class:`FilterIndex` (faiss HNSW, L1);
+* index build time, single-query and batch latency of :class:`FilterIndex` (``--method ivf``, the
+  default: numba IVF on uint8 codes with exact re-rank; or ``hnsw``: faiss HNSW, L1);
 * recall@p: the fraction of the exact filter's top-p classes that the index returns (mean, min);
 * ``speedup`` = fastest exact single-query latency / index single-query latency (same run).
 
@@ -36,10 +37,14 @@ OPTIONS = {
     "queries": (200, "query embeddings per class count"),
     "noise": (0.3, "query noise, in units of each coordinate's spread across classes"),
     "latent": (12, "intrinsic dimension of the class embeddings"),
+    "method": ("ivf", "index to measure: ivf (numba, no extra) or hnsw (faiss)"),
+    "nlist": (None, "IVF lists (default 3.2 sqrt(C))"),
+    "nprobe": (None, "IVF lists scanned per query (default 8% of the lists)"),
+    "rerank": (2, "IVF: rerank * p code-nearest classes re-ranked exactly"),
     "M": (24, "HNSW graph degree"),
     "ef_construction": (80, "HNSW build beam width"),
     "ef_search": (None, "HNSW search beam width (default max(64, 1.6p))"),
-    "sweep": ("", "also time these search beam widths, comma separated (recall/latency trade-off)"),
+    "sweep": ("", "also time these nprobe (ivf) or search beam widths (hnsw), comma separated (recall/latency)"),
     "rounds": (3, "interleaved timing rounds (the best round is reported)"),
     "seed": (0, "random seed"),
 }
@@ -100,8 +105,12 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     d, p, nq = int(o["d"]), int(o["p"]), int(o["queries"])
     if p < 1 or nq < 1 or d < 1:
         raise ConfigError("d, p and queries must be >= 1")
-    if not have_faiss():
-        raise ConfigError("bench scale measures the faiss index: pip install 'classmap-studio[ann]'")
+    method = str(o["method"])
+    if method not in ("ivf", "hnsw"):
+        raise ConfigError(f"--method must be ivf or hnsw, got {method!r}")
+    if method == "hnsw" and not have_faiss():
+        raise ConfigError("bench scale --method hnsw measures the faiss index: pip install 'classmap-studio[ann]'")
+    knob = "nprobe" if method == "ivf" else "ef_search"
     cm_kernel = _classmap_kernel()
     rows = []
     for ci, C in enumerate(counts):
@@ -115,8 +124,10 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         Qa = np.ascontiguousarray(F * alpha)
         report(progress, base + 0.1 * step, f"{C} classes: building the index")
         t = time.perf_counter()
-        index = FilterIndex(method="hnsw", M=int(o["M"]), ef_construction=int(o["ef_construction"]),
-                            ef_search=o["ef_search"]).fit(E, alpha)
+        opt = lambda key: None if o[key] in (None, "") else int(o[key])  # noqa: E731
+        index = FilterIndex(method=method, M=int(o["M"]), ef_construction=int(o["ef_construction"]),
+                            ef_search=opt("ef_search"), nlist=opt("nlist"), nprobe=opt("nprobe"),
+                            rerank=int(o["rerank"])).fit(E, alpha)
         build_s = time.perf_counter() - t
         check_stop(should_stop)
 
@@ -149,19 +160,21 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         exact_single = min(v for v in (best["exact_numba"], best["exact_classmap"], best["exact_numpy"]) if v)
         sweep = []
         for ef in _parse_ints(o["sweep"], "--sweep"):
-            probe = index.ef_search
-            index.ef_search = max(ef, 1)
+            probe = getattr(index, knob)
+            setattr(index, knob, max(ef, 1))
             t_ms = min(_per_query(lambda f: index.search(f[None], k), F) for _ in range(int(o["rounds"]))) * 1e3
             c, _ = index.search(F, k)
-            index.ef_search = probe
+            setattr(index, knob, probe)
             rec = (c[:, :, None] == exact_cls[:, None, :]).any(axis=2).sum(axis=1) / k
-            sweep.append({"ef_search": ef, "recall_at_p": float(rec.mean()), "index_ms": t_ms,
+            sweep.append({knob: ef, "recall_at_p": float(rec.mean()), "recall_min": float(rec.min()), "index_ms": t_ms,
                           "speedup_single": exact_single / t_ms})
             check_stop(should_stop)
         # recall@p of the index's candidates against the exact filter's, per query
         hits = (got[:, :, None] == exact_cls[:, None, :]).any(axis=2).sum(axis=1) / k
         rows.append({
             "classes": C, "d": d, "p": k, "queries": nq, "method": index.method_,
+            "nlist": int(index.ivf_centroids_.shape[0]) if index.method_ == "ivf" else None,
+            "nprobe": index._ivf_nprobe(k) if index.method_ == "ivf" else None,
             "build_s": round(build_s, 2),
             "exact_ms": {"numba": best["exact_numba"], "classmap_numba": best["exact_classmap"],
                          "numpy": best["exact_numpy"], "numba_batch_per_query": best["exact_numba_batch"]},

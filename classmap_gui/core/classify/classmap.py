@@ -32,7 +32,7 @@ from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..store import check_array, register
 from . import _classmap_kernels as K
-from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD, FilterIndex, have_faiss
+from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD, FilterIndex
 from .classmap_boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
                              random_references, sample_triples)
 
@@ -340,14 +340,15 @@ class ClassMap(BaseEstimator):
         return self.classes_[cands], dist
 
     def _filter_index(self):
-        """The faiss L1 index over the class embeddings from ``FILTER_INDEX_THRESHOLD`` classes on
-        (built on first use, rebuilt when the embeddings change; never saved), else None."""
-        if self.n_classes_ < FILTER_INDEX_THRESHOLD or not have_faiss():
+        """The IVF L1 index (numba, ann_index.py) over the class embeddings from
+        ``FILTER_INDEX_THRESHOLD`` classes on (built on first use, rebuilt when the embeddings
+        change; never saved), else None."""
+        if self.n_classes_ < FILTER_INDEX_THRESHOLD:
             return None
         cached = self.__dict__.get("_index_cache")
         if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
             cached = (self.class_embeddings_, self.alpha_,
-                      FilterIndex(method="hnsw").fit(self.class_embeddings_, self.alpha_))
+                      FilterIndex(method="ivf").fit(self.class_embeddings_, self.alpha_))
             self._index_cache = cached
         return cached[2]
 

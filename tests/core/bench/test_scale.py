@@ -11,8 +11,18 @@ from classmap_gui.cli import main  # noqa: E402
 from classmap_gui.core.bench import scale  # noqa: E402
 
 
+def test_scale_bench_measures_the_ivf_index_by_default():
+    out = scale.run(classes="3000", queries=20, p=10, rounds=1, sweep="1,40")
+    r = out["results"][0]
+    assert r["method"] == "ivf" and r["nlist"] > 1 and 1 <= r["nprobe"] <= r["nlist"]
+    assert r["recall_at_p"]["mean"] >= 0.95 and r["index_ms"]["single"] > 0 and r["speedup_single"] > 0
+    assert [x["nprobe"] for x in r["sweep"]] == [1, 40]
+    assert r["sweep"][1]["recall_at_p"] > r["sweep"][0]["recall_at_p"]  # more lists probed, more found
+
+
 def test_scale_bench_reports_latency_recall_and_speedup():
-    out = scale.run(classes="1500,3000", queries=20, p=10, rounds=1, M=16, ef_construction=40, sweep="10,40")
+    out = scale.run(classes="1500,3000", queries=20, p=10, rounds=1, M=16, ef_construction=40, sweep="10,40",
+                    method="hnsw")
     assert [r["classes"] for r in out["results"]] == [1500, 3000]
     for r in out["results"]:
         assert r["method"] == "hnsw" and r["p"] == 10
