@@ -16,39 +16,19 @@ Methods (``FilterIndex(method=...)``):
   are split by k-means into ``nlist`` lists; a query scans the ``nprobe`` lists with the nearest
   centroids on uint8 codes (one global quantisation step, so code L1 is proportional to L1), keeps
   the ``rerank * p`` best codes and re-ranks those with exact float32 L1. Distances returned are
-  exact; membership is approximate. ~10x faster than the exact scan at 10^5 classes with
-  recall@40 ~0.995 (docs/scale.md).
+  exact; membership is approximate. 7.6-10x faster than the exact scan at 10^5 classes with
+  recall@40 0.991-0.994 (docs/scale.md).
 * ``"auto"`` (default): ``ivf`` from ``threshold`` classes on, else exact.
 
-Why faiss HNSW, measured on synthetic ClassMap-like embeddings (``classmap bench scale``,
-C = 100 000, d = 45, p = 40, 2 cores shared with other jobs, load average 9-14, single queries;
-the exact reference is the numba fused filter):
+Why IVF by default: at C = 100 000, d = 45, p = 40 (``classmap bench scale``, single queries,
+2 shared cores) it reaches recall@40 0.991-0.994 at 7.6-10x lower latency than the exact numba
+scan (about 0.07-0.09 ms against 0.6-0.7 ms), where faiss HNSW (the best of faiss, hnswlib and
+usearch for L1; the comparison table is in docs/scale.md) reaches 0.995 at ~4x and needs 10-20x
+longer to build. HNSW computes ~1000 random-access distances per query; IVF scans ~8000 contiguous
+48-byte codes. Figures, the variants tried and the command: docs/scale.md.
 
-==========================================  ==========  ========  ============
-library / configuration                     recall@40   ms/query  build (s)
-==========================================  ==========  ========  ============
-exact numba fused filter                    1           1.3-1.9   0
-exact numpy vectorised ``abs(A - q).sum``   1           ~24       0
-faiss HNSWFlat L1, M=24 efC=80 ef=64        0.995       0.27-0.6  18-46
-faiss HNSWFlat L1, M=32 efC=80 ef=64        0.996       0.43      52
-faiss HNSWFlat L1, M=16 efC=80 ef=64        0.992       0.29      42
-faiss IVFFlat L1, nlist=512 nprobe=48       0.995       0.44      17
-hnswlib L2 on scaled vectors, pool 5p,
-  exact L1 re-rank (ef=400)                 0.978       1.5-2.6   57-79
-usearch L2sq + re-rank (pool 5p, ef=400)    0.978       2.4       90
-usearch numba-compiled L1 metric, ef=64     0.996       2.0       122
-==========================================  ==========  ========  ============
-
-hnswlib offers only l2/ip/cosine, and the L2 ranking of the scaled vectors disagrees with L1
-often enough that even a 5x candidate pool re-ranked exactly stays below 0.98 recall. usearch
-has no built-in L1; a numba ``cfunc`` metric works but is called through a pointer per distance
-and is 5x slower than faiss. faiss HNSW with native L1 is the only one with recall >= 0.99 at
-well under the exact scan's latency: ~4x faster than the fused numba scan at 10^5 classes with
-recall 0.995 (37x faster than numpy); 10x only at recall ~0.98 (ef=40). Full figures and the
-`classmap bench scale` runs: docs/scale.md. Absolute times on this loaded machine are several
-times the unloaded ones, ratios less so.
-
-Saving: the model keeps only plain arrays. The HNSW graph (levels, neighbour lists, entry
+Saving: the model keeps only plain arrays. IVF saves its centroids, list bounds and class order
+(checked on load; codes are re-derived). The HNSW graph (levels, neighbour lists, entry
 point) is exported with :meth:`FilterIndex.state` into int arrays and re-imported into faiss with
 every id range-checked (:meth:`FilterIndex.from_state`); no faiss blob and no pickle is ever read.
 If faiss is missing at load time, the index falls back to the exact scan.
@@ -62,7 +42,7 @@ from ..errors import ConfigError, ModelFormatError, NotFittedError
 
 METHODS = ("auto", "exact", "hnsw", "ivf")
 #: class count from which ``auto`` (and ClassMap's filter) uses the IVF index: below it the fused
-#: exact scan is about as fast (bench scale: ~1-2x at 10^4 classes, ~10x at 10^5)
+#: exact scan is about as fast (bench scale: ~2x at 10^4 classes, 7.6-10x at 10^5)
 DEFAULT_THRESHOLD = 20_000
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 
@@ -135,7 +115,7 @@ _PAD = 16
 #: default nprobe = this fraction of the lists (recall@40 ~0.995 at 10^5 classes on bench scale's data) ...
 IVF_PROBE_FRACTION = 0.08
 #: ... but at least enough lists to hold this many times p rows on average (small indexes probe more)
-IVF_MIN_ROWS_PER_CANDIDATE = 25
+IVF_MIN_ROWS_PER_CANDIDATE = 50
 
 
 @nb.njit(**_OPTS)
@@ -330,7 +310,7 @@ class FilterIndex:
     at least ``max(64, 1.6 p)`` per search) of HNSW; ``n_threads`` for building and batch search
     with faiss (``None``: faiss default = all cores); IVF: ``nlist`` lists (``None``: 3.2 sqrt(C)),
     ``nprobe`` lists scanned per query (``None``: 8% of the lists, and at least enough for
-    ``25 p`` rows), ``rerank`` (``rerank * p`` code-nearest rows re-ranked exactly),
+    ``50 p`` rows), ``rerank`` (``rerank * p`` code-nearest rows re-ranked exactly),
     ``n_iter`` k-means iterations, ``random_state`` for k-means.
 
     Learned: ``alpha_ (d,) float32``, ``scaled_ (C, d) float32`` = embeddings * alpha,
