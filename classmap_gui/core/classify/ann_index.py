@@ -37,6 +37,9 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from ..errors import ConfigError, ModelFormatError, NotFittedError
 
@@ -129,17 +132,47 @@ def _l1_rows(q, X, lo, hi, out):
         out[r - lo] = s
 
 
+@intrinsic
+def _sad16(typingctx, a, ia, b, ib):
+    """``sum |a.flat[ia:ia+16] - b.flat[ib:ib+16]|`` of two C-contiguous uint8 arrays, as int32.
+
+    Written as portable LLVM vector IR (zext, sub, abs, vector.reduce.add), which x86 compiles to
+    one ``psadbw``: twice the speed of the scalar-loop SAD numba emits. The caller keeps the 16
+    bytes in bounds (codes are padded to a multiple of 16).
+    """
+    sig = types.int32(a, types.intp, b, types.intp)
+
+    def codegen(context, builder, signature, args):
+        aa, ia_, bb, ib_ = args
+        A = context.make_array(signature.args[0])(context, builder, aa)
+        B = context.make_array(signature.args[2])(context, builder, bb)
+        vty = ir.VectorType(ir.IntType(8), 16)
+        va = builder.load(builder.bitcast(builder.gep(A.data, [ia_]), vty.as_pointer()), align=1)
+        vb = builder.load(builder.bitcast(builder.gep(B.data, [ib_]), vty.as_pointer()), align=1)
+        wty = ir.VectorType(ir.IntType(32), 16)
+        diff = builder.sub(builder.zext(va, wty), builder.zext(vb, wty))
+        zero = ir.Constant(wty, [0] * 16)
+        absd = builder.select(builder.icmp_signed("<", diff, zero), builder.sub(zero, diff), diff)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), [wty]),
+                                            "llvm.vector.reduce.add.v16i32")
+        return builder.call(fn, [absd])
+
+    return sig, codegen
+
+
 @nb.njit(**_OPTS)
 def _sad_rows(qc, X, lo, hi, out):
-    """Sum of absolute differences of uint8 codes ``qc (D,)`` and ``X[lo:hi] (n, D)`` into ``out (n,) uint32``."""
+    """Sum of absolute differences of uint8 codes ``qc (D,)`` and ``X[lo:hi] (n, D)`` into ``out (n,) uint32``.
+
+    ``X`` is C-contiguous with ``D`` a multiple of 16.
+    """
     D = X.shape[1]
     for r in range(lo, hi):
-        s = np.uint32(0)
-        for j in range(D):
-            a = qc[j]
-            b = X[r, j]
-            s += np.uint32(max(a, b) - min(a, b))
-        out[r - lo] = s
+        s = np.int32(0)
+        base = r * D
+        for j in range(0, D, 16):
+            s += _sad16(qc, j, X, base + j)
+        out[r - lo] = np.uint32(s)
 
 
 @nb.njit(**_OPTS)
