@@ -16,13 +16,13 @@ Methods (``FilterIndex(method=...)``):
   are split by k-means into ``nlist`` lists; a query scans the ``nprobe`` lists with the nearest
   centroids on uint8 codes (one global quantisation step, so code L1 is proportional to L1), keeps
   the ``rerank * p`` best codes and re-ranks those with exact float32 L1. Distances returned are
-  exact; membership is approximate. 7.6-10x faster than the exact scan at 10^5 classes with
-  recall@40 0.991-0.994 (docs/scale.md).
+  exact; membership is approximate. ~11x faster than the exact scan at 10^5 classes with
+  recall@40 0.994 (docs/scale.md).
 * ``"auto"`` (default): ``ivf`` from ``threshold`` classes on, else exact.
 
 Why IVF by default: at C = 100 000, d = 45, p = 40 (``classmap bench scale``, single queries,
-2 shared cores) it reaches recall@40 0.991-0.994 at 7.6-10x lower latency than the exact numba
-scan (about 0.07-0.09 ms against 0.6-0.7 ms), where faiss HNSW (the best of faiss, hnswlib and
+2 shared cores) it reaches recall@40 0.994 at ~11x lower latency than the exact numba scan
+(0.06 ms against 0.66 ms; 0.991 at 12-13x with nprobe 72), where faiss HNSW (the best of faiss, hnswlib and
 usearch for L1; the comparison table is in docs/scale.md) reaches 0.995 at ~4x and needs 10-20x
 longer to build. HNSW computes ~1000 random-access distances per query; IVF scans ~8000 contiguous
 48-byte codes. Figures, the variants tried and the command: docs/scale.md.
@@ -45,7 +45,7 @@ from ..errors import ConfigError, ModelFormatError, NotFittedError
 
 METHODS = ("auto", "exact", "hnsw", "ivf")
 #: class count from which ``auto`` (and ClassMap's filter) uses the IVF index: below it the fused
-#: exact scan is about as fast (bench scale: ~2x at 10^4 classes, 7.6-10x at 10^5)
+#: exact scan is about as fast (bench scale: ~3x at 10^4 classes, ~11x at 10^5)
 DEFAULT_THRESHOLD = 20_000
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 
