@@ -113,7 +113,7 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
     cm = getattr(recogniser, "classmap", None)
     if cm is None:
         return None
-    from .classify.classmap import FILTER_INDEX_THRESHOLD, have_faiss
+    from .classify.classmap import FILTER_INDEX_THRESHOLD
 
     bank = type(recogniser.classifier).__name__
     want = "AllPairsBank" if cm.refine == "v1" else "OneVsAllBank"
@@ -121,9 +121,9 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
         raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a {bank}): predict.py "
                           f"reproduces ClassMap v1 over a linear all-pairs bank and v2/v3 over a linear one-vs-all "
                           f"bank. Retrain with one of those, or without ClassMap.")
-    if cm.n_classes_ >= FILTER_INDEX_THRESHOLD and have_faiss():
+    if cm.n_classes_ >= FILTER_INDEX_THRESHOLD:
         raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
-                          f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (faiss) index "
+                          f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (IVF) index "
                           f"that predict.py cannot reproduce exactly.")
     arrays["classmap.reference"] = np.ascontiguousarray(cm.reference_, np.int64)
     arrays["classmap.alpha"] = np.ascontiguousarray(cm.alpha_, np.float32)

@@ -248,3 +248,22 @@ def test_concurrent_searches_with_different_p_agree_with_serial_ones(problem, wh
         jobs = [(p, i, pool.submit(index.search, F[i], p)) for i in range(len(F)) for p in (5, 40)]
         for p, i, job in jobs:
             np.testing.assert_array_equal(job.result()[0][0], serial[p][i])
+
+
+def test_the_code_distance_kernel_is_the_sum_of_absolute_byte_differences():
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 256, (50, 32), dtype=np.uint8)
+    qc = rng.integers(0, 256, 32, dtype=np.uint8)
+    out = np.empty(20, np.uint32)
+    ann_index._sad_rows(qc, codes, 10, 30, out)
+    ref = np.abs(codes[10:30].astype(np.int64) - qc.astype(np.int64)).sum(axis=1)
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("d", [5, 16, 20])
+def test_ivf_with_every_list_is_exact_for_any_dimension(d):
+    E, alpha, F, _ = synthetic_embeddings(400, d, n_queries=10, seed=d)
+    ref_cls, ref_d = FilterIndex(method="exact").fit(E, alpha).search(F, 12)
+    cls, dist = FilterIndex(method="ivf", nlist=9, nprobe=9, rerank=400).fit(E, alpha).search(F, 12)
+    np.testing.assert_array_equal(cls, ref_cls)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-5)
