@@ -32,6 +32,38 @@ def _dot(W, row, x, D):
 
 
 @nb.njit(**_OPTS)
+def _rows_dot(W, b, rows, m, x, out):
+    """``out[j] = W[rows[j]] · x + b[rows[j]]`` for ``j < m``, four rows per pass over ``x``.
+
+    One query of a wide bank is memory-bound: four independent row streams keep more cache
+    misses in flight than one. Measured at 2430 x 6400, candidate rows from DRAM: a whole
+    single query 78 µs against 131 µs with one row at a time (same run, one thread).
+    """
+    D = x.shape[0]
+    j = 0
+    while j + 4 <= m:
+        r0, r1, r2, r3 = rows[j], rows[j + 1], rows[j + 2], rows[j + 3]
+        s0 = np.float32(0.0)
+        s1 = np.float32(0.0)
+        s2 = np.float32(0.0)
+        s3 = np.float32(0.0)
+        for k in range(D):
+            xk = x[k]
+            s0 += W[r0, k] * xk
+            s1 += W[r1, k] * xk
+            s2 += W[r2, k] * xk
+            s3 += W[r3, k] * xk
+        out[j] = s0 + b[r0]
+        out[j + 1] = s1 + b[r1]
+        out[j + 2] = s2 + b[r2]
+        out[j + 3] = s3 + b[r3]
+        j += 4
+    while j < m:
+        out[j] = _dot(W, rows[j], x, D) + b[rows[j]]
+        j += 1
+
+
+@nb.njit(**_OPTS)
 def _filter_top(fq, E, alpha, p, topd, topc):
     """Weighted L1 from ``fq (d,)`` to every row of ``E``; keep the ``p`` nearest, sorted.
 
@@ -67,9 +99,7 @@ def _filter_top(fq, E, alpha, p, topd, topc):
 @nb.njit(**_OPTS)
 def embed_filter_one(x, W, b, refs, alpha, E, p, fq, topd, topc):
     """Embedding + filter of one query ``x (D,)``: fills ``fq (d,)`` and ``topc[:m]``; returns m."""
-    D = x.shape[0]
-    for j in range(refs.shape[0]):
-        fq[j] = _dot(W, refs[j], x, D) + b[refs[j]]
+    _rows_dot(W, b, refs, refs.shape[0], x, fq)
     return _filter_top(fq, E, alpha, p, topd, topc)
 
 
@@ -85,18 +115,35 @@ def refine_one(x, W, b, fq, refpos, topc, m, mode, t, resp, out_cls, out_score):
     D = x.shape[0]
     n_eval = 0
     n_done = m
-    for i in range(m):
-        c = topc[i]
-        rp = refpos[c]
-        if rp >= 0:
-            r = fq[rp]
-        else:
-            r = _dot(W, c, x, D) + b[c]
-            n_eval += 1
-        resp[i] = r
-        if mode == 3 and r >= t:
-            n_done = i + 1
-            break
+    if mode == 2:
+        # all candidates are evaluated: gather the non-references (out_cls/out_score as scratch,
+        # overwritten below) and score them four rows at a time
+        for i in range(m):
+            if refpos[topc[i]] < 0:
+                out_cls[n_eval] = topc[i]
+                n_eval += 1
+        _rows_dot(W, b, out_cls, n_eval, x, out_score)
+        k = 0
+        for i in range(m):
+            rp = refpos[topc[i]]
+            if rp >= 0:
+                resp[i] = fq[rp]
+            else:
+                resp[i] = out_score[k]
+                k += 1
+    else:
+        for i in range(m):
+            c = topc[i]
+            rp = refpos[c]
+            if rp >= 0:
+                r = fq[rp]
+            else:
+                r = _dot(W, c, x, D) + b[c]
+                n_eval += 1
+            resp[i] = r
+            if mode == 3 and r >= t:
+                n_done = i + 1
+                break
     for i in range(n_done):
         out_cls[i] = topc[i]
         out_score[i] = resp[i]
