@@ -23,6 +23,7 @@ def _parse(argv):
     ap.add_argument("--video", metavar="FILE", help="with --screenshot --panel run: run on this video first")
     ap.add_argument("--size", default="1280x800", help="window size for --screenshot, WxH")
     ap.add_argument("--data", metavar="NAME", help="with --screenshot: the built-in set to use instead of the demo")
+    ap.add_argument("--features", choices=("kmeans",), help="with --screenshot: train the demo with k-means features")
     ap.add_argument("--self-test", action="store_true",
                     help="offscreen: load the demo, train a small model, predict, exit 0 when it works")
     return ap.parse_args(argv)
@@ -103,7 +104,7 @@ def screenshot(args) -> int:
         _wait(app, lambda: not win.runner.busy)
     else:
         name = args.data or demo_dataset()
-        win.train.apply_settings(demo_settings(name))
+        win.train.apply_settings(demo_settings(name, args.features))
         win.dataset.load_builtin(name)
         _wait(app, lambda: not win.runner.busy)
         if args.demo:
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         win.open_project(args.project)
     elif not win.offer_recovery():
         name = demo_dataset()
-        win.train.apply_settings(demo_settings(name))
+        win.train.apply_settings(demo_settings(name, args.features))
         win.load_demo()
     return app.exec()
 

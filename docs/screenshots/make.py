@@ -84,10 +84,11 @@ def main() -> int:
         out = HERE / f"{panel}.png"
         cmd = gui + ["--screenshot", str(out), "--panel", panel, "--demo", "--video", str(video)]
         subprocess.run(cmd, check=True, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
-    # the demo uses HOG; the k-means centroid mosaic is shown on digits with k-means features
+    # the demo uses HOG; the k-means centroid mosaic is shown on Fashion-MNIST with k-means features
     if not only or "explore-kmeans" in only:
         subprocess.run(gui + ["--screenshot", str(HERE / "explore-kmeans.png"), "--panel", "explore", "--demo",
-                              "--data", "digits"], check=True, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+                              "--data", "fashion-mnist", "--features", "kmeans"], check=True,
+                       env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
     return 0
 
 
