@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from ..errors import ConfigError, DataError
 from ..progress import ProgressFn, StopFn
 from ..store import check_array, register
-from .banks import (BankNotFittedError, as_class_index, fit_input, gathered_dot, predict_input, register_bank,
+from .banks import (BankMixin, as_class_index, fit_input, gathered_dot, predict_input, register_bank,
                     row_chunks)
 from .ova import _fit_linear_svc, encode_labels, fit_parallel, ridge_solve
 
@@ -38,7 +38,7 @@ def vote(pair_scores: np.ndarray, ci: np.ndarray, cj: np.ndarray, n_cols: int) -
 
 
 @register("all-pairs")
-class AllPairsBank(ClassifierMixin, BaseEstimator):
+class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
     """One linear classifier per pair of classes, voting.
 
     Parameters: ``trainer`` ("liblinear" squared-hinge SVM | "ridge"), ``C``, ``alpha``, ``tol``,
@@ -151,14 +151,6 @@ class AllPairsBank(ClassifierMixin, BaseEstimator):
             out[s:e] = vote(S, a, b, k)  # candidate positions a, b are the same for every row
         self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + n * m
         return out
-
-    def predict(self, X) -> np.ndarray:
-        scores = self.decision_function(X)  # raises BankNotFittedError before classes_ is touched
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "classes_"):
-            raise BankNotFittedError(f"this {type(self).__name__} is not trained yet; call fit first")
 
     def _validate_state(self) -> None:
         classes = check_array("classes_", self.classes_, ndim=1)

@@ -91,6 +91,19 @@ class BankNotFittedError(NotFittedError, SklearnNotFittedError):
     """A bank used before ``fit``: both our NotFittedError and scikit-learn's."""
 
 
+class BankMixin:
+    """What every stacked bank shares: ``predict`` from its scores, and the not-fitted check."""
+
+    def predict(self, X) -> np.ndarray:
+        """The best-scoring class label per row, ``(n,)``."""
+        scores = self.decision_function(X)  # raises BankNotFittedError before classes_ is touched
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "classes_"):
+            raise BankNotFittedError(f"this {type(self).__name__} is not trained yet; call fit first")
+
+
 def fit_input(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     """Check training data the scikit-learn way (clear messages for sparse, complex, NaN, 1-D X, 2-D or
     continuous y; sets ``n_features_in_``): returns ``X (n, D)`` C-contiguous float32 and ``y (n,)``."""

@@ -31,7 +31,7 @@ from sklearn.svm import SVC, LinearSVC
 from ..errors import ConfigError, DataError
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..store import check_array, register
-from .banks import (BankNotFittedError, as_class_index, fit_input, gathered_dot, predict_input, register_bank,
+from .banks import (BankMixin, as_class_index, fit_input, gathered_dot, predict_input, register_bank,
                     row_chunks)
 
 TRAINERS = ("liblinear", "ridge", "rbf")
@@ -153,7 +153,7 @@ def rbf_kernel(X: np.ndarray, S: np.ndarray, gamma: float, s_sq: np.ndarray | No
 
 
 @register("one-vs-all")
-class OneVsAllBank(ClassifierMixin, BaseEstimator):
+class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
     """One binary classifier per class, stacked.
 
     Parameters: ``trainer`` ("liblinear" | "ridge" | "rbf"); ``C`` (SVM cost, liblinear/rbf);
@@ -301,15 +301,6 @@ class OneVsAllBank(ClassifierMixin, BaseEstimator):
             np.matmul(dual, K[:, :, None], out=out[s:e, :, None])
         out += self.intercept_[classes]
         return out
-
-    def predict(self, X) -> np.ndarray:
-        """The best-scoring class label per row, ``(n,)``."""
-        scores = self.decision_function(X)  # raises BankNotFittedError before classes_ is touched
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "classes_"):
-            raise BankNotFittedError(f"this {type(self).__name__} is not trained yet; call fit first")
 
     # ------------------------------------------------------------ store hooks
     def _validate_state(self) -> None:
