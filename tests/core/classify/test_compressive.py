@@ -33,7 +33,7 @@ def _contract_checks():
                 yield pytest.param(estimator, check, id=f"{est.priors}-{name}")
 
 
-@pytest.mark.parametrize("estimator, check", _contract_checks())
+@pytest.mark.parametrize("estimator, check", list(_contract_checks()))
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)
 
