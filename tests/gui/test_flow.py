@@ -80,6 +80,8 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     assert "classifier of" in win.explore.dims_label.text()
     win.explore.choose(1)
     assert win.explore.cands.rowCount() >= 1
+    texts = [win.explore.cands.item(r, 0).text() for r in range(win.explore.cands.rowCount())]
+    assert sum("true class" in t for t in texts) == 1  # marked among the candidates, or said to be missing
 
     # -- save, reopen, same predictions
     images = win.project.imageset.images[::3]

@@ -349,14 +349,20 @@ class ExplorePanel(QWidget):
         pred = rec.predict(rec.prepare(img[None]), top=10)
         names = self.project.class_names
         true = int(self.data.labels[i])
-        self.cands.setRowCount(len(pred.top_classes[0]))
-        for r, (c, s) in enumerate(zip(pred.top_classes[0], pred.top_scores[0])):
-            c = int(c)
+        top = [int(c) for c in pred.top_classes[0]]
+        missed = true not in top  # the filter left the true class out: say so, a person would wonder
+        self.cands.setRowCount(len(top) + missed)
+        for r, (c, s) in enumerate(zip(top, pred.top_scores[0])):
             name = QTableWidgetItem(names[c] + ("  ✓ true class" if c == true else ""))
             if c == true:
                 name.setForeground(pg.mkBrush(26, 127, 55))
             self.cands.setItem(r, 0, name)
             self.cands.setItem(r, 1, QTableWidgetItem("–" if not np.isfinite(s) else f"{float(s):.3f}"))
+        if missed:
+            note = QTableWidgetItem(f"✗ true class {names[true]} is not among the candidates")
+            note.setForeground(pg.mkBrush(180, 30, 30))
+            self.cands.setItem(len(top), 0, note)
+            self.cands.setItem(len(top), 1, QTableWidgetItem(""))
         self._mark_chosen()
 
     def _mark_chosen(self) -> None:
