@@ -13,9 +13,10 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -38,6 +39,25 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def swap_dir(tmp: Path, path: Path, before_removing_old: Callable[[Path], None] | None = None) -> None:
+    """Replace the folder ``path`` by the complete folder ``tmp`` with two renames, fsynced.
+
+    A reader sees the old folder or the new one, never a mix. ``before_removing_old(old)`` may
+    take what it needs from the replaced folder before it is deleted.
+    """
+    _fsync_dir(tmp)
+    old = None
+    if path.exists():
+        old = path.parent / f".{path.name}.old-{os.getpid()}-{time.monotonic_ns()}"
+        os.replace(path, old)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+    if old is not None:
+        if before_removing_old is not None:
+            before_removing_old(old)
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def write_file_atomic(path: str | Path, data: bytes) -> None:
@@ -95,15 +115,7 @@ def save_bundle(path: str | Path, json_name: str, doc: dict[str, Any], arrays: d
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        _fsync_dir(tmp)
-        old = None
-        if path.exists():
-            old = path.parent / f".{path.name}.old-{os.getpid()}-{id(tmp)}"
-            os.replace(path, old)
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        swap_dir(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -42,7 +42,7 @@ from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import ProgressFn, StopFn, check_stop, report
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .project_files import FolderSink, FolderSource, ZipSink, ZipSource, copy_tree, image_digest
-from .format import _fsync_dir
+from .format import _fsync_dir, swap_dir
 
 FORMAT = "classmap-studio-project"
 VERSION = 1
@@ -108,7 +108,7 @@ def save_project(project: Project, path: str | Path, *, progress: ProgressFn = N
         try:
             _write_project(project, FolderSink(tmp), captures, _reusable_images(path), progress, should_stop)
             check_stop(should_stop)
-            _swap_in(tmp, path)
+            swap_dir(tmp, path, lambda old: _rescue_captures(old / "captures", path / "captures"))
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -215,20 +215,6 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _swap_in(tmp: Path, path: Path) -> None:
-    """Replace the folder ``path`` by the complete folder ``tmp`` with two renames."""
-    _fsync_dir(tmp)
-    old = None
-    if path.exists():
-        old = path.parent / f".{path.name}.old-{os.getpid()}-{time.monotonic_ns()}"
-        os.replace(path, old)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-    if old is not None:
-        _rescue_captures(old / "captures", path / "captures")
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _rescue_captures(old: Path, new: Path) -> None:

@@ -291,12 +291,12 @@ def test_a_capture_written_while_the_project_is_being_saved_is_not_lost(tmp_path
 
     path = save_project(Project(make_set()), tmp_path / "p")
     (path / "captures" / "cat").mkdir(parents=True)
-    real_swap = proj._swap_in
+    real_swap = proj.swap_dir
 
-    def camera_writes_during_save(tmp, target):
+    def camera_writes_during_save(tmp, target, *rest):
         (target / "captures" / "cat" / "late.png").write_bytes(b"frame")  # into the version being replaced
-        real_swap(tmp, target)
+        real_swap(tmp, target, *rest)
 
-    monkeypatch.setattr(proj, "_swap_in", camera_writes_during_save)
+    monkeypatch.setattr(proj, "swap_dir", camera_writes_during_save)
     save_project(Project(make_set(1)), path)
     assert (path / "captures" / "cat" / "late.png").read_bytes() == b"frame"
