@@ -197,8 +197,7 @@ def add_backend_args(s: argparse.ArgumentParser) -> None:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the model sub-commands on the ``classmap`` parser."""
-    from .core.classify import bank_names
-    from .core.features.base import FEATURE_MAPS
+    from .core.registry import bank_names, feature_names
 
     s = sub.add_parser("train", help="train a recogniser on a data set and save it",
                        description="Train a recogniser: feature map + classifier bank (+ ClassMap). "
@@ -206,7 +205,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                    "for those (e.g. --set n_centroids=800 --set bank.C=0.1).")
     s.add_argument("--data", required=True, help="a built-in data set name (see `classmap datasets`) or a folder "
                                                  "with one sub-folder of images per class")
-    s.add_argument("--features", default="kmeans", choices=sorted(FEATURE_MAPS), help="feature map (default kmeans)")
+    s.add_argument("--features", default="kmeans", choices=sorted(feature_names()), help="feature map (default kmeans)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter, repeatable")
     s.add_argument("--bank", default="ova-liblinear", choices=bank_names(), help="classifier bank (default ova-liblinear)")
     s.add_argument("--classmap", nargs="?", const="", default=None, metavar="KEY=VALUE,...",

@@ -1,8 +1,10 @@
 """`Recogniser`: the one object that turns images into class predictions (GUI, CLI, export, benchmarks).
 
 feature map (images -> ``(n, D) float32``) + classifier bank (``(n, D)`` -> scores of C classes) and,
-optionally, a ClassMap that replaces brute-force scoring by filter-and-refine. ``predict`` reports
-what it cost: binary classifier evaluations per query and the time of each stage.
+optionally, a ClassMap that replaces brute-force scoring by filter-and-refine. ``predict`` returns a
+:class:`~.classify.result.Prediction` (the one result type of every prediction path) that says what
+it cost: binary classifier evaluations per query, counted from what was evaluated, and the time of
+each stage. Predicting changes no object, so threads may share one recogniser.
 
 Saved as a folder (see :mod:`classmap_gui.core.store`): ``model.json`` with the structure and
 ``arrays.npz`` with the numbers; no pickles, every shape and dtype checked on load.
@@ -10,7 +12,6 @@ Saved as a folder (see :mod:`classmap_gui.core.store`): ``model.json`` with the 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,6 +20,8 @@ import numpy as np
 from .data.folder import MAX_IMAGE_SIDE
 from .errors import ConfigError, DataError, ModelFormatError, NotFittedError
 from .progress import ProgressFn, StopFn, check_stop, report
+from .classify.banks import top_k
+from .classify.result import Prediction
 from .store import dump_estimator, load_bundle, load_estimator, save_bundle
 
 MODEL_FORMAT = "classmap-model"
@@ -28,33 +31,12 @@ MODEL_JSON = "model.json"
 SCORE_CHUNK = 4096
 
 
-@dataclass
-class Prediction:
-    """What :meth:`Recogniser.predict` returns for ``n`` images.
-
-    labels: ``(n,) int64`` best class per image (index into ``class_names``).
-    top_classes: ``(n, top) int64`` best classes, best first; top_scores: ``(n, top) float32`` their scores.
-    evaluations: ``(n,) int64`` binary classifier evaluations spent on each image.
-    timings: seconds per stage: ``"features"`` then ``"classify"`` (brute force) or the ClassMap's
-    stages (``"embedding+filter"``, ``"refine"``), and ``"total"``.
-    """
-
-    labels: np.ndarray
-    top_classes: np.ndarray
-    top_scores: np.ndarray
-    evaluations: np.ndarray
-    timings: dict[str, float] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-
 class Recogniser:
     """Feature map + classifier bank (+ optional ClassMap), with the images' size and colour.
 
     ``features``: fitted transformer, uint8 images -> ``(n, D) float32``. ``classifier``: fitted bank
     whose ``classes_`` are ``0..C-1`` (indices into ``class_names``). ``classmap``: fitted object with
-    ``predict(bank, X, top=) -> result(labels, top_classes, top_scores, evaluations, timings)`` or None.
+    ``predict(bank, X, top=) -> Prediction`` or None.
     ``image_size``: ``(h, w)`` every image is brought to; ``grey``: whether the model reads grey images.
     ``metadata``: free JSON (training settings, data set, test accuracy) saved with the model.
     """
@@ -71,6 +53,7 @@ class Recogniser:
 
     @property
     def n_classes(self) -> int:
+        """Number of classes (``len(class_names)``)."""
         return len(self.class_names)
 
     @property
@@ -135,38 +118,28 @@ class Recogniser:
         return pred
 
     def predict_features(self, X: np.ndarray, top: int = 5, *, should_stop: StopFn = None) -> Prediction:
-        """Classify feature rows ``X (n, D) float32`` (features already computed)."""
-        from .classify.banks import top_k
+        """Classify feature rows ``X (n, D) float32`` (features already computed).
 
+        Brute force scores every classifier, so each query costs ``brute_force_evaluations``; with a
+        ClassMap the cost per query is the one it reports from what it evaluated."""
         if self.classifier is None or not hasattr(self.classifier, "classes_"):
             raise NotFittedError("the recogniser has no trained classifier")
         top = max(1, min(int(top), self.n_classes))
         X = np.ascontiguousarray(X, dtype=np.float32)
         n = len(X)
         if self.classmap is not None:
-            t0 = time.perf_counter()
-            res = self.classmap.predict(self.classifier, X, top=top)
-            timings = {k: float(v) for k, v in dict(getattr(res, "timings", {}) or {}).items()}
-            if not timings:
-                timings = {"classmap": time.perf_counter() - t0}
-            return Prediction(np.asarray(res.labels, np.int64), np.asarray(res.top_classes, np.int64),
-                              np.asarray(res.top_scores, np.float32), np.asarray(res.evaluations, np.int64),
-                              timings)
+            return self.classmap.predict(self.classifier, X, top=top, should_stop=should_stop)
         labels = np.empty(n, np.int64)
         top_classes = np.empty((n, top), np.int64)
         top_scores = np.empty((n, top), np.float32)
-        evaluations = np.empty(n, np.int64)
         t0 = time.perf_counter()
         for s in range(0, n, SCORE_CHUNK):
             check_stop(should_stop)
             e = min(n, s + SCORE_CHUNK)
-            before = getattr(self.classifier, "n_evaluations_", 0)
-            scores = self.classifier.decision_function(X[s:e])
-            used = getattr(self.classifier, "n_evaluations_", 0) - before
-            idx, vals = top_k(scores, top)
+            idx, vals = top_k(self.classifier.decision_function(X[s:e]), top)
             top_classes[s:e], top_scores[s:e] = idx, vals
             labels[s:e] = idx[:, 0]
-            evaluations[s:e] = used // max(1, e - s) if used else self.brute_force_evaluations
+        evaluations = np.full(n, self.brute_force_evaluations, np.int64)
         return Prediction(labels, top_classes, top_scores, evaluations, {"classify": time.perf_counter() - t0})
 
     def add_class(self, name: str, images: Any, *, progress: ProgressFn = None, should_stop: StopFn = None) -> int:
@@ -174,9 +147,24 @@ class Recogniser:
 
         Works for classifiers that keep per-class summaries (the compressive bank: no other class's
         sketch changes); other banks and ClassMap models raise ConfigError saying to retrain."""
-        from .classify.compressive import add_class_to_recogniser
-
-        return add_class_to_recogniser(self, name, images, progress=progress, should_stop=should_stop)
+        clf = self.classifier
+        if not hasattr(clf, "add_class"):
+            raise ConfigError(f"the model's classifier ({type(clf).__name__}) cannot take a new class without "
+                              "retraining; retrain with the new class, or train with --bank compressive")
+        if self.classmap is not None:
+            raise ConfigError("the model uses a ClassMap, whose class embeddings must be retrained for a new class; "
+                              "retrain with the new class")
+        name = str(name)
+        if name in self.class_names:
+            raise ConfigError(f"class {name!r} exists already in the model")
+        prepared = self.prepare(images)
+        if len(prepared) == 0:
+            raise DataError(f"no images for the new class {name!r}")
+        X = self.transform(prepared, progress=progress, should_stop=should_stop)
+        label = len(self.class_names)
+        clf.add_class(label, X)
+        self.class_names.append(name)
+        return label
 
     # ------------------------------------------------------------ store
     def save(self, path: str | Path) -> Path:

@@ -22,8 +22,6 @@ from .recogniser import SCORE_CHUNK, Recogniser
 
 #: above this many classes the confusion matrix is left out of reports (it would be C² numbers)
 DENSE_CONFUSION_MAX = 500
-#: a kmeans patch must fit in a quarter of the image for 2x2 pooling to see distinct regions
-SMALL_IMAGE = 16
 
 
 @dataclass
@@ -129,23 +127,6 @@ class TrainResult:
     report_on: str = "test"
 
 
-def features_params_for(name: str, params: dict, image_size: tuple[int, int]) -> dict:
-    """The feature map parameters training uses: ``params`` plus defaults adapted to small images.
-
-    Single-layer k-means features on small images (shorter side < 16, e.g. the 8x8 ``digits``): unless
-    set explicitly, ``patch_size`` becomes ``max(2, side // 2 - 1)`` (3 on 8x8: each 2x2 pooling
-    quadrant still sees distinct patches), ``n_centroids`` 400 and ``n_patches`` 50 000 (a small image set
-    holds few distinct patches). Other maps and larger images keep the feature map's own defaults.
-    """
-    out = dict(params)
-    side = min(image_size)
-    if name == "kmeans" and side < SMALL_IMAGE:
-        out.setdefault("patch_size", max(2, side // 2 - 1))
-        out.setdefault("n_centroids", 400)
-        out.setdefault("n_patches", 50_000)
-    return out
-
-
 def _with_seed(obj: Any, seed: int) -> Any:
     if "random_state" in obj.get_params(deep=False) and obj.get_params(deep=False)["random_state"] is None:
         obj.set_params(random_state=seed)
@@ -159,8 +140,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     Raises DataError (before any training) for a set that cannot be trained on, ConfigError for a bad
     setting, Cancelled when ``should_stop()`` turns true.
     """
-    from .classify import make_bank
-    from .features import make_features
+    from .registry import make_bank, make_features
 
     config = config or TrainConfig()
     timings: dict[str, float] = {}
@@ -175,14 +155,10 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     imageset.check_trainable(min_per_class=min_per_class)
 
     # build (and so validate) every component before spending time
-    feature_name, feature_params = config.features, config.features_params
-    if config.bank == "compressive":  # sketch=cnn: the random CNN is the feature map and the sketch
-        from .classify.compressive import feature_override
-
-        feature_name, feature_params = feature_override(feature_name, feature_params, config.bank_params)
-    features = _with_seed(make_features(feature_name, **features_params_for(
-        feature_name, feature_params, imageset.image_size)), config.seed)
     bank = _with_seed(make_bank(config.bank, **config.bank_params), config.seed)
+    # the bank says which feature map it needs (the compressive CNN sketch replaces the requested one)
+    feature_name, feature_params = bank.features_for(config.features, config.features_params)
+    features = _with_seed(make_features(feature_name, **feature_params), config.seed)
     classmap = None
     if use_classmap:
         from .classify.classmap import ClassMap

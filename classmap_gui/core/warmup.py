@@ -14,7 +14,7 @@ def warm_compiled_kernels() -> None:
     """Run the k-means encoder, subset scoring and ClassMap's single-query and batch paths once."""
     from .classify import OneVsAllBank
     from .classify.classmap import ClassMap
-    from .features import make_features
+    from .registry import make_features
 
     rng = np.random.default_rng(0)
     images = rng.integers(0, 255, (12, 12, 12), dtype=np.uint8)

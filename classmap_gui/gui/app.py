@@ -54,7 +54,7 @@ def self_test() -> int:
     import numpy as np
 
     from ..core.data import load_dataset
-    from ..core.inspect import test_part
+    from ..core.views import test_part
     from ..core.training import TrainConfig, train
     from .demo import demo_dataset, demo_settings
     from .mainwindow import MainWindow

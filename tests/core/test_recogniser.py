@@ -5,7 +5,8 @@ import pytest
 from classmap_gui.core.data import ImageSet, load_digits
 from classmap_gui.core.errors import Cancelled, ConfigError, DataError
 from classmap_gui.core.recogniser import Recogniser
-from classmap_gui.core.training import TrainConfig, evaluate, features_params_for, train
+from classmap_gui.core.features import KMeansFeatures
+from classmap_gui.core.training import TrainConfig, evaluate, train
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +93,14 @@ def test_no_test_split_reports_on_training_data(digits):
 
 
 def test_small_images_adapt_kmeans_patch():
-    assert features_params_for("kmeans", {}, (8, 8))["patch_size"] == 3
-    assert features_params_for("kmeans", {"patch_size": 2}, (8, 8))["patch_size"] == 2
-    assert "patch_size" not in features_params_for("kmeans", {}, (32, 32))
-    assert features_params_for("pixels", {}, (8, 8)) == {}
+    from classmap_gui.core.features.kmeans import auto_sizes
+
+    # the component adapts to the images it is fitted on; an explicit setting wins
+    assert auto_sizes(8, 8) == (3, 400, 50_000) and auto_sizes(32, 32) == (6, 1600, 200_000)
+    imgs = np.random.default_rng(0).integers(0, 256, (30, 8, 8), dtype=np.uint8)
+    fm = KMeansFeatures(n_centroids=8, n_patches=500, random_state=0).fit(imgs)
+    assert fm.patch_size_ == 3 and fm.transform(imgs).shape == (30, 32)
+    assert KMeansFeatures(patch_size=2, n_centroids=8, n_patches=500).fit(imgs).patch_size_ == 2
 
 
 def test_classmap_plugs_in_and_survives_save(tmp_path, digits):

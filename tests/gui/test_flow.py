@@ -3,7 +3,7 @@ file standing in for the camera -> explore -> save -> reopen -> the same predict
 import numpy as np
 import pytest
 
-from classmap_gui.core import inspect
+from classmap_gui.core import views as inspect
 
 
 

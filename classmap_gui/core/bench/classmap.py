@@ -100,7 +100,7 @@ def prepare(data: str, bank: str, bank_params: dict, seed: int, cache: bool,
     if got is not None:
         report(progress, 1.0, "data: cached")
         return got
-    from ..classify import make_bank
+    from ..registry import make_bank
     from ..data import load_dataset
     from ..data.glyph_pose import split_per_class
     from ..features.hog import HOGFeatures

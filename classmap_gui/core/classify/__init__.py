@@ -1,14 +1,17 @@
-"""Classifier banks (one-vs-all, all-pairs), ClassMap and the compressive classifier.
+"""Classifier banks (one-vs-all, all-pairs, compressive), ClassMap, and the one prediction result type.
 
-Build a bank by name with :func:`make_bank` (``ova-liblinear``, ``ova-ridge``, ``ova-rbf``,
-``all-pairs`` and whatever other modules register with :func:`register_bank`).
+Build a bank by name with :func:`classmap_gui.core.registry.make_bank` (``ova-liblinear``,
+``ova-ridge``, ``ova-rbf``, ``all-pairs``, ``compressive``).
 """
 from __future__ import annotations
 
 from .allpairs import AllPairsBank
-from .classmap import ClassMap, ClassMapResult
-from .banks import bank_descriptions, bank_names, make_bank, register_bank, top_k
+from .banks import top_k
+from .classmap import ClassMap
+from .compressive import CompressiveClassifier
+from .compressive_bank import CompressiveBank
 from .ova import OneVsAllBank
+from .result import ClassMapResult, Prediction
 
-__all__ = ["AllPairsBank", "ClassMap", "ClassMapResult", "OneVsAllBank", "bank_descriptions", "bank_names", "make_bank", "register_bank",
-           "top_k"]
+__all__ = ["AllPairsBank", "ClassMap", "ClassMapResult", "CompressiveBank", "CompressiveClassifier", "OneVsAllBank",
+           "Prediction", "top_k"]

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ._topk import push
+
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 
 
@@ -73,26 +75,12 @@ def _filter_top(fq, E, alpha, p, topd, topc):
     C, d = E.shape
     filled = 0
     for c in range(C):
-        if filled == p:
-            bound = topd[p - 1]
-            s = np.float32(0.0)
-            for j in range(d):
-                s += alpha[j] * abs(fq[j] - E[c, j])
-            if s >= bound:
-                continue
-            pos = p - 1
-        else:
-            s = np.float32(0.0)
-            for j in range(d):
-                s += alpha[j] * abs(fq[j] - E[c, j])
-            pos = filled
-            filled += 1
-        while pos > 0 and topd[pos - 1] > s:
-            topd[pos] = topd[pos - 1]
-            topc[pos] = topc[pos - 1]
-            pos -= 1
-        topd[pos] = s
-        topc[pos] = c
+        s = np.float32(0.0)
+        for j in range(d):
+            s += alpha[j] * abs(fq[j] - E[c, j])
+        if filled == p and s >= topd[p - 1]:
+            continue
+        filled = push(s, c, filled, p, topd, topc)
     return filled
 
 

@@ -12,10 +12,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..errors import ConfigError, DataError
 from ..progress import ProgressFn, StopFn
-from ..store import check_array, register
-from .banks import (BankMixin, as_class_index, fit_input, gathered_dot, predict_input, register_bank,
-                    row_chunks)
-from .ova import _fit_linear_svc, encode_labels, fit_parallel, ridge_solve
+from ..checks import check_array
+from .banks import BankMixin, as_class_index, fit_input, gathered_dot, predict_input, row_chunks
+from .solvers import encode_labels, fit_linear_svc, fit_parallel, ridge_solve
 
 MAX_CLASSES = 200  # 19 900 pairs; beyond this use a one-vs-all bank
 
@@ -37,7 +36,6 @@ def vote(pair_scores: np.ndarray, ci: np.ndarray, cj: np.ndarray, n_cols: int) -
     return (votes + conf / (3 * (np.abs(conf) + 1))).astype(np.float32)
 
 
-@register("all-pairs")
 class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
     """One linear classifier per pair of classes, voting.
 
@@ -48,8 +46,6 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
     (positive score: i wins), ``coef_ (P, D) float32``, ``intercept_ (P,) float32``.
     ``decision_function`` returns votes + tie-break per class ``(n, C) float32``.
     """
-
-    _store_exclude = ("n_evaluations_",)
 
     def __init__(self, trainer: str = "liblinear", C: float = 1.0, alpha: float = 1.0, tol: float = 1e-4,
                  max_iter: int = 1000, n_jobs: int | None = -1, random_state=None):
@@ -81,7 +77,7 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
 
             def task(_X, p, prm):
                 rows = pair_rows[p]
-                return _fit_linear_svc(X[rows], y_idx[rows] == pairs[p, 0], prm)
+                return fit_linear_svc(X[rows], y_idx[rows] == pairs[p, 0], prm)
         else:
             def task(_X, p, prm):
                 rows = pair_rows[p]
@@ -95,7 +91,6 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
         self.n_iter_ = max(r[2] for r in res)
         self.classes_ = classes
         self.n_features_in_ = int(X.shape[1])
-        self.n_evaluations_ = 0
         return self
 
     @property
@@ -103,15 +98,11 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
         self._check_fitted()
         return len(self.pairs_)
 
-    def reset_evaluations(self) -> None:
-        self.n_evaluations_ = 0
-
     def pair_decision_function(self, X) -> np.ndarray:
         """Raw pairwise scores ``(n, P) float32`` (one GEMM); positive: ``pairs_[p, 0]`` wins."""
         X = predict_input(self, X)
         out = X @ self.coef_.T
         out += self.intercept_
-        self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + out.size
         return out
 
     def decision_function(self, X) -> np.ndarray:
@@ -122,8 +113,7 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
     def decision_function_subset(self, X, classes) -> np.ndarray:
         """Votes among the candidates only: ``classes (n, k) int`` column indices -> ``(n, k) float32``.
 
-        For each query, the k(k−1)/2 classifiers of pairs among its candidates are evaluated (and
-        counted in ``n_evaluations_``); column j of the result is candidate ``classes[i, j]``'s votes
+        For each query, the k(k−1)/2 classifiers of pairs among its candidates are evaluated; column j of the result is candidate ``classes[i, j]``'s votes
         plus tie-break. This is the refine primitive "evaluate pairs among the top-p classes".
         """
         X = predict_input(self, X)
@@ -149,7 +139,6 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
             S = gathered_dot(X[s:e], self.coef_, self.intercept_, pidx)
             S *= sign
             out[s:e] = vote(S, a, b, k)  # candidate positions a, b are the same for every row
-        self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + n * m
         return out
 
     def _validate_state(self) -> None:
@@ -164,8 +153,3 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
         check_array("coef_", self.coef_, dtype=np.float32, shape=(P, D))
         check_array("intercept_", self.intercept_, dtype=np.float32, shape=(P,))
 
-    def _after_load(self) -> None:
-        self.n_evaluations_ = 0
-
-
-register_bank("all-pairs", AllPairsBank, "one linear SVM per pair of classes, voting (small class counts)")

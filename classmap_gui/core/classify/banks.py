@@ -1,24 +1,21 @@
-"""Classifier banks by name (``make_bank``) and what all banks share.
+"""What all classifier banks share: input checks, the gathered dot product, top-k, ``predict``.
 
 A *bank* is a set of binary classifiers evaluated together: after ``fit(X (n, D) float32, y (n,))``
 it has ``classes_`` (C,), ``decision_function(X) -> (n, C) float32`` scoring every class,
 ``decision_function_subset(X, classes (n, k) int64) -> (n, k) float32`` scoring only the listed
-class *indices* (columns of ``decision_function``) per query, ``n_classifiers_`` (binary classifiers
-evaluated by a brute-force query) and the counter ``n_evaluations_`` (binary classifier evaluations
-done since fit/load; reset it with ``reset_evaluations()``).
+class *indices* (columns of ``decision_function``) per query, and ``n_classifiers_`` (binary classifiers
+evaluated by a brute-force query).
 
 Banks follow scikit-learn's estimator contract (``check_estimator`` passes) except, on purpose:
-``decision_function`` is ``(n, C)`` also for two classes, and scoring adds to ``n_evaluations_``.
+``decision_function`` is ``(n, C)`` also for two classes. Scoring is pure (no attribute changes), as
+scikit-learn asks: the cost of a prediction is computed by the caller from what it asked to be
+evaluated (:class:`~.result.Prediction`), so concurrent queries never share a counter.
 
-Names registered here: ``ova-liblinear``, ``ova-ridge``, ``ova-rbf``, ``all-pairs``. Other parts
-add theirs with :func:`register_bank` (e.g. ``compressive``) in the module defining the class;
-:func:`_load_plugins` imports those modules (a fixed list in code).
+Banks are built by name with :func:`classmap_gui.core.registry.make_bank`.
 """
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -28,71 +25,19 @@ from sklearn.utils.validation import validate_data
 
 from ..errors import ConfigError, NotFittedError
 
-#: Modules whose import registers further banks (silently skipped while absent).
-PLUGIN_MODULES = ("classmap_gui.core.classify.compressive",)
-
-
-@dataclass(frozen=True)
-class BankSpec:
-    name: str
-    factory: Callable[..., Any]
-    description: str
-    fixed: dict  # parameters the name fixes (e.g. trainer="ridge"); the user cannot override them
-
-
-_BANKS: dict[str, BankSpec] = {}
-
-
-def register_bank(name: str, factory: Callable[..., Any], description: str = "", **fixed: Any) -> None:
-    """Make ``make_bank(name, **params)`` return ``factory(**fixed, **params)``."""
-    _BANKS[name] = BankSpec(name, factory, description, dict(fixed))
-
-
-def _load_plugins() -> None:
-    for mod in PLUGIN_MODULES:
-        importlib.import_module(mod)  # registers on import; late to avoid an import cycle
-
-
-def bank_names() -> list[str]:
-    """All registered bank names, in registration order."""
-    _load_plugins()
-    return list(_BANKS)
-
-
-def bank_descriptions() -> dict[str, str]:
-    _load_plugins()
-    return {k: v.description for k, v in _BANKS.items()}
-
-
-def make_bank(name: str, **params: Any) -> Any:
-    """A new, unfitted bank ``name`` with hyper-parameters ``params``.
-
-    Unknown names and parameters are a :class:`ConfigError` that lists the valid ones.
-    """
-    _load_plugins()
-    spec = _BANKS.get(name)
-    if spec is None:
-        raise ConfigError(f"unknown classifier bank {name!r}; known: {', '.join(_BANKS)}")
-    fixed_clash = sorted(set(params) & set(spec.fixed))
-    if fixed_clash:
-        raise ConfigError(f"bank {name!r} fixes {', '.join(fixed_clash)}; choose another bank name instead")
-    try:
-        valid = set(spec.factory(**spec.fixed).get_params(deep=False))
-    except Exception:  # pragma: no cover - factory without get_params
-        valid = set(params)
-    unknown = sorted(set(params) - valid)
-    if unknown:
-        raise ConfigError(f"bank {name!r} has no parameter(s) {', '.join(unknown)}; "
-                          f"valid: {', '.join(sorted(valid - set(spec.fixed)))}")
-    return spec.factory(**spec.fixed, **params)
-
-
 class BankNotFittedError(NotFittedError, SklearnNotFittedError):
     """A bank used before ``fit``: both our NotFittedError and scikit-learn's."""
 
 
 class BankMixin:
     """What every stacked bank shares: ``predict`` from its scores, and the not-fitted check."""
+
+    def features_for(self, name: str, params: dict) -> tuple[str, dict]:
+        """The feature map ``(name, params)`` training builds for this bank: the requested one.
+
+        Banks whose scoring needs a particular map (the compressive CNN sketch) override this, so
+        training asks every bank the same question instead of special-casing one."""
+        return name, dict(params)
 
     def predict(self, X) -> np.ndarray:
         """The best-scoring class label per row, ``(n,)``."""

@@ -18,100 +18,42 @@ float32`` + ``intercept_ (K,) float32`` (K = C for one-vs-all, row k is class k)
 all-pairs bank also has ``pairs_ (K, 2) int64`` = the class indices (i < j) of each row,
 in lexicographic order, response > 0 favouring ``pairs_[k, 0]``. Non-linear banks (no
 ``coef_``) go through ``decision_function`` / ``decision_function_subset``.
+
+This module is the estimator (fit, predict, store hooks); the bank interface is read in
+:mod:`.bank_view`, the refine strategies live in :mod:`.refine`, the one-query fast path in
+:mod:`.single_query`, and the result type in :mod:`.result`.
 """
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from ..checks import check_array
 from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..store import check_array, register
 from . import _classmap_kernels as K
 from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD, FilterIndex
+from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, pair_rows
 from .classmap_boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
                              random_references, sample_triples)
+from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, BEST_RESPONSE, KERNEL_MODE,
+                     REFINES as REFINE_STRATEGIES, canonical as canonical_refine, refine_all_pairs_vote,
+                     refine_ova_generic)
+from .result import ClassMapResult, Prediction
+from .single_query import SingleQuery
+
+__all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
+           "SingleQuery", "bank_kind", "class_medians", "classifier_outputs", "cross_fit_medians",
+           "learn_threshold", "pair_rows"]
 
 EMBEDDINGS = ("boosted", "random")
-REFINES = ("v1", "v2", "v3")
-_MODE = {"v2": 2, "v3": 3}
+#: every accepted ``refine`` value: the descriptive names and the paper's aliases
+REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
 
 
-@dataclass
-class ClassMapResult:
-    """Output of :meth:`ClassMap.predict` for ``n`` queries.
-
-    ``labels (n,) int64`` (bank class labels), ``top_classes (n, top) int64`` best first,
-    ``top_scores (n, top) float32`` (OVA response, or all-pairs votes for v1; NaN for a
-    candidate v3 did not need to evaluate), ``evaluations (n,) int64`` classifier evaluations
-    per query, ``timings`` seconds per stage for the whole batch.
-    """
-
-    labels: np.ndarray
-    top_classes: np.ndarray
-    top_scores: np.ndarray
-    evaluations: np.ndarray
-    timings: dict = field(default_factory=dict)
-
-
-def bank_kind(bank) -> str:
-    """``"pairs"`` for an all-pairs bank (it has ``pairs_``), else ``"ova"``."""
-    return "pairs" if getattr(bank, "pairs_", None) is not None else "ova"
-
-
-def _linear(bank):
-    W = getattr(bank, "coef_", None)
-    if W is None:
-        return None, None
-    W = np.ascontiguousarray(W, np.float32)
-    b = np.ascontiguousarray(getattr(bank, "intercept_", np.zeros(W.shape[0], np.float32)), np.float32)
-    return W, b
-
-
-def _n_classifiers(bank) -> int:
-    if bank_kind(bank) == "pairs":
-        return len(bank.pairs_)
-    return len(bank.classes_)
-
-
-def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chunk: int = 4096) -> np.ndarray:
-    """Raw outputs of classifiers ``rows`` (default all) on ``X (n, D)`` -> ``(n, k) float32``."""
-    W, b = _linear(bank)
-    X = np.asarray(X, np.float32)
-    if W is not None:
-        if rows is not None:
-            W, b = W[rows], b[rows]
-        out = np.empty((len(X), W.shape[0]), np.float32)
-        for i in range(0, len(X), chunk):
-            np.dot(X[i:i + chunk], W.T, out=out[i:i + chunk])
-        out += b
-        return out
-    if rows is None:
-        if bank_kind(bank) == "pairs":
-            rows = np.arange(len(bank.pairs_))
-        else:
-            return np.asarray(bank.decision_function(X), np.float32)
-    sel = np.broadcast_to(np.asarray(rows, np.int64), (len(X), len(rows)))
-    return np.asarray(bank.decision_function_subset(X, sel), np.float32)
-
-
-def _count(bank, n: int) -> None:
-    """Add ClassMap's evaluations to the bank's ``n_evaluations_`` counter (when it keeps one)."""
-    if hasattr(bank, "n_evaluations_"):
-        bank.n_evaluations_ += n
-
-
-def pair_rows(a: np.ndarray, b: np.ndarray, C: int) -> np.ndarray:
-    """Row of the all-pairs classifier for classes ``a != b`` (lexicographic i < j order)."""
-    i, j = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
-    return i * (2 * C - i - 1) // 2 + (j - i - 1)
-
-
-@register("classmap")
 class ClassMap(BaseEstimator):
     """Filter-and-refine recognition among many classes with a ClassMap embedding.
 
@@ -122,9 +64,10 @@ class ClassMap(BaseEstimator):
     p : candidates kept by the filter and evaluated by the refine step.
     embedding : "boosted" (CM-Boosted, AdaBoost over weak triple classifiers, §6) or
         "random" (CM-RRC, ``d`` random classifiers with weight 1).
-    refine : "v1" all-pairs vote over the top p (needs an all-pairs bank); "v2" best
-        one-vs-all response among the top p; "v3" one-vs-all + threshold: stop at the first
-        candidate, in filter order, whose response >= t.
+    refine : "all-pairs-vote" (paper "v1": vote of the all-pairs classifiers among the top p;
+        needs an all-pairs bank), "best-response" ("v2": best one-vs-all response among the top
+        p) or "first-above-threshold" ("v3": stop at the first candidate, in filter order, whose
+        one-vs-all response >= t). See :mod:`.refine`.
     n_triples : training triples for AdaBoost. Their weak outputs for every candidate
         classifier are held as one float32 matrix, so memory is ``n_triples * K * 4`` bytes
         capped by ``max_memory_mb`` (candidates are sub-sampled beyond that). 60 000 with 2430
@@ -158,22 +101,29 @@ class ClassMap(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
+    @property
+    def refine_strategy(self) -> str:
+        """The refine strategy's descriptive name (``refine`` may hold the paper's alias)."""
+        strategy = canonical_refine(self.refine)
+        if strategy is None:
+            raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINES)}, got {self.refine!r}")
+        return strategy
+
     def _check_params(self, bank) -> None:
         if self.embedding not in EMBEDDINGS:
             raise ConfigError(f"ClassMap embedding must be one of {', '.join(EMBEDDINGS)}, got {self.embedding!r}")
-        if self.refine not in REFINES:
-            raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINES)}, got {self.refine!r}")
+        strategy = self.refine_strategy
         if not (isinstance(self.d, (int, np.integer)) and self.d >= 1):
             raise ConfigError(f"ClassMap d must be a positive integer, got {self.d!r}")
         if not (isinstance(self.p, (int, np.integer)) and self.p >= 1):
             raise ConfigError(f"ClassMap p must be a positive integer, got {self.p!r}")
         kind = bank_kind(bank)
-        if self.refine == "v1" and kind != "pairs":
-            raise ConfigError("ClassMap refine v1 (all-pairs vote) needs an all-pairs classifier bank; "
-                              "use refine v2 or v3 with a one-vs-all bank")
-        if self.refine in ("v2", "v3") and kind != "ova":
+        if strategy == ALL_PAIRS_VOTE and kind != "pairs":
+            raise ConfigError(f"ClassMap refine {self.refine} (all-pairs vote) needs an all-pairs classifier bank; "
+                              "use refine best-response (v2) or first-above-threshold (v3) with a one-vs-all bank")
+        if strategy != ALL_PAIRS_VOTE and kind != "ova":
             raise ConfigError(f"ClassMap refine {self.refine} needs a one-vs-all classifier bank; "
-                              "use refine v1 with an all-pairs bank")
+                              "use refine all-pairs-vote (v1) with an all-pairs bank")
 
     def _class_index(self, classes: np.ndarray, y) -> np.ndarray:
         y = np.asarray(y)
@@ -220,7 +170,8 @@ class ClassMap(BaseEstimator):
             cand = np.flatnonzero(in_tc[bank.pairs_[:, 0]] & in_tc[bank.pairs_[:, 1]])
         else:
             cand = tc.copy()
-        need_all = self.embedding == "boosted" or (self.refine == "v3" and self.threshold is None)
+        thresholded = self.refine_strategy not in (ALL_PAIRS_VOTE, BEST_RESPONSE)
+        need_all = self.embedding == "boosted" or (thresholded and self.threshold is None)
         refs = None
         if self.embedding == "random":
             refs, alpha = random_references(cand, int(self.d), rng)
@@ -263,7 +214,7 @@ class ClassMap(BaseEstimator):
         self.n_classes_ = int(C)
         self.bank_kind_ = kind
         self.threshold_ = None
-        if self.refine == "v3":
+        if thresholded:
             report(progress, 0.9, "embedding: threshold")
             self.threshold_ = (float(self.threshold) if self.threshold is not None
                                else learn_threshold(M, yi, refs, self.alpha_, self.class_embeddings_,
@@ -319,14 +270,14 @@ class ClassMap(BaseEstimator):
         if len(bank.classes_) != self.n_classes_:
             raise ConfigError(f"ClassMap was built for {self.n_classes_} classes but the bank has "
                               f"{len(bank.classes_)}; call update_class_embeddings after adding classes")
-        if bank_kind(bank) != self.bank_kind_ or int(self.reference_.max()) >= _n_classifiers(bank):
+        if bank_kind(bank) != self.bank_kind_ or int(self.reference_.max()) >= n_classifiers(bank):
             raise ConfigError("ClassMap was built for a different classifier bank (kind or size differ); "
                               "rebuild the embedding with fit()")
 
     def expected_evaluations(self) -> int:
-        """Upper bound of classifier evaluations per query: d + p (v2/v3), d + p(p-1)/2 (v1)."""
+        """Upper bound of classifier evaluations per query: d + p (one-vs-all refines), d + p(p-1)/2 (vote)."""
         p = min(int(self.p), self.n_classes_)
-        return len(self.reference_) + (p * (p - 1) // 2 if self.refine == "v1" else p)
+        return len(self.reference_) + (p * (p - 1) // 2 if self.refine_strategy == ALL_PAIRS_VOTE else p)
 
     def filter(self, bank, X: np.ndarray, p: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The filter step alone: ``(candidates (n, p) int64 labels in filter order, distances (n, p)
@@ -361,30 +312,32 @@ class ClassMap(BaseEstimator):
             index.search(F, p, out_cls=cands, out_dist=dist)
 
     def predict(self, bank, X: np.ndarray, top: int | None = None, *, batch_size: int = 1000,
-                should_stop: StopFn = None) -> ClassMapResult:
+                should_stop: StopFn = None) -> Prediction:
         """Classify ``X (n, D) float32`` with filter-and-refine; ``top`` (<= p, default p)
-        candidates per query are returned best first. Batches of ``batch_size`` queries."""
+        candidates per query are returned best first. Batches of ``batch_size`` queries.
+
+        Changes neither this object's learned state nor the bank: each query's ``evaluations``
+        are counted from what was evaluated for it (d references + the refine's own)."""
         self._check_bank(bank)
+        strategy = self.refine_strategy
         X = np.ascontiguousarray(X, np.float32)
         if X.ndim == 1:
             X = X[None, :]
         n = len(X)
         p = min(int(self.p), self.n_classes_)
         top = p if top is None else max(1, min(int(top), p))
-        if (n == 1 and self.refine != "v1" and getattr(bank, "coef_", None) is not None
-                and self._filter_index() is None):
+        W, b = linear_weights(bank)
+        if n == 1 and strategy != ALL_PAIRS_VOTE and W is not None and self._filter_index() is None:
             one = self._single_for(bank)                   # live video: the allocation-free path
             label = one(X[0])
-            _count(bank, one.evaluations)
-            return ClassMapResult(labels=np.array([label], np.int64),
-                                  top_classes=self.classes_[one.top_classes[:top]][None, :],
-                                  top_scores=one.top_scores[None, :top].copy(),
-                                  evaluations=np.array([one.evaluations], np.int64), timings=dict(one.timings))
+            return Prediction(labels=np.array([label], np.int64),
+                              top_classes=self.classes_[one.top_classes[:top]][None, :],
+                              top_scores=one.top_scores[None, :top].copy(),
+                              evaluations=np.array([one.evaluations], np.int64), timings=dict(one.timings))
         cls = np.empty((n, p), np.int64)
         score = np.empty((n, p), np.float32)
         evals = np.empty(n, np.int64)
         t_emb = t_ref = 0.0
-        W, b = _linear(bank)
         refs = self.reference_
         if W is not None:
             W_ref, b_ref = np.ascontiguousarray(W[refs]), b[refs]
@@ -402,83 +355,31 @@ class ClassMap(BaseEstimator):
             dist = np.empty((len(F), p), np.float32)
             self._filter(F, p, cands, dist)
             t1 = time.perf_counter()
-            if self.refine == "v1":
-                c, s, e = self._refine_pairs(bank, X[sl], F, cands, refpos)
+            if strategy == ALL_PAIRS_VOTE:
+                c, s, e = refine_all_pairs_vote(bank, X[sl], F, cands, refpos, self.n_classes_)
                 cls[sl], score[sl], evals[sl] = c, s, e + len(refs)
             elif W is not None:
-                K.refine_batch(X[sl], W, b, F, refpos, cands, _MODE[self.refine], self._t(),
+                K.refine_batch(X[sl], W, b, F, refpos, cands, KERNEL_MODE[strategy], self._t(),
                                cls[sl], score[sl], evals[sl])
                 evals[sl] += len(refs)
             else:
-                c, s, e = self._refine_ova_generic(bank, X[sl], F, cands, refpos)
+                c, s, e = refine_ova_generic(bank, X[sl], F, cands, refpos, strategy, self._t())
                 cls[sl], score[sl], evals[sl] = c, s, e + len(refs)
             t_emb += t1 - t0
             t_ref += time.perf_counter() - t1
-        _count(bank, int(evals.sum()))
         top_classes = self.classes_[cls[:, :top]]
-        return ClassMapResult(labels=top_classes[:, 0].copy(), top_classes=top_classes,
-                              top_scores=score[:, :top].copy(), evaluations=evals,
-                              timings={"embedding+filter": t_emb, "refine": t_ref})
+        return Prediction(labels=top_classes[:, 0].copy(), top_classes=top_classes,
+                          top_scores=score[:, :top].copy(), evaluations=evals,
+                          timings={"embedding+filter": t_emb, "refine": t_ref})
 
     def _t(self) -> float:
         return float(self.threshold_) if self.threshold_ is not None else float("inf")
 
     def _refpos(self, bank) -> np.ndarray:
-        refpos = np.full(_n_classifiers(bank), -1, np.int64)
+        """``(K,) int64``: each classifier's position among the references, or -1."""
+        refpos = np.full(n_classifiers(bank), -1, np.int64)
         refpos[self.reference_] = np.arange(len(self.reference_))
         return refpos
-
-    def _refine_ova_generic(self, bank, X, F, cands, refpos):
-        """v2/v3 for non-linear one-vs-all banks: candidates' responses via decision_function_subset."""
-        R = np.asarray(bank.decision_function_subset(X, cands), np.float32)
-        known = refpos[cands]
-        R = np.where(known >= 0, np.take_along_axis(F, np.maximum(known, 0), axis=1), R)
-        n, p = cands.shape
-        stop = np.full(n, p)
-        if self.refine == "v3":
-            hit = R >= self._t()
-            stop = np.where(hit.any(1), hit.argmax(1) + 1, p)
-        done = np.arange(p)[None, :] < stop[:, None]
-        evals = np.sum(done & (known < 0), axis=1)
-        key = np.where(done, R, -np.inf)
-        order = np.argsort(-key, axis=1, kind="stable")
-        cls = np.take_along_axis(cands, order, axis=1)
-        score = np.where(np.take_along_axis(done, order, axis=1), np.take_along_axis(R, order, axis=1), np.nan)
-        return cls, score.astype(np.float32), evals
-
-    def _refine_pairs(self, bank, X, F, cands, refpos, chunk: int = 16):
-        """v1: vote of the all-pairs classifiers among the top p; ties by summed margin."""
-        n, p = cands.shape
-        C = self.n_classes_
-        ia, ib = np.triu_indices(p, 1)
-        W, b = _linear(bank)
-        cls = np.empty((n, p), np.int64)
-        score = np.empty((n, p), np.float32)
-        evals = np.empty(n, np.int64)
-        for i in range(0, n, chunk):
-            sl = slice(i, min(n, i + chunk))
-            ca, cb = cands[sl][:, ia], cands[sl][:, ib]
-            lo = np.minimum(ca, cb)
-            rows = pair_rows(ca, cb, C)                                   # (m, P)
-            if W is not None:
-                R = np.einsum("mpd,md->mp", W[rows], X[sl]) + b[rows]
-            else:
-                R = np.asarray(bank.decision_function_subset(X[sl], rows), np.float32)
-            known = refpos[rows]
-            R = np.where(known >= 0, np.take_along_axis(F[sl], np.maximum(known, 0), axis=1), R)
-            evals[sl] = np.sum(known < 0, axis=1)
-            r_lo = np.where(ca == lo, R, -R)                                # > 0 favours ca
-            votes = np.zeros((len(R), p), np.float32)
-            margin = np.zeros((len(R), p), np.float32)
-            rr = np.arange(len(R))[:, None]
-            np.add.at(votes, (rr, np.broadcast_to(ia, R.shape)), (r_lo > 0).astype(np.float32))
-            np.add.at(votes, (rr, np.broadcast_to(ib, R.shape)), (r_lo <= 0).astype(np.float32))
-            np.add.at(margin, (rr, np.broadcast_to(ia, R.shape)), r_lo)
-            np.add.at(margin, (rr, np.broadcast_to(ib, R.shape)), -r_lo)
-            order = np.lexsort((np.arange(p)[None, :].repeat(len(R), 0), -margin, -votes), axis=1)
-            cls[sl] = np.take_along_axis(cands[sl], order, axis=1)
-            score[sl] = np.take_along_axis(votes, order, axis=1)
-        return cls, score, evals
 
     # ------------------------------------------------------------------ single query
 
@@ -499,51 +400,8 @@ class ClassMap(BaseEstimator):
     def single_query(self, bank) -> "SingleQuery":
         """A preallocated one-query-at-a-time classifier (live video); see :class:`SingleQuery`."""
         self._check_bank(bank)
-        if self.refine == "v1" or _linear(bank)[0] is None:
-            raise ConfigError("the single-query fast path needs a linear one-vs-all bank with refine v2 or v3; "
-                              "use predict() for other models")
+        if self.refine_strategy == ALL_PAIRS_VOTE or linear_weights(bank)[0] is None:
+            raise ConfigError("the single-query fast path needs a linear one-vs-all bank with refine best-response "
+                              "(v2) or first-above-threshold (v3); use predict() for other models")
         return SingleQuery(self, bank)
 
-
-class SingleQuery:
-    """One query at a time with no per-query allocation: two compiled calls over fixed buffers.
-
-    ``__call__(x (D,) float32) -> int`` label; afterwards ``top_classes (p,)`` (class
-    indices, best first), ``top_scores (p,)``, ``evaluations`` and ``timings`` describe the
-    last query. The arrays are reused by the next call: copy them to keep them. One instance
-    per thread (``ClassMap.predict`` on one row keeps one per calling thread).
-    """
-
-    def __init__(self, cm: ClassMap, bank):
-        W, b = _linear(bank)
-        self.W, self.b = W, b
-        self.refs, self.alpha = cm.reference_, cm.alpha_
-        self.E = cm.class_embeddings_
-        self.refpos = cm._refpos(bank)
-        self.classes = cm.classes_
-        self.p = min(int(cm.p), cm.n_classes_)
-        self.mode = _MODE[cm.refine]
-        self.t = cm._t()
-        d = len(self.refs)
-        self.fq = np.empty(d, np.float32)
-        self.topd = np.empty(self.p, np.float32)
-        self.topc = np.empty(self.p, np.int64)
-        self.resp = np.empty(self.p, np.float32)
-        self.top_classes = np.empty(self.p, np.int64)
-        self.top_scores = np.empty(self.p, np.float32)
-        self.evaluations = 0
-        self.timings = {"embedding+filter": 0.0, "refine": 0.0}
-        self(np.zeros(W.shape[1], np.float32))          # compile / warm up now, not on the first frame
-
-    def __call__(self, x: np.ndarray) -> int:
-        t0 = time.perf_counter()
-        m = K.embed_filter_one(x, self.W, self.b, self.refs, self.alpha, self.E, self.p,
-                               self.fq, self.topd, self.topc)
-        t1 = time.perf_counter()
-        e = K.refine_one(x, self.W, self.b, self.fq, self.refpos, self.topc, m, self.mode, self.t,
-                         self.resp, self.top_classes, self.top_scores)
-        t2 = time.perf_counter()
-        self.evaluations = len(self.refs) + e
-        self.timings["embedding+filter"] = t1 - t0
-        self.timings["refine"] = t2 - t1
-        return int(self.classes[self.top_classes[0]])

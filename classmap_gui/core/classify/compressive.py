@@ -11,6 +11,9 @@ a new class (``add_class``) or another site's sketches of the same map (``merge`
 without touching any other class. Input is a feature matrix ``(n, d)``; the map is ``"rff"`` (random
 Fourier features of ``X``), ``"identity"`` (``X`` already holds the sketch features, e.g. a random CNN or
 k-means features computed upstream) or a scikit-learn transformer.
+
+The product's classifier-bank form of it is :class:`~.compressive_bank.CompressiveBank`; adding a class
+to a whole trained model is :meth:`Recogniser.add_class`.
 """
 from __future__ import annotations
 
@@ -23,15 +26,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..errors import ConfigError
 from ..features.random_features import RandomFourierFeatures
 from ..progress import check_stop, report
-from ..store import check_array, register
-from .banks import as_class_index, as_features, register_bank
+from ..checks import check_array
 
 _BLOCK = 1 << 22  # elements of one (rows, D) feature block: 16 MB, so m = 10^5 still maps in blocks
 MAPS = ("rff", "identity")
 PRIORS = ("empirical", "uniform")
 
 
-@register("compressive-classifier")
 class CompressiveClassifier(ClassifierMixin, BaseEstimator):
     """Class sketches of random features; predict ``argmax_k p_k Re<f(x), z_k>``.
 
@@ -269,115 +270,6 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
         merged[keep] /= total[keep, None]
         self.sketches_[idx] = merged.astype(np.float32)
         self.counts_[idx] = total
-
-
-def add_class_to_recogniser(recogniser, name: str, images, *, progress=None, should_stop=None) -> int:
-    """Add class ``name`` sketched from uint8 ``images`` to a trained recogniser; returns its label.
-
-    Only classifiers that store per-class summaries can do this without retraining (compressive
-    sketches): other banks and a ClassMap are a :class:`ConfigError` that says to retrain.
-    """
-    from ..errors import DataError
-
-    clf = recogniser.classifier
-    if not hasattr(clf, "add_class"):
-        raise ConfigError(f"the model's classifier ({type(clf).__name__}) cannot take a new class without "
-                          "retraining; retrain with the new class, or train with --bank compressive")
-    if recogniser.classmap is not None:
-        raise ConfigError("the model uses a ClassMap, whose class embeddings must be retrained for a new class; "
-                          "retrain with the new class")
-    name = str(name)
-    if name in recogniser.class_names:
-        raise ConfigError(f"class {name!r} exists already in the model")
-    prepared = recogniser.prepare(images)
-    if len(prepared) == 0:
-        raise DataError(f"no images for the new class {name!r}")
-    X = recogniser.transform(prepared, progress=progress, should_stop=should_stop)
-    label = len(recogniser.class_names)
-    clf.add_class(label, X)
-    recogniser.class_names.append(name)
-    return label
-
-
-SKETCHES = ("rff", "features", "cnn")
-
-
-@register("compressive")
-class CompressiveBank(CompressiveClassifier):
-    """:class:`CompressiveClassifier` with the classifier-bank interface of the product (``make_bank("compressive")``).
-
-    ``sketch``: ``"rff"`` (random Fourier features of the feature matrix), ``"features"`` (the
-    feature matrix is the sketch, e.g. k-means features) or ``"cnn"`` (the feature map is the random CNN
-    — :func:`feature_override` makes training use it — and its output is the sketch). ``sigma`` defaults
-    to ``"auto"`` because image features have no fixed scale; ``m`` is the RFF size (for ``"cnn"`` it is
-    handed to the CNN's final layer by :func:`feature_override`).
-
-    Bank contract: ``decision_function`` is always ``(n, C) float32`` (also for two classes),
-    ``decision_function_subset``, ``n_classifiers_`` (C: one sketch correlation per class) and the
-    ``n_evaluations_`` counter.
-    """
-
-    _store_exclude = ("n_evaluations_",)
-
-    def __init__(self, sketch: str = "rff", m: int = 1000, sigma="auto", priors: str = "empirical", random_state=0):
-        self.sketch = sketch
-        self.m = m
-        self.sigma = sigma
-        self.priors = priors
-        self.random_state = random_state
-
-    def _map_spec(self):
-        if self.sketch not in SKETCHES:
-            raise ConfigError(f"compressive: sketch must be one of {', '.join(SKETCHES)}, got {self.sketch!r}")
-        return "rff" if self.sketch == "rff" else "identity"
-
-    def fit(self, X, y, *, progress=None, should_stop=None):
-        super().fit(as_features(X, what="compressive"), y, progress=progress, should_stop=should_stop)
-        self.n_evaluations_ = 0
-        return self
-
-    @property
-    def n_classifiers_(self) -> int:
-        return len(self.classes_)
-
-    def reset_evaluations(self) -> None:
-        self.n_evaluations_ = 0
-
-    def decision_function(self, X) -> np.ndarray:
-        """``(n, C) float32`` scores ``p_k <f(x), z_k>``, also for two classes."""
-        S = self.scores(as_features(X, self.n_features_in_, "compressive"))
-        self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + S.size
-        return S
-
-    def decision_function_subset(self, X, classes) -> np.ndarray:
-        """Scores of the listed class indices per row: ``classes (n, k) int64`` -> ``(n, k) float32``."""
-        X = as_features(X, self.n_features_in_, "compressive")
-        classes = as_class_index(classes, len(X), len(self.classes_), "compressive")
-        self.n_evaluations_ = getattr(self, "n_evaluations_", 0) + classes.size
-        return self.scores_subset(X, classes)
-
-    def _after_load(self) -> None:
-        self.n_evaluations_ = 0
-
-
-def feature_override(features: str, features_params: dict, bank_params: dict) -> tuple[str, dict]:
-    """The feature map training must use for a compressive bank with ``bank_params``.
-
-    ``sketch="cnn"`` replaces the feature map by the random CNN (``m``, ``sigma`` and ``random_state``
-    go to the CNN's final layer, CNN options in ``features_params`` are kept when the features were
-    already ``cnn``); other sketches keep ``features``.
-    """
-    if bank_params.get("sketch") != "cnn":
-        return features, dict(features_params)
-    params = dict(features_params) if features == "cnn" else {}
-    for key in ("m", "sigma", "random_state"):
-        if key in bank_params:
-            params[key] = bank_params[key]
-    return "cnn", params
-
-
-register_bank("compressive", CompressiveBank,
-              "compressive classifier: class sketches (means of random features), no training, add classes instantly")
 
 
 def _sortable(a: np.ndarray) -> bool:

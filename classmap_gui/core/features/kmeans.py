@@ -13,10 +13,16 @@ quadrant. The (patches x K) matrix never exists beyond one cache-sized block. Ch
 in parallel on joblib threads (BLAS and the numba kernel release the GIL; BLAS is held at one thread
 per worker meanwhile).
 
-Measured (28x28 Fashion-MNIST, K=1600, p=6, stride 1, 2000 images, 2 threads, load average ~8 from
-other jobs on the 2-core machine): fused numba pass 5.2 s, the numpy fallback (same GEMM, ~8 passes over
-the matrix and a sort/reduceat for pooling) 18.0 s; encoding / its distance GEMM alone = 3.39 s / 2.06 s
-= 1.65 (``distance_gemm_seconds``). Hence numba for the element-wise part; numpy remains the fallback.
+The fused numba pass is about 3.5x faster than the numpy fallback (same GEMM, ~8 passes over the
+matrix and a sort/reduceat for pooling) on 28x28 images with K=1600 (figures in docs/features.md), and
+brings encoding to within about 1.7x of its distance GEMM alone (``gemm_timing.distance_gemm_seconds``).
+Hence numba for the element-wise part; numpy remains the fallback.
+
+Sizes adapt to the images: ``patch_size``, ``n_centroids`` and ``n_patches`` default to ``"auto"``,
+which is the paper's 6 / 1600 / 200 000 on images whose shorter side is at least ``SMALL_IMAGE``
+pixels, and on smaller ones (the 8x8 ``digits``) ``max(2, side // 2 - 1)`` / 400 / 50 000: a 6x6
+patch would leave each 2x2 pooling quadrant no distinct positions, and a small image set holds few
+distinct patches. The sizes a fit used are ``patch_size_`` and ``centroids_.shape[0]``.
 """
 from __future__ import annotations
 
@@ -32,13 +38,24 @@ from threadpoolctl import threadpool_limits
 
 from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..store import check_array, register
+from ..checks import check_array
 from . import _kernels
 from ._clustering import inertia, lloyd, minibatch
 
 _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601 luma, as OpenCV
 _BLOCK_BYTES = 1 << 19  # (rows x K) float32 distance block kept within half a core's L2
 _CHUNK_PATCHES = 1 << 14  # patches per parallel task (its normalised patch matrix is ~2 MB at p=6)
+AUTO = "auto"
+#: shorter image side below which the "auto" sizes shrink (see the module docstring)
+SMALL_IMAGE = 16
+
+
+def auto_sizes(h: int, w: int) -> tuple[int, int, int]:
+    """``(patch_size, n_centroids, n_patches)`` that ``"auto"`` means for ``h x w`` images."""
+    side = min(h, w)
+    if side < SMALL_IMAGE:
+        return max(2, side // 2 - 1), 400, 50_000
+    return 6, 1600, 200_000
 
 
 @dataclass(frozen=True)
@@ -61,16 +78,15 @@ class _Grid:
         return (self.n_w + 1) // 2
 
 
-@register("kmeans")
 class KMeansFeatures(TransformerMixin, BaseEstimator):
     """Single-layer network of Coates et al.: uint8 images -> (n, 4K) float32 pooled patch codes.
 
     Parameters
     ----------
-    patch_size : side p of the square receptive field (6 in the paper).
+    patch_size : side p of the square receptive field (6 in the paper), or ``"auto"`` (see the module).
     stride : step between patch positions when encoding.
-    n_centroids : K, the dictionary size; the output has 4K features (2x2 quadrants x K).
-    n_patches : random patches drawn from the training images to learn the dictionary.
+    n_centroids : K, the dictionary size; the output has 4K features (2x2 quadrants x K); or ``"auto"``.
+    n_patches : random patches drawn from the training images to learn the dictionary; or ``"auto"``.
     norm_eps : epsilon added to each patch's variance (pixel values 0..255; 10 in the paper).
     whiten_eps : ZCA regulariser (0.1 in the paper); ``None`` turns whitening off.
     encoder : ``"triangle"`` (``max(0, mean(z) - z_k)``) or ``"hard"`` (1 for the nearest centroid).
@@ -86,10 +102,11 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     Learned state (arrays and JSON scalars): ``mean_`` (D,) float32 patch mean after normalisation,
     ``whitening_`` (D, D) float32 (identity when whitening is off), ``centroids_`` (K, D) float32 in the
     whitened space, ``n_channels_`` (1 or 3), ``n_features_out_`` (4K), ``inertia_`` (k-means objective
-    per patch). D = p * p * channels, patch vectors ordered (row, column, channel).
+    per patch), ``patch_size_`` (the p used). D = p * p * channels, patch vectors ordered (row, column, channel).
     """
 
-    def __init__(self, patch_size: int = 6, stride: int = 1, n_centroids: int = 1600, n_patches: int = 200_000,
+    def __init__(self, patch_size: int | str = AUTO, stride: int = 1, n_centroids: int | str = AUTO,
+                 n_patches: int | str = AUTO,
                  norm_eps: float = 10.0, whiten_eps: float | None = 0.1, encoder: str = "triangle",
                  hellinger: bool = False, grey: bool = False, kmeans_algorithm: str = "lloyd",
                  kmeans_batch_size: int = 4096, kmeans_max_iter: int = 10, n_jobs: int | None = -1, random_state=None):
@@ -110,10 +127,13 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- helpers
     def _check_params(self) -> None:
-        p, s, k = self.patch_size, self.stride, self.n_centroids
-        for name, v in (("patch_size", p), ("stride", s), ("n_centroids", k), ("n_patches", self.n_patches)):
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ConfigError(f"KMeansFeatures: {name} must be a positive integer, not {v!r}")
+        for name in ("patch_size", "stride", "n_centroids", "n_patches"):
+            v = getattr(self, name)
+            if v == AUTO and name != "stride":
+                continue
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise ConfigError(f"KMeansFeatures: {name} must be a positive integer"
+                                  f"{'' if name == 'stride' else ' or auto'}, not {v!r}")
         it = self.kmeans_max_iter
         if not isinstance(it, (int, np.integer)) or it < (1 if self.kmeans_algorithm == "minibatch" else 0):
             raise ConfigError(f"KMeansFeatures: kmeans_max_iter must be a whole number of passes "
@@ -128,7 +148,19 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         if self.whiten_eps is not None and not self.whiten_eps > 0:
             raise ConfigError(f"KMeansFeatures: whiten_eps must be > 0 or None (no whitening), not {self.whiten_eps!r}")
 
-    def _channels(self, images, fitted_channels: int | None = None) -> np.ndarray:
+    def _sizes(self, h: int, w: int) -> tuple[int, int, int]:
+        """``(patch_size, n_centroids, n_patches)`` for ``h x w`` images, ``"auto"`` resolved."""
+        auto = auto_sizes(h, w)
+        return tuple(int(a if v == AUTO else v)
+                     for v, a in zip((self.patch_size, self.n_centroids, self.n_patches), auto))
+
+    @property
+    def _p(self) -> int:
+        """The patch side in use: the fitted one (models saved before ``patch_size_`` hold an integer param)."""
+        p = self.__dict__.get("patch_size_")
+        return int(p if p is not None else self.patch_size)
+
+    def _channels(self, images, fitted_channels: int | None = None, p: int | None = None) -> np.ndarray:
         """uint8 images (n,h,w) or (n,h,w,3) -> (n,h,w,c) with c = 1 (grey) or 3, checked."""
         images = np.asarray(images)
         if images.ndim == 4 and images.shape[3] == 1:
@@ -137,7 +169,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             raise DataError(f"KMeansFeatures expects images (n,h,w) or (n,h,w,3), got an array of shape {images.shape}")
         if images.dtype != np.uint8:
             raise DataError(f"KMeansFeatures expects uint8 images, got {images.dtype}; convert with ImageSet or np.uint8")
-        p = self.patch_size
+        p = self._p if p is None else p
         if images.shape[1] < p or images.shape[2] < p:
             raise DataError(f"images of {images.shape[1]}x{images.shape[2]} pixels are smaller than the "
                             f"{p}x{p} patch size; use larger images or a smaller patch_size")
@@ -152,7 +184,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         return images
 
     def _grid(self, h: int, w: int) -> _Grid:
-        p, s = self.patch_size, self.stride
+        p, s = self._p, self.stride
         return _Grid((h - p) // s + 1, (w - p) // s + 1)
 
     def _normalise(self, X: np.ndarray) -> np.ndarray:
@@ -164,7 +196,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     def _patches(self, imgs: np.ndarray) -> np.ndarray:
         """(B,h,w,c) uint8 -> (B * n_pos, D) float32 normalised, centred and whitened patches."""
-        p, s = self.patch_size, self.stride
+        p, s = self._p, self.stride
         win = np.lib.stride_tricks.sliding_window_view(imgs, (p, p), axis=(1, 2))[:, ::s, ::s]
         # (B, n_h, n_w, c, p, p) -> rows ordered (row, column, channel) like the training patches
         X = np.ascontiguousarray(win.transpose(0, 1, 2, 4, 5, 3), dtype=np.float32).reshape(-1, self.patch_dim_)
@@ -178,14 +210,20 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     @property
     def patch_dim_(self) -> int:
-        return self.patch_size * self.patch_size * self.n_channels_
+        return self._p * self._p * self.n_channels_
 
     def _validate_state(self) -> None:
         """Shape/dtype checks of loaded state (called by the store after loading a saved model)."""
         self._check_params()
         if self.n_channels_ not in (1, 3):
             raise ValueError(f"n_channels_ must be 1 or 3, got {self.n_channels_}")
-        d, k = self.patch_dim_, self.n_centroids
+        p = self.__dict__.get("patch_size_")
+        if p is not None and not (isinstance(p, int) and p >= 1):
+            raise ValueError(f"patch_size_ must be a positive integer, got {p!r}")
+        if p is None and self.patch_size == AUTO:
+            raise ValueError("patch_size_ is missing")
+        d = self.patch_dim_
+        k = int(self.n_centroids) if self.n_centroids != AUTO else len(self.centroids_)
         check_array("mean_", self.mean_, dtype=np.float32, shape=(d,))
         check_array("whitening_", self.whitening_, dtype=np.float32, shape=(d, d))
         check_array("centroids_", self.centroids_, dtype=np.float32, shape=(k, d))
@@ -196,12 +234,14 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "KMeansFeatures":
         """Learn the whitening and the K centroids from ``n_patches`` random patches of uint8 images ``X``."""
         self._check_params()
-        imgs = self._channels(X)
+        shape = np.shape(X)
+        if len(shape) < 3:
+            raise DataError(f"KMeansFeatures expects images (n,h,w) or (n,h,w,3), got an array of shape {shape}")
+        p, k, m = self._sizes(shape[1], shape[2])
+        imgs = self._channels(X, p=p)
         n, h, w, c = imgs.shape
-        p = self.patch_size
         rng = check_random_state(self.random_state)
         report(progress, 0.0, "sampling patches")
-        m = self.n_patches
         idx = rng.randint(n, size=m)
         ii = rng.randint(h - p + 1, size=m)
         jj = rng.randint(w - p + 1, size=m)
@@ -222,7 +262,6 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         W = W.astype(np.float32)
         P = P @ W
         check_stop(should_stop)
-        k = self.n_centroids
         if k > m:
             raise ConfigError(f"KMeansFeatures: n_centroids ({k}) must not exceed n_patches ({m})")
         kp = sub_progress(progress, 0.1, 1.0, "k-means")
@@ -234,6 +273,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         self.whitening_ = W
         self.centroids_ = C
         self.n_channels_ = int(c)
+        self.patch_size_ = int(p)
         self.n_features_out_ = 4 * k
         self.inertia_ = float(inertia(P, self.centroids_))
         report(progress, 1.0, "k-means")
@@ -304,40 +344,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                 _kernels.numpy_pool(*args, encoder=self.encoder)
 
     def distance_gemm_seconds(self, X, *, repeat: int = 1) -> tuple[float, float]:
-        """Time the encoder and its distance GEMM alone on the same images, same chunks and threads.
+        """Old name of :func:`.gemm_timing.distance_gemm_seconds` (benchmark timing lives there)."""
+        from .gemm_timing import distance_gemm_seconds
 
-        Returns ``(encode_seconds, gemm_seconds)``: the first is :meth:`transform`; the second runs only
-        the ``(block x D) @ (D x K)`` products of every block, on patches prepared beforehand (not timed).
-        Their ratio says how close the encoder is to the cost of its GEMM (benchmark ``gemm_ratio``).
-        """
-        import time
-
-        self._check_fitted()
-        imgs = self._channels(X, self.n_channels_)
-        n, h, w, _ = imgs.shape
-        grid = self._grid(h, w)
-        k = self.centroids_.shape[0]
-        ct = np.ascontiguousarray(-2.0 * self.centroids_.T, dtype=np.float32)
-        per_chunk = max(1, _CHUNK_PATCHES // grid.n_pos)
-        starts = list(range(0, n, per_chunk))
-        n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
-        block = int(np.clip(_BLOCK_BYTES // (4 * k), 16, 4096))
-        patches = [self._patches(imgs[a:a + per_chunk]) for a in starts]
-
-        def gemm(X):
-            buf = np.empty((block, k), dtype=np.float32)
-            for r0 in range(0, X.shape[0], block):
-                r1 = min(X.shape[0], r0 + block)
-                np.matmul(X[r0:r1], ct, out=buf[: r1 - r0])
-
-        best_enc = best_gemm = np.inf
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            self.transform(X)
-            best_enc = min(best_enc, time.perf_counter() - t0)
-            with threadpool_limits(limits=1 if n_jobs > 1 else None, user_api="blas"):
-                t0 = time.perf_counter()
-                Parallel(n_jobs=n_jobs, backend="threading")(delayed(gemm)(P) for P in patches)
-                best_gemm = min(best_gemm, time.perf_counter() - t0)
-        return best_enc, best_gemm
-
+        return distance_gemm_seconds(self, X, repeat=repeat)

@@ -10,41 +10,35 @@ attribute, scikit-learn style). Values are encoded recursively:
 * ``np.ndarray`` (bool/int/float) -> ``{"__array__": key}`` with the array stored in ``arrays.npz``,
 * a registered estimator -> ``{"__estimator__": {...}}`` (nested bank inside a ClassMap, say).
 
-Loading only ever instantiates classes found in the registry under the name read from the file;
-an unknown name is a :class:`ModelFormatError`. A class may define:
+Loading only ever instantiates classes that :mod:`classmap_gui.core.registry` lists under the type
+name read from the file; an unknown name is a :class:`ModelFormatError`. A class may define:
 
 * ``_store_exclude``: attribute names ending in ``_`` that are not state (caches, counters);
 * ``_validate_state(self)``: check shapes/consistency after loading; raise ValueError (or
   ModelFormatError) with a message when wrong;
 * ``_after_load(self)``: rebuild caches from the loaded state.
 
-Register with :func:`register` (``@register("kmeans")`` on the class) in the module that
-defines the class; :func:`_load_plugins` imports the modules that hold registered classes.
+The type names are listed in the registry; :func:`register` adds a class outside that table.
 """
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Any, Callable, TypeVar
 
 import numpy as np
 
+from ..checks import check_array  # noqa: F401  (re-exported: components' state checks)
+from .. import registry
 from ..errors import ConfigError, ModelFormatError
 
 T = TypeVar("T", bound=type)
 
-_BY_NAME: dict[str, type] = {}
-_BY_CLASS: dict[type, str] = {}
-
-#: Modules (fixed in code, never read from a file) whose import registers storable classes.
-PLUGIN_MODULES = (
-    "classmap_gui.core.features",
-    "classmap_gui.core.classify",
-)
-
 
 def register(name: str) -> Callable[[T], T]:
-    """Class decorator: allow instances of the class to be saved and loaded as ``name``."""
+    """Class decorator: allow instances of the class to be saved and loaded as ``name``.
+
+    The product's components are listed in :mod:`classmap_gui.core.registry` and need no decorator;
+    this is for classes outside that table (tests, extensions)."""
 
     def deco(cls: T) -> T:
         register_class(cls, name)
@@ -55,72 +49,24 @@ def register(name: str) -> Callable[[T], T]:
 
 def register_class(cls: type, name: str) -> None:
     """Allow ``cls`` to be (de)serialised under ``name`` (re-registering the same pair is fine)."""
-    if name in _BY_NAME and _BY_NAME[name] is not cls and _BY_NAME[name].__qualname__ != cls.__qualname__:
-        raise ConfigError(f"store: name {name!r} is already registered for {_BY_NAME[name].__qualname__}")
-    _BY_NAME[name] = cls
-    _BY_CLASS[cls] = name
-
-
-def _load_plugins() -> None:
-    for mod in PLUGIN_MODULES:
-        importlib.import_module(mod)  # registers on import; late to avoid an import cycle
+    registry.register_saved_type(name, cls)
 
 
 def registered_name(obj: object) -> str:
-    """The name ``obj``'s class is registered under; ConfigError when it is not storable."""
-    name = _BY_CLASS.get(type(obj))
+    """The type name ``obj``'s class is saved under; ConfigError when it is not storable."""
+    name = registry.saved_type_name(type(obj))
     if name is None:
-        _load_plugins()
-        name = _BY_CLASS.get(type(obj))
-    if name is None:
-        name = _feature_map_name(type(obj))
-    if name is None:
-        raise ConfigError(f"{type(obj).__qualname__} cannot be saved: it is not registered with "
-                          f"classmap_gui.core.store.register")
+        raise ConfigError(f"{type(obj).__qualname__} cannot be saved: it is not a component listed in "
+                          f"classmap_gui.core.registry")
     return name
 
 
 def registered_class(name: str) -> type:
-    """The class registered as ``name``; ModelFormatError when unknown."""
-    cls = _BY_NAME.get(name)
-    if cls is None:
-        _load_plugins()
-        cls = _BY_NAME.get(name)
-    if cls is None:
-        cls = _feature_map_class(name)
+    """The class a saved type name stands for; ModelFormatError when unknown."""
+    cls = registry.saved_type(name)
     if cls is None:
         raise ModelFormatError(f"the model uses a component of type {name!r}, which this version of "
                                f"ClassMap Studio does not know")
-    return cls
-
-
-def _feature_map_name(cls: type) -> str | None:
-    """Feature maps listed in ``features.base.FEATURE_MAPS`` (a table written in code) are storable
-    under their feature name without a separate :func:`register` call."""
-    try:
-        from ..features.base import FEATURE_MAPS
-    except ImportError:  # pragma: no cover
-        return None
-    target = f"{cls.__module__}:{cls.__qualname__}"
-    for name, t in FEATURE_MAPS.items():
-        if t == target and name not in _BY_NAME:
-            register_class(cls, name)
-            return name
-    return None
-
-
-def _feature_map_class(name: str) -> type | None:
-    try:
-        from ..features.base import FEATURE_MAPS, feature_class
-    except ImportError:  # pragma: no cover
-        return None
-    if name not in FEATURE_MAPS:
-        return None
-    try:
-        cls = feature_class(name)
-    except ConfigError as exc:
-        raise ModelFormatError(f"the model needs feature map {name!r}: {exc}") from None
-    register_class(cls, name)
     return cls
 
 
@@ -149,7 +95,7 @@ def _encode(value: Any, arrays: dict[str, np.ndarray], key: str) -> Any:
                 raise ConfigError(f"cannot save {key}: dict keys must be strings not starting with '__', got {k!r}")
             out[k] = _encode(v, arrays, f"{key}.{k}")
         return out
-    if type(value) in _BY_CLASS or hasattr(value, "get_params"):
+    if registry.saved_type_name(type(value)) is not None or hasattr(value, "get_params"):
         return {"__estimator__": dump_estimator(value, arrays, key)}
     raise ConfigError(f"cannot save {key}: values of type {type(value).__name__} are not storable")
 
@@ -225,26 +171,6 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise ModelFormatError(f"{where}: inconsistent saved state: {exc}") from None
     return est
-
-
-def check_array(name: str, arr: Any, *, dtype: Any = None, ndim: int | None = None,
-                shape: tuple[int | None, ...] | None = None) -> np.ndarray:
-    """Helper for ``_validate_state``: raise ValueError unless ``arr`` is an ndarray as described.
-
-    ``shape`` entries that are ``None`` match any size.
-    """
-    if not isinstance(arr, np.ndarray):
-        raise ValueError(f"{name} must be an array, got {type(arr).__name__}")
-    if dtype is not None and arr.dtype != np.dtype(dtype):
-        raise ValueError(f"{name} must be {np.dtype(dtype)}, got {arr.dtype}")
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimensions, got shape {arr.shape}")
-    if shape is not None:
-        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
-            raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} holds NaN or infinite values")
-    return arr
 
 
 def is_finite_number(x: Any) -> bool:

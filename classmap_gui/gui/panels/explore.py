@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLis
                                QPushButton, QSizePolicy, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from ...core import inspect
+from ...core import views as inspect
 from ..imageutil import to_pixmap
 
 MAX_POINTS = 1500

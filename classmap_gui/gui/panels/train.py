@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGridLayo
                                QHeaderView, QLabel, QLineEdit, QListWidget, QPushButton, QScrollArea, QSpinBox, QSplitter,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ...core import inspect
+from ...core import views as inspect
 from ...core.progress import sub_progress
 from ..widgets import ImageGridDialog
 from .params import ParamForm
@@ -26,9 +26,9 @@ def _default_params(kind: str, name: str) -> dict:
     """The constructor defaults of a feature map or bank, from core's factories."""
     try:
         if kind == "features":
-            from ...core.features import make_features  # noqa: PLC0415
+            from ...core.registry import make_features  # noqa: PLC0415
             return make_features(name).get_params()
-        from ...core.classify import make_bank  # noqa: PLC0415
+        from ...core.registry import make_bank  # noqa: PLC0415
         return make_bank(name).get_params()
     except Exception:  # noqa: BLE001 - an unknown name shows no parameters; training reports the error
         return {}

@@ -8,7 +8,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
 from classmap_gui.core.errors import Cancelled, ConfigError, DataError, NotFittedError
-from classmap_gui.core.features import KMeansFeatures, make_features
+from classmap_gui.core.features import KMeansFeatures
+from classmap_gui.core.registry import make_features
 from classmap_gui.core.features import _kernels
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from classmap_gui.core import inspect
+from classmap_gui.core import views as inspect
 
 
 def test_confusion_from_labels_and_rates():

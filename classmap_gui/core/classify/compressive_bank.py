@@ -1,0 +1,77 @@
+"""`CompressiveBank`: the compressive classifier as one of the product's classifier banks.
+
+What it adds to :class:`~.compressive.CompressiveClassifier`: the bank contract (``(n, C)`` scores also
+for two classes, ``decision_function_subset``, ``n_classifiers_``), the choice of sketch, and the
+feature map that sketch needs (:meth:`CompressiveBank.features_for`), so training asks the bank instead
+of special-casing it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from .banks import as_class_index, as_features
+from .compressive import CompressiveClassifier
+
+SKETCHES = ("rff", "features", "cnn")
+
+
+class CompressiveBank(CompressiveClassifier):
+    """:class:`CompressiveClassifier` with the classifier-bank interface of the product (``make_bank("compressive")``).
+
+    ``sketch``: ``"rff"`` (random Fourier features of the feature matrix), ``"features"`` (the
+    feature matrix is the sketch, e.g. k-means features) or ``"cnn"`` (the feature map is the random CNN
+    — :meth:`features_for` tells training so — and its output is the sketch). ``sigma`` defaults
+    to ``"auto"`` because image features have no fixed scale; ``m`` is the RFF size (for ``"cnn"`` it is
+    handed to the CNN's final layer by :meth:`features_for`).
+
+    Bank contract: ``decision_function`` is always ``(n, C) float32`` (also for two classes),
+    ``decision_function_subset``, ``n_classifiers_`` (C: one sketch correlation per class).
+    """
+
+    def __init__(self, sketch: str = "rff", m: int = 1000, sigma="auto", priors: str = "empirical", random_state=0):
+        self.sketch = sketch
+        self.m = m
+        self.sigma = sigma
+        self.priors = priors
+        self.random_state = random_state
+
+    def _map_spec(self):
+        if self.sketch not in SKETCHES:
+            raise ConfigError(f"compressive: sketch must be one of {', '.join(SKETCHES)}, got {self.sketch!r}")
+        return "rff" if self.sketch == "rff" else "identity"
+
+    def features_for(self, name: str, params: dict) -> tuple[str, dict]:
+        """The feature map ``(name, params)`` training must build for this bank, given the requested one.
+
+        ``sketch="cnn"``: the random CNN, with this bank's ``m``, ``sigma`` and ``random_state`` for its
+        final layer (CNN options in ``params`` are kept when ``name`` is already ``"cnn"``); other
+        sketches keep the requested map.
+        """
+        if self.sketch != "cnn":
+            return name, dict(params)
+        out = dict(params) if name == "cnn" else {}
+        given = self.get_params(deep=False)
+        for key in ("m", "sigma", "random_state"):
+            out[key] = given[key]
+        return "cnn", out
+
+    def fit(self, X, y, *, progress=None, should_stop=None):
+        """Sketch every class of the feature matrix ``X (n, D)`` / ``y (n,)``; returns ``self``."""
+        super().fit(as_features(X, what="compressive"), y, progress=progress, should_stop=should_stop)
+        return self
+
+    @property
+    def n_classifiers_(self) -> int:
+        """Binary evaluations of a brute-force query: one sketch correlation per class."""
+        return len(self.classes_)
+
+    def decision_function(self, X) -> np.ndarray:
+        """``(n, C) float32`` scores ``p_k <f(x), z_k>``, also for two classes."""
+        return self.scores(as_features(X, self.n_features_in_, "compressive"))
+
+    def decision_function_subset(self, X, classes) -> np.ndarray:
+        """Scores of the listed class indices per row: ``classes (n, k) int64`` -> ``(n, k) float32``."""
+        X = as_features(X, self.n_features_in_, "compressive")
+        classes = as_class_index(classes, len(X), len(self.classes_), "compressive")
+        return self.scores_subset(X, classes)

@@ -1,0 +1,98 @@
+"""ClassMap's refine strategies: how the p candidates the filter kept are ranked.
+
+Each strategy has a name that says what it does; the paper's names stay as aliases (and are what
+models saved before the names existed hold):
+
+* ``"all-pairs-vote"`` (paper v1): the all-pairs classifiers among the candidates vote; ties by
+  summed margin. Needs an all-pairs bank.
+* ``"best-response"`` (paper v2): every candidate's one-vs-all classifier is evaluated; the best
+  response wins.
+* ``"first-above-threshold"`` (paper v3): candidates are evaluated in filter order and the scan
+  stops at the first whose response reaches the threshold; unevaluated ones score NaN.
+
+Linear one-vs-all banks run the compiled kernels (``_classmap_kernels``, mode 2 / 3); non-linear
+banks and the vote run here in numpy. Every function returns ``(classes (n, p) int64 indices best
+first, scores (n, p) float32, evaluations (n,) int64)`` — evaluations made *here*, a reference
+classifier whose output the embedding already computed is not evaluated twice.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .bank_view import linear_weights, pair_rows
+
+ALL_PAIRS_VOTE = "all-pairs-vote"
+BEST_RESPONSE = "best-response"
+FIRST_ABOVE_THRESHOLD = "first-above-threshold"
+#: the paper's names (Athitsos et al. 2007, §5) -> the names used here
+ALIASES = {"v1": ALL_PAIRS_VOTE, "v2": BEST_RESPONSE, "v3": FIRST_ABOVE_THRESHOLD}
+REFINES = (ALL_PAIRS_VOTE, BEST_RESPONSE, FIRST_ABOVE_THRESHOLD)
+#: the compiled kernels' mode numbers
+KERNEL_MODE = {BEST_RESPONSE: 2, FIRST_ABOVE_THRESHOLD: 3}
+
+
+def canonical(name: str) -> str | None:
+    """The strategy ``name`` (or its paper alias) stands for; None when it is neither."""
+    name = ALIASES.get(name, name)
+    return name if name in REFINES else None
+
+
+def refine_ova_generic(bank, X, F, cands, refpos, strategy: str, threshold: float):
+    """Best-response / first-above-threshold for a non-linear one-vs-all bank.
+
+    ``X (n, D)`` queries, ``F (n, d)`` their reference outputs, ``cands (n, p)`` class indices in
+    filter order, ``refpos (K,)`` position of a classifier among the references or -1. The
+    candidates' responses come from ``decision_function_subset``.
+    """
+    R = np.asarray(bank.decision_function_subset(X, cands), np.float32)
+    known = refpos[cands]
+    R = np.where(known >= 0, np.take_along_axis(F, np.maximum(known, 0), axis=1), R)
+    n, p = cands.shape
+    stop = np.full(n, p)
+    if strategy == FIRST_ABOVE_THRESHOLD:
+        hit = R >= threshold
+        stop = np.where(hit.any(1), hit.argmax(1) + 1, p)
+    done = np.arange(p)[None, :] < stop[:, None]
+    evals = np.sum(done & (known < 0), axis=1)
+    key = np.where(done, R, -np.inf)
+    order = np.argsort(-key, axis=1, kind="stable")
+    cls = np.take_along_axis(cands, order, axis=1)
+    score = np.where(np.take_along_axis(done, order, axis=1), np.take_along_axis(R, order, axis=1), np.nan)
+    return cls, score.astype(np.float32), evals
+
+
+def refine_all_pairs_vote(bank, X, F, cands, refpos, n_classes: int, chunk: int = 16):
+    """All-pairs vote among the candidates: ``p(p-1)/2`` pair classifiers per query; ties by summed margin.
+
+    Arguments as :func:`refine_ova_generic`; scores are the candidates' votes.
+    """
+    n, p = cands.shape
+    ia, ib = np.triu_indices(p, 1)
+    W, b = linear_weights(bank)
+    cls = np.empty((n, p), np.int64)
+    score = np.empty((n, p), np.float32)
+    evals = np.empty(n, np.int64)
+    for i in range(0, n, chunk):
+        sl = slice(i, min(n, i + chunk))
+        ca, cb = cands[sl][:, ia], cands[sl][:, ib]
+        lo = np.minimum(ca, cb)
+        rows = pair_rows(ca, cb, n_classes)                               # (m, P)
+        if W is not None:
+            R = np.einsum("mpd,md->mp", W[rows], X[sl]) + b[rows]
+        else:
+            R = np.asarray(bank.decision_function_subset(X[sl], rows), np.float32)
+        known = refpos[rows]
+        R = np.where(known >= 0, np.take_along_axis(F[sl], np.maximum(known, 0), axis=1), R)
+        evals[sl] = np.sum(known < 0, axis=1)
+        r_lo = np.where(ca == lo, R, -R)                                # > 0 favours ca
+        votes = np.zeros((len(R), p), np.float32)
+        margin = np.zeros((len(R), p), np.float32)
+        rr = np.arange(len(R))[:, None]
+        np.add.at(votes, (rr, np.broadcast_to(ia, R.shape)), (r_lo > 0).astype(np.float32))
+        np.add.at(votes, (rr, np.broadcast_to(ib, R.shape)), (r_lo <= 0).astype(np.float32))
+        np.add.at(margin, (rr, np.broadcast_to(ia, R.shape)), r_lo)
+        np.add.at(margin, (rr, np.broadcast_to(ib, R.shape)), -r_lo)
+        order = np.lexsort((np.arange(p)[None, :].repeat(len(R), 0), -margin, -votes), axis=1)
+        cls[sl] = np.take_along_axis(cands[sl], order, axis=1)
+        score[sl] = np.take_along_axis(votes, order, axis=1)
+    return cls, score, evals

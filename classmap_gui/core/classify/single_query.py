@@ -1,0 +1,55 @@
+"""`SingleQuery`: ClassMap one query at a time with no per-query allocation (live video)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import _classmap_kernels as K
+from .bank_view import linear_weights
+from .refine import KERNEL_MODE
+
+
+class SingleQuery:
+    """Two compiled calls over fixed buffers per query, for a linear one-vs-all bank.
+
+    ``__call__(x (D,) float32) -> int`` label; afterwards ``top_classes (p,)`` (class indices, best
+    first), ``top_scores (p,)``, ``evaluations`` and ``timings`` describe the last query. The arrays
+    are reused by the next call: copy them to keep them. One instance per thread
+    (``ClassMap.predict`` on one row keeps one per calling thread).
+    """
+
+    def __init__(self, cm, bank):
+        W, b = linear_weights(bank)
+        self.W, self.b = W, b
+        self.refs, self.alpha = cm.reference_, cm.alpha_
+        self.E = cm.class_embeddings_
+        self.refpos = cm._refpos(bank)
+        self.classes = cm.classes_
+        self.p = min(int(cm.p), cm.n_classes_)
+        self.mode = KERNEL_MODE[cm.refine_strategy]
+        self.t = cm._t()
+        d = len(self.refs)
+        self.query_embedding = np.empty(d, np.float32)        # outputs of the d reference classifiers
+        self.candidate_dist = np.empty(self.p, np.float32)    # filter distances, ascending
+        self.candidates = np.empty(self.p, np.int64)          # class indices in filter order
+        self.responses = np.empty(self.p, np.float32)         # refine scratch
+        self.top_classes = np.empty(self.p, np.int64)
+        self.top_scores = np.empty(self.p, np.float32)
+        self.evaluations = 0
+        self.timings = {"embedding+filter": 0.0, "refine": 0.0}
+        self(np.zeros(W.shape[1], np.float32))          # compile / warm up now, not on the first frame
+
+    def __call__(self, x: np.ndarray) -> int:
+        """Classify one query ``x (D,) float32``; returns the bank label of the best class."""
+        t0 = time.perf_counter()
+        m = K.embed_filter_one(x, self.W, self.b, self.refs, self.alpha, self.E, self.p,
+                               self.query_embedding, self.candidate_dist, self.candidates)
+        t1 = time.perf_counter()
+        e = K.refine_one(x, self.W, self.b, self.query_embedding, self.refpos, self.candidates, m, self.mode,
+                         self.t, self.responses, self.top_classes, self.top_scores)
+        t2 = time.perf_counter()
+        self.evaluations = len(self.refs) + e
+        self.timings["embedding+filter"] = t1 - t0
+        self.timings["refine"] = t2 - t1
+        return int(self.classes[self.top_classes[0]])
