@@ -11,11 +11,10 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
-from .kmeans import _BLOCK_BYTES, _CHUNK_PATCHES, KMeansFeatures
 
 
-def distance_gemm_seconds(fm: KMeansFeatures, X, *, repeat: int = 1) -> tuple[float, float]:
-    """Time ``fm``'s encoder and its distance GEMM alone on the same images, same chunks and threads.
+def distance_gemm_seconds(fm, X, *, repeat: int = 1) -> tuple[float, float]:
+    """Time the encoder of a fitted :class:`~.kmeans.KMeansFeatures` ``fm`` and its distance GEMM alone on the same images, same chunks and threads.
 
     ``X``: uint8 images as :meth:`KMeansFeatures.transform` takes them. Returns ``(encode_seconds,
     gemm_seconds)``, the best of ``repeat`` runs each: the first is ``fm.transform(X)``; the second
@@ -28,10 +27,9 @@ def distance_gemm_seconds(fm: KMeansFeatures, X, *, repeat: int = 1) -> tuple[fl
     grid = fm._grid(h, w)
     k = fm.centroids_.shape[0]
     ct = np.ascontiguousarray(-2.0 * fm.centroids_.T, dtype=np.float32)
-    per_chunk = max(1, _CHUNK_PATCHES // grid.n_pos)
+    per_chunk, block = fm._chunking(grid, k)
     starts = list(range(0, n, per_chunk))
     n_jobs = min(effective_n_jobs(fm.n_jobs), len(starts))
-    block = int(np.clip(_BLOCK_BYTES // (4 * k), 16, 4096))
     patches = [fm._patches(imgs[a:a + per_chunk]) for a in starts]
 
     def gemm(P):

@@ -293,11 +293,10 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         out = np.zeros((n, 4, k), dtype=np.float32)
         if n == 0:
             return out.reshape(0, 4 * k)
-        per_chunk = max(1, _CHUNK_PATCHES // grid.n_pos)
+        per_chunk, block = self._chunking(grid, k)
         starts = list(range(0, n, per_chunk))
         n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
         stop = threading.Event()
-        block = int(np.clip(_BLOCK_BYTES // (4 * k), 16, 4096))
         use_numba = _kernels.HAVE_NUMBA and getattr(self, "_use_numba", True)
 
         def task(a: int) -> int:
@@ -328,6 +327,11 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             np.sqrt(F, out=F)
         return F
 
+    @staticmethod
+    def _chunking(grid: _Grid, k: int) -> tuple[int, int]:
+        """``(images per parallel task, patch rows per distance block)`` for ``k`` centroids."""
+        return max(1, _CHUNK_PATCHES // grid.n_pos), int(np.clip(_BLOCK_BYTES // (4 * k), 16, 4096))
+
     def _encode_chunk(self, imgs, grid: _Grid, ct, cc, out, block: int, use_numba: bool) -> None:
         X = self._patches(imgs)
         xx = np.einsum("ij,ij->i", X, X)
@@ -342,9 +346,3 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                 kern(*args)
             else:
                 _kernels.numpy_pool(*args, encoder=self.encoder)
-
-    def distance_gemm_seconds(self, X, *, repeat: int = 1) -> tuple[float, float]:
-        """Old name of :func:`.gemm_timing.distance_gemm_seconds` (benchmark timing lives there)."""
-        from .gemm_timing import distance_gemm_seconds
-
-        return distance_gemm_seconds(self, X, repeat=repeat)
