@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .classmap_ops import pair_rows  # noqa: F401  (re-exported: part of the bank's row layout)
+
 
 def bank_kind(bank) -> str:
     """``"pairs"`` for an all-pairs bank (it has ``pairs_``), else ``"ova"``."""
@@ -52,9 +54,3 @@ def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chun
             return np.asarray(bank.decision_function(X), np.float32)
     sel = np.broadcast_to(np.asarray(rows, np.int64), (len(X), len(rows)))
     return np.asarray(bank.decision_function_subset(X, sel), np.float32)
-
-
-def pair_rows(a: np.ndarray, b: np.ndarray, C: int) -> np.ndarray:
-    """Row of the all-pairs classifier for classes ``a != b`` (lexicographic i < j order)."""
-    i, j = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
-    return i * (2 * C - i - 1) // 2 + (j - i - 1)

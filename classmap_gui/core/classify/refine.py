@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bank_view import linear_weights, pair_rows
+from .bank_view import linear_weights
+from .classmap_ops import pair_rows, rank_by_response, vote_among_candidates, with_reference_outputs
 
 ALL_PAIRS_VOTE = "all-pairs-vote"
 BEST_RESPONSE = "best-response"
@@ -44,25 +45,14 @@ def refine_ova_generic(bank, X, F, cands, refpos, strategy: str, threshold: floa
     filter order, ``refpos (K,)`` position of a classifier among the references or -1. The
     candidates' responses come from ``decision_function_subset``.
     """
-    R = np.asarray(bank.decision_function_subset(X, cands), np.float32)
     known = refpos[cands]
-    R = np.where(known >= 0, np.take_along_axis(F, np.maximum(known, 0), axis=1), R)
-    n, p = cands.shape
-    stop = np.full(n, p)
-    if strategy == FIRST_ABOVE_THRESHOLD:
-        hit = R >= threshold
-        stop = np.where(hit.any(1), hit.argmax(1) + 1, p)
-    done = np.arange(p)[None, :] < stop[:, None]
-    evals = np.sum(done & (known < 0), axis=1)
-    key = np.where(done, R, -np.inf)
-    order = np.argsort(-key, axis=1, kind="stable")
-    cls = np.take_along_axis(cands, order, axis=1)
-    score = np.where(np.take_along_axis(done, order, axis=1), np.take_along_axis(R, order, axis=1), np.nan)
-    return cls, score.astype(np.float32), evals
+    R = with_reference_outputs(np.asarray(bank.decision_function_subset(X, cands), np.float32), known, F)
+    cls, score, done = rank_by_response(R, cands, threshold if strategy == FIRST_ABOVE_THRESHOLD else None)
+    return cls, score, np.sum(done & (known < 0), axis=1)
 
 
 def refine_all_pairs_vote(bank, X, F, cands, refpos, n_classes: int, chunk: int = 16):
-    """All-pairs vote among the candidates: ``p(p-1)/2`` pair classifiers per query; ties by summed margin.
+    """All-pairs vote among the candidates: ``p(p-1)/2`` pair classifiers per query.
 
     Arguments as :func:`refine_ova_generic`; scores are the candidates' votes.
     """
@@ -75,24 +65,13 @@ def refine_all_pairs_vote(bank, X, F, cands, refpos, n_classes: int, chunk: int 
     for i in range(0, n, chunk):
         sl = slice(i, min(n, i + chunk))
         ca, cb = cands[sl][:, ia], cands[sl][:, ib]
-        lo = np.minimum(ca, cb)
         rows = pair_rows(ca, cb, n_classes)                               # (m, P)
         if W is not None:
             R = np.einsum("mpd,md->mp", W[rows], X[sl]) + b[rows]
         else:
             R = np.asarray(bank.decision_function_subset(X[sl], rows), np.float32)
         known = refpos[rows]
-        R = np.where(known >= 0, np.take_along_axis(F[sl], np.maximum(known, 0), axis=1), R)
+        R = with_reference_outputs(R, known, F[sl])
         evals[sl] = np.sum(known < 0, axis=1)
-        r_lo = np.where(ca == lo, R, -R)                                # > 0 favours ca
-        votes = np.zeros((len(R), p), np.float32)
-        margin = np.zeros((len(R), p), np.float32)
-        rr = np.arange(len(R))[:, None]
-        np.add.at(votes, (rr, np.broadcast_to(ia, R.shape)), (r_lo > 0).astype(np.float32))
-        np.add.at(votes, (rr, np.broadcast_to(ib, R.shape)), (r_lo <= 0).astype(np.float32))
-        np.add.at(margin, (rr, np.broadcast_to(ia, R.shape)), r_lo)
-        np.add.at(margin, (rr, np.broadcast_to(ib, R.shape)), -r_lo)
-        order = np.lexsort((np.arange(p)[None, :].repeat(len(R), 0), -margin, -votes), axis=1)
-        cls[sl] = np.take_along_axis(cands[sl], order, axis=1)
-        score[sl] = np.take_along_axis(votes, order, axis=1)
+        cls[sl], score[sl] = vote_among_candidates(R, ca, cands[sl], ia, ib)
     return cls, score, evals

@@ -5,11 +5,14 @@ adds the squared norms, takes the square root, the mean distance per patch, the 
 ``max(0, mean - z)``, and adds it into the patch's pooling quadrant. The numpy equivalent needs about
 eight full passes over the (patches x K) matrix plus a reshape/sum for pooling; see
 the ``kmeans`` module docstring for the measured numbers that justify this module (3.5x faster
-encoding). :func:`numpy_pool` does the same steps in plain numpy: the fallback, and a check in the tests.
+encoding). :func:`~.kmeans_ops.pool_numpy` (here also ``numpy_pool``) does the same steps in plain numpy: the
+fallback, the exported predict.py's encoder, and a check in the tests.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from .kmeans_ops import pool_numpy as numpy_pool  # noqa: F401  (the fallback, one implementation)
 
 try:  # numba is a declared dependency; the fallback keeps the feature usable if it fails to import
     from numba import njit
@@ -78,35 +81,3 @@ if HAVE_NUMBA:
                     bestv = v
                     best = k
             out[img, q, best] += 1.0
-
-
-def _quadrant_ids(n_pos, n_w, half_h, half_w):
-    pos = np.arange(n_pos)
-    i, j = pos // n_w, pos % n_w
-    return (2 * (i >= half_h) + (j >= half_w)).astype(np.intp)
-
-
-def numpy_pool(G, xx, cc, row0, n_pos, n_w, half_h, half_w, out, encoder="triangle"):
-    """The numpy equivalent of :func:`triangle_pool` / :func:`hard_pool` (same arguments and effect)."""
-    R, K = G.shape
-    g = np.arange(row0, row0 + R)
-    img, pos = g // n_pos, g % n_pos
-    q = _quadrant_ids(n_pos, n_w, half_h, half_w)[pos]
-    if encoder == "hard":
-        best = np.argmin(G + cc, axis=1)
-        np.add.at(out, (img, q, best), 1.0)
-        return
-    G += xx[:, None]
-    G += cc
-    np.maximum(G, 0, out=G)
-    np.sqrt(G, out=G)
-    mu = G.mean(axis=1, dtype=np.float32)
-    np.subtract(mu[:, None], G, out=G)
-    np.maximum(G, 0, out=G)
-    # rows are image-major and each image's rows are contiguous: sum per (image, quadrant) group
-    key = img * 4 + q
-    order = np.argsort(key, kind="stable")
-    keys, starts = np.unique(key[order], return_index=True)
-    sums = np.add.reduceat(G[order], starts, axis=0)
-    flat = out.reshape(-1, K)
-    flat[keys] += sums

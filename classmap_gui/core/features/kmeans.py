@@ -41,6 +41,7 @@ from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..checks import check_array
 from . import _kernels
 from ._clustering import inertia, lloyd, minibatch
+from .kmeans_ops import normalise_patches, whitened_patches
 
 _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601 luma, as OpenCV
 _BLOCK_BYTES = 1 << 19  # (rows x K) float32 distance block kept within half a core's L2
@@ -189,20 +190,11 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     def _normalise(self, X: np.ndarray) -> np.ndarray:
         """Per-patch brightness/contrast normalisation of float32 rows, in place."""
-        X -= X.mean(axis=1, keepdims=True, dtype=np.float32)
-        var = np.einsum("ij,ij->i", X, X) / np.float32(X.shape[1])
-        X /= np.sqrt(var + np.float32(self.norm_eps))[:, None]
-        return X
+        return normalise_patches(X, self.norm_eps)
 
     def _patches(self, imgs: np.ndarray) -> np.ndarray:
         """(B,h,w,c) uint8 -> (B * n_pos, D) float32 normalised, centred and whitened patches."""
-        p, s = self._p, self.stride
-        win = np.lib.stride_tricks.sliding_window_view(imgs, (p, p), axis=(1, 2))[:, ::s, ::s]
-        # (B, n_h, n_w, c, p, p) -> rows ordered (row, column, channel) like the training patches
-        X = np.ascontiguousarray(win.transpose(0, 1, 2, 4, 5, 3), dtype=np.float32).reshape(-1, self.patch_dim_)
-        self._normalise(X)
-        X -= self.mean_
-        return X @ self.whitening_
+        return whitened_patches(imgs, self._p, self.stride, self.mean_, self.whitening_, self.norm_eps)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "centroids_"):

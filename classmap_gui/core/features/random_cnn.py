@@ -12,13 +12,13 @@ loop over filters and channels. Work runs in image batches sized to keep the im2
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ConfigError, DataError
 from ..progress import check_stop, report
+from .cnn_ops import conv_blocks, final_layer
 from .random_features import median_bandwidth
 
 _IM2COL_BUDGET = 1 << 23  # float32 elements of one im2col block (32 MB)
@@ -128,23 +128,8 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
     # ---------------------------------------------------------------- the network
     def _conv(self, X: np.ndarray, should_stop) -> np.ndarray:
         """Conv blocks on ``(b, h, w, c) float32`` -> ``(b, conv_width_) float32`` (unit rows if ``normalize``)."""
-        k, p = self.kernel_size, self.pool
-        for Wl in self.filters_:
-            check_stop(should_stop)
-            b, h, w, c = X.shape
-            ho, wo = h - k + 1, w - k + 1
-            # (b, ho, wo, c, k, k) view -> (b*ho*wo, c*k*k) copy in the filter's (c, ky, kx) order
-            cols = sliding_window_view(X, (k, k), axis=(1, 2)).reshape(b * ho * wo, c * k * k)
-            Y = (cols @ Wl).reshape(b, ho, wo, Wl.shape[1])
-            np.maximum(Y, 0, out=Y)
-            if p > 1:
-                hp, wp = ho // p, wo // p
-                Y = Y[:, :hp * p, :wp * p].reshape(b, hp, p, wp, p, -1).max(axis=(2, 4))
-            X = Y
-        H = np.ascontiguousarray(X.reshape(len(X), -1))
-        if self.normalize:
-            H /= np.maximum(np.linalg.norm(H, axis=1, keepdims=True), np.float32(1e-12))
-        return H
+        check_stop(should_stop)
+        return conv_blocks(X, self.filters_, self.kernel_size, self.pool, self.normalize)
 
     def _batch_size(self) -> int:
         h, w, c = (int(v) for v in self.input_shape_)
@@ -166,19 +151,7 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
         for s in range(0, n, step):
             check_stop(should_stop)
             H = self._conv(X[s:s + step], should_stop)
-            Z = H @ self.final_weights_
-            if self.final == "relu":
-                Z += self.final_bias_
-                np.maximum(Z, 0, out=Z)
-                Z *= np.float32(np.sqrt(2.0 / self.m))
-                out[s:s + step] = Z
-            else:
-                half = self.m // 2
-                blk = out[s:s + step]
-                np.cos(Z, out=blk[:, :half])
-                np.sin(Z, out=blk[:, half:2 * half])
-                blk[:, 2 * half:] = 0
-                blk *= np.float32(1.0 / np.sqrt(half))
+            out[s:s + step] = final_layer(H, self.final_weights_, self.final_bias_, self.m, self.final)
             report(progress, min(n, s + step) / n, "random CNN features")
         return out
 

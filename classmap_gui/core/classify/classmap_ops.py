@@ -1,0 +1,76 @@
+"""ClassMap's filter and refine steps on plain arrays (numpy only).
+
+The app's refine for non-linear banks and its all-pairs vote run these; the compiled kernels
+(``_classmap_kernels``) do the same for linear one-vs-all banks and are tested equal to them; and
+:mod:`classmap_gui.core.export` inlines this module into the standalone ``predict.py``, so the
+exported predictor cannot drift from the app. Conventions: ``cands (n, p) int64`` class indices
+in filter order; ``F (n, d)`` the queries' reference classifier outputs; ``known (n, k)`` each
+evaluated classifier's position among the references or -1 (its output is then taken from ``F``,
+not evaluated twice).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def pair_rows(a: np.ndarray, b: np.ndarray, C: int) -> np.ndarray:
+    """Row of the all-pairs classifier for classes ``a != b`` (lexicographic i < j order)."""
+    i, j = np.minimum(a, b).astype(np.int64), np.maximum(a, b).astype(np.int64)
+    return i * (2 * C - i - 1) // 2 + (j - i - 1)
+
+
+def filter_exact(F: np.ndarray, E: np.ndarray, alpha: np.ndarray, p: int) -> np.ndarray:
+    """The ``p`` classes nearest each query in weighted L1, ``(n, p) int64`` nearest first.
+
+    ``F (n, d)`` query embeddings, ``E (C, d)`` class embeddings, ``alpha (d,)`` weights; ties rank
+    the lower class first (as the compiled scan). Memory ``n * C * d`` floats: callers chunk queries.
+    """
+    dist = np.abs(F[:, None, :] - E[None, :, :]) @ alpha
+    return np.argsort(dist, axis=1, kind="stable")[:, :p]
+
+
+def with_reference_outputs(R: np.ndarray, known: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """``R`` with each entry whose classifier is a reference (``known >= 0``) replaced by its output in ``F``."""
+    return np.where(known >= 0, np.take_along_axis(F, np.maximum(known, 0), axis=1), R)
+
+
+def rank_by_response(R: np.ndarray, cands: np.ndarray, threshold: float | None):
+    """Best-response (``threshold`` None) or first-above-threshold ranking of the candidates.
+
+    ``R (n, p)``: the candidates' one-vs-all responses in filter order. With a threshold, a query's
+    scan stops at the first candidate whose response reaches it; later candidates are not evaluated.
+    Returns ``(classes (n, p) int64 best first, scores (n, p) float32 — NaN for unevaluated ones,
+    which follow in filter order —, evaluated (n, p) bool in filter order)``.
+    """
+    n, p = cands.shape
+    stop = np.full(n, p)
+    if threshold is not None:
+        hit = R >= threshold
+        stop = np.where(hit.any(1), hit.argmax(1) + 1, p)
+    done = np.arange(p)[None, :] < stop[:, None]
+    key = np.where(done, R, -np.inf)
+    order = np.argsort(-key, axis=1, kind="stable")
+    cls = np.take_along_axis(cands, order, axis=1)
+    score = np.where(np.take_along_axis(done, order, axis=1), np.take_along_axis(R, order, axis=1), np.nan)
+    return cls, score.astype(np.float32), done
+
+
+def vote_among_candidates(R: np.ndarray, ca: np.ndarray, cands: np.ndarray, ia: np.ndarray, ib: np.ndarray):
+    """All-pairs vote among each query's candidates; ties by summed margin, then filter order.
+
+    ``R (n, P)``: responses of the classifier of each candidate pair (positions ``ia[j] < ib[j]``,
+    classes ``ca = cands[:, ia]`` and ``cands[:, ib]``), > 0 favouring the pair's lower class index.
+    Returns ``(classes (n, p) int64 best first, votes (n, p) float32)``.
+    """
+    n, p = cands.shape
+    lo = np.minimum(ca, cands[:, ib])
+    r_lo = np.where(ca == lo, R, -R)                                # > 0 favours ca
+    votes = np.zeros((n, p), np.float32)
+    margin = np.zeros((n, p), np.float32)
+    rr = np.arange(n)[:, None]
+    np.add.at(votes, (rr, np.broadcast_to(ia, R.shape)), (r_lo > 0).astype(np.float32))
+    np.add.at(votes, (rr, np.broadcast_to(ib, R.shape)), (r_lo <= 0).astype(np.float32))
+    np.add.at(margin, (rr, np.broadcast_to(ia, R.shape)), r_lo)
+    np.add.at(margin, (rr, np.broadcast_to(ib, R.shape)), -r_lo)
+    order = np.lexsort((np.arange(p)[None, :].repeat(n, 0), -margin, -votes), axis=1)
+    return np.take_along_axis(cands, order, axis=1), np.take_along_axis(votes, order, axis=1)
