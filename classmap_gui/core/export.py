@@ -2,9 +2,11 @@
 
 The folder holds ``model.json`` (class names, image size and colour, feature-map and classifier
 settings, array manifest), ``arrays.npz`` (float32 arrays; read with ``allow_pickle=False``),
-``labels.txt``, ``predict.py`` (a copy of :mod:`.export_predict_template`) and ``README.txt``.
-``predict.py`` re-implements every step in plain numpy/OpenCV and gives the app's top-p classes
-on the same files (tested on 100 images against :meth:`Recogniser.predict`).
+``labels.txt``, ``predict.py`` and ``README.txt``. ``predict.py`` is :mod:`.export_predict_template`
+with the package's own numpy-only modules (:data:`INLINED`: HOG, the random CNN's forward pass, the
+k-means patch and pooling steps, ClassMap's filter and refine) pasted in where the template names
+them, so the exported predictor runs the app's code and cannot drift from it; it gives the app's
+top-p classes on the same files (tested on 100 images against :meth:`Recogniser.predict`).
 
 Exported: pixels, HOG, k-means, random Fourier and random CNN feature maps; one-vs-all (linear
 or rbf), all-pairs (voting) and compressive (class sketch) banks. What cannot be reproduced that
@@ -14,6 +16,8 @@ is exported: predict.py runs the same embedding, weighted-L1 filter and refine i
 """
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
 import shutil
 import tempfile
@@ -28,6 +32,63 @@ from .store.format import _fsync_dir, array_manifest
 EXPORT_FORMAT = "classmap-export"
 EXPORT_VERSION = 1
 TEMPLATE = Path(__file__).with_name("export_predict_template.py")
+#: modules of the package that predict.py runs verbatim; each may import only numpy (and OpenCV)
+INLINED = ("classmap_gui.core.features.hog_ops", "classmap_gui.core.features.kmeans_ops",
+           "classmap_gui.core.features.cnn_ops", "classmap_gui.core.classify.classmap_ops")
+_INLINE_MARK = "# @inline "
+_STANDALONE_IMPORTS = {"__future__", "numpy", "cv2"}
+
+
+def predict_source() -> str:
+    """The text of ``predict.py``: the template with every ``# @inline <module>`` line replaced by
+    that module's code (its docstring and imports dropped: the template imports numpy and cv2).
+
+    Raises RuntimeError when a marked module is not in :data:`INLINED` or imports anything beyond
+    numpy and OpenCV — predict.py must run without this package.
+    """
+    out = []
+    for line in TEMPLATE.read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.startswith(_INLINE_MARK):
+            out.append(_module_body(line[len(_INLINE_MARK):].strip()))
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def _module_body(module: str) -> str:
+    if module not in INLINED:
+        raise RuntimeError(f"export template inlines {module}, which is not listed in export.INLINED")
+    spec = importlib.util.find_spec(module)
+    path = Path(spec.origin)
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    drop: set[int] = set()
+    for i, node in enumerate(tree.body):
+        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if node.__class__ is ast.ImportFrom and node.level:
+                names = ["." + (node.module or "")]
+            bad = [n for n in names if n.split(".")[0] not in _STANDALONE_IMPORTS]
+            if bad:
+                raise RuntimeError(f"{module} imports {', '.join(bad)}: predict.py may only use numpy and OpenCV")
+        elif not is_doc:
+            continue
+        drop.update(range(node.lineno - 1, node.end_lineno))
+    for node in ast.walk(tree):  # imports inside functions would escape the check above
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in tree.body:
+            raise RuntimeError(f"{module} imports inside a function: predict.py may only use numpy and OpenCV")
+    body = "".join(line for i, line in enumerate(lines) if i not in drop).strip("\n")
+    rel = "/".join(module.split("."))
+    return f"# ---- {rel}.py, the app's own code (inlined at export; do not edit here)\n{body}\n# ---- end of {rel}.py\n"
+
+
+def label_line(index: int, name: str) -> str:
+    """One ``labels.txt`` line: ``index<TAB>name`` with backslash, tab, newline and carriage return in
+    the name written as ``\\``, ``\\t``, ``\\n``, ``\\r``, so any class name stays on its line."""
+    esc = name.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return f"{index}\t{esc}\n"
 
 
 def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
@@ -51,7 +112,7 @@ def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
         arrays["features.mean"] = np.asarray(fm.mean_, np.float32)
         arrays["features.whitening"] = np.asarray(fm.whitening_, np.float32)
         arrays["features.centroids"] = np.asarray(fm.centroids_, np.float32)
-        return {"type": "kmeans", "patch_size": int(fm.patch_size), "stride": int(fm.stride),
+        return {"type": "kmeans", "patch_size": int(fm._p), "stride": int(fm.stride),
                 "norm_eps": float(fm.norm_eps), "encoder": str(fm.encoder), "hellinger": bool(fm.hellinger),
                 "n_channels": int(fm.n_channels_)}
     if kind == "RandomFourierFeatures":
@@ -116,7 +177,7 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
     from .classify.classmap import FILTER_INDEX_THRESHOLD
 
     bank = type(recogniser.classifier).__name__
-    want = "AllPairsBank" if cm.refine == "v1" else "OneVsAllBank"
+    want = "AllPairsBank" if cm.refine_strategy == "all-pairs-vote" else "OneVsAllBank"
     if bank != want or getattr(recogniser.classifier, "coef_", None) is None:
         raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a {bank}): predict.py "
                           f"reproduces ClassMap v1 over a linear all-pairs bank and v2/v3 over a linear one-vs-all "
@@ -163,9 +224,9 @@ def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = 
         with open(tmp / "arrays.npz", "wb") as fh:
             np.savez(fh, **arrays)
         (tmp / "model.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
-        (tmp / "labels.txt").write_text("".join(f"{i}\t{n}\n" for i, n in enumerate(doc["class_names"])),
-                                        encoding="utf-8")
-        shutil.copyfile(TEMPLATE, tmp / "predict.py")
+        (tmp / "labels.txt").write_text("".join(label_line(i, n) for i, n in enumerate(doc["class_names"])),
+                                        encoding="utf-8", newline="\n")
+        (tmp / "predict.py").write_text(predict_source(), encoding="utf-8")
         (tmp / "predict.py").chmod(0o755)
         (tmp / "README.txt").write_text(_readme(doc), encoding="utf-8")
         _fsync_dir(tmp)
@@ -184,5 +245,8 @@ def _readme(doc: dict) -> str:
             f"{'grey' if doc['grey'] else 'colour'} images brought to {w}x{h}.\n\n"
             "Run (needs Python 3 with numpy and opencv-python):\n"
             "    python predict.py image1.png image2.jpg --top 5 [--json]\n\n"
-            "Files: model.json (settings), arrays.npz (numbers, no pickles), labels.txt (class index and name),\n"
+            "Exit status: 0; 1 when an image could not be read (one line per image on stderr, the others\n"
+            "are still classified); 2 when the model cannot be used.\n\n"
+            "Files: model.json (settings), arrays.npz (numbers, no pickles), labels.txt (class index, a tab,\n"
+            "and the name; backslash, tab, newline and carriage return in names are written as \\\\, \\t, \\n, \\r),\n"
             "predict.py (the predictor; read it: it is short and plain numpy/OpenCV).\n")

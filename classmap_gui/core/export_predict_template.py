@@ -13,7 +13,10 @@ Every step re-implements the app's computation in plain float32 numpy/OpenCV: im
 resizing, the feature map (pixels, HOG, single-layer k-means, random Fourier features, random
 CNN), the
 classifier bank (one-vs-all linear or rbf, all-pairs voting, compressive class sketches), ClassMap
-filter-and-refine (v2/v3) and the top-p ranking. (This file is generated from classmap_gui/core/export_predict_template.py.)
+filter-and-refine and the top-p ranking. The HOG, random-CNN, k-means pooling and ClassMap steps
+are the app's own numpy code, inlined when the model was exported. Exit status: 0, 1 when an
+image could not be read (one line per such image on stderr; the others are still classified),
+2 when the model cannot be used. (Generated from classmap_gui/core/export_predict_template.py.)
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ import numpy as np
 
 FORMAT = "classmap-export"
 VERSION = 1
+#: the paper's refine names, as models store them
+REFINE_ALIASES = {"v1": "all-pairs-vote", "v2": "best-response", "v3": "first-above-threshold"}
 _KINDS = "biuf"
 
 
@@ -77,12 +82,24 @@ def load_model(folder: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
 
 # ---------------------------------------------------------------- images
 
+class UnreadableImage(Exception):
+    """An image file that cannot be read; the message is the reason."""
+
+
 def read_image(path: str | Path, grey: bool) -> np.ndarray:
-    """uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, as ClassMap Studio reads files."""
-    buf = np.fromfile(str(path), dtype=np.uint8)
-    img = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR) if buf.size else None
-    if img is None:
-        raise ValueError(f"{path} is not a readable image")
+    """uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, as ClassMap Studio reads files; UnreadableImage saying why."""
+    try:
+        buf = np.fromfile(str(path), dtype=np.uint8)
+    except OSError as exc:
+        raise UnreadableImage(exc.strerror or str(exc)) from None
+    if buf.size == 0:
+        raise UnreadableImage("the file is empty")
+    try:
+        img = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR)
+    except cv2.error as exc:
+        raise UnreadableImage(f"OpenCV failed to decode it ({str(exc).strip().splitlines()[-1]})") from None
+    if img is None or img.size == 0:
+        raise UnreadableImage("not an image format OpenCV can decode, or the file is damaged")
     return img if grey else cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
 
 
@@ -143,68 +160,17 @@ def hog_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     if spec["backend"] == "opencv":
         hog = cv2.HOGDescriptor((ww, wh), (b, b), (s, s), (c, c), nb, 1, -1.0, 0, 0.2, False, 64, bool(spec["signed"]))
         return np.stack([hog.compute(np.ascontiguousarray(g)).reshape(-1) for g in G]).astype(np.float32)
-    Ax, Ay = _axis_weights(ww, b, s, c), _axis_weights(wh, b, s, c)
-    return np.concatenate([_hog_numpy(G[a:a + 64], Ay, Ax, b, s, c, nb, spec["signed"]) for a in range(0, n, 64)])
+    Ax, Ay = axis_weights(ww, b, s, c), axis_weights(wh, b, s, c)
+    return np.concatenate([hog_numpy(G[a:a + 64], Ay, Ax, b, s, c, nb, spec["signed"]) for a in range(0, n, 64)])
 
 
-def _axis_weights(length: int, block: int, stride: int, cell: int) -> np.ndarray:
-    ncb = block // cell
-    nb = (length - block) // stride + 1
-    sigma = (block + block) / 8.0
-    t = np.arange(block, dtype=np.float64)
-    g = np.exp(-((t - block / 2.0) ** 2) / (2.0 * sigma * sigma))
-    pos = (t + 0.5) / cell - 0.5
-    lin = np.clip(1.0 - np.abs(pos[:, None] - np.arange(ncb)[None, :]), 0.0, 1.0)
-    wb = g[:, None] * lin
-    M = np.zeros((length, nb, ncb), np.float64)
-    k = np.arange(nb)
-    M[(k[:, None] * stride + np.arange(block)[None, :]), k[:, None], :] = wb[None, :, :]
-    return M.reshape(length, nb * ncb).astype(np.float32)
-
-
-def _hog_numpy(G, Ay, Ax, block, stride, cell, n_bins, signed):
-    m, h, w = G.shape
-    ncb = block // cell
-    nby, nbx = Ay.shape[1] // ncb, Ax.shape[1] // ncb
-    x = G.astype(np.float32)
-    p = np.pad(x, ((0, 0), (1, 1), (1, 1)), mode="reflect")
-    dx = p[:, 1:-1, 2:] - p[:, 1:-1, :-2]
-    dy = p[:, 2:, 1:-1] - p[:, :-2, 1:-1]
-    mag = np.sqrt(dx * dx + dy * dy)
-    a = np.arctan2(dy, dx)
-    a *= np.float32(n_bins / (2 * np.pi if signed else np.pi))
-    a -= np.float32(0.5)
-    lo = np.floor(a)
-    a -= lo
-    lo_i = lo.astype(np.int32)
-    lo_i %= n_bins
-    hi_i = lo_i + 1
-    hi_i[hi_i == n_bins] = 0
-    V = np.zeros((m, h, n_bins, w), np.float32)
-    base = (np.arange(m, dtype=np.int32)[:, None, None] * (h * n_bins * w)
-            + np.arange(h, dtype=np.int32)[None, :, None] * (n_bins * w) + np.arange(w, dtype=np.int32)[None, None, :])
-    lo_i *= w
-    lo_i += base
-    hi_i *= w
-    hi_i += base
-    hi_v = mag * a
-    mag -= hi_v
-    flat = V.reshape(-1)
-    flat[lo_i] = mag
-    flat[hi_i] = hi_v
-    T = V.reshape(m * h * n_bins, w) @ Ax
-    T = T.reshape(m, h, n_bins, nbx * ncb).transpose(0, 2, 3, 1)
-    H = np.ascontiguousarray(T).reshape(-1, h) @ Ay
-    H = H.reshape(m, n_bins, nbx, ncb, nby, ncb)
-    H = H.transpose(0, 2, 4, 3, 5, 1).reshape(m, nbx * nby, ncb * ncb * n_bins)
-    L = H.shape[2]
-    H /= np.sqrt(np.einsum("nbk,nbk->nb", H, H))[:, :, None] + np.float32(0.1 * L)
-    np.minimum(H, np.float32(0.2), out=H)
-    H /= np.sqrt(np.einsum("nbk,nbk->nb", H, H))[:, :, None] + np.float32(1e-3)
-    return H.reshape(m, -1)
+# @inline classmap_gui.core.features.hog_ops
 
 
 _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+# @inline classmap_gui.core.features.kmeans_ops
 
 
 def kmeans_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
@@ -218,43 +184,18 @@ def kmeans_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
         if c == 3:
             X = np.repeat(X, 3, axis=3)
     mean, W, C = arrays["features.mean"], arrays["features.whitening"], arrays["features.centroids"]
-    K, D = C.shape
+    K = C.shape[0]
     ct = np.ascontiguousarray(-2.0 * C.T, dtype=np.float32)
     cc = np.einsum("ij,ij->i", C, C).astype(np.float32)
     n, h, w = X.shape[:3]
     n_h, n_w = (h - p) // s + 1, (w - p) // s + 1
-    hh, hw = (n_h + 1) // 2, (n_w + 1) // 2
     out = np.zeros((n, 4, K), np.float32)
     step = max(1, 8192 // (n_h * n_w))
     for a in range(0, n, step):  # chunks of images keep the (patches, K) matrix small
-        B = X[a:a + step]
-        win = np.lib.stride_tricks.sliding_window_view(B, (p, p), axis=(1, 2))[:, ::s, ::s]
-        P = np.ascontiguousarray(win.transpose(0, 1, 2, 4, 5, 3), dtype=np.float32).reshape(-1, D)
-        P -= P.mean(axis=1, keepdims=True, dtype=np.float32)
-        var = np.einsum("ij,ij->i", P, P) / np.float32(D)
-        P /= np.sqrt(var + np.float32(spec["norm_eps"]))[:, None]
-        P -= mean
-        P = P @ W
+        P = whitened_patches(X[a:a + step], p, s, mean, W, spec["norm_eps"])
         xx = np.einsum("ij,ij->i", P, P)
-        G = P @ ct
-        if spec["encoder"] == "hard":
-            best = np.argmin(G + cc, axis=1)
-            G = np.zeros_like(G)
-            G[np.arange(len(G)), best] = 1.0
-        else:
-            G += xx[:, None]
-            G += cc
-            np.maximum(G, 0, out=G)
-            np.sqrt(G, out=G)
-            mu = G.sum(axis=1, dtype=np.float32) * np.float32(1.0 / K)
-            np.subtract(mu[:, None], G, out=G)
-            np.maximum(G, 0, out=G)
-        G = G.reshape(len(B), n_h, n_w, K)
-        o = out[a:a + step]
-        o[:, 0] = G[:, :hh, :hw].sum(axis=(1, 2), dtype=np.float32)
-        o[:, 1] = G[:, :hh, hw:].sum(axis=(1, 2), dtype=np.float32)
-        o[:, 2] = G[:, hh:, :hw].sum(axis=(1, 2), dtype=np.float32)
-        o[:, 3] = G[:, hh:, hw:].sum(axis=(1, 2), dtype=np.float32)
+        pool_numpy(P @ ct, xx, cc, 0, n_h * n_w, n_w, (n_h + 1) // 2, (n_w + 1) // 2, out[a:a + step],
+                   encoder=spec["encoder"])
     F = out.reshape(n, 4 * K)
     if spec["hellinger"]:
         np.sqrt(F, out=F)
@@ -281,37 +222,16 @@ def rff_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     return _rff(F, spec, arrays, "features")
 
 
+# @inline classmap_gui.core.features.cnn_ops
+
+
 def cnn_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     """A fixed random CNN: depth x (k x k valid convolution as one GEMM, ReLU, max-pool), then a
     random final layer (ReLU, or cos/sin random Fourier features) to ``m`` outputs."""
     X = (X[..., None] if X.ndim == 3 else X).astype(np.float32) / np.float32(255.0)
-    k, p, m = spec["kernel_size"], spec["pool"], spec["m"]
-    for level in range(spec["depth"]):
-        Wl = arrays[f"features.filters.{level}"]
-        b, h, w, c = X.shape
-        ho, wo = h - k + 1, w - k + 1
-        cols = np.lib.stride_tricks.sliding_window_view(X, (k, k), axis=(1, 2)).reshape(b * ho * wo, c * k * k)
-        Y = (cols @ Wl).reshape(b, ho, wo, Wl.shape[1])
-        np.maximum(Y, 0, out=Y)
-        if p > 1:
-            hp, wp = ho // p, wo // p
-            Y = Y[:, :hp * p, :wp * p].reshape(b, hp, p, wp, p, -1).max(axis=(2, 4))
-        X = Y
-    H = np.ascontiguousarray(X.reshape(len(X), -1))
-    if spec["normalize"]:
-        H /= np.maximum(np.linalg.norm(H, axis=1, keepdims=True), np.float32(1e-12))
-    Z = H @ arrays["features.final_weights"]
-    if spec["final"] == "relu":
-        Z += arrays["features.final_bias"]
-        np.maximum(Z, 0, out=Z)
-        Z *= np.float32(np.sqrt(2.0 / m))
-        return Z
-    half = m // 2
-    out = np.zeros((len(H), m), np.float32)
-    np.cos(Z, out=out[:, :half])
-    np.sin(Z, out=out[:, half:2 * half])
-    out *= np.float32(1.0 / np.sqrt(half))
-    return out
+    filters = [arrays[f"features.filters.{level}"] for level in range(spec["depth"])]
+    H = conv_blocks(X, filters, spec["kernel_size"], spec["pool"], spec["normalize"])
+    return final_layer(H, arrays["features.final_weights"], arrays["features.final_bias"], spec["m"], spec["final"])
 
 
 FEATURES = {"pixels": pixel_features, "hog": hog_features, "kmeans": kmeans_features, "rff": rff_features,
@@ -367,71 +287,46 @@ def top_k(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.take_along_axis(part, order, axis=1).astype(np.int64), np.take_along_axis(vals, order, axis=1)
 
 
+# @inline classmap_gui.core.classify.classmap_ops
+
+
 def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np.ndarray, np.ndarray]:
-    """ClassMap filter-and-refine over a linear bank (as the app, in numpy).
+    """ClassMap filter-and-refine over a linear bank (the app's numpy steps).
 
     Embedding: the d reference classifiers' outputs. Filter: the ``p`` classes whose embeddings
-    are nearest in weighted L1 (ties: lower class first). Refine: the candidates' own classifier
-    responses, best first; with v3, stop at the first candidate (filter order) whose response
-    reaches the threshold, the rest follow unscored (NaN) in filter order; v1 ranks candidates by
-    the votes of the all-pairs classifiers among them.
+    are nearest in weighted L1 (ties: lower class first). Refine: "all-pairs-vote" (v1) ranks the
+    candidates by the votes of the all-pairs classifiers among them; "best-response" (v2) by their
+    own classifier responses; "first-above-threshold" (v3) stops at the first candidate (filter
+    order) whose response reaches the threshold, the rest follow unscored (NaN) in filter order.
     """
     W, b = arrays["classifier.coef"], arrays["classifier.intercept"]
     refs, alpha, E = arrays["classmap.reference"], arrays["classmap.alpha"], arrays["classmap.embeddings"]
-    p, v3 = spec["p"], spec["refine"] == "v3"
-    t = np.float32(np.inf if spec["threshold"] is None else spec["threshold"])
+    p, refine = spec["p"], REFINE_ALIASES.get(spec["refine"], spec["refine"])
+    threshold = None
+    if refine == "first-above-threshold":
+        threshold = np.float32(np.inf if spec["threshold"] is None else spec["threshold"])
     refpos = np.full(len(W), -1, np.int64)
     refpos[refs] = np.arange(len(refs))
     n = len(F)
     cls = np.empty((n, p), np.int64)
     score = np.empty((n, p), np.float32)
     step = max(1, (1 << 24) // max(1, E.size))
+    ia, ib = np.triu_indices(p, 1)
     for a in range(0, n, step):  # chunks of queries bound the (queries, C, d) distance temporary
         X = F[a:a + step]
         Q = X @ np.ascontiguousarray(W[refs]).T
         Q += b[refs]
-        dist = np.abs(Q[:, None, :] - E[None, :, :]) @ alpha
-        cands = np.argsort(dist, axis=1, kind="stable")[:, :p]
-        if spec["refine"] == "v1":
-            cls[a:a + step], score[a:a + step] = _refine_pairs(X, W, b, Q, refpos, cands, len(E))
+        cands = filter_exact(Q, E, alpha, p)
+        if refine == "all-pairs-vote":
+            ca = cands[:, ia]
+            rows = pair_rows(ca, cands[:, ib], len(E))
+            R = with_reference_outputs(np.einsum("mpd,md->mp", W[rows], X) + b[rows], refpos[rows], Q)
+            cls[a:a + step], score[a:a + step] = vote_among_candidates(R, ca, cands, ia, ib)
             continue
-        R = np.einsum("nd,nkd->nk", X, W[cands]) + b[cands]
-        known = refpos[cands]
-        R = np.where(known >= 0, np.take_along_axis(Q, np.maximum(known, 0), axis=1), R).astype(np.float32)
-        stop = np.full(len(X), p)
-        if v3:
-            hit = R >= t
-            stop = np.where(hit.any(1), hit.argmax(1) + 1, p)
-        done = np.arange(p)[None, :] < stop[:, None]
-        key = np.where(done, -R, np.inf)
-        order = np.argsort(key, axis=1, kind="stable")
-        cls[a:a + step] = np.take_along_axis(cands, order, axis=1)
-        score[a:a + step] = np.where(np.take_along_axis(done, order, axis=1), np.take_along_axis(R, order, axis=1),
-                                     np.nan)
+        R = with_reference_outputs(np.einsum("nd,nkd->nk", X, W[cands]) + b[cands], refpos[cands], Q)
+        cls[a:a + step], score[a:a + step], _ = rank_by_response(R.astype(np.float32), cands, threshold)
     top = max(1, min(int(top), p))
     return arrays["classmap.classes"][cls[:, :top]], score[:, :top]
-
-
-def _refine_pairs(X, W, b, Q, refpos, cands, C):
-    """ClassMap v1: all-pairs votes among the candidates, ties by summed margin, then filter order."""
-    n, p = cands.shape
-    ia, ib = np.triu_indices(p, 1)
-    ca, cb = cands[:, ia], cands[:, ib]
-    lo, hi = np.minimum(ca, cb), np.maximum(ca, cb)
-    rows = lo * (2 * C - lo - 1) // 2 + (hi - lo - 1)  # the pair's row in lexicographic (i < j) order
-    R = np.einsum("mpd,md->mp", W[rows], X) + b[rows]
-    known = refpos[rows]
-    R = np.where(known >= 0, np.take_along_axis(Q, np.maximum(known, 0), axis=1), R)
-    r_lo = np.where(ca == lo, R, -R)  # > 0 favours ca
-    votes = np.zeros((n, p), np.float32)
-    margin = np.zeros((n, p), np.float32)
-    rr = np.arange(n)[:, None]
-    np.add.at(votes, (rr, np.broadcast_to(ia, R.shape)), (r_lo > 0).astype(np.float32))
-    np.add.at(votes, (rr, np.broadcast_to(ib, R.shape)), (r_lo <= 0).astype(np.float32))
-    np.add.at(margin, (rr, np.broadcast_to(ia, R.shape)), r_lo)
-    np.add.at(margin, (rr, np.broadcast_to(ib, R.shape)), -r_lo)
-    order = np.lexsort((np.arange(p)[None, :].repeat(n, 0), -margin, -votes), axis=1)
-    return np.take_along_axis(cands, order, axis=1), np.take_along_axis(votes, order, axis=1)
 
 
 def predict(images: list[np.ndarray], doc: dict, arrays: dict, top: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -445,6 +340,11 @@ def predict(images: list[np.ndarray], doc: dict, arrays: dict, top: int = 5) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line: classify every readable image; exit 0, 1 when any image was unreadable, 2 for a bad model.
+
+    Each unreadable image is one line on stderr, ``<path>: cannot read image: <reason>``; the others
+    are still classified and printed.
+    """
     ap = argparse.ArgumentParser(description="Classify image files with an exported ClassMap Studio recogniser.")
     ap.add_argument("images", nargs="+", help="image files (png, jpg, bmp, tif, webp, ...)")
     ap.add_argument("--top", type=int, default=5, help="classes to list per image (default 5)")
@@ -453,20 +353,27 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         doc, arrays = load_model(args.model)
-        images = [read_image(p, doc["grey"]) for p in args.images]
-    except (ModelError, ValueError) as exc:
+    except ModelError as exc:
         print(f"predict.py: error: {exc}", file=sys.stderr)
         return 2
+    paths, images, unreadable = [], [], 0
+    for p in args.images:
+        try:
+            images.append(read_image(p, doc["grey"]))
+            paths.append(p)
+        except UnreadableImage as exc:
+            print(f"{p}: cannot read image: {exc}", file=sys.stderr)
+            unreadable += 1
     names = doc["class_names"]
-    cls, val = predict(images, doc, arrays, args.top)
+    cls, val = predict(images, doc, arrays, args.top) if images else ([], [])
     if args.json:
         rows = [{"image": str(p), "top": [{"class": names[c], "index": int(c), "score": float(v)}
-                                          for c, v in zip(cr, vr)]} for p, cr, vr in zip(args.images, cls, val)]
+                                          for c, v in zip(cr, vr)]} for p, cr, vr in zip(paths, cls, val)]
         print(json.dumps(rows, indent=1))
     else:
-        for p, cr, vr in zip(args.images, cls, val):
+        for p, cr, vr in zip(paths, cls, val):
             print(f"{p}\t" + "\t".join(f"{names[c]} ({v:.4f})" for c, v in zip(cr, vr)))
-    return 0
+    return 1 if unreadable else 0
 
 
 if __name__ == "__main__":

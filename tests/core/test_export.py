@@ -160,3 +160,86 @@ def test_a_model_file_holding_a_pickle_is_refused_and_runs_nothing(tmp_path, dig
     with pytest.raises(ModelFormatError, match="pickle"):
         Recogniser.load(model)
     assert not marker.exists()
+
+
+def test_predict_py_runs_the_apps_own_numpy_code(tmp_path, digits):
+    # The HOG, random-CNN, k-means pooling and ClassMap steps are the package's modules, pasted in:
+    # every function of those modules appears in predict.py character for character.
+    import ast
+    import importlib
+
+    from classmap_gui.core.export import INLINED, predict_source
+
+    src = predict_source()
+    for name in INLINED:
+        mod = importlib.import_module(name)
+        text = Path(mod.__file__).read_text(encoding="utf-8")
+        funcs = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+        assert funcs, name
+        for f in funcs:
+            assert ast.get_source_segment(text, f) in src, f"{name}.{f.name} is not predict.py's code"
+    # and the exported file is that text
+    rec = train(digits.subset(np.arange(300)), CONFIGS["pixels"]).recogniser
+    folder = export_recogniser(rec, tmp_path / "export")
+    assert (folder / "predict.py").read_text(encoding="utf-8") == src
+
+
+def test_an_inlined_module_may_use_numpy_and_opencv_only(monkeypatch, tmp_path):
+    from classmap_gui.core import export
+
+    bad = tmp_path / "bad_ops.py"
+    bad.write_text('"""doc"""\nimport numpy as np\nfrom scipy import sparse\n\n\ndef f():\n    return 1\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(export, "INLINED", (*export.INLINED, "bad_ops"))
+    with pytest.raises(RuntimeError, match="scipy"):
+        export._module_body("bad_ops")
+    with pytest.raises(RuntimeError, match="not listed"):
+        export._module_body("json")
+
+
+def test_unreadable_images_are_reported_and_the_rest_classified(tmp_path, digits, image_files):
+    rec = train(digits.subset(np.arange(300)), CONFIGS["pixels"]).recogniser
+    folder = export_recogniser(rec, tmp_path / "export")
+    broken, empty, missing = tmp_path / "broken.png", tmp_path / "empty.jpg", tmp_path / "missing.png"
+    broken.write_bytes(b"\x89PNG not really")
+    empty.write_bytes(b"")
+    files = [image_files[0], broken, image_files[1], empty, missing]
+    out = subprocess.run([sys.executable, "-I", str(folder / "predict.py"), *map(str, files), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    rows = json.loads(out.stdout)
+    assert [r["image"] for r in rows] == [str(image_files[0]), str(image_files[1])]
+    errors = out.stderr.strip().splitlines()
+    assert len(errors) == 3
+    for path, line in zip((broken, empty, missing), errors):
+        assert line.startswith(f"{path}: cannot read image: ") and len(line) > len(f"{path}: cannot read image: ")
+    app = rec.predict([read_image(f, size=None, grey=rec.grey) for f in image_files[:2]], top=5)
+    assert [[c["index"] for c in r["top"]] for r in rows] == app.top_classes.tolist()
+    # all readable: exit 0
+    ok = subprocess.run([sys.executable, "-I", str(folder / "predict.py"), str(image_files[0])],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and ok.stderr == "" and str(image_files[0]) in ok.stdout
+
+
+def test_labels_txt_keeps_every_class_name_on_its_line(tmp_path, digits):
+    names = ["plain", "tab\there", "two\nlines", "back\\slash", "cr\rend", "ünï 字"] + [f"c{i}" for i in range(4)]
+    ims = digits.subset(np.arange(300))
+    ims.class_names = names
+    rec = train(ims, CONFIGS["pixels"]).recogniser
+    folder = export_recogniser(rec, tmp_path / "export")
+    lines = (folder / "labels.txt").read_bytes().decode("utf-8").split("\n")[:-1]
+    assert len(lines) == len(names)
+
+    def unescape(s):
+        out, i = [], 0
+        while i < len(s):
+            if s[i] == "\\":
+                out.append({"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}[s[i + 1]])
+                i += 2
+            else:
+                out.append(s[i])
+                i += 1
+        return "".join(out)
+
+    assert [unescape(line.split("\t", 1)[1]) for line in lines] == names
+    assert [int(line.split("\t", 1)[0]) for line in lines] == list(range(len(names)))
