@@ -206,7 +206,7 @@ def bank_descriptions() -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------ building
-def make(kind: str, name: str, **params: Any) -> Any:
+def make(kind: str, name: str, /, **params: Any) -> Any:
     """A new, unfitted component ``name`` of ``kind`` with ``params`` checked against its schema.
 
     Unknown names and parameters, values of the wrong type, outside their range or not among their
@@ -220,12 +220,12 @@ def make(kind: str, name: str, **params: Any) -> Any:
     return comp.cls(**comp.fixed, **checked)
 
 
-def make_features(name: str, **params: Any) -> Any:
+def make_features(name: str, /, **params: Any) -> Any:
     """A new, unfitted feature map ``name`` (see :func:`make`)."""
     return make("features", name, **params)
 
 
-def make_bank(name: str, **params: Any) -> Any:
+def make_bank(name: str, /, **params: Any) -> Any:
     """A new, unfitted classifier bank ``name`` (see :func:`make`)."""
     return make("bank", name, **params)
 

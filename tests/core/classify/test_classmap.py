@@ -202,7 +202,9 @@ def test_unseen_classes_are_still_found(problem):
     assert np.all(cm.reference_ < 90)
     unseen = yt >= 90
     res = cm.predict(bank, Xt[unseen])
-    assert np.mean(res.labels == yt[unseen]) > 0.5 * np.mean(brute(bank, Xt[unseen]) == yt[unseen])
+    # the paper's Fig. 5: classes the embedding never saw are found as well as brute force finds them
+    # (measured 0.38-0.45 against brute force's 0.37 over seeds 0-2; 60 queries)
+    assert np.mean(res.labels == yt[unseen]) >= np.mean(brute(bank, Xt[unseen]) == yt[unseen]) - 0.05
 
 
 def test_save_load_round_trip(problem, tmp_path):
@@ -231,5 +233,79 @@ def test_classes_added_later_are_embedded_and_found(problem):
     old.update_class_embeddings(bank, Xe[~keep_e], ye[~keep_e])
     assert old.class_embeddings_.shape == (C, 10)
     new = yt >= C - 5
-    res = old.predict(bank, Xt[new])
-    assert np.mean(res.labels == yt[new]) > 0.5 * np.mean(brute(bank, Xt[new]) == yt[new])
+    res = old.predict(bank, Xt)
+    # added classes are found as well as the ones the embedding was built with (measured over seeds
+    # 0-3: accuracy new - old from -0.05 to +0.17, top-p recall from -0.06 to +0.20; 50 new queries)
+    acc = res.labels == yt
+    found = (res.top_classes == yt[:, None]).any(1)
+    assert acc[new].mean() >= acc[~new].mean() - 0.1
+    assert found[new].mean() >= found[~new].mean() - 0.1
+
+
+def _learned(obj):
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(obj).items() if not k.startswith("_")}
+
+
+@pytest.mark.parametrize("refine", ["best-response", "first-above-threshold", "v2"])
+def test_predicting_changes_neither_the_bank_nor_the_model(problem, refine):
+    from classmap_gui.core.registry import make_bank
+
+    _, (Xe, ye), (Xt, _) = problem
+    bank = make_bank("ova-ridge").fit(Xe, ye)
+    cm = ClassMap(d=8, p=6, refine=refine, n_triples=2000).fit(bank, Xe, ye)
+    bank_before, cm_before = _learned(bank), _learned(cm)
+    one = cm.predict(bank, Xt[:1])
+    many = cm.predict(bank, Xt)
+    for before, obj in ((bank_before, bank), (cm_before, cm)):
+        after = _learned(obj)
+        assert after.keys() == before.keys()
+        for k, v in before.items():
+            np.testing.assert_array_equal(after[k], v, err_msg=k)
+    # the cost is what was evaluated: d references plus the refine's own, never more than d + p
+    assert many.evaluations.max() <= cm.expected_evaluations() and one.evaluations[0] == many.evaluations[0]
+
+
+def test_single_queries_from_many_threads_each_get_their_own_answer(problem):
+    from concurrent.futures import ThreadPoolExecutor
+
+    bank, (Xe, ye), (Xt, _) = problem
+    cm = ClassMap(d=8, p=6, n_triples=2000).fit(bank, Xe, ye)
+    want = [cm.predict(bank, x[None]) for x in Xt[:200]]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda x: cm.predict(bank, x[None]), Xt[:200]))
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g.top_classes, w.top_classes)
+        np.testing.assert_array_equal(g.evaluations, w.evaluations)
+
+
+def test_refine_names_say_what_they_do_and_paper_aliases_stay():
+    from classmap_gui.core.classify.refine import ALIASES
+
+    assert ALIASES == {"v1": "all-pairs-vote", "v2": "best-response", "v3": "first-above-threshold"}
+    for alias, name in ALIASES.items():
+        assert ClassMap(refine=alias).refine_strategy == ClassMap(refine=name).refine_strategy == name
+    with pytest.raises(ConfigError, match="best-response"):
+        ClassMap(refine="v4").refine_strategy
+
+
+def test_descriptive_and_paper_names_give_the_same_predictions(problem):
+    bank, (Xe, ye), (Xt, _) = problem
+    a = ClassMap(d=8, p=6, refine="v3", n_triples=2000).fit(bank, Xe, ye).predict(bank, Xt)
+    b = ClassMap(d=8, p=6, refine="first-above-threshold", n_triples=2000).fit(bank, Xe, ye).predict(bank, Xt)
+    np.testing.assert_array_equal(a.top_classes, b.top_classes)
+    np.testing.assert_array_equal(a.evaluations, b.evaluations)
+
+
+def test_one_filter_kernel_for_the_app_and_predict_py(problem):
+    # the compiled scan (shared top-k insertion) and the numpy filter predict.py runs agree, ties included
+    from classmap_gui.core.classify import _classmap_kernels as K
+    from classmap_gui.core.classify.classmap_ops import filter_exact
+
+    rng = np.random.default_rng(0)
+    E = rng.integers(0, 4, (300, 5)).astype(np.float32)   # many exact ties
+    F = rng.integers(0, 4, (40, 5)).astype(np.float32)
+    alpha = np.ones(5, np.float32)
+    cls = np.empty((40, 12), np.int64)
+    dist = np.empty((40, 12), np.float32)
+    K.filter_batch(F, E, alpha, 12, cls, dist)
+    np.testing.assert_array_equal(cls, filter_exact(F, E, alpha, 12))
