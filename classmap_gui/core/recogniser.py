@@ -19,7 +19,7 @@ import numpy as np
 
 from .data.folder import MAX_IMAGE_SIDE
 from .errors import ConfigError, DataError, ModelFormatError, NotFittedError
-from .progress import ProgressFn, StopFn, check_stop, report
+from .progress import ProgressFn, StopFn, check_stop
 from .classify.banks import top_k
 from .classify.result import Prediction
 from .store import dump_estimator, load_bundle, load_estimator, save_bundle
