@@ -134,6 +134,7 @@ def _to_grey(X: np.ndarray) -> np.ndarray:
 
 
 def pixel_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    """The pixels (resized, grey, standardised as the model says), scaled to [0, 1], ``(n, D)`` float32."""
     if spec["size"] is not None:
         th, tw = spec["size"]
         h, w = X.shape[1:3]
@@ -151,6 +152,7 @@ def pixel_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
 
 
 def hog_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    """HOG of the centred window, with OpenCV or the app's numpy code (whichever the model used), ``(n, D)``."""
     G = _to_grey(X) if X.ndim == 4 else X
     n, h, w = G.shape
     b, s, c, nb = spec["block_size"], spec["block_stride"], spec["cell_size"], spec["n_bins"]
@@ -218,6 +220,7 @@ def _rff(X: np.ndarray, spec: dict, arrays: dict, prefix: str) -> np.ndarray:
 
 
 def rff_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+    """Random Fourier features of the pixels scaled to [0, 1], ``(n, 2m)`` float32."""
     F = X.reshape(len(X), -1).astype(np.float32) / np.float32(255.0)
     return _rff(F, spec, arrays, "features")
 

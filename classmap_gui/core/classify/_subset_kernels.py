@@ -2,8 +2,8 @@
 
 Replaces numpy's gather + batched matmul (``np.matmul(W[idx], X[:, :, None])``) for batches: the
 gather writes an ``(n, k, D)`` copy of the weights before reading it again, this kernel reads each
-named weight row once, straight from ``W``. Measured (2430 classes, D=1764, k=40, 1000 queries,
-2 cores, load ~10): 61 ms against 144 ms for the numpy path. For a handful of queries the
+named weight row once, straight from ``W``: about 2.4x faster than the numpy path at 2430 classes,
+D=1764, k=40 and 1000 queries. For a handful of queries the
 thread start-up costs more than it saves, so :func:`classmap_gui.core.classify.banks.gathered_dot`
 uses numpy below ``MIN_ROWS`` rows.
 """

@@ -95,6 +95,7 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
 
     @property
     def n_classifiers_(self) -> int:
+        """Binary classifiers a brute-force query evaluates: one per pair of classes."""
         self._check_fitted()
         return len(self.pairs_)
 

@@ -123,6 +123,7 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------ scoring
     @property
     def n_classifiers_(self) -> int:
+        """Binary classifiers a brute-force query evaluates: one per class."""
         self._check_fitted()
         return len(self.classes_)
 

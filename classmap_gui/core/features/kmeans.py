@@ -14,7 +14,7 @@ in parallel on joblib threads (BLAS and the numba kernel release the GIL; BLAS i
 per worker meanwhile).
 
 The fused numba pass is about 3.5x faster than the numpy fallback (same GEMM, ~8 passes over the
-matrix and a sort/reduceat for pooling) on 28x28 images with K=1600 (figures in docs/features.md), and
+matrix and a sort/reduceat for pooling) on 28x28 images with K=1600, and
 brings encoding to within about 1.7x of its distance GEMM alone (``gemm_timing.distance_gemm_seconds``).
 Hence numba for the element-wise part; numpy remains the fallback.
 
@@ -202,6 +202,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     @property
     def patch_dim_(self) -> int:
+        """D, the length of a patch vector: p * p * channels."""
         return self._p * self._p * self.n_channels_
 
     def _validate_state(self) -> None:

@@ -153,6 +153,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"frequencies must be float32 ({self.n_features_in_}, {cols})")
 
     def get_feature_names_out(self, input_features=None):
+        """Output column names (scikit-learn's convention)."""
         check_is_fitted(self, "frequencies_")
         names = ([f"cos{j}" for j in range(self.m)] + [f"sin{j}" for j in range(self.m)]
                  if self.kind == "cossin" else [f"rbf{j}" for j in range(2 * self.m)])
@@ -160,6 +161,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
 
     @property
     def n_features_out_(self) -> int:
+        """Output width, 2m: the cos/sin pair of m frequencies, or 2m phase-shifted cosines."""
         return 2 * self.m
 
 

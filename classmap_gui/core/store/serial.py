@@ -174,4 +174,5 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
 
 
 def is_finite_number(x: Any) -> bool:
+    """Whether ``x`` is an int or float (not a bool) with a finite value."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
