@@ -30,7 +30,7 @@ def test_train_prints_accuracy_and_where_the_model_went(tmp_path, capsys):
     assert res["model"] == str(out) and (out / "model.json").exists()
     doc = json.loads((out / "model.json").read_text())
     assert doc["features"]["params"]["n_centroids"] == 40
-    assert doc["features"]["params"]["patch_size"] == 3  # adapted to 8x8 digits
+    assert doc["features"]["state"]["patch_size_"] == 3  # "auto" adapted to 8x8 digits
 
 
 def test_round_trip_train_eval_predict(model_dir, tmp_path, capsys):
