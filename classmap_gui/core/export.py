@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from . import registry
+from .classify.classmap import FILTER_INDEX_THRESHOLD
 from .errors import ConfigError
 from .store.format import _fsync_dir, array_manifest
 
@@ -92,14 +94,15 @@ def label_line(index: int, name: str) -> str:
 
 
 def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
-    kind = type(fm).__name__
-    if kind == "PixelFeatures":
+    """The feature map's settings for model.json (its arrays go into ``arrays``), by its registry type name."""
+    kind = registry.saved_type_name(type(fm)) or type(fm).__name__
+    if kind == "pixels":
         if fm.standardize:
             arrays["features.mean"] = np.asarray(fm.mean_, np.float32)
             arrays["features.scale"] = np.asarray(fm.scale_, np.float32)
         size = None if fm.size is None else [int(fm.size[0]), int(fm.size[1])]
         return {"type": "pixels", "size": size, "grey": bool(fm.grey), "standardize": bool(fm.standardize)}
-    if kind == "HOGFeatures":
+    if kind == "hog":
         import cv2
 
         backend = fm.backend
@@ -108,16 +111,16 @@ def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
         return {"type": "hog", "cell_size": int(fm.cell_size), "block_size": int(fm.block_size),
                 "block_stride": int(fm.block_stride), "n_bins": int(fm.n_bins), "signed": bool(fm.signed),
                 "backend": backend}
-    if kind == "KMeansFeatures":
+    if kind == "kmeans":
         arrays["features.mean"] = np.asarray(fm.mean_, np.float32)
         arrays["features.whitening"] = np.asarray(fm.whitening_, np.float32)
         arrays["features.centroids"] = np.asarray(fm.centroids_, np.float32)
         return {"type": "kmeans", "patch_size": int(fm._p), "stride": int(fm.stride),
                 "norm_eps": float(fm.norm_eps), "encoder": str(fm.encoder), "hellinger": bool(fm.hellinger),
                 "n_channels": int(fm.n_channels_)}
-    if kind == "RandomFourierFeatures":
+    if kind == "rff":
         return {"type": "rff", **_rff_spec(fm, arrays, "features")}
-    if kind == "RandomCNNFeatures":
+    if kind == "cnn":
         for i, f in enumerate(fm.filters_):
             arrays[f"features.filters.{i}"] = np.asarray(f, np.float32)
         arrays["features.final_weights"] = np.asarray(fm.final_weights_, np.float32)
@@ -137,30 +140,29 @@ def _rff_spec(rff: Any, arrays: dict[str, np.ndarray], prefix: str) -> dict:
 
 
 def _classifier_spec(clf: Any, arrays: dict[str, np.ndarray]) -> dict:
-    kind = type(clf).__name__
+    """The bank's settings for model.json (its arrays go into ``arrays``), by its registry type name."""
+    kind = registry.saved_type_name(type(clf)) or type(clf).__name__
     coef = getattr(clf, "coef_", None)
-    if kind in ("OneVsAllBank", "AllPairsBank") and coef is not None:
+    if kind in ("one-vs-all", "all-pairs") and coef is not None:
         arrays["classifier.coef"] = np.ascontiguousarray(coef, np.float32)
         arrays["classifier.intercept"] = np.ascontiguousarray(clf.intercept_, np.float32)
-        if kind == "OneVsAllBank":
+        if kind == "one-vs-all":
             return {"type": "linear-ova"}
         arrays["classifier.pairs"] = np.ascontiguousarray(clf.pairs_, np.int64)
         return {"type": "all-pairs", "n_classes": int(len(clf.classes_))}
-    if kind == "OneVsAllBank" and getattr(clf, "support_vectors_", None) is not None:
+    if kind == "one-vs-all" and getattr(clf, "support_vectors_", None) is not None:
         arrays["classifier.support_vectors"] = np.ascontiguousarray(clf.support_vectors_, np.float32)
         arrays["classifier.dual_coef"] = np.ascontiguousarray(clf.dual_coef_, np.float32)
         arrays["classifier.intercept"] = np.ascontiguousarray(clf.intercept_, np.float32)
         return {"type": "rbf-ova", "gamma": float(clf.gamma_)}
-    if kind == "CompressiveBank":
-        from .features.random_features import RandomFourierFeatures
-
+    if kind == "compressive":
         arrays["classifier.sketches"] = np.ascontiguousarray(clf.sketches_, np.float32)
         arrays["classifier.priors"] = np.ascontiguousarray(clf.class_priors(), np.float32)
         arrays["classifier.empty"] = np.asarray(clf.counts_ == 0, bool)
         sketch_map = getattr(clf, "map_", None)
         if sketch_map is None:
             return {"type": "compressive", "map": None}
-        if not isinstance(sketch_map, RandomFourierFeatures):
+        if registry.saved_type_name(type(sketch_map)) != "rff":
             raise ConfigError(f"cannot export a compressive bank whose sketch map is {type(sketch_map).__name__}")
         return {"type": "compressive", "map": _rff_spec(sketch_map, arrays, "classifier.map")}
     raise ConfigError(f"cannot export a model with a {kind} classifier bank: the standalone predict.py "
@@ -174,14 +176,13 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
     cm = getattr(recogniser, "classmap", None)
     if cm is None:
         return None
-    from .classify.classmap import FILTER_INDEX_THRESHOLD
-
-    bank = type(recogniser.classifier).__name__
-    want = "AllPairsBank" if cm.refine_strategy == "all-pairs-vote" else "OneVsAllBank"
+    bank = registry.saved_type_name(type(recogniser.classifier)) or type(recogniser.classifier).__name__
+    want = "all-pairs" if cm.refine_strategy == "all-pairs-vote" else "one-vs-all"
     if bank != want or getattr(recogniser.classifier, "coef_", None) is None:
-        raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a {bank}): predict.py "
-                          f"reproduces ClassMap v1 over a linear all-pairs bank and v2/v3 over a linear one-vs-all "
-                          f"bank. Retrain with one of those, or without ClassMap.")
+        raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a {bank} bank): predict.py "
+                          f"reproduces ClassMap all-pairs-vote (v1) over a linear all-pairs bank and best-response "
+                          f"(v2) / first-above-threshold (v3) over a linear one-vs-all bank. Retrain with one of "
+                          f"those, or without ClassMap.")
     if cm.n_classes_ >= FILTER_INDEX_THRESHOLD:
         raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
                           f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (IVF) index "

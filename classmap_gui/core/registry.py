@@ -231,7 +231,9 @@ def make_bank(name: str, /, **params: Any) -> Any:
 
 
 def check_value(comp: Component, key: str, value: Any) -> Any:
-    """``value`` for parameter ``key`` of ``comp`` after checking it; ConfigError saying what is wrong."""
+    """``value`` for parameter ``key`` of ``comp`` after checking it; ConfigError saying what is wrong.
+
+    Text holding a number (or true/false) is accepted for numeric (boolean) parameters and converted."""
     p = comp.param(key)
     where = f"{comp.name}: {key}"
     if value is None:
@@ -244,6 +246,9 @@ def check_value(comp: Component, key: str, value: Any) -> Any:
         if p.kind is not str:
             if p.choices and value in p.choices:
                 return value
+            number = _number(value, p.kind)
+            if number is not None:  # text from a form field or a config file: the schema knows the kind
+                return check_value(comp, key, number)
             allowed = [*(p.choices or ()), *((AUTO,) if p.auto else ())]
             raise ConfigError(f"{where} must be {_kind_name(p.kind)}"
                               + (f" or one of {', '.join(allowed)}" if allowed else "") + f", got {value!r}")
@@ -269,6 +274,17 @@ def check_value(comp: Component, key: str, value: Any) -> Any:
     if (p.low is not None and value < p.low) or (p.high is not None and value > p.high):
         raise ConfigError(f"{where} must lie between {_num(p.low)} and {_num(p.high)}, got {value!r}")
     return int(value) if p.kind is int else value
+
+
+def _number(text: str, kind: type) -> int | float | bool | None:
+    """``text`` as a value of ``kind`` (int, float or bool), or None when it is not one."""
+    t = text.strip().lower()
+    if kind is bool:
+        return {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}.get(t)
+    try:
+        return int(t) if kind is int else float(t)
+    except ValueError:
+        return None
 
 
 def _parse_size(where: str, text: str) -> tuple[int, int]:

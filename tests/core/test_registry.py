@@ -56,6 +56,11 @@ def test_good_settings_reach_the_component():
     assert registry.make_bank("ova-rbf", gamma="auto").gamma == "auto"
     assert registry.make_bank("ova-rbf", gamma=0.5).get_params()["trainer"] == "rbf"
     assert registry.make_bank("compressive", sigma="auto", m=64).m == 64
+    # text from a form field: converted by the parameter's kind, then checked
+    fm = registry.make_features("kmeans", n_centroids="16", norm_eps="2.5", hellinger="true")
+    assert (fm.n_centroids, fm.norm_eps, fm.hellinger) == (16, 2.5, True)
+    with pytest.raises(ConfigError, match="n_patches must lie between"):
+        registry.make_features("kmeans", n_patches="0")
 
 
 def test_saved_type_names_map_to_classes_and_unknown_ones_are_refused():
