@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -222,13 +223,15 @@ def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = 
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.export-", dir=str(folder.parent)))
     try:
+        # mkdtemp makes the folder private (0700); an export is for sharing: the user's umask decides
+        tmp.chmod(0o777 & ~_umask())
         with open(tmp / "arrays.npz", "wb") as fh:
             np.savez(fh, **arrays)
         (tmp / "model.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
         (tmp / "labels.txt").write_text("".join(label_line(i, n) for i, n in enumerate(doc["class_names"])),
                                         encoding="utf-8", newline="\n")
         (tmp / "predict.py").write_text(predict_source(), encoding="utf-8")
-        (tmp / "predict.py").chmod(0o755)
+        (tmp / "predict.py").chmod(0o777 & ~_umask())  # executable for whoever may read it
         (tmp / "README.txt").write_text(_readme(doc), encoding="utf-8")
         _fsync_dir(tmp)
         if folder.exists():
@@ -238,6 +241,20 @@ def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = 
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return folder
+
+
+def _umask() -> int:
+    """The process's file-creation mask: from /proc where there is one (reading it there changes
+    nothing other threads see), else by setting and at once restoring it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _readme(doc: dict) -> str:

@@ -243,3 +243,15 @@ def test_labels_txt_keeps_every_class_name_on_its_line(tmp_path, digits):
 
     assert [unescape(line.split("\t", 1)[1]) for line in lines] == names
     assert [int(line.split("\t", 1)[0]) for line in lines] == list(range(len(names)))
+
+
+def test_the_export_folder_follows_the_users_umask(tmp_path, digits):
+    # shared, not private: a 0700 folder would hide predict.py from the colleague it is meant for
+    rec = train(digits.subset(np.arange(300)), CONFIGS["pixels"]).recogniser
+    old = os.umask(0o022)
+    try:
+        folder = export_recogniser(rec, tmp_path / "export")
+    finally:
+        os.umask(old)
+    assert folder.stat().st_mode & 0o777 == 0o755
+    assert (folder / "predict.py").stat().st_mode & 0o755 == 0o755
