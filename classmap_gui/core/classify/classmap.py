@@ -50,6 +50,8 @@ __all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "FILTER_INDEX_THRESHOLD",
            "learn_threshold", "pair_rows"]
 
 EMBEDDINGS = ("boosted", "random")
+MAX_TRIPLES = 5_000_000
+MAX_MEMORY_MB = 65_536
 #: every accepted ``refine`` value: the descriptive names and the paper's aliases
 REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
 
@@ -117,6 +119,14 @@ class ClassMap(BaseEstimator):
             raise ConfigError(f"ClassMap d must be a positive integer, got {self.d!r}")
         if not (isinstance(self.p, (int, np.integer)) and self.p >= 1):
             raise ConfigError(f"ClassMap p must be a positive integer, got {self.p!r}")
+        # bounds that keep a typo from exhausting memory (triples are sampled and scored up front)
+        if not (isinstance(self.n_triples, (int, float, np.integer)) and not isinstance(self.n_triples, bool)
+                and float(self.n_triples).is_integer() and 1 <= self.n_triples <= MAX_TRIPLES):
+            raise ConfigError(f"ClassMap n_triples must be a whole number from 1 to {MAX_TRIPLES}, got {self.n_triples!r}")
+        if not (isinstance(self.max_memory_mb, (int, float)) and 0 < self.max_memory_mb <= MAX_MEMORY_MB):
+            raise ConfigError(f"ClassMap max_memory_mb must lie in (0, {MAX_MEMORY_MB}], got {self.max_memory_mb!r}")
+        if not (isinstance(self.hard_fraction, (int, float)) and 0 <= self.hard_fraction <= 1):
+            raise ConfigError(f"ClassMap hard_fraction must lie between 0 and 1, got {self.hard_fraction!r}")
         kind = bank_kind(bank)
         if strategy == ALL_PAIRS_VOTE and kind != "pairs":
             raise ConfigError(f"ClassMap refine {self.refine} (all-pairs vote) needs an all-pairs classifier bank; "

@@ -309,3 +309,11 @@ def test_one_filter_kernel_for_the_app_and_predict_py(problem):
     dist = np.empty((40, 12), np.float32)
     K.filter_batch(F, E, alpha, 12, cls, dist)
     np.testing.assert_array_equal(cls, filter_exact(F, E, alpha, 12))
+
+
+@pytest.mark.parametrize("params, message", [({"n_triples": 10**10}, "n_triples"), ({"max_memory_mb": 1e9}, "max_memory_mb"),
+                                             ({"hard_fraction": 2.0}, "hard_fraction")])
+def test_settings_that_would_exhaust_memory_are_refused_before_work(problem, params, message):
+    bank, (Xe, ye), _ = problem
+    with pytest.raises(ConfigError, match=message):
+        ClassMap(**params).fit(bank, Xe, ye)
