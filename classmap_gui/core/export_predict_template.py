@@ -280,14 +280,7 @@ def scores(F: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     return out
 
 
-def top_k(S: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` best classes per row, best first (ties: as the app, a stable sort of a partition)."""
-    n, C = S.shape
-    k = max(1, min(int(k), C))
-    part = np.argpartition(-S, k - 1, axis=1)[:, :k] if k < C else np.broadcast_to(np.arange(C), (n, C)).copy()
-    vals = np.take_along_axis(S, part, axis=1)
-    order = np.argsort(-vals, axis=1, kind="stable")
-    return np.take_along_axis(part, order, axis=1).astype(np.int64), np.take_along_axis(vals, order, axis=1)
+# @inline classmap_gui.core.classify.ranking_ops
 
 
 # @inline classmap_gui.core.classify.classmap_ops

@@ -24,6 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..errors import ConfigError, NotFittedError
+from .ranking_ops import top_k  # noqa: F401  (re-exported: every bank's scores are ranked with it)
 
 class BankNotFittedError(NotFittedError, SklearnNotFittedError):
     """A bank used before ``fit``: both our NotFittedError and scikit-learn's."""
@@ -127,17 +128,3 @@ def gathered_dot(X: np.ndarray, W: np.ndarray, b: np.ndarray, index: np.ndarray,
         np.matmul(Wg, X[s:e, :, None], out=out[s:e, :, None])
         out[s:e] += b[index[s:e]]
     return out
-
-
-def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices ``(n, k) int64`` and values ``(n, k) float32`` of the ``k`` largest scores per row, best first."""
-    n, C = scores.shape
-    k = max(1, min(int(k), C))
-    if k < C:
-        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    else:
-        part = np.broadcast_to(np.arange(C), (n, C)).copy()
-    vals = np.take_along_axis(scores, part, axis=1)
-    order = np.argsort(-vals, axis=1, kind="stable")
-    idx = np.take_along_axis(part, order, axis=1).astype(np.int64)
-    return idx, np.take_along_axis(vals, order, axis=1).astype(np.float32)
