@@ -15,6 +15,8 @@ the fastest exact scan (padded, 1 or 2 threads, faiss ``IndexFlat`` L1) are meas
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ConfigError, NotFittedError
@@ -29,6 +31,8 @@ DEFAULT_THRESHOLD = 20_000
 IVF_PROBE_FRACTION = 0.08
 #: ... but at least enough lists to hold this many times p rows on average (small indexes probe more)
 IVF_MIN_ROWS_PER_CANDIDATE = 50
+#: IVF re-ranks exactly the ``rerank * p`` rows nearest by code (bench scale chooses it on validation)
+DEFAULT_RERANK = 1.5
 
 
 class FilterIndex:
@@ -37,8 +41,8 @@ class FilterIndex:
     Parameters (stored verbatim): ``method`` in ``auto|exact|ivf``; ``threshold`` class count from
     which ``auto`` uses IVF; IVF: ``nlist`` lists (``None``: 3.2 sqrt(C)), ``nprobe`` lists scanned
     per query (``None``: ``IVF_PROBE_FRACTION`` of the lists, and at least enough for
-    ``IVF_MIN_ROWS_PER_CANDIDATE * p`` rows), ``rerank`` (``rerank * p`` code-nearest rows re-ranked
-    exactly), ``n_iter`` k-means passes, ``random_state`` for k-means.
+    ``IVF_MIN_ROWS_PER_CANDIDATE * p`` rows), ``rerank`` (the ``ceil(rerank * p)`` code-nearest rows
+    are re-ranked exactly), ``n_iter`` k-means passes, ``random_state`` for k-means.
 
     Learned: ``alpha_ (d,) float32``, ``scaled_ (C, d) float32`` = embeddings * alpha,
     ``method_`` (``"exact"`` or ``"ivf"``), ``n_classes_``; IVF: ``lists_`` (:class:`IVFLists`:
@@ -46,7 +50,7 @@ class FilterIndex:
     """
 
     def __init__(self, method: str = "auto", threshold: int = DEFAULT_THRESHOLD, nlist: int | None = None,
-                 nprobe: int | None = None, rerank: int = 2, n_iter: int = 15, random_state: int | None = 0):
+                 nprobe: int | None = None, rerank: float = DEFAULT_RERANK, n_iter: int = 15, random_state: int | None = 0):
         self.method = method
         self.threshold = threshold
         self.nlist = nlist
@@ -76,7 +80,7 @@ class FilterIndex:
         self.method_ = self.method if self.method != "auto" else ("ivf" if C >= int(self.threshold) else "exact")
         if self.method_ == "ivf":
             nlist = int(self.nlist) if self.nlist is not None else int(round(3.2 * np.sqrt(C)))
-            if (nlist < 1 or int(self.rerank) < 1 or int(self.n_iter) < 0
+            if (nlist < 1 or not float(self.rerank) >= 1 or int(self.n_iter) < 0
                     or (self.nprobe is not None and int(self.nprobe) < 1)):
                 raise ConfigError(f"IVF needs nlist >= 1, nprobe >= 1, rerank >= 1, n_iter >= 0; got "
                                   f"{self.nlist}, {self.nprobe}, {self.rerank}, {self.n_iter}")
@@ -89,7 +93,7 @@ class FilterIndex:
         if self.nprobe is not None:
             return max(1, min(int(self.nprobe), nlist))
         by_rows = -(-IVF_MIN_ROWS_PER_CANDIDATE * p * nlist // max(self.n_classes_, 1))
-        return max(1, min(nlist, max(int(np.ceil(IVF_PROBE_FRACTION * nlist)), by_rows)))
+        return max(1, min(nlist, max(math.ceil(IVF_PROBE_FRACTION * nlist), by_rows)))
 
     def search(self, F: np.ndarray, p: int, *, out_cls: np.ndarray | None = None,
                out_dist: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +132,7 @@ class FilterIndex:
         tc = cls if direct else np.empty((n, k), dtype=np.int64)
         td = dist if direct else np.empty((n, k), dtype=np.float32)
         if self.method_ == "ivf":
-            self.lists_.search(F, self.alpha_, k, self.nprobe_for(k), int(self.rerank) * k, tc, td)
+            self.lists_.search(F, self.alpha_, k, self.nprobe_for(k), math.ceil(float(self.rerank) * k), tc, td)
         else:
             Q = F * self.alpha_
             if n == 1:

@@ -172,14 +172,34 @@ def test_concurrent_searches_with_different_p_agree_with_serial_ones(problem, iv
             np.testing.assert_array_equal(job.result()[0][0], serial[p][i])
 
 
-def test_the_code_distance_kernel_is_the_sum_of_absolute_byte_differences():
-    rng = np.random.default_rng(0)
-    codes = rng.integers(0, 256, (50, 32), dtype=np.uint8)
-    qc = rng.integers(0, 256, 32, dtype=np.uint8)
+@pytest.mark.parametrize("D", [16, 48, 64, 80, 128])
+def test_the_code_distance_kernel_is_the_sum_of_absolute_byte_differences(D):
+    rng = np.random.default_rng(D)
+    codes = rng.integers(0, 256, (50, D), dtype=np.uint8)
+    qc = rng.integers(0, 256, D, dtype=np.uint8)
     out = np.empty(20, np.uint32)
     filter_ivf.sad_rows(qc, codes, 10, 30, out)
     ref = np.abs(codes[10:30].astype(np.int64) - qc.astype(np.int64)).sum(axis=1)
     np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("top", [200, 60_000])
+def test_the_nearest_lists_are_the_smallest_distances_nearest_first(top):
+    rng = np.random.default_rng(top)
+    dist = rng.integers(0, top, 1000).astype(np.uint32)
+    order = np.empty(1000, np.int64)
+    assert filter_ivf._nearest_lists(dist, 70, order) == 70
+    picked = dist[order[:70]]
+    # the 70 smallest up to one counting-sort bin (about two bins per list), in ascending bins
+    shift = 0
+    while int(dist.max()) >> shift > 2 * len(dist):
+        shift += 1
+    width = 2 ** shift
+    assert len(set(order[:70].tolist())) == 70
+    assert picked.max() // width <= np.sort(dist)[70] // width
+    assert np.all(np.diff(picked // width) >= 0)
+    assert filter_ivf._nearest_lists(dist, 5000, order) == 1000
+    assert sorted(order.tolist()) == list(range(1000))
 
 
 @pytest.mark.parametrize("d", [5, 16, 20])
