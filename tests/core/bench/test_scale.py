@@ -47,16 +47,18 @@ def test_nlist_and_nprobe_are_chosen_on_validation_queries_apart_from_the_measur
     assert len(seen["measured"]) == r["queries"] == 30
     # no measured query is among the validation queries
     assert not (seen["measured"][:, None, :] == seen["validation"][None, :, :]).all(axis=2).any()
-    # candidates: 3.2 sqrt(C) x 0.5, 1, 2; the measured index is the chosen one
-    assert [c["nlist"] for c in s["candidates"]] == [88, 175, 351]
-    assert (r["nlist"], r["nprobe"]) == (s["chosen"]["nlist"], s["chosen"]["nprobe"])
+    # candidates: nlist 3.2 sqrt(C) x 0.5, 1, 2, each with re-rank pools 1.25p, 1.5p, 2p;
+    # the measured index is the chosen one
+    assert [(c["nlist"], c["rerank"]) for c in s["candidates"]] == [(n, f) for n in (88, 175, 351)
+                                                                     for f in (1.25, 1.5, 2.0)]
+    assert (r["nlist"], r["rerank"], r["nprobe"]) == (s["chosen"]["nlist"], s["chosen"]["rerank"], s["chosen"]["nprobe"])
     for c in s["candidates"]:
         curve = c["nprobe_curve"]
         assert c["reaches_target"] and c["recall_mean"] >= s["target_recall"] == 0.99
         # the pick is the first (smallest) nprobe of the rising grid that reaches the target
         assert c["nprobe"] == curve[-1]["nprobe"] and all(x["recall_mean"] < 0.99 for x in curve[:-1])
         assert [x["nprobe"] for x in curve] == sorted(x["nprobe"] for x in curve)
-    chosen = next(c for c in s["candidates"] if c["nlist"] == s["chosen"]["nlist"])
+    chosen = next(c for c in s["candidates"] if (c["nlist"], c["rerank"]) == (s["chosen"]["nlist"], s["chosen"]["rerank"]))
     assert chosen["index_ms"] == min(c["index_ms"] for c in s["candidates"])
 
 
@@ -99,7 +101,7 @@ def test_scale_bench_from_the_command_line(capsys, tmp_path):
     printed = json.loads(capsys.readouterr().out)
     r = printed["results"][0]
     assert r["classes"] == 800 and r["nlist"] == 30
-    assert [c["nlist"] for c in printed["selection"]["by_classes"][0]["candidates"]] == [30]
+    assert [c["nlist"] for c in printed["selection"]["by_classes"][0]["candidates"]] == [30, 30, 30]
     assert json.loads((tmp_path / "s.json").read_text())["results"][0]["p"] == 5
 
 
@@ -108,3 +110,5 @@ def test_bad_options_are_one_line_errors(capsys):
     assert "--classes" in capsys.readouterr().err
     assert main(["bench", "scale", "--classes", "500", "--target-recall", "1.5"]) == 2
     assert "--target-recall" in capsys.readouterr().err
+    assert main(["bench", "scale", "--classes", "500", "--rerank", "0.5"]) == 2
+    assert "--rerank" in capsys.readouterr().err
