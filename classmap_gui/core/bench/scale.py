@@ -11,8 +11,9 @@ classifiers, intrinsic dimension ``latent`` < d). Boosting weights decay as AdaB
 For each class count, from one run:
 
 * **selection on validation queries** (drawn apart from the measured ones): for each candidate
-  ``nlist`` the smallest candidate ``nprobe`` whose mean recall@p reaches ``target_recall``, then
-  the ``nlist`` whose pick is fastest on those validation queries (the ``selection`` object);
+  ``nlist`` and re-rank factor the smallest candidate ``nprobe`` whose mean recall@p reaches
+  ``target_recall``, then the pair whose pick is fastest on those validation queries (the
+  ``selection`` object);
 * **exact baselines** (``exact_ms``), each given the index's tricks: the fused numba scan on rows as
   they are and zero-padded to 16 floats (``pad``), padded on 1 thread and split over 2 threads,
   ClassMap's own kernel (plain and padded), numpy, and faiss ``IndexFlat`` with ``METRIC_L1`` on 1
@@ -256,7 +257,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         t = time.perf_counter()
         index, selection = select_ivf(E, alpha, Fv, exact_v, k, nlists=nlists,
                                       nprobes=_parse_ints(o["nprobe"], "--nprobe") or None, target=target,
-                                      reranks=_parse_floats(o["rerank"], "--rerank"), seed=int(o["seed"]), should_stop=should_stop)
+                                      reranks=_parse_floats(o["rerank"], "--rerank"), seed=int(o["seed"]),
+                                      should_stop=should_stop)
         select_s = time.perf_counter() - t
         build_s = next(c["build_s"] for c in selection["candidates"] if c["nlist"] == selection["chosen"]["nlist"])
         selections.append({"classes": C, **selection})

@@ -51,14 +51,15 @@ def test_nlist_and_nprobe_are_chosen_on_validation_queries_apart_from_the_measur
     # the measured index is the chosen one
     assert [(c["nlist"], c["rerank"]) for c in s["candidates"]] == [(n, f) for n in (88, 175, 351)
                                                                      for f in (1.25, 1.5, 2.0)]
-    assert (r["nlist"], r["rerank"], r["nprobe"]) == (s["chosen"]["nlist"], s["chosen"]["rerank"], s["chosen"]["nprobe"])
+    pick = s["chosen"]
+    assert (r["nlist"], r["rerank"], r["nprobe"]) == (pick["nlist"], pick["rerank"], pick["nprobe"])
     for c in s["candidates"]:
         curve = c["nprobe_curve"]
         assert c["reaches_target"] and c["recall_mean"] >= s["target_recall"] == 0.99
         # the pick is the first (smallest) nprobe of the rising grid that reaches the target
         assert c["nprobe"] == curve[-1]["nprobe"] and all(x["recall_mean"] < 0.99 for x in curve[:-1])
         assert [x["nprobe"] for x in curve] == sorted(x["nprobe"] for x in curve)
-    chosen = next(c for c in s["candidates"] if (c["nlist"], c["rerank"]) == (s["chosen"]["nlist"], s["chosen"]["rerank"]))
+    chosen = next(c for c in s["candidates"] if (c["nlist"], c["rerank"]) == (pick["nlist"], pick["rerank"]))
     assert chosen["index_cpu_ms"] == min(c["index_cpu_ms"] for c in s["candidates"])
 
 
