@@ -1,4 +1,4 @@
-"""``classmap bench scale``: the ClassMap filter step at 10^4-10^5 classes, exact vs the L1 index.
+"""``classmap bench scale``: the ClassMap filter step at 10^4-10^5 classes, exact scans vs the IVF index.
 
 Synthetic class embeddings shaped like ClassMap's (Athitsos et al. 2007, Eqs. 1-4 and 9): each of
 the d coordinates of a class is a reference classifier's (median) response, so classes that look
@@ -8,25 +8,35 @@ classifiers, intrinsic dimension ``latent`` < d). Boosting weights decay as AdaB
 ``alpha_i = exp(-0.04 i) * U(0.5, 1.5)``. A query is its class's embedding plus Gaussian noise of
 ``noise`` times each coordinate's spread across classes (a pattern scatters around its class median).
 
-For each class count it reports, from one run on the same queries:
-* exact filter latency: numba fused scan (this package's, and ClassMap's own kernel when
-  present), and numpy vectorised ``abs(A - q).sum(1)`` over a preallocated ``(C, d)`` float32 buffer;
-* index build time, single-query and batch latency of :class:`FilterIndex` (``--method ivf``, the
-  default: numba IVF on uint8 codes with exact re-rank; or ``hnsw``: faiss HNSW, L1);
-* recall@p: the fraction of the exact filter's top-p classes that the index returns (mean, min);
-* ``speedup`` = fastest exact single-query latency / index single-query latency (same run).
+For each class count, from one run:
 
-Exact and index timings are interleaved in rounds so background load hits both alike; the
-machine's load average is recorded next to the figures.
+* **selection on validation queries** (drawn apart from the measured ones): for each candidate
+  ``nlist`` and re-rank factor the smallest candidate ``nprobe`` whose mean recall@p reaches
+  ``target_recall``, then the pair whose pick is fastest on those validation queries (the
+  ``selection`` object);
+* **exact baselines** (``exact_ms``), each given the index's tricks: the fused numba scan on rows as
+  they are and zero-padded to 16 floats (``pad``), padded on 1 thread and split over 2 threads,
+  ClassMap's own kernel (plain and padded), numpy, and faiss ``IndexFlat`` with ``METRIC_L1`` on 1
+  and 2 threads where faiss is installed; ``exact_fastest`` names the fastest single-query one;
+* the index's build time, single-query latency through :meth:`FilterIndex.search` (what ClassMap
+  calls) and batch latency per query, recall@p against the exact top-p (mean, min);
+* ``speedup_single`` = fastest exact single-query latency / index single-query latency;
+  ``speedup_batch`` likewise against the fastest exact batch (all threads).
+
+Exact and index timings are interleaved in rounds so background load hits both alike (the best
+round of each is kept); the machine's load average is recorded next to the figures.
 """
 from __future__ import annotations
 
 import os
 import time
 
+import numba as nb
 import numpy as np
 
-from ..classify.ann_index import FilterIndex, _scan_batch, _scan_top, exact_filter_numpy, have_faiss
+from ..classify.ann_index import FilterIndex
+from ..classify.filter_exact import (PAD, exact_filter_numpy, pad_columns, scan_batch, scan_top,
+                                     scan_top_chunks)
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report
 
@@ -34,20 +44,22 @@ OPTIONS = {
     "classes": ("10000,100000", "class counts, comma separated"),
     "d": (45, "embedding dimension (reference classifiers)"),
     "p": (40, "candidates kept by the filter"),
-    "queries": (200, "query embeddings per class count"),
+    "queries": (300, "measured query embeddings per class count"),
+    "val_queries": (1000, "validation query embeddings (for choosing nlist and nprobe), apart from the measured ones"),
+    "target_recall": (0.99, "mean recall@p the chosen nlist/nprobe must reach on the validation queries"),
     "noise": (0.3, "query noise, in units of each coordinate's spread across classes"),
     "latent": (12, "intrinsic dimension of the class embeddings"),
-    "method": ("ivf", "index to measure: ivf (numba, no extra) or hnsw (faiss)"),
-    "nlist": (None, "IVF lists (default 3.2 sqrt(C))"),
-    "nprobe": (None, "IVF lists scanned per query (default 8% of the lists)"),
-    "rerank": (2, "IVF: rerank * p code-nearest classes re-ranked exactly"),
-    "M": (24, "HNSW graph degree"),
-    "ef_construction": (80, "HNSW build beam width"),
-    "ef_search": (None, "HNSW search beam width (default max(64, 1.6p))"),
-    "sweep": ("", "also time these nprobe (ivf) or search beam widths (hnsw), comma separated (recall/latency)"),
-    "rounds": (3, "interleaved timing rounds (the best round is reported)"),
+    "nlist": (None, "IVF lists, comma separated candidates (default 3.2 sqrt(C) x 0.5, 1, 2)"),
+    "nprobe": (None, "IVF lists scanned per query, comma separated candidates (default 1-50%% of nlist)"),
+    "rerank": ("1.25,1.5,2", "IVF: candidates for the factor r, rerank r * p code-nearest classes exactly"),
+    "sweep": ("", "also time these nprobe on the measured queries, comma separated (recall/latency curve)"),
+    "rounds": (5, "interleaved timing rounds (the best round is reported)"),
     "seed": (0, "random seed"),
 }
+#: nprobe candidates as fractions of nlist (when --nprobe is not given)
+NPROBE_FRACTIONS = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5)
+#: nlist candidates as multiples of 3.2 sqrt(C) (when --nlist is not given)
+NLIST_FACTORS = (0.5, 1.0, 2.0)
 
 
 def synthetic_embeddings(n_classes: int, d: int = 45, *, n_queries: int = 200, noise: float = 0.3,
@@ -64,8 +76,17 @@ def synthetic_embeddings(n_classes: int, d: int = 45, *, n_queries: int = 200, n
     return E.astype(np.float32), alpha, F.astype(np.float32), y.astype(np.int64)
 
 
+def _faiss():
+    """The faiss module, or None where it is not installed (the faiss baselines are then left out)."""
+    try:
+        import faiss
+    except ImportError:
+        return None
+    return faiss
+
+
 def _classmap_kernel():
-    """ClassMap's own fused filter kernel ``(fq, E, alpha, p, topd, topc)`` if that module exists."""
+    """ClassMap's own fused filter kernel ``(fq, E, alpha, p, topd, topc)`` if that module has it."""
     try:
         from ..classify import _classmap_kernels as K
     except ImportError:
@@ -73,15 +94,15 @@ def _classmap_kernel():
     return getattr(K, "_filter_top", None)
 
 
-def _per_query(fn, Q) -> float:
-    t = time.perf_counter()
+def _per_query(fn, Q, clock=time.perf_counter) -> float:
+    t = clock()
     for q in Q:
         fn(q)
-    return (time.perf_counter() - t) / len(Q)
+    return (clock() - t) / len(Q)
 
 
 def _parse_ints(value, flag: str) -> list[int]:
-    if value is None:
+    if value is None or value == "":
         return []
     if isinstance(value, (int, np.integer)):
         return [int(value)]
@@ -91,6 +112,16 @@ def _parse_ints(value, flag: str) -> list[int]:
         raise ConfigError(f"{flag} expects integers like 10000,100000, got {value!r}") from exc
 
 
+def _parse_floats(value, flag: str) -> list[float]:
+    try:
+        out = [float(c) for c in str(value).split(",") if c.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"{flag} expects numbers like 1.5,2, got {value!r}") from exc
+    if not out or min(out) < 1:
+        raise ConfigError(f"{flag} needs factors >= 1, got {value!r}")
+    return out
+
+
 def _parse_classes(classes) -> list[int]:
     out = _parse_ints(classes, "--classes")
     if not out or min(out) < 2:
@@ -98,92 +129,200 @@ def _parse_classes(classes) -> list[int]:
     return out
 
 
+def recall_at_p(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """Per query, the fraction of the exact top-p ``exact (n, p)`` found in ``got (n, p)``."""
+    return (got[:, :, None] == exact[:, None, :]).any(axis=2).sum(axis=1) / exact.shape[1]
+
+
+def exact_topp(Q: np.ndarray, A: np.ndarray, p: int) -> np.ndarray:
+    """The exact top-p rows ``(n, p) int64`` of scaled queries ``Q`` among scaled rows ``A`` (numba batch)."""
+    cls = np.empty((len(Q), p), np.int64)
+    scan_batch(np.ascontiguousarray(Q), A, p, cls, np.empty((len(Q), p), np.float32))
+    return cls
+
+
+def select_ivf(E, alpha, Fv, exact_v, p: int, *, nlists: list[int], nprobes: list[int] | None, target: float,
+               reranks: list[float], seed: int, should_stop: StopFn = None) -> tuple[FilterIndex, dict]:
+    """Choose ``nlist``, ``rerank`` and ``nprobe`` on validation queries ``Fv (m, d)`` (exact top-p ``exact_v``).
+
+    Per ``(nlist, rerank)``: the smallest ``nprobe`` (candidates ``nprobes``, default
+    ``NPROBE_FRACTIONS`` of nlist) whose mean recall@p reaches ``target`` (else the best recall);
+    then the pair whose pick has the lowest single-query latency on the validation queries (CPU
+    time of the searching thread, best of 5 passes over up to 200 of them).
+    Returns the chosen index (``nprobe`` and ``rerank`` set) and the ``selection`` record.
+    """
+    candidates, best = [], None
+    Fs = Fv[:200]
+    for nlist in nlists:
+        t = time.perf_counter()
+        index = FilterIndex(method="ivf", nlist=nlist, random_state=seed).fit(E, alpha)
+        build_s = time.perf_counter() - t
+        nl = index.lists_.nlist
+        grid = sorted({max(1, min(nl, int(np.ceil(f * nl)))) for f in NPROBE_FRACTIONS} | {nl}) \
+            if nprobes is None else sorted({max(1, min(nl, n)) for n in nprobes})
+        index.search(Fs[:1], p)
+        for rerank in reranks:
+            index.rerank = rerank
+            curve = []
+            for nprobe in grid:
+                index.nprobe = nprobe
+                rec = float(recall_at_p(index.search(Fv, p)[0], exact_v).mean())
+                curve.append({"nprobe": nprobe, "recall_mean": rec})
+                if rec >= target:
+                    break
+                check_stop(should_stop)
+            pick = next((c for c in curve if c["recall_mean"] >= target), max(curve, key=lambda c: c["recall_mean"]))
+            index.nprobe = pick["nprobe"]
+            # CPU time of this thread, best of 5: on a shared machine wall-clock time mostly measures
+            # when the scheduler let us run, and that would pick a candidate at random
+            ms = min(_per_query(lambda f: index.search(f[None], p), Fs, time.thread_time) for _ in range(5)) * 1e3
+            entry = {"nlist": nl, "rerank": rerank, "nprobe": pick["nprobe"], "recall_mean": pick["recall_mean"],
+                     "index_cpu_ms": ms, "build_s": round(build_s, 2), "reaches_target": pick["recall_mean"] >= target,
+                     "nprobe_curve": curve}
+            candidates.append(entry)
+            key = (not entry["reaches_target"], ms)
+            if best is None or key < best[0]:
+                best = (key, index, entry)
+            check_stop(should_stop)
+    _, index, entry = best
+    index.nprobe, index.rerank = entry["nprobe"], entry["rerank"]
+    selection = {"split": "validation", "queries": int(len(Fv)), "timed_queries": int(len(Fs)), "target_recall": target,
+                 "rule": "per (nlist, rerank) the smallest nprobe with mean recall@p >= target on validation queries; "
+                         "then the pair whose pick is fastest there (single queries, thread CPU time)",
+                 "chosen": {"nlist": entry["nlist"], "rerank": entry["rerank"], "nprobe": entry["nprobe"]},
+                 "candidates": candidates}
+    return index, selection
+
+
+def _baselines(E, alpha, F, A, Qa, k, threads: int):
+    """Exact single-query scans ``{name: (fn(i), n_queries)}``, each timed over queries ``0..n``."""
+    faiss = _faiss()
+    cm_kernel = _classmap_kernel()
+    nq = len(F)
+    topd, topc = np.empty(k, np.float32), np.empty(k, np.int64)
+    Ap, Qp = pad_columns(A, PAD), pad_columns(Qa, PAD)
+    out = {"numba": (lambda i: scan_top(Qa[i], A, k, topd, topc), nq),
+           "numba_pad": (lambda i: scan_top(Qp[i], Ap, k, topd, topc), nq)}
+    if threads >= 2:
+        def two(i):
+            nb.set_num_threads(2)
+            scan_top_chunks(Qp[i], Ap, k, 2, topd, topc)
+        out["numba_pad_2threads"] = (two, nq)
+    if cm_kernel is not None:
+        Ep, Fp, alphap = pad_columns(E, PAD), pad_columns(F, PAD), pad_columns(alpha[None], PAD)[0]
+        out["classmap_numba"] = (lambda i: cm_kernel(F[i], E, alpha, k, topd, topc), nq)
+        out["classmap_numba_pad"] = (lambda i: cm_kernel(Fp[i], Ep, alphap, k, topd, topc), nq)
+    buf = np.empty_like(A)
+    out["numpy"] = (lambda i: exact_filter_numpy(Qa[i:i + 1], A, k, buf), min(nq, 50))
+    if faiss is not None:
+        flat = faiss.IndexFlat(A.shape[1], faiss.METRIC_L1)
+        flat.add(A)
+        for t in (1, 2) if threads >= 2 else (1,):
+            def one(i, t=t):
+                faiss.omp_set_num_threads(t)
+                flat.search(Qa[i:i + 1], k)
+            out[f"faiss_flat_l1_{t}thread" + ("s" if t > 1 else "")] = (one, min(nq, 100))
+    return out
+
+
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
+    """Run the benchmark (options: ``OPTIONS``); returns the JSON-ready result."""
     o = {k: v for k, (v, _) in OPTIONS.items()}
     o.update(options)
     counts = _parse_classes(o["classes"])
-    d, p, nq = int(o["d"]), int(o["p"]), int(o["queries"])
-    if p < 1 or nq < 1 or d < 1:
-        raise ConfigError("d, p and queries must be >= 1")
-    method = str(o["method"])
-    if method not in ("ivf", "hnsw"):
-        raise ConfigError(f"--method must be ivf or hnsw, got {method!r}")
-    if method == "hnsw" and not have_faiss():
-        raise ConfigError("bench scale --method hnsw measures the faiss index: pip install 'classmap-studio[ann]'")
-    knob = "nprobe" if method == "ivf" else "ef_search"
-    cm_kernel = _classmap_kernel()
-    rows = []
+    d, p, nq, nv = int(o["d"]), int(o["p"]), int(o["queries"]), int(o["val_queries"])
+    target, rounds = float(o["target_recall"]), int(o["rounds"])
+    if p < 1 or nq < 1 or d < 1 or nv < 1 or rounds < 1:
+        raise ConfigError("d, p, queries, val_queries and rounds must be >= 1")
+    if not 0 < target <= 1:
+        raise ConfigError(f"--target-recall must be in (0, 1], got {target}")
+    faiss = _faiss()
+    threads = min(2, nb.config.NUMBA_NUM_THREADS)
+    rows, selections = [], []
     for ci, C in enumerate(counts):
-        base = ci / len(counts)
-        step = 1 / len(counts)
+        base, step = ci / len(counts), 1 / len(counts)
         report(progress, base, f"{C} classes: data")
-        E, alpha, F, _ = synthetic_embeddings(C, d, n_queries=nq, noise=float(o["noise"]),
-                                              latent=int(o["latent"]), seed=int(o["seed"]))
+        # one draw, split: validation queries first, the measured queries after them (disjoint)
+        E, alpha, Fall, _ = synthetic_embeddings(C, d, n_queries=nv + nq, noise=float(o["noise"]),
+                                                 latent=int(o["latent"]), seed=int(o["seed"]))
+        Fv, F = Fall[:nv], np.ascontiguousarray(Fall[nv:])
         k = min(p, C)
         A = np.ascontiguousarray(E * alpha)
         Qa = np.ascontiguousarray(F * alpha)
-        report(progress, base + 0.1 * step, f"{C} classes: building the index")
+        exact_v, exact_cls = exact_topp(Fv * alpha, A, k), exact_topp(Qa, A, k)
+
+        report(progress, base + 0.05 * step, f"{C} classes: choosing nlist/nprobe on validation queries")
+        nlists = _parse_ints(o["nlist"], "--nlist") or sorted({max(1, int(round(f * 3.2 * np.sqrt(C))))
+                                                               for f in NLIST_FACTORS})
         t = time.perf_counter()
-        opt = lambda key: None if o[key] in (None, "") else int(o[key])  # noqa: E731
-        index = FilterIndex(method=method, M=int(o["M"]), ef_construction=int(o["ef_construction"]),
-                            ef_search=opt("ef_search"), nlist=opt("nlist"), nprobe=opt("nprobe"),
-                            rerank=int(o["rerank"])).fit(E, alpha)
-        build_s = time.perf_counter() - t
-        check_stop(should_stop)
+        index, selection = select_ivf(E, alpha, Fv, exact_v, k, nlists=nlists,
+                                      nprobes=_parse_ints(o["nprobe"], "--nprobe") or None, target=target,
+                                      reranks=_parse_floats(o["rerank"], "--rerank"), seed=int(o["seed"]),
+                                      should_stop=should_stop)
+        select_s = time.perf_counter() - t
+        build_s = next(c["build_s"] for c in selection["candidates"] if c["nlist"] == selection["chosen"]["nlist"])
+        selections.append({"classes": C, **selection})
 
-        # Exact reference answer (numba fused scan == numpy; checked in the tests).
-        exact_cls = np.empty((nq, k), np.int64)
-        exact_d = np.empty((nq, k), np.float32)
-        _scan_batch(Qa, A, k, exact_cls, exact_d)
-        topd, topc = np.empty(k, np.float32), np.empty(k, np.int64)
-        buf = np.empty_like(A)
-        n_np = min(nq, 50)
-
-        timings: dict[str, list[float]] = {key: [] for key in
-                                           ("exact_numba", "exact_classmap", "exact_numpy", "index",
-                                            "exact_numba_batch", "index_batch")}
-        for r in range(int(o["rounds"])):
-            report(progress, base + (0.5 + 0.5 * r / int(o["rounds"])) * step, f"{C} classes: timing")
-            timings["exact_numba"].append(_per_query(lambda q: _scan_top(q, A, k, topd, topc), Qa))
-            if cm_kernel is not None:
-                timings["exact_classmap"].append(_per_query(lambda f: cm_kernel(f, E, alpha, k, topd, topc), F))
-            timings["exact_numpy"].append(_per_query(lambda q: exact_filter_numpy(q[None], A, k, buf), Qa[:n_np]))
+        baselines = _baselines(E, alpha, F, A, Qa, k, threads)
+        timings: dict[str, list[float]] = {name: [] for name in (*baselines, "index", "exact_batch_numba_pad",
+                                                                 "exact_batch_faiss_flat_l1", "index_batch")}
+        Ap, Qp = pad_columns(A, PAD), pad_columns(Qa, PAD)
+        bc, bd = np.empty((nq, k), np.int64), np.empty((nq, k), np.float32)
+        flat = None
+        if faiss is not None:
+            flat = faiss.IndexFlat(d, faiss.METRIC_L1)
+            flat.add(A)
+        for fn, _ in baselines.values():  # compile / load every kernel before timing
+            fn(0)
+        index.search(F[:1], k)
+        for r in range(rounds):
+            report(progress, base + (0.5 + 0.5 * r / rounds) * step, f"{C} classes: timing")
+            for name, (fn, n) in baselines.items():
+                timings[name].append(_per_query(fn, range(n)))
             timings["index"].append(_per_query(lambda f: index.search(f[None], k), F))
+            nb.set_num_threads(nb.config.NUMBA_NUM_THREADS)
             t = time.perf_counter()
-            _scan_batch(Qa, A, k, exact_cls, exact_d)
-            timings["exact_numba_batch"].append((time.perf_counter() - t) / nq)
+            scan_batch(Qp, Ap, k, bc, bd)
+            timings["exact_batch_numba_pad"].append((time.perf_counter() - t) / nq)
+            if flat is not None:
+                faiss.omp_set_num_threads(os.cpu_count() or 1)
+                t = time.perf_counter()
+                flat.search(Qa, k)
+                timings["exact_batch_faiss_flat_l1"].append((time.perf_counter() - t) / nq)
             t = time.perf_counter()
             got, _ = index.search(F, k)
             timings["index_batch"].append((time.perf_counter() - t) / nq)
             check_stop(should_stop)
-        best = {key: (min(v) * 1e3 if v else None) for key, v in timings.items()}
-        exact_single = min(v for v in (best["exact_numba"], best["exact_classmap"], best["exact_numpy"]) if v)
+        nb.set_num_threads(nb.config.NUMBA_NUM_THREADS)
+        best = {key: min(v) * 1e3 for key, v in timings.items() if v}
+        exact_ms = {name: best[name] for name in baselines}
+        fastest = min(exact_ms, key=exact_ms.get)
+        batch_names = [n for n in ("exact_batch_numba_pad", "exact_batch_faiss_flat_l1") if n in best]
+        fastest_batch = min(batch_names, key=best.get)
+        hits = recall_at_p(got, exact_cls)
         sweep = []
-        for ef in _parse_ints(o["sweep"], "--sweep"):
-            probe = getattr(index, knob)
-            setattr(index, knob, max(ef, 1))
-            t_ms = min(_per_query(lambda f: index.search(f[None], k), F) for _ in range(int(o["rounds"]))) * 1e3
-            c, _ = index.search(F, k)
-            setattr(index, knob, probe)
-            rec = (c[:, :, None] == exact_cls[:, None, :]).any(axis=2).sum(axis=1) / k
-            sweep.append({knob: ef, "recall_at_p": float(rec.mean()), "recall_min": float(rec.min()), "index_ms": t_ms,
-                          "speedup_single": exact_single / t_ms})
+        chosen = index.nprobe
+        for nprobe in _parse_ints(o["sweep"], "--sweep"):
+            index.nprobe = max(nprobe, 1)
+            t_ms = min(_per_query(lambda f: index.search(f[None], k), F) for _ in range(rounds)) * 1e3
+            rec = recall_at_p(index.search(F, k)[0], exact_cls)
+            sweep.append({"nprobe": nprobe, "recall_at_p": float(rec.mean()), "recall_min": float(rec.min()),
+                          "index_ms": t_ms, "speedup_single": exact_ms[fastest] / t_ms})
             check_stop(should_stop)
-        # recall@p of the index's candidates against the exact filter's, per query
-        hits = (got[:, :, None] == exact_cls[:, None, :]).any(axis=2).sum(axis=1) / k
+        index.nprobe = chosen
         rows.append({
-            "classes": C, "d": d, "p": k, "queries": nq, "method": index.method_,
-            "nlist": int(index.ivf_centroids_.shape[0]) if index.method_ == "ivf" else None,
-            "nprobe": index._ivf_nprobe(k) if index.method_ == "ivf" else None,
-            "build_s": round(build_s, 2),
-            "exact_ms": {"numba": best["exact_numba"], "classmap_numba": best["exact_classmap"],
-                         "numpy": best["exact_numpy"], "numba_batch_per_query": best["exact_numba_batch"]},
+            "classes": C, "d": d, "p": k, "queries": nq, "method": "ivf",
+            "nlist": index.lists_.nlist, "nprobe": index.nprobe_for(k), "rerank": index.rerank,
+            "build_s": build_s, "selection_s": round(select_s, 1),
+            "exact_ms": exact_ms, "exact_fastest": {"name": fastest, "ms": exact_ms[fastest]},
+            "exact_batch_ms_per_query": {n: best[n] for n in batch_names},
             "index_ms": {"single": best["index"], "batch_per_query": best["index_batch"]},
             "recall_at_p": {"mean": float(hits.mean()), "min": float(hits.min())},
-            "speedup_single": exact_single / best["index"],
-            "speedup_batch": best["exact_numba_batch"] / best["index_batch"],
+            "speedup_single": exact_ms[fastest] / best["index"],
+            "speedup_batch": best[fastest_batch] / best["index_batch"],
             "sweep": sweep,
         })
         report(progress, base + step, f"{C} classes: done")
     return {"benchmark": "scale", "options": {k: o[k] for k in OPTIONS}, "load_average": list(os.getloadavg()),
-            "cpu_count": os.cpu_count(), "results": rows}
+            "cpu_count": os.cpu_count(), "threads": threads, "faiss": faiss is not None,
+            "selection": {"split": "validation", "by_classes": selections}, "results": rows}

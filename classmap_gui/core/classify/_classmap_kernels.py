@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._topk import push
+from ._topk import topk_insert
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 
@@ -80,7 +80,7 @@ def _filter_top(fq, E, alpha, p, topd, topc):
             s += alpha[j] * abs(fq[j] - E[c, j])
         if filled == p and s >= topd[p - 1]:
             continue
-        filled = push(s, c, filled, p, topd, topc)
+        filled = topk_insert(s, c, filled, p, topd, topc)
     return filled
 
 

@@ -1,48 +1,115 @@
-"""`classmap bench scale` on a small class count: the figures a user reads are there and sane."""
+"""`classmap bench scale` on small class counts: choices made on validation queries, the fastest exact
+scan as the denominator, and figures that agree with each other."""
 from __future__ import annotations
 
+import importlib.util
 import json
 
+import numpy as np
 import pytest
 
-pytest.importorskip("faiss")
+from classmap_gui.cli import main
+from classmap_gui.core.bench import scale
 
-from classmap_gui.cli import main  # noqa: E402
-from classmap_gui.core.bench import scale  # noqa: E402
+HAVE_FAISS = importlib.util.find_spec("faiss") is not None
 
 
-def test_scale_bench_measures_the_ivf_index_by_default():
-    out = scale.run(classes="3000", queries=20, p=10, rounds=1, sweep="1,40")
+@pytest.fixture(scope="module")
+def captured():
+    """One small run, with the query sets handed to selection and to the timed baselines recorded."""
+    seen = {}
+    select, baselines = scale.select_ivf, scale._baselines
+
+    def spy_select(E, alpha, Fv, *a, **kw):
+        seen["validation"] = Fv.copy()
+        return select(E, alpha, Fv, *a, **kw)
+
+    def spy_baselines(E, alpha, F, *a, **kw):
+        seen["measured"] = F.copy()
+        return baselines(E, alpha, F, *a, **kw)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(scale, "select_ivf", spy_select)
+    mp.setattr(scale, "_baselines", spy_baselines)
+    try:
+        out = scale.run(classes="3000", queries=30, val_queries=150, p=10, rounds=2, sweep="1,40")
+    finally:
+        mp.undo()
+    return out, seen
+
+
+def test_nlist_and_nprobe_are_chosen_on_validation_queries_apart_from_the_measured_ones(captured):
+    out, seen = captured
+    r, sel = out["results"][0], out["selection"]
+    assert sel["split"] == "validation" and len(sel["by_classes"]) == 1
+    s = sel["by_classes"][0]
+    assert s["classes"] == 3000 and s["queries"] == len(seen["validation"]) == 150
+    assert len(seen["measured"]) == r["queries"] == 30
+    # no measured query is among the validation queries
+    assert not (seen["measured"][:, None, :] == seen["validation"][None, :, :]).all(axis=2).any()
+    # candidates: nlist 3.2 sqrt(C) x 0.5, 1, 2, each with re-rank pools 1.25p, 1.5p, 2p;
+    # the measured index is the chosen one
+    assert [(c["nlist"], c["rerank"]) for c in s["candidates"]] == [(n, f) for n in (88, 175, 351)
+                                                                     for f in (1.25, 1.5, 2.0)]
+    pick = s["chosen"]
+    assert (r["nlist"], r["rerank"], r["nprobe"]) == (pick["nlist"], pick["rerank"], pick["nprobe"])
+    for c in s["candidates"]:
+        curve = c["nprobe_curve"]
+        assert c["reaches_target"] and c["recall_mean"] >= s["target_recall"] == 0.99
+        # the pick is the first (smallest) nprobe of the rising grid that reaches the target
+        assert c["nprobe"] == curve[-1]["nprobe"] and all(x["recall_mean"] < 0.99 for x in curve[:-1])
+        assert [x["nprobe"] for x in curve] == sorted(x["nprobe"] for x in curve)
+    chosen = next(c for c in s["candidates"] if (c["nlist"], c["rerank"]) == (pick["nlist"], pick["rerank"]))
+    assert chosen["index_cpu_ms"] == min(c["index_cpu_ms"] for c in s["candidates"])
+
+
+def test_the_speedup_is_against_the_fastest_exact_scan_given_the_same_tricks(captured):
+    out, _ = captured
     r = out["results"][0]
-    assert r["method"] == "ivf" and r["nlist"] > 1 and 1 <= r["nprobe"] <= r["nlist"]
-    assert r["recall_at_p"]["mean"] >= 0.95 and r["index_ms"]["single"] > 0 and r["speedup_single"] > 0
+    names = set(r["exact_ms"])
+    assert {"numba", "numba_pad", "numpy", "classmap_numba_pad"} <= names
+    assert ("numba_pad_2threads" in names) == (out["threads"] >= 2)
+    assert out["faiss"] == HAVE_FAISS
+    if HAVE_FAISS:
+        assert "faiss_flat_l1_1thread" in names and "exact_batch_faiss_flat_l1" in r["exact_batch_ms_per_query"]
+    fastest = min(r["exact_ms"], key=r["exact_ms"].get)
+    assert r["exact_fastest"] == {"name": fastest, "ms": r["exact_ms"][fastest]}
+    assert r["speedup_single"] == pytest.approx(r["exact_ms"][fastest] / r["index_ms"]["single"])
+    batch = min(r["exact_batch_ms_per_query"].values())
+    assert r["speedup_batch"] == pytest.approx(batch / r["index_ms"]["batch_per_query"])
+
+
+def test_recall_is_measured_against_the_exact_filter(captured):
+    out, _ = captured
+    r = out["results"][0]
+    # validation asked for 0.99; fresh queries land near it
+    assert 0.97 <= r["recall_at_p"]["mean"] <= 1.0 and r["recall_at_p"]["min"] <= r["recall_at_p"]["mean"]
     assert [x["nprobe"] for x in r["sweep"]] == [1, 40]
-    assert r["sweep"][1]["recall_at_p"] > r["sweep"][0]["recall_at_p"]  # more lists probed, more found
+    one, forty = r["sweep"]
+    assert one["recall_at_p"] < 0.8 < forty["recall_at_p"]  # one list of 88 misses most candidates
 
 
-def test_scale_bench_reports_latency_recall_and_speedup():
-    out = scale.run(classes="1500,3000", queries=20, p=10, rounds=1, M=16, ef_construction=40, sweep="10,40",
-                    method="hnsw")
-    assert [r["classes"] for r in out["results"]] == [1500, 3000]
-    for r in out["results"]:
-        assert r["method"] == "hnsw" and r["p"] == 10
-        assert r["recall_at_p"]["mean"] >= 0.95
-        assert r["exact_ms"]["numba"] > 0 and r["exact_ms"]["numpy"] > 0 and r["index_ms"]["single"] > 0
-        assert r["speedup_single"] > 0
-        assert [x["ef_search"] for x in r["sweep"]] == [10, 40]
-        assert r["sweep"][1]["recall_at_p"] >= r["sweep"][0]["recall_at_p"] - 0.02  # a wider beam finds as much
-    assert len(out["load_average"]) == 3
+def test_recall_at_p_counts_the_shared_candidates():
+    exact = np.array([[1, 2, 3, 4], [5, 6, 7, 8]])
+    got = np.array([[4, 3, 2, 1], [5, 0, 9, 7]])
+    np.testing.assert_allclose(scale.recall_at_p(got, exact), [1.0, 0.5])
 
 
 def test_scale_bench_from_the_command_line(capsys, tmp_path):
-    rc = main(["bench", "scale", "--classes", "800", "--queries", "5", "--rounds", "1", "--p", "5",
-               "--out", str(tmp_path / "s.json")])
+    rc = main(["bench", "scale", "--classes", "800", "--queries", "5", "--val-queries", "20", "--rounds", "1",
+               "--p", "5", "--nlist", "30", "--nprobe", "2,30", "--out", str(tmp_path / "s.json")])
     assert rc == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["results"][0]["classes"] == 800
+    r = printed["results"][0]
+    assert r["classes"] == 800 and r["nlist"] == 30
+    assert [c["nlist"] for c in printed["selection"]["by_classes"][0]["candidates"]] == [30, 30, 30]
     assert json.loads((tmp_path / "s.json").read_text())["results"][0]["p"] == 5
 
 
-def test_bad_class_counts_are_one_line_errors(capsys):
+def test_bad_options_are_one_line_errors(capsys):
     assert main(["bench", "scale", "--classes", "many"]) == 2
     assert "--classes" in capsys.readouterr().err
+    assert main(["bench", "scale", "--classes", "500", "--target-recall", "1.5"]) == 2
+    assert "--target-recall" in capsys.readouterr().err
+    assert main(["bench", "scale", "--classes", "500", "--rerank", "0.5"]) == 2
+    assert "--rerank" in capsys.readouterr().err
