@@ -38,11 +38,12 @@ import cv2
 import numpy as np
 
 from ..data.imageset import ImageSet
-from ..errors import ConfigError, DataError, ModelFormatError
+from ..errors import ConfigError, DataError, ModelFormatError, StorageError
+from ..files import NotRegularFile
 from ..progress import ProgressFn, StopFn, check_stop, report
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .project_files import FolderSink, FolderSource, ZipSink, ZipSource, copy_tree, image_digest
-from .format import _fsync_dir, swap_dir
+from .atomic import keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir
 
 FORMAT = "classmap-studio-project"
 VERSION = 1
@@ -95,25 +96,42 @@ def save_project(project: Project, path: str | Path, *, progress: ProgressFn = N
     """
     path = Path(path).expanduser().absolute()
     _check_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(path, complete=path.is_file() or (path / MANIFEST).is_file())
+    except OSError as exc:
+        raise StorageError(f"cannot save the project to {path}: {exc.strerror or exc}") from None
     captures = project.captures_dir
     if captures is None and path.is_dir() and (path / "captures").is_dir():
         captures = path / "captures"
-    if is_archive(path):
-        with ArchiveWriter(path) as zw:
-            _write_project(project, ZipSink(zw), captures, {}, progress, should_stop)
-    else:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-{os.getpid()}-", dir=str(path.parent)))
-        try:
-            _write_project(project, FolderSink(tmp), captures, _reusable_images(path), progress, should_stop)
-            check_stop(should_stop)
-            swap_dir(tmp, path, lambda old: _rescue_captures(old / "captures", path / "captures"))
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+    try:
+        if is_archive(path):
+            with ArchiveWriter(path) as zw:
+                _write_project(project, ZipSink(zw), captures, {}, progress, should_stop)
+        else:
+            _save_folder(project, path, captures, progress, should_stop)
+    except OSError as exc:
+        kept = "the project there is unchanged" if path.exists() else "nothing was saved"
+        raise StorageError(f"cannot save the project to {path}: {exc.strerror or exc}; {kept}") from None
     report(progress, 1.0, "saved")
     return path
+
+
+def _save_folder(project: Project, path: Path, captures: Path | None, progress: ProgressFn,
+                 should_stop: StopFn) -> None:
+    """Write into a hidden sibling, carry over files a save does not write, swap it in."""
+    tmp = Path(tempfile.mkdtemp(prefix=saving_prefix(path), dir=str(path.parent)))
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o777 & ~mask)  # mkdtemp makes 0700; a project follows the user's umask
+        _write_project(project, FolderSink(tmp), captures, _reusable_images(path), progress, should_stop)
+        check_stop(should_stop)
+        keep_foreign(path, tmp, lambda name: name in TOP_LEVEL)
+        swap_dir(tmp, path, lambda old: _rescue_captures(old / "captures", path / "captures"))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _reusable_images(path: Path) -> dict[str, Path]:
@@ -197,26 +215,6 @@ def _looks_like_archive(path: Path) -> bool:
         return False
 
 
-def _remove_stale(path: Path) -> None:
-    """Delete leftovers of saves whose process died: half-written ``.<name>.saving-<pid>-*`` and,
-    once ``path`` holds a complete project again, the previous versions ``.<name>.old-<pid>-*``."""
-    kinds = "saving|old" if (path / MANIFEST).is_file() or path.is_file() else "saving"
-    for p in path.parent.glob(f".{path.name}.*"):
-        m = re.match(rf"\.{re.escape(path.name)}\.(?:{kinds})-(\d+)-", p.name)
-        if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
-            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _rescue_captures(old: Path, new: Path) -> None:
     """Move captures written into the old version while the save ran (the camera does not wait)."""
     if not old.is_dir():
@@ -266,11 +264,7 @@ def _recover(path: Path) -> Path:
     """``path``, after restoring the previous complete version if a save died mid-swap."""
     if (path / MANIFEST).is_file():
         return path
-    olds = sorted((p for p in path.parent.glob(f".{path.name}.old-*") if (p / MANIFEST).is_file()),
-                  key=lambda p: p.stat().st_mtime, reverse=True) if path.parent.is_dir() else []
-    if olds and not path.exists():
-        os.replace(olds[0], path)
-        _fsync_dir(path.parent)
+    if recover_dir(path, lambda p: (p / MANIFEST).is_file()):
         return path
     if not path.exists():
         raise ModelFormatError(f"{path}: no such project")
@@ -289,6 +283,8 @@ def _read_manifest(source, where: str) -> dict:
         source = FolderSource(source)
     try:
         raw = source.read(MANIFEST)
+    except NotRegularFile as exc:
+        raise _fail(where, f"{MANIFEST} cannot be read: {exc}") from None
     except (OSError, KeyError):
         raise _fail(where, f"not a ClassMap Studio project ({MANIFEST} is missing)") from None
     if len(raw) > MAX_MANIFEST_BYTES:
@@ -384,13 +380,20 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
             raise _fail(where, f"image {rel} does not match its checksum (changed or damaged)")
         labels[i] = label
     name = doc.get("name") if isinstance(doc.get("name"), str) else Path(where).stem
-    imageset = ImageSet(images, labels, names, name=name)
+    try:
+        imageset = ImageSet(images, labels, names, name=name)
+    except DataError as exc:  # a class name a project can never hold (control characters, ...)
+        raise _fail(where, str(exc)) from None
     recogniser = None
     if doc.get("has_model") is True and load_model:
         check_stop(should_stop)
         report(progress, 0.9, "reading the recogniser")
         with tempfile.TemporaryDirectory(prefix="classmap-open-") as tmp:
-            recogniser = _load_recogniser(source.model_dir(Path(tmp)), where)
+            try:
+                model_dir = source.model_dir(Path(tmp))
+            except NotRegularFile as exc:
+                raise _fail(where, str(exc)) from None
+            recogniser = _load_recogniser(model_dir, where)
         rec_names = getattr(recogniser, "class_names", None)
         if rec_names is not None and list(rec_names) != names:
             raise _fail(where, "the saved recogniser's classes differ from the project's classes")
@@ -405,8 +408,8 @@ def _load_recogniser(model_dir: Path, where: str):
         raise _fail(where, "the project says it holds a recogniser but model/ is missing")
     try:
         return Recogniser.load(model_dir)
-    except ModelFormatError as exc:
-        raise _fail(where, f"its recogniser cannot be loaded: {exc}") from None
+    except ModelFormatError as exc:  # name the project's model/, not an internal unpacking folder
+        raise _fail(where, f"its recogniser cannot be loaded: {str(exc).replace(str(model_dir), 'model')}") from None
 
 
 def project_info(path: str | Path) -> dict:
