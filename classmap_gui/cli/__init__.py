@@ -87,6 +87,11 @@ def _log_internal_error(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``classmap`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    for stream in (sys.stdout, sys.stderr):  # file names that are not UTF-8 print as their bytes, not a crash
+        try:
+            stream.reconfigure(errors="surrogateescape")
+        except (AttributeError, ValueError):  # pragma: no cover - a replaced stream (tests, pipes)
+            pass
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
