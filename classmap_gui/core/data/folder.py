@@ -42,8 +42,9 @@ class ImageReadError(DataError):
 
 
 def is_image_file(path: Path) -> bool:
-    """A visible file with an image extension (not opened: that happens in :func:`read_image`)."""
-    return path.suffix.lower() in IMAGE_EXTENSIONS and not path.name.startswith(".") and path.is_file()
+    """A visible entry with an image extension that is not a folder. Not opened here: a FIFO or
+    device named like an image is refused, with a note, by :func:`read_image`."""
+    return path.suffix.lower() in IMAGE_EXTENSIONS and not path.name.startswith(".") and not path.is_dir()
 
 
 def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE, grey: bool = True,

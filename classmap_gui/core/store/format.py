@@ -196,7 +196,8 @@ def load_bundle(path: str | Path, json_name: str, format_name: str, max_version:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ModelFormatError(f"{jpath}: invalid format version {str(version)[:20]!r}")
     if version > max_version:
-        raise ModelFormatError(f"{jpath} was written by a newer ClassMap Studio (format version {version}, "
+        shown = str(version) if version < 10 ** 9 else f"{str(version)[:9]}..."
+        raise ModelFormatError(f"{jpath} was written by a newer ClassMap Studio (format version {shown}, "
                                f"this one reads up to {max_version}); upgrade ClassMap Studio to open it")
     manifest = doc.get("arrays")
     if not isinstance(manifest, dict):

@@ -242,7 +242,7 @@ def load_project(path: str | Path, *, captures_to: str | Path | None = None, loa
     """
     path = Path(path).expanduser().absolute()
     if path.is_file() or is_archive(path):
-        if not path.is_file():
+        if not path.exists():
             raise ModelFormatError(f"{path}: no such project file")
         with SafeArchive(path, allowed_top=TOP_LEVEL, max_total_bytes=max_total_bytes) as arc:
             proj = _read_project(ZipSource(arc), str(path), load_model, progress, should_stop)
