@@ -58,7 +58,7 @@ def read_regular(path: str | Path, *, max_bytes: int | None = None, follow_links
             size = os.fstat(fh.fileno()).st_size
             if size > max_bytes:
                 raise NotRegularFile(f"{path} {too_big} ({size} bytes, at most {max_bytes})")
-            data = fh.read(max_bytes + 1)
+            data = fh.read(size + 1)  # read(n) allocates n bytes up front: ask for what the file holds
             if len(data) > max_bytes:  # grew while being read
                 raise NotRegularFile(f"{path} {too_big}")
             return data
