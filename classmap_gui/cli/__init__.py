@@ -36,14 +36,18 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``classmap`` parser. Given the ``argv`` it will parse, it imports the component
+    registries and benchmark modules only when that command (or ``--help``) needs them, so a bad
+    option or ``--out`` is refused before scikit-learn and numba are even loaded."""
+    full = argv is None or any(a in ("-h", "--help") for a in argv) or not argv
     p = argparse.ArgumentParser(prog="classmap", description="Train and run many-class image recognisers.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     s = sub.add_parser("datasets", help="list built-in data sets and whether each is available here")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_datasets)
-    bench.add_commands(sub)
-    train.add_commands(sub)
+    bench.add_commands(sub, load_options=full or "bench" in (argv or []))
+    train.add_commands(sub, with_choices=full)
     model.add_commands(sub)
     return p
 
@@ -92,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="surrogateescape")
         except (AttributeError, ValueError):  # pragma: no cover - a replaced stream (tests, pipes)
             pass
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

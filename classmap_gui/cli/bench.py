@@ -39,14 +39,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    """Register ``classmap bench <name>`` for every benchmark this build has."""
+def add_commands(sub: argparse._SubParsersAction, load_options: bool = True) -> None:
+    """Register ``classmap bench <name>`` for every benchmark this build has (with each one's
+    options when ``load_options``: that imports the benchmark modules)."""
     s = sub.add_parser("bench", help="run a benchmark and print JSON")
     bsub = s.add_subparsers(dest="bench", required=True, metavar="BENCH")
     for name in BENCHES:
         b = bsub.add_parser(name, help=f"the {name} benchmark")
         try:
-            opts = importlib.import_module(f"classmap_gui.core.bench.{name}").OPTIONS
+            opts = importlib.import_module(f"classmap_gui.core.bench.{name}").OPTIONS if load_options else {}
         except ImportError:
             opts = {}
         for opt, (default, helptext) in opts.items():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..core.errors import ConfigError
 from ..core.limits import check_train_memory, check_train_options
 from ..core.parallel import parallel_backend
 from .common import ProgressBar, emit
@@ -36,9 +37,20 @@ def estimate_model_bytes(features: str, feats: dict, n_classes: int, image_shape
     return MIN_FREE_BYTES + 4 * (own + 2 * n_classes * width)
 
 
+def _check_names(features: str, bank: str) -> None:
+    """ConfigError for a feature map or bank name this build does not have (the parser's choices,
+    for the light parser that has none)."""
+    from ..core.classify import bank_names
+    from ..core.features.base import FEATURE_MAPS
+
+    if features not in FEATURE_MAPS:
+        raise ConfigError(f"--features {features!r}: choose from {', '.join(sorted(FEATURE_MAPS))}")
+    if bank not in bank_names():
+        raise ConfigError(f"--bank {bank!r}: choose from {', '.join(bank_names())}")
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from ..core.store.format import check_bundle_target, foreign_entries
-    from ..core.training import TrainConfig, train
 
     feats, bank, cmap = split_sets(args.set)
     if args.bank == "compressive":  # `--bank compressive --set sketch=rff,m=1000,sigma=2`: bank settings
@@ -52,6 +64,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     check_train_options(features_params=feats, bank_params=bank, classmap=classmap, seed_value=args.seed,
                         test_fraction=args.test_fraction)
     out = check_bundle_target(args.out, MODEL_JSON, need_bytes=MIN_FREE_BYTES)  # before reading any data
+    _check_names(args.features, args.bank)
+    from ..core.training import TrainConfig, train  # late: the numeric stack loads after the cheap checks
     config = TrainConfig(features=args.features, features_params=feats, bank=args.bank, bank_params=bank,
                          classmap=classmap, test_fraction=args.test_fraction, seed=args.seed)
     bar = ProgressBar()
@@ -84,10 +98,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    """Register ``classmap train``."""
-    from ..core.classify import bank_names
-    from ..core.features.base import FEATURE_MAPS
+def add_commands(sub: argparse._SubParsersAction, with_choices: bool = True) -> None:
+    """Register ``classmap train``; ``with_choices`` lists the feature maps and banks (imports them)."""
+    if with_choices:
+        from ..core.classify import bank_names
+        from ..core.features.base import FEATURE_MAPS
+
+        features, banks = sorted(FEATURE_MAPS), bank_names()
+    else:
+        features = banks = None
 
     s = sub.add_parser("train", help="train a recogniser on a data set and save it",
                        description="Train a recogniser: feature map + classifier bank (+ ClassMap). "
@@ -95,9 +114,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                    "for those (e.g. --set n_centroids=800 --set bank.C=0.1).")
     s.add_argument("--data", required=True, help="a built-in data set name (see `classmap datasets`) or a folder "
                                                  "with one sub-folder of images per class")
-    s.add_argument("--features", default="kmeans", choices=sorted(FEATURE_MAPS), help="feature map (default kmeans)")
+    s.add_argument("--features", default="kmeans", choices=features, help="feature map (default kmeans)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter, repeatable")
-    s.add_argument("--bank", default="ova-liblinear", choices=bank_names(), help="classifier bank (default ova-liblinear)")
+    s.add_argument("--bank", default="ova-liblinear", choices=banks, help="classifier bank (default ova-liblinear)")
     s.add_argument("--classmap", nargs="?", const="", default=None, metavar="KEY=VALUE,...",
                    help="use ClassMap filter-and-refine (e.g. --classmap d=45,p=40)")
     s.add_argument("--test-fraction", type=float, default=0.2, help="part of each class held out for testing (0.2)")

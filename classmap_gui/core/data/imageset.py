@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from ..errors import DataError
 
@@ -153,6 +152,8 @@ class ImageSet:
         """
         if not fractions or sum(fractions) >= 1 or min(fractions) <= 0:
             raise DataError(f"split fractions must be positive and sum below 1, got {fractions}")
+        from sklearn.model_selection import train_test_split  # late: loading images needs no scikit-learn
+
         parts = []
         rest = np.arange(len(self))
         remaining = 1.0
