@@ -141,3 +141,12 @@ def test_class_folders_whose_names_cannot_be_class_names_are_refused(tmp_path, f
     (root / folder_name / "0.png").write_bytes(_img(5))
     with pytest.raises(DataError, match=why):
         load_folder(root, size=(8, 8))
+
+
+def test_an_idx_file_that_is_a_fifo_is_refused_without_blocking(tmp_path):
+    from classmap_gui.core.data import read_idx
+
+    for name in ("t10k-images-idx3-ubyte", "train-images-idx3-ubyte.gz"):
+        os.mkfifo(tmp_path / name)
+        with pytest.raises(DataError, match="FIFO"):
+            read_idx(tmp_path / name)
