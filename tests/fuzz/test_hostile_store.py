@@ -345,3 +345,14 @@ def test_cmproj_load_errors_name_the_project_not_an_internal_folder(model_path, 
         load_project(out)
     assert "classmap-open" not in str(err.value) and str(out) in str(err.value)
 
+
+
+def test_saving_over_a_fifo_and_a_fifo_recent_list_do_not_block(tmp_path):
+    from classmap_gui.core.store.autosave import RecentProjects
+
+    os.mkfifo(tmp_path / "x.cmproj")
+    with pytest.raises(ConfigError, match="not a ClassMap Studio project"):
+        save_project(Project(tiny_set()), tmp_path / "x.cmproj")
+    (tmp_path / "cfg").mkdir()
+    os.mkfifo(tmp_path / "cfg" / "recent-projects.json")
+    assert RecentProjects(tmp_path / "cfg").list() == []

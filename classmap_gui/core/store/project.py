@@ -194,7 +194,7 @@ def _check_target(path: Path) -> None:
     if is_archive(path):
         if path.is_dir():
             raise ConfigError(f"{path} is a folder; a .cmproj project is a single file. Choose another name.")
-        if path.exists() and not _looks_like_archive(path):
+        if path.exists() and (not path.is_file() or not _looks_like_archive(path)):
             raise ConfigError(f"{path} exists and is not a ClassMap Studio project; it was left untouched. "
                               f"Choose another name.")
     else:
