@@ -150,3 +150,14 @@ def test_an_idx_file_that_is_a_fifo_is_refused_without_blocking(tmp_path):
         os.mkfifo(tmp_path / name)
         with pytest.raises(DataError, match="FIFO"):
             read_idx(tmp_path / name)
+
+
+def test_an_image_size_whose_set_cannot_fit_in_memory_is_refused_before_reading(tmp_path, monkeypatch):
+    import classmap_gui.core.limits as limits
+    from classmap_gui.core.errors import ConfigError
+
+    root = make_folder(tmp_path / "d")
+    monkeypatch.setattr(limits, "available_memory", lambda: 1 << 20)  # a machine with 1 MB free
+    with pytest.raises(ConfigError, match="image size: 6 images of 1024x1024 grey would need"):
+        load_folder(root, size=(1024, 1024))
+    assert len(load_folder(root, size=(8, 8))) == 6

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..files import NotRegularFile, inside, read_regular
-from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE
+from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
 from ..progress import ProgressFn, StopFn, check_stop, report
 from .image_header import image_dimensions
 from .imageset import ImageSet, check_class_name
@@ -172,6 +172,9 @@ def load_folder(
         raise DataError(f"{root}: these class folders have no images: {', '.join(empty)}. "
                         f"Add images ({', '.join(IMAGE_EXTENSIONS)}) or remove the folders.")
     files = [(ci, f) for ci, fs in enumerate(per_class) for f in fs]
+    if size is not None:  # the stacked set must fit (twice: the list of images, then the stacked array)
+        check_fits("image size", 2 * len(files) * size[0] * size[1] * (1 if grey else 3),
+                   f"{len(files)} images of {size[1]}x{size[0]} {'grey' if grey else 'colour'}")
     images, labels, sources = [], [], []
     for i, (ci, f) in enumerate(files):
         if i % 64 == 0:
