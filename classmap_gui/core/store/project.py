@@ -40,6 +40,7 @@ import numpy as np
 from ..data.imageset import ImageSet
 from ..errors import ConfigError, DataError, ModelFormatError, StorageError
 from ..files import NotRegularFile
+from ..limits import MEMORY_SHARE, available_memory
 from ..progress import ProgressFn, StopFn, check_stop, report
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .project_files import FolderSink, FolderSource, ZipSink, ZipSource, copy_tree, image_digest
@@ -334,13 +335,6 @@ def _check_doc(doc: dict, where: str) -> tuple[list[str], int, int, bool, list, 
     return names, size[0], size[1], colour, entries, settings
 
 
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 1 << 62
-
-
 def _png_size(data: bytes) -> tuple[int, int] | None:
     """(h, w) from a PNG header without decoding it, so a hostile header cannot allocate gigabytes."""
     if len(data) < 24 or not data.startswith(_PNG_SIG) or data[12:16] != b"IHDR":
@@ -354,8 +348,8 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
     n = len(entries)
     shape = (n, h, w, 3) if colour else (n, h, w)
     too_big = _fail(where, f"{n} images of {w}x{h} need {math.prod(shape) / 1024 ** 3:.1f} GiB of memory, "
-                           f"more than this computer has")
-    if math.prod(shape) > _physical_memory():
+                           f"more than this computer has free")
+    if math.prod(shape) > MEMORY_SHARE * available_memory():  # checked before a byte is allocated
         raise too_big
     try:  # a manifest may declare far more than fits in memory; say so instead of crashing
         images = np.empty(shape, np.uint8)
