@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import stat
+import struct
 import threading
 import zipfile
 from pathlib import Path
@@ -23,7 +24,8 @@ from hostile_helpers import PEAK_BYTES, peak_memory, run_killed_at, tiny_model, 
 pytestmark = pytest.mark.timeout(120)
 
 
-def write_bomb_npz(path: Path, key: str, declared: np.ndarray, inflated_bytes: int, *, compress: bool = True) -> None:
+def write_bomb_npz(path: Path, key: str, declared: np.ndarray, inflated_bytes: int, *, compress: bool = True,
+                   zip64: bool = True) -> None:
     """An npz whose member ``key`` has the ``.npy`` header of ``declared`` but inflates to
     ``inflated_bytes`` of zeros after it (streamed: the test never holds the bomb in memory)."""
     header = bytearray()
@@ -34,7 +36,7 @@ def write_bomb_npz(path: Path, key: str, declared: np.ndarray, inflated_bytes: i
 
     np.lib.format.write_array_header_1_0(Sink(), np.lib.format.header_data_from_array_1_0(declared))
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED) as zf:
-        with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
+        with zf.open(f"{key}.npy", "w", force_zip64=zip64) as fh:
             fh.write(bytes(header))
             chunk = bytes(1 << 20)
             left = inflated_bytes
@@ -71,6 +73,35 @@ def test_an_npz_member_inflating_far_beyond_its_declared_size_is_refused_at_smal
     bad = bombed_model(model_path, tmp_path / "bomb", 512 << 20)  # 512 MB of zeros in ~0.5 MB
     assert (bad / "arrays.npz").stat().st_size < 2 << 20
     with peak_memory() as peak, pytest.raises(ModelFormatError, match="more than its declared|more data than"):
+        Recogniser.load(bad)
+    assert peak[0] < PEAK_BYTES
+
+
+def test_a_bomb_whose_zip_directory_lies_about_its_size_is_stopped_by_the_running_cap(model_path, tmp_path):
+    bad = tmp_path / "liar"
+    shutil.copytree(model_path, bad)
+    with np.load(model_path / "arrays.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    key = max(arrays, key=lambda k: arrays[k].nbytes)
+    write_bomb_npz(bad / "arrays.npz", key, arrays[key], 256 << 20, zip64=False)
+    with zipfile.ZipFile(bad / "arrays.npz", "a", zipfile.ZIP_DEFLATED) as zf:
+        for k, v in arrays.items():
+            if k != key:
+                with zf.open(f"{k}.npy", "w") as fh:
+                    np.lib.format.write_array(fh, v)
+    raw = bytearray((bad / "arrays.npz").read_bytes())
+    name = f"{key}.npy".encode()
+    small = struct.pack("<I", arrays[key].nbytes + 128)
+    for sig, size_at, name_at in ((b"PK\x03\x04", 22, 30), (b"PK\x01\x02", 24, 46)):  # local and central headers
+        pos = raw.find(sig)
+        while pos >= 0:
+            if raw[pos + name_at:pos + name_at + len(name)] == name:
+                raw[pos + size_at:pos + size_at + 4] = small
+            pos = raw.find(sig, pos + 4)
+    (bad / "arrays.npz").write_bytes(bytes(raw))
+    with zipfile.ZipFile(bad / "arrays.npz") as zf:
+        assert zf.getinfo(f"{key}.npy").file_size == arrays[key].nbytes + 128  # the directory now lies
+    with peak_memory() as peak, pytest.raises(ModelFormatError, match="more data than|Bad CRC"):
         Recogniser.load(bad)
     assert peak[0] < PEAK_BYTES
 
