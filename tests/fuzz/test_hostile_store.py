@@ -294,12 +294,23 @@ def test_a_first_model_save_killed_before_its_last_rename_is_recovered(tmp_path)
     assert path.is_dir()
 
 
-@pytest.mark.parametrize("point, nth", [("fsync-file", 1), ("fsync-tmp", 1), ("rename-old", 1), ("rename-new", 1),
-                                        ("remove-old", 1)])
+@pytest.mark.parametrize("point, nth", [("fsync-file", 1), ("fsync-file", 2), ("fsync-tmp", 1), ("rename-old", 1),
+                                        ("rename-new", 1), ("fsync-parent", 1), ("remove-old", 1)])
 def test_a_folder_project_save_killed_at_any_step_opens(tmp_path, point, nth):
     path = save_project(Project(tiny_set()), tmp_path / "p")
     assert run_killed_at(point, nth, lambda: save_project(Project(tiny_set(n_per_class=5, seed=1)), path))
     assert len(load_project(path).imageset) in (24, 15)
+    save_project(Project(tiny_set()), path)  # the next save cleans what the killed one left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]
+
+
+@pytest.mark.parametrize("point", ["fsync-file", "rename-new"])
+def test_an_archive_project_save_killed_at_any_step_keeps_the_old_file(tmp_path, point):
+    path = save_project(Project(tiny_set()), tmp_path / "p.cmproj")
+    assert run_killed_at(point, 1, lambda: save_project(Project(tiny_set(n_per_class=5, seed=1)), path))
+    assert len(load_project(path).imageset) == 24
+    save_project(Project(tiny_set()), path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.cmproj"]
 
 
 # ---------------------------------------------------------------- 7/8. full, read-only, concurrent
