@@ -126,7 +126,7 @@ def test_unusable_out_folders_are_refused_before_reading_data(data, tmp_path, ca
 
     with monkeypatch.context() as m:
         m.setattr(fmt.tempfile, "mkdtemp", read_only)
-        one_line_error(capsys, base + [str(tmp_path / "new")], "not writable", "Read-only file system")
+        one_line_error(capsys, base + [str(tmp_path / "new")], "cannot create files in", "Read-only file system")
     real_statvfs = os.statvfs
 
     class Full:

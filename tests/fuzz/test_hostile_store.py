@@ -350,7 +350,7 @@ def test_a_read_only_target_is_refused_before_writing(tmp_path, monkeypatch):
     import classmap_gui.core.store.format as fmt
 
     monkeypatch.setattr(fmt.tempfile, "mkdtemp", _fail_with(errno.EROFS))
-    with pytest.raises(StorageError, match="not writable.*Read-only"):
+    with pytest.raises(StorageError, match="cannot create files in.*Read-only"):
         fmt.check_bundle_target(tmp_path / "m", "model.json")
 
 

@@ -94,7 +94,7 @@ def check_bundle_target(path: str | Path, json_name: str, *, need_bytes: int = 0
         probe = tempfile.mkdtemp(prefix=f".{path.name}.probe-", dir=str(base))
         os.rmdir(probe)
     except OSError as exc:
-        raise StorageError(f"cannot save to {path}: {base} is not writable ({exc.strerror or exc})") from None
+        raise StorageError(f"cannot save to {path}: cannot create files in {base} ({exc.strerror or exc})") from None
     if need_bytes:
         st = os.statvfs(base)
         free = st.f_bavail * st.f_frsize
