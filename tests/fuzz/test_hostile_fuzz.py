@@ -22,7 +22,8 @@ from classmap_gui.core.recogniser import Recogniser
 
 from hostile_helpers import PEAK_BYTES, peak_memory, tiny_model
 
-HOSTILE = settings(max_examples=30, deadline=20_000, derandomize=True,
+# The per-example deadline catches a hang, not slowness: generous, so a loaded machine passes.
+HOSTILE = settings(max_examples=30, deadline=60_000, derandomize=True,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 pytestmark = pytest.mark.timeout(300)
 
@@ -110,7 +111,7 @@ def _png(w: int, h: int, body: bytes) -> bytes:
             + struct.pack(">I", 0) + b"IEND" + struct.pack(">I", zlib.crc32(b"IEND")))
 
 
-@settings(HOSTILE, max_examples=60, deadline=5_000)
+@settings(HOSTILE, max_examples=60)
 @given(w=st.integers(0, 2 ** 31 - 1), h=st.integers(0, 2 ** 31 - 1), body=st.binary(max_size=256),
        limit=st.sampled_from([10_000, 1_000_000, 50_000_000]))
 def test_png_headers_declaring_any_size_are_read_or_refused_at_bounded_memory(w, h, body, limit):
