@@ -398,3 +398,13 @@ def test_saving_over_a_fifo_and_a_fifo_recent_list_do_not_block(tmp_path):
     (tmp_path / "cfg").mkdir()
     os.mkfifo(tmp_path / "cfg" / "recent-projects.json")
     assert RecentProjects(tmp_path / "cfg").list() == []
+
+
+def test_a_model_folder_holding_a_fifo_is_refused_before_any_work(tmp_path):
+    from classmap_gui.core.store.format import check_bundle_target
+
+    path = tiny_model().save(tmp_path / "m")
+    os.mkfifo(path / "pipe")
+    with pytest.raises(ConfigError, match="'pipe', which is neither a file nor a folder"):
+        check_bundle_target(path, "model.json")
+    assert (path / "pipe").exists()

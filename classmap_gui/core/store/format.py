@@ -83,6 +83,10 @@ def check_bundle_target(path: str | Path, json_name: str, *, need_bytes: int = 0
         if entries and json_name not in entries:
             raise ConfigError(f"{path} is a non-empty folder that does not hold a saved model; it was left "
                               f"untouched. Choose a new or empty folder")
+        special = [e.name for e in path.iterdir() if not (e.is_symlink() or e.is_file() or e.is_dir())]
+        if special:  # a save keeps a user's files, but cannot carry a FIFO or socket across
+            raise ConfigError(f"{path} holds {special[0]!r}, which is neither a file nor a folder; a save there "
+                              f"would lose it. Move it away or choose another folder")
     base = path.parent
     while not base.exists():
         if base.is_symlink() or base.parent == base:
