@@ -1,7 +1,19 @@
-"""Pure computation: data, features, classifiers, ClassMap, storage, benchmarks. Never imports Qt."""
+"""Pure computation: data, features, classifiers, ClassMap, storage, benchmarks. Never imports Qt.
+
+The names below are imported on first use (PEP 562), so a light import such as
+``classmap_gui.core.errors`` (the CLI's early checks) does not load scikit-learn and numba.
+"""
 from .errors import Cancelled, ClassMapError, ConfigError, DataError, ModelFormatError, NotFittedError
-from .data import ImageSet, load_dataset
-from .classify.compressive import CompressiveClassifier
 
 __all__ = ["Cancelled", "ClassMapError", "CompressiveClassifier", "ConfigError", "DataError", "ImageSet", "ModelFormatError",
            "NotFittedError", "load_dataset"]
+
+_LAZY = {"ImageSet": ".data", "load_dataset": ".data", "CompressiveClassifier": ".classify.compressive"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

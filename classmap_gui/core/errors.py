@@ -28,3 +28,9 @@ class NotFittedError(ClassMapError, RuntimeError):
 
 class Cancelled(ClassMapError):
     """Long work stopped because ``should_stop()`` turned true."""
+
+
+class StorageError(ClassMapError, OSError):
+    """A file or folder that cannot be written or read: a full or read-only disk, no permission.
+
+    The message says what was being saved and that nothing was changed there."""

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .data.folder import MAX_IMAGE_SIDE
+from .data.imageset import check_class_names
 from .errors import ConfigError, DataError, ModelFormatError, NotFittedError
 from .progress import ProgressFn, StopFn, check_stop
 from .classify.banks import top_k
@@ -192,6 +193,10 @@ class Recogniser:
         names = doc.get("class_names")
         if not isinstance(names, list) or len(names) < 2 or not all(isinstance(c, str) for c in names):
             raise ModelFormatError(f"{where}: class_names must be a list of at least 2 names")
+        try:
+            check_class_names(names, f"{where}: class_names")
+        except DataError as exc:  # duplicates or names no export or output line could hold
+            raise ModelFormatError(str(exc)) from None
         size = doc.get("image_size")
         if not (isinstance(size, list) and len(size) == 2 and all(isinstance(s, int) and not isinstance(s, bool)
                                                                   and 1 <= s <= MAX_IMAGE_SIDE for s in size)):

@@ -1,4 +1,11 @@
-"""Image files: one sub-folder per class, any common format, mixed sizes."""
+"""Image files: one sub-folder per class, any common format, mixed sizes.
+
+Hostile folders are expected: only regular files are opened (a FIFO would block forever),
+an image's pixel count is read from its header and checked against a budget before decoding
+(:data:`~classmap_gui.core.limits.DEFAULT_MAX_IMAGE_PIXELS`, settable per call), links that lead
+out of the data folder are skipped unless the caller asks to follow them, hidden files and
+folders are ignored, and every skipped file is listed with the reason.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,37 +14,80 @@ import cv2
 import numpy as np
 
 from ..errors import DataError
+from ..files import NotRegularFile, inside, read_regular
+from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
 from ..progress import ProgressFn, StopFn, check_stop, report
-from .imageset import ImageSet
+from .image_header import image_dimensions
+from .imageset import ImageSet, check_class_name
+
+__all__ = ["DEFAULT_SIZE", "IMAGE_EXTENSIONS", "MAX_IMAGE_SIDE", "ImageReadError", "class_folders", "fit_size",
+           "is_image_file", "load_folder", "read_image"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 DEFAULT_SIZE = (64, 64)
-# Largest image side a model works at. Recognition needs small images; the bound also keeps a
-# hostile model file from making the loader's consistency check encode a giant blank image.
-MAX_IMAGE_SIDE = 1024
+
+# OpenCV prints "[ WARN ]" lines for every file it cannot decode; the loader reports those itself.
+try:
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+except AttributeError:  # pragma: no cover - OpenCV builds without the logging module
+    pass
+
+
+class ImageReadError(DataError):
+    """One image file that cannot be used; ``path`` and ``reason`` separately for listing."""
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path, self.reason = str(path), reason
+        super().__init__(f"{path}: cannot read image: {reason}")
 
 
 def is_image_file(path: Path) -> bool:
-    return path.is_file() and path.suffix.lower() in IMAGE_EXTENSIONS
+    """A visible entry with an image extension that is not a folder. Not opened here: a FIFO or
+    device named like an image is refused, with a note, by :func:`read_image`."""
+    return path.suffix.lower() in IMAGE_EXTENSIONS and not path.name.startswith(".") and not path.is_dir()
 
 
-def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE, grey: bool = True) -> np.ndarray:
+def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE, grey: bool = True,
+               max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> np.ndarray:
     """Read one image file as uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, resized to ``size`` (h, w).
 
-    Raises :class:`DataError` when the file cannot be decoded. Uses ``np.fromfile`` +
-    ``cv2.imdecode`` so that paths with any characters work.
+    Raises :class:`ImageReadError` (a DataError) when the file is not a regular file, is not a
+    PNG/JPEG/BMP/TIFF/WebP/GIF, declares more than ``max_pixels`` pixels in its header, or cannot
+    be decoded. Uses bytes + ``cv2.imdecode`` so that paths with any characters work.
     """
     path = Path(path)
     try:
-        buf = np.fromfile(str(path), dtype=np.uint8)
+        data = read_regular(path, max_bytes=max(1 << 20, 8 * max_pixels), too_big="is larger than any image "
+                            "within the pixel limit")
+    except NotRegularFile as exc:
+        raise ImageReadError(path, str(exc).removeprefix(f"{path} ")) from None
     except OSError as exc:
-        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    img = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR) if buf.size else None
+        raise ImageReadError(path, exc.strerror or str(exc)) from None
+    if not data:
+        raise ImageReadError(path, "the file is empty")
+    dims = image_dimensions(data)
+    if dims is None:
+        raise ImageReadError(path, "not a PNG, JPEG, BMP, TIFF, WebP or GIF image, or its header is damaged")
+    fmt, w, h = dims
+    if w < 1 or h < 1:
+        raise ImageReadError(path, f"its header declares {w}x{h} pixels")
+    if w * h > max_pixels:
+        raise ImageReadError(path, f"{w}x{h} pixels ({w * h / 1e6:.0f} megapixels) is more than the limit of "
+                                   f"{max_pixels / 1e6:g} megapixels (--max-image-pixels)")
+    try:
+        img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR)
+    except cv2.error as exc:  # OpenCV's own limits and decoder failures
+        raise ImageReadError(path, f"OpenCV cannot decode it ({_first_line(exc)})") from None
     if img is None:
-        raise DataError(f"{path} is not a readable image (empty, corrupt or unsupported format)")
+        raise ImageReadError(path, f"the {fmt.upper()} data is corrupt, truncated or of an unsupported kind")
     if not grey:
         img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
     return fit_size(img, size)
+
+
+def _first_line(exc: Exception) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[-1][:160] if lines else type(exc).__name__
 
 
 def fit_size(img: np.ndarray, size: tuple[int, int] | None) -> np.ndarray:
@@ -54,42 +104,86 @@ def class_folders(root: Path) -> list[Path]:
     return sorted((p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.name)
 
 
+def _outside_link(p: Path, root: Path) -> bool:
+    return p.is_symlink() and not inside(p, root)
+
+
+def list_class_files(root: Path, *, follow_links: bool = False
+                     ) -> tuple[list[Path], list[list[Path]], list[tuple[str, str]]]:
+    """(class folders, their image files, skipped ``(path, reason)``) of a data folder.
+
+    Links that lead out of ``root`` (class folders or files) are skipped with a note unless
+    ``follow_links``; hidden files and folders are ignored; every class folder name is checked
+    (:func:`check_class_name`).
+    """
+    skipped: list[tuple[str, str]] = []
+    classes = []
+    for d in class_folders(root):
+        if not follow_links and _outside_link(d, root):
+            skipped.append((str(d), "a link to a folder outside the data folder; skipped (--follow-links uses it)"))
+            continue
+        check_class_name(d.name, where=f"{root}: class folder")
+        classes.append(d)
+    files: list[list[Path]] = []
+    for d in classes:
+        mine = []
+        for f in sorted(d.iterdir()):
+            if not is_image_file(f):
+                continue
+            if not follow_links and _outside_link(f, root):
+                skipped.append((str(f), "a link to a file outside the data folder; skipped (--follow-links uses it)"))
+                continue
+            mine.append(f)
+        files.append(mine)
+    return classes, files, skipped
+
+
 def load_folder(
     root: str | Path,
     *,
     size: tuple[int, int] | None = DEFAULT_SIZE,
     grey: bool = True,
     min_per_class: int = 1,
+    max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS,
+    follow_links: bool = False,
     progress: ProgressFn = None,
     should_stop: StopFn = None,
 ) -> ImageSet:
     """Load a folder tree, one sub-folder per class, into an :class:`ImageSet`.
 
     Images of any size are brought to ``size`` (h, w); with ``size=None`` all images must
-    already share one size. Unreadable files are skipped and listed in ``skipped``. A missing
-    folder, a folder with no class sub-folders, or a class with fewer than ``min_per_class``
-    readable images is a :class:`DataError` naming the folder.
+    already share one size. Unreadable files, images over ``max_pixels`` (read from the header,
+    before decoding) and links out of ``root`` (unless ``follow_links``) are skipped and listed in
+    ``skipped``. A missing folder, a folder with no class sub-folders, a class folder whose name
+    cannot be a class name, or a class with fewer than ``min_per_class`` readable images is a
+    :class:`DataError` naming the folder.
     """
     root = Path(root)
     if not root.is_dir():
         raise DataError(f"{root} is not a folder. Give a folder with one sub-folder of images per class.")
-    classes = class_folders(root)
+    try:
+        classes, per_class, skipped = list_class_files(root, follow_links=follow_links)
+    except OSError as exc:
+        raise DataError(f"cannot list {exc.filename or root}: {exc.strerror or exc}") from None
     if not classes:
         raise DataError(f"{root} has no class sub-folders. Put the images of each class in a sub-folder named after it.")
-    files = [(ci, f) for ci, d in enumerate(classes) for f in sorted(d.iterdir()) if is_image_file(f)]
-    empty = [d.name for ci, d in enumerate(classes) if not any(c == ci for c, _ in files)]
+    empty = [d.name for d, fs in zip(classes, per_class) if not fs]
     if empty:
         raise DataError(f"{root}: these class folders have no images: {', '.join(empty)}. "
                         f"Add images ({', '.join(IMAGE_EXTENSIONS)}) or remove the folders.")
-    images, labels, sources, skipped = [], [], [], []
+    files = [(ci, f) for ci, fs in enumerate(per_class) for f in fs]
+    if size is not None:  # the stacked set must fit (twice: the list of images, then the stacked array)
+        check_fits("image size", 2 * len(files) * size[0] * size[1] * (1 if grey else 3),
+                   f"{len(files)} images of {size[1]}x{size[0]} {'grey' if grey else 'colour'}")
+    images, labels, sources = [], [], []
     for i, (ci, f) in enumerate(files):
         if i % 64 == 0:
             check_stop(should_stop)
             report(progress, i / len(files), "reading images")
         try:
-            img = read_image(f, size=size, grey=grey)
-        except DataError as exc:
-            skipped.append((str(f), str(exc)))
+            img = read_image(f, size=size, grey=grey, max_pixels=max_pixels)
+        except ImageReadError as exc:
+            skipped.append((str(f), exc.reason))
             continue
         if images and img.shape != images[0].shape:
             skipped.append((str(f), f"size {img.shape[:2]} differs from {images[0].shape[:2]}; give a size to resize"))
@@ -101,6 +195,8 @@ def load_folder(
     counts = np.bincount(np.asarray(labels, dtype=np.int64), minlength=len(classes))
     few = [f"{classes[c].name} ({counts[c]})" for c in np.flatnonzero(counts < min_per_class)]
     if few:
-        raise DataError(f"{root}: these classes have fewer than {min_per_class} readable images: {', '.join(few)}"
+        need = "no readable images" if min_per_class <= 1 else f"fewer than {min_per_class} readable images"
+        raise DataError(f"{root}: these classes have {need}: {', '.join(few)}"
                         + (f"; {len(skipped)} files could not be read" if skipped else ""))
-    return ImageSet(np.stack(images), np.asarray(labels), [d.name for d in classes], sources, skipped, name=root.name)
+    return ImageSet(np.stack(images), np.asarray(labels), [d.name for d in classes], sources, skipped,
+                    name=root.name)

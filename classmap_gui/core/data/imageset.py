@@ -4,9 +4,52 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from ..errors import DataError
+
+#: Longest class name (characters); names end up in file names and one-line outputs.
+MAX_CLASS_NAME = 200
+
+
+def printable(name: str) -> str:
+    """``name`` quoted for a message, with control characters and undecodable bytes shown escaped."""
+    return repr(name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")) \
+        if any(0xDC80 <= ord(c) <= 0xDCFF for c in name) else repr(name)
+
+
+def check_class_name(name: object, where: str = "class name") -> str:
+    """``name`` when it can be a class name, else DataError saying why.
+
+    A class name must be text, non-empty, not only spaces, valid UTF-8 (a folder name with bytes
+    that are not is refused), without newlines or other control characters (they would break the
+    one-name-per-line ``labels.txt`` of an export and one-line outputs), at most
+    :data:`MAX_CLASS_NAME` characters.
+    """
+    if not isinstance(name, str):
+        raise DataError(f"{where} {name!r}: a class name must be text")
+    if not name.strip():
+        raise DataError(f"{where} {name!r}: a class name cannot be empty")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DataError(f"{where} {printable(name)}: the name is not valid UTF-8; rename it") from None
+    if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or c in "\u2028\u2029" for c in name):
+        raise DataError(f"{where} {name!r}: a class name cannot hold newlines or other control characters")
+    if len(name) > MAX_CLASS_NAME:
+        raise DataError(f"{where} {name[:40]!r}...: a class name is at most {MAX_CLASS_NAME} characters")
+    return name
+
+
+def check_class_names(names, where: str = "class names") -> list[str]:
+    """Every name checked by :func:`check_class_name`, and no name twice."""
+    names = list(names)
+    for n in names:
+        check_class_name(n, where)
+    seen: set[str] = set()
+    dup = next((n for n in names if n in seen or seen.add(n)), None)
+    if dup is not None:
+        raise DataError(f"{where}: {dup!r} appears twice; class names must differ")
+    return names
 
 
 @dataclass
@@ -30,7 +73,7 @@ class ImageSet:
     def __post_init__(self) -> None:
         self.images = np.asarray(self.images)
         self.labels = np.asarray(self.labels, dtype=np.int64)
-        self.class_names = [str(c) for c in self.class_names]
+        self.class_names = check_class_names([str(c) for c in self.class_names], f"image set {self.name!r}")
         if self.images.dtype != np.uint8:
             raise DataError(f"image set {self.name!r}: images must be uint8, got {self.images.dtype}")
         if self.images.ndim not in (3, 4) or (self.images.ndim == 4 and self.images.shape[3] != 3):
@@ -109,6 +152,8 @@ class ImageSet:
         """
         if not fractions or sum(fractions) >= 1 or min(fractions) <= 0:
             raise DataError(f"split fractions must be positive and sum below 1, got {fractions}")
+        from sklearn.model_selection import train_test_split  # late: loading images needs no scikit-learn
+
         parts = []
         rest = np.arange(len(self))
         remaining = 1.0

@@ -22,7 +22,8 @@ from typing import Iterable
 
 from ..errors import ModelFormatError
 from ..progress import ProgressFn, StopFn, check_stop, report
-from .format import _fsync_dir
+from ..files import NotRegularFile, open_regular
+from .atomic import _fsync_dir, fault_point
 
 #: Default bound on the total uncompressed size of an archive (bytes).
 MAX_TOTAL_BYTES = 8 * 1024 ** 3
@@ -109,15 +110,20 @@ class SafeArchive:
         self.label = str(path)
         self.max_total_bytes = int(max_total_bytes)
         try:
-            self._zf = zipfile.ZipFile(self.path)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
-            raise ModelFormatError(f"{path} is not a ClassMap Studio archive (not a readable zip: {exc})") from None
+            self._fh = os.fdopen(open_regular(self.path), "rb")  # a FIFO would block zipfile forever
+        except NotRegularFile as exc:
+            raise ModelFormatError(str(exc)) from None
         except OSError as exc:
             raise ModelFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
+            self._zf = zipfile.ZipFile(self._fh)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError) as exc:
+            self._fh.close()
+            raise ModelFormatError(f"{path} is not a ClassMap Studio archive (not a readable zip: {exc})") from None
+        try:
             files = check_archive(self._zf, allowed_top=allowed_top, max_total_bytes=max_total_bytes, label=self.label)
         except BaseException:
-            self._zf.close()
+            self.close()
             raise
         self._files = {info.filename: info for info in files}
         self._inflated = 0
@@ -130,6 +136,7 @@ class SafeArchive:
 
     def close(self) -> None:
         self._zf.close()
+        self._fh.close()
 
     def names(self) -> list[str]:
         """File members (no folders), in archive order."""
@@ -210,6 +217,9 @@ class ArchiveWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.saving-{os.getpid()}-", suffix=".tmp",
                                          dir=str(self.path.parent))
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(self._tmp, 0o666 & ~mask)  # mkstemp makes 0600; the saved file follows the user's umask
         self._fh = os.fdopen(fd, "wb")
         self._zf = zipfile.ZipFile(self._fh, "w", allowZip64=True)
         return self
@@ -237,9 +247,11 @@ class ArchiveWriter:
             self._zf.close()
             if exc_type is None:
                 self._fh.flush()
+                fault_point("fsync-file")
                 os.fsync(self._fh.fileno())
             self._fh.close()
             if exc_type is None:
+                fault_point("rename-new")
                 os.replace(self._tmp, self.path)
                 _fsync_dir(self.path.parent)
         finally:

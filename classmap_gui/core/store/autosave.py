@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from ..errors import ModelFormatError
+from ..files import read_regular
 from ..progress import ProgressFn, StopFn
 from .format import write_file_atomic
 from .project import ARCHIVE_SUFFIX, Project, project_info, save_project
@@ -92,8 +93,8 @@ class RecentProjects:
 
     def _read(self) -> list[str]:
         try:
-            doc = json.loads(self.file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # missing or damaged: an empty list, never an error at start-up
+            doc = json.loads(read_regular(self.file, max_bytes=1 << 20).decode("utf-8"))
+        except (OSError, ValueError, RecursionError):  # missing or damaged: an empty list, never an error at start-up
             return []
         items = doc.get("recent") if isinstance(doc, dict) else None
         return [s for s in items if isinstance(s, str)][: self.limit] if isinstance(items, list) else []

@@ -1,11 +1,14 @@
 """The on-disk bundle: a directory holding ``<name>.json`` (structure) and ``arrays.npz`` (numbers).
 
-Safe by construction: JSON is parsed with the standard library, the ``.npz`` is read with
-``np.load(allow_pickle=False)`` and every member is checked against the dtype and shape the JSON
-manifest declares. Nothing read from a file is ever imported, called or unpickled.
+Safe by construction: JSON is parsed with the standard library (size, depth and number length
+bounded), the ``.npz`` is read by :mod:`.npz` (no pickles; nothing inflates before the manifest's
+declared sizes pass a memory budget) and every member is checked against the dtype and shape
+the JSON manifest declares. Only regular files inside the bundle are read, never through a link.
+Nothing read from a file is ever imported, called or unpickled.
 
-Writes are atomic: the bundle is written into a fresh sibling directory (files flushed and
-fsynced), then renamed into place; an existing bundle is only removed after the new one is there.
+Writes are atomic (:mod:`.atomic`): the bundle is written into a fresh sibling directory (files
+flushed and fsynced), then swapped into place; files in the folder that the save did not write
+are kept; a save killed at any point leaves a loadable bundle, restored on the next load.
 """
 from __future__ import annotations
 
@@ -13,69 +16,35 @@ import json
 import os
 import shutil
 import tempfile
-import time
-import zipfile
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import ConfigError, ModelFormatError
+from ..errors import ConfigError, ModelFormatError, StorageError
+from ..files import NotRegularFile, read_regular
+from .atomic import (_fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
+                     swap_dir, write_file_atomic)
+from .npz import ALLOWED_KINDS, read_npz
 
 ARRAYS_FILE = "arrays.npz"
-MAX_JSON_BYTES = 64 * 1024 * 1024
-#: dtype kinds an array in a bundle may have: bool, signed/unsigned int, float.
-ALLOWED_KINDS = "biuf"
+#: Largest ``model.json`` read (a model's description is kilobytes; class names of 10 000 classes ~1 MB).
+MAX_JSON_BYTES = 16 * 1024 * 1024
+
+__all__ = ["ARRAYS_FILE", "MAX_JSON_BYTES", "array_manifest", "check_bundle_target", "fault_point", "fsync_file",
+           "load_bundle", "parse_json", "save_bundle", "swap_dir", "write_file_atomic", "_fsync_dir"]
 
 
-def _fsync_dir(path: Path) -> None:
+def parse_json(raw: bytes, where: str) -> Any:
+    """JSON from bytes; ModelFormatError for bad UTF-8, bad JSON, nesting too deep or numbers too long."""
     try:
-        fd = os.open(str(path), os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
-def swap_dir(tmp: Path, path: Path, before_removing_old: Callable[[Path], None] | None = None) -> None:
-    """Replace the folder ``path`` by the complete folder ``tmp`` with two renames, fsynced.
-
-    A reader sees the old folder or the new one, never a mix. ``before_removing_old(old)`` may
-    take what it needs from the replaced folder before it is deleted.
-    """
-    _fsync_dir(tmp)
-    old = None
-    if path.exists():
-        old = path.parent / f".{path.name}.old-{os.getpid()}-{time.monotonic_ns()}"
-        os.replace(path, old)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-    if old is not None:
-        if before_removing_old is not None:
-            before_removing_old(old)
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def write_file_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder, fsync, rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ModelFormatError(f"{where} is corrupt (not UTF-8 text: {exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise ModelFormatError(f"{where} is corrupt (nested too deeply to be a model description)") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer of thousands of digits
+        raise ModelFormatError(f"{where} is corrupt (not valid JSON: {str(exc)[:160]})") from None
 
 def array_manifest(arrays: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:
     """``{key: {"dtype": "<f4", "shape": [..]}}`` for the JSON side of a bundle."""
@@ -87,111 +56,155 @@ def array_manifest(arrays: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:
     return out
 
 
+
+
+def _bundle_complete(json_name: str) -> Callable[[Path], bool]:
+    return lambda p: (p / json_name).is_file() and (p / ARRAYS_FILE).is_file()
+
+
+def _ours(json_name: str) -> Callable[[str], bool]:
+    return lambda name: name in (json_name, ARRAYS_FILE)
+
+
+def check_bundle_target(path: str | Path, json_name: str, *, need_bytes: int = 0) -> Path:
+    """Check that a bundle can be saved at ``path`` before any work is spent on it; returns it absolute.
+
+    Refuses (ConfigError) a file, a non-empty folder that is not a bundle, a parent that is a file;
+    (StorageError) a place that cannot be written (read-only disk, no permission) or with less than
+    ``need_bytes`` free. Creates nothing: a probe folder is made and removed next to the target.
+    """
+    path = Path(path).expanduser().absolute()
+    if path.is_symlink() and not path.is_dir():
+        raise ConfigError(f"{path} is a link that leads nowhere; choose a folder name for the model")
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError(f"{path} exists and is a file; choose a folder name for the model")
+        entries = [e.name for e in path.iterdir()]
+        if entries and json_name not in entries:
+            raise ConfigError(f"{path} is a non-empty folder that does not hold a saved model; it was left "
+                              f"untouched. Choose a new or empty folder")
+        special = [e.name for e in path.iterdir() if not (e.is_symlink() or e.is_file() or e.is_dir())]
+        if special:  # a save keeps a user's files, but cannot carry a FIFO or socket across
+            raise ConfigError(f"{path} holds {special[0]!r}, which is neither a file nor a folder; a save there "
+                              f"would lose it. Move it away or choose another folder")
+    base = path.parent
+    while not base.exists():
+        if base.is_symlink() or base.parent == base:
+            break
+        base = base.parent
+    if not base.is_dir():
+        raise ConfigError(f"cannot save to {path}: {base} is not a folder")
+    try:
+        probe = tempfile.mkdtemp(prefix=f".{path.name}.probe-", dir=str(base))
+        os.rmdir(probe)
+    except OSError as exc:
+        raise StorageError(f"cannot save to {path}: cannot create files in {base} ({exc.strerror or exc})") from None
+    if need_bytes:
+        st = os.statvfs(base)
+        free = st.f_bavail * st.f_frsize
+        if free < need_bytes:
+            raise StorageError(f"cannot save to {path}: {free // 2 ** 20} MB free on that disk, the model needs "
+                               f"about {need_bytes // 2 ** 20 + 1} MB; free some space or choose another place")
+    return path
+
+
 def save_bundle(path: str | Path, json_name: str, doc: dict[str, Any], arrays: dict[str, np.ndarray]) -> Path:
     """Write ``doc`` (JSON-able) and ``arrays`` as a bundle directory at ``path``, atomically.
 
     ``doc`` gets an ``"arrays"`` manifest added. An existing bundle at ``path`` (a folder with
-    ``json_name`` in it) is replaced; any other non-empty folder is refused with ConfigError.
+    ``json_name`` in it) is replaced; files in it that a save does not write (a README a user put
+    there) are kept. Any other non-empty folder is refused with ConfigError. A disk that is full,
+    read-only or not ours is a StorageError, and the folder at ``path`` is left as it was.
     """
-    path = Path(path).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise ConfigError(f"{path} exists and is a file; choose a folder name for the model")
-        if any(path.iterdir()) and not (path / json_name).exists():
-            raise ConfigError(f"{path} is a non-empty folder that does not hold a saved model; "
-                              f"choose a new or empty folder")
+    path = check_bundle_target(path, json_name)
     arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
     doc = dict(doc)
     doc["arrays"] = array_manifest(arrays)
     text = json.dumps(doc, indent=1, allow_nan=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent)))
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(path, complete=(path / json_name).is_file())
+        tmp = Path(tempfile.mkdtemp(prefix=saving_prefix(path), suffix=".tmp", dir=str(path.parent)))
+    except OSError as exc:
+        raise StorageError(f"cannot save to {path}: {exc.strerror or exc}") from None
+    try:
+        _apply_umask(tmp)
         with open(tmp / ARRAYS_FILE, "wb") as fh:
             np.savez(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
+            fsync_file(fh)
         with open(tmp / json_name, "w", encoding="utf-8") as fh:
             fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+            fsync_file(fh)
+        keep_foreign(path, tmp, _ours(json_name))
         swap_dir(tmp, path)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise StorageError(f"cannot save to {path}: {exc.strerror or exc}; "
+                           f"{'the model there is unchanged' if (path / json_name).is_file() else 'nothing was saved'}"
+                           ) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return path
 
 
-def load_bundle(path: str | Path, json_name: str, format_name: str, max_version: int) -> tuple[dict, dict[str, np.ndarray]]:
+def _apply_umask(folder: Path) -> None:
+    """``mkdtemp`` makes 0700 folders; a saved model gets the permissions the user's umask gives."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(folder, 0o777 & ~mask)
+
+
+def foreign_entries(path: str | Path, json_name: str) -> list[str]:
+    """Names in the bundle folder ``path`` that a save did not write (kept by :func:`save_bundle`)."""
+    path = Path(path).expanduser()
+    if not path.is_dir():
+        return []
+    ours = _ours(json_name)
+    return sorted(e.name for e in path.iterdir() if not ours(e.name))
+
+
+def load_bundle(path: str | Path, json_name: str, format_name: str, max_version: int, *,
+                max_array_bytes: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
     """Read and check a bundle: returns ``(doc, arrays)``.
 
-    ``path`` is the bundle folder or its JSON file. Raises :class:`ModelFormatError` for a
-    missing or foreign file, a newer format version, a corrupt or pickle-bearing ``.npz``, or any
-    array whose dtype/shape differs from the manifest. Nothing in the files is executed.
+    ``path`` is the bundle folder or its JSON file. A bundle whose save was killed mid-swap is
+    restored first (:func:`recover_dir`). Raises :class:`ModelFormatError` for a missing or
+    foreign file, a link or special file inside the bundle, a newer format version, a corrupt or
+    pickle-bearing ``.npz``, arrays declaring more than ``max_array_bytes`` (default: most of
+    the free memory), or any array whose dtype/shape differs from the manifest.
     """
     path = Path(path).expanduser()
-    folder = path.parent if path.is_file() and path.name == json_name else path
+    folder = path.parent if path.name == json_name and not path.is_dir() else path
     jpath = folder / json_name
+    if not (folder / json_name).exists() and not folder.is_symlink():
+        recover_dir(folder.absolute(), _bundle_complete(json_name))
     if not folder.exists():
         raise ModelFormatError(f"{folder}: no such model folder")
-    if not jpath.is_file():
+    if not folder.is_dir():
+        raise ModelFormatError(f"{folder} is not a saved model (not a folder)")
+    if not jpath.exists() and not jpath.is_symlink():
         raise ModelFormatError(f"{folder} is not a saved model: {json_name} is missing")
-    if jpath.stat().st_size > MAX_JSON_BYTES:
-        raise ModelFormatError(f"{jpath} is too large to be a model description")
     try:
-        doc = json.loads(jpath.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFormatError(f"{jpath} is corrupt (not valid JSON: {exc})") from None
+        raw = read_regular(jpath, max_bytes=MAX_JSON_BYTES, follow_links=False,
+                           too_big="is too large to be a model description")
+    except NotRegularFile as exc:
+        raise ModelFormatError(str(exc)) from None
+    except OSError as exc:
+        raise ModelFormatError(f"cannot read {jpath}: {exc.strerror or exc}") from None
+    doc = parse_json(raw, str(jpath))
     if not isinstance(doc, dict) or doc.get("format") != format_name:
         raise ModelFormatError(f"{jpath} is not a {format_name} file (format field is "
-                               f"{doc.get('format') if isinstance(doc, dict) else None!r})")
+                               f"{str(doc.get('format'))[:60] if isinstance(doc, dict) else None!r})")
     version = doc.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ModelFormatError(f"{jpath}: invalid format version {version!r}")
+        raise ModelFormatError(f"{jpath}: invalid format version {str(version)[:20]!r}")
     if version > max_version:
-        raise ModelFormatError(f"{jpath} was written by a newer ClassMap Studio (format version {version}, "
+        shown = str(version) if version < 10 ** 9 else f"{str(version)[:9]}..."
+        raise ModelFormatError(f"{jpath} was written by a newer ClassMap Studio (format version {shown}, "
                                f"this one reads up to {max_version}); upgrade ClassMap Studio to open it")
     manifest = doc.get("arrays")
     if not isinstance(manifest, dict):
         raise ModelFormatError(f"{jpath}: the array manifest is missing")
-    arrays = _read_arrays(folder / ARRAYS_FILE, manifest)
+    arrays = read_npz(folder / ARRAYS_FILE, manifest, budget=max_array_bytes)
     return doc, arrays
-
-
-def _read_arrays(npz_path: Path, manifest: dict) -> dict[str, np.ndarray]:
-    if not npz_path.is_file():
-        raise ModelFormatError(f"{npz_path} is missing")
-    out: dict[str, np.ndarray] = {}
-    try:
-        with np.load(npz_path, allow_pickle=False) as z:
-            names = set(z.files)
-            missing = sorted(set(manifest) - names)
-            extra = sorted(names - set(manifest))
-            if missing:
-                raise ModelFormatError(f"{npz_path} is incomplete: missing {', '.join(missing[:5])}")
-            if extra:
-                raise ModelFormatError(f"{npz_path} holds members the model does not declare: {', '.join(extra[:5])}")
-            for key, spec in manifest.items():
-                try:
-                    want_dtype = np.dtype(str(spec["dtype"]))
-                    want_shape = tuple(int(s) for s in spec["shape"])
-                except (KeyError, TypeError, ValueError):
-                    raise ModelFormatError(f"{npz_path}: bad manifest entry for {key!r}") from None
-                if want_dtype.kind not in ALLOWED_KINDS:
-                    raise ModelFormatError(f"{npz_path}: array {key!r} declares dtype {want_dtype}, "
-                                           f"which a model never holds (possible pickle); refused")
-                arr = z[key]  # raises ValueError for object arrays: allow_pickle=False
-                if arr.dtype != want_dtype or arr.shape != want_shape:
-                    raise ModelFormatError(f"{npz_path}: array {key!r} is {arr.dtype}{list(arr.shape)}, "
-                                           f"the model declares {want_dtype}{list(want_shape)}")
-                out[key] = arr
-    except ModelFormatError:
-        raise
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise ModelFormatError(f"{npz_path} contains a pickled object; model files never do, so it was "
-                                   f"refused without loading it") from None
-        raise ModelFormatError(f"{npz_path} is corrupt: {exc}") from None
-    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
-        raise ModelFormatError(f"{npz_path} is corrupt or unreadable: {exc}") from None
-    return out

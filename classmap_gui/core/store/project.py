@@ -38,11 +38,13 @@ import cv2
 import numpy as np
 
 from ..data.imageset import ImageSet
-from ..errors import ConfigError, DataError, ModelFormatError
+from ..errors import ConfigError, DataError, ModelFormatError, StorageError
+from ..files import NotRegularFile
+from ..limits import MEMORY_SHARE, available_memory
 from ..progress import ProgressFn, StopFn, check_stop, report
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .project_files import FolderSink, FolderSource, ZipSink, ZipSource, copy_tree, image_digest
-from .format import _fsync_dir, swap_dir
+from .atomic import keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir
 
 FORMAT = "classmap-studio-project"
 VERSION = 1
@@ -95,25 +97,42 @@ def save_project(project: Project, path: str | Path, *, progress: ProgressFn = N
     """
     path = Path(path).expanduser().absolute()
     _check_target(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(path, complete=path.is_file() or (path / MANIFEST).is_file())
+    except OSError as exc:
+        raise StorageError(f"cannot save the project to {path}: {exc.strerror or exc}") from None
     captures = project.captures_dir
     if captures is None and path.is_dir() and (path / "captures").is_dir():
         captures = path / "captures"
-    if is_archive(path):
-        with ArchiveWriter(path) as zw:
-            _write_project(project, ZipSink(zw), captures, {}, progress, should_stop)
-    else:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.saving-{os.getpid()}-", dir=str(path.parent)))
-        try:
-            _write_project(project, FolderSink(tmp), captures, _reusable_images(path), progress, should_stop)
-            check_stop(should_stop)
-            swap_dir(tmp, path, lambda old: _rescue_captures(old / "captures", path / "captures"))
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+    try:
+        if is_archive(path):
+            with ArchiveWriter(path) as zw:
+                _write_project(project, ZipSink(zw), captures, {}, progress, should_stop)
+        else:
+            _save_folder(project, path, captures, progress, should_stop)
+    except OSError as exc:
+        kept = "the project there is unchanged" if path.exists() else "nothing was saved"
+        raise StorageError(f"cannot save the project to {path}: {exc.strerror or exc}; {kept}") from None
     report(progress, 1.0, "saved")
     return path
+
+
+def _save_folder(project: Project, path: Path, captures: Path | None, progress: ProgressFn,
+                 should_stop: StopFn) -> None:
+    """Write into a hidden sibling, carry over files a save does not write, swap it in."""
+    tmp = Path(tempfile.mkdtemp(prefix=saving_prefix(path), dir=str(path.parent)))
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o777 & ~mask)  # mkdtemp makes 0700; a project follows the user's umask
+        _write_project(project, FolderSink(tmp), captures, _reusable_images(path), progress, should_stop)
+        check_stop(should_stop)
+        keep_foreign(path, tmp, lambda name: name in TOP_LEVEL)
+        swap_dir(tmp, path, lambda old: _rescue_captures(old / "captures", path / "captures"))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _reusable_images(path: Path) -> dict[str, Path]:
@@ -176,7 +195,7 @@ def _check_target(path: Path) -> None:
     if is_archive(path):
         if path.is_dir():
             raise ConfigError(f"{path} is a folder; a .cmproj project is a single file. Choose another name.")
-        if path.exists() and not _looks_like_archive(path):
+        if path.exists() and (not path.is_file() or not _looks_like_archive(path)):
             raise ConfigError(f"{path} exists and is not a ClassMap Studio project; it was left untouched. "
                               f"Choose another name.")
     else:
@@ -195,26 +214,6 @@ def _looks_like_archive(path: Path) -> bool:
             return MANIFEST in zf.namelist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         return False
-
-
-def _remove_stale(path: Path) -> None:
-    """Delete leftovers of saves whose process died: half-written ``.<name>.saving-<pid>-*`` and,
-    once ``path`` holds a complete project again, the previous versions ``.<name>.old-<pid>-*``."""
-    kinds = "saving|old" if (path / MANIFEST).is_file() or path.is_file() else "saving"
-    for p in path.parent.glob(f".{path.name}.*"):
-        m = re.match(rf"\.{re.escape(path.name)}\.(?:{kinds})-(\d+)-", p.name)
-        if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
-            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _rescue_captures(old: Path, new: Path) -> None:
@@ -244,7 +243,7 @@ def load_project(path: str | Path, *, captures_to: str | Path | None = None, loa
     """
     path = Path(path).expanduser().absolute()
     if path.is_file() or is_archive(path):
-        if not path.is_file():
+        if not path.exists():
             raise ModelFormatError(f"{path}: no such project file")
         with SafeArchive(path, allowed_top=TOP_LEVEL, max_total_bytes=max_total_bytes) as arc:
             proj = _read_project(ZipSource(arc), str(path), load_model, progress, should_stop)
@@ -266,11 +265,7 @@ def _recover(path: Path) -> Path:
     """``path``, after restoring the previous complete version if a save died mid-swap."""
     if (path / MANIFEST).is_file():
         return path
-    olds = sorted((p for p in path.parent.glob(f".{path.name}.old-*") if (p / MANIFEST).is_file()),
-                  key=lambda p: p.stat().st_mtime, reverse=True) if path.parent.is_dir() else []
-    if olds and not path.exists():
-        os.replace(olds[0], path)
-        _fsync_dir(path.parent)
+    if recover_dir(path, lambda p: (p / MANIFEST).is_file()):
         return path
     if not path.exists():
         raise ModelFormatError(f"{path}: no such project")
@@ -289,6 +284,8 @@ def _read_manifest(source, where: str) -> dict:
         source = FolderSource(source)
     try:
         raw = source.read(MANIFEST)
+    except NotRegularFile as exc:
+        raise _fail(where, f"{MANIFEST} cannot be read: {exc}") from None
     except (OSError, KeyError):
         raise _fail(where, f"not a ClassMap Studio project ({MANIFEST} is missing)") from None
     if len(raw) > MAX_MANIFEST_BYTES:
@@ -338,13 +335,6 @@ def _check_doc(doc: dict, where: str) -> tuple[list[str], int, int, bool, list, 
     return names, size[0], size[1], colour, entries, settings
 
 
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 1 << 62
-
-
 def _png_size(data: bytes) -> tuple[int, int] | None:
     """(h, w) from a PNG header without decoding it, so a hostile header cannot allocate gigabytes."""
     if len(data) < 24 or not data.startswith(_PNG_SIG) or data[12:16] != b"IHDR":
@@ -358,8 +348,8 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
     n = len(entries)
     shape = (n, h, w, 3) if colour else (n, h, w)
     too_big = _fail(where, f"{n} images of {w}x{h} need {math.prod(shape) / 1024 ** 3:.1f} GiB of memory, "
-                           f"more than this computer has")
-    if math.prod(shape) > _physical_memory():
+                           f"more than this computer has free")
+    if math.prod(shape) > MEMORY_SHARE * available_memory():  # checked before a byte is allocated
         raise too_big
     try:  # a manifest may declare far more than fits in memory; say so instead of crashing
         images = np.empty(shape, np.uint8)
@@ -384,13 +374,20 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
             raise _fail(where, f"image {rel} does not match its checksum (changed or damaged)")
         labels[i] = label
     name = doc.get("name") if isinstance(doc.get("name"), str) else Path(where).stem
-    imageset = ImageSet(images, labels, names, name=name)
+    try:
+        imageset = ImageSet(images, labels, names, name=name)
+    except DataError as exc:  # a class name a project can never hold (control characters, ...)
+        raise _fail(where, str(exc)) from None
     recogniser = None
     if doc.get("has_model") is True and load_model:
         check_stop(should_stop)
         report(progress, 0.9, "reading the recogniser")
         with tempfile.TemporaryDirectory(prefix="classmap-open-") as tmp:
-            recogniser = _load_recogniser(source.model_dir(Path(tmp)), where)
+            try:
+                model_dir = source.model_dir(Path(tmp))
+            except NotRegularFile as exc:
+                raise _fail(where, str(exc)) from None
+            recogniser = _load_recogniser(model_dir, where)
         rec_names = getattr(recogniser, "class_names", None)
         if rec_names is not None and list(rec_names) != names:
             raise _fail(where, "the saved recogniser's classes differ from the project's classes")
@@ -405,8 +402,8 @@ def _load_recogniser(model_dir: Path, where: str):
         raise _fail(where, "the project says it holds a recogniser but model/ is missing")
     try:
         return Recogniser.load(model_dir)
-    except ModelFormatError as exc:
-        raise _fail(where, f"its recogniser cannot be loaded: {exc}") from None
+    except ModelFormatError as exc:  # name the project's model/, not an internal unpacking folder
+        raise _fail(where, f"its recogniser cannot be loaded: {str(exc).replace(str(model_dir), 'model')}") from None
 
 
 def project_info(path: str | Path) -> dict:

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ..files import NotRegularFile, inside, read_regular
 from .archive import ArchiveWriter, SafeArchive
-from .format import _fsync_dir
+from .atomic import _fsync_dir, copy_tree, fault_point
 
 
 def image_digest(img: np.ndarray) -> str:
@@ -23,21 +23,6 @@ def image_digest(img: np.ndarray) -> str:
     h.update(repr(img.shape).encode())
     h.update(np.ascontiguousarray(img).tobytes())
     return h.hexdigest()
-
-
-def copy_tree(src: Path, dst: Path) -> None:
-    """Copy regular files under ``src`` to ``dst`` (hard links when possible: captures never change)."""
-    for d, dirs, names in os.walk(src):
-        rel = Path(d).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        for n in names:
-            f = Path(d) / n
-            if f.is_symlink() or not f.is_file() or n.endswith(".tmp"):
-                continue
-            try:
-                os.link(f, dst / rel / n)
-            except OSError:
-                shutil.copy2(f, dst / rel / n)
 
 
 class FolderSink:
@@ -56,6 +41,7 @@ class FolderSink:
             fh.write(data)
             if sync:
                 fh.flush()
+                fault_point("fsync-file")
                 os.fsync(fh.fileno())
         if not sync:
             self._written.append(f)
@@ -86,6 +72,7 @@ class FolderSink:
             finally:
                 os.close(fd)
 
+        fault_point("fsync-file")
         with ThreadPoolExecutor(max_workers=16) as pool:
             list(pool.map(sync, self._written))
         self._written.clear()
@@ -121,14 +108,19 @@ class FolderSource:
     def __init__(self, root: Path):
         self.root = root
 
-    def read(self, rel: str) -> bytes:
+    def read(self, rel: str, max_bytes: int | None = None) -> bytes:
+        """The bytes of the regular file ``rel``; OSError for a link, a FIFO or device, or a path
+        that leads out of the project through a linked folder."""
         f = self.root / rel
-        if f.is_symlink():
-            raise OSError(f"{rel} is a symbolic link")
-        return f.read_bytes()
+        if f.is_symlink() or not inside(f, self.root):
+            raise NotRegularFile(f"{rel} is a link (to outside the project?); refused")
+        return read_regular(f, max_bytes=max_bytes, follow_links=False)
 
     def model_dir(self, tmp: Path) -> Path:
-        return self.root / "model"
+        d = self.root / "model"
+        if d.is_symlink() or (d.exists() and not inside(d, self.root)):
+            raise NotRegularFile("model/ is a link; refused")
+        return d
 
 
 class ZipSource:

@@ -1,0 +1,59 @@
+"""``classmap bench NAME``: run a benchmark of ``classmap_gui.core.bench`` and print JSON.
+
+Each module there has ``OPTIONS`` (name -> (default, help)) and
+``run(*, progress, should_stop, **options) -> dict``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+
+from ..core.errors import ClassMapError
+from .common import ProgressBar, emit, json_default, parse_sets, parse_value
+
+BENCHES = ("features", "classmap", "compressive", "scale")
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    extra = parse_sets(args.set)
+    try:
+        mod = importlib.import_module(f"classmap_gui.core.bench.{args.bench}")
+    except ModuleNotFoundError as exc:
+        raise ClassMapError(f"benchmark {args.bench!r} is not available in this build ({exc})") from exc
+    options = {k: v for k, v in vars(args).items() if k in mod.OPTIONS and v is not None}
+    options.update(extra)
+    unknown = set(options) - set(mod.OPTIONS)
+    if unknown:
+        raise ClassMapError(f"bench {args.bench}: unknown option(s) {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(mod.OPTIONS)}")
+    bar = ProgressBar()
+    try:
+        result = mod.run(progress=bar, **options)
+    finally:
+        bar.close()
+    emit(result, True)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(result, fh, indent=2, default=json_default)
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction, load_options: bool = True) -> None:
+    """Register ``classmap bench <name>`` for every benchmark this build has (with each one's
+    options when ``load_options``: that imports the benchmark modules)."""
+    s = sub.add_parser("bench", help="run a benchmark and print JSON")
+    bsub = s.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    for name in BENCHES:
+        b = bsub.add_parser(name, help=f"the {name} benchmark")
+        try:
+            opts = importlib.import_module(f"classmap_gui.core.bench.{name}").OPTIONS if load_options else {}
+        except ImportError:
+            opts = {}
+        for opt, (default, helptext) in opts.items():
+            b.add_argument(f"--{opt.replace('_', '-')}", dest=opt, type=parse_value, default=None,
+                           help=f"{helptext} (default: {default})")
+        b.add_argument("--json", action="store_true", help="print JSON (always on for benchmarks)")
+        b.add_argument("--set", action="append", metavar="KEY=VALUE", help="further options")
+        b.add_argument("--out", help="also write the JSON to this file")
+        b.set_defaults(func=cmd_bench)

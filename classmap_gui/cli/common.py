@@ -1,0 +1,95 @@
+"""What every ``classmap`` sub-command shares: the progress bar, ``--set`` parsing and output."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from ..core.errors import ConfigError
+
+
+class ProgressBar:
+    """A one-line terminal progress bar with stage name and remaining-time estimate (stderr)."""
+
+    def __init__(self, stream=sys.stderr, enabled: bool | None = None):
+        self.stream = stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self.stage = None
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def __call__(self, fraction: float, stage: str) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if stage != self.stage:
+            if self.stage is not None:
+                self.stream.write("\n")
+            self.stage, self.t0 = stage, now
+        elif now - self.last < 0.1 and fraction < 1.0:
+            return
+        self.last = now
+        elapsed = now - self.t0
+        eta = f" {elapsed / fraction - elapsed:5.0f}s left" if 0.02 < fraction < 1 else ""
+        filled = int(30 * fraction)
+        self.stream.write(f"\r{stage[:40]:<40} [{'#' * filled}{'.' * (30 - filled)}] {100 * fraction:5.1f}%{eta}   ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.stage is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.stage = None
+
+
+def parse_sets(items: list[str] | None, option: str = "--set") -> dict[str, object]:
+    """``["k=v,k2=v2", "k3=v3"]`` -> ``{"k": v, ...}`` with ints, floats, booleans and None parsed.
+
+    ``option`` names the command-line option in the error for a pair without ``=``.
+    """
+    out: dict[str, object] = {}
+    for item in items or []:
+        for pair in filter(None, item.split(",")):
+            if "=" not in pair:
+                raise ConfigError(f"{option} expects key=value, got {pair!r}")
+            k, v = pair.split("=", 1)
+            if not k.strip():
+                raise ConfigError(f"{option} expects key=value, got {pair!r}")
+            out[k.strip()] = parse_value(v.strip())
+    return out
+
+
+def parse_value(v: str) -> object:
+    """A command-line value as bool, None, int, float or str (in that order of preference)."""
+    low = v.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(v)
+        except ValueError:
+            pass
+    return v
+
+
+def emit(result: object, as_json: bool, text: str | None = None) -> None:
+    """Print ``result`` as JSON, or ``text`` (default: JSON anyway) for people."""
+    if as_json or text is None:
+        print(json.dumps(result, indent=2, default=json_default))
+    else:
+        print(text)
+
+
+def json_default(o: object) -> object:
+    """``json.dumps`` fallback for numpy scalars and arrays."""
+    import numpy as np
+
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

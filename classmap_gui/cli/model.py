@@ -1,0 +1,168 @@
+"""``classmap eval | predict | add-class | export``: commands that use a saved model."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from ..core.errors import ConfigError, DataError
+from ..core.parallel import parallel_backend
+from .common import ProgressBar, emit
+from .options import add_backend_args, add_data_args, load_data, report_skipped
+
+#: Exit status of ``predict`` when some images could not be read (the others were classified).
+EXIT_SOME_UNREADABLE = 1
+
+
+def _check_top(top: int) -> None:
+    if top < 1:
+        raise ConfigError(f"--top must be at least 1, got {top}")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from ..core.recogniser import Recogniser
+    from ..core.training import evaluate
+
+    _check_top(args.top)
+    model = Recogniser.load(args.model)
+    bar = ProgressBar()
+    try:
+        data = load_data(args.data, size=model.image_size, grey=model.grey, args=args, progress=bar)
+        bar.close()
+        report_skipped(data, sys.stderr)
+        if data.image_size != model.image_size or data.is_color == model.grey:
+            data.images = model.prepare(data.images)
+        with parallel_backend(args.backend, scheduler=args.scheduler):
+            rep = evaluate(model, data, top=args.top, progress=bar)
+    finally:
+        bar.close()
+    emit({"model": str(args.model), "data": data.name or str(args.data), **rep.to_dict()}, args.json,
+         f"{args.model} on {data.name or args.data}: {rep.summary()}")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """Classify every readable image; one ``<path>: cannot read image: <reason>`` line on stderr per
+    unreadable one; exit status 1 when any was unreadable (0 when all were classified)."""
+    from ..core.data.folder import IMAGE_EXTENSIONS, ImageReadError, read_image
+    from ..core.recogniser import Recogniser
+
+    _check_top(args.top)
+    model = Recogniser.load(args.model)
+    paths, images, bad = [], [], []
+    for p in args.images:
+        try:
+            if Path(p).suffix.lower() not in IMAGE_EXTENSIONS:  # the same files `train` reads from a folder
+                raise ImageReadError(p, f"not an image file name (use {', '.join(IMAGE_EXTENSIONS)})")
+            images.append(read_image(p, size=model.image_size, grey=model.grey, max_pixels=args.max_image_pixels))
+            paths.append(p)
+        except ImageReadError as exc:
+            bad.append(exc)
+            print(str(exc), file=sys.stderr)
+    rows, timings = [], {}
+    if images:
+        pred = model.predict(images, top=args.top)
+        timings = pred.timings
+        names = model.class_names
+        for path, cls_row, score_row, ev in zip(paths, pred.top_classes, pred.top_scores, pred.evaluations):
+            rows.append({"image": path, "label": names[cls_row[0]],
+                         "top": [{"class": names[c], "score": float(s)} for c, s in zip(cls_row, score_row)],
+                         "evaluations": int(ev)})
+    text = "\n".join(f"{r['image']}: {r['label']}   (" + ", ".join(f"{t['class']} {t['score']:.3f}" for t in r["top"])
+                     + ")" for r in rows)
+    if rows or args.json:
+        emit({"predictions": rows, "unreadable": [{"image": e.path, "reason": e.reason} for e in bad],
+              "timings": timings}, args.json, text)
+    return EXIT_SOME_UNREADABLE if bad else 0
+
+
+def cmd_add_class(args: argparse.Namespace) -> int:
+    """Add a class from a folder of images to a saved (compressive) model, in place."""
+    from ..core.data.folder import ImageReadError, is_image_file, read_image
+    from ..core.data.imageset import check_class_name
+    from ..core.files import inside
+    from ..core.recogniser import Recogniser
+    from ..core.store.format import check_bundle_target
+
+    name = check_class_name(args.name, "--name")
+    folder = Path(args.images).expanduser()
+    if not folder.is_dir():
+        raise DataError(f"--images {folder}: not a folder")
+    model = Recogniser.load(args.model)
+    if name in model.class_names:
+        raise DataError(f"--name {name!r}: the model already has a class of that name")
+    check_bundle_target(args.model, "model.json")
+    images, skipped = [], []
+    for p in sorted(folder.iterdir()):
+        if not is_image_file(p):
+            continue
+        if p.is_symlink() and not args.follow_links and not inside(p, folder):
+            skipped.append((str(p), "a link to a file outside the folder; skipped (--follow-links uses it)"))
+            continue
+        try:
+            images.append(read_image(p, size=model.image_size, grey=model.grey, max_pixels=args.max_image_pixels))
+        except ImageReadError as exc:  # unreadable files are listed, not fatal
+            skipped.append((str(p), exc.reason))
+    for path, reason in skipped:
+        print(f"note: skipped {path}: {reason}", file=sys.stderr)
+    if not images:
+        raise DataError(f"--images {folder}: no readable images" + (f" ({len(skipped)} unreadable)" if skipped else ""))
+    t0 = time.perf_counter()
+    label = model.add_class(name, images)
+    seconds = time.perf_counter() - t0
+    model.save(args.model)
+    result = {"model": str(args.model), "class": name, "label": label, "images": len(images),
+              "skipped": [s[0] for s in skipped], "classes": model.n_classes, "seconds": round(seconds, 4)}
+    emit(result, args.json, f"added class {name!r} ({len(images)} images, label {label}) to {args.model} "
+                            f"in {seconds:.3f} s; {model.n_classes} classes"
+                            + (f"; skipped {len(skipped)} unreadable file(s)" if skipped else ""))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a standalone folder (model + numpy/OpenCV predict.py) for a saved model."""
+    from ..core.export import export_recogniser
+    from ..core.recogniser import Recogniser
+
+    out = export_recogniser(Recogniser.load(args.model), args.out, overwrite=args.overwrite)
+    print(f"exported to {out}; run: python {out / 'predict.py'} IMAGE ...")
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Register the commands that use a saved model on the ``classmap`` parser."""
+    s = sub.add_parser("add-class", help="add a class to a saved compressive model from a folder of images",
+                       description="Add a class without retraining (compressive models: --bank compressive). "
+                                   "The model folder is updated in place.")
+    s.add_argument("model", help="a model folder saved by `classmap train`")
+    s.add_argument("--name", required=True, help="name of the new class")
+    s.add_argument("--images", required=True, help="folder holding the new class's images")
+    s.add_argument("--json", action="store_true")
+    add_data_args(s)
+    s.set_defaults(func=cmd_add_class)
+
+    s = sub.add_parser("eval", help="evaluate a saved model on a labelled data set")
+    s.add_argument("model", help="a model folder saved by `classmap train`")
+    s.add_argument("--data", required=True, help="built-in data set name or folder of class sub-folders")
+    s.add_argument("--top", type=int, default=5, help="also report top-N accuracy (5)")
+    s.add_argument("--json", action="store_true", help="print JSON (with the confusion matrix)")
+    add_data_args(s)
+    add_backend_args(s)
+    s.set_defaults(func=cmd_eval)
+
+    s = sub.add_parser("predict", help="classify image files with a saved model",
+                       description="Prints one line per readable image; each unreadable one gets a line "
+                                   "'<path>: cannot read image: <reason>' on stderr and the exit status is 1.")
+    s.add_argument("model", help="a model folder saved by `classmap train`")
+    s.add_argument("images", nargs="+", metavar="IMAGE", help="image files")
+    s.add_argument("--top", type=int, default=5, help="candidates to list per image (5)")
+    s.add_argument("--json", action="store_true")
+    add_data_args(s)
+    s.set_defaults(func=cmd_predict)
+
+    s = sub.add_parser("export", help="export a saved model with a standalone predict.py (numpy + OpenCV only)")
+    s.add_argument("model", help="a model folder saved by `classmap train`")
+    s.add_argument("--out", required=True, help="new folder for the export")
+    s.add_argument("--overwrite", action="store_true", help="replace an earlier export in --out")
+    s.set_defaults(func=cmd_export)

@@ -1,0 +1,128 @@
+"""``classmap train``: check every option and the output folder, load the data, train, save.
+
+Everything that can be refused is refused before training starts: option values and the
+``--out`` folder (writable, empty or a model, enough free space) before any file is read, and
+the memory the options ask for once the data's size is known.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..core.errors import ConfigError
+from ..core.limits import check_train_memory, check_train_options
+from ..core.parallel import parallel_backend
+from .common import ProgressBar, emit
+from .options import (add_backend_args, add_data_args, load_data, parse_classmap, parse_size, report_skipped,
+                      split_sets)
+
+MODEL_JSON = "model.json"
+#: Free space a model folder needs at the least (its JSON, small arrays, headroom).
+MIN_FREE_BYTES = 4 << 20
+
+
+def estimate_model_bytes(features: str, feats: dict, n_classes: int, image_shape: tuple[int, ...]) -> int:
+    """A rough upper estimate of a saved model's size: the feature map's arrays and a (C, D) bank."""
+    import math
+
+    pixels = math.prod(image_shape)
+    if features == "kmeans":
+        k = feats.get("n_centroids", 1600)
+        ps = feats.get("patch_size", 6)
+        width, own = 4 * k, k * ps * ps * 3 * 2
+    elif features in ("rff", "cnn"):
+        width, own = 2 * feats.get("m", 1000), feats.get("m", 1000) * pixels
+    else:
+        width, own = 4 * pixels, 0
+    return MIN_FREE_BYTES + 4 * (own + 2 * n_classes * width)
+
+
+def _check_names(features: str, bank: str) -> None:
+    """ConfigError for a feature map or bank name this build does not have (the parser's choices,
+    for the light parser that has none)."""
+    from ..core.registry import bank_names, feature_names
+
+    if features not in feature_names():
+        raise ConfigError(f"--features {features!r}: choose from {', '.join(sorted(feature_names()))}")
+    if bank not in bank_names():
+        raise ConfigError(f"--bank {bank!r}: choose from {', '.join(bank_names())}")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from ..core.store.format import check_bundle_target, foreign_entries
+
+    feats, bank, cmap = split_sets(args.set)
+    if args.bank == "compressive":  # `--bank compressive --set sketch=rff,m=1000,sigma=2`: bank settings
+        for key in ("sketch", "m", "sigma", "priors"):
+            if key in feats:
+                bank[key] = feats.pop(key)
+    classmap = parse_classmap(args.classmap)
+    if cmap:
+        classmap = {**(classmap or {}), **cmap}
+    size = parse_size(args.size)
+    check_train_options(features_params=feats, bank_params=bank, classmap=classmap, seed_value=args.seed,
+                        test_fraction=args.test_fraction)
+    out = check_bundle_target(args.out, MODEL_JSON, need_bytes=MIN_FREE_BYTES)  # before reading any data
+    _check_names(args.features, args.bank)
+    from ..core.training import TrainConfig, train  # late: the numeric stack loads after the cheap checks
+    config = TrainConfig(features=args.features, features_params=feats, bank=args.bank, bank_params=bank,
+                         classmap=classmap, test_fraction=args.test_fraction, seed=args.seed)
+    bar = ProgressBar()
+    try:
+        data = load_data(args.data, size=size, grey=not args.colour, args=args, progress=bar)
+        bar.close()
+        report_skipped(data, sys.stderr)
+        shape = data.images.shape[1:]
+        check_train_memory(features=args.features, features_params=feats, bank=args.bank, bank_params=bank,
+                           classmap=classmap, n_images=len(data), image_shape=shape, n_classes=data.n_classes)
+        check_bundle_target(out, MODEL_JSON,
+                            need_bytes=estimate_model_bytes(args.features, feats, data.n_classes, shape))
+        with parallel_backend(args.backend, scheduler=args.scheduler):
+            result = train(data, config, progress=bar)
+    finally:
+        bar.close()
+    kept = foreign_entries(out, MODEL_JSON)
+    path = result.recogniser.save(out)
+    rep = result.report
+    summary = {"data": data.name or str(args.data), "images": result.sizes, "classes": data.n_classes,
+               f"{result.report_on}_accuracy": rep.accuracy, "report": rep.to_dict(include_confusion=False),
+               "train_seconds": result.timings, "model": str(path), "kept_files": kept,
+               "skipped": [p for p, _ in data.skipped]}
+    text = (f"trained on {result.sizes['train']} images of {data.n_classes} classes "
+            f"({data.name or args.data}) in {sum(result.timings.values()):.1f}s\n"
+            f"{result.report_on} {rep.summary()}\nmodel saved to {path}"
+            + (f"\nkept {len(kept)} file(s) in {path} that the model does not use: {', '.join(kept[:5])}"
+               if kept else ""))
+    emit(summary, args.json, text)
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction, with_choices: bool = True) -> None:
+    """Register ``classmap train``; ``with_choices`` lists the feature maps and banks (imports them)."""
+    if with_choices:
+        from ..core.registry import bank_names, feature_names
+
+        features, banks = sorted(feature_names()), bank_names()
+    else:
+        features = banks = None
+
+    s = sub.add_parser("train", help="train a recogniser on a data set and save it",
+                       description="Train a recogniser: feature map + classifier bank (+ ClassMap). "
+                                   "--set key=value sets feature map parameters; prefix bank. or classmap. "
+                                   "for those (e.g. --set n_centroids=800 --set bank.C=0.1).")
+    s.add_argument("--data", required=True, help="a built-in data set name (see `classmap datasets`) or a folder "
+                                                 "with one sub-folder of images per class")
+    s.add_argument("--features", default="kmeans", choices=features, help="feature map (default kmeans)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter, repeatable")
+    s.add_argument("--bank", default="ova-liblinear", choices=banks, help="classifier bank (default ova-liblinear)")
+    s.add_argument("--classmap", nargs="?", const="", default=None, metavar="KEY=VALUE,...",
+                   help="use ClassMap filter-and-refine (e.g. --classmap d=45,p=40)")
+    s.add_argument("--test-fraction", type=float, default=0.2, help="part of each class held out for testing (0.2)")
+    s.add_argument("--seed", type=int, default=0, help="random seed, 0 to 4294967295 (0)")
+    s.add_argument("--size", help="image size HxW for folder data (default 64x64)")
+    s.add_argument("--colour", "--color", action="store_true", help="keep colour (folder data)")
+    s.add_argument("--out", required=True, help="folder to save the model in (new, empty, or an earlier model)")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_data_args(s)
+    add_backend_args(s)
+    s.set_defaults(func=cmd_train)

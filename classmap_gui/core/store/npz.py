@@ -1,0 +1,150 @@
+"""Reading a bundle's ``arrays.npz`` with bounded memory: nothing inflates before its size is known.
+
+``np.load`` on a stranger's ``.npz`` inflates a member completely before anyone can look at its
+shape: a 2 MB file whose one member inflates to 2 GiB of zeros costs 2 GiB. Here the manifest's
+declared sizes are summed and checked against a budget first, each member's ``.npy`` header is
+read (without pickles) and compared with the manifest, and then exactly the declared number of
+bytes is inflated straight into the array, in chunks; one byte more is a refusal. Peak memory is
+the declared, budget-checked size plus one chunk.
+"""
+from __future__ import annotations
+
+import math
+import os
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+from numpy.lib import format as npy_format
+
+from ..errors import ModelFormatError
+from ..files import NotRegularFile, open_regular
+from ..limits import MEMORY_SHARE, available_memory, fmt_bytes
+
+#: dtype kinds an array in a bundle may have: bool, signed/unsigned int, float.
+ALLOWED_KINDS = "biuf"
+_CHUNK = 1 << 20
+#: Most members an arrays file may have (a model has tens).
+MAX_MEMBERS = 100_000
+
+
+def default_budget() -> int:
+    """Bytes all arrays of one bundle may declare: most of the memory available now."""
+    return int(MEMORY_SHARE * available_memory())
+
+
+def parse_manifest(npz_path: Path, manifest: dict) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
+    """``{key: (dtype, shape)}`` from the JSON manifest; ModelFormatError for any bad entry."""
+    if len(manifest) > MAX_MEMBERS:
+        raise ModelFormatError(f"{npz_path}: the manifest declares {len(manifest)} arrays; refused")
+    out = {}
+    for key, spec in manifest.items():
+        try:
+            dtype = np.dtype(str(spec["dtype"]))
+            shape = tuple(spec["shape"])
+            if len(shape) > 32 or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 62
+                                          for s in shape):
+                raise ValueError
+        except (KeyError, TypeError, ValueError):
+            raise ModelFormatError(f"{npz_path}: bad manifest entry for {key!r}") from None
+        if dtype.kind not in ALLOWED_KINDS or dtype.hasobject:
+            raise ModelFormatError(f"{npz_path}: array {key!r} declares dtype {dtype}, which a model never holds "
+                                   f"(possible pickle); refused")
+        out[key] = (dtype, shape)
+    return out
+
+
+def read_npz(npz_path: Path, manifest: dict, *, budget: int | None = None) -> dict[str, np.ndarray]:
+    """The arrays of ``npz_path`` as ``manifest`` declares them (``{key: {"dtype", "shape"}}``).
+
+    Raises ModelFormatError for a file that is not a zip, holds other members than declared,
+    declares more than ``budget`` bytes in total (default: 80% of available memory), or whose
+    member's header, dtype, shape or length differs from the manifest. The file must be a
+    regular file reached without a link.
+    """
+    specs = parse_manifest(npz_path, manifest)
+    declared = sum(math.prod(shape) * dt.itemsize for dt, shape in specs.values())
+    budget = default_budget() if budget is None else int(budget)
+    if declared > budget:
+        raise ModelFormatError(f"{npz_path}: the model declares {fmt_bytes(declared)} of arrays, more than the "
+                               f"{fmt_bytes(budget)} of memory this computer can give it; refused before reading")
+    try:
+        fd = open_regular(npz_path, follow_links=False)
+    except FileNotFoundError:
+        raise ModelFormatError(f"{npz_path} is missing") from None
+    except NotRegularFile as exc:
+        raise ModelFormatError(str(exc)) from None
+    except OSError as exc:
+        raise ModelFormatError(f"cannot read {npz_path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            zf = zipfile.ZipFile(fh)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError):
+            raise ModelFormatError(f"{npz_path} is corrupt: not a valid .npz archive (truncated, or not a zip); "
+                                   f"the model is damaged") from None
+        with zf:
+            return _read_members(npz_path, zf, specs)
+
+
+def _read_members(npz_path: Path, zf: zipfile.ZipFile, specs: dict) -> dict[str, np.ndarray]:
+    infos = zf.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise ModelFormatError(f"{npz_path} has {len(infos)} members; refused")
+    by_key: dict[str, zipfile.ZipInfo] = {}
+    for info in infos:
+        if not info.filename.endswith(".npy") or info.filename[:-4] in by_key:
+            raise ModelFormatError(f"{npz_path}: unexpected member {info.filename[:80]!r}; refused")
+        if info.flag_bits & 0x1 or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ModelFormatError(f"{npz_path}: member {info.filename[:80]!r} is encrypted or uses an unknown "
+                                   f"compression; refused")
+        by_key[info.filename[:-4]] = info
+    missing = sorted(set(specs) - set(by_key))
+    extra = sorted(set(by_key) - set(specs))
+    if missing:
+        raise ModelFormatError(f"{npz_path} is incomplete: missing {', '.join(missing[:5])}")
+    if extra:
+        raise ModelFormatError(f"{npz_path} holds members the model does not declare: {', '.join(extra[:5])}")
+    out = {}
+    for key, (dtype, shape) in specs.items():
+        out[key] = _read_member(npz_path, zf, by_key[key], key, dtype, shape)
+    return out
+
+
+def _read_member(npz_path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, dtype: np.dtype,
+                 shape: tuple[int, ...]) -> np.ndarray:
+    nbytes = math.prod(shape) * dtype.itemsize
+    if info.file_size > nbytes + 65536 + 128:  # the .npy header is small; a larger member lies
+        raise ModelFormatError(f"{npz_path}: member {key!r} says it inflates to {fmt_bytes(info.file_size)}, "
+                               f"more than its declared {dtype}{list(shape)}; refused")
+    try:
+        with zf.open(info) as src:
+            version = npy_format.read_magic(src)
+            if version == (1, 0):
+                h_shape, fortran, h_dtype = npy_format.read_array_header_1_0(src)
+            elif version in ((2, 0), (3, 0)):
+                h_shape, fortran, h_dtype = npy_format.read_array_header_2_0(src)
+            else:
+                raise ValueError(f"unknown .npy version {version}")
+            if h_dtype.hasobject:
+                raise ModelFormatError(f"{npz_path}: member {key!r} holds Python objects (a pickle); model files "
+                                       f"never do, so it was refused without loading it")
+            if h_dtype != dtype or tuple(h_shape) != shape:
+                raise ModelFormatError(f"{npz_path}: array {key!r} is {h_dtype}{list(h_shape)}, the model declares "
+                                       f"{dtype}{list(shape)}")
+            arr = np.empty(shape, dtype, order="F" if fortran else "C")
+            view = memoryview(arr.reshape(-1, order="A").view(np.uint8)) if arr.size else memoryview(b"")
+            got = 0
+            while got < nbytes:
+                n = src.readinto(view[got:got + _CHUNK])
+                if not n:
+                    raise ModelFormatError(f"{npz_path}: array {key!r} is truncated ({got} of {nbytes} bytes)")
+                got += n
+            if src.read(1):
+                raise ModelFormatError(f"{npz_path}: member {key!r} holds more data than its declared "
+                                       f"{dtype}{list(shape)}; refused")
+    except ModelFormatError:
+        raise
+    except (ValueError, zipfile.BadZipFile, EOFError, zlib.error, OSError, RuntimeError, SyntaxError) as exc:
+        raise ModelFormatError(f"{npz_path}: member {key!r} is corrupt ({str(exc)[:160]})") from None
+    return arr
