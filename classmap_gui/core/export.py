@@ -89,10 +89,10 @@ def _module_body(module: str) -> str:
 
 
 def label_line(index: int, name: str) -> str:
-    """One ``labels.txt`` line: ``index<TAB>name`` with backslash, tab, newline and carriage return in
-    the name written as ``\\``, ``\\t``, ``\\n``, ``\\r``, so any class name stays on its line."""
-    esc = name.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    return f"{index}\t{esc}\n"
+    """One ``labels.txt`` line: ``index<TAB>name``. Class names cannot hold tabs, newlines or other
+    control characters (:class:`~classmap_gui.core.data.imageset.ImageSet` and model loading refuse
+    them), so every name stays on its line as written."""
+    return f"{index}\t{name}\n"
 
 
 def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
@@ -267,5 +267,5 @@ def _readme(doc: dict) -> str:
             "Exit status: 0; 1 when an image could not be read (one line per image on stderr, the others\n"
             "are still classified); 2 when the model cannot be used.\n\n"
             "Files: model.json (settings), arrays.npz (numbers, no pickles), labels.txt (class index, a tab,\n"
-            "and the name; backslash, tab, newline and carriage return in names are written as \\\\, \\t, \\n, \\r),\n"
+            "and the name),\n"
             "predict.py (the predictor; read it: it is short and plain numpy/OpenCV).\n")
