@@ -62,6 +62,8 @@ OPTIONS = {
 NPROBE_FRACTIONS = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5)
 #: nlist candidates as multiples of 3.2 sqrt(C) (when --nlist is not given)
 NLIST_FACTORS = (0.5, 1.0, 2.0)
+#: validation latencies within this fraction of the fastest count as equal (then the faster build wins)
+TIE = 0.05
 
 
 def synthetic_embeddings(n_classes: int, d: int = 45, *, n_queries: int = 200, noise: float = 0.3,
@@ -161,10 +163,11 @@ def select_ivf(E, alpha, Fv, exact_v, p: int, *, nlists: list[int], nprobes: lis
     Per ``(nlist, rerank)``: the smallest ``nprobe`` (candidates ``nprobes``, default
     ``NPROBE_FRACTIONS`` of nlist) whose mean recall@p reaches ``target`` (else the best recall);
     then the pair whose pick has the lowest single-query latency on the validation queries
-    (:func:`latency_ms` of 5 passes over up to 200 of them).
+    (:func:`latency_ms` of 5 passes over up to 200 of them) or, within ``TIE`` of it, the one that
+    builds fastest (latencies that close are noise on a shared machine; build time is not).
     Returns the chosen index (``nprobe`` and ``rerank`` set) and the ``selection`` record.
     """
-    candidates, best = [], None
+    candidates, indexes = [], []
     Fs = Fv[:200]
     for nlist in nlists:
         t = time.perf_counter()
@@ -191,15 +194,19 @@ def select_ivf(E, alpha, Fv, exact_v, p: int, *, nlists: list[int], nprobes: lis
                      "index_ms": ms, "build_s": round(build_s, 2), "reaches_target": pick["recall_mean"] >= target,
                      "nprobe_curve": curve}
             candidates.append(entry)
-            key = (not entry["reaches_target"], ms)
-            if best is None or key < best[0]:
-                best = (key, index, entry)
+            indexes.append(index)
             check_stop(should_stop)
-    _, index, entry = best
+    # the fastest reaching the target; within TIE of it, the one that builds fastest (fewer lists)
+    ok = [i for i, c in enumerate(candidates) if c["reaches_target"]] or list(range(len(candidates)))
+    fastest = min(candidates[i]["index_ms"] for i in ok)
+    pick = min((i for i in ok if candidates[i]["index_ms"] <= (1 + TIE) * fastest),
+               key=lambda i: (candidates[i]["build_s"], candidates[i]["index_ms"]))
+    index, entry = indexes[pick], candidates[pick]
     index.nprobe, index.rerank = entry["nprobe"], entry["rerank"]
     selection = {"split": "validation", "queries": int(len(Fv)), "timed_queries": int(len(Fs)), "target_recall": target,
                  "rule": "per (nlist, rerank) the smallest nprobe with mean recall@p >= target on validation queries; "
-                         "then the pair whose pick is fastest there (single queries; per query the best of 5 passes)",
+                         "then the pair whose pick is fastest there (single queries; per query the best of 5 passes), "
+                         f"or within {TIE:.0%} of it the one that builds fastest",
                  "chosen": {"nlist": entry["nlist"], "rerank": entry["rerank"], "nprobe": entry["nprobe"]},
                  "candidates": candidates}
     return index, selection

@@ -60,7 +60,10 @@ def test_nlist_and_nprobe_are_chosen_on_validation_queries_apart_from_the_measur
         assert c["nprobe"] == curve[-1]["nprobe"] and all(x["recall_mean"] < 0.99 for x in curve[:-1])
         assert [x["nprobe"] for x in curve] == sorted(x["nprobe"] for x in curve)
     chosen = next(c for c in s["candidates"] if (c["nlist"], c["rerank"]) == (pick["nlist"], pick["rerank"]))
-    assert chosen["index_ms"] == min(c["index_ms"] for c in s["candidates"])
+    fastest = min(c["index_ms"] for c in s["candidates"])
+    assert chosen["index_ms"] <= (1 + scale.TIE) * fastest
+    close = [c for c in s["candidates"] if c["index_ms"] <= (1 + scale.TIE) * fastest]
+    assert chosen["build_s"] == min(c["build_s"] for c in close)
 
 
 def test_the_speedup_is_against_the_fastest_exact_scan_given_the_same_tricks(captured):
