@@ -9,14 +9,15 @@ the best of those codes with exact float32 L1:
   rows are stored contiguously in list order, zero-padded to a multiple of 16 columns, as float32
   and as uint8 codes with one quantisation step for all dimensions (so code L1 x step approximates
   L1; a per-dimension step would break that);
-* search (:func:`_ivf_one`, one compiled ``nogil`` call per query): L1 to the centroids, the
-  ``nprobe`` nearest lists (more when they hold fewer than p rows), a branch-free uint8 SAD scan of
-  those lists keeping the ``R`` best codes, an exact float32 re-rank of those ``R``. Distances
-  returned are exact; membership is approximate (recall measured by ``classmap bench scale``).
+* search (:func:`_ivf_one`, one compiled ``nogil`` call per query): code SAD to the (coded)
+  centroids, the ``nprobe`` nearest lists by a counting sort (more when they hold fewer than p rows),
+  a uint8 SAD scan of those lists keeping the ``R`` best codes, an exact float32 re-rank of those
+  ``R``. Distances returned are exact; membership is approximate (recall measured by
+  ``classmap bench scale``, which also chooses nlist, nprobe and R on validation queries).
 
-The SAD of 16 bytes is a numba ``@intrinsic`` emitting portable LLVM vector IR (zext, sub, abs,
-``vector.reduce.add``) that x86 compiles to one ``psadbw``; numba's own loop is scalar-ish and half
-as fast. All work buffers are per call, so threads may search one index at once.
+The row SAD is a numba ``@intrinsic`` (:func:`_sad_row`): one ``psadbw`` per 16 bytes on x86,
+portable LLVM vector IR elsewhere; numba's own loop is scalar-ish and several times slower. All
+work buffers are per call, so threads may search one index at once.
 """
 from __future__ import annotations
 
