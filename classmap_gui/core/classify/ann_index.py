@@ -34,7 +34,7 @@ IVF_PROBE_FRACTION = 0.07
 IVF_MIN_ROWS_PER_CANDIDATE = 50
 #: IVF re-ranks exactly the ``rerank * p`` rows nearest by code (``bench scale``'s validation choice at 10^5
 #: classes; 1.25 and 2 reach the same recall there, the partition and not the coding limits it)
-DEFAULT_RERANK = 1.5
+DEFAULT_RERANK = 1.25
 
 
 class FilterIndex:
