@@ -28,7 +28,7 @@ from ..errors import DataError
 from ..progress import ProgressFn, StopFn, check_stop, report
 from .catalog import BuiltinDataset
 from .hand_model import LIMITS, N_PARAMS, forward_kinematics_many
-from .hand_render import frame_hands, render_hands
+from .hand_render import add_noise, composite, frame_hands, render_hands
 from .hand_style import CAMERA, CLEAN, STYLES, HandStyle
 from .hand_shapes import SHAPE_NAMES, all_poses
 from .imageset import ImageSet
@@ -152,7 +152,7 @@ def render_block(block: int, shapes: np.ndarray, orients: np.ndarray, size: tupl
     h, w = size
     m = len(shapes)
     rng = np.random.default_rng([int(seed), int(block), style.stream])
-    bank = style.backgrounds(max(h, w))
+    n_tiles = style.n_tiles
     # All random draws of the block, in a fixed order.
     params = all_poses()[shapes] + rng.uniform(-style.joint_jitter, style.joint_jitter, (m, N_PARAMS))
     params = np.clip(params, LIMITS[:, 0], LIMITS[:, 1])
@@ -163,7 +163,7 @@ def render_block(block: int, shapes: np.ndarray, orients: np.ndarray, size: tupl
     ambient = rng.uniform(*style.ambient, m)
     skin = np.asarray(style.skins, np.float64)[rng.integers(0, len(style.skins), m)]
     skin = skin * rng.uniform(0.93, 1.07, (m, 1))
-    tile = rng.integers(0, len(bank), m)
+    tile = rng.integers(0, n_tiles, m)
     zoom = rng.integers(0, 2, m)
     bg_u = rng.random((m, 2))
     flip = rng.integers(0, 4, m)
@@ -181,31 +181,24 @@ def render_block(block: int, shapes: np.ndarray, orients: np.ndarray, size: tupl
     render_hands(caps, R, scale, offset, light, ambient, shade, alpha)
 
     ch = 3 if colour else 1
-    bg = np.empty((m, h, w, ch), np.float32)
+    bank = style.backgrounds(max(h, w), grey=not colour)
+    bg = np.empty((m, h, w, ch), np.uint8)
     for i in range(m):  # a crop of a tile at one of two zooms, mirrored / flipped
         t = bank[zoom[i]][tile[i]]
         y0 = int(bg_u[i, 0] * (t.shape[0] - h))
         x0 = int(bg_u[i, 1] * (t.shape[1] - w))
         crop = t[y0:y0 + h, x0:x0 + w]
         crop = crop[:, ::-1] if flip[i] & 1 else crop
-        crop = crop[::-1] if flip[i] & 2 else crop
-        bg[i] = crop if colour else crop @ np.float32([0.299, 0.587, 0.114])[:, None]
-    mean = bg.mean(axis=(1, 2, 3), keepdims=True)
-    bg -= mean
-    bg *= contrast.astype(np.float32)[:, None, None, None]
-    bg += mean
-    albedo = skin if colour else skin @ np.array([0.299, 0.587, 0.114])[:, None]
-    hand = shade[..., None] * albedo.astype(np.float32)[:, None, None, :]
-    a = alpha[..., None]
-    out = bg + a * (hand - bg)
+        bg[i] = crop[::-1] if flip[i] & 2 else crop
+    albedo = skin if colour else skin @ np.array([[0.299], [0.587], [0.114]])
+    img = np.empty((m, h, w, ch), np.float32)
+    composite(bg, contrast, shade, alpha, np.ascontiguousarray(albedo, np.float32), img)
     for i in range(m):
         if blur[i] >= 0.3:
-            out[i] = cv2.GaussianBlur(out[i], (0, 0), float(blur[i])).reshape(h, w, ch)
-    noise = style.noise_lut[np.frombuffer(rng.bytes(m * h * w * ch), np.uint8).reshape(m, h, w, ch)]
-    noise *= sigma.astype(np.float32)[:, None, None, None]
-    out += noise
-    np.clip(out, 0, 255, out=out)
-    out = np.rint(out, out=out).astype(np.uint8)
+            img[i] = cv2.GaussianBlur(img[i], (0, 0), float(blur[i])).reshape(h, w, ch)
+    out = np.empty((m, h, w, ch), np.uint8)
+    noise = np.frombuffer(rng.bytes(m * h * w * ch), np.uint8).reshape(m, h, w, ch)
+    add_noise(img, noise, style.noise_lut, sigma.astype(np.float32), out)
     if quality is not None:
         for i in range(m):
             im = out[i] if colour else out[i, ..., 0]
@@ -228,6 +221,11 @@ def generate_hand_pose(*, shapes=None, orientations=None, images_per_class: int 
     """
     if size is None:
         size = DEFAULT_SIZE
+    if isinstance(size, str):  # from the command line: "64" or "48x64"
+        try:
+            size = tuple(int(v) for v in size.lower().split("x")) if "x" in size.lower() else int(size)
+        except ValueError:
+            raise DataError(f"{name}: size must be N or HxW, got {size!r}") from None
     if isinstance(size, (int, np.integer)):
         size = (int(size), int(size))
     h, w = (int(v) for v in size)

@@ -68,13 +68,13 @@ def frame_hands(caps: np.ndarray, R: np.ndarray, fill: np.ndarray, shift: np.nda
         offset_out[i, 1] = h / 2.0 + shift[i, 1] * side - s * 0.5 * (y0 + y1)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=True)
 def _ray_capsule(ux: float, uy: float, c: np.ndarray) -> tuple:
     """Nearest hit of the ray from (ux, uy, +inf) along -z with capsule c: (hit, z, nx, ny, nz)."""
     ax, ay, az = c[0], c[1], c[2]
     bax, bay, baz = c[3] - ax, c[4] - ay, c[5] - az
     r = c[6]
-    big = 1e5
+    big = max(az, c[5]) + r + 1.0  # ray origin just in front of the capsule (keeps the quadratic exact)
     oax, oay, oaz = ux - ax, uy - ay, big - az  # ray origin - a; direction (0, 0, -1)
     baba = bax * bax + bay * bay + baz * baz
     bard = -baz
@@ -106,7 +106,7 @@ def _ray_capsule(ux: float, uy: float, c: np.ndarray) -> tuple:
     return True, cz + nz, dx / r, dy / r, nz / r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=True)
 def render_into(caps: np.ndarray, light: np.ndarray, ambient: float, shade: np.ndarray, alpha: np.ndarray,
                 depth: np.ndarray, edge: np.ndarray) -> None:
     """Render image-frame capsules (N, 7) into ``shade`` and ``alpha`` (h, w) float32 (both cleared
@@ -119,33 +119,48 @@ def render_into(caps: np.ndarray, light: np.ndarray, ambient: float, shade: np.n
     alpha[:] = 0.0
     lx, ly, lz = light[0], light[1], light[2]
     diff = 1.0 - ambient
-    for i in range(caps.shape[0]):
+    # Front to back: later capsules skip every pixel already covered by something nearer.
+    for i in np.argsort(-(np.maximum(caps[:, 2], caps[:, 5]) + caps[:, 6])):
         c = caps[i]
         r = c[6]
         xa, ya, xb, yb = c[0], c[1], c[3], c[4]
         sx, sy = xb - xa, yb - ya
         ss = sx * sx + sy * sy
-        x0 = max(0, int(math.floor(min(xa, xb) - r - 1.0)))
-        x1 = min(w, int(math.ceil(max(xa, xb) + r + 1.0)))
-        y0 = max(0, int(math.floor(min(ya, yb) - r - 1.0)))
-        y1 = min(h, int(math.ceil(max(ya, yb) + r + 1.0)))
+        inv_ss = 0.0 if ss < 1e-12 else 1.0 / ss
+        zmax = max(c[2], c[5]) + r  # nothing of this capsule is nearer than zmax
+        rr = r + 0.5
+        y0 = max(0, int(math.floor(min(ya, yb) - rr)))
+        y1 = min(h, int(math.ceil(max(ya, yb) + rr)))
         for py in range(y0, y1):
             uy = py + 0.5
+            # This row meets the outline only where the segment is within rr in y: a tight x range.
+            if abs(sy) > 1e-9:
+                ta, tb = (uy - rr - ya) / sy, (uy + rr - ya) / sy
+                t0, t1 = min(1.0, max(0.0, min(ta, tb))), min(1.0, max(0.0, max(ta, tb)))
+                xs, xe = xa + t0 * sx, xa + t1 * sx
+                x0 = max(0, int(math.floor(min(xs, xe) - rr)))
+                x1 = min(w, int(math.ceil(max(xs, xe) + rr)))
+            else:
+                x0 = max(0, int(math.floor(min(xa, xb) - rr)))
+                x1 = min(w, int(math.ceil(max(xa, xb) + rr)))
             for px in range(x0, x1):
+                if depth[py, px] >= zmax:  # already covered by something nearer
+                    continue
                 ux = px + 0.5
                 # 2-D distance to the projected segment: the silhouette test and its anti-aliased edge.
-                t = 0.0 if ss < 1e-12 else min(1.0, max(0.0, ((ux - xa) * sx + (uy - ya) * sy) / ss))
+                t = min(1.0, max(0.0, ((ux - xa) * sx + (uy - ya) * sy) * inv_ss))
                 dx, dy = ux - (xa + t * sx), uy - (ya + t * sy)
-                d = math.sqrt(dx * dx + dy * dy)
-                if d >= r + 0.5:
+                d2 = dx * dx + dy * dy
+                if d2 >= rr * rr:
                     continue
-                if d < r:
+                if d2 < r * r:
                     hit, z, nx, ny, nz = _ray_capsule(ux, uy, c)
                     if hit and z > depth[py, px]:
                         depth[py, px] = z
                         shade[py, px] = ambient + diff * max(0.0, nx * lx + ny * ly + nz * lz)
                         continue
-                cov = min(1.0, r + 0.5 - d)
+                d = math.sqrt(d2)
+                cov = min(1.0, rr - d)
                 if cov > edge[py, px] and depth[py, px] < -1e29:
                     edge[py, px] = cov
                     inv = 1.0 / max(d, 1e-9)  # the rim: normal in the image plane
@@ -170,4 +185,42 @@ def render_hands(caps: np.ndarray, R: np.ndarray, scale: np.ndarray, offset: np.
         render_into(tmp, light[i], ambient[i], shade[i], alpha[i], depth, edge)
 
 
-__all__ = ["frame_hands", "render_hands", "render_into"]
+@njit(cache=True, nogil=True)
+def composite(bg: np.ndarray, contrast: np.ndarray, shade: np.ndarray, alpha: np.ndarray, albedo: np.ndarray,
+              out: np.ndarray) -> None:
+    """Hands over backgrounds: ``bg`` (m, h, w, c) uint8 with its contrast scaled by ``contrast`` (m,)
+    about its mean, the hand ``shade * albedo`` ((m, h, w) float32 x (m, c)) blended by ``alpha``
+    (m, h, w) into ``out`` (m, h, w, c) float32 (0..255)."""
+    m, h, w, ch = bg.shape
+    for i in range(m):
+        for k in range(ch):
+            s = 0.0
+            for y in range(h):
+                for x in range(w):
+                    s += bg[i, y, x, k]
+            mu = s / (h * w)
+            c = contrast[i]
+            alb = albedo[i, k]
+            for y in range(h):
+                for x in range(w):
+                    b = mu + c * (bg[i, y, x, k] - mu)
+                    a = alpha[i, y, x]
+                    out[i, y, x, k] = b + a * (shade[i, y, x] * alb - b)
+
+
+@njit(cache=True, nogil=True)
+def add_noise(img: np.ndarray, noise_bytes: np.ndarray, lut: np.ndarray, sigma: np.ndarray, out: np.ndarray) -> None:
+    """``out`` (m, ...) uint8 = round(clip(img + sigma[i] * lut[noise_bytes], 0, 255)); ``img`` float32 and
+    ``noise_bytes`` uint8 of ``out``'s shape, ``lut`` (256,) unit-variance normal quantiles."""
+    m = img.shape[0]
+    a = img.reshape(m, -1)
+    nb = noise_bytes.reshape(m, -1)
+    o = out.reshape(m, -1)
+    for i in range(m):
+        sg = sigma[i]
+        for j in range(a.shape[1]):
+            v = a[i, j] + sg * lut[nb[i, j]]
+            o[i, j] = 0 if v < 0.0 else (255 if v > 255.0 else np.uint8(math.floor(v + 0.5)))
+
+
+__all__ = ["add_noise", "composite", "frame_hands", "render_hands", "render_into"]

@@ -10,7 +10,7 @@ A code is ``"IMRL/spread/thumb"``: one finger state per finger (index, middle, r
 ``btw-XY`` (tip between fingers X and Y), ``under`` (under the fingertips).
 
 Thumbs that must reach a point (pinch, between, over, palm, under) are solved once per shape by a
-small bounded inverse kinematics on the five thumb angles (``scipy.optimize.least_squares``), so
+small bounded inverse kinematics on the five thumb angles (projected Levenberg-Marquardt), so
 every pose stays inside ``hand_model.LIMITS``. ``shape_pose(name)`` -> ``(21,)`` degrees.
 """
 from __future__ import annotations
@@ -101,24 +101,47 @@ def _thumb_target(code: str, caps: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def _solve_thumb(p: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Thumb angles (5,) within LIMITS that bring its tip nearest ``target`` (mild pull to the start)."""
-    from scipy.optimize import least_squares
-
+    """Thumb angles (5,) within LIMITS that bring its tip nearest ``target``, with a mild pull to the
+    start: projected Levenberg-Marquardt on a numeric Jacobian (~1 ms per start; scipy's bounded
+    least_squares took ~100x longer for the same answers)."""
+    lo, hi = LIMITS[16:21, 0], LIMITS[16:21, 1]
     start = p[16:21].copy()
+    q = p.copy()
 
     def resid(t: np.ndarray) -> np.ndarray:
-        q = p.copy()
         q[16:21] = t
-        tip = fingertip(forward_kinematics(q), 4)
-        return np.concatenate([tip - target, 0.05 * (t - start)])
+        return np.concatenate([fingertip(forward_kinematics(q), 4) - target, 0.05 * (t - start)])
 
-    lo, hi = LIMITS[16:21, 0], LIMITS[16:21, 1]
-    best = None
+    best_t, best_c = start, np.inf
     for s0 in (start, np.array([0.0, 40.0, 80.0, 30.0, 30.0]), np.array([-10.0, 45.0, 85.0, 50.0, 50.0])):
-        r = least_squares(resid, np.clip(s0, lo + 1e-6, hi - 1e-6), bounds=(lo, hi), xtol=1e-6, max_nfev=400)
-        if best is None or r.cost < best.cost:
-            best = r
-    return best.x
+        t = np.clip(s0, lo, hi)
+        f = resid(t)
+        cost, lam = float(f @ f), 1e-2
+        for _ in range(100):
+            J = np.empty((len(f), 5))
+            for k in range(5):
+                d = np.zeros(5)
+                d[k] = 0.25
+                J[:, k] = (resid(np.clip(t + d, lo - 1, hi + 1)) - f) / 0.25
+            H, g = J.T @ J, J.T @ f
+            step = np.linalg.solve(H + lam * np.diag(np.diag(H)) + 1e-9 * np.eye(5), -g)
+            tn = np.clip(t + step, lo, hi)
+            fn = resid(tn)
+            cn = float(fn @ fn)
+            if cn < cost:
+                small = cost - cn < 1e-6 * cost
+                t, f, cost, lam = tn, fn, cn, lam * 0.3
+                if small:
+                    break
+            else:
+                lam *= 10.0
+                if lam > 1e8:
+                    break
+        if cost < best_c:
+            best_t, best_c = t, cost
+        if best_c < 4.0:  # within ~2 mm: other starts would not be seen
+            break
+    return best_t
 
 
 @lru_cache(maxsize=None)

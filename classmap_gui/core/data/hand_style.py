@@ -32,24 +32,24 @@ class HandStyle:
 
     name: str
     stream: int  # mixed into the random stream, so the styles never share draws
-    angle_jitter: float = 4.0  # uniform +- on yaw, pitch and roll
-    joint_jitter: float = 5.0  # uniform +- on every joint angle (then clipped to the limits)
+    angle_jitter: float = 3.0  # uniform +- on yaw, pitch and roll
+    joint_jitter: float = 3.0  # uniform +- on every joint angle (then clipped to the limits)
     fill: float = 0.8  # the hand's bounding box spans this much of the crop, at scale 1
-    scale_jitter: float = 0.06  # uniform +- relative
-    shift_jitter: float = 0.04  # uniform +- of the centre, each axis
+    scale_jitter: float = 0.05  # uniform +- relative
+    shift_jitter: float = 0.03  # uniform +- of the centre, each axis
     light_angle: tuple[float, float] = (0.0, 40.0)  # light direction's angle from the camera axis
     ambient: tuple[float, float] = (0.25, 0.45)
     skins: tuple[tuple[int, int, int], ...] = ()  # RGB albedos, one per image (x a 0.93..1.07 jitter)
-    background_contrast: tuple[float, float] = (0.5, 1.0)
-    blur: tuple[float, float] = (0.0, 0.6)  # Gaussian sigma in pixels (none below 0.3)
-    noise: tuple[float, float] = (2.0, 6.0)  # Gaussian noise sigma
+    background_contrast: tuple[float, float] = (0.4, 0.85)
+    blur: tuple[float, float] = (0.0, 0.5)  # Gaussian sigma in pixels (none below 0.3)
+    noise: tuple[float, float] = (2.0, 5.0)  # Gaussian noise sigma
     jpeg_quality: tuple[int, int] | None = None  # JPEG round trip at a quality in this range
     n_tiles: int = 96  # background tiles of the style's families
 
-    def backgrounds(self, side: int) -> tuple[np.ndarray, np.ndarray]:
-        """Two zoom levels of the style's tiles, ``(n, s, s, 3)`` and ``(n, s/2, s/2, 3)`` uint8 RGB,
-        with ``s/2 >= side``."""
-        return _banks(self.name, self.n_tiles, max(256, 2 * int(side)))
+    def backgrounds(self, side: int, grey: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Two zoom levels of the style's tiles, ``(n, s, s, c)`` and ``(n, s/2, s/2, c)`` uint8, c = 1 grey
+        or 3 RGB, with ``s/2 >= side``."""
+        return _banks(self.name, self.n_tiles, max(256, 2 * int(side)), bool(grey))
 
     def draw_lights(self, rng: np.random.Generator, m: int) -> np.ndarray:
         """``(m, 3)`` unit vectors toward the light (image frame: x right, y down, z to the camera)."""
@@ -67,11 +67,15 @@ class HandStyle:
 
 
 @lru_cache(maxsize=8)
-def _banks(style: str, n: int, side: int) -> tuple[np.ndarray, np.ndarray]:
+def _banks(style: str, n: int, side: int, grey: bool) -> tuple[np.ndarray, np.ndarray]:
     import cv2
 
     big = tile_bank(style, n, side)
-    small = np.stack([cv2.resize(t, (side // 2, side // 2), interpolation=cv2.INTER_AREA) for t in big])
+    if grey:
+        big = np.stack([cv2.cvtColor(t, cv2.COLOR_RGB2GRAY) for t in big])[..., None]
+    small = np.stack([cv2.resize(t, (side // 2, side // 2), interpolation=cv2.INTER_AREA).reshape(
+        side // 2, side // 2, -1) for t in big])
+    big.setflags(write=False)
     small.setflags(write=False)
     return big, small
 
@@ -82,9 +86,13 @@ CLEAN = HandStyle(
 )
 CAMERA = HandStyle(
     "camera", 1,
+    # A real hand never holds the shape exactly, a person labels its orientation only to ~30 degrees and
+    # a detector's box is sloppy: larger jitters; then other light, skins and scenes, a softer lens,
+    # more sensor noise and JPEG.
+    angle_jitter=8.0, joint_jitter=10.0, scale_jitter=0.15, shift_jitter=0.08,
     light_angle=(50.0, 75.0), ambient=(0.12, 0.22),
     skins=((228, 178, 140), (201, 146, 110), (174, 118, 84), (140, 92, 64), (104, 68, 48), (250, 220, 196)),
-    background_contrast=(0.7, 1.1), blur=(0.7, 1.4), noise=(5.0, 10.0), jpeg_quality=(25, 60), n_tiles=64,
+    background_contrast=(0.8, 1.2), blur=(0.8, 1.8), noise=(6.0, 12.0), jpeg_quality=(15, 45), n_tiles=64,
 )
 STYLES = {"clean": CLEAN, "camera": CAMERA}
 
