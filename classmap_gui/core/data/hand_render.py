@@ -223,4 +223,27 @@ def add_noise(img: np.ndarray, noise_bytes: np.ndarray, lut: np.ndarray, sigma: 
             o[i, j] = 0 if v < 0.0 else (255 if v > 255.0 else np.uint8(math.floor(v + 0.5)))
 
 
-__all__ = ["add_noise", "composite", "frame_hands", "render_hands", "render_into"]
+
+
+def render_pose(params: np.ndarray, yaw: float, pitch: float, roll: float, size: tuple[int, int], *,
+                fill: float = 0.8, shift: tuple[float, float] = (0.0, 0.0),
+                light: tuple[float, float, float] = (-0.35, -0.45, 0.82), ambient: float = 0.3
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """One hand: joint angles ``params`` (21,) degrees at orientation (yaw, pitch, roll) degrees,
+    framed like the data sets (bounding box = ``fill`` of the shorter side, centred + ``shift``)
+    -> ``(shade, alpha)``, each ``(h, w)`` float32 (shade 0..1, to multiply by a skin colour)."""
+    from .hand_model import forward_kinematics_many, rotation_matrix
+
+    h, w = size
+    caps = forward_kinematics_many(np.asarray(params, np.float64)[None])
+    R = rotation_matrix(float(yaw), float(pitch), float(roll))[None]
+    scale, offset = np.empty(1), np.empty((1, 2))
+    frame_hands(caps, R, np.array([fill]), np.array([shift], np.float64), h, w, scale, offset)
+    L = np.asarray(light, np.float64)
+    shade = np.empty((1, h, w), np.float32)
+    alpha = np.empty((1, h, w), np.float32)
+    render_hands(caps, R, scale, offset, (L / np.linalg.norm(L))[None], np.array([ambient]), shade, alpha)
+    return shade[0], alpha[0]
+
+
+__all__ = ["add_noise", "composite", "frame_hands", "render_hands", "render_into", "render_pose"]

@@ -32,17 +32,17 @@ class HandStyle:
 
     name: str
     stream: int  # mixed into the random stream, so the styles never share draws
-    angle_jitter: float = 3.0  # uniform +- on yaw, pitch and roll
-    joint_jitter: float = 3.0  # uniform +- on every joint angle (then clipped to the limits)
-    fill: float = 0.8  # the hand's bounding box spans this much of the crop, at scale 1
+    angle_jitter: float = 2.5  # uniform +- on yaw, pitch and roll
+    joint_jitter: float = 2.0  # uniform +- on every joint angle (then clipped to the limits)
+    fill: float = 0.85  # the hand's bounding box spans this much of the crop, at scale 1
     scale_jitter: float = 0.05  # uniform +- relative
     shift_jitter: float = 0.03  # uniform +- of the centre, each axis
     light_angle: tuple[float, float] = (0.0, 40.0)  # light direction's angle from the camera axis
     ambient: tuple[float, float] = (0.25, 0.45)
     skins: tuple[tuple[int, int, int], ...] = ()  # RGB albedos, one per image (x a 0.93..1.07 jitter)
-    background_contrast: tuple[float, float] = (0.4, 0.85)
+    background_contrast: tuple[float, float] = (0.3, 0.75)
     blur: tuple[float, float] = (0.0, 0.5)  # Gaussian sigma in pixels (none below 0.3)
-    noise: tuple[float, float] = (2.0, 5.0)  # Gaussian noise sigma
+    noise: tuple[float, float] = (2.0, 4.0)  # Gaussian noise sigma
     jpeg_quality: tuple[int, int] | None = None  # JPEG round trip at a quality in this range
     n_tiles: int = 96  # background tiles of the style's families
 
@@ -89,10 +89,10 @@ CAMERA = HandStyle(
     # A real hand never holds the shape exactly, a person labels its orientation only to ~30 degrees and
     # a detector's box is sloppy: larger jitters; then other light, skins and scenes, a softer lens,
     # more sensor noise and JPEG.
-    angle_jitter=8.0, joint_jitter=10.0, scale_jitter=0.15, shift_jitter=0.08,
+    angle_jitter=6.0, joint_jitter=8.0, scale_jitter=0.15, shift_jitter=0.08,
     light_angle=(50.0, 75.0), ambient=(0.12, 0.22),
     skins=((228, 178, 140), (201, 146, 110), (174, 118, 84), (140, 92, 64), (104, 68, 48), (250, 220, 196)),
-    background_contrast=(0.8, 1.2), blur=(0.8, 1.8), noise=(6.0, 12.0), jpeg_quality=(15, 45), n_tiles=64,
+    background_contrast=(0.8, 1.2), blur=(0.7, 1.5), noise=(5.0, 10.0), jpeg_quality=(20, 50), n_tiles=64,
 )
 STYLES = {"clean": CLEAN, "camera": CAMERA}
 
