@@ -73,6 +73,14 @@ def main() -> None:
                test_camera=round(float(np.mean(pc == cam.labels)), 4),
                test_camera_within_30=round(float(pose_match(list(names[cam.labels]), list(names[pc])).mean()), 4),
                seconds=round(time.perf_counter() - t0, 1))
+    # Which shapes get mistaken for which (test errors to another shape, both directions counted together).
+    shape_of = [n.split(" · ")[0] for n in ims.class_names]
+    pairs: dict = {}
+    for t, p in zip(te.labels[~ok], pred[~ok]):
+        a, b = sorted((shape_of[t], shape_of[p]))
+        if a != b:
+            pairs[a + " / " + b] = pairs.get(a + " / " + b, 0) + 1
+    res["confused_shapes"] = dict(sorted(pairs.items(), key=lambda kv: -kv[1])[:15])
     print(json.dumps(res))
 
 

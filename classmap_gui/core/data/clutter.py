@@ -25,19 +25,20 @@ _STYLE_SALT = {"clean": 11, "camera": 23}  # separate random streams, so no tile
 
 
 def _pink(rng: np.random.Generator, side: int, beta: float, channels: int = 3) -> np.ndarray:
-    """1/f^beta noise ``(side, side, channels)`` float32 scaled to 0..1 per channel."""
-    f = np.fft.fftfreq(side)
-    r = np.sqrt(f[:, None] ** 2 + f[None, :] ** 2)
+    """1/f^beta noise ``(side, side, channels)`` float32 scaled to 0..1 per channel: white noise
+    filtered in the Fourier domain (one real FFT pair for all channels)."""
+    fy = np.fft.fftfreq(side)[:, None]
+    fx = np.fft.rfftfreq(side)[None, :]
+    r = np.sqrt(fy * fy + fx * fx)
     r[0, 0] = 1.0
-    amp = r ** (-beta / 1.0)
+    amp = r ** (-beta)  # amplitude ~ 1/f^beta: larger beta, smoother texture
     amp[0, 0] = 0.0
-    out = np.empty((side, side, channels), np.float32)
-    for c in range(channels):
-        ph = np.exp(2j * np.pi * rng.random((side, side)))
-        x = np.fft.ifft2(amp * ph).real
-        x -= x.min()
-        out[..., c] = x / max(float(x.max()), 1e-9)
-    return out
+    spec = np.fft.rfft2(rng.standard_normal((side, side, channels), np.float32), axes=(0, 1))
+    spec *= amp[..., None]
+    x = np.fft.irfft2(spec, s=(side, side), axes=(0, 1)).astype(np.float32)
+    x -= x.min(axis=(0, 1))
+    x /= np.maximum(x.max(axis=(0, 1)), 1e-9)
+    return x
 
 
 def _colour(rng: np.random.Generator, sat: float = 0.6) -> np.ndarray:

@@ -117,7 +117,7 @@ def _solve_thumb(p: np.ndarray, target: np.ndarray) -> np.ndarray:
         t = np.clip(s0, lo, hi)
         f = resid(t)
         cost, lam = float(f @ f), 1e-2
-        for _ in range(100):
+        for _ in range(40):
             J = np.empty((len(f), 5))
             for k in range(5):
                 d = np.zeros(5)
@@ -129,7 +129,7 @@ def _solve_thumb(p: np.ndarray, target: np.ndarray) -> np.ndarray:
             fn = resid(tn)
             cn = float(fn @ fn)
             if cn < cost:
-                small = cost - cn < 1e-6 * cost
+                small = cost - cn < 1e-3 * cost
                 t, f, cost, lam = tn, fn, cn, lam * 0.3
                 if small:
                     break
@@ -139,7 +139,7 @@ def _solve_thumb(p: np.ndarray, target: np.ndarray) -> np.ndarray:
                     break
         if cost < best_c:
             best_t, best_c = t, cost
-        if best_c < 4.0:  # within ~2 mm: other starts would not be seen
+        if best_c < 50.0:  # within ~7 mm: other starts would not be seen at the images' scale
             break
     return best_t
 

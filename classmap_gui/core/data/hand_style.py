@@ -49,7 +49,7 @@ class HandStyle:
     def backgrounds(self, side: int, grey: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Two zoom levels of the style's tiles, ``(n, s, s, c)`` and ``(n, s/2, s/2, c)`` uint8, c = 1 grey
         or 3 RGB, with ``s/2 >= side``."""
-        return _banks(self.name, self.n_tiles, max(256, 2 * int(side)), bool(grey))
+        return _banks(self.name, self.n_tiles, max(192, 2 * int(side)), bool(grey))
 
     def draw_lights(self, rng: np.random.Generator, m: int) -> np.ndarray:
         """``(m, 3)`` unit vectors toward the light (image frame: x right, y down, z to the camera)."""

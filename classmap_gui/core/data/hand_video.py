@@ -3,9 +3,9 @@
 The app's live demo plays it as a camera. The hand holds each key pose (a shape and grid orientation
 of ``hand-pose-small``, so a model trained on that set has a right answer for it) for a moment, then
 moves smoothly (joint angles and orientation eased together) to the next, in front of a slowly
-panning procedural clutter scene. The hand fills ``fill`` of the centred square (the region the
-app's run panel crops), as in the training images. MJPG in an ``.avi`` (OpenCV writes and reads it
-everywhere). Regenerate the shipped file with::
+panning procedural clutter scene. The hand fills as much of the centred square (the region the
+app's run panel crops) as in the ``clean`` training images. MJPG in an ``.avi`` (OpenCV writes and
+reads it everywhere). Regenerate the shipped file with::
 
     PYTHONPATH=. .venv/bin/python -m classmap_gui.core.data.hand_video resources/demo-hands.avi
 """
@@ -20,12 +20,13 @@ from ..errors import DataError
 from .clutter import make_tile
 from .hand_render import render_pose
 from .hand_shapes import shape_pose
+from .hand_style import CLEAN
 
 # (shape, yaw, pitch, roll): shapes of hand-pose-small at orientations of its 10-orientation grid.
 KEY_POSES: tuple[tuple[str, int, int, int], ...] = (
-    ("5", 0, 0, 20), ("B", 0, 0, 20), ("V", 0, 0, 20), ("L", -30, 0, -20), ("Y", -30, 0, -20), ("A", 0, 0, 20),
-    ("1", 30, -30, 20), ("C", 60, 0, -20), ("O", 30, -30, 20), ("ILY", 0, 0, 20), ("S", -30, 0, -20),
-    ("H", 0, 0, 20), ("3", -30, 0, -20), ("5", 0, 0, 20),
+    ("5", 0, -30, 20), ("B", 0, -30, 20), ("V", 0, -30, 20), ("L", -30, -30, -20), ("Y", -30, -30, -20),
+    ("A", 0, 30, -20), ("1", 30, -30, 20), ("C", 60, 0, -20), ("O", 30, 30, 20), ("ILY", 0, -30, 20),
+    ("S", -60, 0, 20), ("H", 0, 30, -20), ("3", 30, -30, 20), ("5", 0, -30, 20),
 )
 
 
@@ -34,9 +35,10 @@ def _ease(t: float) -> float:
 
 
 def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: float = 0.8, move: float = 0.5,
-                fill: float = 0.8, seed: int = 0):
+                fill: float | None = None, seed: int = 0):
     """Yield ``(frame, label)``: ``(h, w, 3)`` uint8 RGB frames and the key pose shown (None while moving)."""
     h, w = size
+    fill = CLEAN.fill if fill is None else fill  # as large as in the training images
     rng = np.random.default_rng([seed, 97])
     n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
     # One wide scene of clean families (never a tile of the data sets' banks), panned across once.
@@ -66,7 +68,7 @@ def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: flo
         yield np.clip(np.rint(img), 0, 255).astype(np.uint8), (None if lab is None else lab)
 
 
-def write_demo_video(path: str | Path, size: tuple[int, int] = (240, 320), fps: float = 15.0, quality: int = 75,
+def write_demo_video(path: str | Path, size: tuple[int, int] = (240, 320), fps: float = 15.0, quality: int = 65,
                      seed: int = 0) -> dict:
     """Write the demo video as MJPG ``.avi`` at ``size`` (h, w); returns ``{"frames", "seconds", "bytes"}``."""
     import cv2

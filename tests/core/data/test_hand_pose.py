@@ -138,3 +138,23 @@ def test_classmap_datasets_lists_both_hand_sets(capsys):
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["hand-pose"]["available"] and rows["hand-pose-small"]["available"]
     assert "2430 classes" in rows["hand-pose"]["description"]
+
+
+def test_demo_video_is_readable_and_shows_hand_pose_small_classes(tmp_path):
+    import cv2
+
+    from classmap_gui.core.data.hand_video import KEY_POSES, write_demo_video
+
+    small = set(load_dataset("hand-pose-small", images_per_class=1, size=16).class_names)
+    assert all(class_name(*k) in small for k in KEY_POSES)  # a model of the demo set has a right answer
+    info = write_demo_video(tmp_path / "d.avi", size=(48, 64), fps=10)
+    cap = cv2.VideoCapture(str(tmp_path / "d.avi"))
+    frames = []
+    while True:
+        ok, f = cap.read()
+        if not ok:
+            break
+        frames.append(f)
+    assert len(frames) == info["frames"] > 10 * len(KEY_POSES) * 0.8
+    assert frames[0].shape == (48, 64, 3)
+    assert np.abs(frames[0].astype(int) - frames[len(frames) // 2]).mean() > 5  # it moves
