@@ -26,7 +26,7 @@ from .hand_model import LIMITS, N_PARAMS, fingertip, forward_kinematics
 FINGER_STATES = {"E": (0.0, 0.0, 0.0), "a": (45.0, 0.0, 0.0), "A": (85.0, 0.0, 0.0), "H": (10.0, 95.0, 65.0),
                  "C": (35.0, 45.0, 30.0), "R": (50.0, 65.0, 45.0), "F": (90.0, 100.0, 72.0)}
 # Abduction per finger (index, middle, ring, little), + toward the thumb.
-SPREADS = {"s": (14.0, 2.0, -12.0, -20.0), "t": (-3.0, 0.0, 2.0, 6.0), "-": (-3.0, 0.0, 2.0, 6.0),
+SPREADS = {"s": (18.0, 4.0, -14.0, -20.0), "t": (-3.0, 0.0, 2.0, 6.0), "-": (-3.0, 0.0, 2.0, 6.0),
            "x": (-16.0, 16.0, 2.0, 6.0)}
 # Thumb poses given directly: (CMC radial, CMC palmar, CMC roll, MCP, IP).
 THUMB_FIXED = {"side": (-12.0, 12.0, 15.0, 5.0, 5.0), "up": (-2.0, 20.0, 10.0, -5.0, -10.0),
@@ -51,12 +51,12 @@ SHAPE_CODES: tuple[tuple[str, str], ...] = (
     ("flat-horns", "AFFA/-/over"),
     # 26 variants (hands.md lists 55)
     ("W", "EEEF/s/over"), ("bent-3", "HHFF/s/out"), ("curved-3", "CCFF/s/out"), ("flat-3", "AAFF/s/out"),
-    ("crooked-5", "HHHH/s/out"), ("hooked-4", "HHHH/s/palm"), ("open-A", "FFFF/t/out"), ("bent-I", "FFFH/-/over"),
-    ("bent-Y", "FFFH/-/out"), ("crooked-ILY", "HFFH/-/out"), ("crooked-horns", "HFFH/-/over"),
+    ("hooked-ring-little", "EEHH/s/out"), ("hooked-4", "HHHH/s/palm"), ("open-A", "FFFF/t/out"), ("bent-I", "FFFH/-/over"),
+    ("crossed-4", "EEEE/x/palm"), ("crooked-ILY", "HFFH/-/out"), ("crooked-horns", "HFFH/-/over"),
     ("slanted-B", "EaAF/t/palm"), ("slanted-5", "EaAF/s/out"), ("reverse-slanted-5", "FAaE/s/out"),
     ("open-7", "EEaE/s/out"), ("open-6", "EEEa/s/out"), ("open-9", "aEEE/s/out"), ("open-R", "EEFF/x/out"),
-    ("spread-flat-O", "AAAA/s/pinch-all"), ("curved-B", "CCCC/t/palm"), ("bent-little-B", "EEEA/t/palm"),
-    ("ring-little", "FFEE/s/over"), ("claw-3", "CCFF/s/C"), ("open-K", "EaFF/s/out"), ("curved-5", "CCCC/s/out"), ("flat-open-H", "AAFF/t/out"),
+    ("hooked-index-4", "HEEE/s/palm"), ("curved-B", "CCCC/t/palm"), ("bent-little-B", "EEEA/t/palm"),
+    ("ring-little", "FFEE/s/over"), ("claw-3", "CCFF/s/C"), ("hooked-index-middle", "HHEE/s/over"), ("curved-5", "CCCC/s/out"), ("W-without-index", "FEEE/s/over"),
 )
 assert len(SHAPE_CODES) == 81 and len({n for n, _ in SHAPE_CODES}) == 81
 SHAPE_NAMES: tuple[str, ...] = tuple(n for n, _ in SHAPE_CODES)
