@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--shapes", type=int, default=None)
     ap.add_argument("--orientations", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--alphas", default="1,10,100,1000")
+    ap.add_argument("--alphas", default="1,10,100,1000,3000,10000")
     ap.add_argument("--camera-per-class", type=int, default=10)
     a = ap.parse_args()
     t0 = time.perf_counter()
