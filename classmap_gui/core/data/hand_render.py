@@ -69,44 +69,6 @@ def frame_hands(caps: np.ndarray, R: np.ndarray, fill: np.ndarray, shift: np.nda
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _ray_capsule(ux: float, uy: float, c: np.ndarray) -> tuple:
-    """Nearest hit of the ray from (ux, uy, +inf) along -z with capsule c: (hit, z, nx, ny, nz)."""
-    ax, ay, az = c[0], c[1], c[2]
-    bax, bay, baz = c[3] - ax, c[4] - ay, c[5] - az
-    r = c[6]
-    big = max(az, c[5]) + r + 1.0  # ray origin just in front of the capsule (keeps the quadratic exact)
-    oax, oay, oaz = ux - ax, uy - ay, big - az  # ray origin - a; direction (0, 0, -1)
-    baba = bax * bax + bay * bay + baz * baz
-    bard = -baz
-    baoa = bax * oax + bay * oay + baz * oaz
-    rdoa = -oaz
-    oaoa = oax * oax + oay * oay + oaz * oaz
-    A = baba - bard * bard
-    if A > 1e-9 * max(baba, 1e-12):
-        B = baba * rdoa - baoa * bard
-        C = baba * oaoa - baoa * baoa - r * r * baba
-        hh = B * B - A * C
-        if hh < 0.0:
-            return False, 0.0, 0.0, 0.0, 0.0
-        t = (-B - math.sqrt(hh)) / A
-        y = baoa + t * bard
-        if 0.0 < y < baba:  # on the cylinder body
-            px, py, pz = oax, oay, oaz - t
-            k = y / baba
-            return True, big - t, (px - bax * k) / r, (py - bay * k) / r, (pz - baz * k) / r
-        end = 0 if y <= 0.0 else 1
-    else:  # segment along the ray: the nearer end sphere is what the ray sees
-        end = 0 if az >= c[5] else 1
-    cx, cy, cz = (ax, ay, az) if end == 0 else (c[3], c[4], c[5])
-    dx, dy = ux - cx, uy - cy
-    d2 = dx * dx + dy * dy
-    if d2 >= r * r:
-        return False, 0.0, 0.0, 0.0, 0.0
-    nz = math.sqrt(r * r - d2)
-    return True, cz + nz, dx / r, dy / r, nz / r
-
-
-@njit(cache=True, nogil=True, fastmath=True)
 def render_into(caps: np.ndarray, light: np.ndarray, ambient: float, shade: np.ndarray, alpha: np.ndarray,
                 depth: np.ndarray, edge: np.ndarray) -> None:
     """Render image-frame capsules (N, 7) into ``shade`` and ``alpha`` (h, w) float32 (both cleared
@@ -129,6 +91,17 @@ def render_into(caps: np.ndarray, light: np.ndarray, ambient: float, shade: np.n
         inv_ss = 0.0 if ss < 1e-12 else 1.0 / ss
         zmax = max(c[2], c[5]) + r  # nothing of this capsule is nearer than zmax
         rr = r + 0.5
+        # Per-capsule constants of the exact ray test (rays from z = zo along -z).
+        za, zb = c[2], c[5]
+        bz = zb - za
+        baba = ss + bz * bz
+        r2 = r * r
+        A = baba - bz * bz
+        body = A > 1e-9 * max(baba, 1e-12)
+        inv_a = 1.0 / A if body else 0.0
+        inv_baba = 1.0 / baba if baba > 1e-12 else 0.0
+        inv_r = 1.0 / r
+        oaz = zmax + 1.0 - za
         y0 = max(0, int(math.floor(min(ya, yb) - rr)))
         y1 = min(h, int(math.ceil(max(ya, yb) + rr)))
         for py in range(y0, y1):
@@ -153,12 +126,44 @@ def render_into(caps: np.ndarray, light: np.ndarray, ambient: float, shade: np.n
                 d2 = dx * dx + dy * dy
                 if d2 >= rr * rr:
                     continue
-                if d2 < r * r:
-                    hit, z, nx, ny, nz = _ray_capsule(ux, uy, c)
-                    if hit and z > depth[py, px]:
-                        depth[py, px] = z
-                        shade[py, px] = ambient + diff * max(0.0, nx * lx + ny * ly + nz * lz)
-                        continue
+                if d2 < r2:
+                    # Exact nearest hit in closed form: the ray against the infinite cylinder around the
+                    # segment; inside the segment's span that is the body hit, else the end sphere on
+                    # the side it fell (or, for a segment along the ray, the nearer end sphere).
+                    oax, oay = ux - xa, uy - ya
+                    baoa = sx * oax + sy * oay + bz * oaz
+                    end = -1
+                    if body:
+                        B = -baba * oaz + baoa * bz
+                        C = baba * (oax * oax + oay * oay + oaz * oaz) - baoa * baoa - r2 * baba
+                        hh = B * B - A * C
+                        if hh >= 0.0:
+                            tt = (-B - math.sqrt(hh)) * inv_a
+                            yy = baoa - tt * bz
+                            if 0.0 < yy < baba:
+                                k = yy * inv_baba
+                                z = za + oaz - tt
+                                if z > depth[py, px]:
+                                    depth[py, px] = z
+                                    nx = (oax - sx * k) * inv_r
+                                    ny = (oay - sy * k) * inv_r
+                                    nz = (oaz - tt - bz * k) * inv_r
+                                    shade[py, px] = ambient + diff * max(0.0, nx * lx + ny * ly + nz * lz)
+                                continue
+                            end = 0 if yy <= 0.0 else 1
+                    else:
+                        end = 0 if za >= zb else 1
+                    if end >= 0:
+                        ex, ey, ez = (xa, ya, za) if end == 0 else (xb, yb, zb)
+                        ddx, ddy = ux - ex, uy - ey
+                        e2 = ddx * ddx + ddy * ddy
+                        if e2 < r2:
+                            nzr = math.sqrt(r2 - e2)
+                            z = ez + nzr
+                            if z > depth[py, px]:
+                                depth[py, px] = z
+                                shade[py, px] = ambient + diff * max(0.0, (ddx * lx + ddy * ly + nzr * lz) * inv_r)
+                            continue
                 d = math.sqrt(d2)
                 cov = min(1.0, rr - d)
                 if cov > edge[py, px] and depth[py, px] < -1e29:
