@@ -1,11 +1,12 @@
-"""Draw docs/hands-contact-sheet.png: every hand-pose shape at three orientations, labelled.
+"""Draw docs/hands-contact-sheet.png (every hand-pose shape at three orientations, labelled) and
+docs/hands-samples.png (data-set images as a model sees them: clean and camera style, 64x64 grey).
 
 Each shape is rendered exactly as the generator poses it (no jitter), on a plain background with a
 fixed light, at three of the 30 grid orientations: palm forward; turned 60 degrees right; fingers
 30 degrees toward the camera and leaning 20 degrees right. Regenerate after changing the hand
 model or the shapes:
 
-    PYTHONPATH=. .venv/bin/python docs/make_hands_contact_sheet.py [out.png]
+    PYTHONPATH=. .venv/bin/python docs/make_hands_contact_sheet.py [sheet.png [samples.png]]
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from classmap_gui.core.data.hand_pose import generate_hand_pose
 from classmap_gui.core.data.hand_render import render_pose
 from classmap_gui.core.data.hand_shapes import SHAPE_NAMES, all_poses, shape_code
 
@@ -44,7 +46,21 @@ def sheet() -> np.ndarray:
     return np.clip(np.vstack(rows), 0, 255).astype(np.uint8)
 
 
+def samples(shapes: str = "5,V,L,A,C,O,Y,ILY,S,B,D,H", seed: int = 3) -> np.ndarray:
+    """Two rows of data-set images, one image per shape at spread orientations: clean above camera,
+    each 64x64 grey shown at 2x (nearest neighbour, so the pixels a model sees stay visible)."""
+    rows = []
+    for style in ("clean", "camera"):
+        ims = generate_hand_pose(shapes=shapes, orientations=2, images_per_class=1, size=64, style=style, seed=seed)
+        rows.append(np.hstack(list(ims.images[::2])))
+        rows.append(np.full((4, rows[-1].shape[1]), 255, np.uint8))
+    return cv2.resize(np.vstack(rows[:-1]), None, fx=2, fy=2, interpolation=cv2.INTER_NEAREST)
+
+
 if __name__ == "__main__":
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).with_name("hands-contact-sheet.png")
+    here = Path(__file__).parent
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else here / "hands-contact-sheet.png"
     cv2.imwrite(str(out), cv2.cvtColor(sheet(), cv2.COLOR_RGB2BGR))
-    print(out)
+    out2 = Path(sys.argv[2]) if len(sys.argv) > 2 else here / "hands-samples.png"
+    cv2.imwrite(str(out2), samples())
+    print(out, out2)
