@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import numpy as np
 
 from ..errors import DataError
@@ -36,11 +37,11 @@ def _load_plugins() -> None:
     """Register the generated sets, which live in their own modules (imported late: numba, OpenCV)."""
     if _PLUGINS_LOADED[0]:
         return
-    _PLUGINS_LOADED[0] = True
     from . import glyph_pose, hand_pose
 
     for ds in (*glyph_pose.BUILTINS, *hand_pose.BUILTINS):
-        _REGISTRY.setdefault(ds.name, ds)
+        _REGISTRY.setdefault(ds.name, ds)  # idempotent: two threads racing here register the same records
+    _PLUGINS_LOADED[0] = True
 
 
 def dataset_version(name: str) -> int:

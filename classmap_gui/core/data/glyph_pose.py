@@ -333,7 +333,7 @@ def generate_glyph_pose(*, shapes: int | None = None, orientations: int | None =
 # BENCH_SPLIT and split_per_class live in pose_split (shared with hand-pose); imported above.
 
 
-# --------------------------------------------------------------------------- registration
+# --------------------------------------------------------------------------- built-in records (builtin.py registers them)
 def _loader(name: str, shapes: int | None, orients: int | None, ipc: int):
     def load(*, size=None, progress: ProgressFn = None, should_stop: StopFn = None, images_per_class: int = ipc,
              seed: int = 0, shapes: int | None = shapes, orientations: int | None = orients, n_jobs: int | None = 1,
