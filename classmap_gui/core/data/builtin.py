@@ -1,14 +1,13 @@
 """Built-in data sets, by name, and `load_dataset` which takes a name or a folder."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from ..errors import DataError
 from ..progress import ProgressFn, StopFn, report
+from .catalog import BuiltinDataset
 from .folder import DEFAULT_SIZE, fit_size, load_folder
 from .idx import read_idx
 from .imageset import ImageSet
@@ -16,18 +15,6 @@ from .imageset import ImageSet
 FASHION_MNIST_DIR = Path("/usr/share/datasets/fashion-mnist")
 FASHION_MNIST_CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                          "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
-
-
-@dataclass(frozen=True)
-class BuiltinDataset:
-    """A data set known by name. ``load(**options)`` returns an ImageSet; ``available()`` says
-    whether it can be loaded here, and ``how_to_get`` what to do when not."""
-
-    name: str
-    description: str
-    load: Callable[..., ImageSet]
-    available: Callable[[], bool] = lambda: True
-    how_to_get: str = ""
 
 
 _REGISTRY: dict[str, BuiltinDataset] = {}
@@ -43,9 +30,26 @@ def builtin_datasets() -> list[BuiltinDataset]:
     return list(_REGISTRY.values())
 
 
+_PLUGINS_LOADED = [False]
+
+
 def _load_plugins() -> None:
-    # Generated sets live in their own modules and register on import (late: they import this module).
-    from . import glyph_pose  # noqa: F401
+    """Register the generated sets, which live in their own modules (imported late: numba, OpenCV)."""
+    if _PLUGINS_LOADED[0]:
+        return
+    from . import glyph_pose, hand_pose
+
+    for ds in (*glyph_pose.BUILTINS, *hand_pose.BUILTINS):
+        _REGISTRY.setdefault(ds.name, ds)  # idempotent: two threads racing here register the same records
+    _PLUGINS_LOADED[0] = True
+
+
+def dataset_version(name: str) -> int:
+    """The generator version of built-in set ``name`` (0 for sets read from files): caches of its
+    images or features must key on it."""
+    _load_plugins()
+    ds = _REGISTRY.get(str(name))
+    return ds.version if ds is not None else 0
 
 
 def load_digits(*, size: tuple[int, int] | None = None, **_: object) -> ImageSet:
@@ -111,7 +115,7 @@ register_dataset(BuiltinDataset(
 
 def load_dataset(spec: str | Path, *, size: tuple[int, int] | None = None, grey: bool = True,
                  progress: ProgressFn = None, should_stop: StopFn = None, **options: object) -> ImageSet:
-    """Load a built-in set by name (``digits``, ``fashion-mnist``, ``glyph-pose``, ...) or a folder.
+    """Load a built-in set by name (``digits``, ``fashion-mnist``, ``glyph-pose``, ``hand-pose``, ...) or a folder.
 
     For a folder, ``size`` defaults to 64×64 and ``grey`` says whether to keep colour.
     ``options`` go to the built-in set's loader (e.g. ``path=`` for fashion-mnist).

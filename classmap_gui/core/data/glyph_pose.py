@@ -30,8 +30,9 @@ import numpy as np
 
 from ..errors import DataError
 from ..progress import ProgressFn, StopFn, check_stop, report
-from .builtin import BuiltinDataset, register_dataset
+from .catalog import BuiltinDataset
 from .imageset import ImageSet
+from .pose_split import BENCH_SPLIT, split_per_class
 
 # --------------------------------------------------------------------------- shapes and orientations
 _DUPLEX, _SIMPLEX, _SCRIPT = 2, 0, 4  # cv2.FONT_HERSHEY_DUPLEX / _SIMPLEX / _SCRIPT_SIMPLEX
@@ -329,27 +330,10 @@ def generate_glyph_pose(*, shapes: int | None = None, orientations: int | None =
 
 
 # --------------------------------------------------------------------------- benchmark split
-BENCH_SPLIT = (40, 10, 10)  # train / embedding / test images per class (paper: 150 / 25 / 25)
+# BENCH_SPLIT and split_per_class live in pose_split (shared with hand-pose); imported above.
 
 
-def split_per_class(ims: ImageSet, counts: tuple[int, ...] = BENCH_SPLIT) -> tuple[ImageSet, ...]:
-    """Split a generated set by position within each class: the first ``counts[0]`` images of every
-    class, the next ``counts[1]``, ... (images of a class are i.i.d., so this is a random split and it
-    is the same for every run). Every class needs ``sum(counts)`` images."""
-    per = ims.counts()
-    need = int(sum(counts))
-    if per.min() < need:
-        raise DataError(f"{ims.name}: the split {counts} needs {need} images per class, some class has {per.min()}; "
-                        f"generate with images_per_class={need}")
-    order = np.argsort(ims.labels, kind="stable")
-    rank = np.empty(len(ims), np.int64)
-    starts = np.concatenate([[0], np.cumsum(per)[:-1]])
-    rank[order] = np.arange(len(ims)) - np.repeat(starts, per)
-    edges = np.concatenate([[0], np.cumsum(counts)])
-    return tuple(ims.subset(np.flatnonzero((rank >= lo) & (rank < hi))) for lo, hi in zip(edges[:-1], edges[1:]))
-
-
-# --------------------------------------------------------------------------- registration
+# --------------------------------------------------------------------------- built-in records (builtin.py registers them)
 def _loader(name: str, shapes: int | None, orients: int | None, ipc: int):
     def load(*, size=None, progress: ProgressFn = None, should_stop: StopFn = None, images_per_class: int = ipc,
              seed: int = 0, shapes: int | None = shapes, orientations: int | None = orients, n_jobs: int | None = 1,
@@ -367,15 +351,14 @@ def _loader(name: str, shapes: int | None, orients: int | None, ipc: int):
     return load
 
 
-register_dataset(BuiltinDataset(
+BUILTINS = (BuiltinDataset(
     "glyph-pose",
     f"generated: 81 glyph shapes x 30 3-D orientations = 2430 classes, 64x64 grey, {sum(BENCH_SPLIT)} images per "
     f"class by default (ClassMap benchmark stand-in for the paper's hand poses)",
-    _loader("glyph-pose", None, None, sum(BENCH_SPLIT))))
-register_dataset(BuiltinDataset(
+    _loader("glyph-pose", None, None, sum(BENCH_SPLIT)), version=GENERATOR_VERSION), BuiltinDataset(
     "glyph-pose-small",
     "generated: 25 glyph shapes x 10 orientations = 250 classes, 64x64 grey, 20 images per class (tests, demo)",
-    _loader("glyph-pose-small", 25, 10, 20)))
+    _loader("glyph-pose-small", 25, 10, 20), version=GENERATOR_VERSION))
 
 
 def style_dict(style: GlyphStyle = DEFAULT_STYLE) -> dict:
@@ -383,5 +366,5 @@ def style_dict(style: GlyphStyle = DEFAULT_STYLE) -> dict:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(style).items()}
 
 
-__all__ = ["BENCH_SPLIT", "DEFAULT_STYLE", "GENERATOR_VERSION", "GlyphStyle", "N_ORIENTATIONS", "N_SHAPES", "class_name",
+__all__ = ["BENCH_SPLIT", "BUILTINS", "DEFAULT_STYLE", "GENERATOR_VERSION", "GlyphStyle", "N_ORIENTATIONS", "N_SHAPES", "class_name",
            "generate_glyph_pose", "orientations", "shape_names", "split_per_class", "style_dict"]

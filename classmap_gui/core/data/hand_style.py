@@ -1,0 +1,99 @@
+"""The appearance knobs of generated hand images: ``HandStyle``, and the two styles ``CLEAN`` and ``CAMERA``.
+
+``CLEAN`` is the training domain (calibrated so HOG + a linear one-vs-all bank lands in the paper's
+range, ``docs/hands.md``). ``CAMERA`` stands in for real photographs: light from directions
+``CLEAN`` never uses (further off the camera axis), a different ambient range, skin tones and
+background families (``clutter``) ``CLEAN`` never uses, more blur and noise, and JPEG artefacts.
+Angles in degrees; lengths as fractions of the image's shorter side; intensities on 0..255.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .clutter import tile_bank
+
+
+@lru_cache(maxsize=1)
+def _normal_lut(k: int = 256) -> np.ndarray:
+    """Standard-normal quantiles at (i + 0.5) / k, ``(k,)`` float32 with unit variance: a byte per
+    pixel indexes it, ~5x cheaper than ``standard_normal`` and plenty for sigma <= 12."""
+    from statistics import NormalDist
+
+    q = np.array([NormalDist().inv_cdf((i + 0.5) / k) for i in range(k)])
+    return (q / q.std()).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class HandStyle:
+    """One appearance domain of the generated hands."""
+
+    name: str
+    stream: int  # mixed into the random stream, so the styles never share draws
+    angle_jitter: float = 2.5  # uniform +- on yaw, pitch and roll
+    joint_jitter: float = 2.0  # uniform +- on every joint angle (then clipped to the limits)
+    fill: float = 0.85  # the hand's bounding box spans this much of the crop, at scale 1
+    scale_jitter: float = 0.05  # uniform +- relative
+    shift_jitter: float = 0.03  # uniform +- of the centre, each axis
+    light_angle: tuple[float, float] = (0.0, 40.0)  # light direction's angle from the camera axis
+    ambient: tuple[float, float] = (0.25, 0.45)
+    skins: tuple[tuple[int, int, int], ...] = ()  # RGB albedos, one per image (x a 0.93..1.07 jitter)
+    background_contrast: tuple[float, float] = (0.3, 0.75)
+    blur: tuple[float, float] = (0.0, 0.5)  # Gaussian sigma in pixels (none below 0.3)
+    noise: tuple[float, float] = (2.0, 4.0)  # Gaussian noise sigma
+    jpeg_quality: tuple[int, int] | None = None  # JPEG round trip at a quality in this range
+    n_tiles: int = 96  # background tiles of the style's families
+
+    def backgrounds(self, side: int, grey: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Two zoom levels of the style's tiles, ``(n, s, s, c)`` and ``(n, s/2, s/2, c)`` uint8, c = 1 grey
+        or 3 RGB, with ``s/2 >= side``."""
+        return _banks(self.name, self.n_tiles, max(192, 2 * int(side)), bool(grey))
+
+    def draw_lights(self, rng: np.random.Generator, m: int) -> np.ndarray:
+        """``(m, 3)`` unit vectors toward the light (image frame: x right, y down, z to the camera)."""
+        th = np.deg2rad(rng.uniform(*self.light_angle, m))
+        ph = rng.uniform(0.0, 2.0 * np.pi, m)
+        return np.stack([np.sin(th) * np.cos(ph), np.sin(th) * np.sin(ph), np.cos(th)], 1)
+
+    @property
+    def noise_lut(self) -> np.ndarray:
+        return _normal_lut()
+
+    def as_dict(self) -> dict:
+        """The style as a JSON-able dict (for reports)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+@lru_cache(maxsize=8)
+def _banks(style: str, n: int, side: int, grey: bool) -> tuple[np.ndarray, np.ndarray]:
+    import cv2
+
+    big = tile_bank(style, n, side)
+    if grey:
+        big = np.stack([cv2.cvtColor(t, cv2.COLOR_RGB2GRAY) for t in big])[..., None]
+    small = np.stack([cv2.resize(t, (side // 2, side // 2), interpolation=cv2.INTER_AREA).reshape(
+        side // 2, side // 2, -1) for t in big])
+    big.setflags(write=False)
+    small.setflags(write=False)
+    return big, small
+
+
+CLEAN = HandStyle(
+    "clean", 0,
+    skins=((236, 188, 152), (214, 160, 122), (190, 134, 98), (158, 104, 72), (122, 80, 56), (245, 208, 180)),
+)
+CAMERA = HandStyle(
+    "camera", 1,
+    # A real hand never holds the shape exactly, a person labels its orientation only to ~30 degrees and
+    # a detector's box is sloppy: larger jitters; then other light, skins and scenes, a softer lens,
+    # more sensor noise and JPEG.
+    angle_jitter=6.0, joint_jitter=8.0, scale_jitter=0.15, shift_jitter=0.08,
+    light_angle=(50.0, 75.0), ambient=(0.12, 0.22),
+    skins=((228, 178, 140), (201, 146, 110), (174, 118, 84), (140, 92, 64), (104, 68, 48), (250, 220, 196)),
+    background_contrast=(0.8, 1.2), blur=(0.7, 1.5), noise=(5.0, 10.0), jpeg_quality=(20, 50), n_tiles=64,
+)
+STYLES = {"clean": CLEAN, "camera": CAMERA}
+
+__all__ = ["CAMERA", "CLEAN", "STYLES", "HandStyle"]

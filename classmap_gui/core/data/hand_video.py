@@ -1,0 +1,99 @@
+"""A demo video: a rendered hand moving through hand shapes and orientations in front of clutter.
+
+The app's live demo plays it as a camera. The hand holds each key pose (a shape and grid orientation
+of ``hand-pose-small``, so a model trained on that set has a right answer for it) for a moment, then
+moves smoothly (joint angles and orientation eased together) to the next, in front of a slowly
+panning procedural clutter scene. The hand fills as much of the centred square (the region the
+app's run panel crops) as in the ``clean`` training images. MJPG in an ``.avi`` (OpenCV writes and
+reads it everywhere). Regenerate the shipped file with::
+
+    PYTHONPATH=. .venv/bin/python -m classmap_gui.core.data.hand_video resources/demo-hands.avi
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DataError
+from .clutter import make_tile
+from .hand_render import render_pose
+from .hand_shapes import shape_pose
+from .hand_style import CLEAN
+
+# (shape, yaw, pitch, roll): shapes of hand-pose-small at orientations of its 10-orientation grid.
+KEY_POSES: tuple[tuple[str, int, int, int], ...] = (
+    ("5", 0, -30, 20), ("B", 0, -30, 20), ("V", 0, -30, 20), ("L", -30, -30, -20), ("Y", -30, -30, -20),
+    ("A", 0, 30, -20), ("1", 30, -30, 20), ("C", 60, 0, -20), ("O", 30, 30, 20), ("ILY", 0, -30, 20),
+    ("S", -60, 0, 20), ("H", 0, 30, -20), ("3", 30, -30, 20), ("5", 0, -30, 20),
+)
+
+
+def _ease(t: float) -> float:
+    return t * t * (3.0 - 2.0 * t)
+
+
+def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: float = 0.8, move: float = 0.5,
+                fill: float | None = None, seed: int = 0):
+    """Yield ``(frame, label)``: ``(h, w, 3)`` uint8 RGB frames and the key pose shown (None while moving)."""
+    h, w = size
+    fill = CLEAN.fill if fill is None else fill  # as large as in the training images
+    rng = np.random.default_rng([seed, 97])
+    n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
+    # One wide scene of clean families (never a tile of the data sets' banks), panned across once.
+    side = 2 * h
+    scene = np.hstack([make_tile(fam, rng, side) for fam in ("blobs", "foliage", "grain", "blobs")])
+    pan = (0.0, float(scene.shape[1] - w))
+    keys = [(shape_pose(s), np.array([y, p, r], np.float64), (s, y, p, r)) for s, y, p, r in KEY_POSES]
+    skin = np.array([214, 160, 122], np.float32)
+    timeline = []  # (params, angles, label) per frame
+    for i, (pa, aa, lab) in enumerate(keys):
+        timeline += [(pa, aa, lab)] * n_hold
+        if i + 1 < len(keys):
+            pb, ab, _ = keys[i + 1]
+            for k in range(1, n_move + 1):
+                t = _ease(k / (n_move + 1))
+                timeline.append((pa + t * (pb - pa), aa + t * (ab - aa), None))
+    n = len(timeline)
+    for f, (params, ang, lab) in enumerate(timeline):
+        x0 = int(pan[0] + (pan[1] - pan[0]) * f / max(1, n - 1))
+        y0 = (side - h) // 2
+        bg = scene[y0:y0 + h, x0:x0 + w].astype(np.float32)
+        a = 2 * np.pi * f / n
+        light = (-0.35 + 0.2 * np.sin(a), -0.45, 0.82)  # the light drifts a little, as daylight would
+        shade, alpha = render_pose(params, *ang, (h, w), fill=fill, light=light, ambient=0.3)
+        img = bg + alpha[..., None] * (shade[..., None] * skin - bg)
+        img += rng.normal(0, 1.5, img.shape).astype(np.float32)  # sensor noise
+        yield np.clip(np.rint(img), 0, 255).astype(np.uint8), (None if lab is None else lab)
+
+
+def write_demo_video(path: str | Path, size: tuple[int, int] = (240, 320), fps: float = 15.0, quality: int | None = None,
+                     seed: int = 0) -> dict:
+    """Write the demo video as MJPG ``.avi`` at ``size`` (h, w); returns ``{"frames", "seconds", "bytes"}``."""
+    import cv2
+
+    path = Path(path)
+    h, w = size
+    fourcc = cv2.VideoWriter_fourcc(*"MJPG")
+    # quality=None: the default (FFmpeg) writer, which picks its own JPEG quality and makes the smallest
+    # files here; a number: OpenCV's own MJPEG writer, which honours it (80 is ~2.4x larger).
+    if quality is None:
+        vw = cv2.VideoWriter(str(path), fourcc, float(fps), (int(w), int(h)))
+    else:
+        vw = cv2.VideoWriter(str(path), cv2.CAP_OPENCV_MJPEG, fourcc, float(fps), (int(w), int(h)))
+        vw.set(cv2.VIDEOWRITER_PROP_QUALITY, float(quality))
+    if not vw.isOpened():
+        raise DataError(f"cannot write an MJPG video to {path}")
+    n = 0
+    try:
+        for frame, _ in demo_frames(size, fps, seed=seed):
+            vw.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+            n += 1
+    finally:
+        vw.release()
+    return {"frames": n, "seconds": round(n / fps, 1), "bytes": path.stat().st_size}
+
+
+if __name__ == "__main__":
+    print(write_demo_video(sys.argv[1] if len(sys.argv) > 1 else "demo-hands.avi"))
