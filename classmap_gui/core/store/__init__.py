@@ -1,4 +1,4 @@
-"""The saved-model and project format: JSON for structure, ``.npz`` (no pickles) for arrays.
+"""The saved-model format: JSON for structure, ``.npz`` (no pickles) for arrays; the atomic swaps projects reuse.
 
 * :mod:`.format` — bundle directories (``<name>.json`` + ``arrays.npz``), atomic writes, checks.
 * :mod:`.serial` — estimators to/from JSON + arrays through the component registry.
