@@ -1,9 +1,11 @@
 """Parsing the model commands' options, and the checks that run before any work is spent.
 
-``--set key=value`` (repeatable, or comma-separated) sets feature map parameters; a ``bank.``
-prefix sets classifier bank parameters (``--set bank.C=0.1``) and a ``classmap.`` prefix ClassMap
-ones. ``--classmap [key=value,...]`` turns ClassMap on (with its defaults when no value is given).
-Range checks of the values live in :mod:`classmap_gui.core.limits`, one table for every caller.
+``--set key=value`` (repeatable, or comma-separated) sets a parameter of the chosen feature map, or
+of the chosen bank when only the bank has it (:func:`classmap_gui.core.registry.route_unprefixed`);
+prefixes say which: ``features.``, ``bank.`` (``--set bank.C=0.1``), ``classmap.``.
+``--classmap [key=value,...]`` turns ClassMap on (with its defaults when no value is given).
+Values are checked against the components' schemas in :mod:`classmap_gui.core.registry`, the one
+table for every caller; memory budgets are :mod:`classmap_gui.core.limits`.
 """
 from __future__ import annotations
 
@@ -16,19 +18,17 @@ from ..core.parallel import BACKENDS
 from .common import parse_sets
 
 
-def split_sets(items: list[str] | None) -> tuple[dict, dict, dict]:
-    """``--set`` items -> (feature params, bank params, classmap params) by key prefix."""
-    feats, bank, cmap = {}, {}, {}
+def split_sets(items: list[str] | None) -> tuple[dict, dict, dict, dict]:
+    """``--set`` items -> (unprefixed, feature params, bank params, classmap params) by key prefix."""
+    plain, feats, bank, cmap = {}, {}, {}, {}
+    prefixes = {"bank.": bank, "classmap.": cmap, "features.": feats}
     for key, value in parse_sets(items).items():
-        if key.startswith("bank."):
-            bank[key[5:]] = value
-        elif key.startswith("classmap."):
-            cmap[key[9:]] = value
-        elif key.startswith("features."):
-            feats[key[9:]] = value
+        prefix = next((p for p in prefixes if key.startswith(p)), None)
+        if prefix is None:
+            plain[key] = value
         else:
-            feats[key] = value
-    return feats, bank, cmap
+            prefixes[prefix][key[len(prefix):]] = value
+    return plain, feats, bank, cmap
 
 
 def parse_classmap(value: str | None) -> dict | None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..core.errors import ConfigError
-from ..core.limits import check_train_memory, check_train_options
+from ..core.limits import check_train_memory, planned_size
+from ..core.registry import bank_names, check_train_options, feature_names, route_unprefixed
 from ..core.parallel import parallel_backend
 from .common import ProgressBar, emit
 from .options import (add_backend_args, add_data_args, load_data, parse_classmap, parse_size, report_skipped,
@@ -27,43 +27,31 @@ def estimate_model_bytes(features: str, feats: dict, n_classes: int, image_shape
 
     pixels = math.prod(image_shape)
     if features == "kmeans":
-        k = feats.get("n_centroids", 1600)
-        ps = feats.get("patch_size", 6)
+        k = planned_size(feats, "n_centroids", 1600)
+        ps = planned_size(feats, "patch_size", 6)
         width, own = 4 * k, k * ps * ps * 3 * 2
     elif features in ("rff", "cnn"):
-        width, own = 2 * feats.get("m", 1000), feats.get("m", 1000) * pixels
+        m = planned_size(feats, "m", 1000)
+        width, own = 2 * m, m * pixels
     else:
         width, own = 4 * pixels, 0
     return MIN_FREE_BYTES + 4 * (own + 2 * n_classes * width)
 
 
-def _check_names(features: str, bank: str) -> None:
-    """ConfigError for a feature map or bank name this build does not have (the parser's choices,
-    for the light parser that has none)."""
-    from ..core.registry import bank_names, feature_names
-
-    if features not in feature_names():
-        raise ConfigError(f"--features {features!r}: choose from {', '.join(sorted(feature_names()))}")
-    if bank not in bank_names():
-        raise ConfigError(f"--bank {bank!r}: choose from {', '.join(bank_names())}")
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     from ..core.store.format import check_bundle_target, foreign_entries
 
-    feats, bank, cmap = split_sets(args.set)
-    if args.bank == "compressive":  # `--bank compressive --set sketch=rff,m=1000,sigma=2`: bank settings
-        for key in ("sketch", "m", "sigma", "priors"):
-            if key in feats:
-                bank[key] = feats.pop(key)
+    plain, feats, bank, cmap = split_sets(args.set)
+    to_features, to_bank = route_unprefixed(args.features, args.bank, plain)
+    feats, bank = {**to_features, **feats}, {**to_bank, **bank}
     classmap = parse_classmap(args.classmap)
     if cmap:
         classmap = {**(classmap or {}), **cmap}
     size = parse_size(args.size)
-    check_train_options(features_params=feats, bank_params=bank, classmap=classmap, seed_value=args.seed,
-                        test_fraction=args.test_fraction)
+    feats, bank, classmap = check_train_options(features=args.features, features_params=feats, bank=args.bank,
+                                                bank_params=bank, classmap=classmap, seed_value=args.seed,
+                                                test_fraction=args.test_fraction)
     out = check_bundle_target(args.out, MODEL_JSON, need_bytes=MIN_FREE_BYTES)  # before reading any data
-    _check_names(args.features, args.bank)
     from ..core.training import TrainConfig, train  # late: the numeric stack loads after the cheap checks
     config = TrainConfig(features=args.features, features_params=feats, bank=args.bank, bank_params=bank,
                          classmap=classmap, test_fraction=args.test_fraction, seed=args.seed)
@@ -98,18 +86,16 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: argparse._SubParsersAction, with_choices: bool = True) -> None:
-    """Register ``classmap train``; ``with_choices`` lists the feature maps and banks (imports them)."""
-    if with_choices:
-        from ..core.registry import bank_names, feature_names
-
-        features, banks = sorted(feature_names()), bank_names()
-    else:
-        features = banks = None
+    """Register ``classmap train``. ``with_choices`` (for ``--help``) lets argparse list the feature
+    maps and banks; when parsing a command line they are checked by :func:`check_train_options`
+    instead, whose refusal is the one ``classmap: error:`` line every other option gets."""
+    features, banks = (sorted(feature_names()), bank_names()) if with_choices else (None, None)
 
     s = sub.add_parser("train", help="train a recogniser on a data set and save it",
                        description="Train a recogniser: feature map + classifier bank (+ ClassMap). "
-                                   "--set key=value sets feature map parameters; prefix bank. or classmap. "
-                                   "for those (e.g. --set n_centroids=800 --set bank.C=0.1).")
+                                   "--set key=value sets a parameter of the feature map, or of the bank when "
+                                   "only the bank has it; prefix features., bank. or classmap. to say which "
+                                   "(e.g. --set n_centroids=800 --set bank.C=0.1).")
     s.add_argument("--data", required=True, help="a built-in data set name (see `classmap datasets`) or a folder "
                                                  "with one sub-folder of images per class")
     s.add_argument("--features", default="kmeans", choices=features, help="feature map (default kmeans)")

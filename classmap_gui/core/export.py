@@ -30,7 +30,7 @@ import numpy as np
 from . import registry
 from .classify.classmap import FILTER_INDEX_THRESHOLD
 from .errors import ConfigError
-from .store.format import _fsync_dir, array_manifest
+from .store.format import fsync_dir, array_manifest
 
 EXPORT_FORMAT = "classmap-export"
 EXPORT_VERSION = 1
@@ -234,7 +234,7 @@ def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = 
         (tmp / "predict.py").write_text(predict_source(), encoding="utf-8")
         (tmp / "predict.py").chmod(0o777 & ~_umask())  # executable for whoever may read it
         (tmp / "README.txt").write_text(_readme(doc), encoding="utf-8")
-        _fsync_dir(tmp)
+        fsync_dir(tmp)
         if folder.exists():
             shutil.rmtree(folder)
         tmp.replace(folder)

@@ -64,7 +64,7 @@ class MainWindow(QMainWindow):
         from platformdirs import user_config_dir, user_data_dir  # noqa: PLC0415
         from PySide6.QtCore import QTimer  # noqa: PLC0415
 
-        from ..core.store.autosave import Autosaver, RecentProjects  # noqa: PLC0415
+        from ..core.project import Autosaver, RecentProjects  # noqa: PLC0415
         try:
             self.autosaver = Autosaver(Path(user_data_dir("classmap-studio", appauthor=False)) / "autosave", interval=60)
             self.recent = RecentProjects(user_config_dir("classmap-studio", appauthor=False))

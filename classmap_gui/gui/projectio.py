@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.data import ImageSet
-from ..core.store import project as store
+from ..core import project as store
 
 
 @dataclass

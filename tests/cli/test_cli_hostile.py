@@ -90,6 +90,13 @@ def test_bad_options_are_refused_before_reading_data(data, tmp_path, capsys, no_
 @pytest.mark.parametrize("argv, needle", [
     (["--bank", "ova-rbf", "--set", "bank.gamma=-1"], "bank.gamma=-1"),
     (["--features", "rff", "--set", "sigma=inf"], "sigma=inf"),
+    # an unprefixed key the feature map lacks goes to the bank, and is checked there
+    (["--features", "pixels", "--bank", "compressive", "--set", "m=1"], "--set bank.m=1: m must lie between 2 and"),
+    (["--features", "pixels", "--set", "m=64"], "--set m=64: neither the feature map 'pixels' nor the bank "
+                                                "'ova-liblinear' has a parameter 'm'; the feature map's: size,"),
+    (["--features", "hog", "--set", "n_jobs=0"], "--set n_jobs=0: n_jobs must lie between"),
+    (["--bank", "ova-ridge", "--set", "bank.trainer=rbf"], "bank 'ova-ridge' fixes trainer"),
+    (["--features", "sift"], "--features 'sift': choose from"),
 ])
 def test_bad_component_options_are_refused_before_reading_data(data, tmp_path, capsys, no_training, argv, needle):
     one_line_error(capsys, ["train", "--data", str(data), "--size", "8x8", *argv, "--out", str(tmp_path / "m")],
@@ -107,6 +114,13 @@ def test_options_that_cannot_fit_are_refused_once_the_data_is_known(data, tmp_pa
     monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("training started"))
     one_line_error(capsys, ["train", "--data", str(data), "--size", "8x8", "--bank", "ova-ridge", *argv,
                             "--out", str(tmp_path / "m")], needle)
+
+
+def test_auto_sizes_pass_the_memory_check_and_train(data, tmp_path, capsys):
+    argv = ["train", "--data", str(data), "--size", "8x8", "--bank", "ova-ridge", "--features", "kmeans",
+            "--set", "patch_size=auto,n_patches=auto,n_centroids=8,kmeans_max_iter=2", "--out", str(tmp_path / "m")]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert (tmp_path / "m" / "model.json").is_file()
 
 
 def test_unusable_out_folders_are_refused_before_reading_data(data, tmp_path, capsys, no_training, monkeypatch):

@@ -83,3 +83,78 @@ def test_compressive_cnn_sketch_asks_for_the_random_cnn():
     assert bank.features_for("cnn", {"width": 4})[1] == {"width": 4, "m": 64, "sigma": 1.5, "random_state": 0}
     assert registry.make_bank("compressive").features_for("hog", {"cell_size": 4}) == ("hog", {"cell_size": 4})
     assert registry.make_bank("ova-ridge").features_for("hog", {}) == ("hog", {})
+
+
+def test_every_class_path_resolves_and_importing_the_registry_loads_no_numeric_stack():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    for kind in registry.KINDS:
+        for comp in registry.components(kind):
+            assert isinstance(comp.cls, type) and comp.cls.__module__.startswith("classmap_gui.core."), comp.name
+    for name in registry._SAVED_PATHS:
+        cls = registry.saved_type(name)
+        assert isinstance(cls, type) and registry.saved_type_name(cls) == name, name
+    # the early checks of `classmap train` run on the registry alone (checked in a fresh interpreter)
+    code = ("import sys; from classmap_gui.core import registry as r; "
+            "r.check_train_options(features='kmeans', features_params={'n_centroids': 8}, bank='compressive', "
+            "bank_params={'m': 64}, classmap={'p': 5}, seed_value=0, test_fraction=0.2); "
+            "print(sorted(m for m in ('sklearn', 'numba', 'cv2', 'scipy', 'joblib') if m in sys.modules))")
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PATH": "/usr/bin:/bin"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert res.stdout.strip() == "[]", res.stdout + res.stderr
+
+
+def test_the_schema_constants_match_the_classes_they_describe():
+    from classmap_gui.core.classify import allpairs, classmap, refine
+
+    assert registry.ALL_PAIRS_MAX_CLASSES == allpairs.MAX_CLASSES
+    cm = registry.component("classmap", "classmap")
+    assert set(cm.param("refine").choices) == set(refine.REFINES) | set(refine.ALIASES)
+    assert set(cm.param("embedding").choices) == set(classmap.EMBEDDINGS)
+    assert cm.param("n_triples").high == classmap.MAX_TRIPLES
+    assert cm.param("max_memory_mb").high == classmap.MAX_MEMORY_MB
+    assert isinstance(registry.make("classmap", "classmap", p=3, refine="v3"), classmap.ClassMap)
+
+
+def test_training_options_are_checked_by_the_chosen_components_schemas():
+    def check(features="kmeans", fp=None, bank="ova-ridge", bp=None, cm=None, seed=0, tf=0.2):
+        return registry.check_train_options(features=features, features_params=fp or {}, bank=bank,
+                                            bank_params=bp or {}, classmap=cm, seed_value=seed, test_fraction=tf)
+
+    # converted as the schema says, so later steps see numbers and sizes
+    assert check("pixels", {"size": "8x6"}, bp={"C": "0.5"}, cm={"p": 5}) == ({"size": (8, 6)}, {"C": 0.5}, {"p": 5})
+    for kwargs, message in [
+        ({"fp": {"n_patches": 0}}, "--set n_patches=0: n_patches must lie between 1 and 2e+06"),
+        ({"bp": {"C": 0}}, "--set bank.C=0: C must lie between 1e-08 and 1e+08"),
+        ({"bp": {"trainer": "rbf"}}, "--set bank.trainer='rbf': bank 'ova-ridge' fixes trainer"),
+        ({"bp": {"m": 64}}, "--set bank.m=64: bank 'ova-ridge' has no parameter 'm'"),
+        ({"cm": {"hard_fraction": 2}}, "--set classmap.hard_fraction=2: hard_fraction must lie between 0 and 1"),
+        ({"cm": {"refine": "v4"}}, "refine must be one of all-pairs-vote"),
+        ({"cm": {"p": 0}}, "--set classmap.p=0: p must be at least 1"),
+        ({"fp": {"patch_size": "big"}}, "patch_size must be a whole number or one of auto"),
+        ({"features": "sift"}, "--features 'sift': choose from kmeans"),
+        ({"bank": "ova-magic"}, "--bank 'ova-magic': choose from ova-liblinear"),
+        ({"seed": 2**32}, "--seed 4294967296: the seed must be a whole number from 0 to 4294967295"),
+        ({"tf": float("nan")}, "--test-fraction nan"),
+    ]:
+        with pytest.raises(ConfigError) as info:
+            check(**kwargs)
+        assert message in str(info.value), (kwargs, str(info.value))
+
+
+def test_an_unprefixed_setting_goes_to_the_feature_map_else_the_bank_else_names_both():
+    assert registry.route_unprefixed("kmeans", "compressive", {"n_centroids": 8, "m": 64, "sketch": "cnn"}) == (
+        {"n_centroids": 8}, {"m": 64, "sketch": "cnn"})
+    # the feature map comes first: the random Fourier map has its own m
+    assert registry.route_unprefixed("rff", "compressive", {"m": 64}) == ({"m": 64}, {})
+    assert registry.route_unprefixed("hog", "ova-ridge", {"alpha": 2}) == ({}, {"alpha": 2})
+    with pytest.raises(ConfigError) as info:
+        registry.route_unprefixed("hog", "ova-ridge", {"cell_sise": 4})
+    text = str(info.value)
+    assert text.startswith("--set cell_sise=4: neither the feature map 'hog' nor the bank 'ova-ridge'")
+    assert "cell_size, block_size" in text and "C, alpha, gamma" in text
+    # a fixed parameter is not the user's to set, so it is not a valid key either
+    with pytest.raises(ConfigError, match="neither"):
+        registry.route_unprefixed("hog", "ova-ridge", {"trainer": "rbf"})

@@ -17,7 +17,7 @@ import pytest
 
 from classmap_gui.core.errors import ConfigError, ModelFormatError, StorageError
 from classmap_gui.core.recogniser import Recogniser
-from classmap_gui.core.store.project import Project, load_project, save_project
+from classmap_gui.core.project import Project, load_project, save_project
 
 from hostile_helpers import PEAK_BYTES, peak_memory, run_killed_at, tiny_model, tiny_set
 
@@ -336,7 +336,7 @@ def test_a_full_disk_during_a_model_save_is_a_storage_error_and_the_old_model_st
 
 
 def test_a_full_disk_during_a_project_save_is_a_storage_error(tmp_path, monkeypatch):
-    import classmap_gui.core.store.project_files as pf
+    import classmap_gui.core.project.containers as pf
 
     path = save_project(Project(tiny_set()), tmp_path / "p")
     monkeypatch.setattr(pf.os, "fsync", _fail_with(errno.ENOSPC))
@@ -390,7 +390,7 @@ def test_cmproj_load_errors_name_the_project_not_an_internal_folder(model_path, 
 
 
 def test_saving_over_a_fifo_and_a_fifo_recent_list_do_not_block(tmp_path):
-    from classmap_gui.core.store.autosave import RecentProjects
+    from classmap_gui.core.project import RecentProjects
 
     os.mkfifo(tmp_path / "x.cmproj")
     with pytest.raises(ConfigError, match="not a ClassMap Studio project"):

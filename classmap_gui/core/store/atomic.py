@@ -32,7 +32,7 @@ def fault_point(name: str) -> None:
         FAULT_HOOK(name)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     try:
         fd = os.open(str(path), os.O_RDONLY)
     except OSError:  # pragma: no cover - platforms without directory fds
@@ -113,7 +113,7 @@ def swap_dir(tmp: Path, path: Path, before_removing_old: Callable[[Path], None] 
     deleted. Saves to one path are serialised by a lock on the parent folder.
     """
     fault_point("fsync-tmp")
-    _fsync_dir(tmp)
+    fsync_dir(tmp)
     old = None
     with _dir_lock(path.parent):
         if path.exists():
@@ -123,7 +123,7 @@ def swap_dir(tmp: Path, path: Path, before_removing_old: Callable[[Path], None] 
         fault_point("rename-new")
         os.replace(tmp, path)
         fault_point("fsync-parent")
-        _fsync_dir(path.parent)
+        fsync_dir(path.parent)
     if old is not None:
         if before_removing_old is not None:
             before_removing_old(old)
@@ -186,7 +186,7 @@ def recover_dir(path: Path, is_complete: Callable[[Path], bool]) -> bool:
             if path.exists():
                 return False
             os.replace(found[0][2], path)
-            _fsync_dir(path.parent)
+            fsync_dir(path.parent)
     except OSError:  # read-only: the caller reports the folder as missing
         return False
     return True
@@ -206,7 +206,7 @@ def write_file_atomic(path: str | Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def copy_tree(src: Path, dst: Path, *, keep_links: bool = False) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import ConfigError, ModelFormatError, StorageError
 from ..files import NotRegularFile, read_regular
-from .atomic import (_fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
+from .atomic import (fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
                      swap_dir, write_file_atomic)
 from .npz import ALLOWED_KINDS, read_npz
 
@@ -32,7 +32,7 @@ ARRAYS_FILE = "arrays.npz"
 MAX_JSON_BYTES = 16 * 1024 * 1024
 
 __all__ = ["ARRAYS_FILE", "MAX_JSON_BYTES", "array_manifest", "check_bundle_target", "fault_point", "fsync_file",
-           "load_bundle", "parse_json", "save_bundle", "swap_dir", "write_file_atomic", "_fsync_dir"]
+           "load_bundle", "parse_json", "save_bundle", "swap_dir", "write_file_atomic", "fsync_dir"]
 
 
 def parse_json(raw: bytes, where: str) -> Any:

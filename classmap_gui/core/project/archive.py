@@ -23,7 +23,7 @@ from typing import Iterable
 from ..errors import ModelFormatError
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..files import NotRegularFile, open_regular
-from .atomic import _fsync_dir, fault_point
+from ..store.atomic import fault_point, fsync_dir
 
 #: Default bound on the total uncompressed size of an archive (bytes).
 MAX_TOTAL_BYTES = 8 * 1024 ** 3
@@ -253,7 +253,7 @@ class ArchiveWriter:
             if exc_type is None:
                 fault_point("rename-new")
                 os.replace(self._tmp, self.path)
-                _fsync_dir(self.path.parent)
+                fsync_dir(self.path.parent)
         finally:
             if os.path.exists(self._tmp):
                 os.unlink(self._tmp)

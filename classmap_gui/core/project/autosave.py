@@ -19,8 +19,8 @@ from pathlib import Path
 from ..errors import ModelFormatError
 from ..files import read_regular
 from ..progress import ProgressFn, StopFn
-from .format import write_file_atomic
-from .project import ARCHIVE_SUFFIX, Project, project_info, save_project
+from ..store.format import write_file_atomic
+from .format import ARCHIVE_SUFFIX, Project, project_info, save_project
 
 RECENT_FILE = "recent-projects.json"
 

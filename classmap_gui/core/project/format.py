@@ -42,9 +42,10 @@ from ..errors import ConfigError, DataError, ModelFormatError, StorageError
 from ..files import NotRegularFile
 from ..limits import MEMORY_SHARE, available_memory
 from ..progress import ProgressFn, StopFn, check_stop, report
+from ..recogniser import Recogniser
+from ..store.atomic import copy_tree, keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
-from .project_files import FolderSink, FolderSource, ZipSink, ZipSource, copy_tree, image_digest
-from .atomic import keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir
+from .containers import FolderSink, FolderSource, ZipSink, ZipSource, image_digest
 
 FORMAT = "classmap-studio-project"
 VERSION = 1
@@ -396,8 +397,6 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
 
 
 def _load_recogniser(model_dir: Path, where: str):
-    from ..recogniser import Recogniser  # noqa: PLC0415 - the recogniser imports the whole numeric stack
-
     if not model_dir.is_dir() or model_dir.is_symlink():
         raise _fail(where, "the project says it holds a recogniser but model/ is missing")
     try:

@@ -17,8 +17,7 @@ import pytest
 
 from classmap_gui.core.data import ImageSet
 from classmap_gui.core.errors import ConfigError, ModelFormatError
-from classmap_gui.core.store.autosave import Autosaver, RecentProjects
-from classmap_gui.core.store.project import Project, load_project, project_info, save_project
+from classmap_gui.core.project import Autosaver, Project, RecentProjects, load_project, project_info, save_project
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -195,7 +194,7 @@ KILLER = textwrap.dedent("""
     import numpy as np
     sys.path.insert(0, {root!r})
     from classmap_gui.core.data import ImageSet
-    from classmap_gui.core.store.project import Project, save_project
+    from classmap_gui.core.project import Project, save_project
 
     def version(k):
         rng = np.random.default_rng(k)
@@ -286,7 +285,7 @@ def test_a_manifest_declaring_more_images_than_memory_holds_is_a_clear_error(tmp
 
 
 def test_a_capture_written_while_the_project_is_being_saved_is_not_lost(tmp_path, monkeypatch):
-    import classmap_gui.core.store.project as proj
+    import classmap_gui.core.project.format as proj
 
     path = save_project(Project(make_set()), tmp_path / "p")
     (path / "captures" / "cat").mkdir(parents=True)

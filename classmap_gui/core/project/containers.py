@@ -1,7 +1,7 @@
 """How a project's files are written and read: a folder or a zip archive, behind one small interface.
 
 Sinks (``write``, ``link``, ``add_tree``, ``save_model``, ``finish``) and sources (``read``,
-``model_dir``) let :mod:`.project` write and read both forms with the same code.
+``model_dir``) let :mod:`.format` write and read both forms with the same code.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ..files import NotRegularFile, inside, read_regular
+from ..store.atomic import copy_tree, fault_point, fsync_dir
 from .archive import ArchiveWriter, SafeArchive
-from .atomic import _fsync_dir, copy_tree, fault_point
 
 
 def image_digest(img: np.ndarray) -> str:
@@ -77,7 +77,7 @@ class FolderSink:
             list(pool.map(sync, self._written))
         self._written.clear()
         for d, _, _ in os.walk(self.root):
-            _fsync_dir(Path(d))
+            fsync_dir(Path(d))
 
 
 class ZipSink:
