@@ -129,8 +129,8 @@ def _save_folder(project: Project, path: Path, captures: Path | None, progress: 
         os.chmod(tmp, 0o777 & ~mask)  # mkdtemp makes 0700; a project follows the user's umask
         _write_project(project, FolderSink(tmp), captures, _reusable_images(path), progress, should_stop)
         check_stop(should_stop)
-        keep_foreign(path, tmp, lambda name: name in TOP_LEVEL)
-        swap_dir(tmp, path, lambda old: _rescue_captures(old / "captures", path / "captures"))
+        swap_dir(tmp, path, lambda old: _rescue_captures(old / "captures", path / "captures"),
+                 ours=lambda name: name in TOP_LEVEL)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -104,18 +104,26 @@ def keep_foreign(path: Path, tmp: Path, ours: Callable[[str], bool]) -> list[str
     return kept
 
 
-def swap_dir(tmp: Path, path: Path, before_removing_old: Callable[[Path], None] | None = None) -> None:
+def swap_dir(tmp: Path, path: Path, before_removing_old: Callable[[Path], None] | None = None, *,
+             ours: Callable[[str], bool] | None = None) -> list[str]:
     """Replace the folder ``path`` by the complete folder ``tmp`` with two renames, fsynced.
 
     A reader sees the old folder or the new one, never a mix; a process killed between the two
     renames leaves the old one as ``.<name>.old-<pid>-*``, which :func:`recover_dir` restores.
-    ``before_removing_old(old)`` may take what it needs from the replaced folder before it is
-    deleted. Saves to one path are serialised by a lock on the parent folder.
+    ``ours(name)``: entries of ``path`` the save writes; every other entry is carried into ``tmp``
+    first (:func:`keep_foreign`), under the same lock as the renames, so a save running at the same
+    time cannot move the folder away while its entries are listed. ``before_removing_old(old)``
+    may take what it needs from the replaced folder before it is deleted. Saves to one path are
+    serialised by a lock on the parent folder. Returns the names of the entries carried over.
     """
     fault_point("fsync-tmp")
     fsync_dir(tmp)
     old = None
+    kept: list[str] = []
     with _dir_lock(path.parent):
+        if ours is not None:
+            kept = keep_foreign(path, tmp, ours)
+            fsync_dir(tmp)
         if path.exists():
             old = path.parent / f".{path.name}.old-{os.getpid()}-{time.monotonic_ns()}"
             fault_point("rename-old")
@@ -129,6 +137,7 @@ def swap_dir(tmp: Path, path: Path, before_removing_old: Callable[[Path], None] 
             before_removing_old(old)
         fault_point("remove-old")
         shutil.rmtree(old, ignore_errors=True)
+    return kept
 
 
 def _pid_alive(pid: int) -> bool:

@@ -79,11 +79,16 @@ def check_bundle_target(path: str | Path, json_name: str, *, need_bytes: int = 0
     if path.exists():
         if not path.is_dir():
             raise ConfigError(f"{path} exists and is a file; choose a folder name for the model")
-        entries = [e.name for e in path.iterdir()]
+        try:  # the kinds come from the listing itself (d_type): no second look that a concurrent save could race
+            with os.scandir(path) as it:
+                listing = [(e.name, e.is_symlink() or e.is_file() or e.is_dir()) for e in it]
+        except FileNotFoundError:  # another save to this path is swapping it right now: a bundle
+            listing = []
+        entries = [name for name, _ in listing]
         if entries and json_name not in entries:
             raise ConfigError(f"{path} is a non-empty folder that does not hold a saved model; it was left "
                               f"untouched. Choose a new or empty folder")
-        special = [e.name for e in path.iterdir() if not (e.is_symlink() or e.is_file() or e.is_dir())]
+        special = [name for name, plain in listing if not plain]
         if special:  # a save keeps a user's files, but cannot carry a FIFO or socket across
             raise ConfigError(f"{path} holds {special[0]!r}, which is neither a file nor a folder; a save there "
                               f"would lose it. Move it away or choose another folder")
@@ -135,8 +140,7 @@ def save_bundle(path: str | Path, json_name: str, doc: dict[str, Any], arrays: d
         with open(tmp / json_name, "w", encoding="utf-8") as fh:
             fh.write(text)
             fsync_file(fh)
-        keep_foreign(path, tmp, _ours(json_name))
-        swap_dir(tmp, path)
+        swap_dir(tmp, path, ours=_ours(json_name))
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise StorageError(f"cannot save to {path}: {exc.strerror or exc}; "
