@@ -1,0 +1,150 @@
+"""Dot products with one fixed summation order, so every path gets bit-identical scores (numba).
+
+ClassMap's single-query path reads 4 weight rows against one query; its batch path reads one weight
+row against 4 queries (the refine grouped by class). With ``fastmath`` reassociation LLVM sums each
+such loop in an order of its choosing, so the two paths would disagree in the last bits (and so,
+rarely, in a near-tied ranking); numba's SLP vectoriser is off, so a hand-unrolled fixed order runs
+scalar. These kernels are emitted as LLVM vector IR instead: every dot product ``A[i] · B[j]`` (rows
+of C-contiguous float32 matrices of width D) is ``VECS`` independent ``<16 x float>`` partial sums
+(lane ``l`` of vector ``v`` takes the columns ``k ≡ 16 v + l (mod 16 VECS)`` in order, plain IEEE
+``fmul``/``fadd`` with no fast-math flags, so LLVM may not reorder or fuse them), reduced by a fixed
+tree, plus the ``D mod 16 VECS`` tail columns summed in order. The per-pair instruction sequence is
+the same in every kernel, whatever the other pairs sharing the loop are:
+
+* ``dot1(A, i, B, j) -> float32``;
+* ``dot4(A, i0, i1, i2, i3, B, j0, j1, j2, j3) -> (float32,) * 4``: four pairs in one pass, so four
+  row streams keep more cache misses in flight (single query: four weight rows, one query; batch:
+  one weight row, four queries).
+"""
+from __future__ import annotations
+
+import numba as nb
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+#: vectors of 16 float32 partial sums per dot product
+VECS = 2
+_W = 16
+_F32 = ir.FloatType()
+_I64 = ir.IntType(64)
+_VEC = ir.VectorType(_F32, _W)
+
+
+def _row_ptr(context, builder, arrty, arr, idx):
+    """Pointer to ``arr[idx, 0]`` of a C-contiguous 2-D float32 array, and its width D (i64)."""
+    a = context.make_array(arrty)(context, builder, arr)
+    D = builder.extract_value(a.shape, 1)
+    return builder.gep(a.data, [builder.mul(idx, D)]), D
+
+
+def _reduce(builder, vecs):
+    """Fixed tree: sum of the vectors lane-wise, then halves added until one float remains."""
+    v = vecs[0]
+    for w in vecs[1:]:
+        v = builder.fadd(v, w)
+    n = _W
+    while n > 1:
+        h = n // 2
+        lo = builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), h), list(range(h))))
+        hi = builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), h), list(range(h, n))))
+        v = builder.fadd(lo, hi)
+        n = h
+    return builder.extract_element(v, ir.Constant(ir.IntType(32), 0))
+
+
+def _emit_dots(builder, pairs, D):
+    """IR of the dot products of ``pairs`` = [(a_ptr, b_ptr)] over D columns; returns their float values."""
+    step = _W * VECS
+    main = builder.sub(D, builder.srem(D, ir.Constant(_I64, step)))
+    pre = builder.block
+    head = builder.append_basic_block("dot.head")
+    body = builder.append_basic_block("dot.body")
+    tail_head = builder.append_basic_block("dot.tail.head")
+    tail_body = builder.append_basic_block("dot.tail.body")
+    done = builder.append_basic_block("dot.done")
+    zero_v = ir.Constant(_VEC, [0.0] * _W)
+    builder.branch(head)
+
+    builder.position_at_end(head)
+    k = builder.phi(_I64)
+    k.add_incoming(ir.Constant(_I64, 0), pre)
+    accs = []
+    for _ in pairs:
+        row = []
+        for _v in range(VECS):
+            phi = builder.phi(_VEC)
+            phi.add_incoming(zero_v, pre)
+            row.append(phi)
+        accs.append(row)
+    builder.cbranch(builder.icmp_signed("<", k, main), body, tail_head)
+
+    builder.position_at_end(body)
+    for (pa, pb), row in zip(pairs, accs):
+        for v, phi in enumerate(row):
+            off = builder.add(k, ir.Constant(_I64, v * _W))
+            xa = builder.load(builder.bitcast(builder.gep(pa, [off]), _VEC.as_pointer()), align=4)
+            xb = builder.load(builder.bitcast(builder.gep(pb, [off]), _VEC.as_pointer()), align=4)
+            phi.add_incoming(builder.fadd(phi, builder.fmul(xa, xb)), body)
+    k.add_incoming(builder.add(k, ir.Constant(_I64, step)), body)
+    builder.branch(head)
+
+    builder.position_at_end(tail_head)
+    t = builder.phi(_I64)
+    t.add_incoming(main, head)
+    sums = []
+    for _ in pairs:
+        s = builder.phi(_F32)
+        s.add_incoming(ir.Constant(_F32, 0.0), head)
+        sums.append(s)
+    builder.cbranch(builder.icmp_signed("<", t, D), tail_body, done)
+
+    builder.position_at_end(tail_body)
+    for (pa, pb), s in zip(pairs, sums):
+        prod = builder.fmul(builder.load(builder.gep(pa, [t])), builder.load(builder.gep(pb, [t])))
+        s.add_incoming(builder.fadd(s, prod), tail_body)
+    t.add_incoming(builder.add(t, ir.Constant(_I64, 1)), tail_body)
+    builder.branch(tail_head)
+
+    builder.position_at_end(done)
+    return [builder.fadd(_reduce(builder, row), s) for row, s in zip(accs, sums)]
+
+
+def _check(A, B):
+    for arr in (A, B):
+        if not (isinstance(arr, types.Array) and arr.ndim == 2 and arr.dtype == types.float32
+                and arr.layout == "C"):
+            raise nb.errors.TypingError("lane dot: A and B must be C-contiguous 2-D float32 arrays")
+
+
+@intrinsic
+def dot1(typingctx, A, i, B, j):
+    """``A[i] · B[j]`` (float32) in the fixed lane order; A and B have the same width."""
+    _check(A, B)
+    sig = types.float32(A, types.int64, B, types.int64)
+
+    def codegen(context, builder, signature, args):
+        pa, D = _row_ptr(context, builder, A, args[0], args[1])
+        pb, _ = _row_ptr(context, builder, B, args[2], args[3])
+        return _emit_dots(builder, [(pa, pb)], D)[0]
+
+    return sig, codegen
+
+
+@intrinsic
+def dot4(typingctx, A, i0, i1, i2, i3, B, j0, j1, j2, j3):
+    """``(A[i0] · B[j0], ..., A[i3] · B[j3])`` in one pass, each exactly as :func:`dot1`."""
+    _check(A, B)
+    sig = types.UniTuple(types.float32, 4)(A, *(types.int64,) * 4, B, *(types.int64,) * 4)
+
+    def codegen(context, builder, signature, args):
+        pairs = []
+        D = None
+        for t in range(4):
+            pa, D = _row_ptr(context, builder, A, args[0], args[1 + t])
+            pb, _ = _row_ptr(context, builder, B, args[5], args[6 + t])
+            pairs.append((pa, pb))
+        vals = _emit_dots(builder, pairs, D)
+        return context.make_tuple(builder, signature.return_type, vals)
+
+    return sig, codegen
