@@ -5,15 +5,23 @@ score bit-identical, see there), organised for the cache instead of per query:
 
 * embedding: :func:`embed_batch` — blocks of queries against the d reference rows, one reference
   row against four queries per pass (the block's rows and the references stay in L2);
-* filter: :func:`filter_batch_t` — the blocked weighted-L1 scan over ``ET (d, C)``, queries in
-  parallel (numba threads, ``nogil``);
+* filter: :func:`filter_batch_t` — the blocked weighted-L1 scan over ``ET (d, C)``, queries split
+  over threads;
 * refine: :func:`group_by_row` inverts the ``(n, k)`` lists of classifier rows to evaluate into
   per-row query lists (a counting sort; rows whose output the embedding already holds are copied
   from ``F``), :func:`eval_grouped` reads each needed weight row once per batch and applies it to
   all its queries, four per pass (rows split over threads by their share of the work), and
   :func:`rank_batch` orders each query's candidates exactly as the single-query refine does.
+
+Threads: each kernel is a serial ``nogil`` function over a range of queries (or weight rows) and
+:func:`run_split` runs contiguous ranges on a small thread pool, ``numba.get_num_threads()`` of them
+(``numba.set_num_threads`` caps it). Not ``prange``: inside numba's parallel region the same L1 loop
+compiled without vectorising (measured 4x slower at 2430 classes, one thread).
 """
 from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
 import numpy as np
@@ -26,15 +34,40 @@ _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, 
 QBLOCK = 32
 
 
-@nb.njit(parallel=True, **_EXACT)
-def embed_batch(X, W, b, refs, F):
-    """``F[q, j] = W[refs[j]] · X[q] + b[refs[j]]`` for ``X (n, D)``, ``F (n, d)``."""
-    n = X.shape[0]
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def run_split(fn, bounds, *args) -> None:
+    """``fn(*args, lo, hi)`` for consecutive ``bounds`` pairs, one range per thread (``fn`` releases the GIL)."""
+    global _pool
+    ranges = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(bounds) - 1) if bounds[i + 1] > bounds[i]]
+    if len(ranges) <= 1:
+        for lo, hi in ranges:
+            fn(*args, lo, hi)
+        return
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(2, nb.config.NUMBA_NUM_THREADS),
+                                       thread_name_prefix="classmap-batch")
+    futures = [_pool.submit(fn, *args, lo, hi) for lo, hi in ranges[1:]]
+    fn(*args, *ranges[0])                                   # the calling thread takes the first range
+    for f in futures:
+        f.result()
+
+
+def _even(n: int, parts: int | None = None) -> np.ndarray:
+    parts = max(1, min(n, parts or nb.get_num_threads()))
+    return (np.arange(parts + 1) * n) // parts
+
+
+@nb.njit(**_EXACT)
+def embed_range(X, W, b, refs, F, lo, hi):
+    """``F[q, j] = W[refs[j]] · X[q] + b[refs[j]]`` for queries ``lo..hi`` of ``X (n, D)``, ``F (n, d)``:
+    blocks of ``QBLOCK`` queries, one reference row against four queries per pass."""
     m = refs.shape[0]
-    n_blocks = (n + QBLOCK - 1) // QBLOCK
-    for blk in nb.prange(n_blocks):
-        q0 = blk * QBLOCK
-        q1 = min(n, q0 + QBLOCK)
+    for q0 in range(lo, hi, QBLOCK):
+        q1 = min(hi, q0 + QBLOCK)
         for j in range(m):
             r = refs[j]
             br = b[r]
@@ -51,16 +84,22 @@ def embed_batch(X, W, b, refs, F):
                 q += 1
 
 
-@nb.njit(parallel=True, **_EXACT)
-def filter_batch_t(F, ET, alpha, p, out_cls, out_dist):
-    """:func:`~._classmap_kernels.filter_one` of every row of ``F (n, d)`` into ``out_cls/out_dist (n, p)``."""
-    n = F.shape[0]
-    n_chunks = min(n, 64)
-    for ch in nb.prange(n_chunks):
-        acc = np.empty(BLOCK, np.float32)
-        for q in range(ch * n // n_chunks, (ch + 1) * n // n_chunks):
-            filter_one(F[q], ET, alpha, p, acc, out_dist[q], out_cls[q])
+def embed_batch(X, W, b, refs, F) -> None:
+    """:func:`embed_range` over all queries, split over threads."""
+    run_split(embed_range, _even(len(X)), X, W, b, refs, F)
 
+
+@nb.njit(**_EXACT)
+def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
+    """:func:`~._classmap_kernels.filter_one` of rows ``lo..hi`` of ``F (n, d)`` into ``out_cls/out_dist (n, p)``."""
+    acc = np.empty(BLOCK, np.float32)
+    for q in range(lo, hi):
+        filter_one(F[q], ET, alpha, p, acc, out_dist[q], out_cls[q])
+
+
+def filter_batch_t(F, ET, alpha, p, out_cls, out_dist) -> None:
+    """The exact filter of every row of ``F (n, d)`` against ``ET (d, C)``, queries split over threads."""
+    run_split(filter_range, _even(len(F)), F, ET, alpha, p, out_cls, out_dist)
 
 @nb.njit(**_EXACT)
 def group_by_row(rows, refpos, F, R):
@@ -98,43 +137,51 @@ def group_by_row(rows, refpos, F, R):
     return starts, queries, slots
 
 
-@nb.njit(parallel=True, **_EXACT)
-def eval_grouped(X, W, b, starts, queries, slots, R):
-    """``R.flat[slots[g]] = W[r] · X[queries[g]] + b[r]`` for each row r and its queries (see
-    :func:`group_by_row`); each weight row is read once and applied to four queries per pass."""
-    K = starts.shape[0] - 1
-    total = starts[K]
-    Rf = R.reshape(R.size)
-    n_chunks = max(1, min(256, total // 16))
-    bounds = np.searchsorted(starts, (np.arange(n_chunks + 1) * total) // n_chunks)
-    bounds[0] = 0
-    bounds[n_chunks] = K
-    for ch in nb.prange(n_chunks):
-        for r in range(bounds[ch], bounds[ch + 1]):
-            g = starts[r]
-            e = starts[r + 1]
-            br = b[r]
-            while g + 4 <= e:
-                s0, s1, s2, s3 = dot4(W, r, r, r, r, X, queries[g], queries[g + 1], queries[g + 2], queries[g + 3])
-                Rf[slots[g]] = s0 + br
-                Rf[slots[g + 1]] = s1 + br
-                Rf[slots[g + 2]] = s2 + br
-                Rf[slots[g + 3]] = s3 + br
-                g += 4
-            while g < e:
-                Rf[slots[g]] = dot1(W, r, X, queries[g]) + br
-                g += 1
+@nb.njit(**_EXACT)
+def eval_range(X, W, b, starts, queries, slots, Rf, lo, hi):
+    """``Rf[slots[g]] = W[r] · X[queries[g]] + b[r]`` for weight rows ``r`` in ``lo..hi`` and their
+    queries (see :func:`group_by_row`): each row read once, applied to four queries per pass."""
+    for r in range(lo, hi):
+        g = starts[r]
+        e = starts[r + 1]
+        br = b[r]
+        while g + 4 <= e:
+            s0, s1, s2, s3 = dot4(W, r, r, r, r, X, queries[g], queries[g + 1], queries[g + 2], queries[g + 3])
+            Rf[slots[g]] = s0 + br
+            Rf[slots[g + 1]] = s1 + br
+            Rf[slots[g + 2]] = s2 + br
+            Rf[slots[g + 3]] = s3 + br
+            g += 4
+        while g < e:
+            Rf[slots[g]] = dot1(W, r, X, queries[g]) + br
+            g += 1
 
 
-@nb.njit(parallel=True, **_EXACT)
-def rank_batch(cands, R, refpos, mode, t, out_cls, out_score, out_eval):
-    """Per query: the refine's stop point (mode 3) and evaluations, and the candidates ordered by
-    response, exactly as :func:`~._classmap_kernels.refine_one` given the same responses ``R (n, p)``."""
-    n, p = cands.shape
-    for q in nb.prange(n):
+def eval_grouped(X, W, b, starts, queries, slots, R) -> None:
+    """:func:`eval_range` over all rows, split over threads into ranges of equal work (pairs)."""
+    K = len(starts) - 1
+    total = int(starts[K])
+    parts = max(1, min(nb.get_num_threads(), total // 64))
+    bounds = np.searchsorted(starts, (np.arange(parts + 1) * total) // parts)
+    bounds[0], bounds[-1] = 0, K
+    run_split(eval_range, bounds, X, W, b, starts, queries, slots, R.reshape(-1))
+
+
+@nb.njit(**_EXACT)
+def rank_range(cands, R, refpos, mode, t, out_cls, out_score, out_eval, lo, hi):
+    """Per query ``lo..hi``: the refine's stop point (mode 3) and evaluations, and the candidates
+    ordered by response, exactly as :func:`~._classmap_kernels.refine_one` given the same
+    responses ``R (n, p)``."""
+    p = cands.shape[1]
+    for q in range(lo, hi):
         n_done, n_eval = stop_point(cands[q], R[q], p, refpos, mode, t)
         rank(cands[q], R[q], p, n_done, out_cls[q], out_score[q])
         out_eval[q] = n_eval
+
+
+def rank_batch(cands, R, refpos, mode, t, out_cls, out_score, out_eval) -> None:
+    """:func:`rank_range` over all queries (one thread: it is a small share of the work)."""
+    rank_range(cands, R, refpos, mode, t, out_cls, out_score, out_eval, 0, len(cands))
 
 
 def refine_ova_batch(X, W, b, F, refpos, cands, mode, t, out_cls, out_score, out_eval):

@@ -11,15 +11,16 @@ over buffers the caller preallocates, so a query allocates nothing.
 One arithmetic for every path: the single query (here) and the batch (``_batch_kernels``) must give
 bit-identical scores, so no kernel that produces a number lets the compiler reorder sums. Dot
 products are :mod:`._lane_dot`'s fixed-order vector kernels; the filter distance of class ``c`` is
-``sum_j alpha_j * |f_j - E[c, j]|`` added in ``j`` order, vectorised across classes over the
-transposed embeddings ``ET (d, C)`` (compiled without reassociation or FMA contraction). Ties in
-the filter keep the lower class first; the refine ranking is one shared insertion sort.
+``sum_j |alpha_j f_j - alpha_j E[c, j]|`` (``alpha >= 0``: the weighted L1, three operations a term)
+added in ``j`` order, vectorised across classes over the scaled, transposed embeddings
+``ET (d, C)`` = :func:`transpose_embeddings` (compiled without reassociation or FMA contraction).
+Ties in the filter keep the lower class first; the refine ranking is one shared insertion sort.
 
 Conventions: ``W (K, D) float32`` stacked linear classifiers and ``b (K,) float32`` biases;
 ``refs (d,) int64`` reference classifier rows, ``alpha (d,) float32`` weights, ``E (C, d)
 float32`` class embeddings, ``refpos (K,) int64`` = position of a classifier among the
 references or -1 (so a reference that is also a candidate is not evaluated twice); ``ET (d, C)``
-the class embeddings transposed (:func:`transpose_embeddings`).
+the class embeddings scaled by alpha and transposed (:func:`transpose_embeddings`).
 Refine modes: 2 = best OVA response among the top p, 3 = OVA + threshold (stop at the first
 candidate in filter order with response >= t). Mode 1 (all-pairs vote) runs in numpy.
 """
@@ -59,16 +60,21 @@ def _filter_top(fq, E, alpha, p, topd, topc):
 
 
 
-def transpose_embeddings(E: np.ndarray) -> np.ndarray:
-    """``E (C, d)`` -> ``ET (d, C) float32`` C-contiguous, the layout the filter kernels scan."""
-    return np.ascontiguousarray(np.asarray(E, np.float32).T)
+def transpose_embeddings(E: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """``E (C, d)``, ``alpha (d,) >= 0`` -> ``ET (d, C) float32`` = ``alpha_j * E[c, j]`` at ``[j, c]``,
+    C-contiguous: the layout the filter kernels scan (each product rounded once, as the kernels
+    round ``alpha_j * f_j``)."""
+    alpha = np.asarray(alpha, np.float32)
+    if np.any(alpha < 0):
+        raise ValueError("ClassMap filter weights alpha must be >= 0")
+    return np.ascontiguousarray(np.asarray(E, np.float32).T * alpha[:, None])
 
 
 @nb.njit(**_EXACT)
 def filter_one(fq, ET, alpha, p, acc, topd, topc):
-    """Weighted L1 from ``fq (d,)`` to every class of ``ET (d, C)``; the ``p`` nearest into
-    ``topd/topc[:p]`` ascending (ties: lower class first). ``acc (>= BLOCK,) float32`` scratch.
-    Returns the number filled, ``min(p, C)``."""
+    """Weighted L1 from ``fq (d,)`` to every class of ``ET (d, C)`` (alpha-scaled, see
+    :func:`transpose_embeddings`); the ``p`` nearest into ``topd/topc[:p]`` ascending (ties: lower
+    class first). ``acc (>= BLOCK,) float32`` scratch. Returns the number filled, ``min(p, C)``."""
     d, C = ET.shape
     filled = 0
     for c0 in range(0, C, BLOCK):
@@ -77,11 +83,10 @@ def filter_one(fq, ET, alpha, p, acc, topd, topc):
         for c in range(nb_):
             acc[c] = np.float32(0.0)
         for j in range(d):
-            a = alpha[j]
-            f = fq[j]
-            row = ET[j, c0:c1]
+            f = alpha[j] * fq[j]
+            row = ET[j, c0:c1]                       # a 1-D view: the loop below vectorises
             for c in range(nb_):
-                acc[c] += a * abs(f - row[c])
+                acc[c] += abs(f - row[c])
         for c in range(nb_):
             s = acc[c]
             if filled == p and not s < topd[p - 1]:
@@ -204,5 +209,5 @@ def filter_batch(F, E, alpha, p, out_cls, out_dist):
     :func:`filter_one` per query). Pass ``ET`` to ``_batch_kernels.filter_batch_t`` to skip the transpose."""
     from ._batch_kernels import filter_batch_t      # that module builds on this one
 
-    filter_batch_t(np.ascontiguousarray(F, np.float32), transpose_embeddings(E), np.ascontiguousarray(alpha, np.float32),
-                   p, out_cls, out_dist)
+    alpha = np.ascontiguousarray(alpha, np.float32)
+    filter_batch_t(np.ascontiguousarray(F, np.float32), transpose_embeddings(E, alpha), alpha, p, out_cls, out_dist)

@@ -6,21 +6,26 @@ such loop in an order of its choosing, so the two paths would disagree in the la
 rarely, in a near-tied ranking); numba's SLP vectoriser is off, so a hand-unrolled fixed order runs
 scalar. These kernels are emitted as LLVM vector IR instead: every dot product ``A[i] · B[j]`` (rows
 of C-contiguous float32 matrices of width D) is ``VECS`` independent ``<16 x float>`` partial sums
-(lane ``l`` of vector ``v`` takes the columns ``k ≡ 16 v + l (mod 16 VECS)`` in order, plain IEEE
-``fmul``/``fadd`` with no fast-math flags, so LLVM may not reorder or fuse them), reduced by a fixed
-tree, plus the ``D mod 16 VECS`` tail columns summed in order. The per-pair instruction sequence is
+(lane ``l`` of vector ``v`` takes the columns ``k ≡ 16 v + l (mod 16 VECS)`` in order, each step an
+explicit fused multiply-add ``llvm.fma``, one rounding, never split or re-ordered by LLVM), reduced by
+a fixed tree of plain ``fadd``, plus the ``D mod 16 VECS`` tail columns fused-multiply-added in order. The per-pair instruction sequence is
 the same in every kernel, whatever the other pairs sharing the loop are:
 
 * ``dot1(A, i, B, j) -> float32``;
 * ``dot4(A, i0, i1, i2, i3, B, j0, j1, j2, j3) -> (float32,) * 4``: four pairs in one pass, so four
   row streams keep more cache misses in flight (single query: four weight rows, one query; batch:
   one weight row, four queries).
+
+numba's on-disk cache of a caller is keyed on the caller's own source file: after editing this
+module, delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``_classmap_kernels`` and
+``_batch_kernels`` (an installed release has fresh files, so this concerns development only).
 """
 from __future__ import annotations
 
 import numba as nb
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 #: vectors of 16 float32 partial sums per dot product
@@ -56,6 +61,7 @@ def _reduce(builder, vecs):
 def _emit_dots(builder, pairs, D):
     """IR of the dot products of ``pairs`` = [(a_ptr, b_ptr)] over D columns; returns their float values."""
     step = _W * VECS
+    vfma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VEC, [_VEC] * 3), "llvm.fma.v16f32")
     main = builder.sub(D, builder.srem(D, ir.Constant(_I64, step)))
     pre = builder.block
     head = builder.append_basic_block("dot.head")
@@ -85,7 +91,7 @@ def _emit_dots(builder, pairs, D):
             off = builder.add(k, ir.Constant(_I64, v * _W))
             xa = builder.load(builder.bitcast(builder.gep(pa, [off]), _VEC.as_pointer()), align=4)
             xb = builder.load(builder.bitcast(builder.gep(pb, [off]), _VEC.as_pointer()), align=4)
-            phi.add_incoming(builder.fadd(phi, builder.fmul(xa, xb)), body)
+            phi.add_incoming(builder.call(vfma, [xa, xb, phi]), body)
     k.add_incoming(builder.add(k, ir.Constant(_I64, step)), body)
     builder.branch(head)
 
@@ -101,8 +107,8 @@ def _emit_dots(builder, pairs, D):
 
     builder.position_at_end(tail_body)
     for (pa, pb), s in zip(pairs, sums):
-        prod = builder.fmul(builder.load(builder.gep(pa, [t])), builder.load(builder.gep(pb, [t])))
-        s.add_incoming(builder.fadd(s, prod), tail_body)
+        s.add_incoming(builder.fma(builder.load(builder.gep(pa, [t])), builder.load(builder.gep(pb, [t])), s),
+                       tail_body)
     t.add_incoming(builder.add(t, ir.Constant(_I64, 1)), tail_body)
     builder.branch(tail_head)
 

@@ -314,11 +314,13 @@ class ClassMap(BaseEstimator):
         return cached[2]
 
     def _embeddings_t(self) -> np.ndarray:
-        """``class_embeddings_`` transposed to ``(d, C)``, the exact filter's layout (cached per array)."""
+        """``class_embeddings_`` alpha-scaled and transposed to ``(d, C)``, the exact filter's layout
+        (cached; rebuilt when either array is replaced)."""
         cached = self.__dict__.get("_et_cache")
-        if cached is None or cached[0] is not self.class_embeddings_:
-            cached = self._et_cache = (self.class_embeddings_, K.transpose_embeddings(self.class_embeddings_))
-        return cached[1]
+        if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
+            cached = self._et_cache = (self.class_embeddings_, self.alpha_,
+                                       K.transpose_embeddings(self.class_embeddings_, self.alpha_))
+        return cached[2]
 
     def _filter(self, F: np.ndarray, p: int, cands: np.ndarray, dist: np.ndarray) -> None:
         """Filter step into ``cands``/``dist (n, p)``: the fused exact scan, or the index at many classes."""

@@ -23,7 +23,7 @@ class SingleQuery:
         W, b = linear_weights(bank)
         self.W, self.b = W, b
         self.refs, self.alpha = cm.reference_, cm.alpha_
-        self.ET = K.transpose_embeddings(cm.class_embeddings_)   # (d, C): the filter's layout
+        self.ET = cm._embeddings_t()                  # (d, C) alpha-scaled: the filter's layout
         self.refpos = cm._refpos(bank)
         self.classes = cm.classes_
         self.p = min(int(cm.p), cm.n_classes_)
