@@ -26,7 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 
-from ._classmap_kernels import BLOCK, filter_one, rank, stop_point
+from ._classmap_kernels import filter_one, rank, stop_point
+from ._lane_dot import TILE
 from ._lane_dot import dot1, dot4
 
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
@@ -92,7 +93,7 @@ def embed_batch(X, W, b, refs, F) -> None:
 @nb.njit(**_EXACT)
 def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
     """:func:`~._classmap_kernels.filter_one` of rows ``lo..hi`` of ``F (n, d)`` into ``out_cls/out_dist (n, p)``."""
-    acc = np.empty(BLOCK, np.float32)
+    acc = np.empty(ET.shape[0] + TILE, np.float32)
     for q in range(lo, hi):
         filter_one(F[q], ET, alpha, p, acc, out_dist[q], out_cls[q])
 

@@ -29,14 +29,17 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._lane_dot import dot1, dot4
+from ._lane_dot import TILE, dot1, dot4, l1_tile
 from ._topk import topk_insert
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 #: kernels whose sums must not be reordered or fused (see the module docstring)
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
-#: classes per filter block: the block's running distances (4 KiB) stay in L1
-BLOCK = 1024
+
+
+def filter_scratch(d: int) -> np.ndarray:
+    """The filter's per-query scratch (:func:`filter_one`): the scaled query and one tile of distances."""
+    return np.empty(d + TILE, np.float32)
 
 
 @nb.njit(**_OPTS)
@@ -74,24 +77,33 @@ def transpose_embeddings(E: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 def filter_one(fq, ET, alpha, p, acc, topd, topc):
     """Weighted L1 from ``fq (d,)`` to every class of ``ET (d, C)`` (alpha-scaled, see
     :func:`transpose_embeddings`); the ``p`` nearest into ``topd/topc[:p]`` ascending (ties: lower
-    class first). ``acc (>= BLOCK,) float32`` scratch. Returns the number filled, ``min(p, C)``."""
+    class first). ``acc`` = :func:`filter_scratch` ``(d)``. Returns the number filled, ``min(p, C)``.
+
+    Tiles of ``TILE`` classes go through :func:`._lane_dot.l1_tile` (sums in registers); the last
+    ``C mod TILE`` classes through the same operations in a scalar loop."""
     d, C = ET.shape
+    fs = acc[:d]
+    for j in range(d):
+        fs[j] = alpha[j] * fq[j]
+    dist = acc[d:d + TILE]
     filled = 0
-    for c0 in range(0, C, BLOCK):
-        c1 = min(C, c0 + BLOCK)
-        nb_ = c1 - c0
-        for c in range(nb_):
-            acc[c] = np.float32(0.0)
-        for j in range(d):
-            f = alpha[j] * fq[j]
-            row = ET[j, c0:c1]                       # a 1-D view: the loop below vectorises
-            for c in range(nb_):
-                acc[c] += abs(f - row[c])
-        for c in range(nb_):
-            s = acc[c]
+    c0 = 0
+    while c0 < C:
+        n_t = min(TILE, C - c0)
+        if n_t == TILE:
+            l1_tile(fs, ET, c0, dist)
+        else:
+            for c in range(n_t):
+                s = np.float32(0.0)
+                for j in range(d):
+                    s += abs(fs[j] - ET[j, c0 + c])
+                dist[c] = s
+        for c in range(n_t):
+            s = dist[c]
             if filled == p and not s < topd[p - 1]:
                 continue
             filled = topk_insert(s, c0 + c, filled, p, topd, topc)
+        c0 += TILE
     return filled
 
 

@@ -32,7 +32,7 @@ class SingleQuery:
         d = len(self.refs)
         self.query_embedding = np.empty(d, np.float32)        # outputs of the d reference classifiers
         self.candidate_dist = np.empty(self.p, np.float32)    # filter distances, ascending
-        self.filter_acc = np.empty(K.BLOCK, np.float32)       # filter scratch: one block's distances
+        self.filter_acc = K.filter_scratch(d)                 # filter scratch
         self.candidates = np.empty(self.p, np.int64)          # class indices in filter order
         self.responses = np.empty(self.p, np.float32)         # refine scratch
         self.top_classes = np.empty(self.p, np.int64)
