@@ -26,9 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 
-from ._classmap_kernels import filter_one, rank, stop_point
-from ._lane_dot import TILE
-from ._lane_dot import dot1, dot4
+from ._classmap_kernels import filter_one, insert_tile, rank, scale_query, stop_point, tail_distances
+from ._lane_dot import TILE, dot1, dot4, l1_tile4
 
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
 #: queries per embedding block (their rows and the d reference rows fit in L2)
@@ -92,10 +91,32 @@ def embed_batch(X, W, b, refs, F) -> None:
 
 @nb.njit(**_EXACT)
 def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
-    """:func:`~._classmap_kernels.filter_one` of rows ``lo..hi`` of ``F (n, d)`` into ``out_cls/out_dist (n, p)``."""
-    acc = np.empty(ET.shape[0] + TILE, np.float32)
-    for q in range(lo, hi):
+    """The filter of rows ``lo..hi`` of ``F (n, d)`` into ``out_cls/out_dist (n, p)``: four queries
+    share each tile of ``ET`` (:func:`._lane_dot.l1_tile4`); each gets what
+    :func:`~._classmap_kernels.filter_one` gives it alone."""
+    d, C = ET.shape
+    FS = np.empty((4, d), np.float32)
+    DIST = np.empty((4, TILE), np.float32)
+    filled = np.zeros(4, np.int64)
+    q = lo
+    while q + 4 <= hi:
+        for t in range(4):
+            scale_query(F[q + t], alpha, FS[t])
+            filled[t] = 0
+        for c0 in range(0, C, TILE):
+            n_t = min(TILE, C - c0)
+            if n_t == TILE:
+                l1_tile4(FS, ET, c0, DIST)
+            else:
+                for t in range(4):
+                    tail_distances(FS[t], ET, c0, n_t, DIST[t])
+            for t in range(4):
+                filled[t] = insert_tile(DIST[t], n_t, c0, filled[t], p, out_dist[q + t], out_cls[q + t])
+        q += 4
+    acc = np.empty(d + TILE, np.float32)
+    while q < hi:
         filter_one(F[q], ET, alpha, p, acc, out_dist[q], out_cls[q])
+        q += 1
 
 
 def filter_batch_t(F, ET, alpha, p, out_cls, out_dist) -> None:

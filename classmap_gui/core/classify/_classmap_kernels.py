@@ -74,36 +74,71 @@ def transpose_embeddings(E: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(**_EXACT)
+def scale_query(fq, alpha, fs):
+    """``fs[j] = alpha[j] * fq[j]``: the query in the filter's alpha-scaled space."""
+    for j in range(fq.shape[0]):
+        fs[j] = alpha[j] * fq[j]
+
+
+@nb.njit(**_EXACT)
+def tail_distances(fs, ET, c0, n_t, dist):
+    """``dist[:n_t]`` for classes ``c0..c0+n_t`` (fewer than a tile) by the same operations as ``l1_tile``."""
+    d = ET.shape[0]
+    for c in range(n_t):
+        s = np.float32(0.0)
+        for j in range(d):
+            s += abs(fs[j] - ET[j, c0 + c])
+        dist[c] = s
+
+
+@nb.njit(**_OPTS)
+def _tile_min(dist, n_t):
+    """The smallest of ``dist[:n_t]`` (vectorised; a minimum does not depend on the order taken)."""
+    m = dist[0]
+    for c in range(1, n_t):
+        m = min(m, dist[c])
+    return m
+
+
+@nb.njit(**_EXACT)
+def insert_tile(dist, n_t, c0, filled, p, topd, topc):
+    """Offer classes ``c0..c0+n_t`` with distances ``dist[:n_t]`` to the running top-p; returns the fill.
+
+    A tile whose nearest class is not below the current p-th is skipped whole (most tiles, once the
+    list is full); inside a tile the p-th is kept in a register. Same decisions as offering each
+    class to ``topk_insert`` in order."""
+    if filled == p and not _tile_min(dist, n_t) < topd[p - 1]:
+        return filled
+    worst = topd[p - 1]
+    for c in range(n_t):
+        s = dist[c]
+        if filled < p or s < worst:
+            filled = topk_insert(s, c0 + c, filled, p, topd, topc)
+            if filled == p:
+                worst = topd[p - 1]
+    return filled
+
+
+@nb.njit(**_EXACT)
 def filter_one(fq, ET, alpha, p, acc, topd, topc):
     """Weighted L1 from ``fq (d,)`` to every class of ``ET (d, C)`` (alpha-scaled, see
     :func:`transpose_embeddings`); the ``p`` nearest into ``topd/topc[:p]`` ascending (ties: lower
     class first). ``acc`` = :func:`filter_scratch` ``(d)``. Returns the number filled, ``min(p, C)``.
 
     Tiles of ``TILE`` classes go through :func:`._lane_dot.l1_tile` (sums in registers); the last
-    ``C mod TILE`` classes through the same operations in a scalar loop."""
+    ``C mod TILE`` classes through :func:`tail_distances` (the same operations, scalar)."""
     d, C = ET.shape
     fs = acc[:d]
-    for j in range(d):
-        fs[j] = alpha[j] * fq[j]
     dist = acc[d:d + TILE]
+    scale_query(fq, alpha, fs)
     filled = 0
-    c0 = 0
-    while c0 < C:
+    for c0 in range(0, C, TILE):
         n_t = min(TILE, C - c0)
         if n_t == TILE:
             l1_tile(fs, ET, c0, dist)
         else:
-            for c in range(n_t):
-                s = np.float32(0.0)
-                for j in range(d):
-                    s += abs(fs[j] - ET[j, c0 + c])
-                dist[c] = s
-        for c in range(n_t):
-            s = dist[c]
-            if filled == p and not s < topd[p - 1]:
-                continue
-            filled = topk_insert(s, c0 + c, filled, p, topd, topc)
-        c0 += TILE
+            tail_distances(fs, ET, c0, n_t, dist)
+        filled = insert_tile(dist, n_t, c0, filled, p, topd, topc)
     return filled
 
 

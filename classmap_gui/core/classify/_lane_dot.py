@@ -160,56 +160,97 @@ def dot4(typingctx, A, i0, i1, i2, i3, B, j0, j1, j2, j3):
 TILE = 4 * _W
 
 
+def _emit_l1(context, builder, eta, c0, fs_ptrs, out_ptrs):
+    """IR of :func:`l1_tile` for several queries sharing each load of the tile."""
+    d = builder.extract_value(eta.shape, 0)
+    C = builder.extract_value(eta.shape, 1)
+    base = builder.gep(eta.data, [c0])
+    fabs = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VEC, [_VEC]), "llvm.fabs.v16f32")
+    vfma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VEC, [_VEC] * 3), "llvm.fma.v16f32")
+    minus1 = ir.Constant(_VEC, [-1.0] * _W)
+    splat = ir.Constant(ir.VectorType(ir.IntType(32), _W), [0] * _W)
+    pre = builder.block
+    head = builder.append_basic_block("l1.head")
+    body = builder.append_basic_block("l1.body")
+    done = builder.append_basic_block("l1.done")
+    builder.branch(head)
+    builder.position_at_end(head)
+    j = builder.phi(_I64)
+    j.add_incoming(ir.Constant(_I64, 0), pre)
+    accs = []
+    for _ in fs_ptrs:
+        row = []
+        for _v in range(TILE // _W):
+            phi = builder.phi(_VEC)
+            phi.add_incoming(ir.Constant(_VEC, [0.0] * _W), pre)
+            row.append(phi)
+        accs.append(row)
+    builder.cbranch(builder.icmp_signed("<", j, d), body, done)
+    builder.position_at_end(body)
+    erow = builder.gep(base, [builder.mul(j, C)])
+    tiles = [builder.load(builder.bitcast(builder.gep(erow, [ir.Constant(_I64, v * _W)]), _VEC.as_pointer()),
+                          align=4) for v in range(TILE // _W)]
+    for fp, row in zip(fs_ptrs, accs):
+        f = builder.load(builder.gep(fp, [j]))
+        fv = builder.insert_element(ir.Constant(_VEC, ir.Undefined), f, ir.Constant(ir.IntType(32), 0))
+        fv = builder.shuffle_vector(fv, fv, splat)
+        for e, phi in zip(tiles, row):
+            # f - e as fma(e, -1, f): the same single rounding as fsub, but on the multiply-add
+            # pipes, leaving the add pipes to the accumulation
+            diff = builder.call(vfma, [e, minus1, fv])
+            phi.add_incoming(builder.fadd(phi, builder.call(fabs, [diff])), body)
+    j.add_incoming(builder.add(j, ir.Constant(_I64, 1)), body)
+    builder.branch(head)
+    builder.position_at_end(done)
+    for op, row in zip(out_ptrs, accs):
+        for v, phi in enumerate(row):
+            builder.store(phi, builder.bitcast(builder.gep(op, [ir.Constant(_I64, v * _W)]), _VEC.as_pointer()),
+                          align=4)
+
+
+def _check_et(ET):
+    if not (isinstance(ET, types.Array) and ET.ndim == 2 and ET.dtype == types.float32 and ET.layout == "C"):
+        raise nb.errors.TypingError("l1_tile: ET must be a C-contiguous 2-D float32 array")
+
+
 @intrinsic
 def l1_tile(typingctx, fs, ET, c0, out):
     """``out[t] = sum_j |fs[j] - ET[j, c0 + t]|`` for ``t < TILE``, added in ``j`` order from 0.0.
 
     ``fs (d,)`` the alpha-scaled query embedding, ``ET (d, C)`` the alpha-scaled transposed class
-    embeddings (C-contiguous float32, ``c0 + TILE <= C``), ``out (>= TILE,) float32``. The running
-    sums stay in registers (the numba loop kept them in memory: a load and a store per term); each
-    term is ``fsub``, ``fabs``, ``fadd`` without fast-math flags, so a scalar loop doing the same in
-    the same order gives the same bits (the caller's tail classes)."""
-    if not (isinstance(ET, types.Array) and ET.ndim == 2 and ET.dtype == types.float32 and ET.layout == "C"):
-        raise nb.errors.TypingError("l1_tile: ET must be a C-contiguous 2-D float32 array")
+    embeddings (C-contiguous float32, ``c0 + TILE <= C``), ``out (>= TILE,) float32`` (contiguous).
+    The running sums stay in registers (a numba loop keeps them in memory: a load and a store per
+    term); each term is one rounding of ``f - e``, ``fabs``, ``fadd``, without fast-math flags, so
+    a scalar loop doing ``s += abs(f - e)`` in the same order gives the same bits (the tail)."""
+    _check_et(ET)
     sig = types.none(fs, ET, types.int64, out)
 
     def codegen(context, builder, signature, args):
         fsa = context.make_array(fs)(context, builder, args[0])
         eta = context.make_array(ET)(context, builder, args[1])
         outa = context.make_array(out)(context, builder, args[3])
-        d = builder.extract_value(eta.shape, 0)
-        C = builder.extract_value(eta.shape, 1)
-        base = builder.gep(eta.data, [args[2]])
-        fabs = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VEC, [_VEC]), "llvm.fabs.v16f32")
-        pre = builder.block
-        head = builder.append_basic_block("l1.head")
-        body = builder.append_basic_block("l1.body")
-        done = builder.append_basic_block("l1.done")
-        builder.branch(head)
-        builder.position_at_end(head)
-        j = builder.phi(_I64)
-        j.add_incoming(ir.Constant(_I64, 0), pre)
-        accs = []
-        for _ in range(TILE // _W):
-            phi = builder.phi(_VEC)
-            phi.add_incoming(ir.Constant(_VEC, [0.0] * _W), pre)
-            accs.append(phi)
-        builder.cbranch(builder.icmp_signed("<", j, d), body, done)
-        builder.position_at_end(body)
-        f = builder.load(builder.gep(fsa.data, [j]))
-        fv = builder.insert_element(ir.Constant(_VEC, ir.Undefined), f, ir.Constant(ir.IntType(32), 0))
-        fv = builder.shuffle_vector(fv, fv, ir.Constant(ir.VectorType(ir.IntType(32), _W), [0] * _W))
-        row = builder.gep(base, [builder.mul(j, C)])
-        for v, phi in enumerate(accs):
-            e = builder.load(builder.bitcast(builder.gep(row, [ir.Constant(_I64, v * _W)]), _VEC.as_pointer()),
-                             align=4)
-            phi.add_incoming(builder.fadd(phi, builder.call(fabs, [builder.fsub(fv, e)])), body)
-        j.add_incoming(builder.add(j, ir.Constant(_I64, 1)), body)
-        builder.branch(head)
-        builder.position_at_end(done)
-        for v, phi in enumerate(accs):
-            builder.store(phi, builder.bitcast(builder.gep(outa.data, [ir.Constant(_I64, v * _W)]), _VEC.as_pointer()),
-                          align=4)
+        _emit_l1(context, builder, eta, args[2], [fsa.data], [outa.data])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def l1_tile4(typingctx, FS, ET, c0, OUT):
+    """:func:`l1_tile` of four queries at once (rows of ``FS (4, d)`` into rows of ``OUT (4, >= TILE)``,
+    both C-contiguous): each tile load serves the four, the same bits as four calls."""
+    _check_et(ET)
+    sig = types.none(FS, ET, types.int64, OUT)
+
+    def codegen(context, builder, signature, args):
+        fsa = context.make_array(FS)(context, builder, args[0])
+        eta = context.make_array(ET)(context, builder, args[1])
+        outa = context.make_array(OUT)(context, builder, args[3])
+        dfs = builder.extract_value(fsa.shape, 1)
+        dout = builder.extract_value(outa.shape, 1)
+        fs_ptrs = [builder.gep(fsa.data, [builder.mul(ir.Constant(_I64, q), dfs)]) for q in range(4)]
+        out_ptrs = [builder.gep(outa.data, [builder.mul(ir.Constant(_I64, q), dout)]) for q in range(4)]
+        _emit_l1(context, builder, eta, args[2], fs_ptrs, out_ptrs)
         return context.get_dummy_value()
 
     return sig, codegen
