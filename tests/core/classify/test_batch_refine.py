@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import numba as nb
+
 from classmap_gui.core.classify import _batch_kernels as BK
 from classmap_gui.core.classify._lane_dot import dot1, dot4
 from classmap_gui.core.classify.classmap import ClassMap
-
-import numba as nb
 
 
 class LinearBank:
@@ -118,3 +118,23 @@ def test_group_by_row_inverts_the_candidate_lists():
     np.testing.assert_array_equal(starts, [0, 1, 1, 2, 4])
     np.testing.assert_array_equal(queries, [0, 1, 0, 1])   # class 0: q0; class 2: q1; class 3: q0, q1
     np.testing.assert_array_equal(slots, [2, 4, 0, 5])
+
+
+@pytest.mark.parametrize("refine", ["v2", "v3"])
+def test_trained_digits_model_batch_equals_single_query(refine):
+    """A real trained bank (liblinear one-vs-all on scikit-learn's digits, 10 classes x 64 pixels)."""
+    from sklearn.datasets import load_digits
+
+    from classmap_gui.core.classify import OneVsAllBank
+
+    X, y = load_digits(return_X_y=True)
+    X = (X / 16).astype(np.float32)
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(X))
+    tr, em, te = idx[:900], idx[900:1300], idx[1300:]
+    bank = OneVsAllBank(trainer="liblinear", C=1.0, random_state=0).fit(X[tr], y[tr])
+    cm = ClassMap(d=4, p=4, embedding="boosted", refine=refine, n_triples=3000).fit(bank, X[em], y[em])
+    res = cm.predict(bank, X[te])
+    assert_same(res, [cm.predict(bank, x[None, :]) for x in X[te]])
+    assert np.mean(res.labels == y[te]) > 0.85              # a working model (brute force: 0.96)
+    assert res.evaluations.mean() < 10 + 4                 # d + at most p
