@@ -210,7 +210,7 @@ def _emit_l1(context, builder, eta, c0, fs_ptrs, out_ptrs):
 
 def _check_et(ET):
     if not (isinstance(ET, types.Array) and ET.ndim == 2 and ET.dtype == types.float32 and ET.layout == "C"):
-        raise nb.errors.TypingError("l1_tile: ET must be a C-contiguous 2-D float32 array")
+        raise nb.errors.TypingError("l1_tile: ET, FS and OUT must be C-contiguous 2-D float32 arrays")
 
 
 @intrinsic
@@ -237,9 +237,11 @@ def l1_tile(typingctx, fs, ET, c0, out):
 
 @intrinsic
 def l1_tile4(typingctx, FS, ET, c0, OUT):
-    """:func:`l1_tile` of four queries at once (rows of ``FS (4, d)`` into rows of ``OUT (4, >= TILE)``,
-    both C-contiguous): each tile load serves the four, the same bits as four calls."""
+    """:func:`l1_tile` of four queries at once: rows of ``FS (4, d)`` into ``OUT[:, c0:c0 + TILE]`` of
+    ``OUT (4, C)`` (both C-contiguous float32): each tile load serves the four, the same bits as four calls."""
     _check_et(ET)
+    _check_et(FS)
+    _check_et(OUT)
     sig = types.none(FS, ET, types.int64, OUT)
 
     def codegen(context, builder, signature, args):
@@ -249,7 +251,8 @@ def l1_tile4(typingctx, FS, ET, c0, OUT):
         dfs = builder.extract_value(fsa.shape, 1)
         dout = builder.extract_value(outa.shape, 1)
         fs_ptrs = [builder.gep(fsa.data, [builder.mul(ir.Constant(_I64, q), dfs)]) for q in range(4)]
-        out_ptrs = [builder.gep(outa.data, [builder.mul(ir.Constant(_I64, q), dout)]) for q in range(4)]
+        out_ptrs = [builder.gep(outa.data, [builder.add(builder.mul(ir.Constant(_I64, q), dout), args[2])])
+                    for q in range(4)]
         _emit_l1(context, builder, eta, args[2], fs_ptrs, out_ptrs)
         return context.get_dummy_value()
 

@@ -138,3 +138,29 @@ def test_trained_digits_model_batch_equals_single_query(refine):
     assert_same(res, [cm.predict(bank, x[None, :]) for x in X[te]])
     assert np.mean(res.labels == y[te]) > 0.85              # a working model (brute force: 0.96)
     assert res.evaluations.mean() < 10 + 4                 # d + at most p
+
+
+@pytest.mark.parametrize("p", [1, 7, 40])
+def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
+    """Enough classes for the batch filter's group bound to act; integer embeddings make many equal
+    distances, which must rank by class exactly as the single query's running top-p does."""
+    from classmap_gui.core.classify import _classmap_kernels as K
+
+    rng = np.random.default_rng(p)
+    C, d, n = 1500, 6, 37
+    E = rng.integers(0, 4, size=(C, d)).astype(np.float32)
+    F = rng.integers(0, 4, size=(n, d)).astype(np.float32)
+    alpha = rng.choice([0.5, 1.0, 2.0], size=d).astype(np.float32)
+    ET = K.transpose_embeddings(E, alpha)
+    cls = np.empty((n, p), np.int64)
+    dist = np.empty((n, p), np.float32)
+    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
+    acc = K.filter_scratch(d)
+    topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
+    for q in range(n):
+        assert K.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
+        np.testing.assert_array_equal(cls[q], topc)
+        np.testing.assert_array_equal(dist[q], topd)
+    # and the definition: the p smallest weighted L1 distances, ties by class
+    ref = np.abs(F[:, None, :] - E[None]) @ alpha
+    np.testing.assert_array_equal(cls, np.argsort(ref, axis=1, kind="stable")[:, :p])
