@@ -5,13 +5,22 @@ brute force (one BLAS ``sgemv``), and a plain numpy ClassMap query (gather d row
 ``np.abs(E - f) @ alpha`` with its ``(C, d)`` temporary, ``argpartition``, a second gather)
 costs about the same: Python call overhead and temporaries eat the 16x fewer operations.
 Here the embedding dot products, the weighted-L1 filter fused with a running top-p selection
-(no ``(C,)`` or ``(C, d)`` temporaries) and the refine dot products run in one compiled call
+(no ``(C,)`` or ``(C, d)`` temporaries) and the refine dot products run in compiled calls
 over buffers the caller preallocates, so a query allocates nothing.
+
+One arithmetic for every path: the single query (here) and the batch (``_batch_kernels``) must give
+bit-identical scores, so no kernel that produces a number lets the compiler reorder sums. Dot
+products are :mod:`._lane_dot`'s fixed-order vector kernels; the filter distance of class ``c`` is
+``sum_j |alpha_j f_j - alpha_j E[c, j]|`` (``alpha >= 0``: the weighted L1, three operations a term)
+added in ``j`` order, vectorised across classes over the scaled, transposed embeddings
+``ET (d, C)`` = :func:`transpose_embeddings` (compiled without reassociation or FMA contraction).
+Ties in the filter keep the lower class first; the refine ranking is one shared insertion sort.
 
 Conventions: ``W (K, D) float32`` stacked linear classifiers and ``b (K,) float32`` biases;
 ``refs (d,) int64`` reference classifier rows, ``alpha (d,) float32`` weights, ``E (C, d)
 float32`` class embeddings, ``refpos (K,) int64`` = position of a classifier among the
-references or -1 (so a reference that is also a candidate is not evaluated twice).
+references or -1 (so a reference that is also a candidate is not evaluated twice); ``ET (d, C)``
+the class embeddings scaled by alpha and transposed (:func:`transpose_embeddings`).
 Refine modes: 2 = best OVA response among the top p, 3 = OVA + threshold (stop at the first
 candidate in filter order with response >= t). Mode 1 (all-pairs vote) runs in numpy.
 """
@@ -20,54 +29,22 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ._lane_dot import TILE, dot1, dot4, l1_tile
 from ._topk import topk_insert
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
+#: kernels whose sums must not be reordered or fused (see the module docstring)
+_EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
 
 
-@nb.njit(**_OPTS)
-def _dot(W, row, x, D):
-    s = np.float32(0.0)
-    for k in range(D):
-        s += W[row, k] * x[k]
-    return s
-
-
-@nb.njit(**_OPTS)
-def _rows_dot(W, b, rows, m, x, out):
-    """``out[j] = W[rows[j]] · x + b[rows[j]]`` for ``j < m``, four rows per pass over ``x``.
-
-    One query of a wide bank is memory-bound: four independent row streams keep more cache
-    misses in flight than one. Measured at 2430 x 6400, candidate rows from DRAM: a whole
-    single query 78 µs against 131 µs with one row at a time (same run, one thread).
-    """
-    D = x.shape[0]
-    j = 0
-    while j + 4 <= m:
-        r0, r1, r2, r3 = rows[j], rows[j + 1], rows[j + 2], rows[j + 3]
-        s0 = np.float32(0.0)
-        s1 = np.float32(0.0)
-        s2 = np.float32(0.0)
-        s3 = np.float32(0.0)
-        for k in range(D):
-            xk = x[k]
-            s0 += W[r0, k] * xk
-            s1 += W[r1, k] * xk
-            s2 += W[r2, k] * xk
-            s3 += W[r3, k] * xk
-        out[j] = s0 + b[r0]
-        out[j + 1] = s1 + b[r1]
-        out[j + 2] = s2 + b[r2]
-        out[j + 3] = s3 + b[r3]
-        j += 4
-    while j < m:
-        out[j] = _dot(W, rows[j], x, D) + b[rows[j]]
-        j += 1
+def filter_scratch(d: int) -> np.ndarray:
+    """The filter's per-query scratch (:func:`filter_one`): the scaled query and one tile of distances."""
+    return np.empty(d + TILE, np.float32)
 
 
 @nb.njit(**_OPTS)
 def _filter_top(fq, E, alpha, p, topd, topc):
-    """Weighted L1 from ``fq (d,)`` to every row of ``E``; keep the ``p`` nearest, sorted.
+    """(Row-layout scan, kept as ``bench scale``'s baseline; ClassMap uses :func:`filter_one`.) Weighted L1 from ``fq (d,)`` to every row of ``E``; keep the ``p`` nearest, sorted.
 
     Fills ``topd[:p]`` (ascending distances) and ``topc[:p]`` (class indices); ties keep
     the lower class index first. Returns the number filled (min(p, C)).
@@ -84,54 +61,117 @@ def _filter_top(fq, E, alpha, p, topd, topc):
     return filled
 
 
-@nb.njit(**_OPTS)
-def embed_filter_one(x, W, b, refs, alpha, E, p, fq, topd, topc):
-    """Embedding + filter of one query ``x (D,)``: fills ``fq (d,)`` and ``topc[:m]``; returns m."""
-    _rows_dot(W, b, refs, refs.shape[0], x, fq)
-    return _filter_top(fq, E, alpha, p, topd, topc)
+
+
+def transpose_embeddings(E: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """``E (C, d)``, ``alpha (d,) >= 0`` -> ``ET (d, C) float32`` = ``alpha_j * E[c, j]`` at ``[j, c]``,
+    C-contiguous: the layout the filter kernels scan (each product rounded once, as the kernels
+    round ``alpha_j * f_j``)."""
+    alpha = np.asarray(alpha, np.float32)
+    if np.any(alpha < 0):
+        raise ValueError("ClassMap filter weights alpha must be >= 0")
+    return np.ascontiguousarray(np.asarray(E, np.float32).T * alpha[:, None])
+
+
+@nb.njit(**_EXACT)
+def scale_query(fq, alpha, fs):
+    """``fs[j] = alpha[j] * fq[j]``: the query in the filter's alpha-scaled space."""
+    for j in range(fq.shape[0]):
+        fs[j] = alpha[j] * fq[j]
+
+
+@nb.njit(**_EXACT)
+def tail_distances(fs, ET, c0, n_t, dist):
+    """``dist[:n_t]`` for classes ``c0..c0+n_t`` (fewer than a tile) by the same operations as ``l1_tile``."""
+    d = ET.shape[0]
+    for c in range(n_t):
+        s = np.float32(0.0)
+        for j in range(d):
+            s += abs(fs[j] - ET[j, c0 + c])
+        dist[c] = s
 
 
 @nb.njit(**_OPTS)
-def refine_one(x, W, b, fq, refpos, topc, m, mode, t, resp, out_cls, out_score):
-    """Refine (mode 2 or 3) of one query over candidates ``topc[:m]`` in filter order.
+def _tile_min(dist, n_t):
+    """The smallest of ``dist[:n_t]`` (vectorised; a minimum does not depend on the order taken)."""
+    m = dist[0]
+    for c in range(1, n_t):
+        m = min(m, dist[c])
+    return m
 
-    A candidate whose classifier is a reference reuses ``fq`` (no second evaluation).
-    ``out_cls (>=m,)``/``out_score`` receive the candidates ordered by refine score: evaluated
-    ones by descending response, then unevaluated ones (v3 stopped early) in filter order with
-    NaN. Returns the number of classifier evaluations made here.
-    """
-    D = x.shape[0]
-    n_eval = 0
-    n_done = m
-    if mode == 2:
-        # all candidates are evaluated: gather the non-references (out_cls/out_score as scratch,
-        # overwritten below) and score them four rows at a time
-        for i in range(m):
-            if refpos[topc[i]] < 0:
-                out_cls[n_eval] = topc[i]
-                n_eval += 1
-        _rows_dot(W, b, out_cls, n_eval, x, out_score)
-        k = 0
-        for i in range(m):
-            rp = refpos[topc[i]]
-            if rp >= 0:
-                resp[i] = fq[rp]
-            else:
-                resp[i] = out_score[k]
-                k += 1
-    else:
-        for i in range(m):
-            c = topc[i]
-            rp = refpos[c]
-            if rp >= 0:
-                r = fq[rp]
-            else:
-                r = _dot(W, c, x, D) + b[c]
-                n_eval += 1
-            resp[i] = r
-            if mode == 3 and r >= t:
-                n_done = i + 1
-                break
+
+@nb.njit(**_EXACT)
+def insert_tile(dist, n_t, c0, filled, p, topd, topc):
+    """Offer classes ``c0..c0+n_t`` with distances ``dist[:n_t]`` to the running top-p; returns the fill.
+
+    A tile whose nearest class is not below the current p-th is skipped whole (most tiles, once the
+    list is full); inside a tile the p-th is kept in a register. Same decisions as offering each
+    class to ``topk_insert`` in order."""
+    if filled == p and not _tile_min(dist, n_t) < topd[p - 1]:
+        return filled
+    worst = topd[p - 1]
+    for c in range(n_t):
+        s = dist[c]
+        if filled < p or s < worst:
+            filled = topk_insert(s, c0 + c, filled, p, topd, topc)
+            if filled == p:
+                worst = topd[p - 1]
+    return filled
+
+
+@nb.njit(**_EXACT)
+def filter_one(fq, ET, alpha, p, acc, topd, topc):
+    """Weighted L1 from ``fq (d,)`` to every class of ``ET (d, C)`` (alpha-scaled, see
+    :func:`transpose_embeddings`); the ``p`` nearest into ``topd/topc[:p]`` ascending (ties: lower
+    class first). ``acc`` = :func:`filter_scratch` ``(d)``. Returns the number filled, ``min(p, C)``.
+
+    Tiles of ``TILE`` classes go through :func:`._lane_dot.l1_tile` (sums in registers); the last
+    ``C mod TILE`` classes through :func:`tail_distances` (the same operations, scalar)."""
+    d, C = ET.shape
+    fs = acc[:d]
+    dist = acc[d:d + TILE]
+    scale_query(fq, alpha, fs)
+    filled = 0
+    for c0 in range(0, C, TILE):
+        n_t = min(TILE, C - c0)
+        if n_t == TILE:
+            l1_tile(fs, ET, c0, dist)
+        else:
+            tail_distances(fs, ET, c0, n_t, dist)
+        filled = insert_tile(dist, n_t, c0, filled, p, topd, topc)
+    return filled
+
+
+@nb.njit(**_EXACT)
+def embed_one(x2, W, b, refs, fq):
+    """``fq[j] = W[refs[j]] · x + b[refs[j]]`` for the one query ``x2 (1, D)``, four rows per pass."""
+    m = refs.shape[0]
+    j = 0
+    while j + 4 <= m:
+        r0, r1, r2, r3 = refs[j], refs[j + 1], refs[j + 2], refs[j + 3]
+        s0, s1, s2, s3 = dot4(W, r0, r1, r2, r3, x2, 0, 0, 0, 0)
+        fq[j] = s0 + b[r0]
+        fq[j + 1] = s1 + b[r1]
+        fq[j + 2] = s2 + b[r2]
+        fq[j + 3] = s3 + b[r3]
+        j += 4
+    while j < m:
+        fq[j] = dot1(W, refs[j], x2, 0) + b[refs[j]]
+        j += 1
+
+
+@nb.njit(**_EXACT)
+def embed_filter_one(x2, W, b, refs, alpha, ET, p, fq, acc, topd, topc):
+    """Embedding + filter of one query ``x2 (1, D)``: fills ``fq (d,)`` and ``topc[:m]``; returns m."""
+    embed_one(x2, W, b, refs, fq)
+    return filter_one(fq, ET, alpha, p, acc, topd, topc)
+
+
+@nb.njit(**_EXACT)
+def rank(topc, resp, m, n_done, out_cls, out_score):
+    """Order candidates ``topc[:m]`` (filter order) by refine score into ``out_cls/out_score``:
+    the first ``n_done`` (evaluated, responses ``resp``) by descending response (ties: filter
+    order), then the rest in filter order with NaN."""
     for i in range(n_done):
         out_cls[i] = topc[i]
         out_score[i] = resp[i]
@@ -147,23 +187,74 @@ def refine_one(x, W, b, fq, refpos, topc, m, mode, t, resp, out_cls, out_score):
     for i in range(n_done, m):
         out_cls[i] = topc[i]
         out_score[i] = np.nan
+
+
+@nb.njit(**_EXACT)
+def stop_point(topc, resp, m, refpos, mode, t):
+    """``(n_done, n_eval)``: candidates a refine evaluates in filter order (mode 3 stops at the first
+    response >= t) and how many of them are not references (evaluated by the refine itself)."""
+    n_done = m
+    if mode == 3:
+        for i in range(m):
+            if resp[i] >= t:
+                n_done = i + 1
+                break
+    n_eval = 0
+    for i in range(n_done):
+        if refpos[topc[i]] < 0:
+            n_eval += 1
+    return n_done, n_eval
+
+
+@nb.njit(**_EXACT)
+def refine_one(x2, W, b, fq, refpos, topc, m, mode, t, resp, out_cls, out_score):
+    """Refine (mode 2 or 3) of one query ``x2 (1, D)`` over candidates ``topc[:m]`` in filter order.
+
+    A candidate whose classifier is a reference reuses ``fq`` (no second evaluation). Mode 2 scores
+    the candidates four rows per pass; mode 3 one at a time, stopping at the first response >= t.
+    ``out_cls/out_score (>= m,)`` as :func:`rank`. Returns the evaluations made here.
+    """
+    if mode == 2:
+        # the non-references' positions gathered into out_cls (scratch until rank() overwrites it)
+        n_g = 0
+        for i in range(m):
+            rp = refpos[topc[i]]
+            if rp >= 0:
+                resp[i] = fq[rp]
+            else:
+                out_cls[n_g] = i
+                n_g += 1
+        g = 0
+        while g + 4 <= n_g:
+            i0, i1, i2, i3 = out_cls[g], out_cls[g + 1], out_cls[g + 2], out_cls[g + 3]
+            c0, c1, c2, c3 = topc[i0], topc[i1], topc[i2], topc[i3]
+            s0, s1, s2, s3 = dot4(W, c0, c1, c2, c3, x2, 0, 0, 0, 0)
+            resp[i0] = s0 + b[c0]
+            resp[i1] = s1 + b[c1]
+            resp[i2] = s2 + b[c2]
+            resp[i3] = s3 + b[c3]
+            g += 4
+        while g < n_g:
+            i = out_cls[g]
+            resp[i] = dot1(W, topc[i], x2, 0) + b[topc[i]]
+            g += 1
+    else:
+        for i in range(m):
+            c = topc[i]
+            rp = refpos[c]
+            resp[i] = fq[rp] if rp >= 0 else dot1(W, c, x2, 0) + b[c]
+            if mode == 3 and resp[i] >= t:
+                break
+    n_done, n_eval = stop_point(topc, resp, m, refpos, mode, t)
+    rank(topc, resp, m, n_done, out_cls, out_score)
     return n_eval
 
 
-@nb.njit(parallel=True, **_OPTS)
 def filter_batch(F, E, alpha, p, out_cls, out_dist):
-    """Filter of a batch: ``F (n, d)`` query embeddings -> ``out_cls (n, p)`` nearest classes."""
-    for q in nb.prange(F.shape[0]):
-        _filter_top(F[q], E, alpha, p, out_dist[q], out_cls[q])
+    """Filter of a batch: ``F (n, d)`` query embeddings, ``E (C, d)`` class embeddings -> ``out_cls
+    (n, p)`` nearest classes / ``out_dist`` their distances (queries in parallel; same answer as
+    :func:`filter_one` per query). Pass ``ET`` to ``_batch_kernels.filter_batch_t`` to skip the transpose."""
+    from ._batch_kernels import filter_batch_t      # that module builds on this one
 
-
-@nb.njit(parallel=True, **_OPTS)
-def refine_batch(X, W, b, F, refpos, cands, mode, t, out_cls, out_score, out_eval):
-    """Refine of a batch (queries in parallel): ``cands (n, p)`` in filter order -> outputs as ``refine_one``."""
-    n, p = cands.shape
-    n_chunks = min(n, 64)
-    for ch in nb.prange(n_chunks):
-        resp = np.empty(p, np.float32)
-        for q in range(ch * n // n_chunks, (ch + 1) * n // n_chunks):
-            out_eval[q] = refine_one(X[q], W, b, F[q], refpos, cands[q], p, mode, t, resp,
-                                     out_cls[q], out_score[q])
+    alpha = np.ascontiguousarray(alpha, np.float32)
+    filter_batch_t(np.ascontiguousarray(F, np.float32), transpose_embeddings(E, alpha), alpha, p, out_cls, out_dist)

@@ -34,7 +34,7 @@ from sklearn.base import BaseEstimator
 from ..checks import check_array
 from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from . import _classmap_kernels as K
+from . import _batch_kernels as BK, _classmap_kernels as K
 from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD, FilterIndex
 from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, pair_rows
 from .classmap_boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
@@ -313,11 +313,20 @@ class ClassMap(BaseEstimator):
             self._index_cache = cached
         return cached[2]
 
+    def _embeddings_t(self) -> np.ndarray:
+        """``class_embeddings_`` alpha-scaled and transposed to ``(d, C)``, the exact filter's layout
+        (cached; rebuilt when either array is replaced)."""
+        cached = self.__dict__.get("_et_cache")
+        if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
+            cached = self._et_cache = (self.class_embeddings_, self.alpha_,
+                                       K.transpose_embeddings(self.class_embeddings_, self.alpha_))
+        return cached[2]
+
     def _filter(self, F: np.ndarray, p: int, cands: np.ndarray, dist: np.ndarray) -> None:
         """Filter step into ``cands``/``dist (n, p)``: the fused exact scan, or the index at many classes."""
         index = self._filter_index()
         if index is None:
-            K.filter_batch(F, self.class_embeddings_, self.alpha_, p, cands, dist)
+            BK.filter_batch_t(F, self._embeddings_t(), self.alpha_, p, cands, dist)
         else:
             index.search(F, p, out_cls=cands, out_dist=dist)
 
@@ -349,16 +358,14 @@ class ClassMap(BaseEstimator):
         evals = np.empty(n, np.int64)
         t_emb = t_ref = 0.0
         refs = self.reference_
-        if W is not None:
-            W_ref, b_ref = np.ascontiguousarray(W[refs]), b[refs]
         refpos = self._refpos(bank)
         for i in range(0, n, batch_size):
             check_stop(should_stop)
             sl = slice(i, min(n, i + batch_size))
             t0 = time.perf_counter()
             if W is not None:
-                F = X[sl] @ W_ref.T
-                F += b_ref
+                F = np.empty((sl.stop - sl.start, len(refs)), np.float32)
+                BK.embed_batch(X[sl], W, b, refs, F)            # the single path's arithmetic, blocked
             else:
                 F = classifier_outputs(bank, X[sl], refs)
             cands = np.empty((len(F), p), np.int64)
@@ -369,8 +376,8 @@ class ClassMap(BaseEstimator):
                 c, s, e = refine_all_pairs_vote(bank, X[sl], F, cands, refpos, self.n_classes_)
                 cls[sl], score[sl], evals[sl] = c, s, e + len(refs)
             elif W is not None:
-                K.refine_batch(X[sl], W, b, F, refpos, cands, KERNEL_MODE[strategy], self._t(),
-                               cls[sl], score[sl], evals[sl])
+                BK.refine_ova_batch(X[sl], W, b, F, refpos, cands, KERNEL_MODE[strategy], self._t(),
+                                    cls[sl], score[sl], evals[sl])
                 evals[sl] += len(refs)
             else:
                 c, s, e = refine_ova_generic(bank, X[sl], F, cands, refpos, strategy, self._t())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._batch_kernels import eval_rows
 from .bank_view import linear_weights
 from .classmap_ops import pair_rows, rank_by_response, vote_among_candidates, with_reference_outputs
 
@@ -51,10 +52,12 @@ def refine_ova_generic(bank, X, F, cands, refpos, strategy: str, threshold: floa
     return cls, score, np.sum(done & (known < 0), axis=1)
 
 
-def refine_all_pairs_vote(bank, X, F, cands, refpos, n_classes: int, chunk: int = 16):
+def refine_all_pairs_vote(bank, X, F, cands, refpos, n_classes: int, chunk: int = 256):
     """All-pairs vote among the candidates: ``p(p-1)/2`` pair classifiers per query.
 
-    Arguments as :func:`refine_ova_generic`; scores are the candidates' votes.
+    Arguments as :func:`refine_ova_generic`; scores are the candidates' votes. A linear bank's pair
+    classifiers are evaluated grouped by row (``_batch_kernels.eval_rows``: each pair row read once
+    per chunk of queries, the same arithmetic for one query or many).
     """
     n, p = cands.shape
     ia, ib = np.triu_indices(p, 1)
@@ -67,7 +70,7 @@ def refine_all_pairs_vote(bank, X, F, cands, refpos, n_classes: int, chunk: int 
         ca, cb = cands[sl][:, ia], cands[sl][:, ib]
         rows = pair_rows(ca, cb, n_classes)                               # (m, P)
         if W is not None:
-            R = np.einsum("mpd,md->mp", W[rows], X[sl]) + b[rows]
+            R = eval_rows(X[sl], W, b, rows, F[sl], refpos)
         else:
             R = np.asarray(bank.decision_function_subset(X[sl], rows), np.float32)
         known = refpos[rows]

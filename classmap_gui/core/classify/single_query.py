@@ -23,7 +23,7 @@ class SingleQuery:
         W, b = linear_weights(bank)
         self.W, self.b = W, b
         self.refs, self.alpha = cm.reference_, cm.alpha_
-        self.E = cm.class_embeddings_
+        self.ET = cm._embeddings_t()                  # (d, C) alpha-scaled: the filter's layout
         self.refpos = cm._refpos(bank)
         self.classes = cm.classes_
         self.p = min(int(cm.p), cm.n_classes_)
@@ -32,6 +32,7 @@ class SingleQuery:
         d = len(self.refs)
         self.query_embedding = np.empty(d, np.float32)        # outputs of the d reference classifiers
         self.candidate_dist = np.empty(self.p, np.float32)    # filter distances, ascending
+        self.filter_acc = K.filter_scratch(d)                 # filter scratch
         self.candidates = np.empty(self.p, np.int64)          # class indices in filter order
         self.responses = np.empty(self.p, np.float32)         # refine scratch
         self.top_classes = np.empty(self.p, np.int64)
@@ -43,10 +44,11 @@ class SingleQuery:
     def __call__(self, x: np.ndarray) -> int:
         """Classify one query ``x (D,) float32``; returns the bank label of the best class."""
         t0 = time.perf_counter()
-        m = K.embed_filter_one(x, self.W, self.b, self.refs, self.alpha, self.E, self.p,
-                               self.query_embedding, self.candidate_dist, self.candidates)
+        x2 = np.ascontiguousarray(x, np.float32).reshape(1, -1)    # a view when x is already float32
+        m = K.embed_filter_one(x2, self.W, self.b, self.refs, self.alpha, self.ET, self.p,
+                               self.query_embedding, self.filter_acc, self.candidate_dist, self.candidates)
         t1 = time.perf_counter()
-        e = K.refine_one(x, self.W, self.b, self.query_embedding, self.refpos, self.candidates, m, self.mode,
+        e = K.refine_one(x2, self.W, self.b, self.query_embedding, self.refpos, self.candidates, m, self.mode,
                          self.t, self.responses, self.top_classes, self.top_scores)
         t2 = time.perf_counter()
         self.evaluations = len(self.refs) + e

@@ -1,0 +1,275 @@
+"""Compiled (numba) kernels of ClassMap's batch filter-and-refine.
+
+A batch of n queries does the same arithmetic as n single queries (``_classmap_kernels``; every
+score bit-identical, see there), organised for the cache instead of per query:
+
+* embedding: :func:`embed_batch` — blocks of queries against the d reference rows, one reference
+  row against four queries per pass (the block's rows and the references stay in L2);
+* filter: :func:`filter_batch_t` — the weighted-L1 scan over ``ET (d, C)`` in tiles of 64 classes
+  shared by four queries, all distances kept, then the top-p offered only classes under a bound
+  from group minima (:func:`select_top`; the same list as the single query's running top-p);
+* refine: :func:`group_by_row` inverts the ``(n, k)`` lists of classifier rows to evaluate into
+  per-row query lists (a counting sort; rows whose output the embedding already holds are copied
+  from ``F``), :func:`eval_grouped` reads each needed weight row once per batch and applies it to
+  all its queries, four per pass (rows split over threads by their share of the work), and
+  :func:`rank_batch` orders each query's candidates exactly as the single-query refine does.
+
+Threads: each kernel is a serial ``nogil`` function over a range of queries (or weight rows) and
+:func:`run_split` runs contiguous ranges on a small thread pool, ``numba.get_num_threads()`` of them
+(``numba.set_num_threads`` caps it). Not ``prange``: inside numba's parallel region the same L1 loop
+compiled without vectorising (measured 4x slower at 2430 classes, one thread).
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numba as nb
+import numpy as np
+
+from ._classmap_kernels import filter_one, rank, scale_query, stop_point, tail_distances
+from ._lane_dot import TILE, dot1, dot4, l1_tile4
+from ._topk import topk_insert
+
+_OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
+_EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
+#: queries per embedding block (their rows and the d reference rows fit in L2)
+QBLOCK = 32
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def run_split(fn, bounds, *args) -> None:
+    """``fn(*args, lo, hi)`` for consecutive ``bounds`` pairs, one range per thread (``fn`` releases the GIL)."""
+    global _pool
+    ranges = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(bounds) - 1) if bounds[i + 1] > bounds[i]]
+    if len(ranges) <= 1:
+        for lo, hi in ranges:
+            fn(*args, lo, hi)
+        return
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(2, nb.config.NUMBA_NUM_THREADS),
+                                       thread_name_prefix="classmap-batch")
+    futures = [_pool.submit(fn, *args, lo, hi) for lo, hi in ranges[1:]]
+    fn(*args, *ranges[0])                                   # the calling thread takes the first range
+    for f in futures:
+        f.result()
+
+
+def _even(n: int, parts: int | None = None) -> np.ndarray:
+    parts = max(1, min(n, parts or nb.get_num_threads()))
+    return (np.arange(parts + 1) * n) // parts
+
+
+@nb.njit(**_EXACT)
+def embed_range(X, W, b, refs, F, lo, hi):
+    """``F[q, j] = W[refs[j]] · X[q] + b[refs[j]]`` for queries ``lo..hi`` of ``X (n, D)``, ``F (n, d)``:
+    blocks of ``QBLOCK`` queries, one reference row against four queries per pass."""
+    m = refs.shape[0]
+    for q0 in range(lo, hi, QBLOCK):
+        q1 = min(hi, q0 + QBLOCK)
+        for j in range(m):
+            r = refs[j]
+            br = b[r]
+            q = q0
+            while q + 4 <= q1:
+                s0, s1, s2, s3 = dot4(W, r, r, r, r, X, q, q + 1, q + 2, q + 3)
+                F[q, j] = s0 + br
+                F[q + 1, j] = s1 + br
+                F[q + 2, j] = s2 + br
+                F[q + 3, j] = s3 + br
+                q += 4
+            while q < q1:
+                F[q, j] = dot1(W, r, X, q) + br
+                q += 1
+
+
+def embed_batch(X, W, b, refs, F) -> None:
+    """:func:`embed_range` over all queries, split over threads."""
+    run_split(embed_range, _even(len(X)), X, W, b, refs, F)
+
+
+#: classes per group of the batch filter's selection bound
+GROUP = 16
+
+
+@nb.njit(**_OPTS)
+def _group_minima(dist, gm):
+    """``gm[g]`` = the smallest of ``dist[GROUP g : GROUP (g + 1)]`` (a minimum is exact in any order)."""
+    C = dist.shape[0]
+    for g in range(gm.shape[0]):
+        m = dist[g * GROUP]
+        for c in range(g * GROUP + 1, min(C, (g + 1) * GROUP)):
+            m = min(m, dist[c])
+        gm[g] = m
+
+
+@nb.njit(**_EXACT)
+def select_top(dist, p, gm, topd, topc):
+    """The p nearest of all classes' distances ``dist (C,)`` into ``topd/topc`` (ascending, ties by class):
+    the same list as offering every class in order to the running top-p.
+
+    Bound: with ``gm`` the minima of groups of ``GROUP`` consecutive classes, the p-th smallest of
+    them ``U`` has p groups each holding a class at most ``U``, so the p nearest classes are all at
+    most ``U``: only groups whose minimum is at most ``U`` are scanned and only their classes at
+    most ``U`` offered (in class order): on random embeddings of 2430 classes about 60 insertions
+    instead of the running top-p's 230 (on glyph-pose, whose neighbouring class indices are
+    neighbouring poses, the gain is small). Returns the fill, ``min(p, C)``."""
+    C = dist.shape[0]
+    G = gm.shape[0]
+    bound = np.float32(np.inf)
+    if G > p:
+        _group_minima(dist, gm)
+        bound = np.partition(gm, p - 1)[p - 1]
+    filled = 0
+    worst = np.float32(np.inf)
+    for g in range(G):
+        if G > p and gm[g] > bound:
+            continue
+        for c in range(g * GROUP, min(C, (g + 1) * GROUP)):
+            s = dist[c]
+            if s <= bound and (filled < p or s < worst):
+                filled = topk_insert(s, c, filled, p, topd, topc)
+                if filled == p:
+                    worst = topd[p - 1]
+    return filled
+
+
+@nb.njit(**_EXACT)
+def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
+    """The filter of rows ``lo..hi`` of ``F (n, d)`` into ``out_cls/out_dist (n, p)``, each query getting
+    what :func:`~._classmap_kernels.filter_one` gives it alone: four queries share each tile of ``ET``
+    (:func:`._lane_dot.l1_tile4`), all their distances are kept, then :func:`select_top`."""
+    d, C = ET.shape
+    FS = np.empty((4, d), np.float32)
+    DIST = np.empty((4, C), np.float32)
+    gm = np.empty((C + GROUP - 1) // GROUP, np.float32)
+    q = lo
+    while q + 4 <= hi:
+        for t in range(4):
+            scale_query(F[q + t], alpha, FS[t])
+        for c0 in range(0, C, TILE):
+            n_t = min(TILE, C - c0)
+            if n_t == TILE:
+                l1_tile4(FS, ET, c0, DIST)
+            else:
+                for t in range(4):
+                    tail_distances(FS[t], ET, c0, n_t, DIST[t, c0:])
+        for t in range(4):
+            select_top(DIST[t], p, gm, out_dist[q + t], out_cls[q + t])
+        q += 4
+    acc = np.empty(d + TILE, np.float32)
+    while q < hi:
+        filter_one(F[q], ET, alpha, p, acc, out_dist[q], out_cls[q])
+        q += 1
+
+
+def filter_batch_t(F, ET, alpha, p, out_cls, out_dist) -> None:
+    """The exact filter of every row of ``F (n, d)`` against ``ET (d, C)``, queries split over threads."""
+    run_split(filter_range, _even(len(F)), F, ET, alpha, p, out_cls, out_dist)
+
+@nb.njit(**_EXACT)
+def group_by_row(rows, refpos, F, R):
+    """Invert ``rows (n, k)`` (classifier rows each query needs) into per-row query lists.
+
+    Entries whose classifier is a reference get their output from ``F (n, d)`` into ``R (n, k)``
+    now. Returns ``(starts (K + 1,), queries, slots)``: row ``r``'s queries are
+    ``queries[starts[r]:starts[r + 1]]`` (in query order) and their outputs go to ``R.flat[slots]``.
+    """
+    n, k = rows.shape
+    K = refpos.shape[0]
+    starts = np.zeros(K + 1, np.int64)
+    for q in range(n):
+        for i in range(k):
+            r = rows[q, i]
+            rp = refpos[r]
+            if rp >= 0:
+                R[q, i] = F[q, rp]
+            else:
+                starts[r + 1] += 1
+    for r in range(K):
+        starts[r + 1] += starts[r]
+    total = starts[K]
+    queries = np.empty(total, np.int64)
+    slots = np.empty(total, np.int64)
+    pos = starts[:K].copy()
+    for q in range(n):
+        for i in range(k):
+            r = rows[q, i]
+            if refpos[r] < 0:
+                j = pos[r]
+                queries[j] = q
+                slots[j] = q * k + i
+                pos[r] += 1
+    return starts, queries, slots
+
+
+@nb.njit(**_EXACT)
+def eval_range(X, W, b, starts, queries, slots, Rf, lo, hi):
+    """``Rf[slots[g]] = W[r] · X[queries[g]] + b[r]`` for weight rows ``r`` in ``lo..hi`` and their
+    queries (see :func:`group_by_row`): each row read once, applied to four queries per pass."""
+    for r in range(lo, hi):
+        g = starts[r]
+        e = starts[r + 1]
+        br = b[r]
+        while g + 4 <= e:
+            s0, s1, s2, s3 = dot4(W, r, r, r, r, X, queries[g], queries[g + 1], queries[g + 2], queries[g + 3])
+            Rf[slots[g]] = s0 + br
+            Rf[slots[g + 1]] = s1 + br
+            Rf[slots[g + 2]] = s2 + br
+            Rf[slots[g + 3]] = s3 + br
+            g += 4
+        while g < e:
+            Rf[slots[g]] = dot1(W, r, X, queries[g]) + br
+            g += 1
+
+
+def eval_grouped(X, W, b, starts, queries, slots, R) -> None:
+    """:func:`eval_range` over all rows, split over threads into ranges of equal work (pairs)."""
+    K = len(starts) - 1
+    total = int(starts[K])
+    parts = max(1, min(nb.get_num_threads(), total // 64))
+    bounds = np.searchsorted(starts, (np.arange(parts + 1) * total) // parts)
+    bounds[0], bounds[-1] = 0, K
+    run_split(eval_range, bounds, X, W, b, starts, queries, slots, R.reshape(-1))
+
+
+@nb.njit(**_EXACT)
+def rank_range(cands, R, refpos, mode, t, out_cls, out_score, out_eval, lo, hi):
+    """Per query ``lo..hi``: the refine's stop point (mode 3) and evaluations, and the candidates
+    ordered by response, exactly as :func:`~._classmap_kernels.refine_one` given the same
+    responses ``R (n, p)``."""
+    p = cands.shape[1]
+    for q in range(lo, hi):
+        n_done, n_eval = stop_point(cands[q], R[q], p, refpos, mode, t)
+        rank(cands[q], R[q], p, n_done, out_cls[q], out_score[q])
+        out_eval[q] = n_eval
+
+
+def rank_batch(cands, R, refpos, mode, t, out_cls, out_score, out_eval) -> None:
+    """:func:`rank_range` over all queries (one thread: it is a small share of the work)."""
+    rank_range(cands, R, refpos, mode, t, out_cls, out_score, out_eval, 0, len(cands))
+
+
+def refine_ova_batch(X, W, b, F, refpos, cands, mode, t, out_cls, out_score, out_eval):
+    """Refine of a batch grouped by candidate class (linear one-vs-all, mode 2 or 3).
+
+    Mode 3 scores every candidate of the batch (grouped work is cheaper than stopping per query),
+    but counts, ranks and reports only what the single-query scan would have evaluated.
+    """
+    R = np.empty(cands.shape, np.float32)
+    starts, queries, slots = group_by_row(cands, refpos, F, R)
+    eval_grouped(X, W, b, starts, queries, slots, R)
+    rank_batch(cands, R, refpos, mode, t, out_cls, out_score, out_eval)
+
+
+def eval_rows(X, W, b, rows, F, refpos):
+    """``R (n, k) float32`` = outputs of classifier ``rows (n, k)`` on ``X (n, D)``, grouped by row
+    (references' outputs taken from ``F``); the all-pairs vote's pair classifiers."""
+    R = np.empty(rows.shape, np.float32)
+    starts, queries, slots = group_by_row(np.ascontiguousarray(rows, np.int64), refpos, F, R)
+    eval_grouped(X, W, b, starts, queries, slots, R)
+    return R

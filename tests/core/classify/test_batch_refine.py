@@ -1,0 +1,166 @@
+"""Batch filter-and-refine (grouped by candidate class) gives exactly the single-query answers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numba as nb
+
+from classmap_gui.core.classify import _batch_kernels as BK
+from classmap_gui.core.classify._lane_dot import dot1, dot4
+from classmap_gui.core.classify.classmap import ClassMap
+
+
+class LinearBank:
+    """Just the attributes ClassMap reads from a linear bank (one-vs-all, or all-pairs with ``pairs_``)."""
+
+    def __init__(self, W, b, n_classes, pairs=None):
+        self.coef_ = np.ascontiguousarray(W, np.float32)
+        self.intercept_ = np.ascontiguousarray(b, np.float32)
+        self.classes_ = np.arange(n_classes)
+        if pairs is not None:
+            self.pairs_ = pairs
+
+
+def random_problem(C=60, D=37, n=300, seed=0):
+    """Classes as Gaussian blobs and a least-squares one-vs-all bank over them."""
+    rng = np.random.default_rng(seed)
+    mu = rng.normal(size=(C, D)).astype(np.float32)
+    y = np.arange(n) % C                       # every class among the first C rows
+    X = (mu[y] + 0.7 * rng.normal(size=(n, D))).astype(np.float32)
+    W = (mu + 0.1 * rng.normal(size=(C, D))).astype(np.float32)
+    b = rng.normal(scale=0.1, size=C).astype(np.float32)
+    return LinearBank(W, b, C), X, y
+
+
+def assert_same(batch, singles):
+    """``singles``: list of one-row Predictions, in order."""
+    np.testing.assert_array_equal(batch.labels, [r.labels[0] for r in singles])
+    np.testing.assert_array_equal(batch.evaluations, [r.evaluations[0] for r in singles])
+    np.testing.assert_array_equal(batch.top_classes, np.vstack([r.top_classes for r in singles]))
+    # bit-identical scores; NaN (not evaluated) in the same places
+    np.testing.assert_array_equal(batch.top_scores, np.vstack([r.top_scores for r in singles]))
+
+
+@pytest.mark.parametrize("refine", ["best-response", "first-above-threshold"])
+@pytest.mark.parametrize("D", [37, 5, 64])
+def test_batch_equals_single_query_on_random_data(refine, D):
+    bank, X, y = random_problem(D=D, seed=D)
+    cm = ClassMap(d=7, p=9, embedding="random", refine=refine, random_state=1).fit(bank, X[:120], y[:120])
+    if refine == "first-above-threshold":
+        # a threshold some queries reach early and some never: both kinds of stop are compared
+        cm.threshold_ = float(np.quantile(X[120:] @ bank.coef_.T, 0.995))
+    Xq = X[120:]
+    for batch_size in (1000, 13):
+        res = cm.predict(bank, Xq, batch_size=batch_size)
+        assert_same(res, [cm.predict(bank, x[None, :]) for x in Xq])
+    if refine == "first-above-threshold":
+        assert np.isnan(res.top_scores).any() and (~np.isnan(res.top_scores[:, 1])).any()
+    one = cm.single_query(bank)
+    for i, x in enumerate(Xq[:40]):
+        assert one(x) == res.labels[i]
+        np.testing.assert_array_equal(one.top_scores, res.top_scores[i])
+
+
+def test_batch_refine_scores_are_the_candidates_responses():
+    bank, X, y = random_problem(C=80, D=50, n=400, seed=3)
+    cm = ClassMap(d=10, p=12, embedding="random", refine="v2").fit(bank, X[:200], y[:200])
+    res = cm.predict(bank, X[200:])
+    S = X[200:].astype(np.float64) @ bank.coef_.T.astype(np.float64) + bank.intercept_
+    got = np.take_along_axis(S, res.top_classes, 1)
+    np.testing.assert_allclose(res.top_scores, got, rtol=1e-5, atol=1e-4)
+    assert np.all(np.diff(res.top_scores, axis=1) <= 0)                  # best first
+    # the candidates are the filter's p nearest classes
+    cands, _ = cm.filter(bank, X[200:])
+    np.testing.assert_array_equal(np.sort(res.top_classes, 1), np.sort(cands, 1))
+    assert np.mean(res.labels == y[200:]) > 0.9
+
+
+def test_all_pairs_vote_batch_equals_single_query():
+    C, D = 14, 20
+    rng = np.random.default_rng(5)
+    ia, ib = np.triu_indices(C, 1)
+    pairs = np.stack([ia, ib], 1).astype(np.int64)
+    mu = rng.normal(size=(C, D)).astype(np.float32)
+    W = (mu[ia] - mu[ib]).astype(np.float32)
+    b = (0.5 * (np.sum(mu[ib] ** 2, 1) - np.sum(mu[ia] ** 2, 1))).astype(np.float32)
+    bank = LinearBank(W, b, C, pairs)
+    y = np.arange(200) % C
+    X = (mu[y] + 0.5 * rng.normal(size=(200, D))).astype(np.float32)
+    cm = ClassMap(d=6, p=6, embedding="random", refine="v1").fit(bank, X[:100], y[:100])
+    res = cm.predict(bank, X[100:])
+    assert_same(res, [cm.predict(bank, x[None, :]) for x in X[100:]])
+    assert np.mean(res.labels == y[100:]) > 0.8
+
+
+@nb.njit
+def _dots(A, B):
+    return dot1(A, 1, B, 2), dot4(A, 0, 1, 2, 3, B, 2, 2, 2, 2), dot4(A, 1, 1, 1, 1, B, 0, 1, 2, 3)
+
+
+@pytest.mark.parametrize("D", [1, 31, 32, 33, 100])
+def test_lane_dots_agree_with_each_other_and_with_float64(D):
+    rng = np.random.default_rng(D)
+    A = rng.normal(size=(4, D)).astype(np.float32)
+    B = rng.normal(size=(4, D)).astype(np.float32)
+    one, rows4, cols4 = _dots(A, B)
+    assert one == rows4[1] == cols4[2]
+    assert abs(one - float(A[1].astype(np.float64) @ B[2])) < 1e-4 * max(1, D)
+
+
+def test_group_by_row_inverts_the_candidate_lists():
+    rows = np.array([[3, 1, 0], [1, 2, 3]], np.int64)
+    refpos = np.array([-1, 0, -1, -1], np.int64)           # classifier 1 is the reference
+    F = np.array([[10.0], [20.0]], np.float32)
+    R = np.zeros((2, 3), np.float32)
+    starts, queries, slots = BK.group_by_row(rows, refpos, F, R)
+    assert R[0, 1] == 10 and R[1, 0] == 20                 # taken from the embedding, not evaluated
+    np.testing.assert_array_equal(starts, [0, 1, 1, 2, 4])
+    np.testing.assert_array_equal(queries, [0, 1, 0, 1])   # class 0: q0; class 2: q1; class 3: q0, q1
+    np.testing.assert_array_equal(slots, [2, 4, 0, 5])
+
+
+@pytest.mark.parametrize("refine", ["v2", "v3"])
+def test_trained_digits_model_batch_equals_single_query(refine):
+    """A real trained bank (liblinear one-vs-all on scikit-learn's digits, 10 classes x 64 pixels)."""
+    from sklearn.datasets import load_digits
+
+    from classmap_gui.core.classify import OneVsAllBank
+
+    X, y = load_digits(return_X_y=True)
+    X = (X / 16).astype(np.float32)
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(X))
+    tr, em, te = idx[:900], idx[900:1300], idx[1300:]
+    bank = OneVsAllBank(trainer="liblinear", C=1.0, random_state=0).fit(X[tr], y[tr])
+    cm = ClassMap(d=4, p=4, embedding="boosted", refine=refine, n_triples=3000).fit(bank, X[em], y[em])
+    res = cm.predict(bank, X[te])
+    assert_same(res, [cm.predict(bank, x[None, :]) for x in X[te]])
+    assert np.mean(res.labels == y[te]) > 0.85              # a working model (brute force: 0.96)
+    assert res.evaluations.mean() < 10 + 4                 # d + at most p
+
+
+@pytest.mark.parametrize("p", [1, 7, 40])
+def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
+    """Enough classes for the batch filter's group bound to act; integer embeddings make many equal
+    distances, which must rank by class exactly as the single query's running top-p does."""
+    from classmap_gui.core.classify import _classmap_kernels as K
+
+    rng = np.random.default_rng(p)
+    C, d, n = 1500, 6, 37
+    E = rng.integers(0, 4, size=(C, d)).astype(np.float32)
+    F = rng.integers(0, 4, size=(n, d)).astype(np.float32)
+    alpha = rng.choice([0.5, 1.0, 2.0], size=d).astype(np.float32)
+    ET = K.transpose_embeddings(E, alpha)
+    cls = np.empty((n, p), np.int64)
+    dist = np.empty((n, p), np.float32)
+    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
+    acc = K.filter_scratch(d)
+    topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
+    for q in range(n):
+        assert K.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
+        np.testing.assert_array_equal(cls[q], topc)
+        np.testing.assert_array_equal(dist[q], topd)
+    # and the definition: the p smallest weighted L1 distances, ties by class
+    ref = np.abs(F[:, None, :] - E[None]) @ alpha
+    np.testing.assert_array_equal(cls, np.argsort(ref, axis=1, kind="stable")[:, :p])
