@@ -291,9 +291,9 @@ def test_a_capture_written_while_the_project_is_being_saved_is_not_lost(tmp_path
     (path / "captures" / "cat").mkdir(parents=True)
     real_swap = proj.swap_dir
 
-    def camera_writes_during_save(tmp, target, *rest):
+    def camera_writes_during_save(tmp, target, *rest, **kw):
         (target / "captures" / "cat" / "late.png").write_bytes(b"frame")  # into the version being replaced
-        real_swap(tmp, target, *rest)
+        return real_swap(tmp, target, *rest, **kw)
 
     monkeypatch.setattr(proj, "swap_dir", camera_writes_during_save)
     save_project(Project(make_set(1)), path)
