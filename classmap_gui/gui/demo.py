@@ -1,9 +1,23 @@
 """The built-in demo the app opens on, and training settings that make it a one-click train."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from ..core.data import builtin_datasets
 
 PREFERRED = ("glyph-pose-small", "digits")
+#: the demo video in resources/ that Run and Capture list out of the box (no camera needed)
+DEMO_VIDEO = "demo-glyphs.avi"
+
+
+def demo_video() -> Path | None:
+    """The shipped demo video: in the source tree, the installed bundle, or the package; None if missing."""
+    here = Path(__file__).resolve()
+    places = [here.parents[2] / "resources", here.parents[1] / "resources"]
+    if getattr(sys, "_MEIPASS", None):
+        places.insert(0, Path(sys._MEIPASS) / "resources")
+    return next((p / DEMO_VIDEO for p in places if (p / DEMO_VIDEO).is_file()), None)
 
 
 def demo_dataset() -> str:
