@@ -38,6 +38,8 @@ def friendly_error(exc: BaseException) -> tuple[str, bool]:
         return str(exc), False
     if isinstance(exc, MemoryError):
         return "Not enough memory for this task. Try a smaller data set or fewer features.", False
+    if isinstance(exc, ConnectionError):
+        return f"Could not connect: {exc.strerror or exc}. Check the address and that the other side is running.", False
     if isinstance(exc, OSError):
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         if exc.errno == errno.ENOSPC:
