@@ -56,11 +56,15 @@ def _type(qtbot, widget, text):
     qtbot.keyClicks(widget, text)
 
 
-def _type_path_and_enter(qtbot, path):
+def _type_path_and_save(qtbot, path):
+    """Put a path into a save dialog's name box and click Save."""
     def act(dlg):
-        edit = dlg.findChild(QLineEdit, "fileNameEdit")
-        _type(qtbot, edit, str(path))
-        qtbot.keyClick(edit, Qt.Key_Return)
+        # the name box's completer fights synthetic key presses under the offscreen platform (it
+        # selected every folder on the path); the name is set as typing would, then Save is clicked
+        dlg.selectFile(str(path))
+        assert dlg.findChild(QLineEdit, "fileNameEdit").text().endswith(Path(path).name)
+        buttons = dlg.findChild(QDialogButtonBox, "buttonBox")
+        qtbot.mouseClick(buttons.button(QDialogButtonBox.Save), Qt.LeftButton)
     return act
 
 
@@ -193,13 +197,13 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
     assert win.explore.cands.rowCount() >= 1
     assert "no ClassMap" in win.explore.info.text()
 
-    # -- File > Save: the dialog starts in the home folder with a name; type one, Enter
+    # -- File > Save: the dialog starts in the home folder with a name; type one, click Save
     saved = tmp / "home" / "hands.cmproj"
 
     def check_and_save(dlg):
         assert Path(dlg.directory().absolutePath()) == tmp / "home"
         assert dlg.findChild(QLineEdit, "fileNameEdit").text().endswith(".cmproj")
-        _type_path_and_enter(qtbot, saved)(dlg)
+        _type_path_and_save(qtbot, saved)(dlg)
     dialogs.next(QFileDialog, check_and_save)
     win.act_save.trigger()
     dialogs.check()
@@ -223,7 +227,7 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
 
     # -- File > Export into a folder that does not exist yet
     out = tmp / "home" / "exports" / "hands-export"
-    dialogs.next(QFileDialog, _type_path_and_enter(qtbot, out))
+    dialogs.next(QFileDialog, _type_path_and_save(qtbot, out))
     win2.act_export.trigger()
     dialogs.check()
     _idle(qtbot, win2)
