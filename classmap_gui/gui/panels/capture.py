@@ -330,6 +330,7 @@ class CapturePanel(QWidget):
         if self.burst:
             n, name = len(self.burst), self.project.class_names[self.burst_class]
             folder = self.project.capture_dir(self.burst_class)
+            self.project.settings["capture_mirror"] = self.mirror.isChecked()  # Run recognises the same way
             self.project.add_images(self.burst_class, self.burst, self.burst_paths)
             self._set_status(f"Recorded {n} frame(s) into {name!r}{' (' + why + ')' if why else ''}. "
                              f"Files: {folder}")

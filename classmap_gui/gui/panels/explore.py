@@ -166,7 +166,7 @@ class ExplorePanel(QWidget):
         el.setContentsMargins(0, 0, 0, 0)
         el.addWidget(self.plot, 1)
         el.addWidget(cls_col)
-        emb_box = QGroupBox("ClassMap embedding: patterns (dots) and classes (stars)")
+        emb_box = self.emb_box = QGroupBox("ClassMap embedding: patterns (dots) and classes (stars)")
         QVBoxLayout(emb_box).addWidget(emb)
 
         # (b) centroid mosaic
@@ -192,7 +192,7 @@ class ExplorePanel(QWidget):
         mrow.addWidget(self.mosaic_zoom)
         self.mosaic_count = QLabel("")
         mrow.addWidget(self.mosaic_count, 1)
-        mosaic_box = QGroupBox("Learned centroids (whitened patches)")
+        mosaic_box = self.mosaic_box = QGroupBox("Learned centroids (whitened patches)")
         mb = QVBoxLayout(mosaic_box)
         mb.addLayout(mrow)
         mb.addWidget(self.mosaic_scroll, 1)
@@ -213,7 +213,7 @@ class ExplorePanel(QWidget):
                                                symbolSize=9, name="brute force")
         self.trade_plot.addItem(self.brute_line)
         self.brute_line.setVisible(False)
-        trade_box = QGroupBox("Accuracy against evaluations per query")
+        trade_box = self.trade_box = QGroupBox("Accuracy against evaluations per query")
         QVBoxLayout(trade_box).addWidget(self.trade_plot)
 
         # (d) one image's candidates
@@ -257,6 +257,8 @@ class ExplorePanel(QWidget):
     # ------------------------------------------------------------------ compute
     def _model_changed(self) -> None:
         self.data, self.embedding = None, None
+        self.emb_box.setVisible(True)
+        self.trade_box.setVisible(True)
         self.points.clear()
         self.class_points.clear()
         self.chosen_point.clear()
@@ -307,6 +309,11 @@ class ExplorePanel(QWidget):
             it.setForeground(pg.mkBrush(cols[c]))
             self.class_list.addItem(it)
         self.class_list.blockSignals(False)
+        # views that need ClassMap or centroids are hidden rather than shown as empty axes
+        self.emb_box.setVisible(cm is not None)
+        self.trade_box.setVisible(data.trade is not None)
+        for w in (self.mosaic_n, self.mosaic_zoom):
+            w.setVisible(data.mosaic is not None)
         if cm is not None:
             d = len(cm.reference_)
             for s in (self.dim_a, self.dim_b):

@@ -50,6 +50,7 @@ class RunPanel(QWidget):
         self.full_speed = QCheckBox("Full speed")
         self.full_speed.setToolTip("Video files and images: process frames as fast as possible instead of in real time")
         self.mirror = QCheckBox("Mirror")
+        self.mirror.setToolTip("Flip the view like a mirror; follows the Capture setting the classes were recorded with")
         self.mirror.toggled.connect(lambda v: setattr(self.stream, "mirror", v) if self.stream else None)
         self.region = QSlider(Qt.Horizontal)
         self.region.setRange(20, 100)
@@ -189,6 +190,7 @@ class RunPanel(QWidget):
         self.stream.ended.connect(self._on_end)
         self.frames_shown, self.fps = 0, 0.0
         self._fps_t0, self._fps_n = time.perf_counter(), 0
+        self._run_t0 = self._fps_t0
         self.fps_label.setText("– frames/s")  # never the previous run's figure
         self.winner.setText("–")
         self.cands.setRowCount(0)
@@ -292,10 +294,16 @@ class RunPanel(QWidget):
         self.stream.deleteLater()
         self.stream = None
         self._buttons()
+        if self.frames_shown and self.fps == 0.0:  # ended before the first half-second reading: the run's mean
+            self.fps = self.frames_shown / max(1e-6, time.perf_counter() - self._run_t0)
+            self.fps_label.setText(f"{self.fps:.1f} frames/s")
         self._set_status(f"Stream ended: {message}.")
 
     def _classes_changed(self) -> None:
         self._icons.clear()
+        if "capture_mirror" in self.project.settings and self.stream is None:
+            # recognise frames the way the classes were recorded, or mirrored captures meet unmirrored frames
+            self.mirror.setChecked(bool(self.project.settings["capture_mirror"]))
         cur = self.snap_class.currentText()
         self.snap_class.clear()
         for i, n in enumerate(self.project.class_names):

@@ -174,7 +174,8 @@ class TrainPanel(QWidget):
 
         def done(out: TrainOutcome):
             self.outcome = out
-            self.project.set_trained(out.recogniser, out.report, (None, out.test_set), settings)
+            keep = {k: v for k, v in self.project.settings.items() if k == "capture_mirror"}
+            self.project.set_trained(out.recogniser, out.report, (None, out.test_set), {**settings, **keep})
             self._log_stage_end()
             self.stages.addItem(f"done in {out.seconds:.1f} s")
             self.stages.scrollToBottom()
