@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
                                QSpinBox, QVBoxLayout, QWidget)
 
@@ -44,10 +44,17 @@ class HoldButton(QPushButton):
             self.held.emit()
 
     def _end(self) -> None:
+        if QWidget.mouseGrabber() is self:  # never keep the pointer captive (a disabled button gets no release)
+            self.releaseMouse()
         if self.holding:
             self.holding = False
             self.setDown(False)
             self.let_go.emit()
+
+    def changeEvent(self, e) -> None:  # noqa: N802 - disabled mid-hold (the stream ended): the hold ends
+        super().changeEvent(e)
+        if e.type() == QEvent.EnabledChange and not self.isEnabled():
+            self._end()
 
     def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt API
         if e.button() == Qt.LeftButton and self.isEnabled():
