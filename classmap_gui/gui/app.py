@@ -29,17 +29,6 @@ def _parse(argv):
     return ap.parse_args(argv)
 
 
-def open_demo(win, features: str | None = None):
-    """Load the built-in demo set with the settings that make it a one-click train."""
-    from .demo import demo_dataset, demo_settings
-
-    name = demo_dataset()
-    task = win.dataset.load_builtin(name)
-    if task is not None:
-        task.succeeded.connect(lambda _ims: win.train.apply_settings(demo_settings(name, features)))
-    return task
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.self_test:
@@ -51,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from . import errorlog
+    from .demo import open_demo
     from .mainwindow import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

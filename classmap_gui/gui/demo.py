@@ -49,3 +49,12 @@ def demo_settings(dataset: str, features: str | None = None) -> dict:
     return {"features": "hog", "features_params": {}, "bank": "ova-ridge", "bank_params": {"alpha": 100.0},
             "classmap": {"d": 30, "p": 20, "embedding": "boosted", "refine": "v2"},
             "test_fraction": 0.2, "seed": 0}
+
+
+def open_demo(win, features: str | None = None):
+    """Load the built-in demo set with the settings that make it a one-click train."""
+    name = demo_dataset()
+    task = win.dataset.load_builtin(name)
+    if task is not None:
+        task.succeeded.connect(lambda _ims: win.train.apply_settings(demo_settings(name, features)))
+    return task

@@ -235,7 +235,7 @@ class MainWindow(QMainWindow):
 
     def load_demo(self):
         """Open the built-in demo set (glyph-pose-small when present, else digits) with its settings."""
-        from .app import open_demo  # noqa: PLC0415
+        from .demo import open_demo  # noqa: PLC0415
         return open_demo(self)
 
     def open_project(self, path: str | None = None) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QGroupBox, QHBoxLayout, QInputDialog,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QInputDialog,
                                QLabel, QListView, QListWidget, QListWidgetItem, QMessageBox, QPushButton,
                                QSplitter, QVBoxLayout, QWidget)
 
