@@ -14,6 +14,7 @@ back on the UI thread. An error is a short message a person can act on plus the 
 from __future__ import annotations
 
 import errno
+import re
 import logging
 import threading
 import time
@@ -35,7 +36,10 @@ def friendly_error(exc: BaseException) -> tuple[str, bool]:
     a plain sentence; anything else is an internal error, whose message says where the log is.
     """
     if isinstance(exc, ClassMapError):
-        return str(exc), False
+        # a parser's own words ("(JSONDecodeError: Expecting value: line 2 column 1 (char 11))") mean
+        # nothing to a person: they stay in the details, the sentence keeps what and where
+        text = re.sub(r"\s*\((?:[A-Za-z]+Error|not a readable zip)[^()]*(?:\([^()]*\)[^()]*)*\)", "", str(exc))
+        return text, False
     if isinstance(exc, MemoryError):
         return "Not enough memory for this task. Try a smaller data set or fewer features.", False
     if isinstance(exc, ConnectionError):
@@ -83,7 +87,8 @@ class _Worker(QThread):
             self.stopped.emit()
         except Exception as exc:  # noqa: BLE001 - any failure must reach the user, not kill the app
             message, internal = friendly_error(exc)
-            details = traceback.format_exc()
+            details = (f"{type(exc).__name__}: {exc}\n\n" if message != str(exc) else "") + traceback.format_exc()
+            internal = internal or message != str(exc)  # show the details button when words were left out
             if internal:
                 log.error("task failed\n%s", details)
             self.errored.emit(message, details, internal)
