@@ -23,10 +23,10 @@ def short(name: str, n: int = 14) -> str:
     return name if len(name) <= n else name[: (n - 1) // 2] + "…" + name[-(n - 1 - (n - 1) // 2):]
 
 
-def class_ticks(names: list[str], max_ticks: int = MAX_TICKS) -> list[tuple[float, str]]:
-    """Tick positions (cell centres) and short names for at most ``max_ticks`` classes, evenly spread."""
+def class_ticks(names: list[str], max_ticks: int = MAX_TICKS, numbers: bool = False) -> list[tuple[float, str]]:
+    """Tick positions (cell centres) and short names (or class numbers) for at most ``max_ticks`` classes."""
     step = max(1, int(np.ceil(len(names) / max_ticks)))
-    return [(i + 0.5, short(names[i])) for i in range(0, len(names), step)]
+    return [(i + 0.5, str(i) if numbers else short(names[i])) for i in range(0, len(names), step)]
 
 
 class TrainResults(QWidget):
@@ -146,10 +146,12 @@ class TrainResults(QWidget):
         self.per_class.sortItems(0, Qt.AscendingOrder)
         self.conf_img.setImage(inspect.confusion_rates(self.confusion), levels=(0, 1))
         self.conf_img.setRect(0, 0, C, C)
-        ticks = class_ticks(self.names)
-        self.conf_plot.getAxis("bottom").setTicks([ticks, []])
-        self.conf_plot.getAxis("left").setTicks([ticks, []])
-        self.conf_plot.getAxis("bottom").setStyle(tickTextWidth=60)
+        # names side by side overlap beyond a few classes: the bottom axis then shows class numbers (the
+        # table's # column); the left axis has room for names; every cell's tooltip names both classes
+        few = C <= 6
+        self.conf_plot.getAxis("bottom").setTicks([class_ticks(self.names, 6 if few else 10, numbers=not few), []])
+        self.conf_plot.getAxis("left").setTicks([class_ticks(self.names), []])
+        self.conf_plot.setLabel("bottom", "predicted class" + ("" if few else " (number, as in the table)"))
         self.conf_stack.setCurrentWidget(self.conf_plot)
         self.conf_plot.setRange(xRange=(0, C), yRange=(0, C), padding=0.02)
 
