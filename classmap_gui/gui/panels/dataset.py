@@ -53,6 +53,7 @@ class DatasetPanel(QWidget):
         self.classes.setIconSize(QSize(5 * 28, 28))
         self.classes.setUniformItemSizes(True)
         self.classes.setTextElideMode(Qt.ElideMiddle)
+        self.classes.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.classes.currentRowChanged.connect(self._show_class)
         self.add_btn, self.rename_btn, self.del_class_btn = (QPushButton(t) for t in ("Add class…", "Rename…", "Delete class"))
         self.add_btn.clicked.connect(lambda: self.add_class())

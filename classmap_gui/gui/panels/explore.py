@@ -57,6 +57,7 @@ class ExplorePanel(QWidget):
         self.class_list = QListWidget()
         self.class_list.setMaximumWidth(210)
         self.class_list.setTextElideMode(Qt.ElideMiddle)
+        self.class_list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # elide, never scroll sideways
         self.class_list.setMinimumWidth(190)
         self.class_list.itemChanged.connect(lambda _i: self._update_embedding())
         all_btn, none_btn = QPushButton("All"), QPushButton("None")
