@@ -197,6 +197,12 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
     assert win.explore.cands.rowCount() >= 1
     assert "no ClassMap" in win.explore.info.text()
 
+    # -- the minute-by-minute autosave of the unsaved work has run once (as it would by now)
+    win.autosaver.interval = 0
+    win._autosave_tick()
+    _idle(qtbot, win)
+    assert len(win.autosaver.pending()) == 1
+
     # -- File > Save: the dialog starts in the home folder with a name; type one, click Save
     saved = tmp / "home" / "hands.cmproj"
 
@@ -216,7 +222,7 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
     win.act_quit.trigger()
     qtbot.waitUntil(lambda: not win.isVisible(), timeout=10000)
     win2 = _window(qtbot)
-    assert not win2.offer_recovery()
+    assert win2.autosaver.pending() == [] and not win2.offer_recovery()  # saved: nothing to recover
     recent = win2.recent_menu.actions()
     assert recent and recent[0].text() == str(saved)
     recent[0].trigger()
