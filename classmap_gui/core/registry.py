@@ -54,6 +54,13 @@ class Component:
     description: str
     params: tuple[Param, ...]
     fixed: dict = field(default_factory=dict)
+    #: the parameters this name actually reads (the three one-vs-all names share one class and one
+    #: schema, but liblinear reads no ``alpha`` and ridge no ``C``); None: all of ``params``
+    reads: tuple[str, ...] | None = None
+
+    def shown(self) -> tuple[Param, ...]:
+        """The parameters worth offering a person for this name (those it reads)."""
+        return tuple(p for p in self.params if self.reads is None or p.name in self.reads)
 
     @cached_property
     def cls(self) -> type:
@@ -134,7 +141,8 @@ _COMPONENTS: tuple[Component, ...] = (
               "random Fourier features of the pixels (Gaussian kernel)",
               (_M, _SIGMA, Param("kind", str, "cossin", "feature form", choices=("cossin", "phase")), SEED)),
     Component("features", "cnn", ".features.random_cnn:RandomCNNFeatures",
-              "random convolutional network (compressive learning's image sketch)",
+              "random convolutional network ('cnn'): fixed random filters, pooling and a random final layer, nothing "
+              "learned; tolerant to small shifts (compressive learning's image sketch)",
               (_M, Param("depth", int, 1, "convolution blocks", low=1, high=8),
                Param("width", int, 16, "filters in the first block", low=1, high=512),
                Param("kernel_size", int, 5, "filter side in pixels", low=1, high=31),
@@ -143,12 +151,13 @@ _COMPONENTS: tuple[Component, ...] = (
                _SIGMA, Param("normalize", bool, True, "unit-norm conv features before the final layer"),
                _SEED0)),
     Component("bank", "ova-liblinear", ".classify.ova:OneVsAllBank",
-              "one-vs-all linear SVMs (liblinear), classes in parallel", _OVA, {"trainer": "liblinear"}),
+              "one-vs-all linear SVMs (liblinear), classes in parallel", _OVA, {"trainer": "liblinear"},
+              reads=("C", "tol", "max_iter", "class_weight", "n_jobs", "random_state")),
     Component("bank", "ova-ridge", ".classify.ova:OneVsAllBank",
               "one-vs-all ridge regression, all classes in one solve (scales to thousands of classes)",
-              _OVA, {"trainer": "ridge"}),
+              _OVA, {"trainer": "ridge"}, reads=("alpha", "n_jobs")),
     Component("bank", "ova-rbf", ".classify.ova:OneVsAllBank", "one-vs-all kernel (RBF) SVMs, for small problems",
-              _OVA, {"trainer": "rbf"}),
+              _OVA, {"trainer": "rbf"}, reads=("C", "gamma", "tol", "max_iter", "class_weight", "n_jobs")),
     Component("bank", "all-pairs", ".classify.allpairs:AllPairsBank",
               f"one linear SVM per pair of classes, voting (up to {ALL_PAIRS_MAX_CLASSES} classes)",
               (Param("trainer", str, "liblinear", "binary trainer", choices=("liblinear", "ridge")),

@@ -3,18 +3,18 @@
     classmap-gui [PROJECT] [--demo]
     classmap-gui --screenshot out.png [--panel dataset|train|run|explore] [--demo]
     classmap-gui --self-test
+
+Without a project it reopens the project saved last, or the built-in demo on the first start.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 
 
 def _parse(argv):
     ap = argparse.ArgumentParser(prog="classmap-gui", description="ClassMap Studio, the desktop app.")
-    ap.add_argument("project", nargs="?", help="a project folder to open")
+    ap.add_argument("project", nargs="?", help="a project folder or .cmproj file to open")
     ap.add_argument("--demo", action="store_true",
                     help="open the built-in demo (with --screenshot: also train it and compute the views)")
     ap.add_argument("--screenshot", metavar="PATH", help="save a PNG of the window and exit")
@@ -29,137 +29,33 @@ def _parse(argv):
     return ap.parse_args(argv)
 
 
-def _wait(app, cond, timeout: float = 600.0) -> bool:
-    from PySide6.QtCore import QEventLoop
-
-    t0 = time.monotonic()
-    while not cond():
-        if time.monotonic() - t0 > timeout:
-            return False
-        app.processEvents(QEventLoop.AllEvents, 50)
-        time.sleep(0.01)
-    return True
-
-
-def _settle(app, seconds: float = 0.3) -> None:
-    _wait(app, lambda: False, timeout=seconds)
-
-
-def self_test() -> int:
-    """Load the demo, train a small model, predict; 0 when predictions beat chance clearly."""
-    if not os.environ.get("QT_QPA_PLATFORM"):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtWidgets import QApplication
-
-    import numpy as np
-
-    from ..core.data import load_dataset
-    from ..core.views import test_part
-    from ..core.training import TrainConfig, train
-    from .demo import demo_dataset, demo_settings
-    from .mainwindow import MainWindow
-
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    win = MainWindow()
-    win.show()
-    t0 = time.perf_counter()
-    # The demo set with the demo's own settings (features, bank, ClassMap), on its first 40 classes so
-    # the check takes seconds: it exercises the same code a person's first click does.
-    name = demo_dataset()
-    full = load_dataset(name)
-    ims = full.select_classes(np.arange(min(40, full.n_classes)))
-    settings = demo_settings(name)
-    if settings.get("classmap"):
-        settings["classmap"] = dict(settings["classmap"], d=8, p=6)
-    cfg = TrainConfig.from_dict(settings)
-    res = train(ims, cfg)
-    test = test_part(ims, cfg)  # the held-out images train() reported on
-    pred = res.recogniser.predict(res.recogniser.prepare(test.images), top=3)
-    acc = float(np.mean(pred.labels == test.labels))
-    win.project.set_trained(res.recogniser, res.report)
-    _settle(app, 0.2)
-    win.setProperty("no_confirm", True)  # the trained project is unsaved: no "discard?" dialog to block on
-    win.close()
-    ok = acc > 0.5 and pred.top_classes.shape == (len(test), 3)
-    print(f"self-test {'passed' if ok else 'FAILED'}: {name}, {ims.n_classes} classes, {len(ims)} images, "
-          f"test accuracy {100 * acc:.1f}%, {time.perf_counter() - t0:.1f} s")
-    return 0 if ok else 1
-
-
-def screenshot(args) -> int:
-    if not os.environ.get("QT_QPA_PLATFORM"):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6.QtWidgets import QApplication
-
-    from .demo import demo_dataset, demo_settings
-    from .mainwindow import MainWindow
-
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    win = MainWindow()
-    w, h = (int(v) for v in args.size.lower().split("x"))
-    win.resize(w, h)
-    win.show()
-    if args.project:
-        win.open_project(args.project)
-        _wait(app, lambda: not win.runner.busy)
-    else:
-        name = args.data or demo_dataset()
-        win.train.apply_settings(demo_settings(name, args.features))
-        win.dataset.load_builtin(name)
-        _wait(app, lambda: not win.runner.busy)
-        if args.demo:
-            win.train.start_training()
-            _wait(app, lambda: not win.runner.busy)
-    if args.panel == "explore" and win.project.recogniser is not None:
-        win.show_panel("explore")
-        _settle(app)
-        win.explore.compute()
-        _wait(app, lambda: not win.runner.busy)
-        win.explore.choose(3)
-    if args.panel == "run" and win.project.recogniser is not None and args.video:
-        win.run.add_source("video", args.video)
-        win.show_panel("run")
-        win.run.start()  # real time, so the frame counter has run for a while when the picture is taken
-        _wait(app, lambda: win.run.frames_shown >= 75, timeout=60)
-        win.run.pause_btn.setChecked(True)
-        _settle(app, 0.6)
-    if args.panel == "dataset" and args.video and win.project.imageset is not None:
-        win.dataset.classes.setCurrentRow(0)
-        win.dataset.capture.countdown.setValue(0)
-        win.dataset.capture.choose_video(args.video)
-        win.dataset.capture.start_preview()
-        _wait(app, lambda: win.dataset.capture.latest_crop is not None, timeout=20)
-        _settle(app, 0.5)
-    win.show_panel(args.panel)
-    _settle(app, 0.5)
-    ok = win.grab().save(args.screenshot)
-    win.setProperty("no_confirm", True)
-    win.close()
-    print(f"saved {args.screenshot}" if ok else f"could not save {args.screenshot}")
-    return 0 if ok else 1
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.self_test:
+        from .selftest import self_test
         return self_test()
     if args.screenshot:
+        from .screenshot import screenshot
         return screenshot(args)
     from PySide6.QtWidgets import QApplication
 
-    from .demo import demo_dataset, demo_settings
+    from . import errorlog
+    from .demo import open_demo
     from .mainwindow import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("ClassMap Studio")
+    errorlog.setup()
     win = MainWindow()
     win.show()
     if args.project:
         win.open_project(args.project)
     elif not win.offer_recovery():
-        name = demo_dataset()
-        win.train.apply_settings(demo_settings(name, args.features))
-        win.load_demo()
+        recent = win.recent.list() if win.recent is not None and not args.demo else []
+        if recent:
+            win.open_project(str(recent[0]))
+        else:
+            open_demo(win, args.features)
     return app.exec()
 
 

@@ -59,12 +59,14 @@ def image_files(paths: list[str | Path]) -> list[Path]:
 class FrameStream(QThread):
     """Streams frames from ``source``: a camera index (int), a video file, or a list of image files.
 
-    Signals: ``frame(view, crop, result)`` — the full RGB frame with the region drawn, the RGB
-    crop of the region, and ``process(crop)`` (or None); ``ended(message)`` once, when the
-    stream stops for any reason (end of file, camera lost, stop()).
+    Signals: ``frame(view, crop, result, name)`` — the full RGB frame with the region drawn, the RGB
+    crop of the region, ``process(crop)`` (or None) and the image file's path ("" for cameras and
+    videos); ``unreadable(path, reason)`` for an image file that cannot be decoded (the stream goes
+    on); ``ended(message)`` once, when the stream stops for any reason (end of file, camera lost, stop()).
     """
 
-    frame = Signal(object, object, object)
+    frame = Signal(object, object, object, str)
+    unreadable = Signal(str, str)
     ended = Signal(str)
 
     def __init__(self, source: int | str | list, *, process: Callable[[np.ndarray], Any] | None = None,
@@ -131,6 +133,7 @@ class FrameStream(QThread):
         interval = (1.0 / fps if fps and fps > 0 else 0.0) if cap is not None else self.image_interval
         next_t = time.perf_counter()
         message = "stopped"
+        name = ""
         i = 0
         try:
             while not self._stop.is_set():
@@ -153,10 +156,16 @@ class FrameStream(QThread):
                     if i >= len(files):
                         message = f"shown all {len(files)} images"
                         break
-                    buf = np.fromfile(str(files[i]), dtype=np.uint8)
+                    name = str(files[i])
+                    reason = "not a readable image (empty, corrupt or unsupported format)"
+                    try:
+                        buf = np.fromfile(name, dtype=np.uint8)
+                    except OSError as exc:
+                        buf, reason = np.zeros(0, np.uint8), exc.strerror or "cannot be read"
                     bgr = cv2.imdecode(buf, cv2.IMREAD_COLOR) if buf.size else None
                     i += 1
                     if bgr is None:
+                        self.unreadable.emit(name, reason)
                         continue
                     rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
                 self.frames_read += 1
@@ -174,7 +183,7 @@ class FrameStream(QThread):
                     if self.region < 1.0:
                         cv2.rectangle(view, (x, y), (x + s - 1, y + s - 1), (255, 200, 0), max(1, s // 100))
                     self._ui_free.clear()
-                    self.frame.emit(view, crop, result)
+                    self.frame.emit(view, crop, result, name)
                 if self.realtime and interval and not is_camera and not self._paused.is_set():
                     next_t += interval
                     delay = next_t - time.perf_counter()
@@ -183,7 +192,11 @@ class FrameStream(QThread):
                     else:
                         next_t = time.perf_counter()
         except Exception as exc:  # noqa: BLE001 - a failing source or model ends the stream, not the app
-            message = f"the stream stopped: {type(exc).__name__}: {exc}"
+            import logging
+            import traceback
+            logging.getLogger("classmap_gui").error("stream failed\n%s", traceback.format_exc())
+            from .errorlog import where
+            message = f"the stream stopped because of an internal error. {where()}"
             self.error = message
         finally:
             if cap is not None:

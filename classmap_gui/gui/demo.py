@@ -1,9 +1,23 @@
 """The built-in demo the app opens on, and training settings that make it a one-click train."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from ..core.data import builtin_datasets
 
 PREFERRED = ("glyph-pose-small", "digits")
+#: the demo video in resources/ that Run and Capture list out of the box (no camera needed)
+DEMO_VIDEO = "demo-glyphs.avi"
+
+
+def demo_video() -> Path | None:
+    """The shipped demo video: in the source tree, the installed bundle, or the package; None if missing."""
+    here = Path(__file__).resolve()
+    places = [here.parents[2] / "resources", here.parents[1] / "resources"]
+    if getattr(sys, "_MEIPASS", None):
+        places.insert(0, Path(sys._MEIPASS) / "resources")
+    return next((p / DEMO_VIDEO for p in places if (p / DEMO_VIDEO).is_file()), None)
 
 
 def demo_dataset() -> str:
@@ -35,3 +49,12 @@ def demo_settings(dataset: str, features: str | None = None) -> dict:
     return {"features": "hog", "features_params": {}, "bank": "ova-ridge", "bank_params": {"alpha": 100.0},
             "classmap": {"d": 30, "p": 20, "embedding": "boosted", "refine": "v2"},
             "test_fraction": 0.2, "seed": 0}
+
+
+def open_demo(win, features: str | None = None):
+    """Load the built-in demo set with the settings that make it a one-click train."""
+    name = demo_dataset()
+    task = win.dataset.load_builtin(name)
+    if task is not None:
+        task.succeeded.connect(lambda _ims: win.train.apply_settings(demo_settings(name, features)))
+    return task

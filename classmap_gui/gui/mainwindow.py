@@ -4,16 +4,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
 
-from . import projectio
+from . import errorlog, projectio
+from .dialogs import NewProjectDialog, ask_save_path, start_folder
+from .fileperms import honour_umask
 from .panels.dataset import DatasetPanel
 from .panels.explore import ExplorePanel
 from .panels.run import RunPanel
 from .panels.train import TrainPanel
 from .project import Project
 from .tasks import TaskRunner
-from .widgets import TaskProgress
+from .widgets import TaskProgress, show_message
 
 PANELS = ("dataset", "train", "run", "explore")
 
@@ -26,7 +28,9 @@ class MainWindow(QMainWindow):
         self.error_box: QMessageBox | None = None
         self.resize(1180, 760)
 
+        self.last_export: Path | None = None
         self.dataset = DatasetPanel(self.project, self.runner)
+        self.dataset.may_replace = self._may_discard
         self.train = TrainPanel(self.project, self.runner)
         self.run = RunPanel(self.project)
         self.explore = ExplorePanel(self.project, self.runner)
@@ -46,7 +50,8 @@ class MainWindow(QMainWindow):
         self.runner.progressed.connect(self.progress.update_progress)
         self.runner.finished.connect(lambda _t: self.progress.stop())
         self.runner.failed.connect(self.show_error)
-        self.runner.cancelled.connect(lambda t: sb.showMessage(f"{t}: cancelled", 8000))
+        self.runner.cancelled.connect(lambda t: sb.showMessage(f"{t}: cancelled.", 8000))
+        errorlog.on_error(lambda message, details: self._show_box("Something went wrong.", message, details))
         self.project.message.connect(lambda m: sb.showMessage(m, 8000))
         self.project.stateChanged.connect(self._update_title)
         self.project.datasetChanged.connect(self._update_title)
@@ -83,8 +88,20 @@ class MainWindow(QMainWindow):
             return
         data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings))
         a.mark_saved()
+        path = p.path
         self.runner.run("Autosaving", lambda progress, should_stop: a.save(
-            projectio.to_core(data), p.path, progress=progress, should_stop=should_stop))
+            projectio.to_core(data), path, progress=progress, should_stop=should_stop))
+
+    def _discard_autosaves(self, *paths) -> None:
+        """Drop the autosaves of the project under each of its names (before and after a save)."""
+        if self.autosaver is None:
+            return
+        for path in {None, *paths}:
+            try:
+                self.autosaver.discard(path)
+            except OSError:
+                pass
+        self.autosaver.mark_saved()
 
     def offer_recovery(self) -> bool:
         """At start-up: when an autosave was left behind (a crash), offer to open it."""
@@ -94,9 +111,19 @@ class MainWindow(QMainWindow):
             pending = [a for a in self.autosaver.pending() if "error" not in a]
         except OSError:
             return False
-        if not pending:
+        fresh = []
+        for a in pending:
+            # an autosave older than the project file it belongs to holds nothing the file lacks
+            user_file = next((Path(r) for r in (self.recent.list() if self.recent is not None else [])
+                              if self.autosaver.autosave_path(r) == Path(a["autosave"])), None)
+            if user_file is not None and user_file.exists() and \
+                    user_file.stat().st_mtime >= Path(a["autosave"]).stat().st_mtime:
+                Path(a["autosave"]).unlink(missing_ok=True)
+            else:
+                fresh.append(a)
+        if not fresh:
             return False
-        a = pending[0]
+        a = fresh[0]
         r = QMessageBox.question(
             self, "Recover unsaved work?",
             f"ClassMap Studio found an autosave of {a.get('name') or 'an unsaved project'} "
@@ -163,48 +190,61 @@ class MainWindow(QMainWindow):
 
     def _update_title(self) -> None:
         p = self.project
-        name = p.path.name if p.path else (p.imageset.name if p.imageset is not None and p.imageset.name else "untitled")
-        self.setWindowTitle(f"{name}{' *' if p.dirty else ''} — ClassMap Studio")
+        self.setWindowTitle(f"{p.title}{' *' if p.dirty else ''} — ClassMap Studio")
         ims = p.imageset
         model = "trained" if p.model_is_current else ("trained on older data" if p.recogniser is not None else "not trained")
         self.data_label.setText("" if ims is None else f"{len(ims)} images · {ims.n_classes} classes · {model}")
 
     def show_error(self, title: str, message: str) -> None:
-        """A non-blocking dialog: the app stays usable behind it."""
-        box = QMessageBox(QMessageBox.Warning, "ClassMap Studio", f"{title} failed.", QMessageBox.Ok, self)
-        box.setInformativeText(message)
-        if self.runner.last_traceback:
-            box.setDetailedText(self.runner.last_traceback)
-        box.setModal(False)
-        box.show()
-        self.error_box = box
-        self.statusBar().showMessage(f"{title} failed: {message}", 15000)
+        """A task failed: a non-blocking dialog (the app stays usable behind it), details behind a button."""
+        task = self.runner.last_task
+        self._show_box(f"{title} failed.", message, task.details if task is not None and task.internal else "")
+        self.statusBar().showMessage(f"{title} failed.", 15000)
+
+    def _show_box(self, title: str, message: str, details: str = "") -> None:
+        self.error_box = show_message(self, title, message, details)
 
     # ------------------------------------------------------------------ project actions
     def _may_discard(self) -> bool:
-        if not self.project.dirty or self.property("no_confirm"):
+        """True when the open project may be replaced: nothing unsaved, or the person said so."""
+        if not self.project.replaces_work or self.property("no_confirm"):
             return True
-        r = QMessageBox.question(self, "Unsaved changes", "The project has unsaved changes. Discard them?",
-                                 QMessageBox.Discard | QMessageBox.Cancel)
-        return r == QMessageBox.Discard
+        r = QMessageBox.question(self, "Unsaved changes", f"{self.project.title} has unsaved changes. "
+                                 "Discard them?", QMessageBox.Discard | QMessageBox.Cancel)
+        if r == QMessageBox.Discard:
+            self._discard_autosaves(self.project.path)
+            return True
+        return False
 
-    def new_project(self) -> None:
-        if self._may_discard():
-            self.run.stop()
-            self.project.reset(None)
+    def new_project(self, size: tuple[int, int] | None = None, colour: bool = False) -> bool:
+        """File > New project: asks the image size and grey or colour (unless given), then an empty project."""
+        if not self._may_discard():
+            return False
+        if size is None:
+            dlg = NewProjectDialog(self)
+            if dlg.exec() != QDialog.Accepted:
+                return False
+            size, colour = dlg.format.size(), dlg.format.is_colour()
+        self.run.stop()
+        self.dataset.capture.shutdown()
+        self.project.new_project(size, colour=colour)
+        self.train.suggest()
+        self.show_panel("dataset")
+        self.project.message.emit("New project: add a class, then capture or add its images.")
+        return True
 
-    def load_demo(self) -> bool:
-        """Open the built-in demo set (glyph-pose-small when present, else digits)."""
-        from .demo import demo_dataset  # noqa: PLC0415
-        name = demo_dataset()
-        return self.dataset.load_builtin(name)
+    def load_demo(self):
+        """Open the built-in demo set (glyph-pose-small when present, else digits) with its settings."""
+        from .demo import open_demo  # noqa: PLC0415
+        return open_demo(self)
 
     def open_project(self, path: str | None = None) -> bool:
         if not self._may_discard():
             return False
         if path is None:
             path, _ = QFileDialog.getOpenFileName(self, "Open project (project.json in a project folder, or a "
-                                                  ".cmproj file)", "", "Projects (project.json *.cmproj)")
+                                                  ".cmproj file)", str(start_folder(self.project.path)),
+                                                  "Projects (project.json *.cmproj)")
             if not path:
                 return False
             if Path(path).name == "project.json":
@@ -231,20 +271,23 @@ class MainWindow(QMainWindow):
         if path is None:
             path = None if ask else (str(p.path) if p.path else None)
             if path is None:
-                path, _ = QFileDialog.getSaveFileName(
-                    self, "Save project as: a folder, or one file when the name ends in .cmproj")
+                name = (p.imageset.name or "untitled") if p.path is None else p.path.stem
+                path = ask_save_path(self, "Save project as: one file (.cmproj), or a folder when the name has no "
+                                     "extension", start_folder(p.path) / f"{name}.cmproj",
+                                     "ClassMap projects (*.cmproj);;Project folder (*)")
                 if not path:
                     return False
         data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings),
                                      p.capture_root if p.capture_root is not None and p.capture_root.is_dir() else None)
 
+        old_path = p.path
+
         def done(saved):
+            honour_umask(saved)
             p.mark_saved(saved)
             self._recent_add(saved)
-            if self.autosaver is not None:
-                self.autosaver.discard(saved)
-                self.autosaver.mark_saved()
-            p.message.emit(f"saved {saved}")
+            self._discard_autosaves(old_path, saved)
+            p.message.emit(f"Saved {saved}.")
         return self.runner.run(f"Saving {Path(path).name}",
                                lambda progress, should_stop: projectio.save(data, path, progress=progress,
                                                                             should_stop=should_stop), done)
@@ -255,15 +298,21 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Train a recogniser first, then export it.", 5000)
             return False
         if path is None:
-            path = QFileDialog.getExistingDirectory(self, "Export the recogniser into a folder")
+            stem = self.project.path.stem if self.project.path else (self.project.title or "recogniser")
+            path = ask_save_path(self, "Export the recogniser as a new folder (it will hold predict.py)",
+                                 start_folder(self.project.path) / f"{stem}-export")
             if not path:
                 return False
 
         def work(progress, should_stop):
             from ..core.export import export_recogniser  # noqa: PLC0415
             return export_recogniser(rec, path)
-        return self.runner.run("Exporting the recogniser", work,
-                               lambda out: self.project.message.emit(f"exported to {out}"))
+
+        def done(out):
+            honour_umask(out)
+            self.last_export = Path(out)
+            self.project.message.emit(f"Exported to {out}: run python {Path(out) / 'predict.py'} IMAGE…")
+        return self.runner.run("Exporting the recogniser", work, done)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
         if not self._may_discard():
@@ -273,4 +322,6 @@ class MainWindow(QMainWindow):
         self.runner.wait(5000)
         self.run.stop()
         self.dataset.capture.shutdown()
+        if not self.project.dirty:  # saved (or nothing to save): no autosave should greet the next start
+            self._discard_autosaves(self.project.path)
         super().closeEvent(event)

@@ -1,6 +1,6 @@
 """Save and open projects: the one seam between the GUI and core's project format.
 
-The format, its safety checks and atomic saves belong to ``classmap_gui.core.store.project``;
+The format, its safety checks and atomic saves belong to ``classmap_gui.core.project``;
 this module only converts between the GUI's Project model and core's ``Project`` record.
 """
 from __future__ import annotations

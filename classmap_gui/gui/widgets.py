@@ -1,11 +1,12 @@
-"""Small reusable widgets: the task progress strip and thumbnail helpers."""
+"""Small reusable widgets: the task progress strip, thumbnail helpers, elided names, message dialogs."""
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QListView, QListWidget,
-                               QListWidgetItem, QProgressBar, QPushButton, QVBoxLayout, QWidget)
+                               QListWidgetItem, QMessageBox, QPlainTextEdit, QProgressBar, QPushButton,
+                               QSizePolicy, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from .imageutil import to_pixmap, to_qimage
 
@@ -86,6 +87,84 @@ class ImageGridDialog(QDialog):
         for img, cap in zip(images, captions):
             self.grid.addItem(QListWidgetItem(QIcon(to_pixmap(img, size)), cap))
         lay.addWidget(self.grid)
+        bb = QDialogButtonBox(QDialogButtonBox.Close)
+        bb.rejected.connect(self.close)
+        lay.addWidget(bb)
+
+
+def elided_item(text: str, tooltip: str | None = None) -> QTableWidgetItem:
+    """A table cell whose full text is its tooltip (the view elides long names in the middle)."""
+    item = QTableWidgetItem(text)
+    item.setToolTip(tooltip or text)
+    return item
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that elides its text in the middle to fit, with the full text as tooltip.
+
+    It never asks for more width than it has, so a long class name cannot widen its column.
+    """
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.setMinimumWidth(40)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+        self._full = str(text)
+        self.setToolTip(self._full)
+        self._fit()
+
+    def text(self) -> str:
+        return self._full
+
+    def _fit(self) -> None:
+        width = max(10, self.width() - 4)
+        super().setText(self.fontMetrics().elidedText(self._full, Qt.ElideMiddle, width))
+
+    def resizeEvent(self, e) -> None:  # noqa: N802
+        super().resizeEvent(e)
+        self._fit()
+
+
+def show_message(parent, title: str, message: str, details: str = "", *, icon=QMessageBox.Warning,
+                 modal: bool = False) -> QMessageBox:
+    """A message box wide enough to read: a plain sentence, the technical details behind a button.
+
+    Paths are not broken mid-word (the box is at least 520 px wide and the text wraps at spaces).
+    Non-modal by default, so the app stays usable behind it.
+    """
+    box = QMessageBox(icon, "ClassMap Studio", title, QMessageBox.Ok, parent)
+    box.setInformativeText(message)
+    if details:
+        box.setDetailedText(details)
+    box.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    box.setStyleSheet("QLabel { min-width: 520px; }")
+    box.setModal(modal)
+    if modal:
+        box.exec()
+    else:
+        box.show()
+    return box
+
+
+class ReportDialog(QDialog):
+    """A non-modal window with a summary line and a read-only, copyable list (e.g. skipped files)."""
+
+    def __init__(self, title: str, summary: str, lines: list[str], parent=None):
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.resize(720, 360)
+        lay = QVBoxLayout(self)
+        self.summary = QLabel(summary)
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        self.text = QPlainTextEdit("\n".join(lines))
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.NoWrap)
+        lay.addWidget(self.text, 1)
         bb = QDialogButtonBox(QDialogButtonBox.Close)
         bb.rejected.connect(self.close)
         lay.addWidget(bb)

@@ -1,9 +1,11 @@
 """Re-make the README screenshots and measure the Run panel's frame rate on a video source.
 
-    .venv/bin/python docs/screenshots/make.py [--fps-only]
+    .venv/bin/python docs/screenshots/make.py [--fps-only] [journey] [dataset train run explore explore-kmeans]
 
-Writes a video of glyph-pose-small images (the stand-in for a webcam showing hand shapes),
-then runs ``classmap-gui --screenshot`` for every panel after a demo training.
+``journey``: the README walkthrough in one window — New project (32x32 grey), three classes captured
+from the shipped demo video, train, Run on the video, Explore — and a PNG of each panel after it
+(``journey-*.png``). The other names: ``classmap-gui --screenshot`` of that panel after a demo training,
+on a video of glyph-pose-small images (the stand-in for a webcam showing hand shapes).
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def measure_fps(video: Path) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from classmap_gui.gui.app import _wait
+    from classmap_gui.gui.driving import wait_until as _wait
     from classmap_gui.gui.demo import demo_settings
     from classmap_gui.gui.mainwindow import MainWindow
 
@@ -72,9 +74,68 @@ def measure_fps(video: Path) -> None:
     win.close()
 
 
+def journey() -> None:
+    """The walkthrough a new user follows, with a screenshot of each panel at its end."""
+    import tempfile
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from classmap_gui.gui import project as project_mod
+    from classmap_gui.gui.driving import settle, wait_until
+    from classmap_gui.gui.mainwindow import MainWindow
+
+    tmp = Path(tempfile.mkdtemp(prefix="classmap-journey-"))
+    project_mod.default_capture_root = lambda: tmp / "captures"
+    app = QApplication.instance() or QApplication([])
+    win = MainWindow()
+    win.setProperty("no_confirm", True)
+    win.resize(1280, 800)
+    win.show()
+    win.new_project((32, 32))
+    d, cap = win.dataset, win.dataset.capture
+    cap.countdown.setValue(0)
+    cap.start_preview()
+    wait_until(app, lambda: cap.latest_crop is not None, 20)
+    for i, name in enumerate(("fist", "flat hand", "peace")):
+        d.add_class(name)
+        cap.record_btn.held.emit()  # as a hold of 1.5 s; the video shows each glyph for 3 s
+        settle(app, 1.5)
+        cap.record_btn.let_go.emit()
+        settle(app, 1.5)
+    settle(app, 0.5)
+    win.show_panel("dataset")
+    settle(app, 0.5)
+    win.grab().save(str(HERE / "journey-dataset.png"))
+    cap.stop_preview()
+    win.show_panel("train")
+    win.train.start_training()
+    wait_until(app, lambda: not win.runner.busy)
+    settle(app, 0.5)
+    win.grab().save(str(HERE / "journey-train.png"))
+    win.show_panel("run")
+    win.run.start()
+    wait_until(app, lambda: win.run.frames_shown >= 60, 60)
+    win.run.pause_btn.setChecked(True)
+    settle(app, 0.5)
+    win.grab().save(str(HERE / "journey-run.png"))
+    win.run.stop()
+    win.show_panel("explore")
+    win.explore.compute()
+    wait_until(app, lambda: not win.runner.busy)
+    settle(app, 0.5)
+    win.grab().save(str(HERE / "journey-explore.png"))
+    win.close()
+    print(f"journey screenshots in {HERE}")
+
+
 def main() -> int:
+    if "journey" in sys.argv[1:]:
+        journey()
+        if len([a for a in sys.argv[1:] if not a.startswith("--")]) == 1:
+            return 0
     video = write_video()
-    only = [a for a in sys.argv[1:] if not a.startswith("--")]
+    only = [a for a in sys.argv[1:] if not a.startswith("--") and a != "journey"]
     if not only:
         measure_fps(video)
     if "--fps-only" in sys.argv:

@@ -16,10 +16,25 @@ def test_import_folder_lists_classes_with_counts(qtbot, window, shapes_folder):
     assert [d.classes.item(i).text() for i in range(d.classes.count())] == \
         ["  14 · bars", "  14 · columns", "  14 · cross", "  14 · ring"]
     assert "56 images, 4 classes" in d.summary.text()
-    assert "1 unreadable file(s) skipped" in window.statusBar().currentMessage()
+    assert "1 file(s) skipped" in window.statusBar().currentMessage()
+    # the import report lists every skipped file with its reason, in a window that stays open
+    rep = d.report_dialog
+    assert rep is not None and rep.isVisible()
+    assert "broken.png" in rep.text.toPlainText() and "not a readable image" in rep.text.toPlainText()
     d.classes.setCurrentRow(2)
     assert d.grid.count() == 14 and "cross" in d.grid_label.text()
+    # freshly imported, nothing edited: nothing to lose, so no "*" and no "discard?" question
+    assert not window.project.dirty and "*" not in window.windowTitle()
+    d.add_class("extra")
     assert window.project.dirty and "*" in window.windowTitle()
+
+
+def test_import_in_colour_keeps_colour(qtbot, window, shapes_folder):
+    with qtbot.waitSignal(window.runner.finished, timeout=20000):
+        assert window.dataset.import_folder(str(shapes_folder), size=(24, 24), colour=True)
+    ims = window.project.imageset
+    assert ims.is_color and ims.image_size == (24, 24)
+    assert "24×24 colour" in window.dataset.summary.text()
 
 
 def test_class_and_image_edits(qtbot, window, shapes_folder):
@@ -30,7 +45,8 @@ def test_class_and_image_edits(qtbot, window, shapes_folder):
     d.classes.setCurrentRow(0)
     d.rename_class("stripes")
     assert p.class_names[0] == "stripes"
-    assert d.add_class("stripes") is None or d.classes.count() == 5  # duplicate refused
+    assert d.add_class("stripes") is None  # duplicate refused, and said why
+    assert d.classes.count() == 5 and "already a class named" in d.last_error
     d.classes.setCurrentRow(1)
     d.grid.item(0).setSelected(True)
     d.grid.item(1).setSelected(True)
@@ -60,7 +76,8 @@ def test_capture_burst_from_video_saves_every_frame(qtbot, window, shapes_folder
     qtbot.waitUntil(lambda: len(cap.burst) >= 5, timeout=10000)
     files = sorted((tmp_path / "captures" / "new").glob("*.png"))
     assert len(files) == len(cap.burst)  # written as they were taken, before the burst ends
-    qtbot.mouseRelease(cap.record_btn, Qt.LeftButton)
+    qtbot.wait(400)  # a hold, not a click (a click would keep recording until the next one)
+    qtbot.mouseRelease(cap.record_btn, Qt.LeftButton, pos=cap.record_btn.rect().center())
     n = window.project.imageset.counts()[4]
     assert n >= 5 and n == len(list((tmp_path / "captures" / "new").glob("*.png")))
     assert window.project.imageset.images.shape[1:] == (64, 64)  # brought to the set's size
@@ -75,24 +92,52 @@ def test_countdown_then_release_records_nothing(qtbot, window, shapes_folder, sh
     cap.countdown.setValue(3)
     cap.choose_video(str(shapes_video))
     cap.start_preview()
-    cap.press_record()
+    qtbot.mousePress(cap.record_btn, Qt.LeftButton)
     assert "in 3" in cap.last_message
-    cap.release_record()
-    assert "cancelled" in cap.last_message
+    qtbot.wait(500)  # held past a click, released during the count-down
+    qtbot.mouseRelease(cap.record_btn, Qt.LeftButton)
+    assert "cancelled" in cap.last_message and not cap.recording
     assert window.project.imageset.counts().tolist() == [14, 14, 14, 14]
     cap.stop_preview()
 
 
-def test_no_camera_is_a_clear_message(qtbot, window, shapes_folder, monkeypatch):
-    from classmap_gui.gui.panels import capture as capture_mod
+def test_click_starts_and_next_click_stops_and_a_limit_stops_anyway(qtbot, window, shapes_folder, shapes_video,
+                                                                    tmp_path):
+    _import(qtbot, window, shapes_folder)
+    cap = window.dataset.capture
+    cap.countdown.setValue(0)
+    cap.rate.setValue(30)
+    cap.choose_video(str(shapes_video))
+    assert cap.start_preview()
+    qtbot.waitUntil(lambda: cap.latest_crop is not None, timeout=5000)
+    qtbot.mouseClick(cap.record_btn, Qt.LeftButton)  # a click: recording goes on after the button is up
+    assert cap.recording and "click to stop" in cap.record_btn.text()
+    qtbot.waitUntil(lambda: len(cap.burst) >= 3, timeout=10000)
+    qtbot.mouseClick(cap.record_btn, Qt.LeftButton)
+    assert not cap.recording and "Recorded" in cap.last_message
+    n = window.project.imageset.counts()[0]
+    cap.max_seconds.setValue(1)
+    qtbot.mouseClick(cap.record_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: not cap.recording, timeout=5000)  # nobody clicked: the limit stopped it
+    assert "maximum of 1 s" in cap.last_message
+    assert window.project.imageset.counts()[0] > n
+    cap.stop_preview()
+
+
+def test_no_camera_is_a_clear_message_and_the_demo_video_is_listed(qtbot, window, shapes_folder, monkeypatch):
+    from classmap_gui.gui import camera
 
     _import(qtbot, window, shapes_folder)
-    monkeypatch.setattr(capture_mod, "list_cameras", lambda: [])
+    monkeypatch.setattr(camera, "list_cameras", lambda: [])
     cap = window.dataset.capture
     assert cap.refresh_cameras() == []
     assert "No camera found" in cap.last_message
+    assert "demo" in cap.sources.current_text().lower()  # the shipped video: no camera needed
+    cap.sources.combo.clear()
     assert not cap.start_preview()
     assert "no camera was found" in cap.last_message.lower()
+    cap.choose_video("/tmp/some-video.avi")
+    assert cap.last_message.strip() == ""  # the "No source" note goes once a video is chosen
 
 
 def test_camera_that_cannot_open_or_stops_ends_cleanly(qtbot, shapes_video):

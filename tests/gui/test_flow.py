@@ -61,6 +61,7 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     assert 1 <= win.run.cands.rowCount() <= 3
     assert "features" in win.run.timings.text() and "refine" in win.run.timings.text()
     assert win.run.fps_label.text().endswith("frames/s")
+    assert float(win.run.fps_label.text().split()[0]) > 0  # a measured figure, not the initial "–"
     n0 = len(win.project.imageset)
     assert win.run.snapshot(0)
     assert len(win.project.imageset) == n0 + 1
@@ -92,8 +93,8 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     assert not win.project.dirty and (path / "project.json").exists()
     assert str(path) in [str(p) for p in win.recent.list()]  # File > Open recent
     assert win.recent_menu.actions()[0].text() == str(path)
-    win.new_project()
-    assert win.project.imageset is None
+    assert win.new_project((32, 32))  # a saved project: replaced without a question
+    assert len(win.project.imageset) == 0 and win.project.class_names == []
     with qtbot.waitSignal(win.runner.finished, timeout=30000):
         assert win.open_project(str(path))
     assert win.project.recogniser is not None, win.runner.last_error
@@ -125,13 +126,14 @@ def test_training_error_shows_a_dialog_and_app_stays_usable(qtbot, window, small
 
 
 def test_run_without_model_or_source_says_what_to_do(qtbot, window, small_settings, shapes_folder, monkeypatch):
-    from classmap_gui.gui.panels import run as run_mod
+    from classmap_gui.gui import camera
 
-    monkeypatch.setattr(run_mod, "list_cameras", lambda: [])
+    monkeypatch.setattr(camera, "list_cameras", lambda: [])
     assert not window.run.start()
     assert "train one" in window.run.last_message
     _import_and_train(qtbot, window, shapes_folder, small_settings)
     assert window.run.refresh_cameras() == []
     assert "No camera found" in window.run.last_message
+    window.run.sources.combo.clear()
     assert not window.run.start()
     assert "No source" in window.run.last_message

@@ -70,5 +70,25 @@ def test_unexpected_exception_becomes_a_message(qtbot, runner):
     runner.failed.connect(lambda t, m: errors.append(m))
     with qtbot.waitSignal(runner.finished, timeout=5000):
         runner.run("boom", lambda p, s: 1 / 0)
-    assert errors and errors[0].startswith("ZeroDivisionError")
-    assert "Traceback" in runner.last_traceback
+    # a person reads a sentence (and where the details are), never the raw exception text
+    assert errors and errors[0].startswith("Something went wrong inside ClassMap Studio")
+    assert "division by zero" not in errors[0]
+    assert "Traceback" in runner.last_traceback and "ZeroDivisionError" in runner.last_traceback
+
+
+def test_each_task_has_its_own_signals(qtbot, runner):
+    task = runner.run("first", lambda p, s: (p(0.5, "half"), 7)[1])
+    seen = []
+    task.progressed.connect(lambda f, s, eta: seen.append(s))
+    with qtbot.waitSignal(task.succeeded, timeout=5000) as sig:
+        pass
+    assert sig.args == [7] and task.result == 7
+    full = []
+
+    def disk_full(p, s):
+        raise OSError(28, "No space left on device", "/tmp/x.cmproj")
+    t2 = runner.run("save", disk_full)
+    t2.failed.connect(full.append)
+    with qtbot.waitSignal(t2.finished, timeout=5000):
+        pass
+    assert full == [t2.error] and "disk is full" in t2.error and "/tmp/x.cmproj" in t2.error

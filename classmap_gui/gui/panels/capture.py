@@ -1,16 +1,99 @@
-"""Capture from a camera or a video file into a class: preview, mirror, square region,
-hold-to-record burst at a chosen rate after a count-down. Every frame is written to disk
-the moment it is taken (Project.save_capture); the burst joins the image set when it ends."""
+"""Capture from a camera or a video file into a class: preview, mirror, square region, a burst at a
+chosen rate after a count-down, while the record button is held (or from one click to the next).
+
+Every frame is written to disk the moment it is taken (Workspace.save_capture); the burst joins the
+image set when it ends. A maximum duration stops a burst nobody stops.
+"""
 from __future__ import annotations
 
-from pathlib import Path
+import time
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QPushButton,
-                               QSizePolicy, QSlider, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
+                               QSpinBox, QVBoxLayout, QWidget)
 
-from ..camera import FrameStream, list_cameras
+from ..camera import FrameStream
 from ..imageutil import to_pixmap
+from ..sources import SourcePicker
+
+#: a press shorter than this is a click: recording then runs until the next click
+CLICK_SECONDS = 0.35
+
+
+class HoldButton(QPushButton):
+    """A button that reports holding reliably: ``held()`` on press, ``let_go()`` on release.
+
+    QPushButton emits ``released`` only when the pointer is released over it; while recording, the
+    preview and status change and the layout may move the button from under a still pointer, so the
+    release went unnoticed and recording never stopped. Here the button grabs the mouse on press and
+    every release (anywhere), a lost focus or a hidden window ends the hold. Space works as well.
+    """
+
+    held = Signal()
+    let_go = Signal()
+
+    def __init__(self, text: str, parent=None):
+        super().__init__(text, parent)
+        self.holding = False
+        self.setFocusPolicy(Qt.StrongFocus)
+
+    def _start(self) -> None:
+        if not self.holding:
+            self.holding = True
+            self.setDown(True)
+            self.held.emit()
+
+    def _end(self) -> None:
+        if QWidget.mouseGrabber() is self:  # never keep the pointer captive (a disabled button gets no release)
+            self.releaseMouse()
+        if self.holding:
+            self.holding = False
+            self.setDown(False)
+            self.let_go.emit()
+
+    def changeEvent(self, e) -> None:  # noqa: N802 - disabled mid-hold (the stream ended): the hold ends
+        super().changeEvent(e)
+        if e.type() == QEvent.EnabledChange and not self.isEnabled():
+            self._end()
+
+    def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt API
+        if e.button() == Qt.LeftButton and self.isEnabled():
+            self.grabMouse()
+            self._start()
+            e.accept()
+        else:
+            super().mousePressEvent(e)
+
+    def mouseReleaseEvent(self, e) -> None:  # noqa: N802
+        if e.button() == Qt.LeftButton:
+            self.releaseMouse()
+            self._end()
+            e.accept()
+        else:
+            super().mouseReleaseEvent(e)
+
+    def mouseMoveEvent(self, e) -> None:  # noqa: N802 - moving off the button does not end a hold
+        e.accept()
+
+    def keyPressEvent(self, e) -> None:  # noqa: N802
+        if e.key() == Qt.Key_Space and not e.isAutoRepeat():
+            self._start()
+        elif e.key() != Qt.Key_Space:
+            super().keyPressEvent(e)
+
+    def keyReleaseEvent(self, e) -> None:  # noqa: N802
+        if e.key() == Qt.Key_Space and not e.isAutoRepeat():
+            self._end()
+        elif e.key() != Qt.Key_Space:
+            super().keyReleaseEvent(e)
+
+    def focusOutEvent(self, e) -> None:  # noqa: N802
+        self._end()
+        super().focusOutEvent(e)
+
+    def hideEvent(self, e) -> None:  # noqa: N802
+        self._end()
+        super().hideEvent(e)
 
 
 class CapturePanel(QWidget):
@@ -25,22 +108,23 @@ class CapturePanel(QWidget):
         self.burst: list = []
         self.burst_paths: list[str] = []
         self.burst_class = -1
-        self.recording = False
+        self.recording = False  # between press and the end of the burst (count-down included)
+        self.latched = False    # started by a click: runs until the next click
+        self._pressed_at = 0.0
+        self._began_at = 0.0
         self.last_message = ""
 
-        self.source = QComboBox()
-        self.source.setMinimumWidth(140)
-        self.refresh_btn = QPushButton("Find cameras")
-        self.refresh_btn.clicked.connect(self.refresh_cameras)
-        self.video_btn = QPushButton("Video file…")
-        self.video_btn.clicked.connect(lambda: self.choose_video())
+        self.sources = SourcePicker(images=False)
+        self.sources.status.connect(self._set_status)
+        self.sources.changed.connect(lambda: self._set_status(" "))
         self.start_btn = QPushButton("Start preview")
         self.start_btn.setCheckable(True)
         self.start_btn.toggled.connect(self._toggle)
         self.preview = QLabel("No preview.\nPick a camera or a video file and press Start preview.")
         self.preview.setAlignment(Qt.AlignCenter)
         self.preview.setMinimumSize(240, 180)
-        self.preview.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        # Ignored: the picture never pushes the layout (a growing preview moved the record button)
+        self.preview.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
         self.preview.setStyleSheet("QLabel { background: #202428; color: #d0d4d8; }")
         self.mirror = QCheckBox("Mirror")
         self.mirror.setChecked(True)
@@ -48,6 +132,7 @@ class CapturePanel(QWidget):
         self.region = QSlider(Qt.Horizontal)
         self.region.setRange(20, 100)
         self.region.setValue(70)
+        self.region.setToolTip("Size of the square box that is recorded, as a share of the frame")
         self.region.valueChanged.connect(lambda v: setattr(self.stream, "region", v / 100) if self.stream else None)
         self.rate = QSpinBox()
         self.rate.setRange(1, 30)
@@ -57,19 +142,23 @@ class CapturePanel(QWidget):
         self.countdown.setRange(0, 10)
         self.countdown.setValue(3)
         self.countdown.setSuffix(" s")
-        self.record_btn = QPushButton("● Hold to record")
+        self.max_seconds = QSpinBox()
+        self.max_seconds.setRange(1, 600)
+        self.max_seconds.setValue(30)
+        self.max_seconds.setSuffix(" s")
+        self.max_seconds.setToolTip("A recording stops by itself after this long")
+        self.record_btn = HoldButton("● Hold to record")
+        self.record_btn.setToolTip("Hold to record while held, or click once to start and again to stop")
         self.record_btn.setEnabled(False)
-        self.record_btn.pressed.connect(self.press_record)
-        self.record_btn.released.connect(self.release_record)
+        self.record_btn.held.connect(self.press_record)
+        self.record_btn.let_go.connect(self._let_go)
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
+        self.status.setFixedHeight(3 * self.status.fontMetrics().lineSpacing() + 4)
+        self.status.setAlignment(Qt.AlignLeft | Qt.AlignTop)
 
-        row = QHBoxLayout()
-        row.addWidget(self.source, 1)
-        row.addWidget(self.refresh_btn)
-        row.addWidget(self.video_btn)
         form = QFormLayout()
-        form.addRow("Source", row)
+        form.addRow("Source", self.sources)
         opts = QHBoxLayout()
         opts.addWidget(self.mirror)
         opts.addWidget(QLabel("Box"))
@@ -79,6 +168,9 @@ class CapturePanel(QWidget):
         rr.addWidget(self.rate)
         rr.addWidget(QLabel("count-down"))
         rr.addWidget(self.countdown)
+        rr.addWidget(QLabel("at most"))
+        rr.addWidget(self.max_seconds)
+        rr.addStretch(1)
         form.addRow("Record", rr)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -95,27 +187,16 @@ class CapturePanel(QWidget):
         self.count_timer.timeout.connect(self._count)
         self._count_left = 0
 
-    # ------------------------------------------------------------------ sources
+    # ------------------------------------------------------------------ sources (kept for scripts)
+    @property
+    def source(self):
+        return self.sources.combo
+
     def refresh_cameras(self) -> list[int]:
-        cams = list_cameras()
-        video = [self.source.itemData(i) for i in range(self.source.count())
-                 if isinstance(self.source.itemData(i), str)]
-        self.source.clear()
-        for c in cams:
-            self.source.addItem(f"Camera {c}", c)
-        for v in video:
-            self.source.addItem(Path(v).name, v)
-        self._set_status("found camera(s) " + ", ".join(map(str, cams)) if cams else
-                         "No camera found. Connect one and press Find cameras again, or use a video file.")
-        return cams
+        return self.sources.refresh_cameras()
 
     def choose_video(self, path: str | None = None) -> None:
-        if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Video file", "", "Videos (*.avi *.mp4 *.mkv *.mov *.webm);;All files (*)")
-            if not path:
-                return
-        self.source.addItem(Path(path).name, str(path))
-        self.source.setCurrentIndex(self.source.count() - 1)
+        self.sources.add("video", path)
 
     # ------------------------------------------------------------------ stream
     def _toggle(self, on: bool) -> None:
@@ -124,7 +205,7 @@ class CapturePanel(QWidget):
     def start_preview(self) -> bool:
         if self.stream is not None:
             return True
-        src = self.source.currentData()
+        src = self.sources.current()
         if src is None:
             self._set_status("No source: no camera was found. Press Find cameras, or choose a video file.")
             self.start_btn.setChecked(False)
@@ -138,7 +219,9 @@ class CapturePanel(QWidget):
         self.start_btn.setChecked(True)
         self.start_btn.setText("Stop preview")
         self.start_btn.blockSignals(False)
+        self.sources.setEnabled(False)
         self.record_btn.setEnabled(True)
+        self._set_status(f"Preview of {self.sources.current_text()}. Select a class, then hold ● to record.")
         return True
 
     def stop_preview(self) -> None:
@@ -158,7 +241,7 @@ class CapturePanel(QWidget):
     def _on_end(self, message: str) -> None:
         if self.sender() is not self.stream:
             return
-        self.release_record()
+        self.stop_recording()
         self.stream.wait(3000)
         self.stream.deleteLater()
         self.stream = None
@@ -166,74 +249,109 @@ class CapturePanel(QWidget):
         self.start_btn.setChecked(False)
         self.start_btn.setText("Start preview")
         self.start_btn.blockSignals(False)
+        self.sources.setEnabled(True)
         self.record_btn.setEnabled(False)
         self.preview.setText(f"Preview ended: {message}")
-        self._set_status(message)
+        self._set_status(f"Preview ended: {message}")
 
     # ------------------------------------------------------------------ recording
     def press_record(self) -> None:
+        """The record button went down: stop a latched recording, else start one (after the count-down)."""
+        if self.recording:
+            self.stop_recording()
+            return
         cls = self.current_class()
         if cls < 0 or self.project.imageset is None:
             self._set_status("Select (or add) the class to record into first.")
             return
+        self._pressed_at = time.monotonic()
         self.burst_class = cls
         self._count_left = self.countdown.value()
-        self.recording = True
+        self.recording, self.latched = True, False
+        self.burst, self.burst_paths = [], []
         if self._count_left > 0:
             self._set_status(f"Recording into {self.project.class_names[cls]!r} in {self._count_left}…")
+            self.record_btn.setText(f"● Recording in {self._count_left}… release to cancel")
             self.count_timer.start()
         else:
             self._begin()
 
+    def _let_go(self) -> None:
+        """The button came up: a short click latches the recording, a hold ends it."""
+        if not self.recording:
+            return
+        if time.monotonic() - self._pressed_at < CLICK_SECONDS:
+            self.latched = True
+            self.record_btn.setText("● Recording… click to stop" if self._count_left <= 0 else
+                                    f"● Recording in {self._count_left}… click to cancel")
+            return
+        self.stop_recording()
+
+    def release_record(self) -> None:
+        """End the recording now (kept for scripts: same as letting go after a hold)."""
+        self.stop_recording()
+
     def _count(self) -> None:
         self._count_left -= 1
         if self._count_left > 0:
-            self._set_status(f"Recording into {self.project.class_names[self.burst_class]!r} in {self._count_left}…")
+            name = self.project.class_names[self.burst_class]
+            self._set_status(f"Recording into {name!r} in {self._count_left}…")
+            self.record_btn.setText(f"● Recording in {self._count_left}… " +
+                                    ("click to cancel" if self.latched else "release to cancel"))
         else:
             self.count_timer.stop()
             self._begin()
 
     def _begin(self) -> None:
-        self.burst, self.burst_paths = [], []
         self._taken_id = self._latest_id  # start from the next fresh frame
+        self._began_at = time.monotonic()
         self.tick.start(int(1000 / self.rate.value()))
-        self.record_btn.setText("● Recording… release to stop")
+        self.record_btn.setText("● Recording… " + ("click to stop" if self.latched else "release to stop"))
 
     def _take(self) -> None:
+        if time.monotonic() - self._began_at >= self.max_seconds.value():
+            self.stop_recording(f"stopped after the maximum of {self.max_seconds.value()} s")
+            return
         if self.latest_crop is None or self._taken_id == self._latest_id:
             return
         self._taken_id = self._latest_id
         try:
             path = self.project.save_capture(self.burst_class, self.latest_crop)
         except OSError as exc:
-            self.release_record()
-            self._set_status(f"Could not write the capture: {exc}")
+            from ..tasks import friendly_error  # noqa: PLC0415
+            self.stop_recording()
+            self._set_status(f"Could not write the capture. {friendly_error(exc)[0]}")
             return
         self.burst.append(self.latest_crop)
         self.burst_paths.append(str(path))
-        self._set_status(f"{len(self.burst)} frame(s) → {self.project.class_names[self.burst_class]!r} "
-                         f"(saved in {path.parent})")
+        self._set_status(f"{len(self.burst)} frame(s) → {self.project.class_names[self.burst_class]!r}, "
+                         f"each saved as it is taken.")
 
-    def release_record(self) -> None:
+    def stop_recording(self, why: str = "") -> None:
         if not self.recording:
             return
-        self.recording = False
+        self.recording = self.latched = False
         self.count_timer.stop()
         self.tick.stop()
         self.record_btn.setText("● Hold to record")
         if self.burst:
             n, name = len(self.burst), self.project.class_names[self.burst_class]
+            folder = self.project.capture_dir(self.burst_class)
+            self.project.settings["capture_mirror"] = self.mirror.isChecked()  # Run recognises the same way
             self.project.add_images(self.burst_class, self.burst, self.burst_paths)
-            self._set_status(f"Recorded {n} frame(s) into {name!r}.")
+            self._set_status(f"Recorded {n} frame(s) into {name!r}{' (' + why + ')' if why else ''}. "
+                             f"Files: {folder}")
         elif self._count_left > 0:
             self._set_status("Count-down cancelled; nothing recorded.")
+        else:
+            self._set_status("Nothing recorded: no new frame arrived.")
         self.burst, self.burst_paths = [], []
 
     def _set_status(self, text: str) -> None:
         self.last_message = text
         self.status.setText(text)
-        self.project.message.emit(text)
+        self.status.setToolTip(text)
 
     def shutdown(self) -> None:
-        self.release_record()
+        self.stop_recording()
         self.stop_preview()

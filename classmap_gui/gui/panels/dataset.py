@@ -4,14 +4,15 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QGroupBox, QHBoxLayout, QInputDialog,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QInputDialog,
                                QLabel, QListView, QListWidget, QListWidgetItem, QMessageBox, QPushButton,
                                QSplitter, QVBoxLayout, QWidget)
 
 from ...core.data import builtin_datasets, load_dataset
 from ...core.errors import ClassMapError
+from ..dialogs import ImportDialog
 from ..imageutil import to_pixmap
-from ..widgets import strip_icon
+from ..widgets import ReportDialog, show_message, strip_icon
 from .capture import CapturePanel
 
 MAX_GRID = 400  # images shown per class; the rest are counted, not drawn
@@ -23,6 +24,8 @@ class DatasetPanel(QWidget):
         self.project, self.runner = project, runner
         self._grid_index = np.zeros(0, np.int64)
         self.last_error = ""
+        self.may_replace = lambda: True  # the window asks about unsaved changes before a set replaces them
+        self.report_dialog = None
 
         # -- source row
         self.builtin = QComboBox()
@@ -49,6 +52,8 @@ class DatasetPanel(QWidget):
         self.classes = QListWidget()
         self.classes.setIconSize(QSize(5 * 28, 28))
         self.classes.setUniformItemSizes(True)
+        self.classes.setTextElideMode(Qt.ElideMiddle)
+        self.classes.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.classes.currentRowChanged.connect(self._show_class)
         self.add_btn, self.rename_btn, self.del_class_btn = (QPushButton(t) for t in ("Add class…", "Rename…", "Delete class"))
         self.add_btn.clicked.connect(lambda: self.add_class())
@@ -117,26 +122,43 @@ class DatasetPanel(QWidget):
         self.refresh()
 
     # ------------------------------------------------------------------ loading
-    def load_builtin(self, name: str) -> bool:
+    def load_builtin(self, name: str):
+        """Open a built-in set as a new project (asks first when that would lose unsaved work)."""
+        if not self.may_replace():
+            return None
+
         def work(progress, should_stop):
             return load_dataset(name, progress=progress, should_stop=should_stop)
-        return self.runner.run(f"Loading {name}", work, self.project.set_imageset)
+        return self.runner.run(f"Loading {name}", work, lambda ims: self.project.reset(ims))
 
-    def import_folder(self, path: str | None = None) -> bool:
+    def import_folder(self, path: str | None = None, *, size: tuple[int, int] = (64, 64), colour: bool = False):
+        """Open a folder (one sub-folder per class) as a new project; unreadable files are listed after."""
         if path is None:
-            path = QFileDialog.getExistingDirectory(self, "Import a folder (one sub-folder per class)")
-            if not path:
-                return False
+            dlg = ImportDialog(parent=self)
+            if dlg.exec() != ImportDialog.Accepted or not dlg.folder.text().strip():
+                return None
+            path, size, colour = dlg.folder.text().strip(), dlg.format.size(), dlg.format.is_colour()
+        if not self.may_replace():
+            return None
 
         def work(progress, should_stop):
-            return load_dataset(path, progress=progress, should_stop=should_stop)
+            return load_dataset(path, size=size, grey=not colour, progress=progress, should_stop=should_stop)
 
         def done(ims):
-            self.project.set_imageset(ims)
+            self.project.reset(ims)
+            self.project.message.emit(f"Imported {len(ims)} images of {ims.n_classes} classes"
+                                      + (f"; {len(ims.skipped)} file(s) skipped." if ims.skipped else "."))
             if ims.skipped:
-                self.project.message.emit(f"imported {len(ims)} images; {len(ims.skipped)} unreadable file(s) skipped, "
-                                          f"e.g. {ims.skipped[0][0]}")
+                self.show_skipped(ims)
         return self.runner.run(f"Importing {path}", work, done)
+
+    def show_skipped(self, ims) -> None:
+        """List every file an import skipped, with the reason, in a window that stays open."""
+        lines = [f"{path}\n    {reason}" for path, reason in ims.skipped]
+        self.report_dialog = ReportDialog(
+            "Import report", f"Imported {len(ims)} images of {ims.n_classes} classes. "
+            f"{len(ims.skipped)} file(s) could not be used and were skipped:", lines, self)
+        self.report_dialog.show()
 
     # ------------------------------------------------------------------ view
     def current_class(self) -> int:
@@ -149,7 +171,7 @@ class DatasetPanel(QWidget):
         self.classes.clear()
         self.move_target.clear()
         if ims is None:
-            self.summary.setText("No images yet: import a folder or load a built-in set.")
+            self.summary.setText("No project open: File > New project, import a folder or load a built-in set.")
         else:
             counts = ims.counts()
             h, w = ims.image_size
@@ -198,10 +220,7 @@ class DatasetPanel(QWidget):
             return fn(*args)
         except ClassMapError as exc:
             self.last_error = str(exc)
-            box = QMessageBox(QMessageBox.Warning, "ClassMap Studio", str(exc), QMessageBox.Ok, self)
-            box.setModal(False)  # never blocks: the app stays usable
-            box.show()
-            self.project.message.emit(str(exc))
+            self.error_box = show_message(self, "That did not work.", str(exc))  # non-modal: the app stays usable
             return None
 
     def add_class(self, name: str | None = None):

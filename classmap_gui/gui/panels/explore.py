@@ -6,59 +6,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGroupBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
-                               QPushButton, QSizePolicy, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
+                               QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from ...core import views as inspect
+from ...core import views
 from ..imageutil import to_pixmap
+from .explore_data import MOSAIC_DEFAULT, ExploreData, _colours, explore_task, mosaic_of, readable_range  # noqa: F401
 
 MAX_POINTS = 1500
-
-
-def _colours(n: int) -> list:
-    """One colour per class; neighbouring classes get far-apart hues (golden-ratio steps)."""
-    base = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
-            (140, 86, 75), (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)]
-    if n <= 10:
-        return [pg.mkColor(*base[i]) for i in range(n)]
-    out = []
-    for i in range(n):
-        c = pg.mkColor(0, 0, 0)
-        c.setHsvF((i * 0.6180339887) % 1.0, 0.85, 0.55 + 0.35 * ((i * 7) % 3) / 2)
-        out.append(c)
-    return out
-
-
-class ExploreData:
-    """Features of a sample of images and what is computed from them (all by core)."""
-
-    def __init__(self, images, labels, X, trade, mosaic, mosaic_k, columns, scale=1, patch_size=0):
-        self.images, self.labels, self.X = images, labels, X
-        self.trade, self.mosaic, self.mosaic_k, self.columns = trade, mosaic, mosaic_k, columns
-        self.scale, self.patch_size = scale, patch_size
-
-
-def explore_task(rec, images, labels):
-    def work(progress, should_stop):
-        x = rec.prepare(images)
-        progress(0.0, "computing features of the sample")
-        X = rec.features.transform(x, should_stop=should_stop)
-        trade = None
-        if getattr(rec, "classmap", None) is not None:
-            trade = inspect.accuracy_vs_evaluations(
-                rec.classmap, rec.classifier, X, labels, should_stop=should_stop,
-                progress=lambda f, s: progress(0.3 + 0.7 * f, s))
-        mosaic, k, cols, scale, p = None, 0, 0, 1, 0
-        cents = getattr(rec.features, "centroids_", None)
-        if cents is not None:
-            p = int(rec.features.patch_size)
-            ch = int(getattr(rec.features, "n_channels_", 1))
-            k = len(cents)
-            cols = int(np.ceil(np.sqrt(k)))
-            scale = max(1, min(8, 480 // (cols * (p + 1))))
-            mosaic = inspect.centroid_mosaic(cents, p, ch, columns=cols, pad=1, scale=scale)
-        return ExploreData(images, labels, X, trade, mosaic, k, cols, scale, p)
-    return work
 
 
 class ExplorePanel(QWidget):
@@ -101,6 +56,8 @@ class ExplorePanel(QWidget):
             self.plot.addItem(it)
         self.class_list = QListWidget()
         self.class_list.setMaximumWidth(210)
+        self.class_list.setTextElideMode(Qt.ElideMiddle)
+        self.class_list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # elide, never scroll sideways
         self.class_list.setMinimumWidth(190)
         self.class_list.itemChanged.connect(lambda _i: self._update_embedding())
         all_btn, none_btn = QPushButton("All"), QPushButton("None")
@@ -129,17 +86,36 @@ class ExplorePanel(QWidget):
         el.setContentsMargins(0, 0, 0, 0)
         el.addWidget(self.plot, 1)
         el.addWidget(cls_col)
-        emb_box = QGroupBox("ClassMap embedding: patterns (dots) and classes (stars)")
+        emb_box = self.emb_box = QGroupBox("ClassMap embedding: patterns (dots) and classes (stars)")
         QVBoxLayout(emb_box).addWidget(emb)
 
         # (b) centroid mosaic
         self.mosaic = QLabel("k-means centroids appear here after training with k-means features.")
         self.mosaic.setAlignment(Qt.AlignCenter)
         self.mosaic.setWordWrap(True)
-        self.mosaic.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
-        self.mosaic.setMinimumSize(180, 150)
-        mosaic_box = QGroupBox("Learned centroids (whitened patches)")
-        QVBoxLayout(mosaic_box).addWidget(self.mosaic)
+        self.mosaic_scroll = QScrollArea()
+        self.mosaic_scroll.setWidget(self.mosaic)
+        self.mosaic_scroll.setWidgetResizable(True)
+        self.mosaic_scroll.setAlignment(Qt.AlignCenter)
+        self.mosaic_scroll.setMinimumSize(180, 150)
+        self.mosaic_n = QSpinBox()
+        self.mosaic_n.setRange(1, 1)
+        self.mosaic_n.setPrefix("show ")
+        self.mosaic_n.setToolTip("How many of the learned centroids to draw (the first ones)")
+        self.mosaic_zoom = QSpinBox()
+        self.mosaic_zoom.setRange(1, 16)
+        self.mosaic_zoom.setSuffix("× zoom")
+        self.mosaic_n.valueChanged.connect(lambda _v: self._draw_mosaic(auto=True))
+        self.mosaic_zoom.valueChanged.connect(lambda _v: self._draw_mosaic())
+        mrow = QHBoxLayout()
+        mrow.addWidget(self.mosaic_n)
+        mrow.addWidget(self.mosaic_zoom)
+        self.mosaic_count = QLabel("")
+        mrow.addWidget(self.mosaic_count, 1)
+        mosaic_box = self.mosaic_box = QGroupBox("Learned centroids (whitened patches)")
+        mb = QVBoxLayout(mosaic_box)
+        mb.addLayout(mrow)
+        mb.addWidget(self.mosaic_scroll, 1)
 
         # (c) accuracy vs evaluations
         self.trade_plot = pg.PlotWidget(background="w")
@@ -147,6 +123,7 @@ class ExplorePanel(QWidget):
         self.trade_plot.setLabel("left", "accuracy")
         self.trade_plot.setMenuEnabled(False)
         self.trade_plot.getAxis("left").enableAutoSIPrefix(False)
+        self.trade_plot.getAxis("left").setWidth(52)  # room for "1.00" without clipping
         self.trade_plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.trade_plot.addLegend(offset=(-10, -10))
         self.trade_curve = self.trade_plot.plot([], [], pen=pg.mkPen((31, 119, 180), width=2), symbol="o",
@@ -156,7 +133,7 @@ class ExplorePanel(QWidget):
                                                symbolSize=9, name="brute force")
         self.trade_plot.addItem(self.brute_line)
         self.brute_line.setVisible(False)
-        trade_box = QGroupBox("Accuracy against evaluations per query")
+        trade_box = self.trade_box = QGroupBox("Accuracy against evaluations per query")
         QVBoxLayout(trade_box).addWidget(self.trade_plot)
 
         # (d) one image's candidates
@@ -200,6 +177,8 @@ class ExplorePanel(QWidget):
     # ------------------------------------------------------------------ compute
     def _model_changed(self) -> None:
         self.data, self.embedding = None, None
+        self.emb_box.setVisible(True)
+        self.trade_box.setVisible(True)
         self.points.clear()
         self.class_points.clear()
         self.chosen_point.clear()
@@ -208,6 +187,8 @@ class ExplorePanel(QWidget):
         self.brute_line.setVisible(False)
         self.mosaic.clear()
         self.mosaic.setText("k-means centroids appear here after training with k-means features.")
+        self.mosaic_count.setText("")
+        self.trade_plot.enableAutoRange()
         self.cands.setRowCount(0)
         self.info.setText("Press Compute views to see inside the trained recogniser." if self.project.recogniser
                           is not None else "Train a recogniser (with ClassMap for the embedding views), then press "
@@ -242,11 +223,17 @@ class ExplorePanel(QWidget):
         show_default = set(range(min(len(names), 12)))
         for c, n in enumerate(names):
             it = QListWidgetItem(n)
+            it.setToolTip(n)
             it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
             it.setCheckState(Qt.Checked if c in show_default else Qt.Unchecked)
             it.setForeground(pg.mkBrush(cols[c]))
             self.class_list.addItem(it)
         self.class_list.blockSignals(False)
+        # views that need ClassMap or centroids are hidden rather than shown as empty axes
+        self.emb_box.setVisible(cm is not None)
+        self.trade_box.setVisible(data.trade is not None)
+        for w in (self.mosaic_n, self.mosaic_zoom):
+            w.setVisible(data.mosaic is not None)
         if cm is not None:
             d = len(cm.reference_)
             for s in (self.dim_a, self.dim_b):
@@ -268,22 +255,42 @@ class ExplorePanel(QWidget):
             self.brute_item.setData([t.brute_evaluations], [t.brute_accuracy])
             self.brute_line.setPos(t.brute_accuracy)
             self.brute_line.setVisible(True)
+            ys = np.concatenate([np.asarray(t.accuracy, np.float64), [t.brute_accuracy]])
+            xs = np.concatenate([np.asarray(t.evaluations, np.float64), [t.brute_evaluations]])
+            self.trade_plot.setYRange(*readable_range(ys), padding=0.05)
+            self.trade_plot.setXRange(0, max(1.0, float(xs.max())) * 1.05, padding=0)
         if data.mosaic is not None:
-            self._mosaic_pm = to_pixmap(data.mosaic)
-            self._fit_mosaic()
+            self.mosaic_n.blockSignals(True)
+            self.mosaic_n.setRange(1, data.mosaic_k)
+            self.mosaic_n.setValue(min(data.mosaic_k, MOSAIC_DEFAULT))
+            self.mosaic_n.blockSignals(False)
+            self.mosaic_zoom.blockSignals(True)
+            self.mosaic_zoom.setValue(data.scale)
+            self.mosaic_zoom.blockSignals(False)
+            self._show_mosaic(data.mosaic)
         else:
             self.mosaic.setText("The feature map has no centroids (choose k-means features to see them).")
         self.img_index.setRange(0, max(0, len(data.labels) - 1))
         self.choose(0)
 
-    def _fit_mosaic(self) -> None:
-        pm = getattr(self, "_mosaic_pm", None)
-        if pm is not None and self.data is not None and self.data.mosaic is not None:
-            self.mosaic.setPixmap(pm.scaled(self.mosaic.size(), Qt.KeepAspectRatio, Qt.FastTransformation))
+    def _show_mosaic(self, mosaic) -> None:
+        self.mosaic.setPixmap(to_pixmap(mosaic))
+        k = self.data.mosaic_k if self.data is not None else 0
+        self.mosaic_count.setText(f"of {k} centroids")
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        super().resizeEvent(ev)
-        self._fit_mosaic()
+    def _draw_mosaic(self, auto: bool = False) -> None:
+        """Redraw the mosaic with the chosen number of centroids and zoom (auto: a readable zoom)."""
+        rec = self.project.recogniser
+        if self.data is None or self.data.mosaic is None or rec is None:
+            return
+        mosaic, cols, scale, p = mosaic_of(rec.features, self.mosaic_n.value(),
+                                           0 if auto else self.mosaic_zoom.value())
+        if auto:
+            self.mosaic_zoom.blockSignals(True)
+            self.mosaic_zoom.setValue(scale)
+            self.mosaic_zoom.blockSignals(False)
+        self.data.mosaic, self.data.columns, self.data.scale, self.data.patch_size = mosaic, cols, scale, p
+        self._show_mosaic(mosaic)
 
     def shown_classes(self) -> np.ndarray:
         return np.array([c for c in range(self.class_list.count())
@@ -301,7 +308,7 @@ class ExplorePanel(QWidget):
         if self.data is None or rec is None or getattr(rec, "classmap", None) is None:
             return
         a, b = self.dim_a.value(), self.dim_b.value()
-        self.embedding = inspect.embedding_2d(rec.classmap, rec.classifier, self.data.X, self.data.labels, (a, b))
+        self.embedding = views.embedding_2d(rec.classmap, rec.classifier, self.data.X, self.data.labels, (a, b))
         refs = self.embedding.reference
         names = self.project.class_names
         ref_names = [names[r] if len(rec.classmap.class_embeddings_) == len(names) and r < len(names) else f"#{r}"

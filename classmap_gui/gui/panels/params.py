@@ -1,17 +1,20 @@
-"""A form for an estimator's hyper-parameters, built from its ``get_params()``."""
+"""A form of hyper-parameters built from parameter descriptions.
+
+A description is any object with ``name, kind, default, help, choices, low, high, auto`` (core's
+registry ``Param``, see :mod:`.param_specs`): choices become drop-downs, ``bool`` a check box,
+numbers spin boxes, ``auto`` an editable drop-down offering "auto"; ``help`` is every widget's tooltip.
+"""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QFormLayout, QLineEdit, QSpinBox, QWidget
-
-HIDDEN = {"n_jobs", "random_state", "verbose", "kmeans_batch_size", "max_memory_mb", "copy"}
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 
 class ParamForm(QWidget):
-    """Shows int/float/bool/str parameters as spin boxes, check boxes and text fields.
+    """``values()`` returns only the parameters that differ from the defaults, so a TrainConfig stays
+    short and keeps core's defaults when the user changes nothing. ``edited`` fires on a user's change."""
 
-    ``values()`` returns only the parameters that differ from the defaults, so a
-    TrainConfig stays short and keeps core's defaults when the user changes nothing.
-    """
+    edited = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -19,45 +22,78 @@ class ParamForm(QWidget):
         self.form.setContentsMargins(0, 0, 0, 0)
         self.defaults: dict = {}
         self.widgets: dict = {}
+        self.kinds: dict = {}
 
-    def set_params(self, defaults: dict, values: dict | None = None, only: tuple | None = None) -> None:
-        """Show ``defaults`` (name -> default value), set to ``values``; ``only`` limits the names shown."""
+    def set_params(self, params, values: dict | None = None) -> None:
+        """Show the described ``params``, set to ``values`` (name -> value; missing: the default)."""
         while self.form.rowCount():
             self.form.removeRow(0)
-        self.defaults, self.widgets = {}, {}
+        self.defaults, self.widgets, self.kinds = {}, {}, {}
         values = values or {}
-        for k, v in defaults.items():
-            if k in HIDDEN or k.startswith("_") or (only is not None and k not in only):
-                continue
-            cur = values.get(k, v)
-            if isinstance(v, bool):
-                w = QCheckBox()
-                w.setChecked(bool(cur))
-            elif isinstance(v, int):
-                w = QSpinBox()
-                w.setRange(0, 10_000_000)
-                w.setValue(int(cur))
-            elif isinstance(v, float):
-                w = QDoubleSpinBox()
-                w.setDecimals(4)
-                w.setRange(0.0, 1e6)
-                w.setValue(float(cur))
-            elif isinstance(v, str):
-                w = QLineEdit(str(cur))
-            else:
-                continue  # None / objects: left to core's default
-            self.defaults[k], self.widgets[k] = v, w
-            self.form.addRow(k.replace("_", " "), w)
+        for p in params:
+            cur = values.get(p.name, p.default)
+            w = self._widget(p, cur)
+            tip = p.help or ""
+            w.setToolTip(tip)
+            label = QLabel(p.name.replace("_", " "))
+            label.setToolTip(tip)
+            self.defaults[p.name], self.widgets[p.name], self.kinds[p.name] = p.default, w, p
+            self.form.addRow(label, w)
+
+    def _widget(self, p, cur) -> QWidget:
+        if p.choices:
+            w = QComboBox()
+            for c in p.choices:
+                w.addItem(str(c), c)
+            i = w.findData(cur)
+            w.setCurrentIndex(max(0, i))
+            w.currentIndexChanged.connect(lambda _i: self.edited.emit())
+        elif getattr(p, "auto", False):
+            w = QComboBox()
+            w.setEditable(True)
+            w.addItem("auto")
+            w.setCurrentText(str(cur))
+            w.currentTextChanged.connect(lambda _t: self.edited.emit())
+        elif p.kind is bool:
+            w = QCheckBox()
+            w.setChecked(bool(cur))
+            w.toggled.connect(lambda _v: self.edited.emit())
+        elif p.kind is int:
+            w = QSpinBox()
+            w.setRange(int(p.low if p.low is not None else 0), int(p.high if p.high is not None else 10_000_000))
+            w.setValue(int(cur))
+            w.valueChanged.connect(lambda _v: self.edited.emit())
+        elif p.kind is float:
+            w = QDoubleSpinBox()
+            w.setDecimals(4)
+            w.setRange(float(p.low if p.low is not None else 0.0), float(p.high if p.high is not None else 1e6))
+            w.setValue(float(cur))
+            w.valueChanged.connect(lambda _v: self.edited.emit())
+        else:
+            w = QLineEdit(str(cur))
+            w.textEdited.connect(lambda _t: self.edited.emit())
+        return w
+
+    def value(self, name: str):
+        w, p = self.widgets[name], self.kinds[name]
+        if isinstance(w, QCheckBox):
+            return w.isChecked()
+        if isinstance(w, (QSpinBox, QDoubleSpinBox)):
+            return w.value()
+        if isinstance(w, QComboBox) and not w.isEditable():
+            return w.currentData()
+        text = w.currentText() if isinstance(w, QComboBox) else w.text()
+        if getattr(p, "auto", False) and text.strip() != "auto":
+            try:
+                return int(text) if p.kind is int else float(text)
+            except ValueError:
+                return text  # training says what is wrong with it
+        return text
 
     def values(self) -> dict:
         out = {}
-        for k, w in self.widgets.items():
-            if isinstance(w, QCheckBox):
-                v = w.isChecked()
-            elif isinstance(w, (QSpinBox, QDoubleSpinBox)):
-                v = w.value()
-            else:
-                v = w.text()
+        for k in self.widgets:
+            v = self.value(k)
             if v != self.defaults[k]:
                 out[k] = v
         return out

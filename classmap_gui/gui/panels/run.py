@@ -1,4 +1,8 @@
-"""Run panel: live recognition on a camera, a video file, image files or a folder."""
+"""Run panel: live recognition on a camera, a video file, image files or a folder.
+
+Video and cameras show the winner, the top candidates and stage timings per frame; image files and
+folders also fill a per-file results list (file, recognised class, score, or why it was unreadable).
+"""
 from __future__ import annotations
 
 import time
@@ -7,22 +11,23 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFont, QIcon
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
-                               QSizePolicy, QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy,
+                               QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ..camera import FrameStream, list_cameras
 from ..imageutil import to_pixmap
+from ..sources import SourcePicker
+from ..widgets import ElidedLabel, elided_item
 
 STAGE_NAMES = {"features": "features", "embedding+filter": "embedding + filter", "refine": "refine",
                "classify": "classify (brute force)"}
+RESULTS_WIDTH = 380  # the right column keeps its width whatever the class names
 
 
 class RunPanel(QWidget):
     def __init__(self, project, parent=None):
         super().__init__(parent)
         self.project = project
-        self.stream: FrameStream | None = None
+        self.stream = None
         self.latest_crop = None
         self.last_result = None
         self.frames_shown = 0
@@ -32,16 +37,9 @@ class RunPanel(QWidget):
         self._icons: dict[int, QIcon] = {}
         self._brute = 0
 
-        self.source = QComboBox()
-        self.source.setMinimumWidth(180)
-        self.find_btn = QPushButton("Find cameras")
-        self.find_btn.clicked.connect(self.refresh_cameras)
-        self.video_btn = QPushButton("Video…")
-        self.video_btn.clicked.connect(lambda: self.add_source("video"))
-        self.files_btn = QPushButton("Images…")
-        self.files_btn.clicked.connect(lambda: self.add_source("files"))
-        self.folder_btn = QPushButton("Folder…")
-        self.folder_btn.clicked.connect(lambda: self.add_source("folder"))
+        self.sources = SourcePicker(images=True)
+        self.sources.status.connect(self._set_status)
+        self.sources.changed.connect(lambda: self._set_status(" "))
         self.start_btn = QPushButton("▶ Start")
         self.start_btn.clicked.connect(lambda: self.stop() if self.stream else self.start())
         self.pause_btn = QPushButton("Pause")
@@ -52,11 +50,13 @@ class RunPanel(QWidget):
         self.full_speed = QCheckBox("Full speed")
         self.full_speed.setToolTip("Video files and images: process frames as fast as possible instead of in real time")
         self.mirror = QCheckBox("Mirror")
+        self.mirror.setToolTip("Flip the view like a mirror; follows the Capture setting the classes were recorded with")
         self.mirror.toggled.connect(lambda v: setattr(self.stream, "mirror", v) if self.stream else None)
         self.region = QSlider(Qt.Horizontal)
         self.region.setRange(20, 100)
         self.region.setValue(100)
         self.region.setMaximumWidth(120)
+        self.region.setToolTip("Size of the square box that is recognised, as a share of the frame")
         self.region.valueChanged.connect(lambda v: setattr(self.stream, "region", v / 100) if self.stream else None)
         self.top = QSpinBox()
         self.top.setRange(1, 50)
@@ -66,14 +66,15 @@ class RunPanel(QWidget):
         self.view = QLabel("Train a recogniser, pick a source and press Start.")
         self.view.setAlignment(Qt.AlignCenter)
         self.view.setMinimumSize(320, 240)
-        self.view.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.view.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
         self.view.setStyleSheet("QLabel { background: #202428; color: #d0d4d8; }")
         self.fps_label = QLabel("– frames/s")
         self.fps_label.setStyleSheet("QLabel { font-size: 14pt; font-weight: bold; }")
+        self.fps_label.setMinimumWidth(self.fps_label.fontMetrics().horizontalAdvance("000.0 frames/s") + 24)
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
 
-        self.winner = QLabel("–")
+        self.winner = ElidedLabel("–")
         self.winner.setStyleSheet("QLabel { font-size: 18pt; font-weight: bold; color: #1a7f37; }")
         self.cands = QTableWidget(0, 3)
         self.cands.setHorizontalHeaderLabels(["", "class", "score"])
@@ -83,16 +84,26 @@ class RunPanel(QWidget):
         self.cands.verticalHeader().setDefaultSectionSize(44)
         self.cands.setColumnWidth(0, 48)
         self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.cands.setTextElideMode(Qt.ElideMiddle)
         self.timings = QLabel("stage timings: –")
         self.timings.setWordWrap(True)
+        self.files = QTableWidget(0, 3)
+        self.files.setHorizontalHeaderLabels(["file", "recognised as", "score"])
+        self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.files.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
+        self.files.verticalHeader().setVisible(False)
+        self.files.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.files.setTextElideMode(Qt.ElideMiddle)
+        self.files_label = QLabel("Results per file (image files and folders)")
         self.snap_class = QComboBox()
+        self.snap_class.setMinimumContentsLength(10)
+        self.snap_class.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.snap_btn = QPushButton("Snapshot into class")
         self.snap_btn.clicked.connect(lambda: self.snapshot())
 
         bar = QHBoxLayout()
-        for w in (QLabel("Source"), self.source, self.find_btn, self.video_btn, self.files_btn, self.folder_btn):
-            bar.addWidget(w)
-        bar.addStretch(1)
+        bar.addWidget(QLabel("Source"))
+        bar.addWidget(self.sources, 1)
         bar2 = QHBoxLayout()
         for w in (self.start_btn, self.pause_btn, self.step_btn, self.full_speed, self.mirror, QLabel("Box"),
                   self.region, self.top):
@@ -105,13 +116,16 @@ class RunPanel(QWidget):
         ll.addWidget(self.view, 1)
         ll.addWidget(self.status)
         right = QWidget()
+        right.setFixedWidth(RESULTS_WIDTH)
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addWidget(QLabel("Recognised as"))
         rl.addWidget(self.winner)
         rl.addWidget(QLabel("Top candidates"))
-        rl.addWidget(self.cands, 1)
+        rl.addWidget(self.cands, 2)
         rl.addWidget(self.timings)
+        rl.addWidget(self.files_label)
+        rl.addWidget(self.files, 1)
         sn = QHBoxLayout()
         sn.addWidget(self.snap_btn)
         sn.addWidget(self.snap_class, 1)
@@ -119,7 +133,8 @@ class RunPanel(QWidget):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([760, 360])
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 0)
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
         lay.addLayout(bar2)
@@ -130,52 +145,29 @@ class RunPanel(QWidget):
         self._buttons()
 
     # ------------------------------------------------------------------ sources
+    @property
+    def source(self):
+        return self.sources.combo
+
     def refresh_cameras(self) -> list[int]:
-        cams = list_cameras()
-        keep = [(self.source.itemText(i), self.source.itemData(i)) for i in range(self.source.count())
-                if not isinstance(self.source.itemData(i), int)]
-        self.source.clear()
-        for c in cams:
-            self.source.addItem(f"Camera {c}", c)
-        for t, d in keep:
-            self.source.addItem(t, d)
-        self._set_status(f"found camera(s) {', '.join(map(str, cams))}" if cams else
-                         "No camera found. Connect one and press Find cameras, or use a video file, images or a folder.")
-        return cams
+        return self.sources.refresh_cameras()
 
     def add_source(self, kind: str, value=None) -> None:
-        if value is None:
-            if kind == "video":
-                value, _ = QFileDialog.getOpenFileName(self, "Video file", "",
-                                                       "Videos (*.avi *.mp4 *.mkv *.mov *.webm);;All files (*)")
-            elif kind == "files":
-                value, _ = QFileDialog.getOpenFileNames(self, "Image files", "",
-                                                        "Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp)")
-            else:
-                value = QFileDialog.getExistingDirectory(self, "Folder of images")
-            if not value:
-                return
-        if kind == "video":
-            self.source.addItem(f"Video: {Path(value).name}", str(value))
-        elif kind == "files":
-            value = [str(v) for v in value]
-            self.source.addItem(f"{len(value)} image file(s)", value)
-        else:
-            self.source.addItem(f"Folder: {Path(value).name}", [str(value)])
-        self.source.setCurrentIndex(self.source.count() - 1)
+        self.sources.add(kind, value)
 
     # ------------------------------------------------------------------ stream
     def start(self) -> bool:
+        from ..camera import FrameStream  # noqa: PLC0415
+
         if self.stream is not None:
             return True
         rec = self.project.recogniser
         if rec is None:
             self._set_status("No trained recogniser: train one on the Train panel (or open a project) first.")
             return False
-        src = self.source.currentData()
+        src = self.sources.current()
         if src is None:
-            self._set_status("No source. No camera was found: press Find cameras, or choose a video file, "
-                             "image files or a folder.")
+            self._set_status("No source. Press Find cameras, or choose a video file, image files or a folder.")
             return False
         top = self.top.value()
 
@@ -194,12 +186,18 @@ class RunPanel(QWidget):
                                   realtime=not (is_file and self.full_speed.isChecked()),
                                   image_interval=0.0 if self.full_speed.isChecked() else 1.0, parent=self)
         self.stream.frame.connect(self._on_frame)
+        self.stream.unreadable.connect(self._on_unreadable)
         self.stream.ended.connect(self._on_end)
         self.frames_shown, self.fps = 0, 0.0
         self._fps_t0, self._fps_n = time.perf_counter(), 0
+        self._run_t0 = self._fps_t0
+        self.fps_label.setText("– frames/s")  # never the previous run's figure
+        self.winner.setText("–")
+        self.cands.setRowCount(0)
+        self.files.setRowCount(0)
         self.stream.set_paused(self.pause_btn.isChecked())
         self.stream.start()
-        self._set_status(f"running on {self.source.currentText()}")
+        self._set_status(f"Running on {self.sources.current_text()}.")
         self._buttons()
         return True
 
@@ -211,23 +209,26 @@ class RunPanel(QWidget):
     def _pause(self, paused: bool) -> None:
         if self.stream is not None:
             self.stream.set_paused(paused)
-            self._set_status(f"{'paused' if paused else 'running'} on {self.source.currentText()}"
-                             + (": Step advances one frame" if paused else ""))
+            self._set_status(f"{'Paused' if paused else 'Running'} on {self.sources.current_text()}"
+                             + (": Step advances one frame." if paused else "."))
 
     def _buttons(self) -> None:
         running = self.stream is not None
         self.start_btn.setText("■ Stop" if running else "▶ Start")
         self.step_btn.setEnabled(running)
-        for w in (self.source, self.find_btn, self.video_btn, self.files_btn, self.folder_btn, self.full_speed):
-            w.setEnabled(not running)
+        self.sources.setEnabled(not running)
+        self.full_speed.setEnabled(not running)
 
-    def _on_frame(self, view, crop, result) -> None:
+    def _on_frame(self, view, crop, result, name: str = "") -> None:
         if self.sender() is not self.stream:
             return
         self.latest_crop = crop
         self.view.setPixmap(to_pixmap(view).scaled(self.view.size(), Qt.KeepAspectRatio, Qt.FastTransformation))
         if result is not None:
             self._show_result(result)
+            if name:
+                c, s = int(result[0][0]), float(result[1][0])
+                self._add_file_row(name, self._name(c), "–" if not np.isfinite(s) else f"{s:.3f}")
         self.frames_shown += 1
         self._fps_n += 1
         now = time.perf_counter()
@@ -237,12 +238,29 @@ class RunPanel(QWidget):
             self.fps_label.setText(f"{self.fps:.1f} frames/s")
         self.stream.frame_shown()
 
+    def _on_unreadable(self, name: str, reason: str) -> None:
+        if self.sender() is self.stream:
+            self._add_file_row(name, f"unreadable: {reason}", "")
+
+    def _add_file_row(self, path: str, what: str, score: str) -> None:
+        r = self.files.rowCount()
+        self.files.insertRow(r)
+        self.files.setItem(r, 0, elided_item(Path(path).name, tooltip=path))
+        self.files.setItem(r, 1, elided_item(what))
+        self.files.setItem(r, 2, QTableWidgetItem(score))
+        self.files.scrollToBottom()
+
+    def _names(self) -> list[str]:
+        rec = self.project.recogniser
+        return list(rec.class_names if rec is not None and hasattr(rec, "class_names") else self.project.class_names)
+
+    def _name(self, c: int) -> str:
+        names = self._names()
+        return names[c] if 0 <= c < len(names) else str(c)
+
     def _show_result(self, result) -> None:
         classes, scores, timings, total, evals = result
         self.last_result = result
-        names = self.project.recogniser.class_names if hasattr(self.project.recogniser, "class_names") \
-            else self.project.class_names
-        names = list(names)
         if self.cands.rowCount() != len(classes):
             self.cands.setRowCount(len(classes))
         bold = QFont()
@@ -250,7 +268,7 @@ class RunPanel(QWidget):
         for r, (c, s) in enumerate(zip(classes, scores)):
             c = int(c)
             icon_item = QTableWidgetItem(self._icon(c), "")
-            name_item = QTableWidgetItem(names[c] if 0 <= c < len(names) else str(c))
+            name_item = elided_item(self._name(c))
             score_item = QTableWidgetItem("–" if not np.isfinite(s) else f"{float(s):.3f}")
             if r == 0:
                 name_item.setFont(bold)
@@ -258,7 +276,7 @@ class RunPanel(QWidget):
             self.cands.setItem(r, 0, icon_item)
             self.cands.setItem(r, 1, name_item)
             self.cands.setItem(r, 2, score_item)
-        self.winner.setText(names[int(classes[0])] if len(classes) and 0 <= int(classes[0]) < len(names) else "–")
+        self.winner.setText(self._name(int(classes[0])) if len(classes) else "–")
         parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
         self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
                              f"{evals} classifier evaluations of {self._brute}")
@@ -276,13 +294,21 @@ class RunPanel(QWidget):
         self.stream.deleteLater()
         self.stream = None
         self._buttons()
-        self._set_status(f"Stream ended: {message}")
+        if self.frames_shown and self.fps == 0.0:  # ended before the first half-second reading: the run's mean
+            self.fps = self.frames_shown / max(1e-6, time.perf_counter() - self._run_t0)
+            self.fps_label.setText(f"{self.fps:.1f} frames/s")
+        self._set_status(f"Stream ended: {message}.")
 
     def _classes_changed(self) -> None:
         self._icons.clear()
+        if "capture_mirror" in self.project.settings and self.stream is None:
+            # recognise frames the way the classes were recorded, or mirrored captures meet unmirrored frames
+            self.mirror.setChecked(bool(self.project.settings["capture_mirror"]))
         cur = self.snap_class.currentText()
         self.snap_class.clear()
-        self.snap_class.addItems(self.project.class_names)
+        for i, n in enumerate(self.project.class_names):
+            self.snap_class.addItem(n)
+            self.snap_class.setItemData(i, n, Qt.ToolTipRole)
         if cur in self.project.class_names:
             self.snap_class.setCurrentText(cur)
 
@@ -292,12 +318,16 @@ class RunPanel(QWidget):
         if self.latest_crop is None or cls < 0 or self.project.imageset is None:
             self._set_status("Nothing to snapshot: start a source first.")
             return False
-        path = self.project.save_capture(cls, self.latest_crop)
+        try:
+            path = self.project.save_capture(cls, self.latest_crop)
+        except OSError as exc:
+            from ..tasks import friendly_error  # noqa: PLC0415
+            self._set_status(f"Could not save the snapshot. {friendly_error(exc)[0]}")
+            return False
         self.project.add_images(cls, [self.latest_crop], [str(path)])
-        self._set_status(f"snapshot saved into {self.project.class_names[cls]!r} ({path.name})")
+        self._set_status(f"Snapshot saved into {self.project.class_names[cls]!r} ({path.name}).")
         return True
 
     def _set_status(self, text: str) -> None:
         self.last_message = text
         self.status.setText(text)
-        self.project.message.emit(text)

@@ -1,0 +1,192 @@
+"""The Train panel's results: headline figures, the per-class table and the confusion matrix.
+
+The table lists classes in the matrix's order (class number), the matrix's axes carry class names
+(a readable subset when there are many; every name is in the hover text), a cell's pop-up names
+both classes, and with no results the matrix is replaced by a note instead of stale axes.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QGridLayout, QHeaderView, QLabel, QSplitter, QStackedWidget, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+from ...core import views
+from ..widgets import ImageGridDialog, elided_item
+
+MAX_TICKS = 24  # class names drawn on each axis; the rest are in the hover text
+
+
+def short(name: str, n: int = 14) -> str:
+    """``name`` elided in the middle to ``n`` characters."""
+    return name if len(name) <= n else name[: (n - 1) // 2] + "…" + name[-(n - 1 - (n - 1) // 2):]
+
+
+def class_ticks(names: list[str], max_ticks: int = MAX_TICKS, numbers: bool = False) -> list[tuple[float, str]]:
+    """Tick positions (cell centres) and short names (or class numbers) for at most ``max_ticks`` classes."""
+    step = max(1, int(np.ceil(len(names) / max_ticks)))
+    return [(i + 0.5, str(i) if numbers else short(names[i])) for i in range(0, len(names), step)]
+
+
+class TrainResults(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.names: list[str] = []
+        self.confusion = None
+        self.test_labels = self.test_pred = None
+        self.test_set = None
+        self.cell_dialog = None
+        self.status = QLabel("Not trained yet. Choose settings and press Train.")
+        self.status.setWordWrap(True)
+        self.figures = {}
+        grid = QGridLayout()
+        for i, (key, title) in enumerate((("accuracy", "test accuracy"), ("evaluations", "evaluations / query"),
+                                          ("speedup", "fewer than brute force"), ("time", "training time"))):
+            big, small = QLabel("–"), QLabel(title)
+            big.setStyleSheet("QLabel { font-size: 20pt; font-weight: bold; }")
+            big.setAlignment(Qt.AlignCenter)
+            small.setAlignment(Qt.AlignCenter)
+            grid.addWidget(big, 0, i)
+            grid.addWidget(small, 1, i)
+            self.figures[key] = big
+        self.figure_titles = {k: grid.itemAtPosition(1, i).widget() for i, k in enumerate(self.figures)}
+        self.per_class = QTableWidget(0, 4)
+        self.per_class.setHorizontalHeaderLabels(["#", "class", "accuracy %", "tested"])
+        hh = self.per_class.horizontalHeader()
+        hh.setSectionResizeMode(1, QHeaderView.Stretch)
+        for c in (0, 2, 3):
+            hh.setSectionResizeMode(c, QHeaderView.ResizeToContents)
+        self.per_class.verticalHeader().setVisible(False)
+        self.per_class.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.per_class.setWordWrap(False)
+        self.per_class.verticalHeader().setDefaultSectionSize(22)
+        self.per_class.setTextElideMode(Qt.ElideMiddle)
+        self.per_class.setToolTip("Same order as the matrix (class number); click a header to sort")
+
+        self.conf_plot = pg.PlotWidget(background="w")
+        self.conf_plot.setAspectLocked(True)
+        self.conf_plot.invertY(True)
+        self.conf_plot.setLabel("left", "true class")
+        self.conf_plot.setLabel("bottom", "predicted class")
+        self.conf_plot.setMenuEnabled(False)
+        for ax in ("left", "bottom"):
+            self.conf_plot.getAxis(ax).enableAutoSIPrefix(False)
+        self.conf_img = pg.ImageItem(axisOrder="row-major")
+        self.conf_img.setLookupTable(pg.colormap.get("viridis").getLookupTable(nPts=256))
+        self.conf_plot.addItem(self.conf_img)
+        self.conf_plot.scene().sigMouseClicked.connect(self._conf_clicked)
+        self.conf_plot.scene().sigMouseMoved.connect(self._conf_hover)
+        self.conf_hint = QLabel("Confusion matrix (rows: true class, share of its test images). "
+                                "Click a cell to see those images.")
+        self.conf_hint.setWordWrap(True)
+        self.conf_empty = QLabel("The confusion matrix appears here after training.")
+        self.conf_empty.setAlignment(Qt.AlignCenter)
+        self.conf_stack = QStackedWidget()
+        self.conf_stack.addWidget(self.conf_empty)
+        self.conf_stack.addWidget(self.conf_plot)
+        conf = QWidget()
+        cl = QVBoxLayout(conf)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addWidget(self.conf_hint)
+        cl.addWidget(self.conf_stack, 1)
+        split = QSplitter()
+        split.addWidget(self.per_class)
+        split.addWidget(conf)
+        split.setSizes([360, 440])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.status)
+        lay.addLayout(grid)
+        lay.addWidget(split, 1)
+
+    def clear(self, status: str = "Not trained yet. Choose settings and press Train.") -> None:
+        for lab in self.figures.values():
+            lab.setText("–")
+        self.per_class.setRowCount(0)
+        self.conf_img.clear()
+        self.confusion = None
+        self.conf_stack.setCurrentWidget(self.conf_empty)
+        self.status.setText(status)
+
+    def show_report(self, report, names: list[str], test_set, test_pred, seconds: float | None) -> None:
+        """Show an EvalReport on ``test_set`` (an ImageSet) whose predictions are ``test_pred (n,) int64``."""
+        self.names, self.test_set = list(names), test_set
+        self.test_labels, self.test_pred = np.asarray(test_set.labels), np.asarray(test_pred, np.int64)
+        C = len(names)
+        acc = float(report.accuracy)
+        ev = float(report.evaluations_per_query)
+        brute = float(report.brute_force_evaluations)
+        self.figures["accuracy"].setText(f"{100 * acc:.1f}%")
+        self.figures["evaluations"].setText(f"{ev:.1f} of {brute:.0f}")
+        if ev >= brute - 1e-9:
+            self.figures["speedup"].setText("brute force")
+            self.figure_titles["speedup"].setText("every classifier evaluated")
+        else:
+            self.figures["speedup"].setText(f"{brute / ev:.1f}×" if ev > 0 else "–")
+            self.figure_titles["speedup"].setText("fewer than brute force")
+        self.figures["time"].setText("–" if seconds is None or not np.isfinite(seconds) else f"{seconds:.1f} s")
+        conf = report.confusion
+        if conf is None or np.asarray(conf).shape != (C, C):
+            conf = views.confusion_from_labels(self.test_labels, self.test_pred, C)
+        self.confusion = np.asarray(conf)
+        per = np.asarray(report.per_class_accuracy, np.float64)
+        counts = self.confusion.sum(axis=1)
+        self.per_class.setSortingEnabled(False)
+        self.per_class.setRowCount(C)
+        for c, name in enumerate(names):
+            cells = [QTableWidgetItem(), elided_item(name), QTableWidgetItem(), QTableWidgetItem()]
+            cells[0].setData(Qt.DisplayRole, c)
+            a = per[c] if c < len(per) else np.nan
+            cells[2].setData(Qt.DisplayRole, round(100 * float(a), 1) if np.isfinite(a) else "–")
+            cells[3].setData(Qt.DisplayRole, int(counts[c]))
+            for k, it in enumerate(cells):
+                self.per_class.setItem(c, k, it)
+        self.per_class.setSortingEnabled(True)
+        self.per_class.sortItems(0, Qt.AscendingOrder)
+        self.conf_img.setImage(views.confusion_rates(self.confusion), levels=(0, 1))
+        self.conf_img.setRect(0, 0, C, C)
+        # names side by side overlap beyond a few classes: the bottom axis then shows class numbers (the
+        # table's # column); the left axis has room for names; every cell's tooltip names both classes
+        few = C <= 6
+        self.conf_plot.getAxis("bottom").setTicks([class_ticks(self.names, 6 if few else 10, numbers=not few), []])
+        self.conf_plot.getAxis("left").setTicks([class_ticks(self.names), []])
+        self.conf_plot.setLabel("bottom", "predicted class" + ("" if few else " (number, as in the table)"))
+        self.conf_stack.setCurrentWidget(self.conf_plot)
+        self.conf_plot.setRange(xRange=(0, C), yRange=(0, C), padding=0.02)
+
+    def _cell_at(self, scene_pos) -> tuple[int, int]:
+        pos = self.conf_img.mapFromScene(scene_pos)
+        # the image item maps the C x C cells onto C x C units, so a unit is a cell
+        return int(np.floor(pos.y())), int(np.floor(pos.x()))
+
+    def _conf_hover(self, scene_pos) -> None:
+        if self.confusion is None:
+            return
+        i, j = self._cell_at(scene_pos)
+        C = len(self.names)
+        if 0 <= i < C and 0 <= j < C:
+            n = int(self.confusion[i, j])
+            self.conf_plot.setToolTip(f"true {self.names[i]} → predicted {self.names[j]}: {n} test image(s)")
+        else:
+            self.conf_plot.setToolTip("")
+
+    def _conf_clicked(self, ev) -> None:
+        if self.confusion is not None:
+            self.open_cell(*self._cell_at(ev.scenePos()))
+
+    def open_cell(self, i: int, j: int):
+        """Show the test images of true class i predicted as j (the misclassified ones when i != j)."""
+        n = len(self.names)
+        if self.confusion is None or not (0 <= i < n and 0 <= j < n):
+            return None
+        idx = views.cell_examples(self.test_labels, self.test_pred, i, j)
+        names = self.names
+        title = (f"{len(idx)} test image(s) of {names[i]} predicted as {names[j]}" if i != j else
+                 f"{len(idx)} test image(s) of {names[i]} recognised correctly")
+        src = self.test_set.sources
+        caps = [(src[k].rsplit("/", 1)[-1] if src is not None and src[k] else f"test #{k}") for k in idx]
+        self.cell_dialog = ImageGridDialog(title, self.test_set.images[idx], caps, self.window())
+        self.cell_dialog.info.setText(title)
+        self.cell_dialog.show()
+        return self.cell_dialog

@@ -1,0 +1,170 @@
+"""The Train panel's settings column: feature map, classifier bank, ClassMap, evaluation, where to run.
+
+Forms are built from parameter descriptions (:mod:`.param_specs`); every choice is a drop-down with
+a tooltip saying what it is. Settings proposed for the data (``core.defaults.suggest_config``) are
+shown with their reasons; ``edited`` fires when a person changes anything by hand.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QPushButton,
+                               QSpinBox, QVBoxLayout, QWidget)
+
+from . import param_specs
+from .params import ParamForm
+
+EMBEDDINGS = (("boosted", "Reference classifiers chosen and weighted by boosting over triples (the paper)"),
+              ("random", "Reference classifiers drawn at random, equal weights (faster to fit, less accurate)"))
+REFINES = (("v2", "Best one-vs-all score among the top p candidates"),
+           ("v3", "One-vs-all with a learned threshold: stop early when one candidate is sure"),
+           ("v1", "Vote of all-pairs classifiers among the top p (needs the all-pairs bank)"))
+
+
+def _combo(items) -> QComboBox:
+    c = QComboBox()
+    for i, (name, tip) in enumerate(items):
+        c.addItem(name, name)
+        c.setItemData(i, tip, Qt.ToolTipRole)
+    c.currentIndexChanged.connect(lambda i: c.setToolTip(c.itemData(i, Qt.ToolTipRole) or ""))
+    return c
+
+
+class TrainSettings(QWidget):
+    """Signals: ``edited()`` after a change by hand; ``suggestRequested()`` the "Suggest" button."""
+
+    edited = Signal()
+    suggestRequested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._applying = False
+        self.features = _combo(param_specs.FEATURES)
+        self.features_form = ParamForm()
+        self.features.currentIndexChanged.connect(lambda _i: self._features_changed())
+        fbox = QGroupBox("Feature map")
+        fl = QVBoxLayout(fbox)
+        fl.addWidget(self.features)
+        fl.addWidget(self.features_form)
+
+        self.bank = _combo(param_specs.BANKS)
+        self.bank_form = ParamForm()
+        self.bank.currentIndexChanged.connect(lambda _i: self._bank_changed())
+        bbox = QGroupBox("Classifier bank")
+        bl = QVBoxLayout(bbox)
+        bl.addWidget(self.bank)
+        bl.addWidget(self.bank_form)
+
+        self.cm_box = QGroupBox("ClassMap filter-and-refine")
+        self.cm_box.setCheckable(True)
+        self.cm_box.setToolTip("Rank the classes cheaply in an embedding, then evaluate only the top p. "
+                               "Pays off from about 50 classes.")
+        self.cm_embedding = _combo(EMBEDDINGS)
+        self.cm_d, self.cm_p = QSpinBox(), QSpinBox()
+        self.cm_d.setRange(1, 1000)
+        self.cm_d.setToolTip("Reference classifiers: the embedding's dimensions")
+        self.cm_p.setRange(1, 100000)
+        self.cm_p.setToolTip("Candidate classes whose classifiers are evaluated for each image")
+        self.cm_refine = _combo(REFINES)
+        cf = QFormLayout(self.cm_box)
+        cf.addRow("embedding", self.cm_embedding)
+        cf.addRow("d (reference classifiers)", self.cm_d)
+        cf.addRow("p (candidates refined)", self.cm_p)
+        cf.addRow("refine", self.cm_refine)
+
+        ebox = QGroupBox("Evaluation")
+        ef = QFormLayout(ebox)
+        self.test_fraction = QDoubleSpinBox()
+        self.test_fraction.setRange(0.05, 0.9)
+        self.test_fraction.setSingleStep(0.05)
+        self.test_fraction.setToolTip("Share of each class held out to measure accuracy (never trained on)")
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setToolTip("Random seed of the split and every random part: the same seed gives the same model")
+        ef.addRow("test fraction", self.test_fraction)
+        ef.addRow("seed", self.seed)
+
+        rbox = QGroupBox("Run training on")
+        rf = QFormLayout(rbox)
+        self.run_on = QComboBox()
+        self.run_on.addItems(["this machine", "a Dask cluster"])
+        self.scheduler = QLineEdit()
+        self.scheduler.setPlaceholderText("tcp://host:8786")
+        self.scheduler.setToolTip("Address of a running Dask scheduler (pip install 'classmap-studio[cluster]')")
+        self.scheduler.setEnabled(False)
+        self.run_on.currentIndexChanged.connect(lambda i: self.scheduler.setEnabled(i == 1))
+        rf.addRow("where", self.run_on)
+        rf.addRow("scheduler", self.scheduler)
+
+        self.advice = QLabel("")
+        self.advice.setWordWrap(True)
+        self.advice.setStyleSheet("QLabel { color: #345; background: #eef3f8; padding: 4px; }")
+        self.suggest_btn = QPushButton("Suggest settings for this data")
+        self.suggest_btn.setToolTip("Choose the feature map, bank and ClassMap from the number of classes and images")
+        self.suggest_btn.clicked.connect(self.suggestRequested)
+
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.advice)
+        lay.addWidget(self.suggest_btn)
+        for w in (fbox, bbox, self.cm_box, ebox, rbox):
+            lay.addWidget(w)
+        lay.addStretch(1)
+        for sig in (self.features_form.edited, self.bank_form.edited, self.cm_box.toggled,
+                    self.cm_embedding.currentIndexChanged, self.cm_d.valueChanged, self.cm_p.valueChanged,
+                    self.cm_refine.currentIndexChanged, self.test_fraction.valueChanged, self.seed.valueChanged):
+            sig.connect(self._changed)
+        self.apply({"features": "hog", "bank": "ova-liblinear", "classmap": None, "test_fraction": 0.2, "seed": 0})
+
+    def _changed(self, *_args) -> None:
+        if not self._applying:
+            self.edited.emit()
+
+    def _features_changed(self) -> None:
+        self.features_form.set_params(param_specs.feature_params(self.features.currentData()))
+        self._changed()
+
+    def _bank_changed(self) -> None:
+        name = self.bank.currentData()
+        self.bank_form.set_params(param_specs.bank_params(name))
+        self.cm_box.setEnabled(name != "compressive")
+        self._changed()
+
+    def apply(self, s: dict, advice: list[str] | None = None) -> None:
+        """Show the settings ``s`` (TrainConfig fields); ``advice``: why they were chosen."""
+        self._applying = True
+        try:
+            self.features.setCurrentIndex(max(0, self.features.findData(s.get("features", "hog"))))
+            self.features_form.set_params(param_specs.feature_params(self.features.currentData()),
+                                          s.get("features_params"))
+            self.bank.setCurrentIndex(max(0, self.bank.findData(s.get("bank", "ova-liblinear"))))
+            self.bank_form.set_params(param_specs.bank_params(self.bank.currentData()), s.get("bank_params"))
+            self.cm_box.setEnabled(self.bank.currentData() != "compressive")
+            cm = s.get("classmap")
+            self.cm_box.setChecked(cm is not None)
+            cm = cm or {}
+            self.cm_embedding.setCurrentIndex(max(0, self.cm_embedding.findData(cm.get("embedding", "boosted"))))
+            self.cm_d.setValue(int(cm.get("d", 30)))
+            self.cm_p.setValue(int(cm.get("p", 20)))
+            self.cm_refine.setCurrentIndex(max(0, self.cm_refine.findData(cm.get("refine", "v2"))))
+            self.test_fraction.setValue(float(s.get("test_fraction", 0.2)))
+            self.seed.setValue(int(s.get("seed", 0)))
+        finally:
+            self._applying = False
+        self.set_advice(advice)
+
+    def set_advice(self, advice: list[str] | None) -> None:
+        self.advice.setText("Suggested for this data:\n• " + "\n• ".join(advice) if advice else
+                            "Your settings. Press the button below for settings sized to the data.")
+
+    def values(self) -> dict:
+        """The settings shown, as TrainConfig fields."""
+        use_cm = self.cm_box.isChecked() and self.bank.currentData() != "compressive"
+        return {"features": self.features.currentData(), "features_params": self.features_form.values(),
+                "bank": self.bank.currentData(), "bank_params": self.bank_form.values(),
+                "classmap": {"d": self.cm_d.value(), "p": self.cm_p.value(),
+                             "embedding": self.cm_embedding.currentData(),
+                             "refine": self.cm_refine.currentData()} if use_cm else None,
+                "test_fraction": round(self.test_fraction.value(), 4), "seed": self.seed.value()}
+
+    def scheduler_address(self) -> str | None:
+        """The Dask scheduler chosen under "Run training on", or None for this machine."""
+        return self.scheduler.text().strip() or None if self.run_on.currentIndex() == 1 else None

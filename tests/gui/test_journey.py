@@ -1,0 +1,264 @@
+"""A person's first session, driven through the widgets they touch (clicks, key presses, held buttons):
+
+New project (image size, grey) -> three classes -> capture each from the shipped demo video with
+Hold to record (press, wait, release: the count stops) -> train -> Run on the video -> Explore ->
+Save -> quit -> reopen -> Export to a new folder -> the exported predict.py on a folder with a
+broken file. Small images and short captures keep it to seconds of work.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog, QInputDialog, QLineEdit
+
+from classmap_gui.gui.demo import DEMO_VIDEO, demo_video
+from classmap_gui.gui.dialogs import NewProjectDialog
+
+CLASSES = ("fist", "flat hand", "peace")
+
+
+class DialogDriver:
+    """Acts on the next modal dialog the way a person would, from inside its event loop.
+
+    A failure inside closes the dialog (so the test never hangs) and is raised afterwards by ``check``.
+    """
+
+    def __init__(self, qtbot):
+        self.qtbot, self.error = qtbot, None
+
+    def next(self, kind, act):
+        def run():
+            dlg = QApplication.activeModalWidget()
+            if dlg is None:  # not shown yet: look again shortly
+                QTimer.singleShot(20, run)
+                return
+            try:
+                assert isinstance(dlg, kind), f"expected a {kind.__name__}, got {type(dlg).__name__}"
+                act(dlg)
+            except BaseException as exc:  # noqa: BLE001 - reported by check()
+                self.error = exc
+                dlg.reject()
+        QTimer.singleShot(0, run)
+
+    def check(self):
+        if self.error is not None:
+            raise self.error
+
+
+def _type(qtbot, widget, text):
+    widget.setFocus()
+    qtbot.keyClick(widget, Qt.Key_A, Qt.ControlModifier)  # select what is there, then type over it
+    qtbot.keyClicks(widget, text)
+
+
+def _type_path_and_save(qtbot, path):
+    """Put a path into a save dialog's name box and click Save."""
+    def act(dlg):
+        # the name box's completer fights synthetic key presses under the offscreen platform (it
+        # selected every folder on the path); the name is set as typing would, then Save is clicked
+        dlg.selectFile(str(path))
+        assert dlg.findChild(QLineEdit, "fileNameEdit").text().endswith(Path(path).name)
+        buttons = dlg.findChild(QDialogButtonBox, "buttonBox")
+        qtbot.mouseClick(buttons.button(QDialogButtonBox.Save), Qt.LeftButton)
+    return act
+
+
+def _click(qtbot, widget):
+    qtbot.mouseClick(widget, Qt.LeftButton)
+
+
+def _tab(qtbot, win, name):
+    bar = win.tabs.tabBar()
+    i = [win.tabs.tabText(k) for k in range(win.tabs.count())].index(name)
+    qtbot.mouseClick(bar, Qt.LeftButton, pos=bar.tabRect(i).center())
+    assert win.tabs.currentIndex() == i
+
+
+def _idle(qtbot, win, timeout=120000):
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=timeout)
+
+
+def _png_count(folder: Path) -> int:
+    return len(list(folder.glob("*.png"))) if folder.exists() else 0
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    from classmap_gui.gui import project as project_mod
+
+    monkeypatch.setattr(project_mod, "default_capture_root", lambda: tmp_path / "captures")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    old = os.umask(0o022)
+    yield tmp_path
+    os.umask(old)
+
+
+def _window(qtbot):
+    from classmap_gui.gui.mainwindow import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
+    tmp = env
+    assert demo_video() is not None and demo_video().name == DEMO_VIDEO  # shipped in resources/
+    win = _window(qtbot)
+    dialogs = DialogDriver(qtbot)
+
+    # -- File > New project asks for the image size and grey or colour
+    def new_project(dlg):
+        _type(qtbot, dlg.format.side, "32")
+        _click(qtbot, dlg.format.grey)
+        _click(qtbot, dlg.buttons.button(QDialogButtonBox.Ok))
+    dialogs.next(NewProjectDialog, new_project)
+    win.act_new.trigger()
+    dialogs.check()
+    p = win.project
+    assert p.imageset is not None and p.imageset.image_size == (32, 32) and not p.imageset.is_color
+    assert "*" not in win.windowTitle()
+
+    # -- three classes through Add class…
+    d = win.dataset
+    for name in CLASSES:
+        def give_name(dlg, name=name):
+            edit = dlg.findChild(QLineEdit)
+            qtbot.keyClicks(edit, name)
+            qtbot.keyClick(edit, Qt.Key_Return)
+        dialogs.next(QInputDialog, give_name)
+        _click(qtbot, d.add_btn)
+        dialogs.check()
+    assert p.class_names == list(CLASSES) and "*" in win.windowTitle()
+
+    # -- capture each class from the demo video, listed out of the box
+    cap = d.capture
+    assert DEMO_VIDEO in cap.sources.current_text()
+    _type(qtbot, cap.countdown, "0")
+    _type(qtbot, cap.rate, "15")
+    _click(qtbot, cap.start_btn)
+    qtbot.waitUntil(lambda: cap.latest_crop is not None, timeout=10000)
+    for row, name in enumerate(CLASSES):
+        item = d.classes.item(row)
+        qtbot.mouseClick(d.classes.viewport(), Qt.LeftButton, pos=d.classes.visualItemRect(item).center())
+        assert d.current_class() == row
+        folder = tmp / "captures" / name
+        qtbot.mousePress(cap.record_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda folder=folder: _png_count(folder) >= 6, timeout=15000)
+        assert "release to stop" in cap.record_btn.text()
+        # the last class is let go of away from the button: the hold ends wherever the pointer is
+        at = QPoint(-40, -40) if row == 2 else cap.record_btn.rect().center()
+        qtbot.mouseRelease(cap.record_btn, Qt.LeftButton, pos=at)
+        n = _png_count(folder)
+        qtbot.wait(700)  # ten more frames' worth of time
+        assert _png_count(folder) == n, "frames kept coming after the button was released"
+        assert p.imageset.counts()[row] == n and cap.record_btn.text() == "● Hold to record"
+        assert f"Recorded {n} frame(s) into {name!r}" in cap.status.text()
+    _click(qtbot, cap.start_btn)  # stop the preview
+    qtbot.waitUntil(lambda: cap.stream is None, timeout=5000)
+
+    # -- train with the settings proposed for three small classes (no ClassMap, and the reason shown)
+    _tab(qtbot, win, "Train")
+    t = win.train
+    assert "ClassMap off" in t.settings_view.advice.text() and not t.settings_view.cm_box.isChecked()
+    _click(qtbot, t.train_btn)
+    _idle(qtbot, win)
+    assert p.recogniser is not None, win.runner.last_error
+    assert t.figures["accuracy"].text().endswith("%") and t.per_class.rowCount() == 3
+    assert [t.per_class.item(r, 1).text() for r in range(3)] == list(CLASSES)  # the matrix's order
+    ticks = t.results.conf_plot.getAxis("bottom")._tickLevels[0]
+    assert [label for _pos, label in ticks] == ["fist", "flat hand", "peace"]
+
+    # -- Run on the demo video, at full speed
+    _tab(qtbot, win, "Run")
+    r = win.run
+    assert DEMO_VIDEO in r.sources.current_text()
+    _click(qtbot, r.full_speed)
+    _click(qtbot, r.start_btn)
+    qtbot.waitUntil(lambda: r.stream is None, timeout=60000)
+    assert "end of video" in r.last_message and r.frames_shown > 50
+    assert r.winner.text() in CLASSES and r.fps_label.text() != "– frames/s"
+
+    # -- Explore
+    _tab(qtbot, win, "Explore")
+    _click(qtbot, win.explore.compute_btn)
+    _idle(qtbot, win)
+    assert win.explore.data is not None, win.runner.last_error
+    assert win.explore.cands.rowCount() >= 1
+    assert "no ClassMap" in win.explore.info.text()
+
+    # -- the minute-by-minute autosave of the unsaved work has run once (as it would by now)
+    win.autosaver.interval = 0
+    win._autosave_tick()
+    _idle(qtbot, win)
+    assert len(win.autosaver.pending()) == 1
+
+    # -- File > Save: the dialog starts in the home folder with a name; type one, click Save
+    saved = tmp / "home" / "hands.cmproj"
+
+    def check_and_save(dlg):
+        assert Path(dlg.directory().absolutePath()) == tmp / "home"
+        assert dlg.findChild(QLineEdit, "fileNameEdit").text().endswith(".cmproj")
+        _type_path_and_save(qtbot, saved)(dlg)
+    dialogs.next(QFileDialog, check_and_save)
+    win.act_save.trigger()
+    dialogs.check()
+    _idle(qtbot, win)
+    assert saved.is_file(), win.runner.last_error
+    assert saved.stat().st_mode & 0o777 == 0o644  # the user's umask, not private
+    assert "*" not in win.windowTitle()
+
+    # -- quit, start again: no autosave offered, the project is in File > Open recent
+    win.act_quit.trigger()
+    qtbot.waitUntil(lambda: not win.isVisible(), timeout=10000)
+    win2 = _window(qtbot)
+    assert win2.autosaver.pending() == [] and not win2.offer_recovery()  # saved: nothing to recover
+    recent = win2.recent_menu.actions()
+    assert recent and recent[0].text() == str(saved)
+    recent[0].trigger()
+    _idle(qtbot, win2)
+    p2 = win2.project
+    assert p2.class_names == list(CLASSES) and p2.recogniser is not None, win2.runner.last_error
+    _idle(qtbot, win2)  # the reopened recogniser is evaluated on its held-out images
+
+    # -- File > Export into a folder that does not exist yet
+    out = tmp / "home" / "exports" / "hands-export"
+    dialogs.next(QFileDialog, _type_path_and_save(qtbot, out))
+    win2.act_export.trigger()
+    dialogs.check()
+    _idle(qtbot, win2)
+    assert (out / "predict.py").is_file(), win2.runner.last_error
+    assert out.stat().st_mode & 0o777 == 0o755 and (out / "model.json").stat().st_mode & 0o777 == 0o644
+
+    # -- the exported predictor on a folder with one broken file
+    batch = tmp / "batch"
+    batch.mkdir()
+    ims = p2.imageset
+    good = []
+    for c in range(3):
+        f = batch / f"{CLASSES[c].replace(' ', '_')}.png"
+        cv2.imwrite(str(f), ims.images[np.flatnonzero(ims.labels == c)[0]])
+        good.append(f)
+    broken = batch / "broken.png"
+    broken.write_bytes(b"not an image")
+    files = sorted(str(f) for f in batch.iterdir())
+    res = subprocess.run([sys.executable, str(out / "predict.py"), *files, "--top", "2"],
+                         capture_output=True, text=True, timeout=120)
+    lines = [ln for ln in res.stdout.splitlines() if ln.strip()]
+    for f in good:  # every readable image has its result
+        assert any(ln.startswith(str(f)) and any(c in ln for c in CLASSES) for ln in lines), res.stdout + res.stderr
+    assert not any(ln.startswith(str(broken)) for ln in lines)
+    err = [ln for ln in res.stderr.splitlines() if "broken.png" in ln]
+    assert len(err) == 1, res.stderr
+    assert res.returncode == 1, res.stderr
+    win2.close()
