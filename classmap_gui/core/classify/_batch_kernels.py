@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 
-from ._classmap_kernels import filter_one, rank, scale_query, stop_point, tail_distances
+from ._classmap_kernels import filter_one, rank, scale_query, stop_point, tail_distances, transpose_embeddings
 from ._lane_dot import TILE, dot1, dot4, l1_tile4
 from ._topk import topk_insert
 
@@ -273,3 +273,11 @@ def eval_rows(X, W, b, rows, F, refpos):
     starts, queries, slots = group_by_row(np.ascontiguousarray(rows, np.int64), refpos, F, R)
     eval_grouped(X, W, b, starts, queries, slots, R)
     return R
+
+
+def filter_batch(F, E, alpha, p, out_cls, out_dist):
+    """Filter of a batch: ``F (n, d)`` query embeddings, ``E (C, d)`` class embeddings -> ``out_cls
+    (n, p)`` nearest classes / ``out_dist`` their distances (queries in parallel; same answer as
+    :func:`filter_one` per query). :func:`filter_batch_t` with a kept transpose skips that step."""
+    alpha = np.ascontiguousarray(alpha, np.float32)
+    filter_batch_t(np.ascontiguousarray(F, np.float32), transpose_embeddings(E, alpha), alpha, p, out_cls, out_dist)

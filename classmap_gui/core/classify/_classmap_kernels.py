@@ -248,13 +248,3 @@ def refine_one(x2, W, b, fq, refpos, topc, m, mode, t, resp, out_cls, out_score)
     n_done, n_eval = stop_point(topc, resp, m, refpos, mode, t)
     rank(topc, resp, m, n_done, out_cls, out_score)
     return n_eval
-
-
-def filter_batch(F, E, alpha, p, out_cls, out_dist):
-    """Filter of a batch: ``F (n, d)`` query embeddings, ``E (C, d)`` class embeddings -> ``out_cls
-    (n, p)`` nearest classes / ``out_dist`` their distances (queries in parallel; same answer as
-    :func:`filter_one` per query). Pass ``ET`` to ``_batch_kernels.filter_batch_t`` to skip the transpose."""
-    from ._batch_kernels import filter_batch_t      # that module builds on this one
-
-    alpha = np.ascontiguousarray(alpha, np.float32)
-    filter_batch_t(np.ascontiguousarray(F, np.float32), transpose_embeddings(E, alpha), alpha, p, out_cls, out_dist)

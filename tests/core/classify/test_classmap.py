@@ -298,7 +298,7 @@ def test_descriptive_and_paper_names_give_the_same_predictions(problem):
 
 def test_one_filter_kernel_for_the_app_and_predict_py(problem):
     # the compiled scan (shared top-k insertion) and the numpy filter predict.py runs agree, ties included
-    from classmap_gui.core.classify import _classmap_kernels as K
+    from classmap_gui.core.classify import _batch_kernels as K
     from classmap_gui.core.classify.classmap_ops import filter_exact
 
     rng = np.random.default_rng(0)
