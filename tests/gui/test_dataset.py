@@ -20,7 +20,7 @@ def test_import_folder_lists_classes_with_counts(qtbot, window, shapes_folder):
     # the import report lists every skipped file with its reason, in a window that stays open
     rep = d.report_dialog
     assert rep is not None and rep.isVisible()
-    assert "broken.png" in rep.text.toPlainText() and "not a readable image" in rep.text.toPlainText()
+    assert "broken.png" in rep.text.toPlainText() and "header is damaged" in rep.text.toPlainText()
     d.classes.setCurrentRow(2)
     assert d.grid.count() == 14 and "cross" in d.grid_label.text()
     # freshly imported, nothing edited: nothing to lose, so no "*" and no "discard?" question
