@@ -2,7 +2,9 @@
 
 ``train(imageset, TrainConfig(...))`` checks the set (a clear DataError before any work), splits it
 stratified (train / test, and a held-out embedding part when a ClassMap is requested), fits the
-feature map, the bank and the ClassMap, then evaluates on the test part.
+feature map, the bank and the ClassMap, then evaluates on the test part. A bank penalty set to
+``"auto"`` (the default for ridge) is chosen on a stratified validation part carved from the
+training part, by validation accuracy; the bank is then refitted on the whole training part.
 ``evaluate(recogniser, imageset)`` scores a recogniser on labelled images.
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .data import ImageSet
 from .errors import ConfigError, DataError
 from .encode import encode
 from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .recogniser import SCORE_CHUNK, Recogniser
+from .recogniser import SCORE_CHUNK, Prediction, Recogniser
 
 #: above this many classes the confusion matrix is left out of reports (it would be C² numbers)
 DENSE_CONFUSION_MAX = 500
@@ -67,7 +69,10 @@ class EvalReport:
     confusion: ``(C, C) int64`` counts [true, predicted], or None above ``DENSE_CONFUSION_MAX`` classes;
     top_confusions: the most frequent ``(true, predicted, count)`` mistakes.
     evaluations_per_query: mean binary classifier evaluations per image; brute_force_evaluations: what
-    scoring every classifier costs; speedup: their ratio.
+    scoring every classifier costs; evaluations_ratio: brute_force_evaluations / evaluations_per_query (a
+    count ratio, not a time). latency_speedup: measured wall-clock of brute force over this recogniser's
+    classification stage (features excluded), ``{"single": one image at a time, "batch": per image in
+    batches}``, or None for a brute-force recogniser or when not measured.
     misclassified: ``(m,) int64`` indices (into the evaluated set) of wrong predictions.
     timings: seconds per stage, summed over the set; seconds_per_image.
     """
@@ -81,11 +86,12 @@ class EvalReport:
     top_confusions: list
     evaluations_per_query: float
     brute_force_evaluations: int
-    speedup: float
+    evaluations_ratio: float
     misclassified: np.ndarray
     timings: dict
     seconds_per_image: float
     class_names: list = field(default_factory=list)
+    latency_speedup: dict | None = None
 
     def to_dict(self, *, include_confusion: bool = True) -> dict:
         """JSON-able summary (arrays as lists; NaN per-class accuracies as None)."""
@@ -97,7 +103,8 @@ class EvalReport:
             "top_confusions": [{"true": self.class_names[t], "predicted": self.class_names[p], "count": c}
                                for t, p, c in self.top_confusions],
             "evaluations_per_query": self.evaluations_per_query,
-            "brute_force_evaluations": self.brute_force_evaluations, "speedup": self.speedup,
+            "brute_force_evaluations": self.brute_force_evaluations, "evaluations_ratio": self.evaluations_ratio,
+            "latency_speedup": self.latency_speedup,
             "misclassified": self.misclassified.tolist(), "timings": self.timings,
             "seconds_per_image": self.seconds_per_image,
         }
@@ -107,7 +114,10 @@ class EvalReport:
         lines = [f"accuracy {100 * self.accuracy:.2f}% on {self.n} images "
                  f"(top-{self.top}: {100 * self.top_accuracy:.2f}%)",
                  f"classifier evaluations per image {self.evaluations_per_query:.1f} of "
-                 f"{self.brute_force_evaluations} (speed-up {self.speedup:.2f}x)",
+                 f"{self.brute_force_evaluations} ({self.evaluations_ratio:.2f}x fewer evaluations)"
+                 + ("" if not self.latency_speedup else
+                    f"; measured {self.latency_speedup['single']:.2f}x faster per image one at a time, "
+                    f"{self.latency_speedup['batch']:.2f}x in batches (classification only)"),
                  f"time per image {1000 * self.seconds_per_image:.3f} ms ("
                  + ", ".join(f"{k} {v:.3f}s" for k, v in self.timings.items()) + ")"]
         if self.top_confusions:
@@ -116,17 +126,37 @@ class EvalReport:
         return "\n".join(lines)
 
 
+def cost_line(report: EvalReport) -> str:
+    """One line for people about what a prediction costs, e.g.
+    ``"5.1× fewer evaluations · 1.8× faster per image"`` (the second part only when measured)."""
+    text = f"{report.evaluations_ratio:.1f}× fewer evaluations"
+    if report.latency_speedup:
+        text += f" · {report.latency_speedup['single']:.1f}× faster per image"
+    return text
+
+
 @dataclass
 class TrainResult:
-    """``recogniser``: the trained model; ``report``: its EvalReport on the test part (on the training part
+    """What :func:`train` returns.
+
+    ``recogniser``: the trained model; ``report``: its EvalReport on the test part (on the training part
     when ``test_fraction`` is 0, then ``report_on`` says so); ``timings``: seconds per training stage;
-    ``sizes``: images in each part."""
+    ``sizes``: images in each part. ``split``: ``{"train", "embedding", "test", "validation"}`` ->
+    ``(k,) int64`` sorted indices into the trained ImageSet (empty when a part is not used;
+    ``validation`` is the part of ``train`` an ``"auto"`` penalty was chosen on), so callers take
+    ``imageset.subset(result.split["test"])`` instead of re-deriving the split.
+    ``test_predictions``: the :class:`Prediction` on the part the report is on, in its order.
+    ``selection``: every hyper-parameter chosen on validation (see :func:`choose_bank_params`).
+    """
 
     recogniser: Recogniser
     report: EvalReport
     timings: dict = field(default_factory=dict)
     sizes: dict = field(default_factory=dict)
     report_on: str = "test"
+    split: dict = field(default_factory=dict)
+    test_predictions: Prediction | None = None
+    selection: dict = field(default_factory=dict)
 
 
 def features_params_for(name: str, params: dict, image_size: tuple[int, int]) -> dict:
@@ -146,10 +176,86 @@ def features_params_for(name: str, params: dict, image_size: tuple[int, int]) ->
     return out
 
 
-def _with_seed(obj: Any, seed: int) -> Any:
-    if "random_state" in obj.get_params(deep=False) and obj.get_params(deep=False)["random_state"] is None:
+#: candidate values of bank parameters set to "auto"; ridge alphas are relative to n * mean feature variance
+AUTO_CANDIDATES = {"alpha": (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), "C": (1e-3, 1e-2, 1e-1, 1.0, 10.0)}
+#: share of every class of the training part held out to choose "auto" parameters
+VALIDATION_FRACTION = 0.2
+
+
+def _seeded(obj: Any, user_params: dict, seed: int) -> Any:
+    """``obj`` with ``random_state=seed`` unless the user set ``random_state`` in ``user_params``."""
+    params = obj.get_params(deep=False)
+    if "random_state" in params and "random_state" not in user_params:
         obj.set_params(random_state=seed)
     return obj
+
+
+def auto_params(bank_name: str, bank_params: dict) -> list[str]:
+    """Bank parameters training chooses on validation: those set to ``"auto"``, and a ridge trainer's
+    ``alpha`` when it is not given."""
+    from .classify import make_bank
+
+    fixed = {k: v for k, v in bank_params.items() if v != "auto"}
+    auto = [k for k, v in bank_params.items() if v == "auto"]
+    unknown = [k for k in auto if k not in AUTO_CANDIDATES]
+    if unknown:
+        raise ConfigError(f"only {', '.join(AUTO_CANDIDATES)} can be 'auto', not {', '.join(unknown)}")
+    params = make_bank(bank_name, **fixed).get_params(deep=False)
+    missing = [k for k in auto if k not in params]
+    if missing:
+        raise ConfigError(f"bank {bank_name!r} has no parameter {', '.join(missing)} to choose")
+    if params.get("trainer") == "ridge" and "alpha" not in bank_params:
+        auto.append("alpha")
+    return auto
+
+
+def split_indices(labels: np.ndarray, fractions: list[float], seed: int) -> list[np.ndarray]:
+    """Stratified parts of ``len(labels)`` items: ``[rest, part_1, ...]`` (sorted indices), the same split as
+    :meth:`ImageSet.split` with these fractions and seed."""
+    from sklearn.model_selection import train_test_split
+
+    parts, rest, remaining = [], np.arange(len(labels)), 1.0
+    for frac in fractions:
+        rest, part = train_test_split(rest, test_size=frac / remaining, stratify=labels[rest], random_state=seed)
+        parts.append(np.sort(part))
+        remaining -= frac
+    return [np.sort(rest), *parts]
+
+
+def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np.ndarray, y: np.ndarray,
+                       seed: int, *, progress: ProgressFn = None, should_stop: StopFn = None) -> tuple[dict, dict]:
+    """Choose the ``auto`` parameters of the bank on a stratified validation part of ``(X, y)``.
+
+    Every combination of :data:`AUTO_CANDIDATES` is fitted on the rest and scored by validation
+    accuracy (ties: the stronger penalty). Returns ``(bank parameters with the chosen values,
+    {parameter: selection record})``; the caller refits on all of ``(X, y)``.
+    """
+    from itertools import product
+
+    from .classify import make_bank
+
+    fixed = {k: v for k, v in bank_params.items() if v != "auto" and k not in auto}
+    fit_idx, val_idx = split_indices(np.asarray(y), [VALIDATION_FRACTION], seed)
+    scale = {"alpha": len(fit_idx) * float(np.mean(X[fit_idx[:5000]].var(axis=0, dtype=np.float64))) or 1.0,
+             "C": 1.0}
+    grids = [[float(f"{scale[k] * c:.4g}") for c in AUTO_CANDIDATES[k]] for k in auto]
+    combos = list(product(*grids))
+    scores = []
+    for i, combo in enumerate(combos):
+        check_stop(should_stop)
+        bank = make_bank(bank_name, **fixed, **dict(zip(auto, combo))).fit(X[fit_idx], y[fit_idx],
+                                                                          should_stop=should_stop)
+        scores.append(float(np.mean(bank.predict(X[val_idx]) == y[val_idx])))
+        report(progress, (i + 1) / len(combos), "choosing " + ", ".join(auto))
+    # stronger penalty first on ties: larger alpha, smaller C
+    strength = [sum(v if k == "alpha" else -v for k, v in zip(auto, c)) for c in combos]
+    best = max(range(len(combos)), key=lambda j: (scores[j], strength[j]))
+    chosen = dict(zip(auto, combos[best]))
+    records = {f"bank.{k}": {"chosen": chosen[k], "candidates": grids[j], "split": "validation",
+                             "by": "validation accuracy", "validation_images": int(len(val_idx)),
+                             "scores": [{"params": dict(zip(auto, c)), "accuracy": a} for c, a in zip(combos, scores)]}
+               for j, k in enumerate(auto)}
+    return {**fixed, **chosen}, records
 
 
 def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: ProgressFn = None,
@@ -171,7 +277,8 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
             raise ConfigError(f"split fractions must lie between 0 and 1, got {f}")
     if sum(fractions) >= 0.9:
         raise ConfigError(f"test and embedding fractions leave too little to train on ({sum(fractions):.2f} held out)")
-    min_per_class = 1 + len(fractions) + 1  # at least two to train on, one in every held-out part
+    auto = auto_params(config.bank, config.bank_params)
+    min_per_class = 1 + len(fractions) + 1 + bool(auto)  # two to train on, one in every held-out part
     imageset.check_trainable(min_per_class=min_per_class)
 
     # build (and so validate) every component before spending time
@@ -180,9 +287,10 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
         from .classify.compressive import feature_override
 
         feature_name, feature_params = feature_override(feature_name, feature_params, config.bank_params)
-    features = _with_seed(make_features(feature_name, **features_params_for(
-        feature_name, feature_params, imageset.image_size)), config.seed)
-    bank = _with_seed(make_bank(config.bank, **config.bank_params), config.seed)
+    features = _seeded(make_features(feature_name, **features_params_for(
+        feature_name, feature_params, imageset.image_size)), feature_params, config.seed)
+    fixed_bank_params = {k: v for k, v in config.bank_params.items() if v != "auto"}
+    bank = _seeded(make_bank(config.bank, **fixed_bank_params), config.bank_params, config.seed)
     classmap = None
     if use_classmap:
         from .classify.classmap import ClassMap
@@ -191,12 +299,14 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
             classmap = ClassMap(**config.classmap)
         except TypeError as exc:
             raise ConfigError(f"ClassMap settings: {exc}") from None
-        _with_seed(classmap, config.seed)
+        _seeded(classmap, config.classmap, config.seed)
 
-    parts = imageset.split(*fractions, seed=config.seed) if fractions else (imageset,)
-    train_set = parts[0]
-    test_set = parts[1] if config.test_fraction else None
-    embed_set = parts[-1] if use_classmap else None
+    idx = split_indices(imageset.labels, fractions, config.seed) if fractions else [np.arange(len(imageset))]
+    split = {"train": idx[0], "test": idx[1] if config.test_fraction else np.zeros(0, np.int64),
+             "embedding": idx[-1] if use_classmap else np.zeros(0, np.int64), "validation": np.zeros(0, np.int64)}
+    train_set = imageset.subset(split["train"])
+    test_set = imageset.subset(split["test"]) if config.test_fraction else None
+    embed_set = imageset.subset(split["embedding"]) if use_classmap else None
     missing = np.flatnonzero(train_set.counts() == 0)
     if len(missing):
         raise DataError(f"image set {imageset.name!r}: no training images left for class(es) "
@@ -205,7 +315,8 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     sizes = {"train": len(train_set), "test": 0 if test_set is None else len(test_set),
              "embedding": 0 if embed_set is None else len(embed_set)}
 
-    stages = {"features": (0.0, 0.35), "bank": (0.35, 0.75), "classmap": (0.75, 0.85), "evaluate": (0.85, 1.0)}
+    stages = {"features": (0.0, 0.35), "choose": (0.35, 0.55), "bank": (0.55, 0.75), "classmap": (0.75, 0.85),
+              "evaluate": (0.85, 1.0)}
     t = time.perf_counter()
     check_stop(should_stop)
     features.fit(train_set.images, train_set.labels, progress=sub_progress(progress, 0.0, 0.15, "features: fit"),
@@ -214,6 +325,16 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     X = encode(features, train_set.images, progress=sub_progress(progress, 0.15, 0.35, "features: encode"),
                should_stop=should_stop)
     timings["features"] = time.perf_counter() - t
+
+    selection: dict = {}
+    if auto:
+        t = time.perf_counter()
+        chosen, selection = choose_bank_params(config.bank, config.bank_params, auto, X, train_set.labels,
+                                               config.seed, progress=sub_progress(progress, *stages["choose"]),
+                                               should_stop=should_stop)
+        bank.set_params(**{k: chosen[k] for k in auto})
+        split["validation"] = split["train"][split_indices(train_set.labels, [VALIDATION_FRACTION], config.seed)[1]]
+        timings["choose"] = time.perf_counter() - t
 
     t = time.perf_counter()
     bank.fit(X, train_set.labels, progress=sub_progress(progress, *stages["bank"], "classifiers"),
@@ -239,17 +360,20 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     check_stop(should_stop)
     t = time.perf_counter()
     on = test_set if test_set is not None else train_set
-    rep = evaluate(recogniser, on, progress=sub_progress(progress, *stages["evaluate"], "evaluating"),
-                   should_stop=should_stop)
+    rep, preds = evaluate(recogniser, on, progress=sub_progress(progress, *stages["evaluate"], "evaluating"),
+                          should_stop=should_stop, return_predictions=True)
     timings["evaluate"] = time.perf_counter() - t
     recogniser.metadata = {
         "data": imageset.name, "config": config.to_dict(),
-        "features_params": _jsonable_params(features),
+        "features_params": _jsonable_params(features), "bank_params": _jsonable_params(bank),
+        "selection": selection,
         "sizes": sizes, "test_accuracy" if test_set is not None else "training_accuracy": rep.accuracy,
         "train_seconds": timings,
     }
     report(progress, 1.0, "done")
-    return TrainResult(recogniser, rep, timings, sizes, "test" if test_set is not None else "train")
+    return TrainResult(recogniser, rep, timings, sizes, "test" if test_set is not None else "train",
+                       split={k: np.asarray(v, np.int64) for k, v in split.items()}, test_predictions=preds,
+                       selection=selection)
 
 
 def _jsonable_params(est: Any) -> dict:
@@ -262,9 +386,35 @@ def _jsonable_params(est: Any) -> dict:
     return out
 
 
+def measure_latency_speedup(recogniser: Recogniser, X: np.ndarray, *, n_single: int = 200,
+                            batch: int = 1000) -> dict | None:
+    """Measured wall-clock of brute force over ``recogniser``'s classification stage on feature rows
+    ``X (n, D) float32``: ``{"single": ..., "batch": ...}`` (one row at a time, and per row in batches),
+    both through ``Recogniser.predict_features`` (the brute-force side is the same features and bank
+    without the ClassMap). None without a ClassMap."""
+    if recogniser.classmap is None or len(X) == 0:
+        return None
+    from .bench.common import median_time, time_per_item
+
+    brute = Recogniser(recogniser.features, recogniser.classifier, None, recogniser.class_names,
+                       recogniser.image_size, recogniser.grey)
+    Q = X[:n_single]
+    XB = X[:batch]
+    out = {}
+    for key, measure in (("single", lambda r: time_per_item(lambda x: r.predict_features(x[None], top=1), Q, 3)),
+                         ("batch", lambda r: median_time(lambda: r.predict_features(XB, top=1), 3))):
+        out[key] = float(measure(brute) / measure(recogniser))
+    return out
+
+
 def evaluate(recogniser: Recogniser, imageset: ImageSet, *, top: int = 5, progress: ProgressFn = None,
-             should_stop: StopFn = None) -> EvalReport:
-    """Score ``recogniser`` on the labelled ``imageset`` (class names must be the model's, in order)."""
+             should_stop: StopFn = None, measure_latency: bool = True, return_predictions: bool = False):
+    """Score ``recogniser`` on the labelled ``imageset`` (class names must be the model's, in order).
+
+    Returns an :class:`EvalReport`, or ``(EvalReport, Prediction)`` with ``return_predictions`` (the
+    prediction of every image, in order). ``measure_latency``: also time brute force against the
+    ClassMap on up to 1000 of these images (``EvalReport.latency_speedup``).
+    """
     names = recogniser.class_names
     if list(imageset.class_names) != list(names):
         mapping = {c: i for i, c in enumerate(names)}
@@ -279,19 +429,26 @@ def evaluate(recogniser: Recogniser, imageset: ImageSet, *, top: int = 5, progre
         raise DataError(f"image set {imageset.name!r} is empty: nothing to evaluate")
     top = max(1, min(top, C))
     pred_labels = np.empty(n, np.int64)
-    hits_top = np.zeros(n, bool)
+    tops: list = []
     evals = np.empty(n, np.int64)
     timings: dict[str, float] = {}
+    sample = None
     for s in range(0, n, SCORE_CHUNK):
         check_stop(should_stop)
         e = min(n, s + SCORE_CHUNK)
         p = recogniser.predict(imageset.images[s:e], top=top, should_stop=should_stop)
         pred_labels[s:e] = p.labels
-        hits_top[s:e] = np.any(p.top_classes == labels[s:e, None], axis=1)
+        tops.append((p.top_classes, p.top_scores))  # a ClassMap returns at most p candidates
         evals[s:e] = p.evaluations
         for k, v in p.timings.items():
             timings[k] = timings.get(k, 0.0) + v
+        if sample is None and measure_latency and recogniser.classmap is not None:
+            sample = recogniser.transform(imageset.images[s:min(e, s + 1000)])
         report(progress, e / n, "evaluating")
+    top_classes = np.concatenate([t[0] for t in tops])
+    top_scores = np.concatenate([t[1] for t in tops])
+    top = top_classes.shape[1]
+    hits_top = np.any(top_classes == labels[:, None], axis=1)
     correct = pred_labels == labels
     counts = np.bincount(labels, minlength=C)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -306,10 +463,14 @@ def evaluate(recogniser: Recogniser, imageset: ImageSet, *, top: int = 5, progre
     brute = recogniser.brute_force_evaluations
     per_query = float(evals.mean())
     total = timings.get("total", sum(timings.values()))
-    return EvalReport(
+    rep = EvalReport(
         n=n, accuracy=float(correct.mean()), top=top, top_accuracy=float(hits_top.mean()),
         per_class_accuracy=per_class, confusion=confusion, top_confusions=top_conf,
         evaluations_per_query=per_query, brute_force_evaluations=brute,
-        speedup=float(brute / per_query) if per_query > 0 else float("inf"),
+        evaluations_ratio=float(brute / per_query) if per_query > 0 else float("inf"),
         misclassified=wrong.astype(np.int64), timings=timings, seconds_per_image=total / n,
-        class_names=list(names))
+        class_names=list(names),
+        latency_speedup=None if sample is None else measure_latency_speedup(recogniser, sample))
+    if return_predictions:
+        return rep, Prediction(pred_labels, top_classes, top_scores, evals, timings)
+    return rep
