@@ -121,6 +121,9 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
         raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a {bank}): predict.py "
                           f"reproduces ClassMap v1 over a linear all-pairs bank and v2/v3 over a linear one-vs-all "
                           f"bank. Retrain with one of those, or without ClassMap.")
+    if getattr(cm, "reference_coef_", None) is not None:
+        raise ConfigError("cannot export a ClassMap whose references come from a separate reference bank: "
+                          "predict.py reads the references from the bank itself. Retrain without reference_bank.")
     if cm.n_classes_ >= FILTER_INDEX_THRESHOLD:
         raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
                           f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (IVF) index "

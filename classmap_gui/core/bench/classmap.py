@@ -5,10 +5,13 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
 
 1. **Bank penalty** (ridge ``alpha``, liblinear ``C``): one bank per candidate fitted on the fit part;
    the penalty with the best brute-force accuracy on the validation part is chosen.
-2. **ClassMap point** (refine v2 / v3 and p): CM-Boosted built on the embedding part for that
-   validation bank; every (refine, p) is scored on the validation part; the chosen point is the one
-   with the fewest mean evaluations whose validation accuracy is within ``tolerance`` (0.5 points)
-   of the validation brute force. The v3 threshold is the paper's rule on the embedding part (the
+2. **ClassMap point** (reference penalty, refine v2 / v3 and p): CM-Boosted built on the embedding
+   part for that validation bank, its references either the bank's own classifiers (multiplier 1,
+   the paper's ClassMap) or those of a *reference bank* trained on the same part with the penalty
+   times ``reference_penalties`` (smoother classifiers keep the similarity between classes the
+   embedding needs; see ``ClassMap.fit(reference_bank=...)``); every (multiplier, refine, p) is
+   scored on the validation part; the chosen point is the one with the fewest mean evaluations whose
+   validation accuracy is within ``tolerance`` (0.5 points) of the validation brute force. The v3 threshold is the paper's rule on the embedding part (the
    smallest threshold that costs at most 0.05 points there), learned by ``ClassMap.fit`` at the
    largest p of the sweep and kept for smaller p (``set_params(p=...)``).
 3. **Refit and test once**: the bank with the chosen penalty on fit + validation (the paper's training
@@ -47,6 +50,8 @@ OPTIONS = {
     "unseen_fraction": (0.2, "share of classes left out when building the embedding for the unseen-classes test"),
     "bank": ("ova-ridge", "classifier bank (a linear one-vs-all bank)"),
     "penalties": ("10,30,100,300,1000,3000", "penalty candidates (ridge alpha / liblinear C), chosen on validation"),
+    "reference_penalties": ("1,3,10,30", "candidate reference-bank penalties as multiples of the bank's (1: the "
+                            "bank's own classifiers are the references), chosen on validation"),
     "bank_params": ("{}", "further bank parameters as a JSON object"),
     "latency_queries": (300, "queries timed one at a time"),
     "sweep": (True, "run the synthetic latency sweep (C in {2430, 10000}, D in {1764, 6400})"),
@@ -98,6 +103,18 @@ def choose_penalty(bank_name: str, params: dict, candidates: list[float], X_fit,
                      by="brute-force validation accuracy", parameter=f"bank.{key}")
 
 
+def _reference_bank(bank_name: str, params: dict, factor: float, X, y, should_stop: StopFn = None):
+    """The bank trained with its penalty ``factor`` times stronger (ridge alpha x factor, C / factor), or
+    None for factor 1 (the bank's own classifiers are the references)."""
+    from ..classify import make_bank
+
+    key = PENALTY.get(bank_name)
+    if factor == 1 or key is None:
+        return None
+    value = params[key] * factor if key == "alpha" else params[key] / factor
+    return make_bank(bank_name, **{**params, key: value}).fit(X, y, should_stop=should_stop)
+
+
 def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
     from ..classify.classmap import ClassMap
 
@@ -105,7 +122,7 @@ def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
                     random_state=seed).fit(bank, Xe, ye, **kw)
 
 
-def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None) -> list[dict]:
+def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, **tags) -> list[dict]:
     """Accuracy and mean evaluations of every ``(refine, p)``: ``models`` maps refine -> fitted ClassMap."""
     out = []
     for refine, cm in models.items():
@@ -113,7 +130,7 @@ def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None) -> list
             check_stop(should_stop)
             cm.set_params(p=p)
             res = cm.predict(bank, X, top=1)
-            out.append({"refine": refine, "p": p, "accuracy": _acc(res.labels, y),
+            out.append({**tags, "refine": refine, "p": p, "accuracy": _acc(res.labels, y),
                         "evaluations": float(np.mean(res.evaluations)),
                         **({"threshold": cm.threshold_} if refine == "v3" else {})})
     return out
@@ -121,12 +138,12 @@ def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None) -> list
 
 def choose_point(points: list[dict], brute_accuracy: float, tolerance: float) -> dict:
     """The cheapest point (fewest mean evaluations) within ``tolerance`` of ``brute_accuracy``; if none
-    is, the most accurate. Returns a :func:`selection` whose ``chosen`` is ``{"refine", "p"}``."""
+    is, the most accurate. Returns a :func:`selection` whose ``chosen`` is ``{"reference_penalty", "refine", "p"}``."""
     ok = [q for q in points if q["accuracy"] >= brute_accuracy - tolerance - 1e-12]
     best = (min(ok, key=lambda q: (q["evaluations"], -q["accuracy"])) if ok
             else max(points, key=lambda q: (q["accuracy"], -q["evaluations"])))
-    return selection({"refine": best["refine"], "p": best["p"]},
-                     [{"refine": q["refine"], "p": q["p"]} for q in points], points,
+    keys = ("reference_penalty", "refine", "p")
+    return selection({k: best[k] for k in keys}, [{k: q[k] for k in keys} for q in points], points,
                      by="validation accuracy and mean evaluations",
                      rule=f"fewest evaluations within {100 * tolerance:g} points of brute force",
                      brute_force_accuracy=brute_accuracy, within_tolerance=bool(ok))
@@ -169,10 +186,16 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         raise ConfigError(f"bench classmap needs a linear one-vs-all bank, {bank_name} has no stacked weights")
     brute_val = _acc(bank.predict(Xv), yv)
 
-    # 2. ClassMap's refine and p, on validation
-    models = {r: _fit_boosted(bank, Xe, ye, r, opt, seed, max(p_sweep), should_stop=should_stop) for r in refines}
-    result["selection"]["classmap_point"] = choose_point(curve(models, bank, Xv, yv, p_sweep, should_stop),
-                                                         brute_val, tol)
+    # 2. ClassMap's reference penalty, refine and p, on validation
+    val_points = []
+    factors = _floats(opt["reference_penalties"]) if bank_name in PENALTY else [1.0]
+    for i, factor in enumerate(factors):
+        ref = _reference_bank(bank_name, params, factor, Xf, yf, should_stop)
+        models = {r: _fit_boosted(bank, Xe, ye, r, opt, seed, max(p_sweep), reference_bank=ref,
+                                  should_stop=should_stop) for r in refines}
+        val_points += curve(models, bank, Xv, yv, p_sweep, should_stop, reference_penalty=factor)
+        report(progress, 0.3 + 0.15 * (i + 1) / len(factors), "ClassMap on validation")
+    result["selection"]["classmap_point"] = choose_point(val_points, brute_val, tol)
     chosen = result["selection"]["classmap_point"]["chosen"]
     report(progress, 0.45, "ClassMap point chosen on validation")
 
@@ -180,29 +203,31 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     Xtr, ytr = np.concatenate([Xf, Xv]), np.concatenate([yf, yv])
     del D, Xf, Xv
     bank = make_bank(bank_name, **params).fit(Xtr, ytr, should_stop=should_stop)
+    ref = _reference_bank(bank_name, params, chosen["reference_penalty"], Xtr, ytr, should_stop)
     del Xtr
     bs, bb, kernel = brute_force_latency(bank, Xt, nq)
     result["brute_force"] = {"accuracy": _acc(bank.predict(Xt), yt), "evaluations": C, "bank_params": params,
                              "latency_single_ms": bs, "latency_batch_ms": bb, **kernel}
     t0 = time.perf_counter()
-    models = {r: _fit_boosted(bank, Xe, ye, r, opt, seed, max(p_sweep), should_stop=should_stop,
+    models = {r: _fit_boosted(bank, Xe, ye, r, opt, seed, max(p_sweep), should_stop=should_stop, reference_bank=ref,
                               progress=sub_progress(progress, 0.5, 0.55, "CM-Boosted")) for r in refines}
     result["boosted_fit_seconds"] = (time.perf_counter() - t0) / len(refines)
     points = []
-    for q in curve(models, bank, Xt, yt, p_sweep, should_stop):
+    for q in curve(models, bank, Xt, yt, p_sweep, should_stop, reference_penalty=chosen["reference_penalty"]):
         cm = models[q["refine"]].set_params(p=q["p"])
         ls, lb = classmap_latency(cm, bank, Xt, nq)
         points.append({"embedding": "boosted", "d": int(len(cm.reference_)), **q,
                        "latency_single_ms": ls, "latency_batch_ms": lb})
     report(progress, 0.65, "CM-Boosted test curve")
     selected = next(q for q in points if q["refine"] == chosen["refine"] and q["p"] == chosen["p"])
+    selected["reference_bank_params"] = None if ref is None else ref.get_params()
     result["selected"] = selected
 
     # 4. boosted vs random embeddings (Fig. 4), unseen classes (Fig. 5)
-    points += _random_points(bank, Xe, ye, Xt, yt, p_sweep, opt, seed,
+    points += _random_points(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed,
                              sub_progress(progress, 0.65, 0.8, "CM-RRC"), should_stop)
     result["classmap"] = points
-    result["unseen_classes"] = _unseen(bank, Xe, ye, Xt, yt, p_sweep, opt, seed,
+    result["unseen_classes"] = _unseen(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed,
                                        sub_progress(progress, 0.8, 0.9, "unseen classes"), should_stop)
     result["summary"] = summary(result)
     result["sweep"] = (latency_sweep(int(opt["d"]), selected["p"], min(nq, 200), seed,
@@ -231,10 +256,11 @@ def _random_curves(bank, Xe, ye, X, y, p_sweep, opt, seed0, progress, should_sto
     return acc, ev
 
 
-def _random_points(bank, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_stop) -> list[dict]:
+def _random_points(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_stop) -> list[dict]:
     if int(opt["n_random"]) < 1:
         return []
-    acc, ev = _random_curves(bank, Xe, ye, Xt, yt, p_sweep, opt, seed + 1000, progress, should_stop)
+    acc, ev = _random_curves(bank, Xe, ye, Xt, yt, p_sweep, opt, seed + 1000, progress, should_stop,
+                             reference_bank=ref)
     out = []
     for p in p_sweep:
         best = int(np.argmax(acc[p]))
@@ -247,7 +273,7 @@ def _random_points(bank, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_st
     return out
 
 
-def _unseen(bank, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_stop) -> dict:
+def _unseen(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_stop) -> dict:
     classes = np.asarray(bank.classes_)
     C = len(classes)
     rng = np.random.default_rng(seed + 7)
@@ -258,12 +284,13 @@ def _unseen(bank, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_stop) -> 
     seen = classes[np.setdiff1d(np.arange(C), unseen)]
     mask = np.isin(yt, classes[unseen])
     Xu, yu = Xt[mask], yt[mask]
-    boosted = _fit_boosted(bank, Xe, ye, "v2", opt, seed, max(p_sweep), train_classes=seen, should_stop=should_stop)
+    boosted = _fit_boosted(bank, Xe, ye, "v2", opt, seed, max(p_sweep), train_classes=seen, reference_bank=ref,
+                           should_stop=should_stop)
     bpts = {q["p"]: q for q in curve({"v2": boosted}, bank, Xu, yu, p_sweep, should_stop)}
     ra = {p: [] for p in p_sweep}
     if int(opt["n_random"]) >= 1:
         ra, _ = _random_curves(bank, Xe, ye, Xu, yu, p_sweep, opt, seed + 2000, progress, should_stop,
-                               train_classes=seen)
+                               train_classes=seen, reference_bank=ref)
     return {"unseen_classes": n_un, "test_queries": int(mask.sum()), "brute_force_accuracy": _acc(bank.predict(Xu), yu),
             "points": [{"p": p, "evaluations": bpts[p]["evaluations"], "boosted_accuracy": bpts[p]["accuracy"],
                         "random_median_accuracy": float(np.median(ra[p])) if ra[p] else None,

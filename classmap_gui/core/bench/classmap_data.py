@@ -37,8 +37,10 @@ def data_module(data: str):
 def split_counts(data: str, per_class: int) -> tuple[int, int, int, int]:
     """Images per class in the parts (fit, validation, embedding, test)."""
     mod = data_module(data)
-    tr, em, te = getattr(mod, "BENCH_SPLIT", None) or (per_class - 2 * (per_class // 6), per_class // 6,
-                                                       per_class // 6)
+    split = getattr(mod, "BENCH_SPLIT", None)
+    if not split or sum(split) > per_class:        # e.g. the small sets: the same shares of what there is
+        split = (per_class - 2 * (per_class // 6), per_class // 6, per_class // 6)
+    tr, em, te = split
     val = max(1, tr // 4)
     if tr - val < 1 or em < 1 or te < 1:
         raise ConfigError(f"bench classmap: {data} has too few images per class ({per_class}) for a "

@@ -72,6 +72,12 @@ def _linear(bank):
     return W, b
 
 
+def linear_weights_or_none(bank):
+    """``(W, b)`` of a linear bank, or None."""
+    W, b = _linear(bank)
+    return None if W is None else (W, b)
+
+
 def _n_classifiers(bank) -> int:
     if bank_kind(bank) == "pairs":
         return len(bank.pairs_)
@@ -184,7 +190,7 @@ class ClassMap(BaseEstimator):
             raise DataError(f"ClassMap: labels {sorted(set(y[bad].tolist()))[:10]} are not classes of the bank")
         return idx.astype(np.int64)
 
-    def fit(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, train_classes=None,
+    def fit(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, train_classes=None, reference_bank=None,
             progress: ProgressFn = None, should_stop: StopFn = None) -> "ClassMap":
         """Choose the references and embed every class.
 
@@ -198,6 +204,13 @@ class ClassMap(BaseEstimator):
         ``train_classes`` (labels): if given, AdaBoost's triples and the candidate references
         use only these classes (the paper's unseen-classes experiment, Fig. 5); the other
         classes are still embedded from their held-out examples and classified among all.
+
+        ``reference_bank``: a linear one-vs-all bank over the same classes, trained on the same data
+        with a stronger penalty, whose classifiers become the references (kept as
+        ``reference_coef_ (d, D)`` / ``reference_intercept_ (d,)``); ``bank`` still refines. Smoother
+        classifiers keep more of the similarity between classes that the embedding relies on, while
+        the refine keeps the sharper bank's accuracy; a query then costs d + p evaluations (the
+        references are not the bank's own classifiers, so none is reused by the refine).
         """
         self._check_params(bank)
         check_stop(should_stop)
@@ -221,13 +234,17 @@ class ClassMap(BaseEstimator):
         else:
             cand = tc.copy()
         need_all = self.embedding == "boosted" or (self.refine == "v3" and self.threshold is None)
+        ref_bank = bank if reference_bank is None else reference_bank
+        if reference_bank is not None and (linear_weights_or_none(reference_bank) is None or kind != "ova"
+                                           or not np.array_equal(np.asarray(reference_bank.classes_), classes)):
+            raise ConfigError("ClassMap: reference_bank must be a linear one-vs-all bank over the bank's classes")
         refs = None
         if self.embedding == "random":
             refs, alpha = random_references(cand, int(self.d), rng)
 
         report(progress, 0.0, "embedding: classifier outputs")
         # outputs of every classifier (boosting, v3 threshold) or only of the random references
-        M = classifier_outputs(bank, X, None if need_all else refs)          # (n, K) or (n, d)
+        M = classifier_outputs(ref_bank, X, None if need_all else refs)      # (n, K) or (n, d)
         check_stop(should_stop)
         E_all = class_medians(M, yi, C)                                      # (C, K) or (C, d)
         missing = np.flatnonzero(np.isnan(E_all[:, 0]))
@@ -262,12 +279,18 @@ class ClassMap(BaseEstimator):
         self.classes_ = classes.astype(np.int64)
         self.n_classes_ = int(C)
         self.bank_kind_ = kind
+        self.reference_coef_ = self.reference_intercept_ = None
+        if reference_bank is not None:
+            Wr, br = linear_weights_or_none(reference_bank)
+            self.reference_coef_, self.reference_intercept_ = np.ascontiguousarray(Wr[refs]), br[refs].copy()
         self.threshold_ = None
         if self.refine == "v3":
             report(progress, 0.9, "embedding: threshold")
             self.threshold_ = (float(self.threshold) if self.threshold is not None
                                else learn_threshold(M, yi, refs, self.alpha_, self.class_embeddings_,
-                                                    min(int(self.p), C), fold=fold, E2=E2))
+                                                    min(int(self.p), C), fold=fold, E2=E2,
+                                                    R=None if reference_bank is None
+                                                    else classifier_outputs(bank, X)))
         report(progress, 1.0, "embedding: done")
         return self
 
@@ -278,7 +301,7 @@ class ClassMap(BaseEstimator):
         self._require_fitted()
         classes = np.asarray(bank.classes_)
         yi = self._class_index(classes, y)
-        F = classifier_outputs(bank, X, self.reference_)
+        F = self._reference_outputs(bank, X)
         E_new = class_medians(F, yi, len(classes))
         E = np.full((len(classes), len(self.reference_)), np.nan, np.float32)
         E[:self.n_classes_] = self.class_embeddings_
@@ -305,6 +328,11 @@ class ClassMap(BaseEstimator):
             raise ValueError("reference_ must hold at least one non-negative classifier index")
         if self.bank_kind_ not in ("ova", "pairs"):
             raise ValueError(f"bank_kind_ must be 'ova' or 'pairs', got {self.bank_kind_!r}")
+        if getattr(self, "reference_coef_", None) is not None:
+            Wr = check_array("reference_coef_", self.reference_coef_, dtype=np.float32, ndim=2)
+            if len(Wr) != d:
+                raise ValueError("reference_coef_ must hold one row per reference")
+            check_array("reference_intercept_", self.reference_intercept_, dtype=np.float32, shape=(d,))
         if self.threshold_ is not None and not isinstance(self.threshold_, (int, float)):
             raise ValueError(f"threshold_ must be a number or null, got {self.threshold_!r}")
 
@@ -333,7 +361,7 @@ class ClassMap(BaseEstimator):
         float32)`` for ``X (n, D) float32`` (costs d evaluations per query; for analysis and plots)."""
         self._check_bank(bank)
         p = min(int(self.p if p is None else p), self.n_classes_)
-        F = classifier_outputs(bank, X, self.reference_)
+        F = self._reference_outputs(bank, X)
         cands = np.empty((len(F), p), np.int64)
         dist = np.empty((len(F), p), np.float32)
         self._filter(F, p, cands, dist)
@@ -386,14 +414,16 @@ class ClassMap(BaseEstimator):
         t_emb = t_ref = 0.0
         W, b = _linear(bank)
         refs = self.reference_
-        if W is not None:
+        if getattr(self, "reference_coef_", None) is not None:
+            W_ref, b_ref = self.reference_coef_, self.reference_intercept_
+        elif W is not None:
             W_ref, b_ref = np.ascontiguousarray(W[refs]), b[refs]
         refpos = self._refpos(bank)
         for i in range(0, n, batch_size):
             check_stop(should_stop)
             sl = slice(i, min(n, i + batch_size))
             t0 = time.perf_counter()
-            if W is not None:
+            if W is not None or getattr(self, "reference_coef_", None) is not None:
                 F = X[sl] @ W_ref.T
                 F += b_ref
             else:
@@ -424,9 +454,18 @@ class ClassMap(BaseEstimator):
         return float(self.threshold_) if self.threshold_ is not None else float("inf")
 
     def _refpos(self, bank) -> np.ndarray:
+        """Position of each bank classifier among the references (-1: not one; all -1 when the references
+        are a separate reference bank's classifiers)."""
         refpos = np.full(_n_classifiers(bank), -1, np.int64)
-        refpos[self.reference_] = np.arange(len(self.reference_))
+        if getattr(self, "reference_coef_", None) is None:
+            refpos[self.reference_] = np.arange(len(self.reference_))
         return refpos
+
+    def _reference_outputs(self, bank, X: np.ndarray) -> np.ndarray:
+        """Outputs of the d reference classifiers on ``X (n, D)`` -> ``(n, d) float32``."""
+        if getattr(self, "reference_coef_", None) is not None:
+            return np.asarray(X, np.float32) @ self.reference_coef_.T + self.reference_intercept_
+        return classifier_outputs(bank, X, self.reference_)
 
     def _refine_ova_generic(self, bank, X, F, cands, refpos):
         """v2/v3 for non-linear one-vs-all banks: candidates' responses via decision_function_subset."""
@@ -486,7 +525,7 @@ class ClassMap(BaseEstimator):
         """The cached :class:`SingleQuery` for ``bank`` and the calling thread (its buffers are not
         shared between threads); rebuilt when the bank or the model changes."""
         key = (id(bank), id(bank.coef_), id(self.class_embeddings_), id(self.reference_), self.p, self.refine,
-               self.threshold_)
+               self.threshold_, id(getattr(self, "reference_coef_", None)))
         caches = self.__dict__.setdefault("_single_cache", {})
         tid = threading.get_ident()
         cached = caches.get(tid)
@@ -518,6 +557,11 @@ class SingleQuery:
         W, b = _linear(bank)
         self.W, self.b = W, b
         self.refs, self.alpha = cm.reference_, cm.alpha_
+        # the embedding reads the reference classifiers: the bank's rows, or a separate reference bank's
+        self.W_emb, self.b_emb, self.refs_emb = W, b, self.refs
+        if getattr(cm, "reference_coef_", None) is not None:
+            self.W_emb, self.b_emb = cm.reference_coef_, cm.reference_intercept_
+            self.refs_emb = np.arange(len(self.refs), dtype=np.int64)
         self.E = cm.class_embeddings_
         self.refpos = cm._refpos(bank)
         self.classes = cm.classes_
@@ -537,7 +581,7 @@ class SingleQuery:
 
     def __call__(self, x: np.ndarray) -> int:
         t0 = time.perf_counter()
-        m = K.embed_filter_one(x, self.W, self.b, self.refs, self.alpha, self.E, self.p,
+        m = K.embed_filter_one(x, self.W_emb, self.b_emb, self.refs_emb, self.alpha, self.E, self.p,
                                self.fq, self.topd, self.topc)
         t1 = time.perf_counter()
         e = K.refine_one(x, self.W, self.b, self.fq, self.refpos, self.topc, m, self.mode, self.t,
