@@ -114,3 +114,16 @@ def test_evaluate_can_skip_the_latency_measurement(with_classmap, digits):
     rep = evaluate(with_classmap.recogniser, digits.subset(with_classmap.split["test"]), measure_latency=False)
     assert isinstance(rep, EvalReport) and rep.latency_speedup is None
     assert rep.accuracy == with_classmap.report.accuracy
+
+
+def test_reference_penalty_trains_smoother_references(digits):
+    cfg = TrainConfig(features="pixels", bank="ova-ridge", bank_params={"alpha": 1.0},
+                      classmap={"d": 4, "p": 3, "n_triples": 2000, "reference_penalty": 10}, seed=0)
+    res = train(digits, cfg)
+    cm = res.recogniser.classmap
+    assert cm.reference_coef_.shape == (4, 64)                    # the references' own weights, kept with the model
+    assert np.all(res.test_predictions.evaluations == 4 + 3)      # d + p: none of the bank's rows is a reference
+    assert "reference_bank" in res.timings
+    with pytest.raises(ConfigError, match="reference_penalty"):
+        train(digits, TrainConfig(features="pixels", bank="ova-ridge",
+                                  classmap={"d": 4, "p": 3, "reference_penalty": -1}))
