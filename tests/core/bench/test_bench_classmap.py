@@ -114,3 +114,20 @@ def test_small_run_chooses_on_validation_and_tests_once():
     assert s["accuracy_gap_points"] == pytest.approx(100 * (picked["accuracy"] - out["brute_force"]["accuracy"]))
     assert out["parts_per_class"] == {"fit": 11, "validation": 3, "embedding": 3, "test": 3}
     assert out["test_queries"] == 3 * out["classes"]
+
+
+def test_features_are_cached_in_the_folder_passed_in_keyed_on_version_and_settings(tmp_path, monkeypatch):
+    from classmap_gui.core.bench import classmap_data, common
+
+    first = classmap_data.prepare("glyph-pose-small", 0, tmp_path)
+    files = list(tmp_path.glob("*.npz"))
+    assert len(files) == 1
+    monkeypatch.setattr("classmap_gui.core.data.load_dataset",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("regenerated")))
+    again = classmap_data.prepare("glyph-pose-small", 0, tmp_path)   # read back, not recomputed
+    assert all(np.array_equal(first[k], again[k]) for k in first)
+    # another package version or other settings: another key, so stale features are never read
+    key = common.cache_key("classmap-data", {"seed": 0})
+    assert common.cache_key("classmap-data", {"seed": 1}) != key
+    monkeypatch.setattr(common, "package_version", lambda: "9.9.9")
+    assert common.cache_key("classmap-data", {"seed": 0}) != key
