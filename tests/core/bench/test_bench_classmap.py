@@ -131,3 +131,21 @@ def test_features_are_cached_in_the_folder_passed_in_keyed_on_version_and_settin
     assert common.cache_key("classmap-data", {"seed": 1}) != key
     monkeypatch.setattr(common, "package_version", lambda: "9.9.9")
     assert common.cache_key("classmap-data", {"seed": 0}) != key
+
+
+def test_bench_parts_are_disjoint_and_keep_the_test_part_of_bench_split():
+    from classmap_gui.core.bench.classmap_data import split_parts
+    from classmap_gui.core.data import ImageSet
+    from classmap_gui.core.data.glyph_pose import split_per_class
+
+    n_cls, per = 4, 60
+    ids = np.arange(n_cls * per)
+    images = np.zeros((len(ids), 2, 2), np.uint8)
+    images[:, 0, 0], images[:, 0, 1] = ids % 256, ids // 256             # every image tells its index
+    ims = ImageSet(images, np.repeat(np.arange(n_cls), per)[np.random.default_rng(0).permutation(len(ids))],
+                   [f"c{i}" for i in range(n_cls)], name="glyph-pose")
+    parts = split_parts(ims, split_counts("glyph-pose", per))
+    seen = [set((p.images[:, 0, 0].astype(int) + 256 * p.images[:, 0, 1].astype(int)).tolist()) for p in parts]
+    assert sum(len(s) for s in seen) == len(ids) and len(set().union(*seen)) == len(ids)   # disjoint, complete
+    _, _, test = split_per_class(ims)                                   # the paper-style 40 / 10 / 10 split
+    assert np.array_equal(parts[3].images, test.images)                  # validation never touches the test part
