@@ -50,7 +50,7 @@ OPTIONS = {
     "unseen_fraction": (0.2, "share of classes left out when building the embedding for the unseen-classes test"),
     "bank": ("ova-ridge", "classifier bank (a linear one-vs-all bank)"),
     "penalties": ("10,30,100,300,1000,3000", "penalty candidates (ridge alpha / liblinear C), chosen on validation"),
-    "reference_penalties": ("1,3,10,30", "candidate reference-bank penalties as multiples of the bank's (1: the "
+    "reference_penalties": ("1,3,10,30,100", "candidate reference-bank penalties as multiples of the bank's (1: the "
                             "bank's own classifiers are the references), chosen on validation"),
     "bank_params": ("{}", "further bank parameters as a JSON object"),
     "latency_queries": (300, "queries timed one at a time"),
@@ -173,7 +173,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                     "parts_per_class": dict(zip(("fit", "validation", "embedding", "test"),
                                                 D["counts"].tolist())),
                     "test_queries": len(Xt), "validation_queries": len(Xv), "embedding_queries": len(Xe),
-                    "bank": bank_name, "selection": {}}
+                    "bank": bank_name, "options": {k: v for k, v in opt.items() if k != "cache_dir"},
+                    "cache": cache_dir is not None, "selection": {}}
 
     # 1. the bank's penalty, by brute-force validation accuracy
     sel = choose_penalty(bank_name, params, _floats(opt["penalties"]), Xf, yf, Xv, yv,
