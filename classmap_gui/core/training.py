@@ -117,15 +117,13 @@ def _seeded(obj: Any, user_params: dict, seed: int) -> Any:
 
 
 def auto_params(bank_name: str, bank_params: dict) -> list[str]:
-    """Bank parameters training chooses on validation: those set to ``"auto"``, and a ridge trainer's
-    ``alpha`` when it is not given."""
+    """Bank penalties training chooses on validation: ``alpha`` / ``C`` set to ``"auto"``, and a ridge
+    trainer's ``alpha`` when it is not given. Other parameters keep their value, ``"auto"`` included
+    (e.g. the compressive bank's own ``sigma="auto"`` heuristic)."""
     from .classify import make_bank
 
-    fixed = {k: v for k, v in bank_params.items() if v != "auto"}
-    auto = [k for k, v in bank_params.items() if v == "auto"]
-    unknown = [k for k in auto if k not in AUTO_CANDIDATES]
-    if unknown:
-        raise ConfigError(f"only {', '.join(AUTO_CANDIDATES)} can be 'auto', not {', '.join(unknown)}")
+    auto = [k for k, v in bank_params.items() if v == "auto" and k in AUTO_CANDIDATES]
+    fixed = {k: v for k, v in bank_params.items() if k not in auto}
     params = make_bank(bank_name, **fixed).get_params(deep=False)
     missing = [k for k in auto if k not in params]
     if missing:
@@ -160,7 +158,7 @@ def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np
 
     from .classify import make_bank
 
-    fixed = {k: v for k, v in bank_params.items() if v != "auto" and k not in auto}
+    fixed = {k: v for k, v in bank_params.items() if k not in auto}
     fit_idx, val_idx = split_indices(np.asarray(y), [VALIDATION_FRACTION], seed)
     scale = {"alpha": len(fit_idx) * float(np.mean(X[fit_idx[:5000]].var(axis=0, dtype=np.float64))) or 1.0,
              "C": 1.0}
@@ -217,7 +215,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
         feature_name, feature_params = feature_override(feature_name, feature_params, config.bank_params)
     features = _seeded(make_features(feature_name, **features_params_for(
         feature_name, feature_params, imageset.image_size)), feature_params, config.seed)
-    fixed_bank_params = {k: v for k, v in config.bank_params.items() if v != "auto"}
+    fixed_bank_params = {k: v for k, v in config.bank_params.items() if k not in auto}
     bank = _seeded(make_bank(config.bank, **fixed_bank_params), config.bank_params, config.seed)
     classmap = None
     if use_classmap:

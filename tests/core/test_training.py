@@ -70,9 +70,9 @@ def test_liblinear_C_auto(digits):
     assert sel["chosen"] in sel["candidates"] and res.recogniser.classifier.C == sel["chosen"]
 
 
-def test_auto_on_a_parameter_that_cannot_be_chosen_is_refused(digits):
-    with pytest.raises(ConfigError, match="auto"):
-        train(digits, TrainConfig(features="pixels", bank="ova-ridge", bank_params={"tol": "auto"}))
+def test_auto_on_a_bank_without_that_penalty_is_refused(digits):
+    with pytest.raises(ConfigError, match="no parameter C"):
+        train(digits, TrainConfig(features="pixels", bank="compressive", bank_params={"C": "auto"}))
 
 
 def test_the_seed_reaches_every_random_component(digits):
