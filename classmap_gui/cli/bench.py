@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 
 from ..core.errors import ClassMapError
 from .common import ProgressBar, emit, json_default, parse_sets, parse_value
@@ -23,6 +24,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise ClassMapError(f"benchmark {args.bench!r} is not available in this build ({exc})") from exc
     options = {k: v for k, v in vars(args).items() if k in mod.OPTIONS and v is not None}
     options.update(extra)
+    if "cache_dir" in mod.OPTIONS and "cache_dir" not in options:  # core reads no environment: the CLI does
+        options["cache_dir"] = bench_cache_dir(args.bench)
     unknown = set(options) - set(mod.OPTIONS)
     if unknown:
         raise ClassMapError(f"bench {args.bench}: unknown option(s) {', '.join(sorted(unknown))}; "
@@ -37,6 +40,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         with open(args.out, "w") as fh:
             json.dump(result, fh, indent=2, default=json_default)
     return 0
+
+
+def bench_cache_dir(bench: str) -> str:
+    """The cache folder of ``bench``: ``$CLASSMAP_CACHE``, else the user cache folder (platformdirs)."""
+    env = os.environ.get("CLASSMAP_CACHE")
+    if env:
+        return env
+    from platformdirs import user_cache_dir
+
+    return os.path.join(user_cache_dir("classmap-studio"), f"bench-{bench}")
 
 
 def add_commands(sub: argparse._SubParsersAction, load_options: bool = True) -> None:

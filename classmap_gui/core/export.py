@@ -185,6 +185,9 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
                           f"reproduces ClassMap all-pairs-vote (v1) over a linear all-pairs bank and best-response "
                           f"(v2) / first-above-threshold (v3) over a linear one-vs-all bank. Retrain with one of "
                           f"those, or without ClassMap.")
+    if getattr(cm, "reference_coef_", None) is not None:
+        raise ConfigError("cannot export a ClassMap whose references come from a separate reference bank: "
+                          "predict.py reads the references from the bank itself. Retrain without reference_bank.")
     if cm.n_classes_ >= FILTER_INDEX_THRESHOLD:
         raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
                           f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (IVF) index "

@@ -2,7 +2,9 @@
 
 ``train(imageset, TrainConfig(...))`` checks the set (a clear DataError before any work), splits it
 stratified (train / test, and a held-out embedding part when a ClassMap is requested), fits the
-feature map, the bank and the ClassMap, then evaluates on the test part.
+feature map, the bank and the ClassMap, then evaluates on the test part. A bank penalty set to
+``"auto"`` (the default for ridge) is chosen on a stratified validation part carved from the
+training part, by validation accuracy; the bank is then refitted on the whole training part.
 ``evaluate(recogniser, imageset)`` scores a recogniser on labelled images.
 """
 from __future__ import annotations
@@ -18,11 +20,8 @@ from .data import ImageSet
 from .errors import ConfigError, DataError
 from .encode import encode
 from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .recogniser import SCORE_CHUNK, Recogniser
-
-#: above this many classes the confusion matrix is left out of reports (it would be C² numbers)
-DENSE_CONFUSION_MAX = 500
-
+from .evaluation import DENSE_CONFUSION_MAX, EvalReport, cost_line, evaluate, measure_latency_speedup  # noqa: F401
+from .recogniser import Prediction, Recogniser
 
 @dataclass
 class TrainConfig:
@@ -30,7 +29,9 @@ class TrainConfig:
 
     features / features_params: a feature map name for ``make_features`` and its parameters.
     bank / bank_params: a classifier bank name for ``make_bank`` and its parameters.
-    classmap: None for brute force, or ClassMap parameters (``{"d": 45, "p": 40, ...}``).
+    classmap: None for brute force, or ClassMap parameters (``{"d": 45, "p": 40, ...}``); the extra key
+    ``reference_penalty`` (e.g. 10) makes the references a second bank trained with a penalty that many
+    times stronger (ridge alpha x, C /; see ``ClassMap.fit(reference_bank=...)``).
     test_fraction: part of each class held out for the test report (0: report on the training set).
     classmap_fraction: part of each class held out to fit the ClassMap embedding (used when classmap).
     seed: random seed for splits and every fitted component that takes ``random_state``.
@@ -57,80 +58,107 @@ class TrainConfig:
 
 
 @dataclass
-class EvalReport:
-    """How well a recogniser does on a labelled set.
-
-    accuracy: fraction correct; top_accuracy: fraction whose class is among the ``top`` candidates.
-    per_class_accuracy: ``(C,) float64`` (NaN for classes with no images here).
-    confusion: ``(C, C) int64`` counts [true, predicted], or None above ``DENSE_CONFUSION_MAX`` classes;
-    top_confusions: the most frequent ``(true, predicted, count)`` mistakes.
-    evaluations_per_query: mean binary classifier evaluations per image; brute_force_evaluations: what
-    scoring every classifier costs; speedup: their ratio.
-    misclassified: ``(m,) int64`` indices (into the evaluated set) of wrong predictions.
-    timings: seconds per stage, summed over the set; seconds_per_image.
-    """
-
-    n: int
-    accuracy: float
-    top: int
-    top_accuracy: float
-    per_class_accuracy: np.ndarray
-    confusion: np.ndarray | None
-    top_confusions: list
-    evaluations_per_query: float
-    brute_force_evaluations: int
-    speedup: float
-    misclassified: np.ndarray
-    timings: dict
-    seconds_per_image: float
-    class_names: list = field(default_factory=list)
-
-    def to_dict(self, *, include_confusion: bool = True) -> dict:
-        """JSON-able summary (arrays as lists; NaN per-class accuracies as None)."""
-        return {
-            "n": self.n, "accuracy": self.accuracy, "top": self.top, "top_accuracy": self.top_accuracy,
-            "per_class_accuracy": {name: (None if np.isnan(a) else float(a))
-                                   for name, a in zip(self.class_names, self.per_class_accuracy)},
-            "confusion": None if (self.confusion is None or not include_confusion) else self.confusion.tolist(),
-            "top_confusions": [{"true": self.class_names[t], "predicted": self.class_names[p], "count": c}
-                               for t, p, c in self.top_confusions],
-            "evaluations_per_query": self.evaluations_per_query,
-            "brute_force_evaluations": self.brute_force_evaluations, "speedup": self.speedup,
-            "misclassified": self.misclassified.tolist(), "timings": self.timings,
-            "seconds_per_image": self.seconds_per_image,
-        }
-
-    def summary(self) -> str:
-        """A few lines for people."""
-        lines = [f"accuracy {100 * self.accuracy:.2f}% on {self.n} images "
-                 f"(top-{self.top}: {100 * self.top_accuracy:.2f}%)",
-                 f"classifier evaluations per image {self.evaluations_per_query:.1f} of "
-                 f"{self.brute_force_evaluations} (speed-up {self.speedup:.2f}x)",
-                 f"time per image {1000 * self.seconds_per_image:.3f} ms ("
-                 + ", ".join(f"{k} {v:.3f}s" for k, v in self.timings.items()) + ")"]
-        if self.top_confusions:
-            lines.append("most confused: " + ", ".join(f"{self.class_names[t]}->{self.class_names[p]} ({c})"
-                                                       for t, p, c in self.top_confusions[:5]))
-        return "\n".join(lines)
-
-
-@dataclass
 class TrainResult:
-    """``recogniser``: the trained model; ``report``: its EvalReport on the test part (on the training part
+    """What :func:`train` returns.
+
+    ``recogniser``: the trained model; ``report``: its EvalReport on the test part (on the training part
     when ``test_fraction`` is 0, then ``report_on`` says so); ``timings``: seconds per training stage;
-    ``sizes``: images in each part."""
+    ``sizes``: images in each part. ``split``: ``{"train", "embedding", "test", "validation"}`` ->
+    ``(k,) int64`` sorted indices into the trained ImageSet (empty when a part is not used;
+    ``validation`` is the part of ``train`` an ``"auto"`` penalty was chosen on), so callers take
+    ``imageset.subset(result.split["test"])`` instead of re-deriving the split.
+    ``test_predictions``: the :class:`Prediction` on the part the report is on, in its order.
+    ``selection``: every hyper-parameter chosen on validation (see :func:`choose_bank_params`).
+    """
 
     recogniser: Recogniser
     report: EvalReport
     timings: dict = field(default_factory=dict)
     sizes: dict = field(default_factory=dict)
     report_on: str = "test"
+    split: dict = field(default_factory=dict)
+    test_predictions: Prediction | None = None
+    selection: dict = field(default_factory=dict)
 
 
-def _with_seed(obj: Any, seed: int) -> Any:
-    if "random_state" in obj.get_params(deep=False) and obj.get_params(deep=False)["random_state"] is None:
+#: candidate values of bank parameters set to "auto"; ridge alphas are relative to n * mean feature variance
+AUTO_CANDIDATES = {"alpha": (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), "C": (1e-3, 1e-2, 1e-1, 1.0, 10.0)}
+#: share of every class of the training part held out to choose "auto" parameters
+VALIDATION_FRACTION = 0.2
+
+
+def _seeded(obj: Any, user_params: dict, seed: int) -> Any:
+    """``obj`` with ``random_state=seed`` unless the user set ``random_state`` in ``user_params``."""
+    params = obj.get_params(deep=False)
+    if "random_state" in params and "random_state" not in user_params:
         obj.set_params(random_state=seed)
     return obj
+
+
+def auto_params(bank_name: str, bank_params: dict) -> list[str]:
+    """Bank penalties training chooses on validation: ``alpha`` / ``C`` set to ``"auto"``, and a ridge
+    trainer's ``alpha`` when it is not given. Other parameters keep their value, ``"auto"`` included
+    (e.g. the compressive bank's own ``sigma="auto"`` heuristic)."""
+    from .registry import make_bank
+
+    auto = [k for k, v in bank_params.items() if v == "auto" and k in AUTO_CANDIDATES]
+    fixed = {k: v for k, v in bank_params.items() if k not in auto}
+    params = make_bank(bank_name, **fixed).get_params(deep=False)
+    missing = [k for k in auto if k not in params]
+    if missing:
+        raise ConfigError(f"bank {bank_name!r} has no parameter {', '.join(missing)} to choose")
+    if params.get("trainer") == "ridge" and "alpha" not in bank_params:
+        auto.append("alpha")
+    return auto
+
+
+def split_indices(labels: np.ndarray, fractions: list[float], seed: int) -> list[np.ndarray]:
+    """Stratified parts of ``len(labels)`` items: ``[rest, part_1, ...]`` (sorted indices), the same split as
+    :meth:`ImageSet.split` with these fractions and seed."""
+    from sklearn.model_selection import train_test_split
+
+    parts, rest, remaining = [], np.arange(len(labels)), 1.0
+    for frac in fractions:
+        rest, part = train_test_split(rest, test_size=frac / remaining, stratify=labels[rest], random_state=seed)
+        parts.append(np.sort(part))
+        remaining -= frac
+    return [np.sort(rest), *parts]
+
+
+def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np.ndarray, y: np.ndarray,
+                       seed: int, *, progress: ProgressFn = None, should_stop: StopFn = None) -> tuple[dict, dict]:
+    """Choose the ``auto`` parameters of the bank on a stratified validation part of ``(X, y)``.
+
+    Every combination of :data:`AUTO_CANDIDATES` is fitted on the rest and scored by validation
+    accuracy (ties: the stronger penalty). Returns ``(bank parameters with the chosen values,
+    {parameter: selection record})``; the caller refits on all of ``(X, y)``.
+    """
+    from itertools import product
+
+    from .registry import make_bank
+
+    fixed = {k: v for k, v in bank_params.items() if k not in auto}
+    fit_idx, val_idx = split_indices(np.asarray(y), [VALIDATION_FRACTION], seed)
+    scale = {"alpha": len(fit_idx) * float(np.mean(X[fit_idx[:5000]].var(axis=0, dtype=np.float64))) or 1.0,
+             "C": 1.0}
+    grids = [[float(f"{scale[k] * c:.4g}") for c in AUTO_CANDIDATES[k]] for k in auto]
+    combos = list(product(*grids))
+    scores = []
+    for i, combo in enumerate(combos):
+        check_stop(should_stop)
+        bank = make_bank(bank_name, **fixed, **dict(zip(auto, combo))).fit(X[fit_idx], y[fit_idx],
+                                                                          should_stop=should_stop)
+        scores.append(float(np.mean(bank.predict(X[val_idx]) == y[val_idx])))
+        report(progress, (i + 1) / len(combos), "choosing " + ", ".join(auto))
+    # stronger penalty first on ties: larger alpha, smaller C
+    strength = [sum(v if k == "alpha" else -v for k, v in zip(auto, c)) for c in combos]
+    best = max(range(len(combos)), key=lambda j: (scores[j], strength[j]))
+    chosen = dict(zip(auto, combos[best]))
+    records = {f"bank.{k}": {"chosen": chosen[k], "candidates": grids[j], "split": "validation",
+                             "by": "validation accuracy", "validation_images": int(len(val_idx)),
+                             "scores": [{"params": dict(zip(auto, c)), "accuracy": a} for c, a in zip(combos, scores)]}
+               for j, k in enumerate(auto)}
+    return {**fixed, **chosen}, records
 
 
 def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: ProgressFn = None,
@@ -140,6 +168,8 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     Raises DataError (before any training) for a set that cannot be trained on, ConfigError for a bad
     setting, Cancelled when ``should_stop()`` turns true.
     """
+    from sklearn.base import clone
+
     from .registry import make_bank, make_features
 
     config = config or TrainConfig()
@@ -151,28 +181,36 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
             raise ConfigError(f"split fractions must lie between 0 and 1, got {f}")
     if sum(fractions) >= 0.9:
         raise ConfigError(f"test and embedding fractions leave too little to train on ({sum(fractions):.2f} held out)")
-    min_per_class = 1 + len(fractions) + 1  # at least two to train on, one in every held-out part
+    auto = auto_params(config.bank, config.bank_params)
+    min_per_class = 1 + len(fractions) + 1 + bool(auto)  # two to train on, one in every held-out part
     imageset.check_trainable(min_per_class=min_per_class)
 
     # build (and so validate) every component before spending time
-    bank = _with_seed(make_bank(config.bank, **config.bank_params), config.seed)
+    fixed_bank_params = {k: v for k, v in config.bank_params.items() if k not in auto}
+    bank = _seeded(make_bank(config.bank, **fixed_bank_params), config.bank_params, config.seed)
     # the bank says which feature map it needs (the compressive CNN sketch replaces the requested one)
     feature_name, feature_params = bank.features_for(config.features, config.features_params)
-    features = _with_seed(make_features(feature_name, **feature_params), config.seed)
+    features = _seeded(make_features(feature_name, **feature_params), feature_params, config.seed)
     classmap = None
     if use_classmap:
         from .classify.classmap import ClassMap
 
+        cm_params = {k: v for k, v in config.classmap.items() if k != "reference_penalty"}
         try:
-            classmap = ClassMap(**config.classmap)
-        except TypeError as exc:
+            classmap = ClassMap(**cm_params)
+            ref_factor = float(config.classmap.get("reference_penalty") or 1.0)
+        except (TypeError, ValueError) as exc:
             raise ConfigError(f"ClassMap settings: {exc}") from None
-        _with_seed(classmap, config.seed)
+        if ref_factor != 1.0 and not ({"alpha", "C"} & set(bank.get_params(deep=False))) or ref_factor <= 0:
+            raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
+        _seeded(classmap, cm_params, config.seed)
 
-    parts = imageset.split(*fractions, seed=config.seed) if fractions else (imageset,)
-    train_set = parts[0]
-    test_set = parts[1] if config.test_fraction else None
-    embed_set = parts[-1] if use_classmap else None
+    idx = split_indices(imageset.labels, fractions, config.seed) if fractions else [np.arange(len(imageset))]
+    split = {"train": idx[0], "test": idx[1] if config.test_fraction else np.zeros(0, np.int64),
+             "embedding": idx[-1] if use_classmap else np.zeros(0, np.int64), "validation": np.zeros(0, np.int64)}
+    train_set = imageset.subset(split["train"])
+    test_set = imageset.subset(split["test"]) if config.test_fraction else None
+    embed_set = imageset.subset(split["embedding"]) if use_classmap else None
     missing = np.flatnonzero(train_set.counts() == 0)
     if len(missing):
         raise DataError(f"image set {imageset.name!r}: no training images left for class(es) "
@@ -181,7 +219,8 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     sizes = {"train": len(train_set), "test": 0 if test_set is None else len(test_set),
              "embedding": 0 if embed_set is None else len(embed_set)}
 
-    stages = {"features": (0.0, 0.35), "bank": (0.35, 0.75), "classmap": (0.75, 0.85), "evaluate": (0.85, 1.0)}
+    stages = {"features": (0.0, 0.35), "choose": (0.35, 0.55), "bank": (0.55, 0.75), "classmap": (0.75, 0.85),
+              "evaluate": (0.85, 1.0)}
     t = time.perf_counter()
     check_stop(should_stop)
     features.fit(train_set.images, train_set.labels, progress=sub_progress(progress, 0.0, 0.15, "features: fit"),
@@ -191,10 +230,28 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
                should_stop=should_stop)
     timings["features"] = time.perf_counter() - t
 
+    selection: dict = {}
+    if auto:
+        t = time.perf_counter()
+        chosen, selection = choose_bank_params(config.bank, config.bank_params, auto, X, train_set.labels,
+                                               config.seed, progress=sub_progress(progress, *stages["choose"]),
+                                               should_stop=should_stop)
+        bank.set_params(**{k: chosen[k] for k in auto})
+        split["validation"] = split["train"][split_indices(train_set.labels, [VALIDATION_FRACTION], config.seed)[1]]
+        timings["choose"] = time.perf_counter() - t
+
     t = time.perf_counter()
     bank.fit(X, train_set.labels, progress=sub_progress(progress, *stages["bank"], "classifiers"),
              should_stop=should_stop)
     timings["bank"] = time.perf_counter() - t
+    reference_bank = None
+    if classmap is not None and ref_factor != 1.0:
+        t = time.perf_counter()
+        key = "alpha" if bank.get_params().get("trainer") == "ridge" or "C" not in bank.get_params() else "C"
+        value = getattr(bank, key) * ref_factor if key == "alpha" else getattr(bank, key) / ref_factor
+        reference_bank = clone(bank).set_params(**{key: value})   # same settings, no fitted state
+        reference_bank.fit(X, train_set.labels, should_stop=should_stop)
+        timings["reference_bank"] = time.perf_counter() - t
     del X
 
     if classmap is not None:
@@ -207,6 +264,8 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
         if "progress" in sig:
             fit_kwargs = {"progress": sub_progress(progress, *stages["classmap"], "ClassMap"),
                           "should_stop": should_stop}
+        if reference_bank is not None:
+            fit_kwargs["reference_bank"] = reference_bank
         classmap.fit(bank, Xe, embed_set.labels, **fit_kwargs)
         timings["classmap"] = time.perf_counter() - t
 
@@ -215,17 +274,20 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     check_stop(should_stop)
     t = time.perf_counter()
     on = test_set if test_set is not None else train_set
-    rep = evaluate(recogniser, on, progress=sub_progress(progress, *stages["evaluate"], "evaluating"),
-                   should_stop=should_stop)
+    rep, preds = evaluate(recogniser, on, progress=sub_progress(progress, *stages["evaluate"], "evaluating"),
+                          should_stop=should_stop, return_predictions=True)
     timings["evaluate"] = time.perf_counter() - t
     recogniser.metadata = {
         "data": imageset.name, "config": config.to_dict(),
-        "features_params": _jsonable_params(features),
+        "features_params": _jsonable_params(features), "bank_params": _jsonable_params(bank),
+        "selection": selection,
         "sizes": sizes, "test_accuracy" if test_set is not None else "training_accuracy": rep.accuracy,
         "train_seconds": timings,
     }
     report(progress, 1.0, "done")
-    return TrainResult(recogniser, rep, timings, sizes, "test" if test_set is not None else "train")
+    return TrainResult(recogniser, rep, timings, sizes, "test" if test_set is not None else "train",
+                       split={k: np.asarray(v, np.int64) for k, v in split.items()}, test_predictions=preds,
+                       selection=selection)
 
 
 def _jsonable_params(est: Any) -> dict:
@@ -238,54 +300,3 @@ def _jsonable_params(est: Any) -> dict:
     return out
 
 
-def evaluate(recogniser: Recogniser, imageset: ImageSet, *, top: int = 5, progress: ProgressFn = None,
-             should_stop: StopFn = None) -> EvalReport:
-    """Score ``recogniser`` on the labelled ``imageset`` (class names must be the model's, in order)."""
-    names = recogniser.class_names
-    if list(imageset.class_names) != list(names):
-        mapping = {c: i for i, c in enumerate(names)}
-        unknown = [c for c in imageset.class_names if c not in mapping]
-        if unknown:
-            raise DataError(f"the data has class(es) the model does not know: {', '.join(map(repr, unknown[:10]))}")
-        labels = np.array([mapping[c] for c in imageset.class_names], np.int64)[imageset.labels]
-    else:
-        labels = imageset.labels
-    n, C = len(imageset), len(names)
-    if n == 0:
-        raise DataError(f"image set {imageset.name!r} is empty: nothing to evaluate")
-    top = max(1, min(top, C))
-    pred_labels = np.empty(n, np.int64)
-    hits_top = np.zeros(n, bool)
-    evals = np.empty(n, np.int64)
-    timings: dict[str, float] = {}
-    for s in range(0, n, SCORE_CHUNK):
-        check_stop(should_stop)
-        e = min(n, s + SCORE_CHUNK)
-        p = recogniser.predict(imageset.images[s:e], top=top, should_stop=should_stop)
-        pred_labels[s:e] = p.labels
-        hits_top[s:e] = np.any(p.top_classes == labels[s:e, None], axis=1)
-        evals[s:e] = p.evaluations
-        for k, v in p.timings.items():
-            timings[k] = timings.get(k, 0.0) + v
-        report(progress, e / n, "evaluating")
-    correct = pred_labels == labels
-    counts = np.bincount(labels, minlength=C)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_class = np.bincount(labels, weights=correct, minlength=C) / counts
-    wrong = np.flatnonzero(~correct)
-    pair_codes, pair_counts = np.unique(labels[wrong] * C + pred_labels[wrong], return_counts=True)
-    order = np.argsort(-pair_counts, kind="stable")[:20]
-    top_conf = [(int(pair_codes[i] // C), int(pair_codes[i] % C), int(pair_counts[i])) for i in order]
-    confusion = None
-    if C <= DENSE_CONFUSION_MAX:
-        confusion = np.bincount(labels * C + pred_labels, minlength=C * C).reshape(C, C).astype(np.int64)
-    brute = recogniser.brute_force_evaluations
-    per_query = float(evals.mean())
-    total = timings.get("total", sum(timings.values()))
-    return EvalReport(
-        n=n, accuracy=float(correct.mean()), top=top, top_accuracy=float(hits_top.mean()),
-        per_class_accuracy=per_class, confusion=confusion, top_confusions=top_conf,
-        evaluations_per_query=per_query, brute_force_evaluations=brute,
-        speedup=float(brute / per_query) if per_query > 0 else float("inf"),
-        misclassified=wrong.astype(np.int64), timings=timings, seconds_per_image=total / n,
-        class_names=list(names))

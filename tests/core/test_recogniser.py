@@ -26,7 +26,7 @@ def test_train_reports_test_accuracy_and_costs(trained, digits):
     assert rep.n == trained.sizes["test"]
     assert rep.accuracy > 0.85
     assert rep.top_accuracy >= rep.accuracy
-    assert rep.evaluations_per_query == 10 and rep.brute_force_evaluations == 10 and rep.speedup == 1
+    assert rep.evaluations_per_query == 10 and rep.brute_force_evaluations == 10 and rep.evaluations_ratio == 1
     assert rep.confusion.shape == (10, 10) and rep.confusion.dtype == np.int64
     assert rep.confusion.sum() == rep.n
     assert np.trace(rep.confusion) == round(rep.accuracy * rep.n)

@@ -144,7 +144,7 @@ class ClassMap(BaseEstimator):
             raise DataError(f"ClassMap: labels {sorted(set(y[bad].tolist()))[:10]} are not classes of the bank")
         return idx.astype(np.int64)
 
-    def fit(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, train_classes=None,
+    def fit(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, train_classes=None, reference_bank=None,
             progress: ProgressFn = None, should_stop: StopFn = None) -> "ClassMap":
         """Choose the references and embed every class.
 
@@ -158,6 +158,13 @@ class ClassMap(BaseEstimator):
         ``train_classes`` (labels): if given, AdaBoost's triples and the candidate references
         use only these classes (the paper's unseen-classes experiment, Fig. 5); the other
         classes are still embedded from their held-out examples and classified among all.
+
+        ``reference_bank``: a linear one-vs-all bank over the same classes, trained on the same data
+        with a stronger penalty, whose classifiers become the references (kept as
+        ``reference_coef_ (d, D)`` / ``reference_intercept_ (d,)``); ``bank`` still refines. Smoother
+        classifiers keep more of the similarity between classes that the embedding relies on, while
+        the refine keeps the sharper bank's accuracy; a query then costs d + p evaluations (the
+        references are not the bank's own classifiers, so none is reused by the refine).
         """
         self._check_params(bank)
         check_stop(should_stop)
@@ -182,13 +189,17 @@ class ClassMap(BaseEstimator):
             cand = tc.copy()
         thresholded = self.refine_strategy not in (ALL_PAIRS_VOTE, BEST_RESPONSE)
         need_all = self.embedding == "boosted" or (thresholded and self.threshold is None)
+        if reference_bank is not None and (linear_weights(reference_bank)[0] is None or kind != "ova"
+                                           or not np.array_equal(np.asarray(reference_bank.classes_), classes)):
+            raise ConfigError("ClassMap: reference_bank must be a linear one-vs-all bank over the bank's classes")
+        ref_bank = bank if reference_bank is None else reference_bank
         refs = None
         if self.embedding == "random":
             refs, alpha = random_references(cand, int(self.d), rng)
 
         report(progress, 0.0, "embedding: classifier outputs")
         # outputs of every classifier (boosting, v3 threshold) or only of the random references
-        M = classifier_outputs(bank, X, None if need_all else refs)          # (n, K) or (n, d)
+        M = classifier_outputs(ref_bank, X, None if need_all else refs)      # (n, K) or (n, d)
         check_stop(should_stop)
         E_all = class_medians(M, yi, C)                                      # (C, K) or (C, d)
         missing = np.flatnonzero(np.isnan(E_all[:, 0]))
@@ -223,12 +234,18 @@ class ClassMap(BaseEstimator):
         self.classes_ = classes.astype(np.int64)
         self.n_classes_ = int(C)
         self.bank_kind_ = kind
+        self.reference_coef_ = self.reference_intercept_ = None
+        if reference_bank is not None:
+            Wr, br = linear_weights(reference_bank)
+            self.reference_coef_, self.reference_intercept_ = np.ascontiguousarray(Wr[refs]), br[refs].copy()
         self.threshold_ = None
         if thresholded:
             report(progress, 0.9, "embedding: threshold")
             self.threshold_ = (float(self.threshold) if self.threshold is not None
                                else learn_threshold(M, yi, refs, self.alpha_, self.class_embeddings_,
-                                                    min(int(self.p), C), fold=fold, E2=E2))
+                                                    min(int(self.p), C), fold=fold, E2=E2,
+                                                    R=None if reference_bank is None
+                                                    else classifier_outputs(bank, X)))
         report(progress, 1.0, "embedding: done")
         return self
 
@@ -239,7 +256,7 @@ class ClassMap(BaseEstimator):
         self._require_fitted()
         classes = np.asarray(bank.classes_)
         yi = self._class_index(classes, y)
-        F = classifier_outputs(bank, X, self.reference_)
+        F = self._reference_outputs(bank, X)
         E_new = class_medians(F, yi, len(classes))
         E = np.full((len(classes), len(self.reference_)), np.nan, np.float32)
         E[:self.n_classes_] = self.class_embeddings_
@@ -266,6 +283,11 @@ class ClassMap(BaseEstimator):
             raise ValueError("reference_ must hold at least one non-negative classifier index")
         if self.bank_kind_ not in ("ova", "pairs"):
             raise ValueError(f"bank_kind_ must be 'ova' or 'pairs', got {self.bank_kind_!r}")
+        if getattr(self, "reference_coef_", None) is not None:
+            Wr = check_array("reference_coef_", self.reference_coef_, dtype=np.float32, ndim=2)
+            if len(Wr) != d:
+                raise ValueError("reference_coef_ must hold one row per reference")
+            check_array("reference_intercept_", self.reference_intercept_, dtype=np.float32, shape=(d,))
         if self.threshold_ is not None and not isinstance(self.threshold_, (int, float)):
             raise ValueError(f"threshold_ must be a number or null, got {self.threshold_!r}")
 
@@ -294,7 +316,7 @@ class ClassMap(BaseEstimator):
         float32)`` for ``X (n, D) float32`` (costs d evaluations per query; for analysis and plots)."""
         self._check_bank(bank)
         p = min(int(self.p if p is None else p), self.n_classes_)
-        F = classifier_outputs(bank, X, self.reference_)
+        F = self._reference_outputs(bank, X)
         cands = np.empty((len(F), p), np.int64)
         dist = np.empty((len(F), p), np.float32)
         self._filter(F, p, cands, dist)
@@ -357,15 +379,15 @@ class ClassMap(BaseEstimator):
         score = np.empty((n, p), np.float32)
         evals = np.empty(n, np.int64)
         t_emb = t_ref = 0.0
-        refs = self.reference_
+        W_emb, b_emb, refs = self._embedding_weights(bank)
         refpos = self._refpos(bank)
         for i in range(0, n, batch_size):
             check_stop(should_stop)
             sl = slice(i, min(n, i + batch_size))
             t0 = time.perf_counter()
-            if W is not None:
+            if W_emb is not None:
                 F = np.empty((sl.stop - sl.start, len(refs)), np.float32)
-                BK.embed_batch(X[sl], W, b, refs, F)            # the single path's arithmetic, blocked
+                BK.embed_batch(X[sl], W_emb, b_emb, refs, F)    # the single path's arithmetic, blocked
             else:
                 F = classifier_outputs(bank, X[sl], refs)
             cands = np.empty((len(F), p), np.int64)
@@ -393,10 +415,27 @@ class ClassMap(BaseEstimator):
         return float(self.threshold_) if self.threshold_ is not None else float("inf")
 
     def _refpos(self, bank) -> np.ndarray:
-        """``(K,) int64``: each classifier's position among the references, or -1."""
+        """``(K,) int64``: each classifier's position among the references, or -1 (all -1 when the
+        references are a separate reference bank's classifiers: none of the bank's is evaluated twice)."""
         refpos = np.full(n_classifiers(bank), -1, np.int64)
-        refpos[self.reference_] = np.arange(len(self.reference_))
+        if getattr(self, "reference_coef_", None) is None:
+            refpos[self.reference_] = np.arange(len(self.reference_))
         return refpos
+
+    def _embedding_weights(self, bank):
+        """``(W, b, rows)``: the reference classifiers are rows ``rows`` of ``W (K, D)`` / ``b (K,)`` —
+        the bank's own, or the kept reference bank's rows ``0..d-1``; ``(None, None, reference_)`` for a
+        non-linear bank."""
+        if getattr(self, "reference_coef_", None) is not None:
+            return self.reference_coef_, self.reference_intercept_, np.arange(len(self.reference_), dtype=np.int64)
+        W, b = linear_weights(bank)
+        return W, b, self.reference_
+
+    def _reference_outputs(self, bank, X: np.ndarray) -> np.ndarray:
+        """Outputs of the d reference classifiers on ``X (n, D)`` -> ``(n, d) float32``."""
+        if getattr(self, "reference_coef_", None) is not None:
+            return np.asarray(X, np.float32) @ self.reference_coef_.T + self.reference_intercept_
+        return classifier_outputs(bank, X, self.reference_)
 
     # ------------------------------------------------------------------ single query
 
@@ -404,7 +443,7 @@ class ClassMap(BaseEstimator):
         """The cached :class:`SingleQuery` for ``bank`` and the calling thread (its buffers are not
         shared between threads); rebuilt when the bank or the model changes."""
         key = (id(bank), id(bank.coef_), id(self.class_embeddings_), id(self.reference_), self.p, self.refine,
-               self.threshold_)
+               self.threshold_, id(getattr(self, "reference_coef_", None)))
         caches = self.__dict__.setdefault("_single_cache", {})
         tid = threading.get_ident()
         cached = caches.get(tid)

@@ -199,7 +199,7 @@ def cross_fit_medians(M: np.ndarray, yi: np.ndarray, C: int, E_all: np.ndarray):
     return fold, E2
 
 
-def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None) -> float:
+def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None, R=None) -> float:
     """Smallest t whose v3 error on the embedding examples exceeds v2's by at most ``tol``.
 
     ``M (n, K)`` OVA outputs, ``yi (n,)`` class indices, ``E (C, d)`` class embeddings; with
@@ -209,6 +209,8 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None) ->
     candidate i exactly for t in (P_i, R_i]; above every R it answers as v2. So the extra
     error is a sum of interval indicators, evaluated at every record value with two
     ``searchsorted`` calls. Returns ``inf`` (never stop early) if no value qualifies.
+    ``R (n, C)``: the refining bank's outputs when the references come from another bank (default
+    ``M[:, :C]``).
     """
     F = np.ascontiguousarray(M[:, refs])
     n = len(F)
@@ -224,7 +226,7 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None) ->
             BK.filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
                            alpha, p, c_f, d_f)
             cands[rows] = c_f
-    R = np.take_along_axis(M[:, :C], cands, axis=1).astype(np.float64)   # filter order
+    R = np.take_along_axis(M[:, :C] if R is None else R, cands, axis=1).astype(np.float64)   # filter order
     wrong = cands != yi[:, None]
     v2_wrong = wrong[np.arange(n), R.argmax(1)]
     P = np.empty_like(R)

@@ -22,7 +22,9 @@ class SingleQuery:
     def __init__(self, cm, bank):
         W, b = linear_weights(bank)
         self.W, self.b = W, b
-        self.refs, self.alpha = cm.reference_, cm.alpha_
+        self.alpha = cm.alpha_
+        # the embedding reads the reference classifiers: the bank's rows, or a kept reference bank's
+        self.W_emb, self.b_emb, self.refs = cm._embedding_weights(bank)
         self.ET = cm._embeddings_t()                  # (d, C) alpha-scaled: the filter's layout
         self.refpos = cm._refpos(bank)
         self.classes = cm.classes_
@@ -45,7 +47,7 @@ class SingleQuery:
         """Classify one query ``x (D,) float32``; returns the bank label of the best class."""
         t0 = time.perf_counter()
         x2 = np.ascontiguousarray(x, np.float32).reshape(1, -1)    # a view when x is already float32
-        m = K.embed_filter_one(x2, self.W, self.b, self.refs, self.alpha, self.ET, self.p,
+        m = K.embed_filter_one(x2, self.W_emb, self.b_emb, self.refs, self.alpha, self.ET, self.p,
                                self.query_embedding, self.filter_acc, self.candidate_dist, self.candidates)
         t1 = time.perf_counter()
         e = K.refine_one(x2, self.W, self.b, self.query_embedding, self.refpos, self.candidates, m, self.mode,

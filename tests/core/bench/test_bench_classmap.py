@@ -1,12 +1,18 @@
-"""bench classmap: the fast CM-RRC scoring equals predict(), and the operation-count limit formula."""
-import numpy as np
+"""bench classmap: its helpers on tiny data, the validation rule, and one small end-to-end run."""
+import json
 
-from classmap_gui.core.bench.classmap import _Bank, filter_sweep, op_limit
-from classmap_gui.core.classify.classmap import ClassMap
+import numpy as np
+import pytest
+
+from classmap_gui.core.bench import classmap as bench
+from classmap_gui.core.bench.classmap_data import split_counts
+from classmap_gui.core.bench.latency import (brute_force_latency, classmap_latency, latency_sweep, linear_bank,
+                                             op_limit)
+from classmap_gui.core.classify import ClassMap, make_bank
 
 
 def structured_problem(C, D, n_per, seed=0):
-    """Gaussian classes and a ridge one-vs-all bank (as in tests/core/classify/test_classmap.py)."""
+    """Gaussian classes and a ridge one-vs-all bank from make_bank."""
     rng = np.random.default_rng(seed)
     mu = (rng.normal(size=(C, 4)) @ rng.normal(size=(4, D)) / 2 + 0.5 * rng.normal(size=(C, D))).astype(np.float32)
 
@@ -15,26 +21,131 @@ def structured_problem(C, D, n_per, seed=0):
         return (mu[y] + 1.5 * rng.normal(size=(len(y), D))).astype(np.float32), y
 
     (Xtr, ytr), (Xe, ye), (Xt, yt) = sample(), sample(), sample()
-    Xa = np.hstack([Xtr, np.ones((len(Xtr), 1), np.float32)])
-    T = -np.ones((len(Xtr), C), np.float32)
-    T[np.arange(len(ytr)), ytr] = 1
-    Wb = np.linalg.solve(Xa.T @ Xa + np.eye(D + 1), Xa.T @ T).T.astype(np.float32)
-    return _Bank(Wb[:, :D], Wb[:, D]), (Xe, ye), (Xt, yt)
-
-
-def test_filter_sweep_equals_predict_at_every_p():
-    bank, (Xe, ye), (Xt, yt) = structured_problem(C=60, D=24, n_per=6)
-    S = bank.decision_function(Xt)
-    cm = ClassMap(d=8, p=20, embedding="random", random_state=3).fit(bank, Xe, ye)
-    fast = filter_sweep(cm, bank, Xt, yt, S, [3, 7, 20])
-    for p, (acc, ev) in fast.items():
-        cm.p = p
-        res = cm.predict(bank, Xt)
-        assert abs(acc - np.mean(res.labels == yt)) <= 2 / len(yt)     # float32 near-ties at most
-        assert ev == np.mean(res.evaluations)
+    return make_bank("ova-ridge", alpha=1.0).fit(Xtr, ytr), (Xtr, ytr), (Xe, ye), (Xt, yt)
 
 
 def test_op_limit_matches_the_paper_setting():
     # 2430 classes, HOG 1764, d=45, p=40: about 16x fewer operations
     assert 16 < op_limit(2430, 1764, 45, 40) < 17
     assert op_limit(10, 10, 45, 40) < 1
+
+
+def test_latency_helpers_time_the_objects_a_recogniser_calls():
+    bank, _, (Xe, ye), (Xt, yt) = structured_problem(C=40, D=16, n_per=4)
+    cm = ClassMap(d=6, p=5, embedding="random", random_state=0).fit(bank, Xe, ye)
+    single, batch, kernel = brute_force_latency(bank, Xt, n_single=10, batch=50)
+    assert set(kernel) == {"kernel_single_ms", "kernel_batch_ms"}
+    assert all(np.isfinite(v) and v > 0 for v in (single, batch, *kernel.values()))
+    before = {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in vars(cm).items() if k.endswith("_")}
+    cs, cb = classmap_latency(cm, bank, Xt, n_single=10, batch=50)
+    assert np.isfinite(cs) and np.isfinite(cb)
+    for k, v in before.items():                                     # timing does not change the model
+        assert np.array_equal(getattr(cm, k), v) if isinstance(v, np.ndarray) else getattr(cm, k) == v
+
+
+def test_linear_bank_scores_with_the_given_weights():
+    rng = np.random.default_rng(0)
+    W, b = rng.normal(size=(30, 8)).astype(np.float32), rng.normal(size=30).astype(np.float32)
+    bank = linear_bank(W, b)
+    X = rng.normal(size=(5, 8)).astype(np.float32)
+    assert np.allclose(bank.decision_function(X), X @ W.T + b, atol=1e-5)
+    assert np.array_equal(bank.classes_, np.arange(30))
+
+
+def test_latency_sweep_rows():
+    rows = latency_sweep(d=5, p=4, n_single=10, seed=0, grid=((50, 20), (80, 10)))
+    assert [(r["C"], r["D"]) for r in rows] == [(50, 20), (80, 10)]
+    for r in rows:
+        assert r["latency_speedup"] == pytest.approx(r["brute_single_ms"] / r["classmap_single_ms"])
+        assert r["op_limit"] == pytest.approx(op_limit(r["C"], r["D"], 5, 4))
+
+
+def test_choose_point_takes_the_cheapest_within_tolerance_else_the_most_accurate():
+    pts = [{"reference_penalty": 1.0, "refine": "v2", "p": p, "accuracy": a, "evaluations": 10 + p}
+           for p, a in ((5, 0.80), (10, 0.896), (20, 0.899), (40, 0.90))]
+    sel = bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005)
+    assert sel["split"] == "validation" and sel["within_tolerance"]
+    assert sel["chosen"] == {"reference_penalty": 1.0, "refine": "v2", "p": 10}
+    sel = bench.choose_point(pts, brute_accuracy=0.95, tolerance=0.005)
+    assert not sel["within_tolerance"] and sel["chosen"]["p"] == 40
+
+
+def test_choose_penalty_scores_each_candidate_on_validation():
+    _, (Xtr, ytr), (Xv, yv), _ = structured_problem(C=20, D=12, n_per=6)
+    sel = bench.choose_penalty("ova-ridge", {}, [0.01, 1e4], Xtr, ytr, Xv, yv)
+    assert sel["split"] == "validation" and sel["parameter"] == "bank.alpha"
+    assert set(sel["scores"]) == {"0.01", "10000"}
+    assert sel["scores"][f"{sel['chosen']:g}"] == max(sel["scores"].values())
+
+
+def test_reference_bank_references_cost_d_plus_p_and_refine_with_the_bank():
+    bank, (Xtr, ytr), (Xe, ye), (Xt, yt) = structured_problem(C=30, D=12, n_per=6)
+    smooth = make_bank("ova-ridge", alpha=100.0).fit(Xtr, ytr)
+    cm = ClassMap(d=5, p=30, random_state=0).fit(bank, Xe, ye, reference_bank=smooth)
+    res = cm.predict(bank, Xt)
+    assert np.all(res.evaluations == 5 + 30)                        # no reference is one of the bank's rows
+    assert np.array_equal(res.labels, bank.predict(Xt))             # p = C: the refine is brute force
+    one = np.array([cm.predict(bank, x[None]).labels[0] for x in Xt[:20]])
+    assert np.array_equal(one, res.labels[:20])                     # the single-query path agrees
+
+
+def test_split_counts_carve_validation_from_the_training_part():
+    assert split_counts("glyph-pose", 60) == (30, 10, 10, 10)       # BENCH_SPLIT 40/10/10: test part unchanged
+    assert split_counts("glyph-pose-small", 20) == (11, 3, 3, 3)    # small sets: the same shares
+
+
+def test_small_run_chooses_on_validation_and_tests_once():
+    out = bench.run(data="glyph-pose-small", p_sweep="5,20", penalties="100,1000", reference_penalties="1,10",
+                    n_triples=3000, n_random=1, latency_queries=20, sweep=False, cache_dir=None)
+    json.dumps(out)
+    sel = out["selection"]
+    assert all(s["split"] == "validation" for s in sel.values())
+    assert out["brute_force"]["bank_params"]["alpha"] == sel["bank_penalty"]["chosen"]
+    chosen = sel["classmap_point"]["chosen"]
+    picked = out["selected"]
+    assert (picked["refine"], picked["p"], picked["reference_penalty"]) == (chosen["refine"], chosen["p"],
+                                                                           chosen["reference_penalty"])
+    curve = [q for q in out["classmap"] if q["embedding"] == "boosted"]
+    assert any(q["refine"] == picked["refine"] and q["p"] == picked["p"] and q["accuracy"] == picked["accuracy"]
+               for q in curve)
+    assert picked["evaluations"] <= picked["d"] + picked["p"]
+    s = out["summary"]
+    assert s["evaluations_ratio"] == pytest.approx(out["classes"] / picked["evaluations"])
+    assert s["accuracy_gap_points"] == pytest.approx(100 * (picked["accuracy"] - out["brute_force"]["accuracy"]))
+    assert out["parts_per_class"] == {"fit": 11, "validation": 3, "embedding": 3, "test": 3}
+    assert out["test_queries"] == 3 * out["classes"]
+
+
+def test_features_are_cached_in_the_folder_passed_in_keyed_on_version_and_settings(tmp_path, monkeypatch):
+    from classmap_gui.core.bench import classmap_data, common
+
+    first = classmap_data.prepare("glyph-pose-small", 0, tmp_path)
+    files = list(tmp_path.glob("*.npz"))
+    assert len(files) == 1
+    monkeypatch.setattr("classmap_gui.core.data.load_dataset",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("regenerated")))
+    again = classmap_data.prepare("glyph-pose-small", 0, tmp_path)   # read back, not recomputed
+    assert all(np.array_equal(first[k], again[k]) for k in first)
+    # another package version or other settings: another key, so stale features are never read
+    key = common.cache_key("classmap-data", {"seed": 0})
+    assert common.cache_key("classmap-data", {"seed": 1}) != key
+    monkeypatch.setattr(common, "package_version", lambda: "9.9.9")
+    assert common.cache_key("classmap-data", {"seed": 0}) != key
+
+
+def test_bench_parts_are_disjoint_and_keep_the_test_part_of_bench_split():
+    from classmap_gui.core.bench.classmap_data import split_parts
+    from classmap_gui.core.data import ImageSet
+    from classmap_gui.core.data.glyph_pose import split_per_class
+
+    n_cls, per = 4, 60
+    ids = np.arange(n_cls * per)
+    images = np.zeros((len(ids), 2, 2), np.uint8)
+    images[:, 0, 0], images[:, 0, 1] = ids % 256, ids // 256             # every image tells its index
+    ims = ImageSet(images, np.repeat(np.arange(n_cls), per)[np.random.default_rng(0).permutation(len(ids))],
+                   [f"c{i}" for i in range(n_cls)], name="glyph-pose")
+    parts = split_parts(ims, split_counts("glyph-pose", per))
+    seen = [set((p.images[:, 0, 0].astype(int) + 256 * p.images[:, 0, 1].astype(int)).tolist()) for p in parts]
+    assert sum(len(s) for s in seen) == len(ids) and len(set().union(*seen)) == len(ids)   # disjoint, complete
+    _, _, test = split_per_class(ims)                                   # the paper-style 40 / 10 / 10 split
+    assert np.array_equal(parts[3].images, test.images)                  # validation never touches the test part

@@ -9,17 +9,27 @@ from classmap_gui.core.bench import features as bench
 from classmap_gui.core.errors import Cancelled
 
 
-def test_bench_reports_accuracy_timings_and_gemm_ratio():
+def test_bench_chooses_on_validation_and_reports_the_test_once():
     stages = []
-    out = bench.run(data="digits", k=24, n_patches=3000, patch_size=3, gemm_images=200, alphas="0.3,3",
+    out = bench.run(data="digits", k="12,24", n_patches=3000, patch_size=3, gemm_images=200, alpha_rel="0.3,3",
                     n_jobs=2, progress=lambda f, s: stages.append(s))
     json.dumps(out)  # JSON-ready as printed by `classmap bench features --json`
     assert out["accuracy"] > 0.9
-    for key in ("seconds_total", "images_per_second", "gemm_ratio"):
-        assert out[key] > 0
-    assert {"load", "learn", "encode", "train_bank", "test", "choose_alpha"} <= set(out["seconds"])
-    assert out["n_features"] == 4 * 24 and out["features_params"]["n_centroids"] == 24
-    assert out["bank"]["alpha_rel"] in (0.3, 3.0) and set(out["bank"]["validation_accuracy"]) == {"0.3", "3"}
+    sel = out["selection"]
+    assert sel["network"]["split"] == "validation" and sel["bank.alpha_rel"]["split"] == "validation"
+    scores = sel["network"]["scores"]
+    assert len(scores) == 4                                  # 2 networks x 2 penalties, all on validation
+    best = max(scores, key=lambda q: q["accuracy"])
+    assert sel["network"]["chosen"]["k"] == best["k"] and sel["bank.alpha_rel"]["chosen"] == best["penalty"]
+    assert out["validation_accuracy"] == best["accuracy"]
+    assert out["n_features"] == 4 * best["k"] and out["bank"]["alpha_rel"] == best["penalty"]
+    # the validation part comes from the training images: 1/6 of each class
+    assert sel["network"]["validation_images"] == pytest.approx(out["n_train"] / 6, abs=10)
+    # gemm_ratio is what its detail says: the encoding's time over its GEMM's, on the images named
+    det = out["gemm_ratio_detail"]
+    assert det["images"] == 200
+    assert out["gemm_ratio"] == pytest.approx(det["encode_seconds"] / det["gemm_seconds"])
+    assert {"load", "learn", "encode", "train_bank", "test", "choose"} <= set(out["seconds"])
     assert any("encoding" in s for s in stages)
 
 
@@ -28,7 +38,8 @@ def test_bench_can_be_stopped():
         bench.run(data="digits", k=8, n_patches=500, patch_size=3, should_stop=lambda: True)
 
 
-@pytest.mark.parametrize("bad", [{"bank": "svm"}, {"alpha_rel": -1}, {"gemm_images": 0}])
+@pytest.mark.parametrize("bad", [{"bank": "svm"}, {"alpha_rel": "-1"}, {"gemm_images": 0}, {"hellinger": "maybe"},
+                                 {"validation_fraction": 1.5}])
 def test_bad_options_fail_before_any_work(bad):
     from classmap_gui.core.errors import ConfigError
 

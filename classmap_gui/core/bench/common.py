@@ -1,0 +1,103 @@
+"""What every benchmark shares: the on-disk cache, timing helpers, the machine's state and the
+``selection`` record of every hyper-parameter choice.
+
+The rule every bench follows: a hyper-parameter is chosen on a *validation* part carved from the
+training data, by the quantity that matters for that choice; the model is then refitted on all the
+training data and tested once. :func:`selection` writes down each such choice (what, from which
+candidates, their validation scores) so a reader of the JSON can check that no figure was picked on
+the test part.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+def package_version() -> str:
+    """The package version (part of every cache key: new code, new cache)."""
+    from ... import __version__
+
+    return str(__version__)
+
+
+def cache_key(*settings: Any) -> str:
+    """A short hash of the package version and ``settings`` (JSON-able: every cached stage's settings)."""
+    blob = json.dumps([package_version(), *settings], sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def load_cached(path: Path) -> dict | None:
+    """Arrays saved by :func:`save_cached` (``allow_pickle=False``), or None if missing or unreadable."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError):
+        return None
+
+
+def save_cached(path: Path, arrays: dict) -> None:
+    """Save plain arrays atomically (write to a temporary name, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def selection(chosen: Any, candidates: Sequence, scores: dict | list, *, by: str, rule: str = "best",
+              **extra: Any) -> dict:
+    """One hyper-parameter choice as the JSON records it: ``split`` is always ``"validation"``."""
+    return {"chosen": chosen, "candidates": list(candidates), "split": "validation", "by": by, "rule": rule,
+            "scores": scores, **extra}
+
+
+def time_per_item(fn: Callable, Q: np.ndarray, repeats: int = 5) -> float:
+    """Median over ``repeats`` of the mean seconds of ``fn(x)`` over the rows of ``Q`` (after a warm-up)."""
+    for x in Q[:20]:
+        fn(x)
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for x in Q:
+            fn(x)
+        runs.append((time.perf_counter() - t0) / len(Q))
+    return float(np.median(runs))
+
+
+def median_time(fn: Callable, repeats: int = 5) -> float:
+    """Median seconds of ``fn()`` over ``repeats`` runs after one warm-up run."""
+    fn()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return float(np.median(ts))
+
+
+def machine() -> dict:
+    """Load average and core count: timings on a shared machine mean little without them."""
+    return {"load_average": list(os.getloadavg()), "cpu_count": os.cpu_count()}
+
+
+def stratified_holdout(y: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(fit_idx, val_idx)``: a stratified ``fraction`` of every class held out for validation
+    (at least one image of each class with two or more, none of a class with one)."""
+    y = np.asarray(y)
+    rng = np.random.default_rng(seed)
+    val = []
+    for c in np.unique(y):
+        idx = np.flatnonzero(y == c)
+        k = int(round(fraction * len(idx)))
+        k = min(max(k, 1), len(idx) - 1) if len(idx) > 1 else 0
+        val.append(rng.permutation(idx)[:k])
+    val_idx = np.sort(np.concatenate(val)) if val else np.zeros(0, np.int64)
+    fit_idx = np.setdiff1d(np.arange(len(y)), val_idx)
+    return fit_idx.astype(np.int64), val_idx.astype(np.int64)
