@@ -182,8 +182,8 @@ _COMPONENTS: tuple[Component, ...] = (
                Param("threshold", float, None, "first-above-threshold's threshold (unset: learned)"),
                Param("max_memory_mb", float, 600.0, "memory for the boosted embedding's weak outputs",
                      low=1.0, high=65_536.0),
-               Param("reference_penalty", float, 1.0, "training only: the embedding's reference classifiers get "
-                     "this many times the bank's penalty (a second, smoother bank; 1: the bank itself)",
+               Param("reference_penalty", float, 1.0, "the embedding's reference classifiers get this many "
+                     "times the bank's penalty (training fits that second, smoother bank; 1: the bank itself)",
                      low=1e-6, high=1e6),
                _SEED0)),
 )

@@ -29,9 +29,9 @@ class TrainConfig:
 
     features / features_params: a feature map name for ``make_features`` and its parameters.
     bank / bank_params: a classifier bank name for ``make_bank`` and its parameters.
-    classmap: None for brute force, or ClassMap parameters (``{"d": 45, "p": 40, ...}``); the extra key
-    ``reference_penalty`` (e.g. 10) makes the references a second bank trained with a penalty that many
-    times stronger (ridge alpha x, C /; see ``ClassMap.fit(reference_bank=...)``).
+    classmap: None for brute force, or ClassMap parameters (``{"d": 45, "p": 40, ...}``); its
+    ``reference_penalty`` (e.g. 10) makes training fit the references as a second bank with a penalty
+    that many times stronger (ridge alpha x, C /; see ``ClassMap.fit(reference_bank=...)``).
     test_fraction: part of each class held out for the test report (0: report on the training set).
     classmap_fraction: part of each class held out to fit the ClassMap embedding (used when classmap).
     seed: random seed for splits and every fitted component that takes ``random_state``.
@@ -195,10 +195,10 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     if use_classmap:
         from .classify.classmap import ClassMap
 
-        cm_params = {k: v for k, v in config.classmap.items() if k != "reference_penalty"}
+        cm_params = dict(config.classmap)
         try:
             classmap = ClassMap(**cm_params)
-            ref_factor = float(config.classmap.get("reference_penalty") or 1.0)
+            ref_factor = float(classmap.reference_penalty or 1.0)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"ClassMap settings: {exc}") from None
         if ref_factor != 1.0 and not ({"alpha", "C"} & set(bank.get_params(deep=False))) or ref_factor <= 0:

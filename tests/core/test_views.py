@@ -2,22 +2,22 @@
 import numpy as np
 import pytest
 
-from classmap_gui.core import views as inspect
+from classmap_gui.core import views
 
 
 def test_confusion_from_labels_and_rates():
     true = np.array([0, 0, 1, 1, 1, 2])
     pred = np.array([0, 1, 1, 1, 0, 2])
-    conf = inspect.confusion_from_labels(true, pred, 3)
+    conf = views.confusion_from_labels(true, pred, 3)
     assert conf.tolist() == [[1, 1, 0], [1, 2, 0], [0, 0, 1]]
-    rates = inspect.confusion_rates(conf)
+    rates = views.confusion_rates(conf)
     assert rates.dtype == np.float32
     np.testing.assert_allclose(rates.sum(axis=1), 1.0)
-    assert inspect.cell_examples(true, pred, 1, 0).tolist() == [4]
+    assert views.cell_examples(true, pred, 1, 0).tolist() == [4]
 
 
 def test_confusion_rates_empty_row_is_zero():
-    rates = inspect.confusion_rates(np.array([[0, 0], [1, 3]]))
+    rates = views.confusion_rates(np.array([[0, 0], [1, 3]]))
     assert rates[0].tolist() == [0.0, 0.0]
 
 
@@ -26,9 +26,9 @@ def test_centroid_mosaic_has_k_tiles(k, channels):
     rng = np.random.default_rng(0)
     cents = rng.normal(size=(k, 5 * 5 * channels)).astype(np.float32)
     cols = int(np.ceil(np.sqrt(k)))
-    m = inspect.centroid_mosaic(cents, 5, channels, pad=1, scale=2)
+    m = views.centroid_mosaic(cents, 5, channels, pad=1, scale=2)
     assert m.dtype == np.uint8 and m.ndim == (2 if channels == 1 else 3)
-    assert inspect.mosaic_tile_count(m, 5, columns=cols, pad=1, scale=2) == k
+    assert views.mosaic_tile_count(m, 5, columns=cols, pad=1, scale=2) == k
     # each tile is stretched on its own: its darkest pixel is 0 and brightest 255
     t = m[:10, :10] if channels == 1 else m[:10, :10, 0]
     assert t.min() == 0
@@ -36,7 +36,7 @@ def test_centroid_mosaic_has_k_tiles(k, channels):
 
 def test_centroid_mosaic_rejects_wrong_shape():
     with pytest.raises(ValueError):
-        inspect.centroid_mosaic(np.zeros((4, 10), np.float32), 5, 1)
+        views.centroid_mosaic(np.zeros((4, 10), np.float32), 5, 1)
 
 
 def test_test_part_is_the_split_train_reports_on():
@@ -47,7 +47,7 @@ def test_test_part_is_the_split_train_reports_on():
     cfg = TrainConfig(features="pixels", bank="ova-ridge", classmap={"d": 4, "p": 3, "embedding": "random"},
                       test_fraction=0.25, seed=3)
     res = train(ims, cfg)
-    test = inspect.test_part(ims, cfg)
+    test = views.test_part(ims, cfg)
     assert len(test) == res.report.n
     pred = res.recogniser.predict(test.images, top=1).labels
     assert np.mean(pred == test.labels) == pytest.approx(res.report.accuracy)

@@ -3,7 +3,7 @@ file standing in for the camera -> explore -> save -> reopen -> the same predict
 import numpy as np
 import pytest
 
-from classmap_gui.core import views as inspect
+from classmap_gui.core import views
 
 
 
@@ -73,7 +73,7 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     assert data is not None, win.runner.last_error
     assert len(win.explore.points.data) == len(data.labels)  # all four classes shown
     assert len(win.explore.class_points.data) == 4
-    assert inspect.mosaic_tile_count(data.mosaic, data.patch_size, columns=data.columns, scale=data.scale) == 16
+    assert views.mosaic_tile_count(data.mosaic, data.patch_size, columns=data.columns, scale=data.scale) == 16
     assert data.mosaic_k == 16
     xs, ys = win.explore.trade_curve.getData()
     assert len(xs) >= 2 and ys.max() <= 1.0

@@ -79,6 +79,9 @@ class ClassMap(BaseEstimator):
     threshold : v3 threshold; None learns it (the paper's rule: the smallest value that raises
         the error on the embedding examples by at most 0.05 points over v2; exact, and
         cross-fitted so an example never meets an embedding built from itself).
+    reference_penalty : 1 takes the references from the bank itself; a factor f > 1 asks the trainer
+        for a second bank with f times the penalty whose classifiers become the references
+        (``fit(reference_bank=...)``): smoother outputs keep the similarity between classes.
     random_state : seed for triple sampling / random references.
 
     Learned attributes
@@ -90,7 +93,7 @@ class ClassMap(BaseEstimator):
 
     def __init__(self, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
                  n_triples: int = 60_000, hard_fraction: float = 0.5, threshold: float | None = None,
-                 max_memory_mb: float = 600.0, random_state: int | None = 0):
+                 max_memory_mb: float = 600.0, reference_penalty: float = 1.0, random_state: int | None = 0):
         self.d = d
         self.p = p
         self.embedding = embedding
@@ -99,6 +102,7 @@ class ClassMap(BaseEstimator):
         self.hard_fraction = hard_fraction
         self.threshold = threshold
         self.max_memory_mb = max_memory_mb
+        self.reference_penalty = reference_penalty
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting

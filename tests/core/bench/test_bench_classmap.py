@@ -8,7 +8,8 @@ from classmap_gui.core.bench import classmap as bench
 from classmap_gui.core.bench.classmap_data import split_counts
 from classmap_gui.core.bench.latency import (brute_force_latency, classmap_latency, latency_sweep, linear_bank,
                                              op_limit)
-from classmap_gui.core.classify import ClassMap, make_bank
+from classmap_gui.core.classify import ClassMap
+from classmap_gui.core.registry import make_bank
 
 
 def structured_problem(C, D, n_per, seed=0):
