@@ -34,8 +34,8 @@ from sklearn.base import BaseEstimator
 from ..checks import check_array
 from ..errors import ConfigError, DataError, NotFittedError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from . import _batch_kernels as BK, _classmap_kernels as K
-from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD, FilterIndex
+from . import _batch_kernels as BK
+from .filter_step import FILTER_INDEX_THRESHOLD, FilterStep
 from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, pair_rows
 from .classmap_boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
                              random_references, sample_triples)
@@ -56,7 +56,7 @@ MAX_MEMORY_MB = 65_536
 REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
 
 
-class ClassMap(BaseEstimator):
+class ClassMap(FilterStep, BaseEstimator):
     """Filter-and-refine recognition among many classes with a ClassMap embedding.
 
     Parameters
@@ -325,36 +325,6 @@ class ClassMap(BaseEstimator):
         dist = np.empty((len(F), p), np.float32)
         self._filter(F, p, cands, dist)
         return self.classes_[cands], dist
-
-    def _filter_index(self):
-        """The IVF L1 index (numba, ann_index.py) over the class embeddings from
-        ``FILTER_INDEX_THRESHOLD`` classes on (built on first use, rebuilt when the embeddings
-        change; never saved), else None."""
-        if self.n_classes_ < FILTER_INDEX_THRESHOLD:
-            return None
-        cached = self.__dict__.get("_index_cache")
-        if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
-            cached = (self.class_embeddings_, self.alpha_,
-                      FilterIndex(method="ivf").fit(self.class_embeddings_, self.alpha_))
-            self._index_cache = cached
-        return cached[2]
-
-    def _embeddings_t(self) -> np.ndarray:
-        """``class_embeddings_`` alpha-scaled and transposed to ``(d, C)``, the exact filter's layout
-        (cached; rebuilt when either array is replaced)."""
-        cached = self.__dict__.get("_et_cache")
-        if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
-            cached = self._et_cache = (self.class_embeddings_, self.alpha_,
-                                       K.transpose_embeddings(self.class_embeddings_, self.alpha_))
-        return cached[2]
-
-    def _filter(self, F: np.ndarray, p: int, cands: np.ndarray, dist: np.ndarray) -> None:
-        """Filter step into ``cands``/``dist (n, p)``: the fused exact scan, or the index at many classes."""
-        index = self._filter_index()
-        if index is None:
-            BK.filter_batch_t(F, self._embeddings_t(), self.alpha_, p, cands, dist)
-        else:
-            index.search(F, p, out_cls=cands, out_dist=dist)
 
     def predict(self, bank, X: np.ndarray, top: int | None = None, *, batch_size: int = 1000,
                 should_stop: StopFn = None) -> Prediction:

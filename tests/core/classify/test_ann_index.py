@@ -133,7 +133,7 @@ def test_bad_use_is_reported(problem):
 
 
 def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypatch):
-    from classmap_gui.core.classify import classmap as cm_module
+    from classmap_gui.core.classify import filter_step as cm_module
     from classmap_gui.core.classify.classmap import ClassMap
     from classmap_gui.core.classify.ova import OneVsAllBank
 
