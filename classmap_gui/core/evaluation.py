@@ -95,15 +95,6 @@ def cost_line(report: EvalReport) -> str:
     return text
 
 
-def cost_line(report: EvalReport) -> str:
-    """One line for people about what a prediction costs, e.g.
-    ``"5.1× fewer evaluations · 1.8× faster per image"`` (the second part only when measured)."""
-    text = f"{report.evaluations_ratio:.1f}× fewer evaluations"
-    if report.latency_speedup:
-        text += f" · {report.latency_speedup['single']:.1f}× faster per image"
-    return text
-
-
 def measure_latency_speedup(recogniser: Recogniser, X: np.ndarray, *, n_single: int = 200,
                             batch: int = 1000) -> dict | None:
     """Measured wall-clock of brute force over ``recogniser``'s classification stage on feature rows

@@ -161,6 +161,18 @@ def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np
     return {**fixed, **chosen}, records
 
 
+def split_parts(labels: np.ndarray, config: TrainConfig) -> dict[str, np.ndarray]:
+    """The parts :func:`train` makes of a set with these ``labels (n,)``: ``{"train", "test", "embedding",
+    "validation"}`` -> sorted int64 indices (stratified by ``config.seed``; "validation" is carved from
+    "train" later, when a penalty is chosen). A model reopened from disk finds its test part here."""
+    use_classmap = config.classmap is not None
+    fractions = [f for f in ((config.test_fraction,) + ((config.classmap_fraction,) if use_classmap else ())) if f]
+    idx = split_indices(labels, fractions, config.seed) if fractions else [np.arange(len(labels))]
+    none = np.zeros(0, np.int64)
+    return {"train": idx[0], "test": idx[1] if config.test_fraction else none,
+            "embedding": idx[-1] if use_classmap else none, "validation": none}
+
+
 def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: ProgressFn = None,
           should_stop: StopFn = None) -> TrainResult:
     """Train a recogniser on ``imageset`` as ``config`` says and evaluate it on a held-out part.
@@ -205,9 +217,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
             raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
         _seeded(classmap, cm_params, config.seed)
 
-    idx = split_indices(imageset.labels, fractions, config.seed) if fractions else [np.arange(len(imageset))]
-    split = {"train": idx[0], "test": idx[1] if config.test_fraction else np.zeros(0, np.int64),
-             "embedding": idx[-1] if use_classmap else np.zeros(0, np.int64), "validation": np.zeros(0, np.int64)}
+    split = split_parts(imageset.labels, config)
     train_set = imageset.subset(split["train"])
     test_set = imageset.subset(split["test"]) if config.test_fraction else None
     embed_set = imageset.subset(split["embedding"]) if use_classmap else None

@@ -170,14 +170,10 @@ def accuracy_vs_evaluations(classmap, bank, X: np.ndarray, y: np.ndarray, ps=Non
 
 
 def test_part(imageset, config):
-    """The held-out test images ``train(imageset, config)`` evaluated its report on.
+    """The held-out test images ``train(imageset, config)`` evaluated its report on (its own
+    :func:`~classmap_gui.core.training.split_parts`), or None when ``config.test_fraction`` is 0."""
+    from .training import split_parts
 
-    Mirrors the split in :func:`classmap_gui.core.training.train` (test part first, then the
-    ClassMap embedding part); a test checks that the report's numbers are reproduced on it.
-    Returns None when ``config.test_fraction`` is 0 (the report is then on the training part).
-    """
-    fractions = [f for f in ((config.test_fraction,) + ((config.classmap_fraction,) if config.classmap is not None
-                                                        else ())) if f]
     if not config.test_fraction:
         return None
-    return imageset.split(*fractions, seed=config.seed)[1]
+    return imageset.subset(split_parts(imageset.labels, config)["test"])

@@ -22,10 +22,8 @@ class TrainOutcome:
 
 
 def held_out_part(imageset, settings: dict):
-    """The test images training held out with ``settings`` (the whole set when it cannot be derived).
-
-    Until core's TrainResult carries its split, this asks core for the same stratified split.
-    """
+    """The test images training held out with ``settings`` (the whole set when it cannot be derived):
+    for a recogniser reopened from disk; a fresh training run says its own split."""
     from ...core import views  # noqa: PLC0415
     from ...core.training import TrainConfig  # noqa: PLC0415
     try:
@@ -51,9 +49,8 @@ def train_task(imageset, settings: dict, scheduler: str | None = None):
         with parallel_backend(scheduler=scheduler or None):
             result = train(imageset, cfg, progress=sub_progress(progress, 0.0, 0.95), should_stop=should_stop)
         seconds = time.perf_counter() - t0
-        test = held_out_part(imageset, settings)
-        progress(0.96, "predicting the test images")
-        pred = result.recogniser.predict(test.images, top=1).labels if len(test) else np.zeros(0, np.int64)
+        # the part the report is on (the held-out test part, else the training part) and its predictions
+        test, pred = imageset.subset(result.split[result.report_on]), result.test_predictions.labels
         return TrainOutcome(result.recogniser, result.report, test, np.asarray(pred, np.int64), settings, seconds)
     return work
 
