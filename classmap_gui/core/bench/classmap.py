@@ -55,6 +55,7 @@ OPTIONS = {
     "bank_params": ("{}", "further bank parameters as a JSON object"),
     "latency_queries": (300, "queries timed one at a time"),
     "sweep": (True, "run the synthetic latency sweep (C in {2430, 10000}, D in {1764, 6400})"),
+    "mips": (True, "compare the faiss maximum-inner-product peer (IVF and HNSW over the bank's rows; needs faiss)"),
     "cache_dir": (None, "folder for cached HOG features (none: compute them); the CLI passes the user cache"),
     "seed": (0, "random seed"),
 }
@@ -223,6 +224,21 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     selected = next(q for q in points if q["refine"] == chosen["refine"] and q["p"] == chosen["p"])
     selected["reference_bank_params"] = None if ref is None else ref.get_params()
     result["selected"] = selected
+
+    # 3b. the peer a user would try instead: top-p by inner product with faiss (bench.mips); its index
+    # settings are chosen on the embedding part, which the bank never trained on
+    if opt["mips"]:
+        try:
+            import faiss  # noqa: F401
+        except ImportError:
+            result["mips"] = {"skipped": "faiss is not installed (pip install faiss-cpu)"}
+        else:
+            from .mips import mips_sweep
+
+            result["mips"] = mips_sweep(bank, Xe, ye, Xt, yt, p_sweep, tolerance=tol, n_single=min(nq, 200),
+                                        seed=seed, progress=sub_progress(progress, 0.65, 0.7, "MIPS peer"),
+                                        should_stop=should_stop)
+            result["mips"]["selection"]["validation_part"] = "embedding (held out from the bank's training)"
 
     # 4. boosted vs random embeddings (Fig. 4), unseen classes (Fig. 5)
     points += _random_points(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed,

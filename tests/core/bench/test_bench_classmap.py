@@ -115,6 +115,13 @@ def test_small_run_chooses_on_validation_and_tests_once():
     assert s["accuracy_gap_points"] == pytest.approx(100 * (picked["accuracy"] - out["brute_force"]["accuracy"]))
     assert out["parts_per_class"] == {"fit": 11, "validation": 3, "embedding": 3, "test": 3}
     assert out["test_queries"] == 3 * out["classes"]
+    # the MIPS peer runs on the same bank and test queries, over the same p sweep
+    mips = out["mips"]
+    assert mips["brute_force"]["accuracy"] == pytest.approx(out["brute_force"]["accuracy"])
+    assert mips["selection"]["split"] == "validation"
+    for kind in ("ivf", "hnsw"):
+        assert [r["p"] for r in mips[kind]] == [5, 20]
+        assert all(r["evaluations"] >= r["p"] and 0 <= r["accuracy"] <= 1 for r in mips[kind])
 
 
 def test_features_are_cached_in_the_folder_passed_in_keyed_on_version_and_settings(tmp_path, monkeypatch):
