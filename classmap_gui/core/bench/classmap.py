@@ -254,7 +254,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         try:
             import faiss  # noqa: F401
         except ImportError:
-            result["mips"] = {"skipped": "faiss is not installed (pip install faiss-cpu)"}
+            result["mips"] = {"skipped": "faiss is not installed (pip install 'classmap-studio[bench]')"}
         else:
             from .mips import mips_sweep
 

@@ -47,7 +47,7 @@ def _faiss():
     try:
         import faiss
     except ImportError as e:                                          # pragma: no cover - optional
-        raise ConfigError("the MIPS peer needs faiss: pip install 'classmap-studio[ann]'") from e
+        raise ConfigError("the MIPS peer needs faiss: pip install 'classmap-studio[bench]'") from e
     return faiss
 
 
