@@ -33,13 +33,41 @@ def cmd_eval(args: argparse.Namespace) -> int:
         report_skipped(data, sys.stderr)
         if data.image_size != model.image_size or data.is_color == model.grey:
             data.images = model.prepare(data.images)
+        part, note = _held_out(model, data, args.all)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
         with parallel_backend(args.backend, scheduler=args.scheduler):
-            rep = evaluate(model, data, top=args.top, progress=bar)
+            rep = evaluate(model, part, top=args.top, progress=bar)
     finally:
         bar.close()
-    emit({"model": str(args.model), "data": data.name or str(args.data), **rep.to_dict()}, args.json,
-         f"{args.model} on {data.name or args.data}: {rep.summary()}")
+    emit({"model": str(args.model), "data": data.name or str(args.data), "images_scored": len(part),
+          **rep.to_dict()}, args.json, f"{args.model} on {data.name or args.data}: {rep.summary()}")
     return 0
+
+
+def _held_out(model, data, score_all: bool):
+    """``(images to score, note or None)``. On the very set the model was trained on, the images its
+    training held out (its recorded settings give the same split); accuracy on the training images
+    themselves flatters, so scoring them (``--all``) says so."""
+    from ..core.training import TrainConfig, split_parts
+
+    meta = model.metadata or {}
+    same = (meta.get("data") == data.name and meta.get("config") is not None
+            and sum((meta.get("sizes") or {}).values()) == len(data) and list(data.class_names) == model.class_names)
+    if not same:
+        return data, None
+    if score_all:
+        return data, (f"{data.name} is the set this model was trained on: the accuracy below includes its "
+                      "training images and flatters it")
+    try:
+        test = split_parts(data.labels, TrainConfig.from_dict(meta["config"]))["test"]
+    except Exception:  # noqa: BLE001 - settings from another version: score everything, and say so
+        return data, f"{data.name} is the set this model was trained on: the accuracy below includes its training images"
+    if not len(test):
+        return data, (f"{data.name} is the set this model was trained on and it held nothing out: the "
+                      "accuracy below is on its training images")
+    return data.subset(test), (f"{data.name} is the set this model was trained on: scoring the {len(test)} "
+                               "images its training held out (--all scores every image)")
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
@@ -147,6 +175,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--data", required=True, help="built-in data set name or folder of class sub-folders")
     s.add_argument("--top", type=int, default=5, help="also report top-N accuracy (5)")
     s.add_argument("--json", action="store_true", help="print JSON (with the confusion matrix)")
+    s.add_argument("--all", action="store_true", help="on the set the model was trained on, score every image "
+                                                      "(default: only those its training held out)")
     add_data_args(s)
     add_backend_args(s)
     s.set_defaults(func=cmd_eval)

@@ -36,9 +36,17 @@ def test_train_prints_accuracy_and_where_the_model_went(tmp_path, capsys):
 def test_round_trip_train_eval_predict(model_dir, tmp_path, capsys):
     capsys.readouterr()
     assert main(["eval", str(model_dir), "--data", "digits", "--json"]) == 0
-    rep = json.loads(capsys.readouterr().out)
-    assert rep["accuracy"] > 0.85 and rep["n"] == 1797
+    out = capsys.readouterr()
+    rep = json.loads(out.out)
+    # the set it was trained on: only the images training held out are scored, as train reported
+    meta = json.loads((model_dir / "model.json").read_text())["metadata"]
+    assert rep["n"] == meta["sizes"]["test"] < 1797
+    assert rep["accuracy"] == pytest.approx(meta["test_accuracy"])
+    assert "scoring the" in out.err and "held out" in out.err
     assert len(rep["confusion"]) == 10 and rep["evaluations_per_query"] == 10
+    assert main(["eval", str(model_dir), "--data", "digits", "--all", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["n"] == 1797 and "includes its training images" in out.err
 
     assert main(["eval", str(model_dir), "--data", "digits"]) == 0
     assert "accuracy" in capsys.readouterr().out

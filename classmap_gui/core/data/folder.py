@@ -47,13 +47,17 @@ def is_image_file(path: Path) -> bool:
     return path.suffix.lower() in IMAGE_EXTENSIONS and not path.name.startswith(".") and not path.is_dir()
 
 
+#: images with a shorter side are skipped: nothing recognisable fits in them (digits are 8x8)
+MIN_IMAGE_SIDE = 4
+
+
 def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE, grey: bool = True,
                max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> np.ndarray:
     """Read one image file as uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, resized to ``size`` (h, w).
 
     Raises :class:`ImageReadError` (a DataError) when the file is not a regular file, is not a
-    PNG/JPEG/BMP/TIFF/WebP/GIF, declares more than ``max_pixels`` pixels in its header, or cannot
-    be decoded. Uses bytes + ``cv2.imdecode`` so that paths with any characters work.
+    PNG/JPEG/BMP/TIFF/WebP/GIF, declares more than ``max_pixels`` pixels in its header or a side
+    under :data:`MIN_IMAGE_SIDE`, or cannot be decoded. Uses bytes + ``cv2.imdecode`` so that paths with any characters work.
     """
     path = Path(path)
     try:
@@ -71,6 +75,9 @@ def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE,
     fmt, w, h = dims
     if w < 1 or h < 1:
         raise ImageReadError(path, f"its header declares {w}x{h} pixels")
+    if min(w, h) < MIN_IMAGE_SIDE:  # a 1x1 "image" is a mistake, not a picture of its class
+        raise ImageReadError(path, f"{w}x{h} pixels is too small to show anything (the smallest side "
+                                   f"read is {MIN_IMAGE_SIDE} pixels)")
     if w * h > max_pixels:
         raise ImageReadError(path, f"{w}x{h} pixels ({w * h / 1e6:.0f} megapixels) is more than the limit of "
                                    f"{max_pixels / 1e6:g} megapixels (--max-image-pixels)")

@@ -148,3 +148,15 @@ def test_select_classes_relabels_in_the_given_order():
     assert np.array_equal(sub.images[sub.labels == 0], ims.images[ims.labels == 7])
     with pytest.raises(DataError, match="distinct"):
         ims.select_classes([1, 1])
+
+
+def test_a_one_pixel_image_is_skipped_with_its_size_named(tmp_path):
+    for c in ("a", "b"):
+        (tmp_path / c).mkdir()
+        for i in range(3):
+            cv2.imwrite(str(tmp_path / c / f"{i}.png"), np.full((16, 16), 40 * i, np.uint8))
+    cv2.imwrite(str(tmp_path / "a" / "dot.png"), np.zeros((1, 1), np.uint8))
+    cv2.imwrite(str(tmp_path / "b" / "tiny.png"), np.zeros((8, 8), np.uint8))   # small, still an image
+    ims = load_folder(tmp_path, size=(16, 16))
+    assert len(ims) == 7
+    assert [(p.rsplit("/", 1)[-1], "1x1 pixels is too small" in why) for p, why in ims.skipped] == [("dot.png", True)]
