@@ -36,7 +36,7 @@ EXPORT_FORMAT = "classmap-export"
 EXPORT_VERSION = 1
 TEMPLATE = Path(__file__).with_name("export_predict_template.py")
 #: modules of the package that predict.py runs verbatim; each may import only numpy (and OpenCV)
-INLINED = ("classmap_gui.core.features.hog_ops", "classmap_gui.core.features.kmeans_ops",
+INLINED = ("classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops", "classmap_gui.core.features.kmeans_ops",
            "classmap_gui.core.features.cnn_ops", "classmap_gui.core.classify.classmap_ops",
            "classmap_gui.core.classify.ranking_ops")
 _INLINE_MARK = "# @inline "

@@ -103,35 +103,16 @@ def read_image(path: str | Path, grey: bool) -> np.ndarray:
     return img if grey else cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
 
 
-def fit_size(img: np.ndarray, size) -> np.ndarray:
-    """Resize to ``size`` (h, w): area averaging when shrinking, linear when growing (as the app)."""
-    h, w = int(size[0]), int(size[1])
-    if img.shape[:2] == (h, w):
-        return img
-    shrink = img.shape[0] * img.shape[1] > h * w
-    return cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
+# @inline classmap_gui.core.image_ops
 
 
 def prepare(images: list[np.ndarray], image_size, grey: bool) -> np.ndarray:
     """Images of any size/colour -> ``(n, h, w)`` or ``(n, h, w, 3)`` uint8 at the model's size."""
-    out = []
-    for img in images:  # one resize per image: sizes may differ
-        if img.ndim == 3 and img.shape[2] == 4:
-            img = cv2.cvtColor(img, cv2.COLOR_RGBA2RGB)
-        if grey and img.ndim == 3:
-            img = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
-        elif not grey and img.ndim == 2:
-            img = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
-        out.append(np.ascontiguousarray(fit_size(img, image_size)))
-    return np.stack(out)
+    # one resize per image: sizes may differ
+    return np.stack([np.ascontiguousarray(fit_size(conform(img, grey), image_size)) for img in images])
 
 
 # ---------------------------------------------------------------- feature maps
-
-def _to_grey(X: np.ndarray) -> np.ndarray:
-    n, h, w = X.shape[:3]
-    return cv2.cvtColor(np.ascontiguousarray(X).reshape(n * h, w, 3), cv2.COLOR_RGB2GRAY).reshape(n, h, w)
-
 
 def pixel_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     """The pixels (resized, grey, standardised as the model says), scaled to [0, 1], ``(n, D)`` float32."""
@@ -142,7 +123,7 @@ def pixel_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
             interp = cv2.INTER_AREA if th <= h and tw <= w else cv2.INTER_LINEAR
             X = np.stack([cv2.resize(np.ascontiguousarray(x), (tw, th), interpolation=interp) for x in X])
     if spec["grey"] and X.ndim == 4:
-        X = _to_grey(X)
+        X = grey_stack(X)
     out = X.reshape(len(X), -1).astype(np.float32)
     out *= np.float32(1.0 / 255.0)
     if spec["standardize"]:
@@ -153,7 +134,7 @@ def pixel_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
 
 def hog_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     """HOG of the centred window, with OpenCV or the app's numpy code (whichever the model used), ``(n, D)``."""
-    G = _to_grey(X) if X.ndim == 4 else X
+    G = grey_stack(X) if X.ndim == 4 else X
     n, h, w = G.shape
     b, s, c, nb = spec["block_size"], spec["block_stride"], spec["cell_size"], spec["n_bins"]
     wh, ww = b + (h - b) // s * s, b + (w - b) // s * s

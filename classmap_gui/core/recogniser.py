@@ -20,6 +20,7 @@ import numpy as np
 from .data.folder import MAX_IMAGE_SIDE
 from .data.imageset import check_class_names
 from .errors import ConfigError, DataError, ModelFormatError, NotFittedError
+from .image_ops import conform, fit_size
 from .progress import ProgressFn, StopFn, check_stop
 from .classify.banks import top_k
 from .classify.result import Prediction
@@ -69,10 +70,6 @@ class Recogniser:
         ``images``: one image ``(h, w)``/``(h, w, 3)``, an array of them, or a list of differently
         sized ones. Colour is taken to be RGB.
         """
-        import cv2
-
-        from .data.folder import fit_size
-
         want = (*self.image_size,) if self.grey else (*self.image_size, 3)
         if isinstance(images, np.ndarray):
             if images.ndim == 2 or (images.ndim == 3 and images.shape[2] in (3, 4) and images.shape[1:] != want):
@@ -85,17 +82,9 @@ class Recogniser:
             img = np.asarray(img)
             if img.dtype != np.uint8:
                 raise DataError(f"images must be uint8, got {img.dtype}")
-            if img.ndim == 3 and img.shape[2] == 4:
-                img = cv2.cvtColor(img, cv2.COLOR_RGBA2RGB)
-            if img.ndim == 3 and img.shape[2] == 1:
-                img = img[:, :, 0]
-            if img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[2] != 3) or min(img.shape[:2]) < 1:
+            if img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[2] not in (1, 3, 4)) or min(img.shape[:2]) < 1:
                 raise DataError(f"not an image: array of shape {img.shape}")
-            if self.grey and img.ndim == 3:
-                img = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
-            elif not self.grey and img.ndim == 2:
-                img = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
-            out.append(np.ascontiguousarray(fit_size(img, self.image_size)))
+            out.append(np.ascontiguousarray(fit_size(conform(img, self.grey), self.image_size)))
         if not out:
             shape = (0, *self.image_size) if self.grey else (0, *self.image_size, 3)
             return np.zeros(shape, np.uint8)

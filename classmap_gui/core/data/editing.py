@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import cv2
 import numpy as np
 
 from ..errors import DataError
-from .folder import fit_size
+from .. import image_ops
+from ..image_ops import fit_size
 from .imageset import ImageSet
 
 #: smallest and largest side of a project's images (recognition works on small images; a 1x1 or
@@ -118,11 +118,7 @@ def conform(imageset: ImageSet, images: Sequence[np.ndarray]) -> np.ndarray:
         img = np.asarray(img)
         if img.dtype != np.uint8 or img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[2] != 3):
             raise DataError(f"an image must be uint8 grey (h, w) or RGB (h, w, 3), got {img.dtype} {img.shape}")
-        if imageset.is_color and img.ndim == 2:
-            img = cv2.cvtColor(img, cv2.COLOR_GRAY2RGB)
-        elif not imageset.is_color and img.ndim == 3:
-            img = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
-        out.append(fit_size(img, (h, w)))
+        out.append(fit_size(image_ops.conform(img, not imageset.is_color), (h, w)))
     shape = (0, h, w, 3) if imageset.is_color else (0, h, w)
     return np.stack(out).astype(np.uint8, copy=False) if out else np.zeros(shape, np.uint8)
 

@@ -17,6 +17,7 @@ from ..errors import DataError
 from ..files import NotRegularFile, inside, read_regular
 from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
 from ..progress import ProgressFn, StopFn, check_stop, report
+from ..image_ops import fit_size
 from .image_header import image_dimensions
 from .imageset import ImageSet, check_class_name
 
@@ -57,7 +58,8 @@ def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE,
 
     Raises :class:`ImageReadError` (a DataError) when the file is not a regular file, is not a
     PNG/JPEG/BMP/TIFF/WebP/GIF, declares more than ``max_pixels`` pixels in its header or a side
-    under :data:`MIN_IMAGE_SIDE`, or cannot be decoded. Uses bytes + ``cv2.imdecode`` so that paths with any characters work.
+    under :data:`MIN_IMAGE_SIDE`, or cannot be decoded. Uses bytes + ``cv2.imdecode`` so that paths
+    with any characters work.
     """
     path = Path(path)
     try:
@@ -95,15 +97,6 @@ def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE,
 def _first_line(exc: Exception) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     return lines[-1][:160] if lines else type(exc).__name__
-
-
-def fit_size(img: np.ndarray, size: tuple[int, int] | None) -> np.ndarray:
-    """Resize ``img`` to ``size`` (h, w) with area averaging when shrinking, linear when growing."""
-    if size is None or img.shape[:2] == tuple(size):
-        return img
-    h, w = size
-    shrink = img.shape[0] * img.shape[1] > h * w
-    return cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
 
 
 def class_folders(root: Path) -> list[Path]:

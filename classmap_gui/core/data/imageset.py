@@ -168,10 +168,6 @@ class ImageSet:
         """A grey copy (ITU-R 601 luma), or ``self`` when already grey."""
         if not self.is_color:
             return self
-        import cv2
+        from ..image_ops import grey_stack
 
-        n, h, w = self.images.shape[:3]
-        # One OpenCV call over all images stacked as one tall picture, no Python loop.
-        grey = cv2.cvtColor(self.images.reshape(n * h, w, 3), cv2.COLOR_RGB2GRAY).reshape(n, h, w) if n else \
-            np.zeros((0, h, w), np.uint8)
-        return ImageSet(grey, self.labels, self.class_names, self.sources, self.skipped, self.name)
+        return ImageSet(grey_stack(self.images), self.labels, self.class_names, self.sources, self.skipped, self.name)

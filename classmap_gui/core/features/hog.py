@@ -31,6 +31,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from threadpoolctl import ThreadpoolController
 
 from ..errors import ConfigError, DataError
+from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
 from .hog_ops import axis_weights, hog_numpy
 
@@ -53,12 +54,7 @@ def _as_grey_batch(X) -> np.ndarray:
     if X.dtype != np.uint8:
         raise DataError(f"HOG features need uint8 images, got {X.dtype}")
     if X.ndim == 4 and X.shape[3] == 3:
-        import cv2
-
-        n, h, w = X.shape[:3]
-        if n == 0:
-            return np.zeros((0, h, w), np.uint8)
-        return cv2.cvtColor(np.ascontiguousarray(X).reshape(n * h, w, 3), cv2.COLOR_RGB2GRAY).reshape(n, h, w)
+        return grey_stack(X)
     if X.ndim != 3:
         raise DataError(f"HOG features need images (n, h, w) or (n, h, w, 3), got shape {X.shape}")
     return X

@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..errors import ConfigError, DataError, NotFittedError
+from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
 
 
@@ -68,10 +69,7 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
                 raise ConfigError(f"pixel features size must be (height, width), got {self.size!r}")
             X = resize_batch(X, (int(self.size[0]), int(self.size[1])))
         if self.grey and X.ndim == 4 and len(X):
-            import cv2
-
-            n, h, w = X.shape[:3]
-            X = cv2.cvtColor(np.ascontiguousarray(X).reshape(n * h, w, 3), cv2.COLOR_RGB2GRAY).reshape(n, h, w)
+            X = grey_stack(X)
         elif self.grey and X.ndim == 4:
             X = X[..., 0]
         return X
