@@ -65,11 +65,18 @@ class TrainSettings(QWidget):
         self.cm_p.setRange(1, 100000)
         self.cm_p.setToolTip("Candidate classes whose classifiers are evaluated for each image")
         self.cm_refine = _combo(REFINES)
+        self.cm_refpen = QDoubleSpinBox()
+        self.cm_refpen.setRange(1.0, 10000.0)
+        self.cm_refpen.setDecimals(1)
+        self.cm_refpen.setToolTip("1: the bank's own classifiers are the references. f > 1: training fits a second "
+                                  "bank with f times the penalty whose smoother outputs make the embedding "
+                                  "(often much more accurate at the same p; the refine still uses the bank)")
         cf = QFormLayout(self.cm_box)
         cf.addRow("embedding", self.cm_embedding)
         cf.addRow("d (reference classifiers)", self.cm_d)
         cf.addRow("p (candidates refined)", self.cm_p)
         cf.addRow("refine", self.cm_refine)
+        cf.addRow("reference penalty ×", self.cm_refpen)
 
         ebox = QGroupBox("Evaluation")
         ef = QFormLayout(ebox)
@@ -110,7 +117,7 @@ class TrainSettings(QWidget):
         lay.addStretch(1)
         for sig in (self.features_form.edited, self.bank_form.edited, self.cm_box.toggled,
                     self.cm_embedding.currentIndexChanged, self.cm_d.valueChanged, self.cm_p.valueChanged,
-                    self.cm_refine.currentIndexChanged, self.test_fraction.valueChanged, self.seed.valueChanged):
+                    self.cm_refine.currentIndexChanged, self.cm_refpen.valueChanged, self.test_fraction.valueChanged, self.seed.valueChanged):
             sig.connect(self._changed)
         self.apply({"features": "hog", "bank": "ova-liblinear", "classmap": None, "test_fraction": 0.2, "seed": 0})
 
@@ -145,6 +152,7 @@ class TrainSettings(QWidget):
             self.cm_d.setValue(int(cm.get("d", 30)))
             self.cm_p.setValue(int(cm.get("p", 20)))
             self.cm_refine.setCurrentIndex(max(0, self.cm_refine.findData(cm.get("refine", "v2"))))
+            self.cm_refpen.setValue(float(cm.get("reference_penalty", 1.0)))
             self.test_fraction.setValue(float(s.get("test_fraction", 0.2)))
             self.seed.setValue(int(s.get("seed", 0)))
         finally:
@@ -162,7 +170,9 @@ class TrainSettings(QWidget):
                 "bank": self.bank.currentData(), "bank_params": self.bank_form.values(),
                 "classmap": {"d": self.cm_d.value(), "p": self.cm_p.value(),
                              "embedding": self.cm_embedding.currentData(),
-                             "refine": self.cm_refine.currentData()} if use_cm else None,
+                             "refine": self.cm_refine.currentData(),
+                             **({"reference_penalty": self.cm_refpen.value()} if self.cm_refpen.value() != 1.0
+                                else {})} if use_cm else None,
                 "test_fraction": round(self.test_fraction.value(), 4), "seed": self.seed.value()}
 
     def scheduler_address(self) -> str | None:
