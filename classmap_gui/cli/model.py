@@ -107,9 +107,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 def cmd_add_class(args: argparse.Namespace) -> int:
     """Add a class from a folder of images to a saved (compressive) model, in place."""
-    from ..core.data.folder import ImageReadError, is_image_file, read_image
+    from ..core.data.folder import image_files, read_images
     from ..core.data.imageset import check_class_name
-    from ..core.files import inside
     from ..core.recogniser import Recogniser
     from ..core.store.format import check_bundle_target
 
@@ -121,17 +120,10 @@ def cmd_add_class(args: argparse.Namespace) -> int:
     if name in model.class_names:
         raise DataError(f"--name {name!r}: the model already has a class of that name")
     check_bundle_target(args.model, "model.json")
-    images, skipped = [], []
-    for p in sorted(folder.iterdir()):
-        if not is_image_file(p):
-            continue
-        if p.is_symlink() and not args.follow_links and not inside(p, folder):
-            skipped.append((str(p), "a link to a file outside the folder; skipped (--follow-links uses it)"))
-            continue
-        try:
-            images.append(read_image(p, size=model.image_size, grey=model.grey, max_pixels=args.max_image_pixels))
-        except ImageReadError as exc:  # unreadable files are listed, not fatal
-            skipped.append((str(p), exc.reason))
+    skipped: list[tuple[str, str]] = []
+    files = image_files(folder, follow_links=args.follow_links, skipped=skipped)
+    images, _ = read_images(files, size=model.image_size, grey=model.grey, max_pixels=args.max_image_pixels,
+                            skipped=skipped)
     for path, reason in skipped:
         print(f"note: skipped {path}: {reason}", file=sys.stderr)
     if not images:

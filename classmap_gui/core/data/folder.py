@@ -124,18 +124,49 @@ def list_class_files(root: Path, *, follow_links: bool = False
             continue
         check_class_name(d.name, where=f"{root}: class folder")
         classes.append(d)
-    files: list[list[Path]] = []
-    for d in classes:
-        mine = []
-        for f in sorted(d.iterdir()):
-            if not is_image_file(f):
-                continue
-            if not follow_links and _outside_link(f, root):
-                skipped.append((str(f), "a link to a file outside the data folder; skipped (--follow-links uses it)"))
-                continue
-            mine.append(f)
-        files.append(mine)
+    files = [image_files(d, root, follow_links=follow_links, skipped=skipped) for d in classes]
     return classes, files, skipped
+
+
+def image_files(folder: Path, root: Path | None = None, *, follow_links: bool = False,
+                skipped: list[tuple[str, str]] | None = None) -> list[Path]:
+    """The visible image files of ``folder``, sorted; links that lead out of ``root`` (default: the
+    folder itself) are left out and noted in ``skipped`` as ``(path, reason)`` unless ``follow_links``."""
+    root = folder if root is None else root
+    out = []
+    for f in sorted(folder.iterdir()):
+        if not is_image_file(f):
+            continue
+        if not follow_links and _outside_link(f, root):
+            if skipped is not None:
+                skipped.append((str(f), "a link to a file outside the data folder; skipped (--follow-links uses it)"))
+            continue
+        out.append(f)
+    return out
+
+
+def read_images(files: list[Path], *, size: tuple[int, int] | None, grey: bool, max_pixels: int,
+                skipped: list[tuple[str, str]], progress: ProgressFn = None, should_stop: StopFn = None
+                ) -> tuple[list[np.ndarray], list[int]]:
+    """Read ``files``: ``(images, positions in files)``; each unreadable one (or, without ``size``,
+    one whose size differs from the first) is appended to ``skipped`` as ``(path, reason)``."""
+    images, kept = [], []
+    for i, f in enumerate(files):
+        if i % 64 == 0:
+            check_stop(should_stop)
+            report(progress, i / max(1, len(files)), "reading images")
+        try:
+            img = read_image(f, size=size, grey=grey, max_pixels=max_pixels)
+        except ImageReadError as exc:
+            skipped.append((str(f), exc.reason))
+            continue
+        if images and img.shape != images[0].shape:
+            skipped.append((str(f), f"size {img.shape[:2]} differs from {images[0].shape[:2]}; give a size to resize"))
+            continue
+        images.append(img)
+        kept.append(i)
+    report(progress, 1.0, "reading images")
+    return images, kept
 
 
 def load_folder(
@@ -175,23 +206,10 @@ def load_folder(
     if size is not None:  # the stacked set must fit (twice: the list of images, then the stacked array)
         check_fits("image size", 2 * len(files) * size[0] * size[1] * (1 if grey else 3),
                    f"{len(files)} images of {size[1]}x{size[0]} {'grey' if grey else 'colour'}")
-    images, labels, sources = [], [], []
-    for i, (ci, f) in enumerate(files):
-        if i % 64 == 0:
-            check_stop(should_stop)
-            report(progress, i / len(files), "reading images")
-        try:
-            img = read_image(f, size=size, grey=grey, max_pixels=max_pixels)
-        except ImageReadError as exc:
-            skipped.append((str(f), exc.reason))
-            continue
-        if images and img.shape != images[0].shape:
-            skipped.append((str(f), f"size {img.shape[:2]} differs from {images[0].shape[:2]}; give a size to resize"))
-            continue
-        images.append(img)
-        labels.append(ci)
-        sources.append(str(f))
-    report(progress, 1.0, "reading images")
+    images, kept = read_images([f for _, f in files], size=size, grey=grey, max_pixels=max_pixels, skipped=skipped,
+                               progress=progress, should_stop=should_stop)
+    labels = [files[i][0] for i in kept]
+    sources = [str(files[i][1]) for i in kept]
     counts = np.bincount(np.asarray(labels, dtype=np.int64), minlength=len(classes))
     few = [f"{classes[c].name} ({counts[c]})" for c in np.flatnonzero(counts < min_per_class)]
     if few:
