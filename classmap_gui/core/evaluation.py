@@ -103,7 +103,7 @@ def measure_latency_speedup(recogniser: Recogniser, X: np.ndarray, *, n_single: 
     without the ClassMap). None without a ClassMap."""
     if recogniser.classmap is None or len(X) == 0:
         return None
-    from .bench.common import median_time, time_per_item
+    from .timing import median_time, time_per_item
 
     brute = Recogniser(recogniser.features, recogniser.classifier, None, recogniser.class_names,
                        recogniser.image_size, recogniser.grey)

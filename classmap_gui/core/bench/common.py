@@ -12,9 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -56,30 +55,6 @@ def selection(chosen: Any, candidates: Sequence, scores: dict | list, *, by: str
     """One hyper-parameter choice as the JSON records it: ``split`` is always ``"validation"``."""
     return {"chosen": chosen, "candidates": list(candidates), "split": "validation", "by": by, "rule": rule,
             "scores": scores, **extra}
-
-
-def time_per_item(fn: Callable, Q: np.ndarray, repeats: int = 5) -> float:
-    """Median over ``repeats`` of the mean seconds of ``fn(x)`` over the rows of ``Q`` (after a warm-up)."""
-    for x in Q[:20]:
-        fn(x)
-    runs = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for x in Q:
-            fn(x)
-        runs.append((time.perf_counter() - t0) / len(Q))
-    return float(np.median(runs))
-
-
-def median_time(fn: Callable, repeats: int = 5) -> float:
-    """Median seconds of ``fn()`` over ``repeats`` runs after one warm-up run."""
-    fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
 
 
 def machine() -> dict:

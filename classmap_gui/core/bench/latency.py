@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..progress import ProgressFn, StopFn, check_stop, report
-from .common import median_time, time_per_item
+from ..timing import median_time, time_per_item
 
 
 def _best_of_threads(measure) -> float:
