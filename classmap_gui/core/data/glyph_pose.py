@@ -32,7 +32,7 @@ from ..errors import DataError
 from ..progress import ProgressFn, StopFn, check_stop, report
 from .catalog import BuiltinDataset
 from .imageset import ImageSet
-from .pose_split import BENCH_SPLIT, split_per_class
+from .pose_split import BENCH_SPLIT, rotations, split_per_class
 
 # --------------------------------------------------------------------------- shapes and orientations
 _DUPLEX, _SIMPLEX, _SCRIPT = 2, 0, 4  # cv2.FONT_HERSHEY_DUPLEX / _SIMPLEX / _SCRIPT_SIMPLEX
@@ -174,17 +174,6 @@ def _render_size(size: tuple[int, int], style: GlyphStyle) -> int:
     return max(16, int(round(min(size) * style.glyph_size * 1.25)))
 
 
-def _rotation(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
-    """``(m, 3, 3)`` rotations Rz(roll) @ Rx(pitch) @ Ry(yaw), angles in radians."""
-    m = len(yaw)
-    cy, sy, cp, sp, cr, sr = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch), np.cos(roll), np.sin(roll)
-    o, z = np.ones(m), np.zeros(m)
-    Ry = np.stack([np.stack([cy, z, sy], 1), np.stack([z, o, z], 1), np.stack([-sy, z, cy], 1)], 1)
-    Rx = np.stack([np.stack([o, z, z], 1), np.stack([z, cp, -sp], 1), np.stack([z, sp, cp], 1)], 1)
-    Rz = np.stack([np.stack([cr, -sr, z], 1), np.stack([sr, cr, z], 1), np.stack([z, z, o], 1)], 1)
-    return Rz @ Rx @ Ry
-
-
 def _render_block(block: int, labels: np.ndarray, shape_idx: np.ndarray, orient_idx: np.ndarray,
                   size: tuple[int, int], seed: int, style: GlyphStyle) -> np.ndarray:
     """The images of one determinism block: ``labels`` (m,) class indices -> ``(m, h, w)`` uint8."""
@@ -216,7 +205,7 @@ def _render_block(block: int, labels: np.ndarray, shape_idx: np.ndarray, orient_
     # pushed to distance d, projected with focal length f so a frontal glyph spans `scale` of the image.
     side = min(h, w)
     d = style.camera_distance
-    R = _rotation(ang[:, 0], ang[:, 1], ang[:, 2])
+    R = rotations(ang[:, 0], ang[:, 1], ang[:, 2])
     P = np.zeros((m, 3, 3))
     P[:, :, 0] = R[:, :, 0]
     P[:, :, 1] = R[:, :, 1]

@@ -32,7 +32,7 @@ from .hand_render import add_noise, composite, frame_hands, render_hands
 from .hand_style import CAMERA, CLEAN, STYLES, HandStyle
 from .hand_shapes import SHAPE_NAMES, all_poses
 from .imageset import ImageSet
-from .pose_split import BENCH_SPLIT, split_per_class
+from .pose_split import BENCH_SPLIT, rotations, split_per_class
 
 _YAWS = (-60, -30, 0, 30, 60)
 _PITCHES = (-30, 0, 30)
@@ -94,14 +94,7 @@ def class_factors(class_names: list[str]) -> dict:
 
 def _rotations(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
     """``(m, 3, 3)`` rotations Rz(roll) @ Rx(pitch) @ Ry(yaw), angles in degrees (``hand_model``'s)."""
-    y, p, r = (np.deg2rad(np.asarray(a, np.float64)) for a in (yaw, pitch, roll))
-    m = len(y)
-    cy, sy, cp, sp, cr, sr = np.cos(y), np.sin(y), np.cos(p), np.sin(p), np.cos(r), np.sin(r)
-    o, z = np.ones(m), np.zeros(m)
-    Ry = np.stack([np.stack([cy, z, sy], 1), np.stack([z, o, z], 1), np.stack([-sy, z, cy], 1)], 1)
-    Rx = np.stack([np.stack([o, z, z], 1), np.stack([z, cp, -sp], 1), np.stack([z, sp, cp], 1)], 1)
-    Rz = np.stack([np.stack([cr, -sr, z], 1), np.stack([sr, cr, z], 1), np.stack([z, z, o], 1)], 1)
-    return Rz @ Rx @ Ry
+    return rotations(*(np.deg2rad(np.asarray(a, np.float64)) for a in (yaw, pitch, roll)))
 
 
 def orientation_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:

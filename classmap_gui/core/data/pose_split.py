@@ -1,4 +1,5 @@
-"""The fixed per-class split of the generated pose sets (glyph-pose, hand-pose) for the benchmark."""
+"""What the generated pose sets (glyph-pose, hand-pose) share: the fixed per-class split of the
+benchmark, and the rotation matrices of their viewing orientations."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,3 +28,14 @@ def split_per_class(ims: ImageSet, counts: tuple[int, ...] = BENCH_SPLIT) -> tup
 
 
 __all__ = ["BENCH_SPLIT", "split_per_class"]
+
+
+def rotations(yaw: np.ndarray, pitch: np.ndarray, roll: np.ndarray) -> np.ndarray:
+    """``(m, 3, 3)`` float64 rotations Rz(roll) @ Rx(pitch) @ Ry(yaw) for angle arrays ``(m,)`` in radians."""
+    m = len(yaw)
+    cy, sy, cp, sp, cr, sr = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch), np.cos(roll), np.sin(roll)
+    o, z = np.ones(m), np.zeros(m)
+    Ry = np.stack([np.stack([cy, z, sy], 1), np.stack([z, o, z], 1), np.stack([-sy, z, cy], 1)], 1)
+    Rx = np.stack([np.stack([o, z, z], 1), np.stack([z, cp, -sp], 1), np.stack([z, sp, cp], 1)], 1)
+    Rz = np.stack([np.stack([cr, -sr, z], 1), np.stack([sr, cr, z], 1), np.stack([z, z, o], 1)], 1)
+    return Rz @ Rx @ Ry
