@@ -26,6 +26,7 @@ EXIT_INTERNAL = 70
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
+    """``classmap datasets``: list the built-in data sets, whether each is installed here and how to get it."""
     from ..core.data import builtin_datasets
 
     rows = [{"name": d.name, "available": bool(d.available()), "description": d.description,

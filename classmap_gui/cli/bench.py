@@ -17,6 +17,8 @@ BENCHES = ("features", "classmap", "compressive", "scale")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    """``classmap bench NAME``: run one benchmark module with its options and ``--set`` pairs; prints its
+    JSON result (and writes it to ``--out``)."""
     extra = parse_sets(args.set)
     try:
         mod = importlib.import_module(f"classmap_gui.core.bench.{args.bench}")

@@ -36,6 +36,7 @@ class ProgressBar:
         self.stream.flush()
 
     def close(self) -> None:
+        """End the bar's line so later output starts on a fresh one; call when the work is done."""
         if self.enabled and self.stage is not None:
             self.stream.write("\n")
             self.stream.flush()

@@ -21,6 +21,7 @@ def _check_top(top: int) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    """``classmap eval``: score a saved recogniser on a data set (accuracy, top-k) and print the report."""
     from ..core.recogniser import Recogniser
     from ..core.training import evaluate
 

@@ -39,6 +39,7 @@ def estimate_model_bytes(features: str, feats: dict, n_classes: int, image_shape
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    """``classmap train``: check the settings, train a recogniser on the data, save it and print its accuracy."""
     from ..core.store.format import check_bundle_target, foreign_entries
 
     plain, feats, bank, cmap = split_sets(args.set)

@@ -39,6 +39,7 @@ def available_memory() -> int:
 
 
 def fmt_bytes(n: float) -> str:
+    """``n`` bytes as a short human-readable size ("512 bytes", "3.2 MB") for messages."""
     for unit in ("bytes", "KB", "MB", "GB", "TB"):
         if n < 1024 or unit == "TB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"

@@ -47,10 +47,12 @@ class TrainConfig:
     seed: int = 0
 
     def to_dict(self) -> dict:
+        """The settings as a plain dict (JSON-able), for reports and project files."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
+        """Settings from a dict saved by ``to_dict``; ConfigError names any unknown key."""
         unknown = set(d) - set(cls.__dataclass_fields__)
         if unknown:
             raise ConfigError(f"unknown training setting(s): {', '.join(sorted(unknown))}")

@@ -59,6 +59,7 @@ class Workspace:
             self.listener(k, text)
 
     def message(self, text: str) -> None:
+        """Pass a status-line message to the listener (the GUI shows it)."""
         self._note(MESSAGE, text=text)
 
     # ------------------------------------------------------------------ whole-project changes
@@ -80,6 +81,7 @@ class Workspace:
         self.reset(editing.empty_imageset(size, colour=colour, name=name))
 
     def set_trained(self, recogniser, report, split=None, settings: dict | None = None) -> None:
+        """Keep a newly trained recogniser, its report and train/test split; the model now matches the data."""
         self.recogniser, self.report, self.split = recogniser, report, split
         if settings is not None:
             self.settings = dict(settings)
@@ -88,6 +90,7 @@ class Workspace:
         self._note(STATE, MODEL)
 
     def mark_saved(self, path: str | Path) -> None:
+        """Record that the project was saved to ``path``: not dirty, and new captures go inside a folder project."""
         self.path = Path(path)
         if self.path.is_dir():  # a folder project keeps its captures inside; new ones go there too
             self.capture_root = self.path / "captures"
@@ -97,10 +100,12 @@ class Workspace:
     # ------------------------------------------------------------------ queries
     @property
     def class_names(self) -> list[str]:
+        """The class names in label order (empty with no image set)."""
         return [] if self.imageset is None else list(self.imageset.class_names)
 
     @property
     def model_is_current(self) -> bool:
+        """True when a recogniser exists and was trained on the current data (no edits since)."""
         return self.recogniser is not None and self.trained_on_version == self.data_version
 
     @property
@@ -144,10 +149,12 @@ class Workspace:
         self._edited(imageset, model_invalid=True)
 
     def add_class(self, name: str) -> int:
+        """Add an empty class ``name`` and return its label; the recogniser stays valid."""
         self._edited(editing.add_class(self._need_set(), name), model_invalid=False)
         return self.imageset.n_classes - 1
 
     def rename_class(self, cls: int, name: str) -> None:
+        """Rename class ``cls``, in the recogniser too; labels and the model are unchanged."""
         ims = editing.rename_class(self._need_set(), cls, name)
         rec = self.recogniser
         if rec is not None and cls < len(getattr(rec, "class_names", [])):
@@ -156,12 +163,15 @@ class Workspace:
         self._edited(ims, model_invalid=False, version_bump=False)
 
     def delete_class(self, cls: int) -> None:
+        """Delete class ``cls`` and its images (labels above it shift down); the recogniser is discarded."""
         self._edited(editing.delete_class(self._need_set(), cls), model_invalid=True)
 
     def delete_images(self, index) -> None:
+        """Remove the images at indices ``index`` ``(k,)`` int64 from the set."""
         self._edited(editing.delete_images(self._need_set(), index), model_invalid=False)
 
     def move_images(self, index, cls: int) -> None:
+        """Relabel the images at indices ``index`` ``(k,)`` int64 as class ``cls``."""
         self._edited(editing.move_images(self._need_set(), index, cls), model_invalid=False)
 
     def add_images(self, cls: int, images, sources=None) -> int:

@@ -30,6 +30,7 @@ def _parse(argv):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``classmap-gui``: self-test, screenshot, or the main window (with the demo or a project)."""
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.self_test:
         from .selftest import self_test

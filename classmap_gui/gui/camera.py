@@ -89,14 +89,17 @@ class FrameStream(QThread):
 
     # -- control (UI thread)
     def stop(self) -> None:
+        """Ask the stream's thread to stop (also wakes a paused or stepped stream); ``wait`` for it after."""
         self._stop.set()
         self._step.release()
 
     def set_paused(self, paused: bool) -> None:
+        """Pause or resume delivering frames (the Run panel's pause button)."""
         (self._paused.set if paused else self._paused.clear)()
 
     @property
     def paused(self) -> bool:
+        """True while the stream is paused."""
         return self._paused.is_set()
 
     def step(self) -> None:
@@ -122,6 +125,8 @@ class FrameStream(QThread):
         return cap, None
 
     def run(self) -> None:  # noqa: C901 - one loop with the stream's states
+        """The thread's loop: open the source, read, crop and emit frames at the source's pace until stopped
+        or the source ends, then emit ``ended`` with the reason."""
         try:
             cap, files = self._open()
         except OSError as exc:

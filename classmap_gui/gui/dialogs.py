@@ -39,9 +39,11 @@ class ImageFormatForm(QWidget):
         form.addRow("Images are", row)
 
     def size(self) -> tuple[int, int]:  # noqa: D102 - (h, w)
+        """The chosen image size ``(h, w)`` (square)."""
         return self.side.value(), self.side.value()
 
     def is_colour(self) -> bool:
+        """True when colour images were chosen, False for grey."""
         return self.colour.isChecked()
 
 

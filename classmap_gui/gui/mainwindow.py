@@ -21,6 +21,8 @@ PANELS = ("dataset", "train", "run", "explore")
 
 
 class MainWindow(QMainWindow):
+    """The application window: Dataset, Train, Run and Explore panels as tabs, the File menu, status bar
+    and the one background task runner."""
     def __init__(self, parent=None):
         super().__init__(parent)
         self.project = Project(self)
@@ -186,6 +188,7 @@ class MainWindow(QMainWindow):
                                                        self.act_import, self.act_export)])
 
     def show_panel(self, name: str) -> None:
+        """Switch to the tab ``name`` (one of ``PANELS``)."""
         self.tabs.setCurrentIndex(PANELS.index(name))
 
     def _update_title(self) -> None:
@@ -239,6 +242,8 @@ class MainWindow(QMainWindow):
         return open_demo(self)
 
     def open_project(self, path: str | None = None) -> bool:
+        """File > Open: load a project folder or ``.cmproj`` (asking for it when ``path`` is None) in the
+        background; False when cancelled."""
         if not self._may_discard():
             return False
         if path is None:
@@ -264,6 +269,8 @@ class MainWindow(QMainWindow):
                                                                             should_stop=should_stop), done)
 
     def save_project(self, path: str | None = None, ask: bool = False) -> bool:
+        """File > Save / Save as: write the project to its file, or to a path asked for (``ask``); False when
+        nothing was saved."""
         p = self.project
         if p.imageset is None:
             self.statusBar().showMessage("Nothing to save yet.", 5000)
@@ -293,6 +300,8 @@ class MainWindow(QMainWindow):
                                                                             should_stop=should_stop), done)
 
     def export(self, path: str | None = None) -> bool:
+        """File > Export: write the trained recogniser with ``predict.py`` to a new folder (asked for when
+        ``path`` is None); False when cancelled or untrained."""
         rec = self.project.recogniser
         if rec is None:
             self.statusBar().showMessage("Train a recogniser first, then export it.", 5000)
@@ -315,6 +324,8 @@ class MainWindow(QMainWindow):
         return self.runner.run("Exporting the recogniser", work, done)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        """Closing the window: ask about unsaved changes, stop tasks, streams and capture, and drop the
+        autosave when nothing is unsaved."""
         if not self._may_discard():
             event.ignore()
             return

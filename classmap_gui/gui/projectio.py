@@ -14,6 +14,7 @@ from ..core import project as store
 
 @dataclass
 class ProjectData:
+    """A loaded project as the GUI keeps it: images, recogniser, settings, captures folder and path."""
     imageset: ImageSet
     recogniser: object | None = None
     settings: dict = field(default_factory=dict)
@@ -22,6 +23,7 @@ class ProjectData:
 
 
 def to_core(data: ProjectData) -> store.Project:
+    """The core store's ``Project`` for ``data``, ready to save."""
     return store.Project(imageset=data.imageset, recogniser=data.recogniser, settings=dict(data.settings),
                          captures_dir=data.captures_dir)
 
@@ -32,5 +34,6 @@ def save(data: ProjectData, path: str | Path, *, progress=None, should_stop=None
 
 
 def load(path: str | Path, *, captures_to: str | Path | None = None, progress=None, should_stop=None) -> ProjectData:
+    """Open the project at ``path`` (folder or ``.cmproj``), unpacking captures into ``captures_to``."""
     p = store.load_project(path, captures_to=captures_to, progress=progress, should_stop=should_stop)
     return ProjectData(p.imageset, p.recogniser, dict(p.settings or {}), p.captures_dir, p.path)

@@ -8,6 +8,7 @@ from .driving import settle, wait_until
 
 
 def screenshot(args) -> int:
+    """``classmap-gui --screenshot``: render the main window offscreen on one panel and save it as a PNG."""
     if not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtWidgets import QApplication

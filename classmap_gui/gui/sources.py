@@ -58,9 +58,11 @@ class SourcePicker(QWidget):
         return self.combo.currentData()
 
     def current_text(self) -> str:
+        """The label of the chosen source as shown in the combo box."""
         return self.combo.currentText()
 
     def setEnabled(self, on: bool) -> None:  # noqa: N802 - Qt API
+        """Enable or disable the combo box and its buttons together (off while a stream runs)."""
         for w in [self.combo, *self.buttons]:
             w.setEnabled(on)
 

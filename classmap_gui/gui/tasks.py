@@ -80,6 +80,7 @@ class _Worker(QThread):
         self.progressed.emit(float(fraction), str(stage), float(eta))
 
     def run(self) -> None:
+        """The worker thread: run the task, then emit ``succeeded``, ``errored`` or ``stopped``."""
         self._t0 = time.perf_counter()
         try:
             result = self.fn(self._progress, self.stop_event.is_set)
@@ -146,14 +147,17 @@ class TaskRunner(QObject):
 
     @property
     def busy(self) -> bool:
+        """True while a background task is running (the runner takes one at a time)."""
         return self._worker is not None
 
     @property
     def last_error(self) -> str:
+        """The error message of the last task, empty when it succeeded or none ran."""
         return self.last_task.error if self.last_task is not None else ""
 
     @property
     def last_traceback(self) -> str:
+        """The traceback of the last task's error, empty when none."""
         return self.last_task.details if self.last_task is not None else ""
 
     def run(self, title: str, fn: TaskFn, on_done: Callable[[Any], None] | None = None,

@@ -22,6 +22,7 @@ def strip_image(images: np.ndarray, n: int = 6) -> np.ndarray:
 
 
 def strip_icon(images: np.ndarray, n: int = 6, height: int = 28) -> QIcon:
+    """An icon of up to ``n`` images ``(k, h, w[, 3])`` uint8 side by side, ``height`` pixels high (class lists)."""
     strip = strip_image(images, n)
     pm = QPixmap.fromImage(to_qimage(strip)).scaledToHeight(height, Qt.FastTransformation
                                                             if strip.shape[0] * 2 <= height else Qt.SmoothTransformation)
@@ -50,6 +51,7 @@ class TaskProgress(QWidget):
         self.setVisible(False)
 
     def start(self, title: str) -> None:
+        """A task started: show the bar at 0 with ``title`` and enable Cancel."""
         self.stage.setText(title)
         self.bar.setValue(0)
         self.bar.setFormat("%p%")
@@ -58,6 +60,7 @@ class TaskProgress(QWidget):
         self.setVisible(True)
 
     def update_progress(self, fraction: float, stage: str, eta: float) -> None:
+        """The runner's progress signal: show the stage, ``fraction`` (0-1) and time left (``eta`` < 0: unknown)."""
         self.stage.setText(stage)
         self.bar.setValue(int(round(fraction * 1000)))
         if eta >= 0:
@@ -66,6 +69,7 @@ class TaskProgress(QWidget):
             self.eta.setText("estimating…")
 
     def stop(self) -> None:
+        """The task ended: hide the progress row."""
         self.setVisible(False)
 
 
@@ -113,11 +117,13 @@ class ElidedLabel(QLabel):
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+        """Keep the full ``text`` (also as tooltip) and show it elided to the width."""
         self._full = str(text)
         self.setToolTip(self._full)
         self._fit()
 
     def text(self) -> str:
+        """The full text, not the elided one shown."""
         return self._full
 
     def _fit(self) -> None:
@@ -125,6 +131,7 @@ class ElidedLabel(QLabel):
         super().setText(self.fontMetrics().elidedText(self._full, Qt.ElideMiddle, width))
 
     def resizeEvent(self, e) -> None:  # noqa: N802
+        """Re-elide the text to the new width."""
         super().resizeEvent(e)
         self._fit()
 

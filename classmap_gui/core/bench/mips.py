@@ -134,6 +134,8 @@ class MipsIndex:
         return np.take_along_axis(rows, order, 1), np.take_along_axis(S, order, 1)
 
     def search(self, X: np.ndarray, p: int):
+        """Top class of queries ``X (n, D)`` float32: faiss candidates, exactly rescored; returns
+        ``(class (n,), score (n,), evaluations per query (n,))``."""
         X = np.ascontiguousarray(X, np.float32)
         ids, ev = self.candidates(_augment(X, self.extra), p)
         cls, score = self.rescore(X, ids)

@@ -274,6 +274,7 @@ class IVFLists:
 
     @property
     def nlist(self) -> int:
+        """Number of inverted lists (coarse centroids)."""
         return self.centroids.shape[0]
 
     @classmethod

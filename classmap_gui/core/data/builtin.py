@@ -21,6 +21,7 @@ _REGISTRY: dict[str, BuiltinDataset] = {}
 
 
 def register_dataset(ds: BuiltinDataset) -> None:
+    """Add ``ds`` to the built-in data sets under its name (a later one of the same name replaces it)."""
     _REGISTRY[ds.name] = ds
 
 

@@ -71,6 +71,7 @@ def add_class(imageset: ImageSet, name: str) -> ImageSet:
 
 
 def rename_class(imageset: ImageSet, cls: int, name: str) -> ImageSet:
+    """A copy of ``imageset`` with class ``cls`` named ``name``; the name is checked like a new class's."""
     cls = _check_class(imageset, cls)
     names = list(imageset.class_names)
     names[cls] = check_class_name(imageset, name, except_class=cls)

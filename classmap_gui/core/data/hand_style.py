@@ -59,6 +59,7 @@ class HandStyle:
 
     @property
     def noise_lut(self) -> np.ndarray:
+        """Standard-normal quantiles ``(256,)`` float32 that a random byte per pixel indexes for cheap noise."""
         return _normal_lut()
 
     def as_dict(self) -> dict:

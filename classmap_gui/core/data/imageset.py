@@ -90,6 +90,7 @@ class ImageSet:
 
     @property
     def n_classes(self) -> int:
+        """Number of classes (named ones, including classes without images)."""
         return len(self.class_names)
 
     @property
@@ -99,6 +100,7 @@ class ImageSet:
 
     @property
     def is_color(self) -> bool:
+        """True for colour images ``(n, h, w, 3)``, False for grey ``(n, h, w)``."""
         return self.images.ndim == 4
 
     def counts(self) -> np.ndarray:

@@ -68,14 +68,17 @@ class _Grid:
 
     @property
     def n_pos(self) -> int:
+        """Number of patch positions, ``n_h * n_w``."""
         return self.n_h * self.n_w
 
     @property
     def half_h(self) -> int:
+        """Rows of positions in the top quadrants (the bottom ones start here)."""
         return (self.n_h + 1) // 2
 
     @property
     def half_w(self) -> int:
+        """Columns of positions in the left quadrants (the right ones start here)."""
         return (self.n_w + 1) // 2
 
 

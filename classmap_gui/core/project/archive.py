@@ -135,6 +135,7 @@ class SafeArchive:
         self.close()
 
     def close(self) -> None:
+        """Close the zip and its file handle."""
         self._zf.close()
         self._fh.close()
 
@@ -143,6 +144,7 @@ class SafeArchive:
         return list(self._files)
 
     def has(self, name: str) -> bool:
+        """True when the archive holds a member named ``name``."""
         return name in self._files
 
     def _stream(self, info: zipfile.ZipInfo, sink) -> None:

@@ -45,6 +45,7 @@ class Autosaver:
         return f"{p.stem[:40]}-{hashlib.sha1(str(p).encode('utf-8', 'surrogatepass')).hexdigest()[:10]}"
 
     def autosave_path(self, path: str | Path | None) -> Path:
+        """The autosave file of the project saved at ``path`` (None: a never-saved project)."""
         return self.folder / f"{self.key_for(path)}{ARCHIVE_SUFFIX}"
 
     def due(self, dirty: bool, now: float | None = None) -> bool:
@@ -105,11 +106,13 @@ class RecentProjects:
         return [p for p in paths if p.exists()] if existing_only else paths
 
     def add(self, path: str | Path) -> None:
+        """Put ``path`` first in the recent-projects list (once), keeping at most ``limit`` entries."""
         p = str(Path(path).expanduser().absolute())
         items = [p] + [s for s in self._read() if s != p]
         self._write(items[: self.limit])
 
     def remove(self, path: str | Path) -> None:
+        """Drop ``path`` from the recent-projects list (it was moved or could not be opened)."""
         p = str(Path(path).expanduser().absolute())
         self._write([s for s in self._read() if s != p])
 

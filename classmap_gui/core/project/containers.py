@@ -35,6 +35,7 @@ class FolderSink:
         self._written: list[Path] = []
 
     def write(self, rel: str, data: bytes, sync: bool = False) -> None:
+        """Write ``data`` to ``rel`` under the folder; fsynced now when ``sync``, else at ``finish``."""
         f = self.root / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         with open(f, "wb") as fh:
@@ -57,12 +58,15 @@ class FolderSink:
             return False
 
     def add_tree(self, prefix: str, src: Path) -> None:
+        """Copy the folder ``src`` into the project under ``prefix``."""
         copy_tree(src, self.root / prefix)
 
     def save_model(self, recogniser) -> None:
+        """Save the trained recogniser into the project's ``model/`` folder."""
         recogniser.save(self.root / "model")
 
     def finish(self) -> None:
+        """Fsync every file written without ``sync`` so the saved folder is durable before it is swapped in."""
         from concurrent.futures import ThreadPoolExecutor
 
         def sync(f: Path) -> None:
@@ -87,24 +91,30 @@ class ZipSink:
         self.zw = zw
 
     def write(self, rel: str, data: bytes, sync: bool = False) -> None:
+        """Add ``data`` to the archive as ``rel`` (``sync`` is moot: the whole archive is synced at the end)."""
         self.zw.write(rel, data)
 
     def link(self, rel: str, src: Path) -> bool:
+        """An archive cannot hard-link a previous version's file: always False, so the caller writes it."""
         return False
 
     def add_tree(self, prefix: str, src: Path) -> None:
+        """Add the folder ``src`` to the archive under ``prefix``."""
         self.zw.add_tree(prefix, src)
 
     def save_model(self, recogniser) -> None:
+        """Save the recogniser to a temporary folder and add it to the archive as ``model/``."""
         with tempfile.TemporaryDirectory(prefix="classmap-model-") as tmp:
             recogniser.save(Path(tmp) / "model")
             self.zw.add_tree("model", Path(tmp) / "model")
 
     def finish(self) -> None:
+        """Nothing to do: the archive is completed and synced by its writer."""
         pass
 
 
 class FolderSource:
+    """Reads a project saved as a folder, refusing links and anything that leads out of it."""
     def __init__(self, root: Path):
         self.root = root
 
@@ -117,6 +127,7 @@ class FolderSource:
         return read_regular(f, max_bytes=max_bytes, follow_links=False)
 
     def model_dir(self, tmp: Path) -> Path:
+        """The project's ``model/`` folder, read in place (``tmp`` unused); refused when it is a link."""
         d = self.root / "model"
         if d.is_symlink() or (d.exists() and not inside(d, self.root)):
             raise NotRegularFile("model/ is a link; refused")
@@ -124,14 +135,17 @@ class FolderSource:
 
 
 class ZipSource:
+    """Reads a project saved as a ``.cmproj`` archive through ``SafeArchive``."""
     def __init__(self, arc: SafeArchive):
         self.arc = arc
 
     def read(self, rel: str) -> bytes:
+        """The bytes of the archive member ``rel``; FileNotFoundError when it is missing."""
         if not self.arc.has(rel):
             raise FileNotFoundError(f"{rel} is not in the archive")
         return self.arc.read(rel)
 
     def model_dir(self, tmp: Path) -> Path:
+        """Extract the archive's ``model/`` into ``tmp`` and return that folder for loading the recogniser."""
         self.arc.extract(tmp, "model")
         return tmp / "model"

@@ -76,6 +76,7 @@ class Project:
 
 
 def is_archive(path: str | Path) -> bool:
+    """True when ``path`` names a one-file project (``.cmproj``) rather than a project folder."""
     return Path(path).suffix.lower() == ARCHIVE_SUFFIX
 
 

@@ -33,6 +33,7 @@ def fault_point(name: str) -> None:
 
 
 def fsync_dir(path: Path) -> None:
+    """Fsync the directory ``path`` so a rename or new entry in it survives a crash; a no-op where unsupported."""
     try:
         fd = os.open(str(path), os.O_RDONLY)
     except OSError:  # pragma: no cover - platforms without directory fds
@@ -166,6 +167,7 @@ def remove_stale(path: Path, complete: bool) -> None:
 
 
 def glob_escape(name: str) -> str:
+    """``name`` with glob wildcards (``*?[``) bracketed, so it matches only itself in a glob pattern."""
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 

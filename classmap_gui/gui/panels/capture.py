@@ -52,11 +52,13 @@ class HoldButton(QPushButton):
             self.let_go.emit()
 
     def changeEvent(self, e) -> None:  # noqa: N802 - disabled mid-hold (the stream ended): the hold ends
+        """The button was disabled (e.g. the stream ended) while held: end the hold."""
         super().changeEvent(e)
         if e.type() == QEvent.EnabledChange and not self.isEnabled():
             self._end()
 
     def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt API
+        """Left press: grab the mouse and start the hold, so the release is seen wherever it happens."""
         if e.button() == Qt.LeftButton and self.isEnabled():
             self.grabMouse()
             self._start()
@@ -65,6 +67,7 @@ class HoldButton(QPushButton):
             super().mousePressEvent(e)
 
     def mouseReleaseEvent(self, e) -> None:  # noqa: N802
+        """Left release (anywhere, the mouse is grabbed): end the hold."""
         if e.button() == Qt.LeftButton:
             self.releaseMouse()
             self._end()
@@ -73,30 +76,37 @@ class HoldButton(QPushButton):
             super().mouseReleaseEvent(e)
 
     def mouseMoveEvent(self, e) -> None:  # noqa: N802 - moving off the button does not end a hold
+        """Swallow pointer moves: leaving the button does not end a hold."""
         e.accept()
 
     def keyPressEvent(self, e) -> None:  # noqa: N802
+        """Space pressed (not auto-repeat): start the hold; other keys as usual."""
         if e.key() == Qt.Key_Space and not e.isAutoRepeat():
             self._start()
         elif e.key() != Qt.Key_Space:
             super().keyPressEvent(e)
 
     def keyReleaseEvent(self, e) -> None:  # noqa: N802
+        """Space released: end the hold; other keys as usual."""
         if e.key() == Qt.Key_Space and not e.isAutoRepeat():
             self._end()
         elif e.key() != Qt.Key_Space:
             super().keyReleaseEvent(e)
 
     def focusOutEvent(self, e) -> None:  # noqa: N802
+        """Focus lost (another widget or window): end the hold."""
         self._end()
         super().focusOutEvent(e)
 
     def hideEvent(self, e) -> None:  # noqa: N802
+        """Button hidden (panel or window hidden): end the hold."""
         self._end()
         super().hideEvent(e)
 
 
 class CapturePanel(QWidget):
+    """Record images from a camera or video into the chosen class: live preview, crop region, mirror and
+    a hold-to-record button with count-down."""
     def __init__(self, project, current_class, parent=None):
         super().__init__(parent)
         self.project = project
@@ -190,12 +200,15 @@ class CapturePanel(QWidget):
     # ------------------------------------------------------------------ sources (kept for scripts)
     @property
     def source(self):
+        """The source combo box (cameras and video files) of the shared source picker."""
         return self.sources.combo
 
     def refresh_cameras(self) -> list[int]:
+        """Find cameras button: probe for cameras and list them; returns their indices."""
         return self.sources.refresh_cameras()
 
     def choose_video(self, path: str | None = None) -> None:
+        """Add a video file as source (asking for it when ``path`` is None)."""
         self.sources.add("video", path)
 
     # ------------------------------------------------------------------ stream
@@ -203,6 +216,7 @@ class CapturePanel(QWidget):
         (self.start_preview if on else self.stop_preview)()
 
     def start_preview(self) -> bool:
+        """Start button: open the chosen source and show its preview; False when there is no source."""
         if self.stream is not None:
             return True
         src = self.sources.current()
@@ -225,6 +239,7 @@ class CapturePanel(QWidget):
         return True
 
     def stop_preview(self) -> None:
+        """Stop the preview stream and wait for its thread (start button unchecked, panel shut down)."""
         if self.stream is not None:
             self.stream.stop()
             self.stream.wait(3000)
@@ -328,6 +343,8 @@ class CapturePanel(QWidget):
                          f"each saved as it is taken.")
 
     def stop_recording(self, why: str = "") -> None:
+        """End a recording (button let go, time limit, stream ended): add the burst to its class and say
+        why it stopped (``why``)."""
         if not self.recording:
             return
         self.recording = self.latched = False
@@ -353,5 +370,6 @@ class CapturePanel(QWidget):
         self.status.setToolTip(text)
 
     def shutdown(self) -> None:
+        """Finish any recording and stop the preview; called when the window closes."""
         self.stop_recording()
         self.stop_preview()

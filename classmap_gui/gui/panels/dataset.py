@@ -19,6 +19,7 @@ MAX_GRID = 400  # images shown per class; the rest are counted, not drawn
 
 
 class DatasetPanel(QWidget):
+    """The Dataset tab: load built-in sets or folders, list classes, browse and edit images, capture more."""
     def __init__(self, project, runner, parent=None):
         super().__init__(parent)
         self.project, self.runner = project, runner
@@ -162,9 +163,11 @@ class DatasetPanel(QWidget):
 
     # ------------------------------------------------------------------ view
     def current_class(self) -> int:
+        """Row of the selected class in the class list, -1 when none."""
         return self.classes.currentRow()
 
     def refresh(self) -> None:
+        """Redraw the summary, class list and image grid from the project (after any change to the data)."""
         ims = self.project.imageset
         cur = max(0, self.classes.currentRow())
         self.classes.blockSignals(True)
@@ -211,6 +214,7 @@ class DatasetPanel(QWidget):
             self.grid.addItem(item)
 
     def selected_images(self) -> np.ndarray:
+        """Project indices ``(k,)`` int64 of the images selected in the grid, in grid order."""
         rows = sorted(self.grid.row(it) for it in self.grid.selectedItems())
         return self._grid_index[rows] if rows else np.zeros(0, np.int64)
 
@@ -224,6 +228,7 @@ class DatasetPanel(QWidget):
             return None
 
     def add_class(self, name: str | None = None):
+        """Add class button: add a class named ``name`` (asked for when None) and select it; its label or None."""
         if name is None:
             name, ok = QInputDialog.getText(self, "Add class", "Name of the new class:")
             if not ok:
@@ -234,6 +239,7 @@ class DatasetPanel(QWidget):
         return c
 
     def rename_class(self, name: str | None = None) -> None:
+        """Rename button: rename the selected class to ``name`` (asked for when None)."""
         c = self.current_class()
         if c < 0:
             return
@@ -244,6 +250,7 @@ class DatasetPanel(QWidget):
         self._guard(self.project.rename_class, c, name)
 
     def delete_class(self, confirm: bool = True) -> None:
+        """Delete class button: delete the selected class and its images, after confirming when ``confirm``."""
         c = self.current_class()
         if c < 0:
             return
@@ -255,11 +262,13 @@ class DatasetPanel(QWidget):
         self._guard(self.project.delete_class, c)
 
     def delete_selected(self) -> None:
+        """Delete selected button: remove the images selected in the grid from the project."""
         idx = self.selected_images()
         if len(idx):
             self._guard(self.project.delete_images, idx)
 
     def move_selected(self, cls: int) -> None:
+        """Move-to menu: relabel the images selected in the grid as class ``cls``."""
         idx = self.selected_images()
         if len(idx) and cls >= 0:
             self._guard(self.project.move_images, idx, cls)

@@ -17,6 +17,8 @@ MAX_POINTS = 1500
 
 
 class ExplorePanel(QWidget):
+    """The Explore tab: the 2-D ClassMap embedding, the k-means centroid mosaic, accuracy vs evaluations
+    and one image's candidates, for a trained recogniser on a sample of the images."""
     def __init__(self, project, runner, parent=None):
         super().__init__(parent)
         self.project, self.runner = project, runner
@@ -204,6 +206,7 @@ class ExplorePanel(QWidget):
         return ims.images[idx], ims.labels[idx]
 
     def compute(self) -> bool:
+        """Compute views button: run the explore task on a sample in the background; False when untrained."""
         rec = self.project.recogniser
         if rec is None or self.project.imageset is None:
             self.info.setText("Nothing to explore yet: train a recogniser first.")
@@ -293,6 +296,7 @@ class ExplorePanel(QWidget):
         self._show_mosaic(mosaic)
 
     def shown_classes(self) -> np.ndarray:
+        """Labels ``(k,)`` int64 of the classes ticked in the class list (the embedding shows only these)."""
         return np.array([c for c in range(self.class_list.count())
                          if self.class_list.item(c).checkState() == Qt.Checked], np.int64)
 

@@ -58,6 +58,8 @@ class ExploreData:
 
 
 def explore_task(rec, images, labels):
+    """A background task computing the Explore views of ``rec`` on ``images`` and their ``labels`` ``(n,)``:
+    features, embedding, accuracy vs evaluations and the centroid mosaic."""
     def work(progress, should_stop):
         x = rec.prepare(images)
         progress(0.0, "computing features of the sample")

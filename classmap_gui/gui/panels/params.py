@@ -75,6 +75,7 @@ class ParamForm(QWidget):
         return w
 
     def value(self, name: str):
+        """The current value of the setting ``name`` from its widget (bool, number, choice or "auto")."""
         w, p = self.widgets[name], self.kinds[name]
         if isinstance(w, QCheckBox):
             return w.isChecked()
@@ -91,6 +92,7 @@ class ParamForm(QWidget):
         return text
 
     def values(self) -> dict:
+        """The settings that differ from their defaults, by name (what a training run passes on)."""
         out = {}
         for k in self.widgets:
             v = self.value(k)

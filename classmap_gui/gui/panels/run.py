@@ -24,6 +24,8 @@ RESULTS_WIDTH = 380  # the right column keeps its width whatever the class names
 
 
 class RunPanel(QWidget):
+    """The Run tab: recognise a camera, video or images live with the trained recogniser and show the
+    class, scores and speed."""
     def __init__(self, project, parent=None):
         super().__init__(parent)
         self.project = project
@@ -147,16 +149,20 @@ class RunPanel(QWidget):
     # ------------------------------------------------------------------ sources
     @property
     def source(self):
+        """The source combo box of the shared source picker."""
         return self.sources.combo
 
     def refresh_cameras(self) -> list[int]:
+        """Find cameras button: probe for cameras and list them; returns their indices."""
         return self.sources.refresh_cameras()
 
     def add_source(self, kind: str, value=None) -> None:
+        """Add and choose a source of ``kind`` ("video", "files", "folder"), asked for when ``value`` is None."""
         self.sources.add(kind, value)
 
     # ------------------------------------------------------------------ stream
     def start(self) -> bool:
+        """Start button: stream the chosen source through the recogniser; False without a model or a source."""
         from ..camera import FrameStream  # noqa: PLC0415
 
         if self.stream is not None:
@@ -202,6 +208,7 @@ class RunPanel(QWidget):
         return True
 
     def stop(self) -> None:
+        """Stop button (and window close): stop the stream and wait for its thread."""
         if self.stream is not None:
             self.stream.stop()
             self.stream.wait(5000)

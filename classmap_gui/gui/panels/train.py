@@ -67,6 +67,8 @@ def evaluate_task(rec, imageset, settings: dict):
 
 
 class TrainPanel(QWidget):
+    """The Train tab: settings (suggested from the data or edited), the Train button, stage progress and
+    the results of the last training."""
     def __init__(self, project, runner, parent=None):
         super().__init__(parent)
         self.project, self.runner = project, runner
@@ -122,9 +124,11 @@ class TrainPanel(QWidget):
         self.settings_view.apply(s)
 
     def settings(self) -> dict:
+        """The training settings as currently shown (only the changed ones, by name)."""
         return self.settings_view.values()
 
     def scheduler_address(self) -> str | None:
+        """The Dask scheduler address to train on (``tcp://host:8786``), or None for this machine."""
         return self.settings_view.scheduler_address()
 
     def suggest(self, keep_choice: bool = False) -> list[str]:
@@ -145,13 +149,16 @@ class TrainPanel(QWidget):
 
     @property
     def confusion(self):
+        """The last training's confusion matrix ``(C, C)`` (true x predicted), or None."""
         return self.results.confusion
 
     def open_cell(self, i: int, j: int):
+        """Clicking confusion cell (``i``, ``j``): open the dialog with those test images."""
         return self.results.open_cell(i, j)
 
     # ------------------------------------------------------------------ training
     def start_training(self):
+        """Train button: train on the project's images in the background with the shown settings; the task or None."""
         ims = self.project.imageset
         if ims is None:
             self.status.setText("No images: start a New project, import a folder or load a built-in set first.")

@@ -31,6 +31,7 @@ def class_ticks(names: list[str], max_ticks: int = MAX_TICKS, numbers: bool = Fa
 
 
 class TrainResults(QWidget):
+    """Results of the last training: headline figures, per-class accuracy table and confusion matrix."""
     def __init__(self, parent=None):
         super().__init__(parent)
         self.names: list[str] = []
@@ -102,6 +103,7 @@ class TrainResults(QWidget):
         lay.addWidget(split, 1)
 
     def clear(self, status: str = "Not trained yet. Choose settings and press Train.") -> None:
+        """Empty every figure and the confusion matrix and show ``status`` (data changed or new training)."""
         for lab in self.figures.values():
             lab.setText("–")
         self.per_class.setRowCount(0)

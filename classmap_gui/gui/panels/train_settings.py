@@ -160,6 +160,7 @@ class TrainSettings(QWidget):
         self.set_advice(advice)
 
     def set_advice(self, advice: list[str] | None) -> None:
+        """Show the suggestions behind the settings (``advice``), or say they are the user's own when None."""
         self.advice.setText("Suggested for this data:\n• " + "\n• ".join(advice) if advice else
                             "Your settings. Press the button below for settings sized to the data.")
 
