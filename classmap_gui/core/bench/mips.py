@@ -33,12 +33,11 @@ the better of 1 and 2 faiss threads (including appending the constant 1 column).
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report
+from ..timing import median_time, time_per_item
 
 __all__ = ["augmented_rows", "mips_sweep", "MipsIndex"]
 
@@ -170,27 +169,14 @@ def _latency(index: MipsIndex, X: np.ndarray, p: int, n_single: int, batch: int,
     before = faiss.omp_get_max_threads()
     try:
         faiss.omp_set_num_threads(1)
-        for x in Q[:10]:
-            one(x)
-        singles = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            for x in Q:
-                one(x)
-            singles.append((time.perf_counter() - t0) / max(1, len(Q)))
+        single = time_per_item(one, Q, rounds)
         batches = []
         for threads in (1, 2):
             faiss.omp_set_num_threads(threads)
-            run_batch()
-            ts = []
-            for _ in range(rounds):
-                t0 = time.perf_counter()
-                run_batch()
-                ts.append(time.perf_counter() - t0)
-            batches.append(float(np.median(ts)) / len(XB))
+            batches.append(median_time(run_batch, rounds) / len(XB))
     finally:
         faiss.omp_set_num_threads(before)
-    return 1e3 * float(np.median(singles)), 1e3 * min(batches)
+    return 1e3 * single, 1e3 * min(batches)
 
 
 def _choose(index: MipsIndex, grid, X_val, y_val, p, classes, target):
