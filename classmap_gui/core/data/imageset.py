@@ -9,6 +9,9 @@ from ..errors import DataError
 
 #: Longest class name (characters); names end up in file names and one-line outputs.
 MAX_CLASS_NAME = 200
+#: The class that means "no object here": detection rejects windows it wins (trained from clutter crops
+#: and from images a person captures or files under this name); the Capture panel adds it in one click.
+BACKGROUND_CLASS = "background"
 
 
 def printable(name: str) -> str:
