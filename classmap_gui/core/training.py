@@ -71,6 +71,8 @@ class TrainResult:
     ``imageset.subset(result.split["test"])`` instead of re-deriving the split.
     ``test_predictions``: the :class:`Prediction` on the part the report is on, in its order.
     ``selection``: every hyper-parameter chosen on validation (see :func:`choose_bank_params`).
+    ``split_info``: how the set was split (:func:`split_with_info`): by image or by capture group, the
+    number of groups in each part, and the classes with too few groups to be tested honestly.
     """
 
     recogniser: Recogniser
@@ -81,6 +83,7 @@ class TrainResult:
     split: dict = field(default_factory=dict)
     test_predictions: Prediction | None = None
     selection: dict = field(default_factory=dict)
+    split_info: dict = field(default_factory=dict)
 
 
 #: candidate values of bank parameters set to "auto"; ridge alphas are relative to n * mean feature variance
@@ -127,9 +130,20 @@ def split_indices(labels: np.ndarray, fractions: list[float], seed: int) -> list
     return [np.sort(rest), *parts]
 
 
+def validation_split(y: np.ndarray, groups: np.ndarray | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(fit, validation)`` indices into the training part's labels ``y (n,)``: stratified, and with
+    capture groups ``groups (n,)`` (or None) kept whole, so a penalty is not chosen on near-duplicates."""
+    from .data.groups import grouped_split
+
+    parts, _ = grouped_split(np.asarray(y), groups, [VALIDATION_FRACTION], seed)
+    return parts[0], parts[1]
+
+
 def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np.ndarray, y: np.ndarray,
-                       seed: int, *, progress: ProgressFn = None, should_stop: StopFn = None) -> tuple[dict, dict]:
-    """Choose the ``auto`` parameters of the bank on a stratified validation part of ``(X, y)``.
+                       seed: int, *, groups: np.ndarray | None = None, progress: ProgressFn = None,
+                       should_stop: StopFn = None) -> tuple[dict, dict]:
+    """Choose the ``auto`` parameters of the bank on a stratified validation part of ``(X, y)`` (capture
+    groups ``groups (n,)`` kept whole).
 
     Every combination of :data:`AUTO_CANDIDATES` is fitted on the rest and scored by validation
     accuracy (ties: the stronger penalty). Returns ``(bank parameters with the chosen values,
@@ -140,7 +154,7 @@ def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np
     from .registry import make_bank
 
     fixed = {k: v for k, v in bank_params.items() if k not in auto}
-    fit_idx, val_idx = split_indices(np.asarray(y), [VALIDATION_FRACTION], seed)
+    fit_idx, val_idx = validation_split(y, groups, seed)
     scale = {"alpha": len(fit_idx) * float(np.mean(X[fit_idx[:5000]].var(axis=0, dtype=np.float64))) or 1.0,
              "C": 1.0}
     grids = [[float(f"{scale[k] * c:.4g}") for c in AUTO_CANDIDATES[k]] for k in auto]
@@ -163,16 +177,28 @@ def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np
     return {**fixed, **chosen}, records
 
 
-def split_parts(labels: np.ndarray, config: TrainConfig) -> dict[str, np.ndarray]:
-    """The parts :func:`train` makes of a set with these ``labels (n,)``: ``{"train", "test", "embedding",
-    "validation"}`` -> sorted int64 indices (stratified by ``config.seed``; "validation" is carved from
-    "train" later, when a penalty is chosen). A model reopened from disk finds its test part here."""
+def split_parts(labels: np.ndarray, config: TrainConfig, groups: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The parts :func:`train` makes of a set with these ``labels (n,)`` and capture ``groups (n,)``:
+    ``{"train", "test", "embedding", "validation"}`` -> sorted int64 indices (stratified by ``config.seed``,
+    every group whole on one side; "validation" is carved from "train" later, when a penalty is chosen).
+    A model reopened from disk finds its test part here (pass the set's ``groups``)."""
+    return split_with_info(labels, config, groups)[0]
+
+
+def split_with_info(labels: np.ndarray, config: TrainConfig,
+                    groups: np.ndarray | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """:func:`split_parts` and how it split: ``{"by": "image" | "capture group", "groups": total,
+    "groups_per_part": {part: count}, "too_few": [class index, ...], "needed": groups a class needs}``."""
+    from .data.groups import grouped_split, groups_per_part
+
     use_classmap = config.classmap is not None
     fractions = [f for f in ((config.test_fraction,) + ((config.classmap_fraction,) if use_classmap else ())) if f]
-    idx = split_indices(labels, fractions, config.seed) if fractions else [np.arange(len(labels))]
+    idx, info = grouped_split(np.asarray(labels), groups, fractions, config.seed)
     none = np.zeros(0, np.int64)
-    return {"train": idx[0], "test": idx[1] if config.test_fraction else none,
-            "embedding": idx[-1] if use_classmap else none, "validation": none}
+    parts = {"train": idx[0], "test": idx[1] if config.test_fraction else none,
+             "embedding": idx[-1] if use_classmap else none, "validation": none}
+    info["groups_per_part"] = groups_per_part(groups, {k: v for k, v in parts.items() if k != "validation"})
+    return parts, info
 
 
 def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: ProgressFn = None,
@@ -219,7 +245,8 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
             raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
         _seeded(classmap, cm_params, config.seed)
 
-    split = split_parts(imageset.labels, config)
+    split, split_info = split_with_info(imageset.labels, config, imageset.groups)
+    split_info = _split_note(split_info, imageset.class_names)
     train_set = imageset.subset(split["train"])
     test_set = imageset.subset(split["test"]) if config.test_fraction else None
     embed_set = imageset.subset(split["embedding"]) if use_classmap else None
@@ -246,10 +273,11 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     if auto:
         t = time.perf_counter()
         chosen, selection = choose_bank_params(config.bank, config.bank_params, auto, X, train_set.labels,
-                                               config.seed, progress=sub_progress(progress, *stages["choose"]),
+                                               config.seed, groups=train_set.groups,
+                                               progress=sub_progress(progress, *stages["choose"]),
                                                should_stop=should_stop)
         bank.set_params(**{k: chosen[k] for k in auto})
-        split["validation"] = split["train"][split_indices(train_set.labels, [VALIDATION_FRACTION], config.seed)[1]]
+        split["validation"] = split["train"][validation_split(train_set.labels, train_set.groups, config.seed)[1]]
         timings["choose"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -293,13 +321,18 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
         "data": imageset.name, "config": config.to_dict(),
         "features_params": _jsonable_params(features), "bank_params": _jsonable_params(bank),
         "selection": selection,
-        "sizes": sizes, "test_accuracy" if test_set is not None else "training_accuracy": rep.accuracy,
+        "sizes": sizes, "split": split_info, "test_accuracy" if test_set is not None else "training_accuracy": rep.accuracy,
         "train_seconds": timings,
     }
     report(progress, 1.0, "done")
     return TrainResult(recogniser, rep, timings, sizes, "test" if test_set is not None else "train",
                        split={k: np.asarray(v, np.int64) for k, v in split.items()}, test_predictions=preds,
-                       selection=selection)
+                       selection=selection, split_info=split_info)
+
+
+def _split_note(info: dict, class_names: list[str]) -> dict:
+    """The split description for results, metadata and run records: class names instead of indices."""
+    return {**info, "too_few": [class_names[c] for c in info.get("too_few", [])]}
 
 
 def _jsonable_params(est: Any) -> dict:

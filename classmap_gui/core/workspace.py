@@ -174,11 +174,12 @@ class Workspace:
         """Relabel the images at indices ``index`` ``(k,)`` int64 as class ``cls``."""
         self._edited(editing.move_images(self._need_set(), index, cls), model_invalid=False)
 
-    def add_images(self, cls: int, images, sources=None) -> int:
-        """Add frames of any size/colour to class ``cls``; returns how many were added."""
+    def add_images(self, cls: int, images, sources=None, group=None) -> int:
+        """Add frames of any size/colour to class ``cls``; returns how many were added. ``group``: see
+        :func:`editing.add_images` (``editing.NEW_GROUP`` for one capture burst)."""
         if not len(images):
             return 0
-        ims = editing.add_images(self._need_set(), cls, images, sources)
+        ims = editing.add_images(self._need_set(), cls, images, sources, group)
         n = len(ims) - len(self.imageset)
         self._edited(ims, model_invalid=False)
         self.message(f"added {n} image(s) to {ims.class_names[cls]!r}")

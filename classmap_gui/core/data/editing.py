@@ -56,13 +56,28 @@ def _check_class(imageset: ImageSet, cls: int) -> int:
 
 def _with(imageset: ImageSet, **changes) -> ImageSet:
     fields = {"images": imageset.images, "labels": imageset.labels, "class_names": list(imageset.class_names),
-              "sources": imageset.sources, "skipped": list(imageset.skipped), "name": imageset.name}
+              "sources": imageset.sources, "skipped": list(imageset.skipped), "name": imageset.name,
+              "groups": imageset.groups}
     fields.update(changes)
     return ImageSet(**fields)
 
 
 def _sources(imageset: ImageSet, keep: np.ndarray) -> list[str] | None:
     return None if imageset.sources is None else [imageset.sources[i] for i in keep]
+
+
+def _groups(imageset: ImageSet, keep: np.ndarray) -> np.ndarray | None:
+    return None if imageset.groups is None else imageset.groups[keep]
+
+
+#: ``add_images(..., group=NEW_GROUP)``: the added images are one new capture group (a burst)
+NEW_GROUP = "new"
+
+
+def next_group(imageset: ImageSet) -> int:
+    """A capture-group id no image of ``imageset`` has yet."""
+    ids = imageset.group_ids()
+    return int(ids.max()) + 1 if len(ids) else 0
 
 
 def add_class(imageset: ImageSet, name: str) -> ImageSet:
@@ -86,7 +101,7 @@ def delete_class(imageset: ImageSet, cls: int) -> ImageSet:
     labels = labels - (labels > cls)
     names = [n for i, n in enumerate(imageset.class_names) if i != cls]
     return _with(imageset, images=imageset.images[keep], labels=labels, class_names=names,
-                 sources=_sources(imageset, keep))
+                 sources=_sources(imageset, keep), groups=_groups(imageset, keep))
 
 
 def _index(imageset: ImageSet, index) -> np.ndarray:
@@ -100,7 +115,7 @@ def delete_images(imageset: ImageSet, index) -> ImageSet:
     """Drop the images at ``index`` (int array); classes stay, even when left empty."""
     keep = np.setdiff1d(np.arange(len(imageset)), _index(imageset, index))
     return _with(imageset, images=imageset.images[keep], labels=imageset.labels[keep],
-                 sources=_sources(imageset, keep))
+                 sources=_sources(imageset, keep), groups=_groups(imageset, keep))
 
 
 def move_images(imageset: ImageSet, index, cls: int) -> ImageSet:
@@ -125,8 +140,11 @@ def conform(imageset: ImageSet, images: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def add_images(imageset: ImageSet, cls: int, images: Sequence[np.ndarray],
-               sources: Sequence[str] | None = None) -> ImageSet:
-    """Append ``images`` (any size/colour, see :func:`conform`) to class ``cls``; ``sources`` name their files."""
+               sources: Sequence[str] | None = None, group: int | str | None = None) -> ImageSet:
+    """Append ``images`` (any size/colour, see :func:`conform`) to class ``cls``; ``sources`` name their files.
+
+    ``group``: None, each new image is its own capture group; :data:`NEW_GROUP`, they are one new group
+    (a capture burst); an int, they join that group (more frames of the same video)."""
     cls = _check_class(imageset, cls)
     new = conform(imageset, images)
     if not len(new):
@@ -134,5 +152,18 @@ def add_images(imageset: ImageSet, cls: int, images: Sequence[np.ndarray],
     src = None
     if imageset.sources is not None or sources is not None:
         src = list(imageset.sources or [""] * len(imageset)) + list(sources or [""] * len(new))
+    groups = imageset.groups
+    if group is not None or groups is not None:
+        first = next_group(imageset)
+        if group is None:
+            added = np.arange(first, first + len(new), dtype=np.int64)
+        elif group == NEW_GROUP:
+            added = np.full(len(new), first, np.int64)
+        elif isinstance(group, (int, np.integer)) and not isinstance(group, bool) and group >= 0:
+            added = np.full(len(new), int(group), np.int64)
+        else:
+            raise DataError(f"group must be None, {NEW_GROUP!r} or a non-negative group id, got {group!r}")
+        groups = np.concatenate([imageset.group_ids(), added])
     return _with(imageset, images=np.concatenate([imageset.images, new]),
-                 labels=np.concatenate([imageset.labels, np.full(len(new), cls, np.int64)]), sources=src)
+                 labels=np.concatenate([imageset.labels, np.full(len(new), cls, np.int64)]), sources=src,
+                 groups=groups)

@@ -64,6 +64,8 @@ class ImageSet:
     class_names: one name per class, in label order.
     sources: the file each image came from, when loaded from files (else ``None``).
     skipped: ``(path, reason)`` for every file that could not be read.
+    groups: ``(n,)`` int64 capture group of each image (frames of one capture burst or one video share an
+    id, so training keeps them on one side of its split), or ``None``: every image is its own group.
     """
 
     images: np.ndarray
@@ -72,6 +74,7 @@ class ImageSet:
     sources: list[str] | None = None
     skipped: list[tuple[str, str]] = field(default_factory=list)
     name: str = ""
+    groups: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.images = np.asarray(self.images)
@@ -87,6 +90,13 @@ class ImageSet:
             raise DataError(f"image set {self.name!r}: labels outside [0, {len(self.class_names)})")
         if self.sources is not None and len(self.sources) != len(self.images):
             raise DataError(f"image set {self.name!r}: {len(self.sources)} sources for {len(self.images)} images")
+        if self.groups is not None:
+            self.groups = np.asarray(self.groups)
+            if self.groups.shape != (len(self.images),) or (len(self.groups) and (
+                    self.groups.dtype.kind not in "iu" or self.groups.min() < 0)):
+                raise DataError(f"image set {self.name!r}: groups must be {len(self.images)} non-negative "
+                                f"integers (one capture group per image), got {self.groups.dtype} {self.groups.shape}")
+            self.groups = self.groups.astype(np.int64, copy=False)
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -106,6 +116,15 @@ class ImageSet:
         """True for colour images ``(n, h, w, 3)``, False for grey ``(n, h, w)``."""
         return self.images.ndim == 4
 
+    def group_ids(self) -> np.ndarray:
+        """The capture group of every image, ``(n,)`` int64: :attr:`groups`, or ``0..n-1`` when there are none."""
+        return self.groups if self.groups is not None else np.arange(len(self), dtype=np.int64)
+
+    @property
+    def has_bursts(self) -> bool:
+        """True when some capture group holds more than one image (then splits keep groups together)."""
+        return self.groups is not None and len(np.unique(self.groups)) < len(self.groups)
+
     def counts(self) -> np.ndarray:
         """Images per class, ``(n_classes,)`` int64."""
         return np.bincount(self.labels, minlength=self.n_classes)
@@ -122,6 +141,7 @@ class ImageSet:
             sources=None if self.sources is None else [self.sources[i] for i in index],
             skipped=[],
             name=self.name,
+            groups=None if self.groups is None else self.groups[index],
         )
 
     def select_classes(self, classes) -> "ImageSet":
@@ -134,7 +154,8 @@ class ImageSet:
         relabel[classes] = np.arange(len(classes))
         keep = np.flatnonzero(relabel[self.labels] >= 0)
         return ImageSet(self.images[keep], relabel[self.labels[keep]], [self.class_names[c] for c in classes],
-                        None if self.sources is None else [self.sources[i] for i in keep], [], self.name)
+                        None if self.sources is None else [self.sources[i] for i in keep], [], self.name,
+                        None if self.groups is None else self.groups[keep])
 
     def check_trainable(self, min_per_class: int = 2) -> None:
         """Raise :class:`DataError` naming every class with fewer than ``min_per_class`` images."""
@@ -175,4 +196,5 @@ class ImageSet:
             return self
         from ..image_ops import grey_stack
 
-        return ImageSet(grey_stack(self.images), self.labels, self.class_names, self.sources, self.skipped, self.name)
+        return ImageSet(grey_stack(self.images), self.labels, self.class_names, self.sources, self.skipped, self.name,
+                        self.groups)

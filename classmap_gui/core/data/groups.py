@@ -1,0 +1,93 @@
+"""Capture-aware splits: frames of one capture burst (or one video) stay on one side of every split.
+
+Frames taken in one burst are near-duplicates. A split that puts some in training and others in the
+test part measures how well the model remembers a burst, not how it does on a new capture, so the
+reported accuracy flatters. :func:`grouped_split` assigns whole groups to parts, stratified by class
+(each class's groups are shuffled with the seed and dealt to the held-out parts until each holds about
+its share of the class's images). A class with fewer groups than parts cannot be tested honestly: its
+images are split one by one (as before) and the class is named in ``too_few`` so the app can warn.
+
+A set without groups (every image its own group) gets exactly the stratified split of
+``sklearn.model_selection.train_test_split`` it always had, so earlier runs and benchmarks reproduce.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _stratified(labels: np.ndarray, fractions: list[float], seed: int) -> list[np.ndarray]:
+    from sklearn.model_selection import train_test_split
+
+    parts, rest, remaining = [], np.arange(len(labels)), 1.0
+    for frac in fractions:
+        rest, part = train_test_split(rest, test_size=frac / remaining, stratify=labels[rest], random_state=seed)
+        parts.append(np.sort(part))
+        remaining -= frac
+    return [np.sort(rest), *parts]
+
+
+def group_labels(labels: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ids (g,), label of each group (g,), group index of each image (n,))``; a group's label is the
+    label most of its images have (a burst whose frames were moved to another class keeps one side)."""
+    ids, inv = np.unique(groups, return_inverse=True)
+    n_classes = int(labels.max()) + 1 if len(labels) else 0
+    votes = np.zeros((len(ids), max(1, n_classes)), np.int64)
+    np.add.at(votes, (inv, labels), 1)
+    return ids, votes.argmax(axis=1), inv
+
+
+def grouped_split(labels: np.ndarray, groups: np.ndarray | None, fractions: list[float],
+                  seed: int) -> tuple[list[np.ndarray], dict]:
+    """Parts ``[rest, part_1, ...]`` (sorted int64 indices into ``labels (n,)``) with every group of
+    ``groups (n,)`` whole on one side, each part holding about ``fraction`` of every class; and a
+    description ``{"by": "capture group" | "image", "groups": count, "too_few": [class, ...],
+    "needed": groups a class needs}``. ``groups`` None (or all distinct): the plain stratified split."""
+    labels = np.asarray(labels, np.int64)
+    need = 1 + len(fractions)
+    if groups is None or len(np.unique(groups)) == len(labels) or not fractions:
+        parts = _stratified(labels, fractions, seed) if fractions else [np.arange(len(labels))]
+        return parts, {"by": "image", "groups": int(len(labels)), "too_few": [], "needed": need}
+    groups = np.asarray(groups, np.int64)
+    ids, glabel, inv = group_labels(labels, groups)
+    sizes = np.bincount(inv, minlength=len(ids))
+    rng = np.random.default_rng(seed)
+    owner = np.full(len(labels), -1, np.int64)      # part of every image: 0 rest, 1.. held-out parts
+    too_few = []
+    for c in np.unique(glabel):
+        mine = rng.permutation(np.flatnonzero(glabel == c))
+        members = np.isin(inv, mine)
+        if len(mine) < need:                          # cannot keep bursts apart: split its images one by one
+            too_few.append(int(c))
+            idx = rng.permutation(np.flatnonzero(members))
+            ends = np.cumsum([max(1, round(f * len(idx))) for f in fractions])
+            owner[idx] = 0
+            for p, (lo, hi) in enumerate(zip(np.concatenate([[0], ends[:-1]]), ends), start=1):
+                owner[idx[lo:hi]] = p
+            continue
+        total = sizes[mine].sum()
+        pos = 0
+        part_of = np.zeros(len(mine), np.int64)
+        for p, f in enumerate(fractions, start=1):
+            target, got = f * total, 0
+            left_for_others = (len(fractions) - p) + 1      # one group each for later parts and for training
+            while pos < len(mine) - left_for_others and (got == 0 or got + sizes[mine[pos]] / 2 <= target):
+                part_of[pos] = p
+                got += sizes[mine[pos]]
+                pos += 1
+        owner[members] = _owner_of(mine, part_of, inv[members])
+    parts = [np.flatnonzero(owner == p).astype(np.int64) for p in range(need)]
+    return parts, {"by": "capture group", "groups": int(len(ids)), "too_few": too_few, "needed": need}
+
+
+def _owner_of(mine: np.ndarray, part_of: np.ndarray, group_index: np.ndarray) -> np.ndarray:
+    """The part of each image whose group index is ``group_index``, given group ``mine[k]`` -> ``part_of[k]``."""
+    order = np.argsort(mine)
+    return part_of[order][np.searchsorted(mine[order], group_index)]
+
+
+def groups_per_part(groups: np.ndarray | None, parts: dict[str, np.ndarray]) -> dict[str, int]:
+    """How many distinct groups each part holds (images when ``groups`` is None)."""
+    return {k: int(len(np.unique(groups[v])) if groups is not None else len(v)) for k, v in parts.items()}
+
+
+__all__ = ["group_labels", "grouped_split", "groups_per_part"]
