@@ -61,9 +61,9 @@ class FolderSink:
         """Copy the folder ``src`` into the project under ``prefix``."""
         copy_tree(src, self.root / prefix)
 
-    def save_model(self, recogniser) -> None:
-        """Save the trained recogniser into the project's ``model/`` folder."""
-        recogniser.save(self.root / "model")
+    def save_model(self, recogniser, where: str = "model") -> None:
+        """Save a trained recogniser into the project's folder ``where`` (``model/``, or a run's ``runs/NNNN/``)."""
+        recogniser.save(self.root / where)
 
     def finish(self) -> None:
         """Fsync every file written without ``sync`` so the saved folder is durable before it is swapped in."""
@@ -102,11 +102,11 @@ class ZipSink:
         """Add the folder ``src`` to the archive under ``prefix``."""
         self.zw.add_tree(prefix, src)
 
-    def save_model(self, recogniser) -> None:
-        """Save the recogniser to a temporary folder and add it to the archive as ``model/``."""
+    def save_model(self, recogniser, where: str = "model") -> None:
+        """Save the recogniser to a temporary folder and add it to the archive as ``where/`` (``model/``, ...)."""
         with tempfile.TemporaryDirectory(prefix="classmap-model-") as tmp:
             recogniser.save(Path(tmp) / "model")
-            self.zw.add_tree("model", Path(tmp) / "model")
+            self.zw.add_tree(where, Path(tmp) / "model")
 
     def finish(self) -> None:
         """Nothing to do: the archive is completed and synced by its writer."""
@@ -126,11 +126,14 @@ class FolderSource:
             raise NotRegularFile(f"{rel} is a link (to outside the project?); refused")
         return read_regular(f, max_bytes=max_bytes, follow_links=False)
 
-    def model_dir(self, tmp: Path) -> Path:
-        """The project's ``model/`` folder, read in place (``tmp`` unused); refused when it is a link."""
-        d = self.root / "model"
-        if d.is_symlink() or (d.exists() and not inside(d, self.root)):
-            raise NotRegularFile("model/ is a link; refused")
+    def model_dir(self, tmp: Path, where: str = "model") -> Path:
+        """The project's folder ``where`` (``model/``, ``runs/NNNN``), read in place (``tmp`` unused); refused
+        when it, or a folder on the way, is a link."""
+        parts = where.split("/")
+        steps = [self.root.joinpath(*parts[:k]) for k in range(1, len(parts) + 1)]
+        d = steps[-1]
+        if any(p.is_symlink() for p in steps) or (d.exists() and not inside(d, self.root)):
+            raise NotRegularFile(f"{where}/ is a link; refused")
         return d
 
 
@@ -145,7 +148,7 @@ class ZipSource:
             raise FileNotFoundError(f"{rel} is not in the archive")
         return self.arc.read(rel)
 
-    def model_dir(self, tmp: Path) -> Path:
-        """Extract the archive's ``model/`` into ``tmp`` and return that folder for loading the recogniser."""
-        self.arc.extract(tmp, "model")
-        return tmp / "model"
+    def model_dir(self, tmp: Path, where: str = "model") -> Path:
+        """Extract the archive's ``where/`` (``model/``, ``runs/NNNN``) into ``tmp`` and return that folder."""
+        self.arc.extract(tmp, where)
+        return tmp.joinpath(*where.split("/"))

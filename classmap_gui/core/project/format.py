@@ -8,6 +8,11 @@ A project is a folder, or the same folder zipped into one ``.cmproj`` file::
     images/0000-<class>/000000.png  one lossless PNG per image, a sub-folder per class
     captures/...                  webcam captures as they were taken (kept verbatim)
     model/                        the recogniser, saved by ``Recogniser.save`` (JSON + .npz)
+    runs/NNNN/                    the recognisers of the newest training runs (records in
+                                  project.json; :mod:`.runs`)
+
+Format 2 added capture groups (``"groups"``: one burst id per image) and training runs; format-1
+projects open unchanged (no groups: every image its own; no runs).
 
 Safety: only JSON and PNG/``.npz`` (``allow_pickle=False``) are read; every name, size and
 label is validated; archive members cannot escape their folder (:mod:`.archive`). A corrupt,
@@ -46,12 +51,13 @@ from ..recogniser import Recogniser
 from ..store.atomic import copy_tree, keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .containers import FolderSink, FolderSource, ZipSink, ZipSource, image_digest
+from .runs import RUNS_DIR, RunLog, check_records, read_run_models, run_folder
 
 FORMAT = "classmap-studio-project"
-VERSION = 1
+VERSION = 2
 MANIFEST = "project.json"
 ARCHIVE_SUFFIX = ".cmproj"
-TOP_LEVEL = (MANIFEST, "images", "captures", "model")
+TOP_LEVEL = (MANIFEST, "images", "captures", "model", RUNS_DIR)
 MAX_MANIFEST_BYTES = 256 * 1024 * 1024
 MAX_SIDE = 4096
 _IMAGE_PATH = re.compile(r"images/[0-9]{4,6}-[A-Za-z0-9_. -]{1,64}/[0-9]{6,9}\.png")
@@ -65,7 +71,8 @@ class Project:
 
     imageset: the labelled images (uint8, one size); recogniser: a trained ``Recogniser`` or None;
     settings: any JSON-able dict (training settings, UI state); captures_dir: a folder of
-    captures saved with the project (for a folder project, ``<project>/captures``).
+    captures saved with the project (for a folder project, ``<project>/captures``); runs: the
+    training runs (:class:`~.runs.RunLog`: records and the newest runs' recognisers).
     """
 
     imageset: ImageSet
@@ -73,6 +80,7 @@ class Project:
     settings: dict = field(default_factory=dict)
     captures_dir: Path | None = None
     path: Path | None = None
+    runs: RunLog = field(default_factory=RunLog)
 
 
 def is_archive(path: str | Path) -> bool:
@@ -183,11 +191,21 @@ def _write_project(project: Project, sink, captures: Path | None, reuse: dict[st
         check_stop(should_stop)
         report(progress, 0.85, "writing the recogniser")
         sink.save_model(project.recogniser)
+    runs = project.runs if project.runs is not None else RunLog()
+    current = runs.current_of(project.recogniser)
+    for rid, model in sorted(runs.models.items()):
+        if rid != current:
+            check_stop(should_stop)
+            report(progress, 0.9, f"writing the model of run {rid}")
+            sink.save_model(model, run_folder(rid))
     doc = {
         "format": FORMAT, "version": VERSION, "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "name": ims.name, "class_names": list(ims.class_names), "image_size": [h, w], "colour": ims.is_color,
         "images": entries, "has_model": has_model, "settings": json.loads(settings_text),
+        "runs": runs.records, "run_models": sorted(runs.models), "runs_current": current,
     }
+    if ims.groups is not None:
+        doc["groups"] = ims.groups.tolist()
     sink.finish()
     sink.write(MANIFEST, json.dumps(doc, indent=1).encode("utf-8"), sync=True)  # last: a project is complete once it exists
     report(progress, 1.0, "written")
@@ -376,8 +394,14 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
             raise _fail(where, f"image {rel} does not match its checksum (changed or damaged)")
         labels[i] = label
     name = doc.get("name") if isinstance(doc.get("name"), str) else Path(where).stem
+    groups = doc.get("groups")
+    if groups is not None and (not isinstance(groups, list) or len(groups) != n or not all(
+            isinstance(g, int) and not isinstance(g, bool) and 0 <= g < 2 ** 62 for g in groups)):
+        raise _fail(where, f"groups must list one non-negative capture-group number per image ({n})")
+    records = check_records(doc.get("runs"), where)
     try:
-        imageset = ImageSet(images, labels, names, name=name)
+        imageset = ImageSet(images, labels, names, name=name,
+                            groups=None if groups is None else np.asarray(groups, np.int64))
     except DataError as exc:  # a class name a project can never hold (control characters, ...)
         raise _fail(where, str(exc)) from None
     recogniser = None
@@ -393,17 +417,28 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
         rec_names = getattr(recogniser, "class_names", None)
         if rec_names is not None and list(rec_names) != names:
             raise _fail(where, "the saved recogniser's classes differ from the project's classes")
+    models = {}
+    if load_model:
+        def load(rid: int):
+            check_stop(should_stop)
+            with tempfile.TemporaryDirectory(prefix="classmap-open-") as tmp:
+                try:
+                    model_dir = source.model_dir(Path(tmp), run_folder(rid))
+                except NotRegularFile as exc:
+                    raise _fail(where, str(exc)) from None
+                return _load_recogniser(model_dir, where, run_folder(rid))
+        models = read_run_models(doc, records, recogniser, where, load)
     report(progress, 1.0, "opened")
-    return Project(imageset=imageset, recogniser=recogniser, settings=settings)
+    return Project(imageset=imageset, recogniser=recogniser, settings=settings, runs=RunLog(records, models))
 
 
-def _load_recogniser(model_dir: Path, where: str):
+def _load_recogniser(model_dir: Path, where: str, rel: str = "model"):
     if not model_dir.is_dir() or model_dir.is_symlink():
-        raise _fail(where, "the project says it holds a recogniser but model/ is missing")
+        raise _fail(where, f"the project says it holds a recogniser but {rel}/ is missing")
     try:
         return Recogniser.load(model_dir)
     except ModelFormatError as exc:  # name the project's model/, not an internal unpacking folder
-        raise _fail(where, f"its recogniser cannot be loaded: {str(exc).replace(str(model_dir), 'model')}") from None
+        raise _fail(where, f"its recogniser cannot be loaded: {str(exc).replace(str(model_dir), rel)}") from None
 
 
 def project_info(path: str | Path) -> dict:

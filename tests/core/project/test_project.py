@@ -99,7 +99,7 @@ def _rewrite_manifest(path: Path, **changes) -> None:
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"version": 2}, "newer ClassMap Studio"),
+    ({"version": 3}, "newer ClassMap Studio"),
     ({"format": "something-else"}, "foreign format"),
     ({"class_names": ["a", "a", "b", "c"]}, "duplicates"),
     ({"image_size": [9, 100000]}, "image_size"),
