@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from ..core.limits import check_train_memory, planned_size
 from ..core.registry import bank_names, check_train_options, feature_names, route_unprefixed
@@ -38,6 +39,20 @@ def estimate_model_bytes(features: str, feats: dict, n_classes: int, image_shape
     return MIN_FREE_BYTES + 4 * (own + 2 * n_classes * width)
 
 
+def split_line(info: dict) -> str:
+    """One line saying how training split the data, and which classes it could not test honestly."""
+    parts = info.get("groups_per_part", {})
+    if info.get("by") == "capture group":
+        text = (f"split grouped by capture burst: {info['groups']} bursts ("
+                + ", ".join(f"{k} {v}" for k, v in parts.items() if v) + ")")
+    else:
+        text = "split by image (no capture bursts)"
+    if info.get("too_few"):
+        text += (f"; WARNING: {len(info['too_few'])} class(es) have fewer than {info['needed']} bursts, so their "
+                 f"test images come from bursts they were trained on: " + ", ".join(map(repr, info["too_few"][:10])))
+    return text
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     """``classmap train``: check the settings, train a recogniser on the data, save it and print its accuracy."""
     from ..core.store.format import check_bundle_target, foreign_entries
@@ -66,19 +81,24 @@ def cmd_train(args: argparse.Namespace) -> int:
                            classmap=classmap, n_images=len(data), image_shape=shape, n_classes=data.n_classes)
         check_bundle_target(out, MODEL_JSON,
                             need_bytes=estimate_model_bytes(args.features, feats, data.n_classes, shape))
+        t0 = time.perf_counter()
         with parallel_backend(args.backend, scheduler=args.scheduler):
             result = train(data, config, progress=bar)
+        seconds = time.perf_counter() - t0
     finally:
         bar.close()
+    from ..core.project.runs import run_record
+    record = run_record(result, data, seconds=seconds)
     kept = foreign_entries(out, MODEL_JSON)
     path = result.recogniser.save(out)
     rep = result.report
     summary = {"data": data.name or str(args.data), "images": result.sizes, "classes": data.n_classes,
                f"{result.report_on}_accuracy": rep.accuracy, "report": rep.to_dict(include_confusion=False),
                "train_seconds": result.timings, "model": str(path), "kept_files": kept,
-               "skipped": [p for p, _ in data.skipped]}
+               "skipped": [p for p, _ in data.skipped], "run": record}
     text = (f"trained on {result.sizes['train']} images of {data.n_classes} classes "
             f"({data.name or args.data}) in {sum(result.timings.values()):.1f}s\n"
+            f"{split_line(result.split_info)}\n"
             f"{result.report_on} {rep.summary()}\nmodel saved to {path}"
             + (f"\nkept {len(kept)} file(s) in {path} that the model does not use: {', '.join(kept[:5])}"
                if kept else ""))
