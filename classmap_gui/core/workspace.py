@@ -19,6 +19,7 @@ import numpy as np
 from .data import ImageSet
 from .data import editing
 from .errors import DataError
+from .project.runs import RunLog, data_version
 
 #: what changed, for :attr:`Workspace.listener`
 DATASET, MODEL, STATE, MESSAGE = "dataset", "model", "state", "message"
@@ -52,6 +53,7 @@ class Workspace:
         self.data_version = 0
         self.trained_on_version = -1
         self.capture_root: Path | None = None
+        self.runs = RunLog()  # every training run of this project (records, and the newest runs' models)
 
     # ------------------------------------------------------------------ notes
     def _note(self, *kinds: str, text: str = "") -> None:
@@ -64,8 +66,9 @@ class Workspace:
 
     # ------------------------------------------------------------------ whole-project changes
     def reset(self, imageset: ImageSet | None = None, *, recogniser=None, report=None, settings=None,
-              path: str | Path | None = None, captures_dir: str | Path | None = None) -> None:
+              path: str | Path | None = None, captures_dir: str | Path | None = None, runs: RunLog | None = None) -> None:
         """Replace everything (new, opened or imported project); nothing is unsaved afterwards."""
+        self.runs = runs if runs is not None else RunLog()
         self.imageset = imageset
         self.recogniser, self.report, self.split = recogniser, report, None
         self.settings = dict(settings or {})
@@ -88,6 +91,37 @@ class Workspace:
         self.trained_on_version = self.data_version
         self.dirty = True
         self._note(STATE, MODEL)
+
+    def add_run(self, record: dict, recogniser=None) -> dict:
+        """Keep a training run's record (and its recogniser, within the bound); returns the kept record."""
+        kept = self.runs.add(record, recogniser)
+        self.dirty = True
+        self._note(STATE)
+        return kept
+
+    def restore_run(self, run_id: int) -> dict:
+        """Make run ``run_id``'s kept recogniser and settings the project's again; returns its record.
+
+        DataError when only its record is kept (retrain with its settings instead) or when it was trained on
+        other classes than the project has now. The model counts as current only when the data is unchanged
+        since the run (same fingerprint)."""
+        record = self.runs.get(run_id)
+        model = self.runs.model(run_id)
+        if model is None:
+            raise DataError(f"run {run_id} kept only its record (models are kept for the newest "
+                            f"{self.runs.keep_models} runs): retrain with its settings to restore it")
+        ims = self._need_set()
+        if list(model.class_names) != list(ims.class_names):
+            raise DataError(f"run {run_id} was trained on other classes than the project has now "
+                            f"({len(model.class_names)} then, {ims.n_classes} now); it cannot be restored")
+        keep = {k: v for k, v in self.settings.items() if k.startswith("capture_")}  # capture options, not training
+        self.recogniser, self.report, self.split = model, None, None
+        self.settings = {**record.get("settings", {}), **keep}
+        same = record.get("data", {}).get("version") == data_version(ims)
+        self.trained_on_version = self.data_version if same else -1
+        self.dirty = True
+        self._note(STATE, MODEL)
+        return record
 
     def mark_saved(self, path: str | Path) -> None:
         """Record that the project was saved to ``path``: not dirty, and new captures go inside a folder project."""

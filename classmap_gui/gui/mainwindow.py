@@ -88,7 +88,7 @@ class MainWindow(QMainWindow):
         p, a = self.project, self.autosaver
         if a is None or p.imageset is None or self.runner.busy or not a.due(p.dirty):
             return
-        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings))
+        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings), runs=p.runs)
         a.mark_saved()
         path = p.path
         self.runner.run("Autosaving", lambda progress, should_stop: a.save(
@@ -260,7 +260,7 @@ class MainWindow(QMainWindow):
         def done(data):
             self.run.stop()
             self.project.reset(data.imageset, recogniser=data.recogniser, settings=data.settings,
-                               path=data.path or path, captures_dir=data.captures_dir)
+                               path=data.path or path, captures_dir=data.captures_dir, runs=data.runs)
             self._recent_add(data.path or path)
             self.project.message.emit(f"opened {path}")
         return self.runner.run(f"Opening {Path(path).name}",
@@ -285,7 +285,8 @@ class MainWindow(QMainWindow):
                 if not path:
                     return False
         data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings),
-                                     p.capture_root if p.capture_root is not None and p.capture_root.is_dir() else None)
+                                     p.capture_root if p.capture_root is not None and p.capture_root.is_dir() else None,
+                                     runs=p.runs)
 
         old_path = p.path
 

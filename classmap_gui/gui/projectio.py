@@ -10,22 +10,26 @@ from pathlib import Path
 
 from ..core.data import ImageSet
 from ..core import project as store
+from ..core.project.runs import RunLog
 
 
 @dataclass
 class ProjectData:
-    """A loaded project as the GUI keeps it: images, recogniser, settings, captures folder and path."""
+    """A loaded project as the GUI keeps it: images, recogniser, settings, captures folder, path and runs."""
     imageset: ImageSet
     recogniser: object | None = None
     settings: dict = field(default_factory=dict)
     captures_dir: Path | None = None
     path: Path | None = None
+    runs: RunLog | None = None
 
 
 def to_core(data: ProjectData) -> store.Project:
     """The core store's ``Project`` for ``data``, ready to save."""
+    runs = data.runs or RunLog()
     return store.Project(imageset=data.imageset, recogniser=data.recogniser, settings=dict(data.settings),
-                         captures_dir=data.captures_dir)
+                         captures_dir=data.captures_dir,
+                         runs=RunLog(runs.records, runs.models, runs.keep_models))  # a copy: saving runs in the background
 
 
 def save(data: ProjectData, path: str | Path, *, progress=None, should_stop=None) -> Path:
@@ -36,4 +40,4 @@ def save(data: ProjectData, path: str | Path, *, progress=None, should_stop=None
 def load(path: str | Path, *, captures_to: str | Path | None = None, progress=None, should_stop=None) -> ProjectData:
     """Open the project at ``path`` (folder or ``.cmproj``), unpacking captures into ``captures_to``."""
     p = store.load_project(path, captures_to=captures_to, progress=progress, should_stop=should_stop)
-    return ProjectData(p.imageset, p.recogniser, dict(p.settings or {}), p.captures_dir, p.path)
+    return ProjectData(p.imageset, p.recogniser, dict(p.settings or {}), p.captures_dir, p.path, p.runs)

@@ -2,113 +2,49 @@
 chosen rate after a count-down, while the record button is held (or from one click to the next).
 
 Every frame is written to disk the moment it is taken (Workspace.save_capture); the burst joins the
-image set when it ends. A maximum duration stops a burst nobody stops.
+image set when it ends, as one capture group (frames recorded from one video file into one class share
+a group), so training keeps a burst's near-identical frames on one side of its split. A maximum
+duration stops a burst nobody stops. A per-class target count shows how far each class is, and one
+click adds the "background" class (:data:`BACKGROUND_CLASS`: scenes without the object).
 """
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
-                               QSpinBox, QVBoxLayout, QWidget)
+import numpy as np
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
+                               QSlider, QSpinBox, QVBoxLayout, QWidget)
 
+from ...core.data.editing import NEW_GROUP
+from ...core.data.imageset import BACKGROUND_CLASS
 from ..camera import FrameStream
 from ..imageutil import to_pixmap
 from ..sources import SourcePicker
+from .hold_button import HoldButton  # noqa: F401 - also imported from here by scripts
 
 #: a press shorter than this is a click: recording then runs until the next click
 CLICK_SECONDS = 0.35
+#: bursts a class needs so that training, the ClassMap embedding and the test each get one of their own
+HONEST_BURSTS = 3
 
 
-class HoldButton(QPushButton):
-    """A button that reports holding reliably: ``held()`` on press, ``let_go()`` on release.
-
-    QPushButton emits ``released`` only when the pointer is released over it; while recording, the
-    preview and status change and the layout may move the button from under a still pointer, so the
-    release went unnoticed and recording never stopped. Here the button grabs the mouse on press and
-    every release (anywhere), a lost focus or a hidden window ends the hold. Space works as well.
-    """
-
-    held = Signal()
-    let_go = Signal()
-
-    def __init__(self, text: str, parent=None):
-        super().__init__(text, parent)
-        self.holding = False
-        self.setFocusPolicy(Qt.StrongFocus)
-
-    def _start(self) -> None:
-        if not self.holding:
-            self.holding = True
-            self.setDown(True)
-            self.held.emit()
-
-    def _end(self) -> None:
-        if QWidget.mouseGrabber() is self:  # never keep the pointer captive (a disabled button gets no release)
-            self.releaseMouse()
-        if self.holding:
-            self.holding = False
-            self.setDown(False)
-            self.let_go.emit()
-
-    def changeEvent(self, e) -> None:  # noqa: N802 - disabled mid-hold (the stream ended): the hold ends
-        """The button was disabled (e.g. the stream ended) while held: end the hold."""
-        super().changeEvent(e)
-        if e.type() == QEvent.EnabledChange and not self.isEnabled():
-            self._end()
-
-    def mousePressEvent(self, e) -> None:  # noqa: N802 - Qt API
-        """Left press: grab the mouse and start the hold, so the release is seen wherever it happens."""
-        if e.button() == Qt.LeftButton and self.isEnabled():
-            self.grabMouse()
-            self._start()
-            e.accept()
-        else:
-            super().mousePressEvent(e)
-
-    def mouseReleaseEvent(self, e) -> None:  # noqa: N802
-        """Left release (anywhere, the mouse is grabbed): end the hold."""
-        if e.button() == Qt.LeftButton:
-            self.releaseMouse()
-            self._end()
-            e.accept()
-        else:
-            super().mouseReleaseEvent(e)
-
-    def mouseMoveEvent(self, e) -> None:  # noqa: N802 - moving off the button does not end a hold
-        """Swallow pointer moves: leaving the button does not end a hold."""
-        e.accept()
-
-    def keyPressEvent(self, e) -> None:  # noqa: N802
-        """Space pressed (not auto-repeat): start the hold; other keys as usual."""
-        if e.key() == Qt.Key_Space and not e.isAutoRepeat():
-            self._start()
-        elif e.key() != Qt.Key_Space:
-            super().keyPressEvent(e)
-
-    def keyReleaseEvent(self, e) -> None:  # noqa: N802
-        """Space released: end the hold; other keys as usual."""
-        if e.key() == Qt.Key_Space and not e.isAutoRepeat():
-            self._end()
-        elif e.key() != Qt.Key_Space:
-            super().keyReleaseEvent(e)
-
-    def focusOutEvent(self, e) -> None:  # noqa: N802
-        """Focus lost (another widget or window): end the hold."""
-        self._end()
-        super().focusOutEvent(e)
-
-    def hideEvent(self, e) -> None:  # noqa: N802
-        """Button hidden (panel or window hidden): end the hold."""
-        self._end()
-        super().hideEvent(e)
+def class_progress(imageset, cls: int) -> tuple[int, int]:
+    """``(images, capture bursts)`` of class ``cls`` (an image without a burst counts as one)."""
+    mine = np.flatnonzero(imageset.labels == cls)
+    return len(mine), len(np.unique(imageset.group_ids()[mine]))
 
 
 class CapturePanel(QWidget):
     """Record images from a camera or video into the chosen class: live preview, crop region, mirror and
-    a hold-to-record button with count-down."""
+    a hold-to-record button with count-down; a per-class target with progress; a "background" class in one
+    click. Signal ``classRequested(int)``: select that class (the class list belongs to the Dataset panel)."""
+
+    classRequested = Signal(int)
+
     def __init__(self, project, current_class, parent=None):
         super().__init__(parent)
+        self.video_groups: dict[tuple[str, int], int] = {}  # (video file, class) -> its capture group
         self.project = project
         self.current_class = current_class
         self.stream: FrameStream | None = None
@@ -162,6 +98,20 @@ class CapturePanel(QWidget):
         self.record_btn.setEnabled(False)
         self.record_btn.held.connect(self.press_record)
         self.record_btn.let_go.connect(self._let_go)
+        self.target = QSpinBox()
+        self.target.setRange(1, 100000)
+        self.target.setValue(int(project.settings.get("capture_target", 50)) if project.imageset is not None else 50)
+        self.target.setSuffix(" images per class")
+        self.target.setToolTip("How many images to capture for every class; the bar shows the selected class")
+        self.target.valueChanged.connect(self._target_changed)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress_note = QLabel(" ")
+        self.progress_note.setWordWrap(True)
+        self.background_btn = QPushButton(f"+ \"{BACKGROUND_CLASS}\" class")
+        self.background_btn.setToolTip("Add (or select) the class for scenes without the object: the empty room, "
+                                       "other things. Detection rejects windows this class wins.")
+        self.background_btn.clicked.connect(lambda: self.add_background())
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
         self.status.setFixedHeight(3 * self.status.fontMetrics().lineSpacing() + 4)
@@ -182,13 +132,22 @@ class CapturePanel(QWidget):
         rr.addWidget(self.max_seconds)
         rr.addStretch(1)
         form.addRow("Record", rr)
+        tr = QHBoxLayout()
+        tr.addWidget(self.target)
+        tr.addWidget(self.background_btn)
+        tr.addStretch(1)
+        form.addRow("Target", tr)
+        form.addRow("Progress", self.progress)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(form)
         lay.addWidget(self.start_btn)
         lay.addWidget(self.preview, 1)
         lay.addWidget(self.record_btn)
+        lay.addWidget(self.progress_note)
         lay.addWidget(self.status)
+        project.datasetChanged.connect(self.update_progress)
+        self.update_progress()
 
         self.tick = QTimer(self)
         self.tick.timeout.connect(self._take)
@@ -341,6 +300,7 @@ class CapturePanel(QWidget):
         self.burst_paths.append(str(path))
         self._set_status(f"{len(self.burst)} frame(s) → {self.project.class_names[self.burst_class]!r}, "
                          f"each saved as it is taken.")
+        self.update_progress()
 
     def stop_recording(self, why: str = "") -> None:
         """End a recording (button let go, time limit, stream ended): add the burst to its class and say
@@ -355,7 +315,7 @@ class CapturePanel(QWidget):
             n, name = len(self.burst), self.project.class_names[self.burst_class]
             folder = self.project.capture_dir(self.burst_class)
             self.project.settings["capture_mirror"] = self.mirror.isChecked()  # Run recognises the same way
-            self.project.add_images(self.burst_class, self.burst, self.burst_paths)
+            self.project.add_images(self.burst_class, self.burst, self.burst_paths, self._burst_group())
             self._set_status(f"Recorded {n} frame(s) into {name!r}{' (' + why + ')' if why else ''}. "
                              f"Files: {folder}")
         elif self._count_left > 0:
@@ -363,6 +323,71 @@ class CapturePanel(QWidget):
         else:
             self._set_status("Nothing recorded: no new frame arrived.")
         self.burst, self.burst_paths = [], []
+
+    def _burst_group(self):
+        """The capture group of the burst being added: a new one, or the group earlier frames of the same
+        video file in the same class have (frames of one video stay together)."""
+        src = self.stream.source if self.stream is not None and hasattr(self.stream, "source") else self.sources.current()
+        if not isinstance(src, str):
+            return NEW_GROUP
+        ims, key = self.project.imageset, (src, self.burst_class)
+        g = self.video_groups.get(key)
+        if g is not None and ims.groups is not None and np.any((ims.groups == g) & (ims.labels == self.burst_class)):
+            return g
+        self.video_groups[key] = int(ims.group_ids().max()) + 1 if len(ims) else 0
+        return NEW_GROUP
+
+    # ------------------------------------------------------------------ target and background
+    def _target_changed(self, v: int) -> None:
+        if self.project.imageset is not None:
+            self.project.settings["capture_target"] = int(v)
+        self.update_progress()
+
+    def update_progress(self) -> None:
+        """Show how far the selected class is towards the target (and the burst being recorded), and how
+        many classes have reached it."""
+        ims, cls = self.project.imageset, self.current_class()
+        saved = self.project.settings.get("capture_target") if ims is not None else None
+        if isinstance(saved, int) and saved != self.target.value():  # an opened project's own target
+            self.target.blockSignals(True)
+            self.target.setValue(saved)
+            self.target.blockSignals(False)
+        target = self.target.value()
+        if ims is None or not 0 <= cls < ims.n_classes:
+            self.progress.setRange(0, target)
+            self.progress.setValue(0)
+            self.progress.setFormat("select a class")
+            self.progress_note.setText(" ")
+            return
+        n, bursts = class_progress(ims, cls)
+        if self.recording and self.burst_class == cls:
+            n += len(self.burst)
+        self.progress.setRange(0, target)
+        self.progress.setValue(min(n, target))
+        self.progress.setFormat(f"{ims.class_names[cls]}: {n} / {target}")
+        done = int(np.sum(ims.counts() >= target))
+        note = f"{done} of {ims.n_classes} class(es) at the target; {ims.class_names[cls]!r} has {bursts} burst(s)"
+        if ims.groups is not None and bursts < HONEST_BURSTS:
+            note += (f" — record at least {HONEST_BURSTS} separate bursts (move, change the light) so it can be "
+                     "tested on frames it was not trained on")
+        self.progress_note.setText(note + ".")
+
+    def add_background(self) -> int:
+        """The background button: add the ``background`` class when missing, select it; its label (-1 with no
+        project open)."""
+        ims = self.project.imageset
+        if ims is None:
+            self._set_status("Open or start a project first (File > New project).")
+            return -1
+        if BACKGROUND_CLASS in ims.class_names:
+            cls = ims.class_names.index(BACKGROUND_CLASS)
+        else:
+            cls = self.project.add_class(BACKGROUND_CLASS)
+        self.classRequested.emit(cls)
+        self.update_progress()
+        self._set_status(f"Recording into {BACKGROUND_CLASS!r}: capture the scene without the object — the empty "
+                         "view, the room, other things — so detection can tell 'nothing here'.")
+        return cls
 
     def _set_status(self, text: str) -> None:
         self.last_message = text

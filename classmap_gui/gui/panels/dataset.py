@@ -101,6 +101,8 @@ class DatasetPanel(QWidget):
 
         # -- capture
         self.capture = CapturePanel(project, self.current_class)
+        self.capture.classRequested.connect(self.classes.setCurrentRow)
+        self.classes.currentRowChanged.connect(lambda _r: self.capture.update_progress())
         cap_box = QGroupBox("Capture into the selected class")
         cl = QVBoxLayout(cap_box)
         cl.setContentsMargins(6, 6, 6, 6)

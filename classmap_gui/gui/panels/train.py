@@ -5,32 +5,68 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QSplitter, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from ...core.defaults import suggest_config
+from ...core.errors import ClassMapError
 from ...core.progress import sub_progress
+from .runs import RunsView
 from .train_results import TrainResults
 from .train_settings import TrainSettings
 
 
 class TrainOutcome:
-    """What one training run produced, for the project and the result views."""
+    """What one training run produced, for the project and the result views; ``record`` is its run record
+    (None for a re-evaluation), ``split_info`` how the data was split."""
 
-    def __init__(self, recogniser, report, test_set, test_pred, settings, seconds):
+    def __init__(self, recogniser, report, test_set, test_pred, settings, seconds, record=None, split_info=None):
         self.recogniser, self.report = recogniser, report
         self.test_set, self.test_pred, self.settings, self.seconds = test_set, test_pred, settings, seconds
+        self.record, self.split_info = record, split_info
+
+
+def _config(settings: dict):
+    from ...core.training import TrainConfig  # noqa: PLC0415
+    return TrainConfig.from_dict({k: v for k, v in settings.items() if k in TrainConfig.__dataclass_fields__})
 
 
 def held_out_part(imageset, settings: dict):
-    """The test images training held out with ``settings`` (the whole set when it cannot be derived):
-    for a recogniser reopened from disk; a fresh training run says its own split."""
-    from ...core import views  # noqa: PLC0415
-    from ...core.training import TrainConfig  # noqa: PLC0415
+    """The test images training held out with ``settings`` (the whole set when it cannot be derived), capture
+    bursts kept whole as in training: for a recogniser reopened from disk or restored from a run."""
+    from ...core.training import split_parts  # noqa: PLC0415
     try:
-        cfg = TrainConfig.from_dict({k: v for k, v in settings.items() if k in TrainConfig.__dataclass_fields__})
-        return views.test_part(imageset, cfg) or imageset
+        cfg = _config(settings)
+        if not cfg.test_fraction:
+            return imageset
+        return imageset.subset(split_parts(imageset.labels, cfg, imageset.groups)["test"])
     except Exception:  # noqa: BLE001 - data edited since training: evaluate on the whole set
         return imageset
+
+
+def split_text(info: dict) -> tuple[str, bool]:
+    """How the data was (or will be) split, for people, and whether that needs a warning."""
+    parts = ", ".join(f"{k} {v}" for k, v in (info.get("groups_per_part") or {}).items() if v)
+    if info.get("by") == "capture group":
+        text = f"Split grouped by capture burst: {info['groups']} bursts ({parts}); frames of a burst stay together."
+    else:
+        text = "Split by image: no capture bursts in this data (each image is on its own)."
+    few = info.get("too_few") or []
+    if few:
+        names = ", ".join(repr(n) for n in few[:8]) + (" …" if len(few) > 8 else "")
+        text += (f" ⚠ {len(few)} class(es) have fewer than {info['needed']} bursts, so their test images come "
+                 f"from bursts they were trained on and their accuracy flatters: {names}. Capture more bursts.")
+    return text, bool(few)
+
+
+def split_preview(imageset, settings: dict) -> dict | None:
+    """How training would split ``imageset`` with ``settings`` now (cheap: labels and groups only)."""
+    from ...core.training import split_with_info  # noqa: PLC0415
+    try:
+        _, info = split_with_info(imageset.labels, _config(settings), imageset.groups)
+    except Exception:  # noqa: BLE001 - settings being edited or too few images: training will say why
+        return None
+    return {**info, "too_few": [imageset.class_names[c] for c in info["too_few"]]}
 
 
 def train_task(imageset, settings: dict, scheduler: str | None = None):
@@ -46,12 +82,15 @@ def train_task(imageset, settings: dict, scheduler: str | None = None):
         t0 = time.perf_counter()
         if scheduler:
             progress(0.0, f"connecting to the Dask scheduler {scheduler}")
+        from ...core.project.runs import run_record  # noqa: PLC0415
         with parallel_backend(scheduler=scheduler or None):
             result = train(imageset, cfg, progress=sub_progress(progress, 0.0, 0.95), should_stop=should_stop)
         seconds = time.perf_counter() - t0
         # the part the report is on (the held-out test part, else the training part) and its predictions
         test, pred = imageset.subset(result.split[result.report_on]), result.test_predictions.labels
-        return TrainOutcome(result.recogniser, result.report, test, np.asarray(pred, np.int64), settings, seconds)
+        record = run_record(result, imageset, seconds=seconds)
+        return TrainOutcome(result.recogniser, result.report, test, np.asarray(pred, np.int64), settings, seconds,
+                            record, result.split_info)
     return work
 
 
@@ -92,6 +131,9 @@ class TrainPanel(QWidget):
         scroll.setMinimumWidth(340)
         self.stages = QListWidget()
         self.stages.setMaximumHeight(110)
+        self.split_note = QLabel(" ")
+        self.split_note.setWordWrap(True)
+        self.split_warning = False
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
@@ -102,11 +144,21 @@ class TrainPanel(QWidget):
         ll.addLayout(row)
         ll.addWidget(QLabel("Stages"))
         ll.addWidget(self.stages)
+        ll.addWidget(self.split_note)
 
         self.results = TrainResults()
+        self.runs_view = RunsView()
+        self.runs_view.restoreRequested.connect(lambda rid: self.restore_run(rid))
+        self.runs_view.deleteRequested.connect(lambda rid: self.delete_run(rid))
+        self.pending_restore: dict | None = None   # a restored run whose predictions are still to be checked
+        self.last_restore_message = ""
+        self.eval_task = None
+        self.right = QTabWidget()
+        self.right.addTab(self.results, "Last run")
+        self.right.addTab(self.runs_view, "Runs")
         split = QSplitter()
         split.addWidget(left)
-        split.addWidget(self.results)
+        split.addWidget(self.right)
         split.setSizes([370, 800])
         lay = QVBoxLayout(self)
         lay.addWidget(split)
@@ -115,6 +167,9 @@ class TrainPanel(QWidget):
         self.status, self.figures, self.per_class = self.results.status, self.results.figures, self.results.per_class
         project.modelChanged.connect(self._model_changed)
         project.datasetChanged.connect(self._dataset_changed)
+        project.modelChanged.connect(self.show_runs)
+        project.stateChanged.connect(self.show_runs)
+        self.show_runs()
         runner.busyChanged.connect(lambda busy: self.train_btn.setEnabled(not busy))
 
     # ------------------------------------------------------------------ settings
@@ -146,6 +201,9 @@ class TrainPanel(QWidget):
     def _edited(self) -> None:
         self.auto = False
         self.settings_view.set_advice(None)
+        ims = self.project.imageset
+        if ims is not None and len(ims):
+            self._show_split(split_preview(ims, self.settings()))
 
     @property
     def confusion(self):
@@ -176,15 +234,22 @@ class TrainPanel(QWidget):
         self.cancel_btn.setEnabled(True)
         task.progressed.connect(self._progress)
 
+        retrain_of, self.pending_restore = self.pending_restore, None
+
         def done(out: TrainOutcome):
             self.outcome = out
-            keep = {k: v for k, v in self.project.settings.items() if k == "capture_mirror"}
+            keep = {k: v for k, v in self.project.settings.items() if k.startswith("capture_")}
+            if out.record is not None:
+                self.project.add_run(out.record, out.recogniser)
             self.project.set_trained(out.recogniser, out.report, (None, out.test_set), {**settings, **keep})
             self._log_stage_end()
             self.stages.addItem(f"done in {out.seconds:.1f} s")
             self.stages.scrollToBottom()
+            self._show_split(out.split_info)
             if self.project.data_version != version:
                 self.status.setText("The images changed while training; train again to use them.")
+            elif retrain_of is not None:
+                self._say_reproduced(retrain_of, out.test_pred, "Retrained")
         task.succeeded.connect(done)
         task.cancelled.connect(lambda: self._ended("Training was cancelled; nothing changed."))
         task.failed.connect(lambda msg: self._ended(f"Training failed: {msg}"))
@@ -217,6 +282,8 @@ class TrainPanel(QWidget):
         p = self.project
         if self.auto and p.imageset is not None and (self.task is None or not self.runner.busy):
             self.suggest()
+        self._show_split(split_preview(p.imageset, self.settings()) if p.imageset is not None and len(p.imageset)
+                         else None)
         if p.recogniser is not None and not p.model_is_current:
             self.status.setText("The images changed since training: train again to include them.")
 
@@ -244,6 +311,9 @@ class TrainPanel(QWidget):
         task = self.runner.run("Evaluating", evaluate_task(rec, ims, settings))
         if task is None:
             return None
+        self.eval_task = task
+
+        restoring, self.pending_restore = self.pending_restore, None
 
         def done(out):
             if self.project.recogniser is rec:
@@ -253,6 +323,8 @@ class TrainPanel(QWidget):
                 self._show()
                 self.status.setText(f"Loaded recogniser, evaluated on {len(out.test_set)} images it was not "
                                     "trained on (the same held-out part as in training when the images are unchanged).")
+                if restoring is not None:
+                    self._say_reproduced(restoring, out.test_pred, "Restored")
         task.succeeded.connect(done)
         task.failed.connect(lambda msg: self.results.clear(f"The loaded recogniser could not be evaluated: {msg}"))
         return task
@@ -262,3 +334,75 @@ class TrainPanel(QWidget):
         self.results.show_report(o.report, self.project.class_names, o.test_set, o.test_pred, o.seconds)
         n_train = len(self.project.imageset) - len(o.test_set)
         self.status.setText(f"Trained on {n_train} images, tested on {len(o.test_set)} held-out images.")
+
+    # ------------------------------------------------------------------ runs
+    def show_runs(self) -> None:
+        """Refresh the Runs table from the project's runs; the run in use is bold."""
+        from ...core.project.runs import data_version  # noqa: PLC0415
+        p = self.project
+        runs = p.runs
+        version = data_version(p.imageset) if p.imageset is not None and len(runs) else None
+        self.runs_view.show_runs(runs, runs.current_of(p.recogniser), version)
+        self.right.setTabText(1, f"Runs ({len(runs)})" if len(runs) else "Runs")
+
+    def restore_run(self, run_id: int):
+        """Restore button: use run ``run_id`` again. A kept model is put back and re-evaluated on its held-out
+        part; a run whose model was not kept is retrained with its settings and seed. Either way the new
+        predictions are checked against the run's record. Returns the task started, or None."""
+        from ...core.project.runs import data_version  # noqa: PLC0415
+        p = self.project
+        try:
+            record = p.runs.get(run_id)
+        except KeyError:
+            return None
+        if self.runner.busy:
+            self.status.setText("Another task is running; restore when it has finished.")
+            return None
+        if p.runs.model(run_id) is None:
+            same = p.imageset is not None and record.get("data", {}).get("version") == data_version(p.imageset)
+            self.apply_settings(record.get("settings") or {})
+            self.pending_restore = record
+            task = self.start_training()
+            if task is not None:
+                self.status.setText(f"Run {run_id} kept only its record: retraining with its settings and seed"
+                                    + ("…" if same else " on the images as they are now (they changed since)…"))
+            return task
+        if p.recogniser is p.runs.model(run_id) and self.outcome is not None:
+            self.status.setText(f"Run {run_id} is the one in use.")
+            return None
+        try:
+            self.pending_restore = record
+            p.restore_run(run_id)          # modelChanged: re-evaluated in the background, then checked
+        except ClassMapError as exc:
+            self.pending_restore = None
+            self.status.setText(f"Run {run_id} cannot be restored: {exc}")
+            return None
+        self.right.setCurrentWidget(self.results)
+        return self.eval_task
+
+    def delete_run(self, run_id: int) -> None:
+        """Delete button: forget run ``run_id`` (its record and kept model)."""
+        self.project.runs.remove(run_id)
+        self.project.dirty = True
+        self.project.stateChanged.emit()
+
+    def _say_reproduced(self, record: dict, pred, how: str) -> None:
+        from ...core.project.runs import predictions_match  # noqa: PLC0415
+        n = len(pred)
+        if predictions_match(record, pred):
+            self.status.setText(f"{how} run {record['id']}: its {n} test predictions are identical to the "
+                                f"recorded run's (accuracy {100 * record.get('accuracy', 0):.1f}%).")
+        else:
+            self.status.setText(f"{how} run {record['id']}, but its {n} test predictions differ from the recorded "
+                                "run's: the images changed since it was trained.")
+        self.last_restore_message = self.status.text()
+
+    def _show_split(self, info: dict | None) -> None:
+        if info is None:
+            self.split_note.setText(" ")
+            self.split_warning = False
+            return
+        text, warn = split_text(info)
+        self.split_warning = warn
+        self.split_note.setText(text)
+        self.split_note.setStyleSheet("QLabel { color: #b35900; }" if warn else "")

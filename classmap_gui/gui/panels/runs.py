@@ -1,0 +1,181 @@
+"""The Runs table: every training run of the project side by side (sortable), and a button to restore one.
+
+Rows come from the project's :class:`~classmap_gui.core.project.runs.RunLog`; what a row says is computed
+by :func:`run_row` without a window. Restoring is the Train panel's job (it re-evaluates the restored
+model and checks its predictions against the record); this view only asks for it (``restoreRequested``).
+"""
+from __future__ import annotations
+
+import calendar
+import time
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+COLUMNS = ("Run", "Date", "Features", "Bank", "ClassMap", "Data", "Split", "Accuracy", "Evals/query",
+           "Speed-up", "Train time", "Model")
+_PARAM_SHORT = {"n_centroids": "k", "patch_size": "patch", "m": "m", "alpha": "α", "C": "C", "d": "d", "p": "p"}
+
+
+def _params(params: dict, keys=("n_centroids", "m", "alpha", "C")) -> str:
+    bits = [f"{_PARAM_SHORT[k]}={params[k]:g}" if isinstance(params.get(k), (int, float)) else
+            f"{_PARAM_SHORT[k]}={params[k]}" for k in keys if k in params]
+    return f" ({', '.join(bits)})" if bits else ""
+
+
+def run_row(record: dict, current_version: str | None = None) -> list[tuple[str, object]]:
+    """The cells of one run: ``(text, sort key)`` per column of :data:`COLUMNS`. ``current_version``: the
+    fingerprint of the data open now (a run trained on other data says so)."""
+    s = record.get("settings") or {}
+    data = record.get("data") or {}
+    split = record.get("split") or {}
+    chosen = {k.split(".", 1)[-1]: v for k, v in (record.get("chosen") or {}).items()}
+    bank_params = {**(s.get("bank_params") or {}), **chosen}
+    cm = s.get("classmap")
+    cm_text = "—" if not cm else f"d={cm.get('d', '?')} p={cm.get('p', '?')}"
+    date = str(record.get("date", ""))
+    try:
+        local = time.strftime("%Y-%m-%d %H:%M",
+                              time.localtime(calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%SZ"))))
+    except ValueError:
+        local = date
+    version = str(data.get("version", ""))
+    changed = current_version is not None and version != current_version
+    data_text = f"{data.get('images', '?')} img · {version[:6]}" + (" (other data)" if changed else "")
+    if split.get("by") == "capture group":
+        split_text = f"{split.get('groups', '?')} bursts"
+    else:
+        split_text = "by image"
+    if split.get("too_few"):
+        split_text += f" ⚠ {len(split['too_few'])} class(es) too few"
+    acc = record.get("accuracy")
+    on = record.get("report_on", "test")
+    speed = (record.get("latency_speedup") or {}).get("single")
+    evals = record.get("evaluations_per_query")
+    secs = record.get("train_seconds")
+    kept = bool(record.get("model_kept"))
+    return [
+        (str(record.get("id", "")), record.get("id", 0)),
+        (local, date),
+        (str(s.get("features", "?")) + _params(s.get("features_params") or {}), str(s.get("features", ""))),
+        (str(s.get("bank", "?")) + _params(bank_params), str(s.get("bank", ""))),
+        (cm_text, cm_text),
+        (data_text, version),
+        (split_text, split.get("groups", 0) if split.get("by") == "capture group" else -1),
+        ("—" if acc is None else f"{100 * acc:.1f}%" + ("" if on == "test" else " (train)"), -1 if acc is None else acc),
+        ("—" if evals is None else f"{evals:.1f}", -1 if evals is None else evals),
+        ("—" if speed is None else f"{speed:.2f}×", -1 if speed is None else speed),
+        ("—" if secs is None else f"{secs:.1f} s", -1 if secs is None else secs),
+        ("kept" if kept else "retrain", int(kept)),
+    ]
+
+
+class _Item(QTableWidgetItem):
+    """A cell that sorts by its key (numbers as numbers), not by its text."""
+
+    def __init__(self, text: str, key):
+        super().__init__(text)
+        self.key = key
+
+    def __lt__(self, other) -> bool:  # noqa: D105 - Qt sort
+        a, b = self.key, getattr(other, "key", None)
+        try:
+            return a < b
+        except TypeError:
+            return str(a) < str(b)
+
+
+class RunsView(QWidget):
+    """The table of runs with Restore and Delete buttons. Signals: ``restoreRequested(run id)``,
+    ``deleteRequested(run id)``."""
+
+    restoreRequested = Signal(int)
+    deleteRequested = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._selection)
+        self.table.itemDoubleClicked.connect(lambda _it: self._restore())
+        self.restore_btn = QPushButton("Restore selected run")
+        self.restore_btn.setToolTip("Use this run's settings and trained model again (a run whose model was not "
+                                    "kept is retrained with its settings and seed)")
+        self.restore_btn.clicked.connect(self._restore)
+        self.delete_btn = QPushButton("Delete run")
+        self.delete_btn.clicked.connect(lambda: self.selected() is not None and
+                                        self.deleteRequested.emit(self.selected()))
+        self.note = QLabel("No runs yet: every training run is listed here.")
+        self.note.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(self.restore_btn)
+        row.addWidget(self.delete_btn)
+        row.addWidget(self.note, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.table, 1)
+        lay.addLayout(row)
+        self._selection()
+
+    def show_runs(self, runs, current_id: int | None = None, current_version: str | None = None) -> None:
+        """Fill the table from a RunLog; the run whose model is in use (``current_id``) is bold."""
+        keep = self.selected()
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(0)
+        bold = QFont()
+        bold.setBold(True)
+        for r, record in enumerate(runs.records):
+            self.table.insertRow(r)
+            for c, (text, key) in enumerate(run_row(record, current_version)):
+                item = _Item(text, key)
+                item.setData(Qt.UserRole, record["id"])
+                if record["id"] == current_id:
+                    item.setFont(bold)
+                if c == COLUMNS.index("Split") and (record.get("split") or {}).get("too_few"):
+                    item.setToolTip("Too few bursts to test honestly: " + ", ".join(record["split"]["too_few"][:20]))
+                self.table.setItem(r, c, item)
+        self.table.setSortingEnabled(True)
+        kept = sum(bool(r.get("model_kept")) for r in runs.records)
+        self.note.setText(f"{len(runs)} run(s); models kept for {kept} (the newest {runs.keep_models}); "
+                          "older runs are restored by retraining with their settings and seed."
+                          if len(runs) else "No runs yet: every training run is listed here.")
+        if keep is not None:
+            self.select(keep)
+        self._selection()
+
+    def row_of(self, run_id: int) -> int:
+        """The table row showing run ``run_id`` (after sorting), or -1."""
+        for r in range(self.table.rowCount()):
+            if self.table.item(r, 0).data(Qt.UserRole) == run_id:
+                return r
+        return -1
+
+    def select(self, run_id: int) -> None:
+        """Select the row of run ``run_id``."""
+        r = self.row_of(run_id)
+        if r >= 0:
+            self.table.selectRow(r)
+
+    def selected(self) -> int | None:
+        """The id of the selected run, or None."""
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        return None if not rows else self.table.item(rows[0].row(), 0).data(Qt.UserRole)
+
+    def _selection(self) -> None:
+        on = self.selected() is not None
+        self.restore_btn.setEnabled(on)
+        self.delete_btn.setEnabled(on)
+
+    def _restore(self) -> None:
+        rid = self.selected()
+        if rid is not None:
+            self.restoreRequested.emit(rid)
