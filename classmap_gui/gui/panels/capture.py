@@ -370,6 +370,8 @@ class CapturePanel(QWidget):
         if ims.groups is not None and bursts < HONEST_BURSTS:
             note += (f" — record at least {HONEST_BURSTS} separate bursts (move, change the light) so it can be "
                      "tested on frames it was not trained on")
+            if isinstance(self.sources.current(), str):
+                note += "; all frames of one video file count as one burst"
         self.progress_note.setText(note + ".")
 
     def add_background(self) -> int:

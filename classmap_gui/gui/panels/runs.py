@@ -14,8 +14,14 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-COLUMNS = ("Run", "Date", "Features", "Bank", "ClassMap", "Data", "Split", "Accuracy", "Evals/query",
-           "Speed-up", "Train time", "Model")
+COLUMNS = ("Run", "Accuracy", "Evals/query", "Speed-up", "Train time", "Features", "Bank", "ClassMap", "Split",
+           "Data", "Date", "Model")
+TIPS = {"Accuracy": "Accuracy on the held-out test part (bursts kept whole when the data has them)",
+        "Evals/query": "Binary classifiers evaluated per image, of all of them (brute force)",
+        "Speed-up": "Measured: brute force time over this recogniser's, one image at a time (classification only)",
+        "Train time": "Wall-clock training time", "Split": "How the data was split: by capture burst, or by image",
+        "Data": "Images and a fingerprint of the data the run saw", "Model": "kept: restored at once; "
+        "retrain: only the record is kept, restoring retrains with its settings and seed"}
 _PARAM_SHORT = {"n_centroids": "k", "patch_size": "patch", "m": "m", "alpha": "α", "C": "C", "d": "d", "p": "p"}
 
 
@@ -37,13 +43,13 @@ def run_row(record: dict, current_version: str | None = None) -> list[tuple[str,
     cm_text = "—" if not cm else f"d={cm.get('d', '?')} p={cm.get('p', '?')}"
     date = str(record.get("date", ""))
     try:
-        local = time.strftime("%Y-%m-%d %H:%M",
+        local = time.strftime("%m-%d %H:%M",
                               time.localtime(calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%SZ"))))
     except ValueError:
         local = date
     version = str(data.get("version", ""))
     changed = current_version is not None and version != current_version
-    data_text = f"{data.get('images', '?')} img · {version[:6]}" + (" (other data)" if changed else "")
+    data_text = f"{data.get('images', '?')} · {version[:6]}" + (" (other data)" if changed else "")
     if split.get("by") == "capture group":
         split_text = f"{split.get('groups', '?')} bursts"
     else:
@@ -56,20 +62,23 @@ def run_row(record: dict, current_version: str | None = None) -> list[tuple[str,
     evals = record.get("evaluations_per_query")
     secs = record.get("train_seconds")
     kept = bool(record.get("model_kept"))
-    return [
-        (str(record.get("id", "")), record.get("id", 0)),
-        (local, date),
-        (str(s.get("features", "?")) + _params(s.get("features_params") or {}), str(s.get("features", ""))),
-        (str(s.get("bank", "?")) + _params(bank_params), str(s.get("bank", ""))),
-        (cm_text, cm_text),
-        (data_text, version),
-        (split_text, split.get("groups", 0) if split.get("by") == "capture group" else -1),
-        ("—" if acc is None else f"{100 * acc:.1f}%" + ("" if on == "test" else " (train)"), -1 if acc is None else acc),
-        ("—" if evals is None else f"{evals:.1f}", -1 if evals is None else evals),
-        ("—" if speed is None else f"{speed:.2f}×", -1 if speed is None else speed),
-        ("—" if secs is None else f"{secs:.1f} s", -1 if secs is None else secs),
-        ("kept" if kept else "retrain", int(kept)),
-    ]
+    cells = {
+        "Run": (str(record.get("id", "")), record.get("id", 0)),
+        "Accuracy": ("—" if acc is None else f"{100 * acc:.1f}%" + ("" if on == "test" else " (train)"),
+                     -1 if acc is None else acc),
+        "Evals/query": ("—" if evals is None else f"{evals:.1f}" + (f" of {record['brute_force_evaluations']}" if
+                        isinstance(record.get("brute_force_evaluations"), int) else ""), -1 if evals is None else evals),
+        "Speed-up": ("—" if speed is None else f"{speed:.2f}×", -1 if speed is None else speed),
+        "Train time": ("—" if secs is None else f"{secs:.1f} s", -1 if secs is None else secs),
+        "Features": (str(s.get("features", "?")) + _params(s.get("features_params") or {}), str(s.get("features", ""))),
+        "Bank": (str(s.get("bank", "?")) + _params(bank_params), str(s.get("bank", ""))),
+        "ClassMap": (cm_text, cm_text),
+        "Split": (split_text, split.get("groups", 0) if split.get("by") == "capture group" else -1),
+        "Data": (data_text, version),
+        "Date": (local, date),
+        "Model": ("kept" if kept else "retrain", int(kept)),
+    }
+    return [cells[c] for c in COLUMNS]
 
 
 class _Item(QTableWidgetItem):
@@ -98,6 +107,9 @@ class RunsView(QWidget):
         super().__init__(parent)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
+        for c, name in enumerate(COLUMNS):
+            if name in TIPS:
+                self.table.horizontalHeaderItem(c).setToolTip(TIPS[name])
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
