@@ -41,3 +41,32 @@ def test_opened_set_is_not_unsaved_and_a_model_is(tmp_path):
     assert ws.recogniser is None  # labels shifted: the model no longer applies
     ws.mark_saved(tmp_path)
     assert not ws.dirty and ws.capture_root == tmp_path / "captures"
+
+
+def test_restore_run_puts_back_model_and_settings_and_refuses_what_it_cannot():
+    """Runs in the headless workspace: a kept model is restored with its settings (capture options kept),
+    counts as current only on unchanged data; a let-go model or other classes are clear errors."""
+    from classmap_gui.core.data import load_digits
+    from classmap_gui.core.project.runs import run_record
+    from classmap_gui.core.training import TrainConfig, train
+
+    d = load_digits().subset(np.arange(300))
+    ws = Workspace()
+    ws.reset(d)
+    ws.settings["capture_target"] = 40
+    results = [train(d, TrainConfig(features="pixels", bank="ova-ridge", seed=s)) for s in (0, 1)]
+    ws.runs.keep_models = 1
+    for r in results:
+        ws.add_run(run_record(r, d), r.recogniser)
+    assert ws.dirty and [r["model_kept"] for r in ws.runs.records] == [False, True]
+    with pytest.raises(DataError, match="kept only its record"):
+        ws.restore_run(1)
+    rec = ws.restore_run(2)
+    assert ws.recogniser is results[1].recogniser and ws.model_is_current
+    assert ws.settings == {**rec["settings"], "capture_target": 40}
+    ws.add_images(0, list(d.images[:2]))                 # the data changed: restored, but not current
+    ws.restore_run(2)
+    assert not ws.model_is_current
+    ws.add_class("extra")
+    with pytest.raises(DataError, match="other classes"):
+        ws.restore_run(2)

@@ -108,6 +108,11 @@ def test_a_run_whose_model_was_let_go_is_retrained_from_its_record(qtbot, window
     _restore(qtbot, win, 1)
     assert "Retrained run 1" in win.train.status.text() and "identical" in win.train.status.text()
     assert len(win.project.runs) == 3 and win.project.runs.records[-1]["settings"]["seed"] == 0
+    # delete a run: gone from the table and the project
+    _click_cell(qtbot, view.table, view.row_of(2), COLUMNS.index("Date"))
+    qtbot.mouseClick(view.delete_btn, Qt.LeftButton)
+    assert view.table.rowCount() == 2 and view.row_of(2) == -1
+    assert [r["id"] for r in win.project.runs.records] == [1, 3] and win.project.dirty
 
 
 def test_train_panel_says_how_the_data_is_split_and_warns_about_too_few_bursts(qtbot, window, small_settings):

@@ -152,6 +152,7 @@ class TrainPanel(QWidget):
         self.runs_view.deleteRequested.connect(lambda rid: self.delete_run(rid))
         self.pending_restore: dict | None = None   # a restored run whose predictions are still to be checked
         self.last_restore_message = ""
+        self._version_of, self._version = None, None
         self.eval_task = None
         self.right = QTabWidget()
         self.right.addTab(self.results, "Last run")
@@ -341,7 +342,11 @@ class TrainPanel(QWidget):
         from ...core.project.runs import data_version  # noqa: PLC0415
         p = self.project
         runs = p.runs
-        version = data_version(p.imageset) if p.imageset is not None and len(runs) else None
+        version = None
+        if p.imageset is not None and len(runs):
+            if self._version_of is not p.imageset:  # hashing a big set takes a while: once per edit, not per signal
+                self._version_of, self._version = p.imageset, data_version(p.imageset)
+            version = self._version
         self.runs_view.show_runs(runs, runs.current_of(p.recogniser), version)
         self.right.setTabText(1, f"Runs ({len(runs)})" if len(runs) else "Runs")
 
