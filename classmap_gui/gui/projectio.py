@@ -29,7 +29,7 @@ def to_core(data: ProjectData) -> store.Project:
     runs = data.runs or RunLog()
     return store.Project(imageset=data.imageset, recogniser=data.recogniser, settings=dict(data.settings),
                          captures_dir=data.captures_dir,
-                         runs=RunLog(runs.records, runs.models, runs.keep_models))  # a copy: saving runs in the background
+                         runs=RunLog(runs.records, runs.models, runs.keep_models, runs.next_id))  # a copy: saving runs in the background
 
 
 def save(data: ProjectData, path: str | Path, *, progress=None, should_stop=None) -> Path:

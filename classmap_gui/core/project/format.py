@@ -202,7 +202,7 @@ def _write_project(project: Project, sink, captures: Path | None, reuse: dict[st
         "format": FORMAT, "version": VERSION, "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "name": ims.name, "class_names": list(ims.class_names), "image_size": [h, w], "colour": ims.is_color,
         "images": entries, "has_model": has_model, "settings": json.loads(settings_text),
-        "runs": runs.records, "run_models": sorted(runs.models), "runs_current": current,
+        "runs": runs.records, "run_models": sorted(runs.models), "runs_current": current, "runs_next_id": runs.next_id,
     }
     if ims.groups is not None:
         doc["groups"] = ims.groups.tolist()
@@ -429,7 +429,10 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
                 return _load_recogniser(model_dir, where, run_folder(rid))
         models = read_run_models(doc, records, recogniser, where, load)
     report(progress, 1.0, "opened")
-    return Project(imageset=imageset, recogniser=recogniser, settings=settings, runs=RunLog(records, models))
+    next_id = doc.get("runs_next_id")
+    next_id = next_id if isinstance(next_id, int) and not isinstance(next_id, bool) and 0 < next_id <= 10 ** 6 else None
+    return Project(imageset=imageset, recogniser=recogniser, settings=settings,
+                   runs=RunLog(records, models, next_id=next_id))
 
 
 def _load_recogniser(model_dir: Path, where: str, rel: str = "model"):

@@ -148,10 +148,12 @@ class RunLog:
     ``keep_models`` of them (``models``: run id -> Recogniser)."""
 
     def __init__(self, records: list[dict] | None = None, models: dict | None = None,
-                 keep_models: int = MAX_KEPT_MODELS):
+                 keep_models: int = MAX_KEPT_MODELS, next_id: int | None = None):
         self.records: list[dict] = [dict(r) for r in (records or [])]
         self.models: dict[int, Any] = dict(models or {})
         self.keep_models = int(keep_models)
+        # ids are never reused, so "run 3" names one run even after runs are deleted
+        self.next_id = max([int(next_id or 1)] + [r["id"] + 1 for r in self.records])
         for r in self.records:
             r["model_kept"] = r["id"] in self.models
 
@@ -162,7 +164,8 @@ class RunLog:
         """Keep ``record`` (a copy, given the next id) and its ``recogniser``; older models beyond the bound
         are let go (their records stay). Returns the kept record."""
         rec = dict(record)
-        rec["id"] = max((r["id"] for r in self.records), default=0) + 1
+        rec["id"] = self.next_id
+        self.next_id += 1
         self.records.append(rec)
         if recogniser is not None:
             self.models[rec["id"]] = recogniser

@@ -80,6 +80,15 @@ def test_runs_survive_save_and_reopen_and_restore_reproduces_predictions(tmp_pat
     assert not predictions_match(back.runs.get(1), back.runs.model(2).predict(_test_part(data, back.runs.get(1)).images).labels)
 
 
+def test_run_ids_are_never_reused(tmp_path, data, runs):
+    log = RunLog()
+    for res, rec in runs:
+        log.add(rec, res.recogniser)
+    log.remove(3)
+    back = load_project(save_project(Project(data, None, runs=log), tmp_path / "p"))
+    assert back.runs.add(runs[0][1])["id"] == 4
+
+
 def test_model_store_is_bounded(tmp_path, data, runs):
     log = RunLog(keep_models=2)
     for res, rec in runs:
