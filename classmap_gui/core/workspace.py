@@ -111,6 +111,8 @@ class Workspace:
             raise DataError(f"run {run_id} kept only its record (models are kept for the newest "
                             f"{self.runs.keep_models} runs): retrain with its settings to restore it")
         ims = self._need_set()
+        from .training import TrainConfig
+        TrainConfig.from_dict(record.get("settings") or {})   # ConfigError for a record edited by hand
         if list(model.class_names) != list(ims.class_names):
             raise DataError(f"run {run_id} was trained on other classes than the project has now "
                             f"({len(model.class_names)} then, {ims.n_classes} now); it cannot be restored")

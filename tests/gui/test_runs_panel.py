@@ -136,3 +136,12 @@ def test_train_panel_says_how_the_data_is_split_and_warns_about_too_few_bursts(q
     assert "⚠" in view.table.item(view.row_of(1), COLUMNS.index("Split")).text()
     win.project.reset(ImageSet(images, labels, ["a", "b", "c"], name="no bursts"))
     assert "Split by image" in win.train.split_note.text() and not win.train.split_warning
+
+
+def test_a_hand_edited_record_still_shows_as_a_row():
+    from classmap_gui.gui.panels.runs import run_row
+    odd = {"id": 4, "date": "yesterday", "settings": {"classmap": "yes", "features_params": [1]},
+           "data": {}, "split": {"too_few": "c"}, "latency_speedup": {"single": "fast"}, "accuracy": 0.5}
+    cells = dict(zip(COLUMNS, (t for t, _ in run_row(odd))))
+    assert cells["Accuracy"] == "50.0%" and cells["ClassMap"] == "—" and cells["Speed-up"] == "—"
+    assert cells["Date"] == "yesterday" and cells["Model"] == "retrain"

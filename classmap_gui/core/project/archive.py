@@ -117,8 +117,8 @@ class SafeArchive:
             raise ModelFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
             self._zf = zipfile.ZipFile(self._fh)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError) as exc:
-            self._fh.close()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, NotImplementedError) as exc:
+            self._fh.close()  # NotImplementedError: a header claiming a zip version zipfile cannot read
             raise ModelFormatError(f"{path} is not a ClassMap Studio archive (not a readable zip: {exc})") from None
         try:
             files = check_archive(self._zf, allowed_top=allowed_top, max_total_bytes=max_total_bytes, label=self.label)

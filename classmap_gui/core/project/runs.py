@@ -126,8 +126,8 @@ def read_run_models(doc: dict, records: list[dict], recogniser, where: str, load
     ids = {r["id"] for r in records}
     listed = doc.get("run_models") or []
     current = doc.get("runs_current")
-    if not isinstance(listed, list) or not all(isinstance(i, int) and i in ids for i in listed) or \
-            (current is not None and current not in ids):
+    if not isinstance(listed, list) or not all(isinstance(i, int) and not isinstance(i, bool) and i in ids for i in listed) or \
+            (current is not None and (not isinstance(current, int) or current not in ids)):
         raise ModelFormatError(f"{where}: run_models and runs_current must name runs of the project")
     models = {}
     if current is not None and recogniser is not None:

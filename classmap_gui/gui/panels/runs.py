@@ -31,16 +31,20 @@ def _params(params: dict, keys=("n_centroids", "m", "alpha", "C")) -> str:
     return f" ({', '.join(bits)})" if bits else ""
 
 
+def _obj(value) -> dict:
+    """``value`` when it is a JSON object, else empty (a record from a hand-edited file may hold anything)."""
+    return value if isinstance(value, dict) else {}
+
+
 def run_row(record: dict, current_version: str | None = None) -> list[tuple[str, object]]:
     """The cells of one run: ``(text, sort key)`` per column of :data:`COLUMNS`. ``current_version``: the
     fingerprint of the data open now (a run trained on other data says so)."""
-    s = record.get("settings") or {}
-    data = record.get("data") or {}
-    split = record.get("split") or {}
-    chosen = {k.split(".", 1)[-1]: v for k, v in (record.get("chosen") or {}).items()}
-    bank_params = {**(s.get("bank_params") or {}), **chosen}
-    cm = s.get("classmap")
-    cm_text = "—" if not cm else f"d={cm.get('d', '?')} p={cm.get('p', '?')}"
+    s, data, split = _obj(record.get("settings")), _obj(record.get("data")), _obj(record.get("split"))
+    chosen = {str(k).split(".", 1)[-1]: v for k, v in _obj(record.get("chosen")).items()}
+    bank_params = {**_obj(s.get("bank_params")), **chosen}
+    cm = _obj(s.get("classmap"))
+    cm_text = "—" if not isinstance(s.get("classmap"), dict) else \
+        f"d={cm.get('d', 'default')} p={cm.get('p', 'default')}"  # {}: ClassMap with its defaults
     date = str(record.get("date", ""))
     try:
         local = time.strftime("%m-%d %H:%M",
@@ -54,11 +58,12 @@ def run_row(record: dict, current_version: str | None = None) -> list[tuple[str,
         split_text = f"{split.get('groups', '?')} bursts"
     else:
         split_text = "by image"
-    if split.get("too_few"):
+    if isinstance(split.get("too_few"), list) and split["too_few"]:
         split_text += f" ⚠ {len(split['too_few'])} class(es) too few"
     acc = record.get("accuracy")
     on = record.get("report_on", "test")
-    speed = (record.get("latency_speedup") or {}).get("single")
+    speed = _obj(record.get("latency_speedup")).get("single")
+    speed = speed if isinstance(speed, (int, float)) else None
     evals = record.get("evaluations_per_query")
     secs = record.get("train_seconds")
     kept = bool(record.get("model_kept"))
@@ -70,7 +75,7 @@ def run_row(record: dict, current_version: str | None = None) -> list[tuple[str,
                         isinstance(record.get("brute_force_evaluations"), int) else ""), -1 if evals is None else evals),
         "Speed-up": ("—" if speed is None else f"{speed:.2f}×", -1 if speed is None else speed),
         "Train time": ("—" if secs is None else f"{secs:.1f} s", -1 if secs is None else secs),
-        "Features": (str(s.get("features", "?")) + _params(s.get("features_params") or {}), str(s.get("features", ""))),
+        "Features": (str(s.get("features", "?")) + _params(_obj(s.get("features_params"))), str(s.get("features", ""))),
         "Bank": (str(s.get("bank", "?")) + _params(bank_params), str(s.get("bank", ""))),
         "ClassMap": (cm_text, cm_text),
         "Split": (split_text, split.get("groups", 0) if split.get("by") == "capture group" else -1),
@@ -152,8 +157,9 @@ class RunsView(QWidget):
                 item.setData(Qt.UserRole, record["id"])
                 if record["id"] == current_id:
                     item.setFont(bold)
-                if c == COLUMNS.index("Split") and (record.get("split") or {}).get("too_few"):
-                    item.setToolTip("Too few bursts to test honestly: " + ", ".join(record["split"]["too_few"][:20]))
+                few = _obj(record.get("split")).get("too_few")
+                if c == COLUMNS.index("Split") and isinstance(few, list) and few:
+                    item.setToolTip("Too few bursts to test honestly: " + ", ".join(map(str, few[:20])))
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
         kept = sum(bool(r.get("model_kept")) for r in runs.records)
