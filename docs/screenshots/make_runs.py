@@ -17,28 +17,18 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _TMP = tempfile.mkdtemp(prefix="classmap-shots-")  # captures and autosaves go here, not the user's folders
 os.environ["XDG_DATA_HOME"], os.environ["XDG_CONFIG_HOME"] = f"{_TMP}/data", f"{_TMP}/config"
 
-import numpy as np  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from classmap_gui.core.data import ImageSet, load_digits  # noqa: E402
+from classmap_gui.core.bench.bursts import make_sets  # noqa: E402
 from classmap_gui.gui.driving import settle, wait_until  # noqa: E402
 from classmap_gui.gui.mainwindow import MainWindow  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def digit_bursts() -> ImageSet:
-    d = load_digits()
-    rng = np.random.default_rng(0)
-    imgs, labels, groups = [], [], []
-    for c in range(d.n_classes):
-        for g, i in enumerate(rng.permutation(np.flatnonzero(d.labels == c))[:12]):
-            for _ in range(6):
-                img = d.images[i].astype(np.int16) + rng.integers(-6, 7, size=d.images[i].shape)
-                imgs.append(np.clip(img, 0, 255).astype(np.uint8))
-                labels.append(c)
-                groups.append(12 * c + g)
-    return ImageSet(np.stack(imgs), np.array(labels), d.class_names, name="digits-bursts", groups=np.array(groups))
+def digit_bursts():
+    """Digits recorded as bursts, the set of ``classmap bench bursts``."""
+    return make_sets()[0]
 
 
 def main(out: Path) -> None:

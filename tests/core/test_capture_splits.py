@@ -3,6 +3,7 @@ reported accuracy is the honest one (what the model scores on bursts it has neve
 import numpy as np
 import pytest
 
+from classmap_gui.core.bench.bursts import make_sets
 from classmap_gui.core.data import ImageSet, load_digits
 from classmap_gui.core.data.editing import NEW_GROUP, add_images, delete_images
 from classmap_gui.core.data.groups import grouped_split
@@ -10,30 +11,11 @@ from classmap_gui.core.errors import DataError
 from classmap_gui.core.training import TrainConfig, evaluate, split_parts, train, validation_split
 
 
-def bursts(ims, idx, frames, rng, first_group):
-    """A capture-like set: every source image of ``idx`` taken ``frames`` times with tiny noise, one burst each."""
-    imgs, labels, groups = [], [], []
-    for g, i in enumerate(idx):
-        for _ in range(frames):
-            img = ims.images[i].astype(np.int16) + rng.integers(-6, 7, size=ims.images[i].shape)
-            imgs.append(np.clip(img, 0, 255).astype(np.uint8))
-            labels.append(ims.labels[i])
-            groups.append(first_group + g)
-    return ImageSet(np.stack(imgs), np.array(labels), ims.class_names, groups=np.array(groups), name="bursts")
-
-
 @pytest.fixture(scope="module")
 def capture_like():
-    """Digits as bursts: 12 source images per class x 6 near-identical frames; and 20 new bursts per class
-    from other images (the honest measure)."""
-    d = load_digits()
-    rng = np.random.default_rng(0)
-    src, new = [], []
-    for c in range(d.n_classes):
-        i = rng.permutation(np.flatnonzero(d.labels == c))
-        src += list(i[:12])
-        new += list(i[12:32])
-    return bursts(d, src, 6, rng, 0), bursts(d, new, 3, rng, 10_000)
+    """Digits as bursts (``classmap bench bursts``'s set): 12 source images per class x 6 near-identical
+    frames; and 20 new bursts per class from other images (the honest measure)."""
+    return make_sets(sources=12, frames=6, fresh=20, noise=6, seed=0)
 
 
 def _sides(groups, parts):
@@ -113,3 +95,15 @@ def test_groups_follow_edits():
     assert np.array_equal(more.subset([20, 21]).groups, more.groups[[20, 21]])
     with pytest.raises(DataError, match="groups"):
         ImageSet(d.images, d.labels, d.class_names, groups=np.arange(3))
+
+
+def test_bursts_bench_reports_both_splits(capsys):
+    import json
+
+    from classmap_gui.cli import main
+    assert main(["bench", "bursts", "--set", "seeds=0", "--set", "fresh=10"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    row = doc["runs"][0]
+    assert row["grouped"]["split"] == "capture group" and row["random"]["split"] == "image"
+    assert doc["mean"]["random"]["flatters_by"] > doc["mean"]["grouped"]["flatters_by"] + 0.05
+    assert len(doc["load"]) == 3
