@@ -30,10 +30,13 @@ def group_labels(labels: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np
     """``(ids (g,), label of each group (g,), group index of each image (n,))``; a group's label is the
     label most of its images have (a burst whose frames were moved to another class keeps one side)."""
     ids, inv = np.unique(groups, return_inverse=True)
-    n_classes = int(labels.max()) + 1 if len(labels) else 0
-    votes = np.zeros((len(ids), max(1, n_classes)), np.int64)
-    np.add.at(votes, (inv, labels), 1)
-    return ids, votes.argmax(axis=1), inv
+    inv = inv.ravel()
+    n_classes = int(labels.max()) + 1 if len(labels) else 1
+    pairs, counts = np.unique(inv * n_classes + labels, return_counts=True)   # (group, label) pairs, O(n log n)
+    g, lab = pairs // n_classes, pairs % n_classes
+    order = np.lexsort((-counts, g))                                          # per group, most frequent label first
+    first = order[np.concatenate([[True], np.diff(g[order]) != 0])]
+    return ids, lab[first], inv
 
 
 def grouped_split(labels: np.ndarray, groups: np.ndarray | None, fractions: list[float],
@@ -41,7 +44,8 @@ def grouped_split(labels: np.ndarray, groups: np.ndarray | None, fractions: list
     """Parts ``[rest, part_1, ...]`` (sorted int64 indices into ``labels (n,)``) with every group of
     ``groups (n,)`` whole on one side, each part holding about ``fraction`` of every class; and a
     description ``{"by": "capture group" | "image", "groups": count, "too_few": [class, ...],
-    "needed": groups a class needs}``. ``groups`` None (or all distinct): the plain stratified split."""
+    "needed": groups a class needs}``. ``groups`` None (or all distinct): the plain stratified split.
+    Work is O(n log n) in images (no per-class pass over all images), so large sets split in moments."""
     labels = np.asarray(labels, np.int64)
     need = 1 + len(fractions)
     if groups is None or len(np.unique(groups)) == len(labels) or not fractions:
@@ -51,38 +55,36 @@ def grouped_split(labels: np.ndarray, groups: np.ndarray | None, fractions: list
     ids, glabel, inv = group_labels(labels, groups)
     sizes = np.bincount(inv, minlength=len(ids))
     rng = np.random.default_rng(seed)
-    owner = np.full(len(labels), -1, np.int64)      # part of every image: 0 rest, 1.. held-out parts
+    part_of_group = np.zeros(len(ids), np.int64)    # 0 rest, 1.. held-out parts
+    by_class = np.argsort(glabel, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(glabel))])
     too_few = []
-    for c in np.unique(glabel):
-        mine = rng.permutation(np.flatnonzero(glabel == c))
-        members = np.isin(inv, mine)
+    for c in np.flatnonzero(np.diff(bounds)):
+        mine = rng.permutation(by_class[bounds[c]:bounds[c + 1]])
         if len(mine) < need:                          # cannot keep bursts apart: split its images one by one
             too_few.append(int(c))
-            idx = rng.permutation(np.flatnonzero(members))
-            ends = np.cumsum([max(1, round(f * len(idx))) for f in fractions])
-            owner[idx] = 0
-            for p, (lo, hi) in enumerate(zip(np.concatenate([[0], ends[:-1]]), ends), start=1):
-                owner[idx[lo:hi]] = p
+            part_of_group[mine] = -1
             continue
-        total = sizes[mine].sum()
-        pos = 0
-        part_of = np.zeros(len(mine), np.int64)
+        total, pos = sizes[mine].sum(), 0
         for p, f in enumerate(fractions, start=1):
             target, got = f * total, 0
             left_for_others = (len(fractions) - p) + 1      # one group each for later parts and for training
             while pos < len(mine) - left_for_others and (got == 0 or got + sizes[mine[pos]] / 2 <= target):
-                part_of[pos] = p
+                part_of_group[mine[pos]] = p
                 got += sizes[mine[pos]]
                 pos += 1
-        owner[members] = _owner_of(mine, part_of, inv[members])
+    owner = part_of_group[inv]
+    if too_few:                                       # images of those classes, dealt out one by one
+        loose = np.flatnonzero(owner < 0)
+        loose_label = glabel[inv[loose]]
+        for c in too_few:
+            idx = rng.permutation(loose[loose_label == c])
+            ends = np.cumsum([max(1, round(f * len(idx))) for f in fractions])
+            owner[idx] = 0
+            for p, (lo, hi) in enumerate(zip(np.concatenate([[0], ends[:-1]]), ends), start=1):
+                owner[idx[lo:hi]] = p
     parts = [np.flatnonzero(owner == p).astype(np.int64) for p in range(need)]
     return parts, {"by": "capture group", "groups": int(len(ids)), "too_few": too_few, "needed": need}
-
-
-def _owner_of(mine: np.ndarray, part_of: np.ndarray, group_index: np.ndarray) -> np.ndarray:
-    """The part of each image whose group index is ``group_index``, given group ``mine[k]`` -> ``part_of[k]``."""
-    order = np.argsort(mine)
-    return part_of[order][np.searchsorted(mine[order], group_index)]
 
 
 def groups_per_part(groups: np.ndarray | None, parts: dict[str, np.ndarray]) -> dict[str, int]:

@@ -60,8 +60,12 @@ def split_text(info: dict) -> tuple[str, bool]:
 
 
 def split_preview(imageset, settings: dict) -> dict | None:
-    """How training would split ``imageset`` with ``settings`` now (cheap: labels and groups only)."""
+    """How training would split ``imageset`` with ``settings`` now. Only sets with bursts are split here
+    (0.1 s for 145 800 images in 24 300 bursts); without bursts the answer is known, and scikit-learn's
+    stratified split of that many images would hold the window for seconds."""
     from ...core.training import split_with_info  # noqa: PLC0415
+    if not imageset.has_bursts:
+        return {"by": "image", "groups": len(imageset), "too_few": [], "needed": 0, "groups_per_part": {}}
     try:
         _, info = split_with_info(imageset.labels, _config(settings), imageset.groups)
     except Exception:  # noqa: BLE001 - settings being edited or too few images: training will say why
