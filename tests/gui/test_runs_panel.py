@@ -113,6 +113,11 @@ def test_a_run_whose_model_was_let_go_is_retrained_from_its_record(qtbot, window
     qtbot.mouseClick(view.delete_btn, Qt.LeftButton)
     assert view.table.rowCount() == 2 and view.row_of(2) == -1
     assert [r["id"] for r in win.project.runs.records] == [1, 3] and win.project.dirty
+    # the data changes: the runs say they were trained on other data (fingerprint hashed in the background)
+    data_col = COLUMNS.index("Data")
+    assert "(other data)" not in view.table.item(view.row_of(3), data_col).text()
+    win.project.add_images(0, list(win.project.imageset.images[:1]))
+    qtbot.waitUntil(lambda: "(other data)" in view.table.item(view.row_of(3), data_col).text(), timeout=10000)
 
 
 def test_train_panel_says_how_the_data_is_split_and_warns_about_too_few_bursts(qtbot, window, small_settings):

@@ -1,112 +1,20 @@
-"""Train panel: settings on the left (:mod:`.train_settings`), results on the right (:mod:`.train_results`);
-training and re-evaluation run as background tasks whose own signals this panel listens to."""
+"""Train panel: settings on the left (:mod:`.train_settings`), the last run's results and the Runs table
+(:mod:`.runs`) on the right; training and re-evaluation run as background tasks (:mod:`.train_jobs`)
+whose own signals this panel listens to."""
 from __future__ import annotations
 
 import time
 
-import numpy as np
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
 from ...core.defaults import suggest_config
 from ...core.errors import ClassMapError
-from ...core.progress import sub_progress
 from .runs import RunsView
+from .train_jobs import (TrainOutcome, evaluate_task, held_out_part, split_preview, split_text,  # noqa: F401
+                         train_task)
 from .train_results import TrainResults
 from .train_settings import TrainSettings
-
-
-class TrainOutcome:
-    """What one training run produced, for the project and the result views; ``record`` is its run record
-    (None for a re-evaluation), ``split_info`` how the data was split."""
-
-    def __init__(self, recogniser, report, test_set, test_pred, settings, seconds, record=None, split_info=None):
-        self.recogniser, self.report = recogniser, report
-        self.test_set, self.test_pred, self.settings, self.seconds = test_set, test_pred, settings, seconds
-        self.record, self.split_info = record, split_info
-
-
-def _config(settings: dict):
-    from ...core.training import TrainConfig  # noqa: PLC0415
-    return TrainConfig.from_dict({k: v for k, v in settings.items() if k in TrainConfig.__dataclass_fields__})
-
-
-def held_out_part(imageset, settings: dict):
-    """The test images training held out with ``settings`` (the whole set when it cannot be derived), capture
-    bursts kept whole as in training: for a recogniser reopened from disk or restored from a run."""
-    from ...core.training import split_parts  # noqa: PLC0415
-    try:
-        cfg = _config(settings)
-        if not cfg.test_fraction:
-            return imageset
-        return imageset.subset(split_parts(imageset.labels, cfg, imageset.groups)["test"])
-    except Exception:  # noqa: BLE001 - data edited since training: evaluate on the whole set
-        return imageset
-
-
-def split_text(info: dict) -> tuple[str, bool]:
-    """How the data was (or will be) split, for people, and whether that needs a warning."""
-    parts = ", ".join(f"{k} {v}" for k, v in (info.get("groups_per_part") or {}).items() if v)
-    if info.get("by") == "capture group":
-        text = f"Split grouped by capture burst: {info['groups']} bursts ({parts}); frames of a burst stay together."
-    else:
-        text = "Split by image: no capture bursts in this data (each image is on its own)."
-    few = info.get("too_few") or []
-    if few:
-        names = ", ".join(repr(n) for n in few[:8]) + (" …" if len(few) > 8 else "")
-        text += (f" ⚠ {len(few)} class(es) have fewer than {info['needed']} bursts, so their test images come "
-                 f"from bursts they were trained on and their accuracy flatters: {names}. Capture more bursts.")
-    return text, bool(few)
-
-
-def split_preview(imageset, settings: dict) -> dict | None:
-    """How training would split ``imageset`` with ``settings`` now. Only sets with bursts are split here
-    (0.1 s for 145 800 images in 24 300 bursts); without bursts the answer is known, and scikit-learn's
-    stratified split of that many images would hold the window for seconds."""
-    from ...core.training import split_with_info  # noqa: PLC0415
-    if not imageset.has_bursts:
-        return {"by": "image", "groups": len(imageset), "too_few": [], "needed": 0, "groups_per_part": {}}
-    try:
-        _, info = split_with_info(imageset.labels, _config(settings), imageset.groups)
-    except Exception:  # noqa: BLE001 - settings being edited or too few images: training will say why
-        return None
-    return {**info, "too_few": [imageset.class_names[c] for c in info["too_few"]]}
-
-
-def train_task(imageset, settings: dict, scheduler: str | None = None):
-    """The background job: train with core, then predict the held-out images for inspection.
-
-    ``scheduler``: a Dask scheduler address to send encoding and bank training to (None: this machine).
-    """
-    def work(progress, should_stop):
-        from ...core.parallel import parallel_backend  # noqa: PLC0415
-        from ...core.training import TrainConfig, train  # noqa: PLC0415
-        imageset.check_trainable()
-        cfg = TrainConfig.from_dict(settings)
-        t0 = time.perf_counter()
-        if scheduler:
-            progress(0.0, f"connecting to the Dask scheduler {scheduler}")
-        from ...core.project.runs import run_record  # noqa: PLC0415
-        with parallel_backend(scheduler=scheduler or None):
-            result = train(imageset, cfg, progress=sub_progress(progress, 0.0, 0.95), should_stop=should_stop)
-        seconds = time.perf_counter() - t0
-        # the part the report is on (the held-out test part, else the training part) and its predictions
-        test, pred = imageset.subset(result.split[result.report_on]), result.test_predictions.labels
-        record = run_record(result, imageset, seconds=seconds)
-        return TrainOutcome(result.recogniser, result.report, test, np.asarray(pred, np.int64), settings, seconds,
-                            record, result.split_info)
-    return work
-
-
-def evaluate_task(rec, imageset, settings: dict):
-    """Re-evaluate a loaded recogniser on the part its settings held out."""
-    def work(progress, should_stop):
-        from ...core.training import evaluate  # noqa: PLC0415
-        test = held_out_part(imageset, settings)
-        rep = evaluate(rec, test, progress=progress, should_stop=should_stop)
-        pred = rec.predict(test.images, top=1).labels
-        return TrainOutcome(rec, rep, test, np.asarray(pred, np.int64), settings, float("nan"))
-    return work
 
 
 class TrainPanel(QWidget):
@@ -157,6 +65,7 @@ class TrainPanel(QWidget):
         self.pending_restore: dict | None = None   # a restored run whose predictions are still to be checked
         self.last_restore_message = ""
         self._version_of, self._version = None, None
+        self._hashing, self._hash_pool = None, None   # (image set, future) being fingerprinted; its thread
         self.eval_task = None
         self.right = QTabWidget()
         self.right.addTab(self.results, "Last run")
@@ -245,6 +154,8 @@ class TrainPanel(QWidget):
             self.outcome = out
             keep = {k: v for k, v in self.project.settings.items() if k.startswith("capture_")}
             if out.record is not None:
+                if self.project.imageset is ims:  # the fingerprint training computed: no second hash
+                    self._version_of, self._version = ims, out.record["data"]["version"]
                 self.project.add_run(out.record, out.recogniser)
             self.project.set_trained(out.recogniser, out.report, (None, out.test_set), {**settings, **keep})
             self._log_stage_end()
@@ -342,17 +253,45 @@ class TrainPanel(QWidget):
 
     # ------------------------------------------------------------------ runs
     def show_runs(self) -> None:
-        """Refresh the Runs table from the project's runs; the run in use is bold."""
-        from ...core.project.runs import data_version  # noqa: PLC0415
+        """Refresh the Runs table from the project's runs; the run in use is bold. The open data's fingerprint
+        (to mark runs trained on other data) is hashed off the GUI thread, once per edit (0.5 s for 150 MB of
+        images at load 10), and the table is refreshed when it is ready."""
         p = self.project
         runs = p.runs
         version = None
         if p.imageset is not None and len(runs):
-            if self._version_of is not p.imageset:  # hashing a big set takes a while: once per edit, not per signal
-                self._version_of, self._version = p.imageset, data_version(p.imageset)
-            version = self._version
+            if self._version_of is p.imageset:
+                version = self._version
+            else:
+                self._hash_in_background(p.imageset)
         self.runs_view.show_runs(runs, runs.current_of(p.recogniser), version)
         self.right.setTabText(1, f"Runs ({len(runs)})" if len(runs) else "Runs")
+
+    def _hash_in_background(self, ims) -> None:
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        from PySide6.QtCore import QTimer  # noqa: PLC0415
+
+        from ...core.project.runs import data_version  # noqa: PLC0415
+        if self._hashing is not None and self._hashing[0] is ims:
+            return
+        if self._hash_pool is None:
+            self._hash_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="data-version")
+        future = self._hash_pool.submit(data_version, ims)   # blake2b releases the GIL on large buffers
+        self._hashing = (ims, future)
+
+        def check() -> None:
+            if self._hashing is None or self._hashing[1] is not future:
+                return
+            if not future.done():
+                QTimer.singleShot(50, check)
+                return
+            self._hashing = None
+            if future.exception() is None:
+                self._version_of, self._version = ims, future.result()
+                if self.project.imageset is ims:
+                    self.show_runs()
+        QTimer.singleShot(50, check)
 
     def restore_run(self, run_id: int):
         """Restore button: use run ``run_id`` again. A kept model is put back and re-evaluated on its held-out
