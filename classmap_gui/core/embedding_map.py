@@ -17,7 +17,7 @@ from .progress import ProgressFn, StopFn, check_stop, report
 
 #: t-SNE settings measured on hand-pose (2430 classes + 5000 queries, d = 45) on 2 loaded cores; see
 #: :func:`tsne_layout` and the report of issue 16 for the timings behind them
-TSNE_DEFAULTS = {"perplexity": 30.0, "max_iter": 500, "angle": 0.6, "metric": "manhattan"}
+TSNE_DEFAULTS = {"perplexity": 30.0, "max_iter": 500, "angle": 0.8, "metric": "manhattan"}
 
 
 @dataclass
@@ -112,7 +112,7 @@ def _watched_tsne(progress: ProgressFn, should_stop: StopFn, n_threads: int | No
 
 def tsne_layout(P: np.ndarray, *, perplexity: float = TSNE_DEFAULTS["perplexity"],
                 max_iter: int = TSNE_DEFAULTS["max_iter"], angle: float = TSNE_DEFAULTS["angle"],
-                metric: str = TSNE_DEFAULTS["metric"], n_jobs: int | None = None, n_threads: int | None = None,
+                metric: str = TSNE_DEFAULTS["metric"], n_jobs: int | None = None, n_threads: int | None = 1,
                 random_state: int = 0, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
     """``(n, 2) float32`` t-SNE coordinates of points ``P (n, d)``.
 
@@ -120,7 +120,9 @@ def tsne_layout(P: np.ndarray, *, perplexity: float = TSNE_DEFAULTS["perplexity"
     and runs are repeatable) with ``learning_rate="auto"`` (n / 48). ``metric`` "manhattan" is the
     ClassMap filter's L1 on alpha-scaled points. ``max_iter`` (>= 250, the early-exaggeration phase)
     and ``angle`` trade time for detail; the defaults were chosen by timing on hand-pose (see
-    ``TSNE_DEFAULTS``). ``n_jobs``: the neighbour search's processes; ``n_threads``: the gradient's.
+    ``TSNE_DEFAULTS``). ``n_jobs``: the neighbour search's processes; ``n_threads``: the gradient's
+    OpenMP threads (None: all cores). One by default: on a shared, loaded machine OpenMP's threads wait
+    for each other at every step and two were no faster than one (issue 16's report).
     Perplexity is capped below the number of points so tiny maps work.
     """
     P = _check_points(P)
