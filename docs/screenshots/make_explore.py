@@ -7,7 +7,8 @@
 Opens hand-pose with that model in the app (the Train panel re-evaluates it on its held-out part),
 presses Compute views, chooses the t-SNE map, and saves ``explore-tsne-shape.png`` (coloured by hand
 shape), ``explore-tsne-yaw.png`` (by yaw), ``explore-class.png`` (a searched class chosen) and
-``train-confusions.png`` (the list of top confusions). Prints the time each step took and the load.
+``train-confusions.png`` (the list of top confusions); the class searched is the true class of the
+most frequent confusion. Prints the time each step took and the load.
 """
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SEARCH = "V · palm forward · turned 30° left · fingers 30° toward camera · leaning 20° left"
 
 
 def main() -> int:
@@ -62,7 +62,9 @@ def main() -> int:
         settle(app, 0.5)
         win.grab().save(str(HERE / f"explore-tsne-{kind}.png"))
     ex.colour_by.setCurrentText("shape")
-    ex.detail.search.setText(SEARCH)
+    # search the class behind the most frequent confusion, typed as a person would
+    t, _p = win.train.results.conf_list.pair_at(0)
+    ex.detail.search.setText(win.project.class_names[t])
     ex.detail.search.returnPressed.emit()
     settle(app, 0.5)
     win.grab().save(str(HERE / "explore-class.png"))

@@ -19,6 +19,7 @@ from .explore_data import (MOSAIC_DEFAULT, ExploreData, _colours, explore_task, 
 from .explore_map import MapPlot, group_colours
 
 MAX_POINTS = 5000  # held-out images drawn as dots (t-SNE of 2430 classes + 5000 dots: under a minute here)
+MAX_TESTED = 12000  # held-out images recognised for the most confused classes (all 29 160 of hand-pose: minutes)
 NEIGHBOURS = 8  # nearest and most confused classes listed for the chosen class
 TRAIN_THUMBS = 12
 MODES = {"pca": "PCA of the embedding", "tsne": "t-SNE of the embedding",
@@ -181,7 +182,8 @@ class ExplorePanel(QWidget):
         split = QSplitter()
         split.addWidget(emb_box)
         split.addWidget(right)
-        split.setSizes([720, 440])
+        split.setSizes([880, 400])
+        split.setStretchFactor(0, 1)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.info)
@@ -196,6 +198,7 @@ class ExplorePanel(QWidget):
         self.data, self.embedding, self.selected, self.chosen = None, None, None, -1
         self.emb_box.setVisible(True)
         self.trade_box.setVisible(True)
+        self.mosaic_box.setVisible(True)
         self.map.clear()
         self.detail.set_names([])
         self.trade_curve.setData([], [])
@@ -211,21 +214,23 @@ class ExplorePanel(QWidget):
                                            "Compute views.")
 
     def held_out(self):
-        """The held-out test images of the last training (else the whole set): ``(images, labels)``."""
+        """Up to MAX_TESTED held-out test images of the last training (else of the whole set), a fixed
+        random sample: ``(images, labels)``; the most confused classes are counted on these."""
         p = self.project
         test = p.split[1] if p.split is not None and p.split[1] is not None else None
         ims = test if test is not None and len(test) else p.imageset
-        return ims.images, ims.labels
+        idx = self._pick(len(ims), MAX_TESTED)
+        return ims.images[idx], ims.labels[idx]
 
     def sample(self):
-        """Up to MAX_POINTS held-out images (the last training's test split), else from the whole set."""
+        """Up to MAX_POINTS of the held-out images: the dots of the map."""
         images, labels = self.held_out()
-        idx = self._dots(len(labels))
+        idx = self._pick(len(labels), MAX_POINTS)
         return images[idx], labels[idx]
 
     @staticmethod
-    def _dots(n: int) -> np.ndarray:
-        return np.sort(np.random.default_rng(0).choice(n, size=min(MAX_POINTS, n), replace=False))
+    def _pick(n: int, k: int) -> np.ndarray:
+        return np.sort(np.random.default_rng(0).choice(n, size=min(k, n), replace=False))
 
     def compute(self) -> bool:
         """Compute views button: run the explore task on the held-out images in the background; False when untrained."""
@@ -234,7 +239,7 @@ class ExplorePanel(QWidget):
             self.info.setText("Nothing to explore yet: train a recogniser first.")
             return False
         images, labels = self.held_out()
-        return self.runner.run("Computing views", explore_task(rec, images, labels, self._dots(len(labels))),
+        return self.runner.run("Computing views", explore_task(rec, images, labels, self._pick(len(labels), MAX_POINTS)),
                                self._show) is not None
 
     def _training_indices(self) -> np.ndarray:
@@ -302,6 +307,7 @@ class ExplorePanel(QWidget):
             self._show_mosaic(data.mosaic)
         else:
             self.mosaic.setText("The feature map has no centroids (choose k-means features to see them).")
+        self.mosaic_box.setVisible(data.mosaic is not None)  # room for the map when there is nothing to show
         self.img_index.setRange(0, max(0, len(data.labels) - 1))
         self.choose(0)
 

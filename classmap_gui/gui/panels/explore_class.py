@@ -59,9 +59,10 @@ class ClassDetail(QWidget):
         self.nearest = QListWidget()
         self.confused = QListWidget()
         for w in (self.nearest, self.confused):
-            w.setTextElideMode(Qt.ElideMiddle)
+            w.setTextElideMode(Qt.ElideRight)  # pose names read shape first, then the orientation
             w.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-            w.itemClicked.connect(lambda it: self.classChosen.emit(int(it.data(Qt.UserRole))))
+            w.itemClicked.connect(lambda it: it.data(Qt.UserRole) is not None
+                                  and self.classChosen.emit(int(it.data(Qt.UserRole))))
         self.nearest.setToolTip("Classes whose embeddings are nearest in the filter's weighted L1 distance")
         self.confused.setToolTip("Mistakes between the two classes on the held-out images, either way round")
         lay = QVBoxLayout(self)

@@ -15,16 +15,21 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from .explore_data import _colours
 
 DOT_SIZE, STAR_SIZE = 5, 10
+#: colours cycled when colouring by class: 2430 hues cannot be told apart anyway, and each distinct brush
+#: costs pyqtgraph one rendered symbol per item (2430 classes: 3.4 s to recolour; 60: a tenth of that)
+CLASS_HUES = 60
 
 
 def scale_colours(n: int) -> list:
-    """``n`` colours from blue through dark grey to red: steps of one angle, readable on white."""
-    stops = np.array([(33, 102, 172), (110, 110, 110), (190, 30, 45)], np.float64)
+    """``n`` colours from dark blue through light blue, dark grey and orange to dark red: the steps of one
+    angle, each readable on white and told apart from its neighbours."""
+    stops = np.array([(33, 90, 170), (70, 170, 220), (80, 80, 80), (245, 130, 40), (180, 20, 40)], np.float64)
     out = []
     for t in (np.linspace(0, 1, n) if n > 1 else [0.5]):
-        a = min(1, int(t * 2))
-        f = t * 2 - a
-        out.append(pg.mkColor(*[int(round(v)) for v in stops[a] * (1 - f) + stops[min(2, a + 1)] * f]))
+        x = t * (len(stops) - 1)
+        a = min(len(stops) - 2, int(x))
+        f = x - a
+        out.append(pg.mkColor(*[int(round(v)) for v in stops[a] * (1 - f) + stops[a + 1] * f]))
     return out
 
 
@@ -33,7 +38,10 @@ def group_colours(names: list[str], ordered: bool, right_wrong: bool = False) ->
     if right_wrong:
         fixed = [(26, 140, 60), (230, 150, 0), (200, 30, 30)] if len(names) == 4 else [(26, 140, 60), (200, 30, 30)]
         return [pg.mkColor(*c) for c in fixed] + [pg.mkColor(190, 190, 190)]
-    return scale_colours(len(names)) if ordered else _colours(len(names))
+    if ordered:
+        return scale_colours(len(names))
+    base = _colours(min(len(names), CLASS_HUES))
+    return [base[k % len(base)] for k in range(len(names))]
 
 
 class _Marks(pg.ScatterPlotItem):
@@ -74,6 +82,7 @@ class MapPlot(QWidget):
         self.dots.sigClicked.connect(lambda _i, pts, _e: len(pts) and self.dotClicked.emit(int(pts[0].data())))
         self.stars.sigClicked.connect(lambda _i, pts, _e: len(pts) and self.classClicked.emit(int(pts[0].data())))
         self.dots.sigHovered.connect(lambda _i, pts, _e: len(pts) and self.dotHovered.emit(int(pts[0].data())))
+        self._brushes: dict = {}  # one QBrush per colour, reused: pyqtgraph caches a symbol per brush object
         self.legend = QLabel()
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.RichText)
@@ -106,7 +115,7 @@ class MapPlot(QWidget):
         if self.Y is None:
             return
         C = self.n_classes
-        brushes = [pg.mkBrush(c) for c in colours]
+        brushes = [self._brush(c) for c in colours]
         S, D = self.Y[:C], self.Y[C:]
         self.dots.setData(x=D[:, 0], y=D[:, 1], data=np.arange(len(D)), brush=[brushes[k] for k in dot_codes])
         self.stars.setData(x=S[:, 0], y=S[:, 1], data=np.arange(C), brush=[brushes[k] for k in class_codes])
@@ -114,8 +123,15 @@ class MapPlot(QWidget):
             self.legend.setText("  ".join(f"<span style='color:{c.name()}; font-size:14pt'>■</span> {n}"
                                           for c, n in zip(colours, names)))
         else:
-            self.legend.setText(f"{len(names)} groups, one hue each: hover or click a point to see which")
+            self.legend.setText(f"{len(names)} groups" + (f" in {CLASS_HUES} repeating hues" if len(names) > CLASS_HUES
+                                                          else "") + ": hover a star or choose a class to see which")
         self.plot.enableAutoRange()
+
+    def _brush(self, colour):
+        key = colour.rgba()
+        if key not in self._brushes:
+            self._brushes[key] = pg.mkBrush(colour)
+        return self._brushes[key]
 
     def mark(self, chosen: int | None, near: np.ndarray, dot: int | None = None) -> None:
         """Ring class ``chosen``, its nearest classes ``near`` and its dots; ring dot ``dot``."""
