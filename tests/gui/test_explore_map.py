@@ -102,6 +102,24 @@ def test_map_pca_tsne_colour_search_and_click(qtbot, window):
     assert ex.selected == target
     assert ex.detail.title.text() == ims.class_names[target]
 
+    # a search that matches nothing says so and keeps the chosen class
+    ex.detail.search.clear()
+    QTest.keyClicks(ex.detail.search, "no such hand")
+    QTest.keyClick(ex.detail.search, Qt.Key_Return)
+    assert ex.selected == target and "No class matches" in ex.detail.title.text()
+
+    # right / wrong: every wrongly recognised dot is drawn in a colour no right one has
+    _choose(ex.colour_by, "right/wrong")
+    right = ex.data.pred == ex.data.labels
+    assert right.any() and (~right).any()
+    cols = _brush_rgb(ex.points)
+    order = ex.points.data["data"].astype(int)  # dot index of each drawn point
+    by_dot = dict(zip(order.tolist(), cols))
+    right_cols = {by_dot[i] for i in np.flatnonzero(right)}
+    wrong_cols = {by_dot[i] for i in np.flatnonzero(~right)}
+    assert right_cols and len(right_cols) == 1 and not (right_cols & wrong_cols)
+    assert "right" in ex.map.legend.text() and "wrong shape" in ex.map.legend.text()
+
 
 def test_tsne_cancel_falls_back_to_pca(qtbot, window):
     win = window
