@@ -214,7 +214,10 @@ class ExplorePanel(MapControls, QWidget):
         p = self.project
         test = p.split[1] if p.split is not None and p.split[1] is not None else None
         ims = test if test is not None and len(test) else p.imageset
-        idx = self._pick(len(ims), MAX_TESTED)
+        cm = getattr(p.recogniser, "classmap", None)
+        mapped = len(cm.class_embeddings_) if cm is not None else p.recogniser.n_classes
+        known = np.flatnonzero(ims.labels < mapped)  # classes added since training are not on the map
+        idx = known[self._pick(len(known), MAX_TESTED)]
         return ims.images[idx], ims.labels[idx]
 
     def sample(self):
