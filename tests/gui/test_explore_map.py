@@ -108,6 +108,17 @@ def test_map_pca_tsne_colour_search_and_click(qtbot, window):
     QTest.keyClick(ex.detail.search, Qt.Key_Return)
     assert ex.selected == target and "No class matches" in ex.detail.title.text()
 
+    # pick a class from the completer's list as it drops down while typing
+    ex.detail.search.clear()
+    QTest.keyClicks(ex.detail.search, "y · palm")
+    popup = ex.detail.completer.popup()
+    qtbot.waitUntil(popup.isVisible, timeout=2000)
+    QTest.keyClick(popup, Qt.Key_Down)
+    QTest.keyClick(popup, Qt.Key_Down)  # the second suggestion
+    QTest.keyClick(popup, Qt.Key_Return)
+    ys = [i for i, n in enumerate(ims.class_names) if "y · palm" in n.lower()]
+    assert ex.selected == ys[1] and ex.detail.title.text() == ims.class_names[ys[1]]
+
     # right / wrong: every wrongly recognised dot is drawn in a colour no right one has
     _choose(ex.colour_by, "right/wrong")
     right = ex.data.pred == ex.data.labels
