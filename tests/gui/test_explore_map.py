@@ -143,3 +143,13 @@ def test_tsne_cancel_falls_back_to_pca(qtbot, window):
         win.runner.cancel()
     assert "tsne" not in ex.data.layouts
     assert ex.map_mode() == "pca" and "cancelled" in ex.info.text()
+    # chosen, left for PCA, chosen again while it still runs: one task, drawn when it ends
+    with qtbot.waitSignal(win.runner.finished, timeout=120000):
+        _choose(ex.mode, "tsne")
+        _choose(ex.mode, "pca")
+        _choose(ex.mode, "tsne")
+        assert "still arranging" in ex.info.text()
+    qtbot.waitUntil(lambda: "tsne" in ex.data.layouts, timeout=5000)
+    C = len(ex.map_names)
+    stars = np.c_[ex.class_points.data["x"], ex.class_points.data["y"]]
+    assert np.allclose(stars, ex.data.layouts["tsne"][:C])

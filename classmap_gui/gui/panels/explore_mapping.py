@@ -43,7 +43,10 @@ class MapControls:
             Y = np.vstack([self.embedding.classes, self.embedding.patterns])
             axes = (f"output of the {refs[0]!r} classifier", f"output of the {refs[1]!r} classifier")
         elif mode == "tsne" and "tsne" not in self.data.layouts:
-            self._start_tsne()
+            if self.tsne_task is None:
+                self._start_tsne()
+            else:  # chosen again while it runs: it is drawn when it ends
+                self.info.setText("t-SNE is still arranging the map; it appears here when it has finished.")
             return
         else:
             self.dims_label.setText("")
