@@ -15,8 +15,8 @@ import numpy as np
 from .errors import ConfigError, NotFittedError
 from .progress import ProgressFn, StopFn, check_stop, report
 
-#: t-SNE settings measured on hand-pose (2430 classes + 5000 queries, d = 45) on 2 loaded cores; see
-#: :func:`tsne_layout` and the report of issue 16 for the timings behind them
+#: t-SNE settings chosen by timing hand-pose (2430 classes + 5000 queries, d = 45) on 2 loaded cores:
+#: as good neighbourhoods as scikit-learn's defaults in a fifth of the time (docs/explore-map.md)
 TSNE_DEFAULTS = {"perplexity": 30.0, "max_iter": 500, "angle": 0.8, "metric": "manhattan"}
 
 
@@ -122,7 +122,7 @@ def tsne_layout(P: np.ndarray, *, perplexity: float = TSNE_DEFAULTS["perplexity"
     and ``angle`` trade time for detail; the defaults were chosen by timing on hand-pose (see
     ``TSNE_DEFAULTS``). ``n_jobs``: the neighbour search's processes; ``n_threads``: the gradient's
     OpenMP threads (None: all cores). One by default: on a shared, loaded machine OpenMP's threads wait
-    for each other at every step and two were no faster than one (issue 16's report).
+    for each other at every step, and two were four times slower than one (docs/explore-map.md).
     Perplexity is capped below the number of points so tiny maps work.
     """
     P = _check_points(P)
