@@ -1,7 +1,8 @@
 """What the app's inspection views show, computed without any window (model/view separation).
 
 Each function returns plain arrays; the GUI only draws them:
-confusion rates and the misclassified examples of a cell, the k-means centroid mosaic,
+confusion rates and the misclassified examples of a cell, the top confusions as a list (readable
+at thousands of classes) and the classes one class is mixed up with, the k-means centroid mosaic,
 the 2-D ClassMap embedding on two chosen reference classifiers (the paper's Fig. 2), and
 the accuracy-against-evaluations curve of filter-and-refine next to brute force (Fig. 3).
 """
@@ -177,3 +178,51 @@ def test_part(imageset, config):
     if not config.test_fraction:
         return None
     return imageset.subset(split_parts(imageset.labels, config)["test"])
+
+
+@dataclass
+class Confusions:
+    """Mistakes grouped by (true, predicted) class, most frequent first, without a C x C matrix.
+
+    ``true (m,) int64``, ``pred (m,) int64``, ``count (m,) int64`` test images of ``true`` predicted
+    as ``pred``, ``share (m,) float32`` = count / test images of ``true``.
+    """
+
+    true: np.ndarray
+    pred: np.ndarray
+    count: np.ndarray
+    share: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+
+def top_confusions(true: np.ndarray, pred: np.ndarray, n_classes: int, k: int | None = None) -> Confusions:
+    """Every (true, predicted) pair with at least one mistake, by count (ties: by true, then predicted
+    class), at most ``k``; memory grows with the mistakes, not with ``n_classes`` squared."""
+    true = np.asarray(true, np.int64)
+    pred = np.asarray(pred, np.int64)
+    if true.shape != pred.shape:
+        raise ConfigError(f"true and predicted labels differ in length: {true.shape} vs {pred.shape}")
+    C = int(n_classes)
+    if len(true) and (min(true.min(), pred.min()) < 0 or max(true.max(), pred.max()) >= C):
+        raise ConfigError(f"labels must lie in 0..{C - 1}")
+    wrong = true != pred
+    codes, counts = np.unique(true[wrong] * C + pred[wrong], return_counts=True)
+    order = np.argsort(-counts, kind="stable")[: (None if k is None else int(k))]
+    codes, counts = codes[order], counts[order].astype(np.int64)
+    tested = np.bincount(true, minlength=C)
+    t, p = codes // C, codes % C
+    return Confusions(t, p, counts, (counts / np.maximum(tested[t], 1)).astype(np.float32))
+
+
+def most_confused_with(true: np.ndarray, pred: np.ndarray, c: int, k: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """The classes class ``c`` is most often mixed up with, either way round (its images predicted as
+    them, or theirs predicted as ``c``): ``(classes (m,) int64, mistakes (m,) int64)``, m <= k, by count."""
+    true = np.asarray(true, np.int64)
+    pred = np.asarray(pred, np.int64)
+    c = int(c)
+    other = np.concatenate([pred[(true == c) & (pred != c)], true[(pred == c) & (true != c)]])
+    classes, counts = np.unique(other, return_counts=True)
+    order = np.argsort(-counts, kind="stable")[: int(k)]
+    return classes[order].astype(np.int64), counts[order].astype(np.int64)

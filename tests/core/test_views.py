@@ -51,3 +51,39 @@ def test_test_part_is_the_split_train_reports_on():
     assert len(test) == res.report.n
     pred = res.recogniser.predict(test.images, top=1).labels
     assert np.mean(pred == test.labels) == pytest.approx(res.report.accuracy)
+
+
+def test_top_confusions_counts_shares_and_order():
+    true = np.array([0, 0, 0, 0, 1, 1, 2, 2, 2])
+    pred = np.array([1, 1, 2, 0, 0, 1, 0, 1, 2])
+    c = views.top_confusions(true, pred, 3)
+    # (0->1) twice; then the single mistakes ordered by true, then predicted class
+    assert list(zip(c.true.tolist(), c.pred.tolist(), c.count.tolist())) == [(0, 1, 2), (0, 2, 1), (1, 0, 1),
+                                                                             (2, 0, 1), (2, 1, 1)]
+    np.testing.assert_allclose(c.share, [2 / 4, 1 / 4, 1 / 2, 1 / 3, 1 / 3], rtol=1e-6)
+    assert len(views.top_confusions(true, pred, 3, k=2)) == 2
+    assert len(views.top_confusions(true, true, 3)) == 0  # no mistakes, no rows
+
+
+def test_top_confusions_never_builds_a_square_table():
+    # 100 000 classes: a dense table would be 80 GB; the list only holds the mistakes
+    true = np.array([5, 99_999, 7])
+    pred = np.array([6, 3, 7])
+    c = views.top_confusions(true, pred, 100_000)
+    assert sorted(zip(c.true.tolist(), c.pred.tolist())) == [(5, 6), (99_999, 3)]
+
+
+def test_top_confusions_rejects_bad_labels():
+    with pytest.raises(ValueError, match="0..2"):
+        views.top_confusions(np.array([0, 3]), np.array([0, 1]), 3)
+    with pytest.raises(ValueError, match="length"):
+        views.top_confusions(np.array([0, 1]), np.array([0]), 3)
+
+
+def test_most_confused_with_counts_both_directions():
+    true = np.array([0, 0, 0, 1, 2, 2, 3])
+    pred = np.array([1, 2, 0, 0, 0, 0, 3])
+    classes, counts = views.most_confused_with(true, pred, 0, k=5)
+    # class 0: one image taken for 1, one for 2; class 1 once and class 2 twice taken for 0
+    assert classes.tolist() == [2, 1] and counts.tolist() == [3, 2]
+    assert views.most_confused_with(true, pred, 3)[0].tolist() == []

@@ -87,3 +87,23 @@ def window(qtbot, tmp_path, monkeypatch):
     win.runner.wait(10000)
     win.run.stop()
     win.dataset.capture.shutdown()
+
+
+#: a hand-pose subset with factors for the Explore map: 5 shapes x 6 orientations, small images
+POSE_SETTINGS = {"features": "hog", "features_params": {}, "bank": "ova-ridge", "bank_params": {"alpha": 10.0},
+                 "classmap": {"d": 8, "p": 6, "embedding": "boosted", "refine": "v2"},
+                 "test_fraction": 0.4, "seed": 0}
+
+
+def train_hand_pose(qtbot, win, shapes: str = "V,A,L,B,Y", orientations: int = 6, images_per_class: int = 10):
+    """Put a generated hand-pose subset in the window's project and train it with the Train button's code."""
+    from classmap_gui.core.data.hand_pose import generate_hand_pose
+
+    ims = generate_hand_pose(shapes=shapes, orientations=orientations, images_per_class=images_per_class,
+                             size=(32, 32), name="hand-pose-test")
+    win.project.reset(ims)
+    win.train.apply_settings(POSE_SETTINGS)
+    with qtbot.waitSignal(win.runner.finished, timeout=120000):
+        win.train.start_training()
+    assert win.project.recogniser is not None, win.runner.last_error
+    return ims

@@ -77,6 +77,7 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     assert data.mosaic_k == 16
     xs, ys = win.explore.trade_curve.getData()
     assert len(xs) >= 2 and ys.max() <= 1.0
+    win.explore.mode.setCurrentIndex(win.explore.mode.findData("fig2"))  # the paper's two-classifier view
     win.explore.dim_b.setValue(2)
     assert "classifier of" in win.explore.dims_label.text()
     win.explore.choose(1)

@@ -89,6 +89,23 @@ def class_name(shape: str, yaw: int, pitch: int, roll: int) -> str:
     return f"{shape}@yaw{_signed(yaw)},pitch{_signed(pitch)},roll{_signed(roll)}"
 
 
+_BY_NAME = {class_name(s[0], *o): (s[0], o) for s in _SHAPES for o in _ORIENTATIONS}
+
+
+def class_factors(class_names: list[str]) -> dict:
+    """What each glyph-pose class is: ``{"shape": list[str], "shape_index": (k,) int64, "yaw", "pitch",
+    "roll": (k,) int64 degrees}`` for ``class_names`` (any subset, any order). Unknown names raise."""
+    got = []
+    for n in class_names:
+        if n not in _BY_NAME:
+            raise DataError(f"{n!r} is not a glyph-pose class name")
+        got.append(_BY_NAME[n])
+    names = shape_names()
+    o = np.array([g[1] for g in got], np.int64).reshape(-1, 3)
+    return {"shape": [g[0] for g in got], "shape_index": np.array([names.index(g[0]) for g in got], np.int64),
+            "yaw": o[:, 0], "pitch": o[:, 1], "roll": o[:, 2]}
+
+
 def _pick(total: int, k: int | None, what: str) -> np.ndarray:
     """``k`` indices spread evenly over ``range(total)`` (all when ``k`` is None or ``total``)."""
     if k is None or k == total:
@@ -355,5 +372,6 @@ def style_dict(style: GlyphStyle = DEFAULT_STYLE) -> dict:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(style).items()}
 
 
-__all__ = ["BENCH_SPLIT", "BUILTINS", "DEFAULT_STYLE", "GENERATOR_VERSION", "GlyphStyle", "N_ORIENTATIONS", "N_SHAPES", "class_name",
+__all__ = ["BENCH_SPLIT", "BUILTINS", "DEFAULT_STYLE", "GENERATOR_VERSION", "GlyphStyle", "N_ORIENTATIONS", "N_SHAPES",
+           "class_factors", "class_name",
            "generate_glyph_pose", "orientations", "shape_names", "split_per_class", "style_dict"]

@@ -1,22 +1,27 @@
-"""Explore panel: the 2-D ClassMap embedding (paper Fig. 2), the k-means centroid mosaic,
-accuracy against evaluations per query (Fig. 3), and one image's candidates."""
+"""Explore panel: a map of the whole ClassMap embedding (PCA, t-SNE, or the paper's Fig. 2 on two
+reference classifiers) with a chosen class's images, nearest and most confused classes; the k-means
+centroid mosaic, accuracy against evaluations per query (Fig. 3), and one image's candidates."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QGroupBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
-                               QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QScrollArea,
+                               QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ...core import views
+from ...core.class_factors import colour_choices, factors_of
+from ...core.training import TrainConfig, split_parts
 from ..imageutil import to_pixmap
+from .explore_class import ClassDetail
 from .explore_data import MOSAIC_DEFAULT, ExploreData, _colours, explore_task, mosaic_of, readable_range  # noqa: F401
+from .explore_map import MapPlot
+from .explore_mapping import MODES, MapControls
 
-MAX_POINTS = 1500
+MAX_POINTS = 5000  # held-out images drawn as dots (t-SNE of 2430 classes + 5000 dots: under a minute here)
+MAX_TESTED = 12000  # held-out images recognised for the most confused classes (all 29 160 of hand-pose: minutes)
 
 
-class ExplorePanel(QWidget):
+class ExplorePanel(MapControls, QWidget):
     """The Explore tab: the 2-D ClassMap embedding, the k-means centroid mosaic, accuracy vs evaluations
     and one image's candidates, for a trained recogniser on a sample of the images."""
     def __init__(self, project, runner, parent=None):
@@ -25,71 +30,75 @@ class ExplorePanel(QWidget):
         self.data: ExploreData | None = None
         self.embedding = None
         self.chosen = -1
+        self.tsne_task = None
 
         self.compute_btn = QPushButton("Compute views")
         self.compute_btn.clicked.connect(lambda: self.compute())
+        self.mode = QComboBox()
+        for key, text in MODES.items():
+            self.mode.addItem(text, key)
+        self.mode.setCurrentIndex(self.mode.findData("pca"))
+        self.mode.setToolTip("PCA: instant. t-SNE: keeps neighbours together, runs in the background (Cancel "
+                             "below). Two reference classifiers: the paper's Fig. 2 on two embedding dimensions")
+        self.mode.currentIndexChanged.connect(lambda _i: self._update_embedding())
+        self.colour_by = QComboBox()
+        self.colour_by.currentIndexChanged.connect(lambda _i: self._recolour())
         self.dim_a, self.dim_b = QSpinBox(), QSpinBox()
         for s in (self.dim_a, self.dim_b):
             s.setRange(0, 0)
             s.valueChanged.connect(lambda _v: self._update_embedding())
         self.dims_label = QLabel()
+        self.dims_box = QWidget()
+        db = QHBoxLayout(self.dims_box)
+        db.setContentsMargins(0, 0, 0, 0)
+        for w in (QLabel("x"), self.dim_a, QLabel("y"), self.dim_b):
+            db.addWidget(w)
+        self.dims_box.setVisible(False)
         self.info = QLabel("Train a recogniser (with ClassMap for the embedding views), then press Compute views.")
         self.info.setWordWrap(True)
         top = QHBoxLayout()
         top.addWidget(self.compute_btn)
-        top.addWidget(QLabel("reference classifiers: x"))
-        top.addWidget(self.dim_a)
-        top.addWidget(QLabel("y"))
-        top.addWidget(self.dim_b)
+        top.addWidget(QLabel("Map:"))
+        top.addWidget(self.mode)
+        top.addWidget(self.dims_box)
+        top.addWidget(QLabel("Colour by:"))
+        top.addWidget(self.colour_by)
         top.addWidget(self.dims_label, 1)
 
-        # (a) the embedding scatter
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.setLabel("bottom", "reference classifier x output")
-        self.plot.setLabel("left", "reference classifier y output")
-        self.plot.setMenuEnabled(False)
-        self.points = pg.ScatterPlotItem(size=7, pen=None, hoverable=True, hoverSize=11,
-                                         hoverPen=pg.mkPen("k", width=1.5))
-        self.points.sigHovered.connect(self._hovered)
-        self.points.sigClicked.connect(self._clicked)
-        self.class_points = pg.ScatterPlotItem(size=18, symbol="star", pen=pg.mkPen("k", width=1.2))
-        self.chosen_point = pg.ScatterPlotItem(size=22, symbol="o", pen=pg.mkPen("r", width=3), brush=None)
-        for it in (self.points, self.class_points, self.chosen_point):
-            self.plot.addItem(it)
-        self.class_list = QListWidget()
-        self.class_list.setMaximumWidth(210)
-        self.class_list.setTextElideMode(Qt.ElideMiddle)
-        self.class_list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)  # elide, never scroll sideways
-        self.class_list.setMinimumWidth(190)
-        self.class_list.itemChanged.connect(lambda _i: self._update_embedding())
-        all_btn, none_btn = QPushButton("All"), QPushButton("None")
-        all_btn.clicked.connect(lambda: self._check_all(True))
-        none_btn.clicked.connect(lambda: self._check_all(False))
+        # (a) the map of the whole embedding, and the chosen class beside it
+        self.map = MapPlot()
+        self.map.classClicked.connect(self.select_class)
+        self.map.dotClicked.connect(lambda i: self.img_index.setValue(i))
+        self.map.dotHovered.connect(self._hovered)
+        self.points, self.class_points, self.plot = self.map.dots, self.map.stars, self.map.plot
+        self.detail = ClassDetail()
+        self.detail.classChosen.connect(self.select_class)
         self.hover = QLabel()
-        self.hover.setFixedSize(96, 96)
+        self.hover.setFixedSize(72, 72)
         self.hover.setAlignment(Qt.AlignCenter)
         self.hover.setStyleSheet("QLabel { border: 1px solid #aaa; background: white; }")
-        self.hover_text = QLabel("hover a point")
+        self.hover_text = QLabel("hover a dot")
         self.hover_text.setWordWrap(True)
-        self.hover_text.setMaximumWidth(210)
-        cls_col = QWidget()
-        cc = QVBoxLayout(cls_col)
-        cc.setContentsMargins(0, 0, 0, 0)
-        cc.addWidget(QLabel("Show classes"))
-        cc.addWidget(self.class_list, 1)
-        ab = QHBoxLayout()
-        ab.addWidget(all_btn)
-        ab.addWidget(none_btn)
-        cc.addLayout(ab)
-        cc.addWidget(self.hover, 0, Qt.AlignHCenter)
-        cc.addWidget(self.hover_text)
-        emb = QWidget()
-        el = QHBoxLayout(emb)
-        el.setContentsMargins(0, 0, 0, 0)
-        el.addWidget(self.plot, 1)
-        el.addWidget(cls_col)
-        emb_box = self.emb_box = QGroupBox("ClassMap embedding: patterns (dots) and classes (stars)")
+        side = QWidget()
+        side.setMinimumWidth(230)
+        side.setMaximumWidth(300)
+        sl = QVBoxLayout(side)
+        sl.setContentsMargins(0, 0, 0, 0)
+        sl.addWidget(self.detail, 1)
+        hv = QHBoxLayout()
+        hv.addWidget(self.hover)
+        hv.addWidget(self.hover_text, 1)
+        sl.addLayout(hv)
+        emb = QSplitter()
+        emb.addWidget(self.map)
+        emb.addWidget(side)
+        emb.setStretchFactor(0, 1)
+        emb_box = self.emb_box = QGroupBox("ClassMap embedding: every class (stars) and held-out images (dots)")
         QVBoxLayout(emb_box).addWidget(emb)
+        self.selected: int | None = None
+        self.factors = None
+        self.train_idx = None
+        self.map_names: list[str] = []
 
         # (b) centroid mosaic
         self.mosaic = QLabel("k-means centroids appear here after training with k-means features.")
@@ -168,7 +177,8 @@ class ExplorePanel(QWidget):
         split = QSplitter()
         split.addWidget(emb_box)
         split.addWidget(right)
-        split.setSizes([720, 440])
+        split.setSizes([880, 400])
+        split.setStretchFactor(0, 1)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.info)
@@ -178,12 +188,14 @@ class ExplorePanel(QWidget):
 
     # ------------------------------------------------------------------ compute
     def _model_changed(self) -> None:
-        self.data, self.embedding = None, None
+        if self.tsne_task is not None:
+            self.tsne_task.cancel()
+        self.data, self.embedding, self.selected, self.chosen = None, None, None, -1
         self.emb_box.setVisible(True)
         self.trade_box.setVisible(True)
-        self.points.clear()
-        self.class_points.clear()
-        self.chosen_point.clear()
+        self.mosaic_box.setVisible(True)
+        self.map.clear()
+        self.detail.set_names([])
         self.trade_curve.setData([], [])
         self.brute_item.setData([], [])
         self.brute_line.setVisible(False)
@@ -196,42 +208,61 @@ class ExplorePanel(QWidget):
                           is not None else "Train a recogniser (with ClassMap for the embedding views), then press "
                                            "Compute views.")
 
-    def sample(self):
-        """Up to MAX_POINTS held-out images (the last training's test split), else from the whole set."""
+    def held_out(self):
+        """Up to MAX_TESTED held-out test images of the last training (else of the whole set), a fixed
+        random sample: ``(images, labels)``; the most confused classes are counted on these."""
         p = self.project
         test = p.split[1] if p.split is not None and p.split[1] is not None else None
         ims = test if test is not None and len(test) else p.imageset
-        rng = np.random.default_rng(0)
-        idx = np.sort(rng.choice(len(ims), size=min(MAX_POINTS, len(ims)), replace=False))
+        cm = getattr(p.recogniser, "classmap", None)
+        mapped = len(cm.class_embeddings_) if cm is not None else p.recogniser.n_classes
+        known = np.flatnonzero(ims.labels < mapped)  # classes added since training are not on the map
+        idx = known[self._pick(len(known), MAX_TESTED)]
         return ims.images[idx], ims.labels[idx]
 
+    def sample(self):
+        """Up to MAX_POINTS of the held-out images: the dots of the map."""
+        images, labels = self.held_out()
+        idx = self._pick(len(labels), MAX_POINTS)
+        return images[idx], labels[idx]
+
+    @staticmethod
+    def _pick(n: int, k: int) -> np.ndarray:
+        return np.sort(np.random.default_rng(0).choice(n, size=min(k, n), replace=False))
+
     def compute(self) -> bool:
-        """Compute views button: run the explore task on a sample in the background; False when untrained."""
+        """Compute views button: run the explore task on the held-out images in the background; False when untrained."""
         rec = self.project.recogniser
         if rec is None or self.project.imageset is None:
             self.info.setText("Nothing to explore yet: train a recogniser first.")
             return False
-        images, labels = self.sample()
-        return self.runner.run("Computing views", explore_task(rec, images, labels), self._show)
+        images, labels = self.held_out()
+        return self.runner.run("Computing views", explore_task(rec, images, labels, self._pick(len(labels), MAX_POINTS)),
+                               self._show) is not None
+
+    def _training_indices(self) -> np.ndarray:
+        """Indices into the project's images that training used (all images when that cannot be told)."""
+        ims = self.project.imageset
+        try:
+            cfg = TrainConfig.from_dict({k: v for k, v in self.project.settings.items()
+                                         if k in TrainConfig.__dataclass_fields__})
+            return split_parts(ims.labels, cfg)["train"]
+        except Exception:  # noqa: BLE001 - images edited since training: show every image of the class
+            return np.arange(len(ims))
 
     def _show(self, data: ExploreData) -> None:
         self.data = data
         rec = self.project.recogniser
         cm = getattr(rec, "classmap", None)
         names = self.project.class_names
-        self.class_list.blockSignals(True)
-        self.class_list.clear()
-        cols = _colours(len(names))
-        self._brushes = [pg.mkBrush(c) for c in cols]
-        show_default = set(range(min(len(names), 12)))
-        for c, n in enumerate(names):
-            it = QListWidgetItem(n)
-            it.setToolTip(n)
-            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
-            it.setCheckState(Qt.Checked if c in show_default else Qt.Unchecked)
-            it.setForeground(pg.mkBrush(cols[c]))
-            self.class_list.addItem(it)
-        self.class_list.blockSignals(False)
+        self.map_names = names[: len(cm.class_embeddings_)] if cm is not None else list(names)
+        self.factors = factors_of(self.map_names)
+        self.train_idx = self._training_indices()
+        self.detail.set_names(self.map_names)
+        self.colour_by.blockSignals(True)
+        self.colour_by.clear()
+        self.colour_by.addItems(colour_choices(self.factors))
+        self.colour_by.blockSignals(False)
         # views that need ClassMap or centroids are hidden rather than shown as empty axes
         self.emb_box.setVisible(cm is not None)
         self.trade_box.setVisible(data.trade is not None)
@@ -246,8 +277,9 @@ class ExplorePanel(QWidget):
             self.dim_a.setValue(0)
             self.dim_b.setValue(min(1, d - 1))
             what = "held-out test images" if self.project.split is not None else "images of the set"
-            self.info.setText(f"{len(data.labels)} {what}. Hover a dot to see the image, click it to see "
-                              "its candidates. Showing the first 12 classes; tick more on the right.")
+            self.info.setText(f"All {len(self.map_names)} classes (stars) and {len(data.labels)} {what} (dots). "
+                              "Click a star or search to choose a class; hover a dot to see it, click it for "
+                              "its candidates.")
         else:
             self.info.setText("This recogniser has no ClassMap (brute force or compressive): the embedding and the "
                               "accuracy-vs-evaluations views need ClassMap. Centroids and candidates are shown.")
@@ -273,6 +305,7 @@ class ExplorePanel(QWidget):
             self._show_mosaic(data.mosaic)
         else:
             self.mosaic.setText("The feature map has no centroids (choose k-means features to see them).")
+        self.mosaic_box.setVisible(data.mosaic is not None)  # room for the map when there is nothing to show
         self.img_index.setRange(0, max(0, len(data.labels) - 1))
         self.choose(0)
 
@@ -295,54 +328,6 @@ class ExplorePanel(QWidget):
         self.data.mosaic, self.data.columns, self.data.scale, self.data.patch_size = mosaic, cols, scale, p
         self._show_mosaic(mosaic)
 
-    def shown_classes(self) -> np.ndarray:
-        """Labels ``(k,)`` int64 of the classes ticked in the class list (the embedding shows only these)."""
-        return np.array([c for c in range(self.class_list.count())
-                         if self.class_list.item(c).checkState() == Qt.Checked], np.int64)
-
-    def _check_all(self, on: bool) -> None:
-        self.class_list.blockSignals(True)
-        for c in range(self.class_list.count()):
-            self.class_list.item(c).setCheckState(Qt.Checked if on else Qt.Unchecked)
-        self.class_list.blockSignals(False)
-        self._update_embedding()
-
-    def _update_embedding(self) -> None:
-        rec = self.project.recogniser
-        if self.data is None or rec is None or getattr(rec, "classmap", None) is None:
-            return
-        a, b = self.dim_a.value(), self.dim_b.value()
-        self.embedding = views.embedding_2d(rec.classmap, rec.classifier, self.data.X, self.data.labels, (a, b))
-        refs = self.embedding.reference
-        names = self.project.class_names
-        ref_names = [names[r] if len(rec.classmap.class_embeddings_) == len(names) and r < len(names) else f"#{r}"
-                     for r in refs]
-        self.dims_label.setText(f"x = classifier of {ref_names[0]!r}, y = classifier of {ref_names[1]!r}")
-        self.plot.setLabel("bottom", f"output of the {ref_names[0]!r} classifier")
-        self.plot.setLabel("left", f"output of the {ref_names[1]!r} classifier")
-        E = self.embedding.classes
-        shown = self.shown_classes()
-        shown = shown[shown < len(E)]  # classes added after training have no embedding yet
-        mask = np.isin(self.embedding.labels, shown)
-        idx = np.flatnonzero(mask)
-        P = self.embedding.patterns
-        self.points.setData(x=P[idx, 0], y=P[idx, 1], data=idx,
-                            brush=[self._brushes[c] for c in self.embedding.labels[idx]])
-        self.class_points.setData(x=E[shown, 0], y=E[shown, 1], data=shown,
-                                  brush=[self._brushes[c] for c in shown])
-        self._mark_chosen()
-
-    def _hovered(self, _item, points, _ev) -> None:
-        if self.data is None or len(points) == 0:
-            return
-        i = int(points[0].data())
-        self.hover.setPixmap(to_pixmap(self.data.images[i], 92))
-        self.hover_text.setText(f"#{i}: {self.project.class_names[int(self.data.labels[i])]}")
-
-    def _clicked(self, _item, points, _ev) -> None:
-        if len(points):
-            self.img_index.setValue(int(points[0].data()))
-
     def choose(self, i: int) -> None:
         """Show image ``i`` of the sample, its top candidates, and ring it in the plot."""
         rec = self.project.recogniser
@@ -355,7 +340,7 @@ class ExplorePanel(QWidget):
             self.img_index.blockSignals(False)
         img = self.data.images[i]
         self.img_view.setPixmap(to_pixmap(img, 76))
-        self.hover.setPixmap(to_pixmap(img, 92))
+        self.hover.setPixmap(to_pixmap(img, 68))
         self.hover_text.setText(f"#{i}: {self.project.class_names[int(self.data.labels[i])]}")
         pred = rec.predict(rec.prepare(img[None]), top=10)
         names = self.project.class_names
@@ -377,8 +362,4 @@ class ExplorePanel(QWidget):
         self._mark_chosen()
 
     def _mark_chosen(self) -> None:
-        if self.embedding is None or not 0 <= self.chosen < len(self.embedding.patterns):
-            self.chosen_point.clear()
-            return
-        p = self.embedding.patterns[self.chosen]
-        self.chosen_point.setData(x=[p[0]], y=[p[1]])
+        self._mark()

@@ -1,4 +1,5 @@
-"""The Train panel's results: headline figures, the per-class table and the confusion matrix.
+"""The Train panel's results: headline figures, the per-class table, the top confusions as a sortable
+list with thumbnails, and the confusion matrix (up to ``MATRIX_MAX`` classes; past that it is unreadable).
 
 The table lists classes in the matrix's order (class number), the matrix's axes carry class names
 (a readable subset when there are many; every name is in the hover text), a cell's pop-up names
@@ -10,13 +11,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QHeaderView, QLabel, QSplitter, QStackedWidget, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ...core import views
 from ...core.evaluation import cost_line
 from ..widgets import ImageGridDialog, elided_item
+from .confusion_list import ConfusionList
 
 MAX_TICKS = 24  # class names drawn on each axis; the rest are in the hover text
+MATRIX_MAX = 100  # classes up to which the confusion matrix is drawn (beyond: the list only)
 
 
 def short(name: str, n: int = 14) -> str:
@@ -92,9 +95,16 @@ class TrainResults(QWidget):
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addWidget(self.conf_hint)
         cl.addWidget(self.conf_stack, 1)
+        self.conf_list = ConfusionList()
+        self.conf_list.pairChosen.connect(self.open_cell)
+        self.conf_list.setToolTip("Every pair of classes with mistakes, most frequent first; click a header to "
+                                  "sort, a row to see the images")
+        self.conf_tabs = QTabWidget()
+        self.conf_tabs.addTab(conf, "Matrix")
+        self.conf_tabs.addTab(self.conf_list, "Top confusions")
         split = QSplitter()
         split.addWidget(self.per_class)
-        split.addWidget(conf)
+        split.addWidget(self.conf_tabs)
         split.setSizes([360, 440])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -109,7 +119,10 @@ class TrainResults(QWidget):
         self.per_class.setRowCount(0)
         self.conf_img.clear()
         self.confusion = None
+        self.test_labels = self.test_pred = None
+        self.conf_list.set_confusions(views.top_confusions([], [], 1), [], None, [], [])
         self.conf_stack.setCurrentWidget(self.conf_empty)
+        self.conf_tabs.setTabEnabled(0, True)
         self.status.setText(status)
 
     def show_report(self, report, names: list[str], test_set, test_pred, seconds: float | None) -> None:
@@ -134,11 +147,15 @@ class TrainResults(QWidget):
                                                      "faster: measured time per image against brute force")
         self.figures["time"].setText("–" if seconds is None or not np.isfinite(seconds) else f"{seconds:.1f} s")
         conf = report.confusion
-        if conf is None or np.asarray(conf).shape != (C, C):
+        if C <= MATRIX_MAX and (conf is None or np.asarray(conf).shape != (C, C)):
             conf = views.confusion_from_labels(self.test_labels, self.test_pred, C)
-        self.confusion = np.asarray(conf)
+        # beyond MATRIX_MAX classes no C x C table is kept (2430 classes: 6 million cells, unreadable)
+        self.confusion = np.asarray(conf) if C <= MATRIX_MAX else None
+        pairs = views.top_confusions(self.test_labels, self.test_pred, C)
+        self.conf_list.set_confusions(pairs, self.names, test_set.images, self.test_labels, self.test_pred)
+        self.conf_tabs.setTabText(1, f"Top confusions ({len(pairs)})")
         per = np.asarray(report.per_class_accuracy, np.float64)
-        counts = self.confusion.sum(axis=1)
+        counts = np.bincount(self.test_labels, minlength=C)
         self.per_class.setSortingEnabled(False)
         self.per_class.setRowCount(C)
         for c, name in enumerate(names):
@@ -151,6 +168,15 @@ class TrainResults(QWidget):
                 self.per_class.setItem(c, k, it)
         self.per_class.setSortingEnabled(True)
         self.per_class.sortItems(0, Qt.AscendingOrder)
+        matrix = self.confusion is not None
+        self.conf_tabs.setTabEnabled(0, matrix)
+        self.conf_tabs.setTabToolTip(0, "" if matrix else f"The matrix is drawn up to {MATRIX_MAX} classes; "
+                                     f"with {C} use the list of top confusions")
+        self.conf_tabs.setCurrentIndex(0 if matrix else 1)
+        if not matrix:
+            self.conf_img.clear()
+            self.conf_stack.setCurrentWidget(self.conf_empty)
+            return
         self.conf_img.setImage(views.confusion_rates(self.confusion), levels=(0, 1))
         self.conf_img.setRect(0, 0, C, C)
         # names side by side overlap beyond a few classes: the bottom axis then shows class numbers (the
@@ -185,7 +211,7 @@ class TrainResults(QWidget):
     def open_cell(self, i: int, j: int):
         """Show the test images of true class i predicted as j (the misclassified ones when i != j)."""
         n = len(self.names)
-        if self.confusion is None or not (0 <= i < n and 0 <= j < n):
+        if self.test_labels is None or not (0 <= i < n and 0 <= j < n):
             return None
         idx = views.cell_examples(self.test_labels, self.test_pred, i, j)
         names = self.names
