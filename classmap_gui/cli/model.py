@@ -61,7 +61,7 @@ def _held_out(model, data, score_all: bool):
         return data, (f"{data.name} is the set this model was trained on: the accuracy below includes its "
                       "training images and flatters it")
     try:
-        test = split_parts(data.labels, TrainConfig.from_dict(meta["config"]))["test"]
+        test = split_parts(data.labels, TrainConfig.from_dict(meta["config"]), data.groups)["test"]  # as trained
     except Exception:  # noqa: BLE001 - settings from another version: score everything, and say so
         return data, f"{data.name} is the set this model was trained on: the accuracy below includes its training images"
     if not len(test):

@@ -31,3 +31,15 @@ def median_time(fn: Callable, repeats: int = 5) -> float:
         fn()
         ts.append(time.perf_counter() - t0)
     return float(np.median(ts))
+
+
+def best_of_threads(measure: Callable[[], float]) -> float:
+    """The smaller of ``measure()`` run with one BLAS thread and with the default: one small GEMV does
+    not gain from threads, a GEMM does, so each side of a comparison gets its better setting."""
+    from threadpoolctl import threadpool_limits
+
+    out = []
+    for limit in (1, None):
+        with threadpool_limits(limit):
+            out.append(measure())
+    return min(out)

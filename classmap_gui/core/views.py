@@ -177,7 +177,7 @@ def test_part(imageset, config):
 
     if not config.test_fraction:
         return None
-    return imageset.subset(split_parts(imageset.labels, config)["test"])
+    return imageset.subset(split_parts(imageset.labels, config, imageset.groups)["test"])  # bursts kept whole
 
 
 @dataclass

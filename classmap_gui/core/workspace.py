@@ -229,15 +229,19 @@ class Workspace:
                 else self.default_capture_root()
         return self.capture_root / safe_folder_name(self.class_names[cls])
 
-    def save_capture(self, cls: int, img: np.ndarray) -> Path:
-        """Write one captured frame (uint8 RGB or grey, any size) to disk now; returns its path."""
+    def save_capture(self, cls: int, img: np.ndarray, burst: str | None = None) -> Path:
+        """Write one captured frame (uint8 RGB or grey, any size) to disk now; returns its path. ``burst``:
+        the token of its capture burst (:func:`~.data.capture_names.new_burst_token`), kept in the file
+        name so a re-imported folder of captures gets its bursts back."""
+        from .data.capture_names import capture_name
+
         d = self.capture_dir(cls)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         n = len(list(d.glob("*.png"))) if d.exists() else 0
-        path = d / f"capture-{stamp}-{n:05d}.png"
+        path = d / capture_name(stamp, n, burst)
         while path.exists():
             n += 1
-            path = d / f"capture-{stamp}-{n:05d}.png"
+            path = d / capture_name(stamp, n, burst)
         write_png_atomic(path, img)
         return path
 

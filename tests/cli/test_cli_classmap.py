@@ -41,7 +41,8 @@ def test_eval_text_names_what_each_ratio_measures(classmap_model, capsys):
     capsys.readouterr()
     assert main(["eval", str(classmap_model), "--data", "glyph-pose-small"]) == 0
     out = capsys.readouterr().out
-    assert "fewer evaluations" in out and "faster per image" in out and "speed-up" not in out
+    assert "fewer evaluations" in out and "speed-up" not in out
+    assert "faster per image" in out or "slower per image" in out  # measured against one GEMM: either way
 
 
 def test_predict_top_lists_candidates_with_scores(classmap_model, tmp_path, capsys):

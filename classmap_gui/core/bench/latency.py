@@ -12,17 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..progress import ProgressFn, StopFn, check_stop, report
-from ..timing import median_time, time_per_item
-
-
-def _best_of_threads(measure) -> float:
-    from threadpoolctl import threadpool_limits
-
-    out = []
-    for limit in (1, None):
-        with threadpool_limits(limit):
-            out.append(measure())
-    return min(out)
+from ..timing import best_of_threads as _best_of_threads, median_time, time_per_item
 
 
 def _batch(X: np.ndarray, batch: int) -> np.ndarray:

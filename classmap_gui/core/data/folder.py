@@ -18,6 +18,7 @@ from ..files import NotRegularFile, inside, read_regular
 from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..image_ops import fit_size
+from .capture_names import groups_from_names
 from .image_header import image_dimensions
 from .imageset import ImageSet, check_class_name
 
@@ -187,7 +188,8 @@ def load_folder(
     before decoding) and links out of ``root`` (unless ``follow_links``) are skipped and listed in
     ``skipped``. A missing folder, a folder with no class sub-folders, a class folder whose name
     cannot be a class name, or a class with fewer than ``min_per_class`` readable images is a
-    :class:`DataError` naming the folder.
+    :class:`DataError` naming the folder. Captured frames whose names carry their burst
+    (:mod:`.capture_names`) get their capture groups back in ``groups``.
     """
     root = Path(root)
     if not root.is_dir():
@@ -216,5 +218,6 @@ def load_folder(
         need = "no readable images" if min_per_class <= 1 else f"fewer than {min_per_class} readable images"
         raise DataError(f"{root}: these classes have {need}: {', '.join(few)}"
                         + (f"; {len(skipped)} files could not be read" if skipped else ""))
+    # frames saved by the capture panel name their burst: rebuild the groups so splits keep bursts whole
     return ImageSet(np.stack(images), np.asarray(labels), [d.name for d in classes], sources, skipped,
-                    name=root.name)
+                    name=root.name, groups=groups_from_names(sources, labels))

@@ -1,7 +1,8 @@
 """Capture from a camera or a video file into a class: preview, mirror, square region, a burst at a
 chosen rate after a count-down, while the record button is held (or from one click to the next).
 
-Every frame is written to disk the moment it is taken (Workspace.save_capture); the burst joins the
+Every frame is written to disk the moment it is taken (Workspace.save_capture; its burst is in the file
+name, so a re-imported capture folder keeps its bursts: core/data/capture_names.py); the burst joins the
 image set when it ends, as one capture group (frames recorded from one video file into one class share
 a group), so training keeps a burst's near-identical frames on one side of its split. A maximum
 duration stops a burst nobody stops. A per-class target count shows how far each class is, and one
@@ -16,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
                                QSlider, QSpinBox, QVBoxLayout, QWidget)
 
+from ...core.data.capture_names import new_burst_token
 from ...core.data.editing import NEW_GROUP
 from ...core.data.imageset import BACKGROUND_CLASS
 from ..camera import FrameStream
@@ -45,6 +47,8 @@ class CapturePanel(QWidget):
     def __init__(self, project, current_class, parent=None):
         super().__init__(parent)
         self.video_groups: dict[tuple[str, int], int] = {}  # (video file, class) -> its capture group
+        self.video_tokens: dict[tuple[str, int], str] = {}  # (video file, class) -> burst token in file names
+        self.burst_token = ""
         self.project = project
         self.current_class = current_class
         self.stream: FrameStream | None = None
@@ -278,6 +282,9 @@ class CapturePanel(QWidget):
 
     def _begin(self) -> None:
         self._taken_id = self._latest_id  # start from the next fresh frame
+        src = self._video_source()  # the files name their burst (one per video file and class, as the groups)
+        self.burst_token = new_burst_token() if src is None else \
+            self.video_tokens.setdefault((src, self.burst_class), new_burst_token())
         self._began_at = time.monotonic()
         self.tick.start(int(1000 / self.rate.value()))
         self.record_btn.setText("● Recording… " + ("click to stop" if self.latched else "release to stop"))
@@ -290,7 +297,7 @@ class CapturePanel(QWidget):
             return
         self._taken_id = self._latest_id
         try:
-            path = self.project.save_capture(self.burst_class, self.latest_crop)
+            path = self.project.save_capture(self.burst_class, self.latest_crop, self.burst_token)
         except OSError as exc:
             from ..tasks import friendly_error  # noqa: PLC0415
             self.stop_recording()
@@ -327,8 +334,8 @@ class CapturePanel(QWidget):
     def _burst_group(self):
         """The capture group of the burst being added: a new one, or the group earlier frames of the same
         video file in the same class have (frames of one video stay together)."""
-        src = self.stream.source if self.stream is not None and hasattr(self.stream, "source") else self.sources.current()
-        if not isinstance(src, str):
+        src = self._video_source()
+        if src is None:
             return NEW_GROUP
         ims, key = self.project.imageset, (src, self.burst_class)
         g = self.video_groups.get(key)
@@ -336,6 +343,11 @@ class CapturePanel(QWidget):
             return g
         self.video_groups[key] = int(ims.group_ids().max()) + 1 if len(ims) else 0
         return NEW_GROUP
+
+    def _video_source(self) -> str | None:
+        """The video file being recorded from, or None for a camera."""
+        src = self.stream.source if self.stream is not None and hasattr(self.stream, "source") else self.sources.current()
+        return src if isinstance(src, str) else None
 
     # ------------------------------------------------------------------ target and background
     def _target_changed(self, v: int) -> None:

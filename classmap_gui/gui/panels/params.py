@@ -10,6 +10,20 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
 
+def _unsettable(p) -> bool:
+    """Whether the parameter accepts None (unset), shown as an empty text field."""
+    return bool(getattr(p, "nullable", False)) or p.default is None
+
+
+def _as_text(value) -> str:
+    """A value as a text field shows it: None empty, an image size ``(h, w)`` as ``"HxW"``."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return "x".join(str(v) for v in value)
+    return str(value)
+
+
 class ParamForm(QWidget):
     """``values()`` returns only the parameters that differ from the defaults, so a TrainConfig stays
     short and keeps core's defaults when the user changes nothing. ``edited`` fires on a user's change."""
@@ -70,7 +84,9 @@ class ParamForm(QWidget):
             w.setValue(float(cur))
             w.valueChanged.connect(lambda _v: self.edited.emit())
         else:
-            w = QLineEdit(str(cur))
+            w = QLineEdit(_as_text(cur))
+            if _unsettable(p):
+                w.setPlaceholderText("unset")  # empty text is None (the text "None" would be taken as a value)
             w.textEdited.connect(lambda _t: self.edited.emit())
         return w
 
@@ -89,6 +105,8 @@ class ParamForm(QWidget):
                 return int(text) if p.kind is int else float(text)
             except ValueError:
                 return text  # training says what is wrong with it
+        if _unsettable(p) and not text.strip():
+            return None
         return text
 
     def values(self) -> dict:
