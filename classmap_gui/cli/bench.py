@@ -13,7 +13,7 @@ import os
 from ..core.errors import ClassMapError
 from .common import ProgressBar, emit, json_default, parse_sets, parse_value
 
-BENCHES = ("features", "classmap", "compressive", "scale")
+BENCHES = ("features", "classmap", "compressive", "scale", "scan")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -84,7 +84,7 @@ def find_hand_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold
     cluttered scene, the key pose held (``(shape, yaw, pitch, roll)``, None while changing pose) and
     the true hand box ``(x, y, side)`` in pixels (the square that frames the hand as the training
     images do; see :mod:`.hand_scene`). The path, sizes and scene depend on ``seed`` only, in frame-size
-    units, so a 640 x 480 video is the 320 x 240 one at twice the resolution."""
+    units: a 640 x 480 video has the same path and hand sizes relative to the frame as a 320 x 240 one."""
     from .hand_scene import clutter_scene, finish, paste_hand
 
     h, w = size

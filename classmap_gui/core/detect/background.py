@@ -103,4 +103,54 @@ def with_background(imageset: ImageSet, images: np.ndarray) -> ImageSet:
                     names, sources, [], imageset.name)
 
 
-__all__ = ["CROPS_PER_SCENE", "background_images", "with_background"]
+
+
+
+def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, scene_size: tuple[int, int] = (240, 320),
+                   sides=None, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
+    """Dalal & Triggs' bootstrap: ``n`` crops ``(n, h, w)`` uint8 grey of the windows ``recogniser`` scores
+    highest (brute force, every window) in generated hand scenes although they do not frame the hand
+    (IoU < 0.3 with its true box) — the false alarms to add to the background class before retraining."""
+    from ..data.hand_pose import orientations
+    from ..data.hand_scene import clutter_scene, finish, paste_hand
+    from ..data.hand_shapes import all_poses
+    from ..data.hand_style import CLEAN
+    from .pyramid import DEFAULT_SIDES
+    from .scanner import Scanner, iou
+
+    sc = Scanner(recogniser, "brute_force", sides=DEFAULT_SIDES if sides is None else sides)
+    h, w = recogniser.image_size
+    H, W = scene_size
+    poses, orients = all_poses(), np.asarray(orientations(), np.float64)
+    out = np.empty((n, h, w), np.uint8)
+    k, i = 0, 0
+    while k < n:
+        check_stop(should_stop)
+        rng = np.random.default_rng([seed, 977, i])
+        i += 1
+        side = min(H, W) * rng.uniform(0.33, 0.57)
+        box = (rng.uniform(0, W - side), rng.uniform(0, H - side), side)
+        skin = np.asarray(CLEAN.skins[rng.integers(len(CLEAN.skins))], np.float32)
+        img = paste_hand(clutter_scene(rng, H, W), poses[rng.integers(len(poses))],
+                         orients[rng.integers(len(orients))] + rng.uniform(-5, 5, 3), box, skin=skin,
+                         light=(rng.uniform(-0.5, 0.5), rng.uniform(-0.6, 0.2), 0.82), ambient=rng.uniform(0.25, 0.45))
+        grey = cv2.cvtColor(finish(img, rng), cv2.COLOR_RGB2GRAY)
+        score, boxes = sc.window_scores(grey)
+        order = np.argsort(-score)
+        got = 0
+        for j in order[:200]:
+            if got >= per_scene or k >= n:
+                break
+            bx = boxes[j]
+            if iou(bx, (box[0], box[1], box[2], box[2])) >= 0.3:
+                continue
+            x, y, s = int(round(bx[0])), int(round(bx[1])), int(round(bx[2]))
+            crop = grey[max(0, y):y + s, max(0, x):x + s]
+            if crop.size == 0:
+                continue
+            out[k] = cv2.resize(crop, (w, h), interpolation=cv2.INTER_AREA)
+            k += 1
+            got += 1
+        report(progress, k / max(1, n), "hard negatives")
+    return out
+__all__ = ["CROPS_PER_SCENE", "background_images", "hard_negatives", "with_background"]

@@ -57,6 +57,8 @@ class WindowPyramid:
         levels, boxes = [], []
         for frac in self.sides:
             f = d.win_h / (frac * min(h, w))
+            if f > 1.0 + 1e-6:
+                continue                        # a window smaller than the model's: never enlarge the frame
             sw, sh = max(1, int(round(w * f))), max(1, int(round(h * f)))
             rows, cols = d.grid(sh, sw)
             if rows * cols == 0:
@@ -67,7 +69,8 @@ class WindowPyramid:
                           np.full(rows * cols, d.win_w / f), np.full(rows * cols, d.win_h / f)], 1)
             boxes.append(b.astype(np.float32))
         if not levels:
-            raise DataError(f"a {w}x{h} frame is too small for windows of {d.win_w}x{d.win_h} pixels")
+            raise DataError(f"a {w}x{h} frame is too small to scan: its windows ({', '.join(f'{s:g}' for s in self.sides)} "
+                            f"of its shorter side) are smaller than the model's {d.win_w}x{d.win_h} pixels")
         self._levels = levels
         self._boxes = np.concatenate(boxes)
         self._X = np.empty((len(self._boxes), d.n_features), np.float32)

@@ -12,8 +12,9 @@ then background rejection and non-maximum suppression (OpenCV's ``cv2.dnn.NMSBox
 
 Background: the recogniser has a class named :data:`~..data.imageset.BACKGROUND_CLASS` (clutter crops,
 images a person filed there). A window is a hand candidate when a hand class beats it; its score is
-the margin ``best hand response - background response`` (the background classifier is evaluated on
-every window by both methods: one more evaluation each). Without a background class the score is the
+the margin ``best hand response - background_weight * background response`` (the background
+classifier is evaluated on every window by both methods: one more evaluation each; ``bench scan``
+chooses the weight on a validation video). Without a background class the score is the
 best response and nothing is rejected.
 """
 from __future__ import annotations
@@ -38,7 +39,8 @@ class ScanResult:
     """What one scanned frame gave.
 
     ``boxes (k, 4) float32`` (x, y, w, h, frame pixels), ``scores (k,)`` and ``labels (k,) int64`` of
-    the kept windows after non-maximum suppression, best first (k = 0: no hand found).
+    the best windows after non-maximum suppression, best first; ``found (k,) bool``: the window's score
+    beats the scanner's ``threshold`` (a hand, not background).
     ``top_classes (t,)`` / ``top_scores (t,)``: the best window's candidate classes (hand classes only).
     ``windows``: windows classified; ``evaluations``: mean classifier evaluations per window;
     ``timings``: seconds per stage (features, classify, select, total).
@@ -47,6 +49,7 @@ class ScanResult:
     boxes: np.ndarray
     scores: np.ndarray
     labels: np.ndarray
+    found: np.ndarray
     top_classes: np.ndarray
     top_scores: np.ndarray
     windows: int
@@ -55,8 +58,13 @@ class ScanResult:
 
     @property
     def best_box(self) -> np.ndarray | None:
-        """The best window's box (x, y, w, h), or None when no window holds a hand."""
+        """The best window's box (x, y, w, h) (found or not), or None for a frame without windows."""
         return self.boxes[0] if len(self.boxes) else None
+
+    @property
+    def hand_found(self) -> bool:
+        """True when the best window beats the threshold: a hand, not background."""
+        return bool(len(self.found) and self.found[0])
 
     @property
     def label(self) -> int | None:
@@ -70,11 +78,14 @@ class Scanner:
     ``method``: "classmap" (needs the recogniser's ClassMap) or "brute_force". ``sides``: window sides
     as fractions of the frame's shorter side. ``top``: candidates reported for the best window.
     ``max_boxes`` / ``overlap``: boxes kept by non-maximum suppression and the IoU above which a weaker
-    box is dropped. Not thread-safe (buffers are reused): one scanner per thread.
+    box is dropped. ``threshold``: the score a window needs to count as a hand (with a background class
+    0: the best hand class beats the background); ``background_weight``: the background response's weight
+    in a window's score. Not thread-safe (buffers are reused): one scanner per
+    thread.
     """
 
     def __init__(self, recogniser, method: str = "classmap", sides=DEFAULT_SIDES, top: int = 5,
-                 max_boxes: int = 3, overlap: float = 0.3):
+                 max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float = 1.0):
         if method not in METHODS:
             raise ConfigError(f"scan method must be one of {', '.join(METHODS)}, got {method!r}")
         rec = recogniser
@@ -93,6 +104,8 @@ class Scanner:
         self.top = max(1, int(top))
         self.max_boxes = max(1, int(max_boxes))
         self.overlap = float(overlap)
+        self.threshold = float(threshold)
+        self.background_weight = float(background_weight)
         self._hand_mask = np.ones(len(names), bool)
         if self.background is not None:
             self._hand_mask[self.background] = False
@@ -105,13 +118,26 @@ class Scanner:
             return frame[..., 0]
         return frame
 
-    def scan(self, frame: np.ndarray) -> ScanResult:
-        """Find the hand in one frame ``(h, w, 3)`` RGB or ``(h, w)`` grey uint8."""
-        t0 = time.perf_counter()
+    def window_scores(self, frame: np.ndarray, parts: bool = False):
+        """``(score (n,), boxes (n, 4))`` of every window by this scanner's method, before rejection and
+        suppression (for mining hard negatives and for analysis). ``parts``: ``(hand (n,), background
+        (n,) or None, boxes)`` instead — the best hand response and the background response."""
         X = self.pyramid.features(self._grey(frame))
-        n = len(X)
         boxes = self.pyramid.boxes(*np.shape(frame)[:2])
-        t1 = time.perf_counter()
+        if parts:
+            w, self.background_weight = self.background_weight, 0.0
+            try:
+                hand, *_ = self._classify(X)
+            finally:
+                self.background_weight = w
+            bg = None if self.background is None else X @ self.W[self.background] + self.b[self.background]
+            return hand, bg, boxes
+        score, *_ = self._classify(X)
+        return score, boxes
+
+    def _classify(self, X: np.ndarray):
+        """``(score, best label, candidates or None, mean evaluations)`` of every window row of ``X``."""
+        n = len(X)
         bg = self.background
         if self.method == "brute_force":
             S = X @ self.W.T                                   # (n, C): every classifier on every window
@@ -128,17 +154,26 @@ class Scanner:
             cls, sc = pred.top_classes, pred.top_scores          # (n, p) best first
             evaluations = float(np.mean(pred.evaluations))
             if bg is not None:
-                is_bg = cls == bg
-                sc = np.where(is_bg, -np.inf, sc)
+                sc = np.where(cls == bg, -np.inf, sc)
                 bg_resp = X @ self.W[bg] + self.b[bg]          # one more evaluation per window
                 evaluations += 1.0
             j = sc.argmax(axis=1)
             best = cls[np.arange(n), j]
             hand = sc[np.arange(n), j]
             cands = (cls, sc)
-        score = hand - bg_resp if bg is not None else hand
+        score = hand - self.background_weight * bg_resp if bg is not None else hand
+        return score, best, cands, evaluations
+
+    def scan(self, frame: np.ndarray) -> ScanResult:
+        """Find the hand in one frame ``(h, w, 3)`` RGB or ``(h, w)`` grey uint8."""
+        t0 = time.perf_counter()
+        X = self.pyramid.features(self._grey(frame))
+        n = len(X)
+        boxes = self.pyramid.boxes(*np.shape(frame)[:2])
+        t1 = time.perf_counter()
+        score, best, cands, evaluations = self._classify(X)
         t2 = time.perf_counter()
-        keep = np.flatnonzero(np.isfinite(score) & ((score > 0) if bg is not None else True))
+        keep = np.flatnonzero(np.isfinite(score))
         labels = np.zeros(0, np.int64)
         top_c, top_s = np.zeros(0, np.int64), np.zeros(0, np.float32)
         kept = np.zeros(0, np.int64)
@@ -161,7 +196,8 @@ class Scanner:
                 ok = np.isfinite(s)
                 top_c, top_s = c[ok][:self.top], s[ok][:self.top]
         t3 = time.perf_counter()
-        return ScanResult(boxes[kept].copy(), score[kept].astype(np.float32), labels, np.asarray(top_c, np.int64),
+        found = score[kept] > self.threshold if self.background is not None else np.ones(len(kept), bool)
+        return ScanResult(boxes[kept].copy(), score[kept].astype(np.float32), labels, found, np.asarray(top_c, np.int64),
                           np.asarray(top_s, np.float32), n, evaluations,
                           {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0})
 
