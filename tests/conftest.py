@@ -65,3 +65,9 @@ def hand_detector():
     cfg = TrainConfig(features="hog", bank="ova-ridge", classmap={"d": 3, "p": 2, "refine": "v2"},
                       test_fraction=0.15, classmap_fraction=0.2, seed=0)
     return train(ims, cfg).recogniser
+
+
+@pytest.fixture(scope="session")
+def detector_poses():
+    """The poses (shape, yaw, pitch, roll) the ``hand_detector`` knows, for generated test videos."""
+    return DETECTOR_POSES

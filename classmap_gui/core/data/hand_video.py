@@ -89,6 +89,7 @@ def find_hand_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold
 
     h, w = size
     rng = np.random.default_rng([seed, 131])
+    phase = np.random.default_rng([seed, 137]).uniform(0, 2 * np.pi, 3)   # the path: the same at any frame size
     scene = clutter_scene(rng, h, w)
     n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
     keys = [(shape_pose(s), np.array([y, p, r], np.float64), (s, y, p, r)) for s, y, p, r in poses]
@@ -103,12 +104,11 @@ def find_hand_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold
     n = len(timeline)
     short = min(h, w)
     lo, hi = FIND_HAND_SIDES
-    phase = rng.uniform(0, 2 * np.pi, 3)
     for f, (params, ang, lab) in enumerate(timeline):
         u = f / max(1, n - 1)
         side = short * (lo + (hi - lo) * (0.5 + 0.5 * np.sin(2 * np.pi * 1.5 * u + phase[0])))
         # across the frame and back once, bobbing up and down: every region of the scene gets a visit
-        cx = side / 2 + (w - side) * (0.5 - 0.5 * np.cos(2 * np.pi * u + phase[1] * 0))
+        cx = side / 2 + (w - side) * (0.5 - 0.5 * np.cos(2 * np.pi * u))
         cy = side / 2 + (h - side) * (0.5 + 0.45 * np.sin(2 * np.pi * 2.0 * u + phase[2]))
         box = (cx - side / 2, cy - side / 2, side)
         light = (-0.35 + 0.2 * np.sin(2 * np.pi * u), -0.45, 0.82)

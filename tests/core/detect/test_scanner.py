@@ -11,12 +11,10 @@ from classmap_gui.core.detect.scanner import Scanner, iou
 from classmap_gui.core.errors import ConfigError, NotFittedError
 from classmap_gui.core.recogniser import Recogniser
 
-from conftest import DETECTOR_POSES
-
 
 @pytest.fixture(scope="module")
-def frames():
-    return list(find_hand_frames(poses=DETECTOR_POSES, hold=0.4, move=0.2, seed=5))
+def frames(detector_poses):
+    return list(find_hand_frames(poses=detector_poses, hold=0.4, move=0.2, seed=5))
 
 
 def truth(box):
@@ -24,11 +22,13 @@ def truth(box):
 
 
 def test_the_hand_is_found_in_most_frames(hand_detector, frames):
+    # frames holding one of the model's 6 poses (in between, the tiny model knows no class like the hand)
     assert BACKGROUND_CLASS in hand_detector.class_names
+    held = [(f, box) for f, lab, box in frames if lab is not None]
     for method in ("classmap", "brute_force"):
         sc = Scanner(hand_detector, method)
-        hits = [iou(sc.scan(f).best_box, truth(box)) >= 0.5 for f, _, box in frames]
-        assert np.mean(hits) >= 0.7, (method, np.mean(hits))
+        hits = [iou(sc.scan(f).best_box, truth(box)) >= 0.5 for f, box in held]
+        assert np.mean(hits) >= 0.75, (method, np.mean(hits))
 
 
 def test_classmap_with_every_candidate_gives_the_brute_force_boxes(hand_detector, frames):
@@ -81,13 +81,13 @@ def test_clear_errors(hand_detector):
         Scanner(other, "brute_force")
 
 
-def test_find_hand_video_is_deterministic_and_scales_with_the_frame():
-    a = list(find_hand_frames(poses=DETECTOR_POSES[:2], seed=2))
-    b = list(find_hand_frames(poses=DETECTOR_POSES[:2], seed=2))
-    big = list(find_hand_frames((480, 640), poses=DETECTOR_POSES[:2], seed=2))
+def test_find_hand_video_is_deterministic_and_scales_with_the_frame(detector_poses):
+    a = list(find_hand_frames(poses=detector_poses[:2], seed=2))
+    b = list(find_hand_frames(poses=detector_poses[:2], seed=2))
+    big = list(find_hand_frames((480, 640), poses=detector_poses[:2], seed=2))
     assert len(a) == len(big) and all(np.array_equal(x[0], y[0]) for x, y in zip(a, b))
     for (f, lab, box), (_, lab2, box2) in zip(a, big):
         assert lab == lab2 and np.allclose(np.array(box2), 2 * np.array(box))
         x, y, s = box
         assert -1 <= x and x + s <= 321 and -1 <= y and y + s <= 241 and 0.3 * 240 < s < 0.6 * 240
-    assert {lab for _, lab, _ in a if lab} == set(DETECTOR_POSES[:2])
+    assert {lab for _, lab, _ in a if lab} == set(detector_poses[:2])
