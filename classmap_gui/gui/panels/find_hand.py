@@ -121,7 +121,7 @@ def draw_boxes(rgb: np.ndarray, result) -> np.ndarray:
     """A copy of ``rgb`` with the windows that hold a hand boxed, the best one thickest (the best window
     thin and grey when background beats every window)."""
     view = rgb.copy()
-    thick = max(1, min(rgb.shape[:2]) // 120)
+    thick = max(1, min(rgb.shape[:2]) // 200)
     for i in range(len(result.boxes) - 1, -1, -1):
         if not result.found[i] and i > 0:
             continue
@@ -266,11 +266,15 @@ class FindHandView(QWidget):
         def name(c):
             return names[c] if 0 <= c < len(names) else str(c)
 
-        if result.label is None or not result.hand_found:
+        if result.label is None:
             self.winner.setText("no hand")
             self.cands.setRowCount(0)
         else:
-            self.winner.setText(name(result.label))
+            # background beats even the best window: say so, and still show what it looked most like
+            found = result.hand_found
+            self.winner.setText(name(result.label) if found else f"no hand (closest: {name(result.label)})")
+            self.winner.setStyleSheet("QLabel { font-size: 16pt; font-weight: bold; color: %s; }"
+                                      % ("#1a7f37" if found else "#8a8f94"))
             self.cands.setRowCount(len(result.top_classes))
             for r, (c, s) in enumerate(zip(result.top_classes, result.top_scores)):
                 self.cands.setItem(r, 0, elided_item(name(int(c))))
