@@ -42,10 +42,11 @@ OPTIONS = {
     "shift_jitter": (0.06, "training framing: the hand's centre jitter, fraction of the crop"),
     "scale_jitter": (0.10, "training framing: the hand's size jitter, relative"),
     "background": (6000, "generated background crops (clutter and near misses) in the background class"),
-    "hard_negatives": (3000, "false alarms mined by a first model in generated hand scenes, added to the background "
-                       "before the final training (Dalal-Triggs bootstrap; 0: none)"),
+    "hard_negatives": (3000, "false alarms mined per bootstrap round in generated hand scenes, added to the "
+                       "background before the next training (Dalal-Triggs bootstrap; 0: none)"),
+    "bootstrap_rounds": (2, "bootstrap rounds (each: train brute force, mine false alarms)"),
     "validation_fraction": (0.1, "share of every class held out to choose p"),
-    "background_weights": ("0.5,1", "candidate weights of the background response in a window's score, chosen "
+    "background_weights": ("0.25,0.5,1", "candidate weights of the background response in a window's score, chosen "
                            "by localisation on a validation video (its own seed)"),
     "validation_video_seed": (101, "seed of the validation video"),
     "d": (45, "ClassMap reference classifiers"),
@@ -102,24 +103,24 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
     fit_idx, val_idx = stratified_holdout(np.concatenate([ims.labels, np.full(len(bg), ims.n_classes)]),
                                           float(opt["validation_fraction"]), seed)
     generated = time.perf_counter() - t0
-    n_hard = int(opt["hard_negatives"])
+    n_hard, rounds = int(opt["hard_negatives"]), int(opt["bootstrap_rounds"])
     mined = 0.0
-    if n_hard > 0:
-        # Dalal & Triggs' bootstrap: a first model (brute force, no ClassMap) scans generated hand scenes;
-        # its false alarms join the background class of the final model
-        t1 = time.perf_counter()
-        first = with_background(ims, bg).subset(fit_idx)
+    hard = np.zeros((0, *ims.image_size), np.uint8)
+    t1 = time.perf_counter()
+    for r in range(rounds if n_hard > 0 else 0):
+        # Dalal & Triggs' bootstrap: a model (brute force, no ClassMap) scans generated hand scenes; its
+        # false alarms join the background class of the next model
+        first = with_background(ims, np.concatenate([bg, hard]))
+        first = first.subset(np.concatenate([fit_idx, np.arange(len(first) - len(hard), len(first))]))
         cfg0 = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge", test_fraction=0.1,
                            seed=seed)
-        rec0 = train(first, cfg0, progress=sub_progress(progress, 0.2, 0.35, "first model"),
-                     should_stop=should_stop).recogniser
+        rec0 = train(first, cfg0, should_stop=should_stop).recogniser
         del first
-        hard = hard_negatives(rec0, n_hard, seed=seed + 29, sides=_floats(opt["sides"]),
-                              progress=sub_progress(progress, 0.35, 0.4, "hard negatives"), should_stop=should_stop)
+        hard = np.concatenate([hard, hard_negatives(rec0, n_hard, seed=seed + 29 + r, sides=_floats(opt["sides"]),
+                                                    should_stop=should_stop)])
         del rec0
-        mined = time.perf_counter() - t1
-    else:
-        hard = np.zeros((0, *ims.image_size), np.uint8)
+        report(progress, 0.2 + 0.2 * (r + 1) / rounds, "bootstrap")
+    mined = time.perf_counter() - t1
     ims = with_background(ims, np.concatenate([bg, hard]))
     del bg
     # the validation part never holds mined crops: they are appended after the indices drawn above

@@ -4,9 +4,9 @@ Generated crops (grey, the recogniser's size) of two kinds, from scenes of :mod:
 on their own random streams (never the test video's):
 
 * clutter: square crops of clutter scenes at the window sizes a scan uses;
-* near misses: crops of scenes *with* a hand that frame it badly — shifted so the true box overlaps
-  the crop by IoU < 0.3, or framing it at the wrong scale (the hand over 1.7x too small or too big) —
-  the windows around a hand that must lose to the one that frames it.
+* near misses: crops of scenes *with* a hand that frame it badly — overlapping the true box by IoU
+  0.02 .. :data:`NEAR_MISS_IOU` (shifted, or a part of the hand seen too close, or the hand too small
+  in a large crop) — the windows around a hand that must lose to the one that frames it.
 
 A person adds their own (a wall, a desk, an empty room) by filing images under
 :data:`~..data.imageset.BACKGROUND_CLASS`; :func:`with_background` merges generated ones into a set.
@@ -22,6 +22,8 @@ from ..progress import ProgressFn, StopFn, check_stop, report
 
 #: crops taken from each generated scene
 CROPS_PER_SCENE = 24
+#: a crop overlapping the true hand box less than this frames it badly: background (IoU >= 0.5 is a hit)
+NEAR_MISS_IOU = 0.45
 
 
 def _box_iou(a, b) -> float:
@@ -70,10 +72,7 @@ def background_images(n: int, size: tuple[int, int] = (64, 64), *, seed: int = 0
             side = short * rng.uniform(0.25, 0.7)
             x, y = rng.uniform(0, W - side), rng.uniform(0, H - side)
             if hand is not None:
-                ratio = side / hand[2]
-                bad_scale = ratio > 1.7 or ratio < 1 / 1.7
-                iou = _box_iou((x, y, side), hand)
-                if not ((bad_scale and iou > 0.05) or 0.02 < iou < 0.3):
+                if not 0.02 < _box_iou((x, y, side), hand) < NEAR_MISS_IOU:
                     continue                     # a near miss, not a good crop and not plain clutter
             crop = grey[int(y):int(y + side), int(x):int(x + side)]
             out[k] = cv2.resize(crop, (size[1], size[0]), interpolation=cv2.INTER_AREA)
@@ -110,7 +109,8 @@ def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, sce
                    sides=None, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
     """Dalal & Triggs' bootstrap: ``n`` crops ``(n, h, w)`` uint8 grey of the windows ``recogniser`` scores
     highest (brute force, every window) in generated hand scenes although they do not frame the hand
-    (IoU < 0.3 with its true box) — the false alarms to add to the background class before retraining."""
+    (IoU < :data:`NEAR_MISS_IOU` with its true box) — the false alarms to add to the background class
+    before retraining."""
     from ..data.hand_pose import orientations
     from ..data.hand_scene import clutter_scene, finish, paste_hand
     from ..data.hand_shapes import all_poses
@@ -142,7 +142,7 @@ def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, sce
             if got >= per_scene or k >= n:
                 break
             bx = boxes[j]
-            if iou(bx, (box[0], box[1], box[2], box[2])) >= 0.3:
+            if iou(bx, (box[0], box[1], box[2], box[2])) >= NEAR_MISS_IOU:
                 continue
             x, y, s = int(round(bx[0])), int(round(bx[1])), int(round(bx[2]))
             crop = grey[max(0, y):y + s, max(0, x):x + s]
@@ -153,4 +153,4 @@ def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, sce
             got += 1
         report(progress, k / max(1, n), "hard negatives")
     return out
-__all__ = ["CROPS_PER_SCENE", "background_images", "hard_negatives", "with_background"]
+__all__ = ["CROPS_PER_SCENE", "NEAR_MISS_IOU", "background_images", "hard_negatives", "with_background"]
