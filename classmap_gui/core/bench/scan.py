@@ -47,7 +47,7 @@ OPTIONS = {
                        "background before the next training (Dalal-Triggs bootstrap; 0: none)"),
     "bootstrap_rounds": (2, "bootstrap rounds (each: train brute force, mine false alarms)"),
     "validation_fraction": (0.1, "share of every class held out to choose p"),
-    "background_weights": ("0.25,0.5,1", "candidate weights of the background response in a window's score, chosen "
+    "background_weights": ("0,0.1,0.25,0.5,1", "candidate weights of the background response in a window's score, chosen "
                            "by localisation on a validation video (its own seed)"),
     "validation_video_seed": (101, "seed of the validation video"),
     "d": (45, "ClassMap reference classifiers"),
@@ -145,14 +145,12 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
     sel_p = choose_point(points, brute_val, float(opt["tolerance"]))
     rec.classmap.set_params(p=int(sel_p["chosen"]["p"]))
     report(progress, 0.8, "p chosen on validation")
-    sel_w = choose_background_weight(rec, opt, should_stop)
     info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(Xv.shape[1]),
             "images": {**res.sizes, "validation": int(len(yv))}, "test_accuracy": float(res.report.accuracy),
             "bank_params": rec.metadata.get("bank_params", {}), "classmap": {**cm, "p": int(sel_p["chosen"]["p"])},
             "generate_seconds": generated, "hard_negative_seconds": mined, "hard_negatives": int(len(hard)),
             "train_seconds": res.timings,
-            "background_weight": sel_w["chosen"],
-            "selection": {"split": "validation", **res.selection, "classmap_p": sel_p, "background_weight": sel_w,
+            "selection": {"split": "validation", **res.selection, "classmap_p": sel_p,
                           "fixed": {"refine": cm["refine"], "reference_penalty": cm["reference_penalty"],
                                     "split": "validation", "by": "bench classmap on hand-pose (its selection)"}}}
     return rec, info
@@ -188,7 +186,9 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
 
     from ..recogniser import Recogniser
 
-    keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir")]
+    # the model's settings; the background weight is chosen after loading (cheap), so not part of the key
+    keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir", "background_weights", "validation_video_seed",
+                                            "frames")]
     cache = opt.get("cache_dir")
     path = None
     if cache not in (None, "", "none"):
@@ -257,7 +257,9 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         raise ConfigError("bench scan: p_sweep must list some p")
     t_start = time.perf_counter()
     rec, info = _model(opt, sub_progress(progress, 0.0, 0.8), should_stop)
-    opt["_background_weight"] = info["background_weight"]
+    sel_w = choose_background_weight(rec, opt, should_stop)
+    info["selection"]["background_weight"] = sel_w
+    info["background_weight"] = opt["_background_weight"] = sel_w["chosen"]
     rows = []
     for i, size in enumerate(sizes):
         for method in ("classmap", "brute_force"):
