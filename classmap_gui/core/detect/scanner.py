@@ -153,8 +153,9 @@ class Scanner:
             pred = self.rec.classmap.predict(self.rec.classifier, X, top=None)
             cls, sc = pred.top_classes, pred.top_scores          # (n, p) best first
             evaluations = float(np.mean(pred.evaluations))
+            # candidates a v3 refine stopped before are NaN (not evaluated): never the best
+            sc = np.where(np.isnan(sc) | (cls == bg) if bg is not None else np.isnan(sc), -np.inf, sc)
             if bg is not None:
-                sc = np.where(cls == bg, -np.inf, sc)
                 bg_resp = X @ self.W[bg] + self.b[bg]          # one more evaluation per window
                 evaluations += 1.0
             j = sc.argmax(axis=1)

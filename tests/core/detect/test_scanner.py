@@ -91,3 +91,22 @@ def test_find_hand_video_is_deterministic_and_scales_with_the_frame(detector_pos
         x, y, s = box
         assert -1 <= x and x + s <= 321 and -1 <= y and y + s <= 241 and 0.3 * 240 < s < 0.6 * 240
     assert {lab for _, lab, _ in a if lab} == set(detector_poses[:2])
+
+
+def test_a_refine_that_stops_early_still_scores_every_window(hand_detector, frames):
+    # refine v3 leaves the candidates after its stop unevaluated (NaN): the window keeps the one it chose
+    import copy
+
+    v3 = copy.copy(hand_detector.classmap)                       # the fitted embedding, refine v3
+    v3.__dict__ = {k: v for k, v in hand_detector.classmap.__dict__.items() if k != "_single_cache"}
+    v3.refine, v3.threshold_ = "v3", -1e9                       # stop at the first candidate
+    rec = Recogniser(hand_detector.features, hand_detector.classifier, v3, hand_detector.class_names)
+    sc = Scanner(rec, "classmap")
+    X = sc.pyramid.features(sc._grey(frames[0][0])).copy()
+    pred = v3.predict(hand_detector.classifier, X, top=None)
+    assert np.isnan(pred.top_scores).any()                     # the situation under test
+    score, best, _, _ = sc._classify(X)
+    first = pred.top_classes[:, 0]
+    ok = first != sc.background                                  # (a window that only met background: -inf)
+    assert not np.isnan(score).any() and np.isfinite(score[ok]).all()
+    np.testing.assert_array_equal(best[ok], first[ok])          # ClassMap's own choice wins each window
