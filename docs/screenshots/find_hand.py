@@ -43,6 +43,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", help="model folder to reuse (trained and saved there when missing)")
     ap.add_argument("--out", default=str(HERE / "find-hand.png"))
+    ap.add_argument("--background-weight", type=float, help="the scan's background weight (bench scan's validation "
+                    "choice for its model); stored in the model's metadata for the panel")
     args = ap.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
@@ -57,6 +59,8 @@ def main() -> int:
         rec = train_model()
         if args.model:
             rec.save(args.model)
+    if args.background_weight is not None:
+        rec.metadata["detection"] = {"background_weight": args.background_weight}
     app = QApplication.instance() or QApplication([])
     win = MainWindow()
     win.setProperty("no_confirm", True)

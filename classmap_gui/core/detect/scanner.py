@@ -39,8 +39,8 @@ class ScanResult:
     """What one scanned frame gave.
 
     ``boxes (k, 4) float32`` (x, y, w, h, frame pixels), ``scores (k,)`` and ``labels (k,) int64`` of
-    the best windows after non-maximum suppression, best first; ``found (k,) bool``: the window's score
-    beats the scanner's ``threshold`` (a hand, not background).
+    the best windows after non-maximum suppression, best first; ``found (k,) bool``: a hand class beats
+    the background class there (by more than the scanner's ``threshold``).
     ``top_classes (t,)`` / ``top_scores (t,)``: the best window's candidate classes (hand classes only).
     ``windows``: windows classified; ``evaluations``: mean classifier evaluations per window;
     ``timings``: seconds per stage (features, classify, select, total).
@@ -63,7 +63,7 @@ class ScanResult:
 
     @property
     def hand_found(self) -> bool:
-        """True when the best window beats the threshold: a hand, not background."""
+        """True when a hand class beats the background class in the best window."""
         return bool(len(self.found) and self.found[0])
 
     @property
@@ -78,14 +78,15 @@ class Scanner:
     ``method``: "classmap" (needs the recogniser's ClassMap) or "brute_force". ``sides``: window sides
     as fractions of the frame's shorter side. ``top``: candidates reported for the best window.
     ``max_boxes`` / ``overlap``: boxes kept by non-maximum suppression and the IoU above which a weaker
-    box is dropped. ``threshold``: the score a window needs to count as a hand (with a background class
-    0: the best hand class beats the background); ``background_weight``: the background response's weight
-    in a window's score. Not thread-safe (buffers are reused): one scanner per
+    box is dropped. ``threshold``: how far the best hand response must beat the background response for
+    a window to count as a hand (0: beat it); ``background_weight``: the background response's weight
+    in the score that ranks windows (None: the model's ``metadata["detection"]["background_weight"]``, which ``bench
+    scan`` and the screenshot script set from their validation choice, else 1). Not thread-safe (buffers are reused): one scanner per
     thread.
     """
 
     def __init__(self, recogniser, method: str = "classmap", sides=DEFAULT_SIDES, top: int = 5,
-                 max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float = 1.0):
+                 max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float | None = None):
         if method not in METHODS:
             raise ConfigError(f"scan method must be one of {', '.join(METHODS)}, got {method!r}")
         rec = recogniser
@@ -105,6 +106,8 @@ class Scanner:
         self.max_boxes = max(1, int(max_boxes))
         self.overlap = float(overlap)
         self.threshold = float(threshold)
+        if background_weight is None:
+            background_weight = (getattr(rec, "metadata", None) or {}).get("detection", {}).get("background_weight", 1.0)
         self.background_weight = float(background_weight)
         self._hand_mask = np.ones(len(names), bool)
         if self.background is not None:
@@ -163,6 +166,7 @@ class Scanner:
             hand = sc[np.arange(n), j]
             cands = (cls, sc)
         score = hand - self.background_weight * bg_resp if bg is not None else hand
+        self._is_hand = hand > bg_resp + self.threshold if bg is not None else np.ones(n, bool)
         return score, best, cands, evaluations
 
     def scan(self, frame: np.ndarray) -> ScanResult:
@@ -197,7 +201,7 @@ class Scanner:
                 ok = np.isfinite(s)
                 top_c, top_s = c[ok][:self.top], s[ok][:self.top]
         t3 = time.perf_counter()
-        found = score[kept] > self.threshold if self.background is not None else np.ones(len(kept), bool)
+        found = self._is_hand[kept]
         return ScanResult(boxes[kept].copy(), score[kept].astype(np.float32), labels, found, np.asarray(top_c, np.int64),
                           np.asarray(top_s, np.float32), n, evaluations,
                           {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0})
