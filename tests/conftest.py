@@ -42,3 +42,32 @@ def pytest_make_collect_report(collector):
         reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
         rep.outcome = "failed"
         rep.longrepr = f"{rep.nodeid} was skipped at collection under CI ({reason})"
+
+
+#: the hand poses of the tiny detector below (shape, yaw, pitch, roll): classes of its training set
+DETECTOR_POSES = (("5", -60, -30, -20), ("A", 60, 30, 20), ("V", -60, -30, -20), ("A", -60, -30, -20))
+
+
+@pytest.fixture(scope="session")
+def hand_detector():
+    """A tiny hand-finding recogniser (3 shapes x 2 orientations + background, HOG, ridge, ClassMap d=3
+    p=2): trained once per session through the product's train path (~20 s on two loaded cores)."""
+    import dataclasses
+
+    from classmap_gui.core.data.hand_pose import generate_hand_pose
+    from classmap_gui.core.data.hand_style import CLEAN
+    from classmap_gui.core.detect.background import background_images, with_background
+    from classmap_gui.core.training import TrainConfig, train
+
+    style = dataclasses.replace(CLEAN, shift_jitter=0.06, scale_jitter=0.1)
+    ims = generate_hand_pose(shapes="5,A,V", orientations=2, images_per_class=40, style=style, seed=0)
+    ims = with_background(ims, background_images(400, seed=1))
+    cfg = TrainConfig(features="hog", bank="ova-ridge", classmap={"d": 3, "p": 2, "refine": "v2"},
+                      test_fraction=0.15, classmap_fraction=0.2, seed=0)
+    return train(ims, cfg).recogniser
+
+
+@pytest.fixture(scope="session")
+def detector_poses():
+    """The poses (shape, yaw, pitch, roll) the ``hand_detector`` knows, for generated test videos."""
+    return DETECTOR_POSES

@@ -13,7 +13,7 @@ import os
 from ..core.errors import ClassMapError
 from .common import ProgressBar, emit, json_default, parse_sets, parse_value
 
-BENCHES = ("features", "classmap", "compressive", "scale", "bursts")
+BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

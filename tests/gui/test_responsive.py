@@ -74,3 +74,54 @@ def test_ui_keeps_beating_while_tsne_arranges_the_map(qtbot, window):
           f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
     assert len(g) > 20
     assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5  # the same bound as above
+
+def write_hand_video(path, poses, seed=7):
+    """A short MJPG video of a hand moving across clutter (the find-the-hand demo's generator)."""
+    import cv2
+
+    from classmap_gui.core.data.hand_video import find_hand_frames
+
+    vw = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 15.0, (320, 240))
+    assert vw.isOpened()
+    for frame, _, _ in find_hand_frames(poses=poses, hold=0.4, move=0.2, seed=seed):
+        vw.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
+    vw.release()
+    return path
+
+
+def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, detector_poses, tmp_path):
+    from PySide6.QtCore import Qt
+
+    win = window
+    video = write_hand_video(tmp_path / "hand.avi", detector_poses[:2])
+    win.project.reset(None, recogniser=hand_detector)
+    win.show_panel("run")
+    win.run.add_source("video", str(video))
+    qtbot.mouseClick(win.run.find_btn, Qt.LeftButton)
+    fh = win.run.find_hand
+    assert fh.isVisible() and not win.run.view.isVisible()
+    with Heartbeat() as hb:
+        qtbot.mouseClick(fh.start_btn, Qt.LeftButton)
+        qtbot.waitUntil(lambda: fh.frames_shown >= 6, timeout=120000)
+        qtbot.mouseClick(fh.method_btns["brute_force"], Qt.LeftButton)      # switch live
+        qtbot.waitUntil(lambda: fh.stream is not None and "brute_force" in fh.stream.rates and fh.frames_shown >= 14,
+                        timeout=120000)
+    # both methods' live frame rates are shown, the best window is boxed and named
+    for m in ("classmap", "brute_force"):
+        text = fh.fps_labels[m].text()
+        assert "frames/s" in text and any(ch.isdigit() for ch in text), text
+    r = fh.last_result
+    assert r is not None and len(r.boxes) >= 1 and r.windows > 500
+    assert fh.winner.text().removeprefix("no hand (closest: ").removesuffix(")") in hand_detector.class_names
+    assert not fh.view.pixmap().isNull()
+    assert fh.stream.frames_scanned >= fh.frames_shown
+    qtbot.mouseClick(fh.start_btn, Qt.LeftButton)                            # stop
+    qtbot.waitUntil(lambda: fh.stream is None, timeout=20000)
+    assert "ended" in fh.last_message
+    qtbot.mouseClick(win.run.find_btn, Qt.LeftButton)                        # back to recognition
+    assert win.run.view.isVisible() and not fh.isVisible()
+    g = hb.gaps()
+    print(f"find the hand: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
+          f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
+    assert len(g) > 20
+    assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5      # the same bound and tolerance as above

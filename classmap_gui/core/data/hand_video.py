@@ -8,6 +8,12 @@ app's run panel crops) as in the ``clean`` training images. MJPG in an ``.avi`` 
 reads it everywhere). Regenerate the shipped file with::
 
     PYTHONPATH=. .venv/bin/python -m classmap_gui.core.data.hand_video resources/demo-hands.avi
+
+The *find-the-hand* variant (:func:`find_hand_frames`, ``resources/demo-find-hand.avi``) moves a
+smaller hand across a static cluttered scene while it changes pose, and knows the true hand box of
+every frame (:mod:`.hand_scene`): the test video of ``classmap bench scan``. Regenerate with::
+
+    PYTHONPATH=. .venv/bin/python -m classmap_gui.core.data.hand_video resources/demo-find-hand.avi find-hand
 """
 from __future__ import annotations
 
@@ -68,9 +74,55 @@ def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: flo
         yield np.clip(np.rint(img), 0, 255).astype(np.uint8), (None if lab is None else lab)
 
 
+#: the find-the-hand video's hand: box side as a fraction of the frame's shorter side (min, max)
+FIND_HAND_SIDES = (0.35, 0.55)
+
+
+def find_hand_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: float = 0.6, move: float = 0.4,
+                     seed: int = 0, poses=KEY_POSES, skin=(214, 160, 122)):
+    """Yield ``(frame, label, box)``: ``(h, w, 3)`` uint8 RGB frames of a hand travelling across a
+    cluttered scene, the key pose held (``(shape, yaw, pitch, roll)``, None while changing pose) and
+    the true hand box ``(x, y, side)`` in pixels (the square that frames the hand as the training
+    images do; see :mod:`.hand_scene`). The path, sizes and scene depend on ``seed`` only, in frame-size
+    units: a 640 x 480 video has the same path and hand sizes relative to the frame as a 320 x 240 one."""
+    from .hand_scene import clutter_scene, finish, paste_hand
+
+    h, w = size
+    rng = np.random.default_rng([seed, 131])
+    phase = np.random.default_rng([seed, 137]).uniform(0, 2 * np.pi, 3)   # the path: the same at any frame size
+    scene = clutter_scene(rng, h, w)
+    n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
+    keys = [(shape_pose(s), np.array([y, p, r], np.float64), (s, y, p, r)) for s, y, p, r in poses]
+    timeline = []
+    for i, (pa, aa, lab) in enumerate(keys):
+        timeline += [(pa, aa, lab)] * n_hold
+        if i + 1 < len(keys):
+            pb, ab, _ = keys[i + 1]
+            for k in range(1, n_move + 1):
+                t = _ease(k / (n_move + 1))
+                timeline.append((pa + t * (pb - pa), aa + t * (ab - aa), None))
+    n = len(timeline)
+    short = min(h, w)
+    lo, hi = FIND_HAND_SIDES
+    for f, (params, ang, lab) in enumerate(timeline):
+        u = f / max(1, n - 1)
+        side = short * (lo + (hi - lo) * (0.5 + 0.5 * np.sin(2 * np.pi * 1.5 * u + phase[0])))
+        # across the frame and back once, bobbing up and down: every region of the scene gets a visit
+        cx = side / 2 + (w - side) * (0.5 - 0.5 * np.cos(2 * np.pi * u))
+        cy = side / 2 + (h - side) * (0.5 + 0.45 * np.sin(2 * np.pi * 2.0 * u + phase[2]))
+        box = (cx - side / 2, cy - side / 2, side)
+        light = (-0.35 + 0.2 * np.sin(2 * np.pi * u), -0.45, 0.82)
+        img = paste_hand(scene, params, ang, box, skin=skin, light=light, ambient=0.3)
+        yield finish(img, rng), lab, tuple(float(v) for v in box)
+
+
 def write_demo_video(path: str | Path, size: tuple[int, int] = (240, 320), fps: float = 15.0, quality: int | None = None,
-                     seed: int = 0) -> dict:
-    """Write the demo video as MJPG ``.avi`` at ``size`` (h, w); returns ``{"frames", "seconds", "bytes"}``."""
+                     seed: int = 0, variant: str = "poses", poses=KEY_POSES) -> dict:
+    """Write the demo video as MJPG ``.avi`` at ``size`` (h, w); returns ``{"frames", "seconds", "bytes"}``.
+    ``variant``: ``"poses"`` (the hand holding poses, centred) or ``"find-hand"`` (:func:`find_hand_frames`
+    through ``poses``)."""
+    if variant not in ("poses", "find-hand"):
+        raise DataError(f"demo video variant must be poses or find-hand, got {variant!r}")
     import cv2
 
     path = Path(path)
@@ -87,7 +139,9 @@ def write_demo_video(path: str | Path, size: tuple[int, int] = (240, 320), fps: 
         raise DataError(f"cannot write an MJPG video to {path}")
     n = 0
     try:
-        for frame, _ in demo_frames(size, fps, seed=seed):
+        frames = (demo_frames(size, fps, seed=seed) if variant == "poses"
+                  else (fr[:2] for fr in find_hand_frames(size, fps, seed=seed, poses=poses)))
+        for frame, _ in frames:
             vw.write(cv2.cvtColor(frame, cv2.COLOR_RGB2BGR))
             n += 1
     finally:
@@ -96,4 +150,7 @@ def write_demo_video(path: str | Path, size: tuple[int, int] = (240, 320), fps: 
 
 
 if __name__ == "__main__":
-    print(write_demo_video(sys.argv[1] if len(sys.argv) > 1 else "demo-hands.avi"))
+    variant = sys.argv[2] if len(sys.argv) > 2 else "poses"
+    # the shipped find-hand file: the first 8 key poses (8 s, ~1.5 MB; noisy clutter compresses poorly)
+    print(write_demo_video(sys.argv[1] if len(sys.argv) > 1 else "demo-hands.avi", variant=variant,
+                           poses=KEY_POSES[:8] if variant == "find-hand" else KEY_POSES))

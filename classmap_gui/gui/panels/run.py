@@ -103,9 +103,18 @@ class RunPanel(QWidget):
         self.snap_btn = QPushButton("Snapshot into class")
         self.snap_btn.clicked.connect(lambda: self.snapshot())
 
+        # "Find the hand": the same source, every frame scanned for the hand (panels/find_hand.py)
+        from .find_hand import FindHandView  # noqa: PLC0415
+        self.find_hand = FindHandView(project, self.sources, self)
+        self.find_btn = QPushButton("Find the hand")
+        self.find_btn.setCheckable(True)
+        self.find_btn.setToolTip("Scan every frame of the video or camera for the hand: boxes, class, ClassMap vs brute force")
+        self.find_btn.toggled.connect(self._find_mode)
+
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Source"))
         bar.addWidget(self.sources, 1)
+        bar.addWidget(self.find_btn)
         bar2 = QHBoxLayout()
         for w in (self.start_btn, self.pause_btn, self.step_btn, self.full_speed, self.mirror, QLabel("Box"),
                   self.region, self.top):
@@ -141,6 +150,10 @@ class RunPanel(QWidget):
         lay.addLayout(bar)
         lay.addLayout(bar2)
         lay.addWidget(split, 1)
+        lay.addWidget(self.find_hand, 1)
+        self.find_hand.hide()
+        self._recognise_widgets = [split] + [bar2.itemAt(i).widget() for i in range(bar2.count())
+                                             if bar2.itemAt(i).widget() is not None]
         project.datasetChanged.connect(self._classes_changed)
         project.modelChanged.connect(self._classes_changed)
         self._classes_changed()
@@ -212,6 +225,14 @@ class RunPanel(QWidget):
         if self.stream is not None:
             self.stream.stop()
             self.stream.wait(5000)
+        self.find_hand.stop()
+
+    def _find_mode(self, on: bool) -> None:
+        """Find the hand button: show the scan page instead of the recognition view (one at a time)."""
+        self.stop()
+        for w in self._recognise_widgets:
+            w.setVisible(not on)
+        self.find_hand.setVisible(on)
 
     def _pause(self, paused: bool) -> None:
         if self.stream is not None:

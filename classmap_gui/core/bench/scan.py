@@ -1,0 +1,283 @@
+"""``classmap bench scan``: find the hand in every frame of a generated video, ClassMap against brute force.
+
+1. **Model**: the ``hand-pose`` classes (81 shapes x 30 orientations = 2430) generated with a
+   detection framing jitter (``shift_jitter`` / ``scale_jitter``: windows one cell apart never frame a
+   hand as exactly as the data set's crops do), plus a :data:`BACKGROUND_CLASS` of generated clutter
+   and near-miss crops (:mod:`..detect.background`) and, Dalal-Triggs' bootstrap, the false alarms of a
+   first model (brute force) in generated hand scenes. A stratified ``validation_fraction`` of every
+   class is held out first (never mined from); the rest goes through the product's train path
+   (:func:`..training.train`: HOG, ``ova-ridge`` with its penalty chosen on a validation part of the
+   training data, CM-Boosted on an embedding part).
+2. **ClassMap p** on the held-out validation part, by :func:`.classmap.choose_point` (fewest
+   evaluations within ``tolerance`` of brute force's validation accuracy), as ``bench classmap`` does.
+   The reference penalty and refine are the ones ``bench classmap`` chose on hand-pose (options).
+3. **Scan** the test video (:func:`..data.hand_video.find_hand_frames`, its own seed, never seen in
+   training or selection) at each frame size, with both methods in the same run: the same
+   :class:`..detect.scanner.Scanner`, dense features and threads; only the classification differs
+   (ClassMap's batch filter-and-refine, or one GEMM of all windows against all weights).
+   ``frames_per_second`` = frames / wall-clock seconds of ``Scanner.scan`` (features, classification,
+   selection; not video decoding); ``localisation`` = share of frames whose best box has IoU >= 0.5
+   with the true hand box; ``class_accuracy`` = share of the frames holding a key pose whose winning
+   class is that pose; ``cpu_ms_per_frame``: CPU time of all the process's threads per frame (on a
+   shared machine the wall-clock rate depends on the other sessions' load, the CPU time much less).
+
+With ``cache_dir`` the trained model (a model folder: JSON + npz, no pickles) is kept under a key of
+every setting above, so a rerun only scans.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from .common import cache_key, machine, selection, stratified_holdout
+
+OPTIONS = {
+    "images_per_class": (20, "generated hand-pose images per class (before the validation hold-out)"),
+    "shapes": (None, "hand shapes (None: all 81; a count or names) — fewer for a quick run"),
+    "orientations": (None, "orientations (None: all; a count spread over the grid)"),
+    "shift_jitter": (0.06, "training framing: the hand's centre jitter, fraction of the crop"),
+    "scale_jitter": (0.10, "training framing: the hand's size jitter, relative"),
+    "background": (6000, "generated background crops (clutter and near misses) in the background class"),
+    "hard_negatives": (3000, "false alarms mined per bootstrap round in generated hand scenes, added to the "
+                       "background before the next training (Dalal-Triggs bootstrap; 0: none)"),
+    "bootstrap_rounds": (2, "bootstrap rounds (each: train brute force, mine false alarms)"),
+    "validation_fraction": (0.1, "share of every class held out to choose p"),
+    "background_weights": ("0,0.1,0.25,0.5,1", "candidate weights of the background response in a window's score, chosen "
+                           "by localisation on a validation video (its own seed)"),
+    "validation_video_seed": (101, "seed of the validation video"),
+    "d": (45, "ClassMap reference classifiers"),
+    "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
+    "refine": ("v3", "ClassMap refine (bench classmap's choice on hand-pose)"),
+    "reference_penalty": (30.0, "reference-bank penalty multiple (bench classmap's choice on hand-pose)"),
+    "tolerance": (0.005, "chosen p: fewest evaluations within this of brute force on validation"),
+    "frames": ("320x240,640x480", "frame sizes scanned (WxH, comma-separated)"),
+    "video_seed": (1, "seed of the test video (scene, path, sizes)"),
+    "sides": ("0.30,0.36,0.43,0.52,0.62", "window sides as fractions of the frame's shorter side"),
+    "cache_dir": (None, "folder for the trained model (none: train every run); the CLI passes the user cache"),
+    "seed": (0, "random seed"),
+}
+
+
+def _floats(s) -> list[float]:
+    return [float(v) for v in str(s).split(",") if str(v).strip()]
+
+
+def _sizes(s) -> list[tuple[int, int]]:
+    out = []
+    for part in str(s).split(","):
+        try:
+            w, h = (int(v) for v in part.lower().strip().split("x"))
+        except ValueError:
+            raise ConfigError(f"bench scan: frames must be WxH sizes like 320x240, got {part!r}") from None
+        if w < 96 or h < 96:
+            raise ConfigError(f"bench scan: frame {part} is too small to scan")
+        out.append((w, h))
+    return out
+
+
+def _opt_count(v):
+    return None if v in (None, "", "none", "None") else v
+
+
+def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = None):
+    """Generate, train and choose p as the module docstring says; returns ``(recogniser, info)``."""
+    from ..classify.classmap import ClassMap  # noqa: F401 (the recogniser's ClassMap)
+    from ..data.hand_pose import generate_hand_pose
+    from ..data.hand_style import CLEAN
+    from ..detect.background import background_images, hard_negatives, with_background
+    from ..training import TrainConfig, train
+    from .classmap import choose_point, curve
+
+    seed = int(opt["seed"])
+    style = dataclasses.replace(CLEAN, shift_jitter=float(opt["shift_jitter"]), scale_jitter=float(opt["scale_jitter"]))
+    t0 = time.perf_counter()
+    ims = generate_hand_pose(shapes=_opt_count(opt["shapes"]), orientations=_opt_count(opt["orientations"]),
+                             images_per_class=int(opt["images_per_class"]), style=style, seed=seed, n_jobs=-1,
+                             progress=sub_progress(progress, 0.0, 0.1, "hand-pose"), should_stop=should_stop)
+    bg = background_images(int(opt["background"]), ims.image_size, seed=seed + 17,
+                           progress=sub_progress(progress, 0.1, 0.2, "background"), should_stop=should_stop)
+    fit_idx, val_idx = stratified_holdout(np.concatenate([ims.labels, np.full(len(bg), ims.n_classes)]),
+                                          float(opt["validation_fraction"]), seed)
+    generated = time.perf_counter() - t0
+    n_hard, rounds = int(opt["hard_negatives"]), int(opt["bootstrap_rounds"])
+    mined = 0.0
+    hard = np.zeros((0, *ims.image_size), np.uint8)
+    t1 = time.perf_counter()
+    for r in range(rounds if n_hard > 0 else 0):
+        # Dalal & Triggs' bootstrap: a model (brute force, no ClassMap) scans generated hand scenes; its
+        # false alarms join the background class of the next model
+        first = with_background(ims, np.concatenate([bg, hard]))
+        first = first.subset(np.concatenate([fit_idx, np.arange(len(first) - len(hard), len(first))]))
+        cfg0 = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge", test_fraction=0.1,
+                           seed=seed)
+        rec0 = train(first, cfg0, should_stop=should_stop).recogniser
+        del first
+        hard = np.concatenate([hard, hard_negatives(rec0, n_hard, seed=seed + 29 + r, sides=_floats(opt["sides"]),
+                                                    should_stop=should_stop)])
+        del rec0
+        report(progress, 0.2 + 0.2 * (r + 1) / rounds, "bootstrap")
+    mined = time.perf_counter() - t1
+    ims = with_background(ims, np.concatenate([bg, hard]))
+    del bg
+    # the validation part never holds mined crops: they are appended after the indices drawn above
+    fit_idx = np.concatenate([fit_idx, np.arange(len(ims) - len(hard), len(ims))])
+    train_set, val_set = ims.subset(fit_idx), ims.subset(val_idx)
+    del ims
+    p_sweep = [int(v) for v in _floats(opt["p_sweep"])]
+    cm = {"d": int(opt["d"]), "p": max(p_sweep), "refine": str(opt["refine"]),
+          "reference_penalty": float(opt["reference_penalty"])}
+    cfg = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge", classmap=cm,
+                      test_fraction=0.1, classmap_fraction=0.15, seed=seed)
+    res = train(train_set, cfg, progress=sub_progress(progress, 0.4, 0.75, "train"), should_stop=should_stop)
+    rec = res.recogniser
+    del train_set
+    check_stop(should_stop)
+    Xv = rec.transform(val_set.images)
+    yv = np.asarray(val_set.labels)
+    brute_val = float(np.mean(rec.classifier.predict(Xv) == yv))
+    points = curve({cm["refine"]: rec.classmap}, rec.classifier, Xv, yv, p_sweep, should_stop,
+                   reference_penalty=cm["reference_penalty"])
+    sel_p = choose_point(points, brute_val, float(opt["tolerance"]))
+    rec.classmap.set_params(p=int(sel_p["chosen"]["p"]))
+    report(progress, 0.8, "p chosen on validation")
+    info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(Xv.shape[1]),
+            "images": {**res.sizes, "validation": int(len(yv))}, "test_accuracy": float(res.report.accuracy),
+            "bank_params": rec.metadata.get("bank_params", {}), "classmap": {**cm, "p": int(sel_p["chosen"]["p"])},
+            "generate_seconds": generated, "hard_negative_seconds": mined, "hard_negatives": int(len(hard)),
+            "train_seconds": res.timings,
+            "selection": {"split": "validation", **res.selection, "classmap_p": sel_p,
+                          "fixed": {"refine": cm["refine"], "reference_penalty": cm["reference_penalty"],
+                                    "split": "validation", "by": "bench classmap on hand-pose (its selection)"}}}
+    return rec, info
+
+
+def choose_background_weight(rec, opt: dict, should_stop: StopFn = None) -> dict:
+    """The background weight with the best localisation (brute-force scores, every 2nd frame) on a
+    validation video at the first frame size: its own seed, never the test video. A :func:`selection`."""
+    from ..data.hand_video import find_hand_frames
+    from ..detect.scanner import Scanner, iou
+
+    cands = _floats(opt["background_weights"])
+    w, h = _sizes(opt["frames"])[0]
+    sc = Scanner(rec, "brute_force", sides=_floats(opt["sides"]))
+    hits = {c: [] for c in cands}
+    for i, (frame, _, box) in enumerate(find_hand_frames((h, w), seed=int(opt["validation_video_seed"]))):
+        if i % 2:
+            continue
+        check_stop(should_stop)
+        hand, bg, boxes = sc.window_scores(frame, parts=True)
+        for c in cands:
+            j = int(np.argmax(hand - c * bg)) if bg is not None else int(np.argmax(hand))
+            hits[c].append(iou(boxes[j], (box[0], box[1], box[2], box[2])) >= 0.5)
+    scores = {f"{c:g}": float(np.mean(v)) for c, v in hits.items()}
+    best = max(cands, key=lambda c: (scores[f"{c:g}"], c))
+    return selection(best, cands, scores, by="localisation on the validation video (brute force)",
+                     video_seed=int(opt["validation_video_seed"]), frames=len(hits[cands[0]]))
+
+
+def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
+    """The trained model, from the cache when one with the same settings is there."""
+    import json
+
+    from ..recogniser import Recogniser
+
+    # the model's settings; the background weight is chosen after loading (cheap), so not part of the key
+    keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir", "background_weights", "validation_video_seed",
+                                            "frames")]
+    cache = opt.get("cache_dir")
+    path = None
+    if cache not in (None, "", "none"):
+        path = Path(cache) / f"scan-model-{cache_key('scan-model', {k: opt[k] for k in keys})}"
+        if (path / "model.json").is_file():
+            try:
+                rec = Recogniser.load(path)
+                info = json.loads(json.dumps(rec.metadata["scan_bench"]))
+                report(progress, 0.8, "model: cached")
+                return rec, {**info, "cached": True}
+            except Exception:  # noqa: BLE001 - an unreadable cache entry is rebuilt
+                pass
+    rec, info = build_model(opt, progress, should_stop)
+    if path is not None:
+        rec.metadata["scan_bench"] = info
+        rec.save(path)
+    return rec, {**info, "cached": False}
+
+
+def scan_video(rec, method: str, size: tuple[int, int], opt: dict, should_stop: StopFn = None) -> dict:
+    """Scan every frame of the test video at ``size`` (w, h) with ``method``; one result row."""
+    from ..data.hand_pose import class_name
+    from ..data.hand_video import find_hand_frames
+    from ..detect.scanner import Scanner, iou
+
+    w, h = size
+    frames = list(find_hand_frames((h, w), seed=int(opt["video_seed"])))
+    sc = Scanner(rec, method, sides=_floats(opt["sides"]), background_weight=float(opt["_background_weight"]))
+    sc.scan(frames[0][0])                                   # compile, plan the pyramid, warm the caches
+    names = rec.class_names
+    hits, correct, ious, evals = [], [], [], []
+    stages: dict[str, float] = {}
+    load_before = machine()["load_average"]
+    c0 = time.process_time()                                # CPU seconds of all our threads: load-robust
+    t0 = time.perf_counter()
+    for frame, label, box in frames:
+        check_stop(should_stop)
+        r = sc.scan(frame)
+        for k, v in r.timings.items():
+            stages[k] = stages.get(k, 0.0) + v
+        b = r.best_box
+        v = 0.0 if b is None else iou(b, (box[0], box[1], box[2], box[2]))
+        ious.append(v)
+        hits.append(v >= 0.5)
+        evals.append(r.evaluations)
+        if label is not None:
+            correct.append(r.label is not None and names[r.label] == class_name(*label))
+    seconds = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    n = len(frames)
+    return {"frame": f"{w}x{h}", "method": method, "frames_per_second": n / seconds,
+            "localisation": float(np.mean(hits)), "class_accuracy": float(np.mean(correct)) if correct else None,
+            "frames": n, "pose_frames": len(correct), "windows": int(r.windows), "scales": sc.pyramid.scales(h, w),
+            "evaluations_per_window": float(np.mean(evals)), "median_iou": float(np.median(ious)),
+            "stage_ms_per_frame": {k: 1000 * v / n for k, v in stages.items()},
+            "cpu_ms_per_frame": 1000 * cpu / n,
+            "load_average_before": load_before, "load_average_after": machine()["load_average"]}
+
+
+def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
+    """Run the benchmark; returns the JSON-able result (see the module docstring)."""
+    opt = {k: v[0] for k, v in OPTIONS.items()}
+    opt.update(options)
+    sizes = _sizes(opt["frames"])
+    if not _floats(opt["p_sweep"]):
+        raise ConfigError("bench scan: p_sweep must list some p")
+    t_start = time.perf_counter()
+    rec, info = _model(opt, sub_progress(progress, 0.0, 0.8), should_stop)
+    sel_w = choose_background_weight(rec, opt, should_stop)
+    info["selection"]["background_weight"] = sel_w
+    info["background_weight"] = opt["_background_weight"] = sel_w["chosen"]
+    rows = []
+    for i, size in enumerate(sizes):
+        for method in ("classmap", "brute_force"):
+            rows.append(scan_video(rec, method, size, opt, should_stop))
+        report(progress, 0.8 + 0.2 * (i + 1) / len(sizes), f"scanned {size[0]}x{size[1]}")
+    ratio, cpu_ratio = {}, {}
+    for size in sizes:
+        fr = f"{size[0]}x{size[1]}"
+        by = {r["method"]: r for r in rows if r["frame"] == fr}
+        ratio[fr] = by["classmap"]["frames_per_second"] / by["brute_force"]["frames_per_second"]
+        cpu_ratio[fr] = by["brute_force"]["cpu_ms_per_frame"] / by["classmap"]["cpu_ms_per_frame"]
+    first = f"{sizes[0][0]}x{sizes[0][1]}"
+    cm_first = next(r for r in rows if r["frame"] == first and r["method"] == "classmap")
+    result = {"scan": rows, "speedup": ratio, "cpu_speedup": cpu_ratio, "model": {k: v for k, v in info.items() if k != "selection"},
+              "selection": info["selection"], "options": {k: v for k, v in opt.items() if k != "cache_dir" and not k.startswith("_")},
+              "targets": {f"classmap_fps_at_least_15_at_{first}": cm_first["frames_per_second"] >= 15,
+                          f"speedup_at_least_3_at_{first}": ratio[first] >= 3,
+                          "localisation_at_least_0.9": all(r["localisation"] >= 0.9 for r in rows)},
+              "seconds": time.perf_counter() - t_start, **machine()}
+    report(progress, 1.0, "done")
+    return result

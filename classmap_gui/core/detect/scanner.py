@@ -1,0 +1,221 @@
+"""`Scanner`: find the hand in a frame — every window classified, background rejected, best boxes kept.
+
+One frame: grey -> :class:`.pyramid.WindowPyramid` (dense HOG of every window at every scale, one
+matrix ``X (n, D)``) -> the recogniser's classes for all windows at once, by
+
+* ``"classmap"``: the recogniser's own ClassMap on the window matrix (``ClassMap.predict``, the batch
+  filter-and-refine; d + ~p classifier evaluations per window), or
+* ``"brute_force"``: every classifier on every window, one GEMM ``X @ W.T`` (the fastest honest
+  baseline: same features, same threads);
+
+then background rejection and non-maximum suppression (OpenCV's ``cv2.dnn.NMSBoxes``).
+
+Background: the recogniser has a class named :data:`~..data.imageset.BACKGROUND_CLASS` (clutter crops,
+images a person filed there). A window is a hand candidate when a hand class beats it; its score is
+the margin ``best hand response - background_weight * background response`` (the background
+classifier is evaluated on every window by both methods: one more evaluation each; ``bench scan``
+chooses the weight on a validation video). Without a background class the score is the
+best response and nothing is rejected.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from ..classify.bank_view import linear_weights
+from ..data.imageset import BACKGROUND_CLASS
+from ..errors import ConfigError, NotFittedError
+from .dense_hog import DenseHOG
+from .pyramid import DEFAULT_SIDES, WindowPyramid
+
+METHODS = ("classmap", "brute_force")
+
+
+@dataclass
+class ScanResult:
+    """What one scanned frame gave.
+
+    ``boxes (k, 4) float32`` (x, y, w, h, frame pixels), ``scores (k,)`` and ``labels (k,) int64`` of
+    the best windows after non-maximum suppression, best first; ``found (k,) bool``: a hand class beats
+    the background class there (by more than the scanner's ``threshold``).
+    ``top_classes (t,)`` / ``top_scores (t,)``: the best window's candidate classes (hand classes only).
+    ``windows``: windows classified; ``evaluations``: mean classifier evaluations per window;
+    ``timings``: seconds per stage (features, classify, select, total).
+    """
+
+    boxes: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+    found: np.ndarray
+    top_classes: np.ndarray
+    top_scores: np.ndarray
+    windows: int
+    evaluations: float
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def best_box(self) -> np.ndarray | None:
+        """The best window's box (x, y, w, h) (found or not), or None for a frame without windows."""
+        return self.boxes[0] if len(self.boxes) else None
+
+    @property
+    def hand_found(self) -> bool:
+        """True when a hand class beats the background class in the best window."""
+        return bool(len(self.found) and self.found[0])
+
+    @property
+    def label(self) -> int | None:
+        """The winning class (index into the recogniser's class names), or None."""
+        return int(self.labels[0]) if len(self.labels) else None
+
+
+class Scanner:
+    """Scans frames with a trained :class:`~..recogniser.Recogniser` (HOG features, linear one-vs-all bank).
+
+    ``method``: "classmap" (needs the recogniser's ClassMap) or "brute_force". ``sides``: window sides
+    as fractions of the frame's shorter side. ``top``: candidates reported for the best window.
+    ``max_boxes`` / ``overlap``: boxes kept by non-maximum suppression and the IoU above which a weaker
+    box is dropped. ``threshold``: how far the best hand response must beat the background response for
+    a window to count as a hand (0: beat it); ``background_weight``: the background response's weight
+    in the score that ranks windows (None: the model's ``metadata["detection"]["background_weight"]``, which ``bench
+    scan`` and the screenshot script set from their validation choice, else 1). Not thread-safe (buffers are reused): one scanner per
+    thread.
+    """
+
+    def __init__(self, recogniser, method: str = "classmap", sides=DEFAULT_SIDES, top: int = 5,
+                 max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float | None = None):
+        if method not in METHODS:
+            raise ConfigError(f"scan method must be one of {', '.join(METHODS)}, got {method!r}")
+        rec = recogniser
+        if rec is None or getattr(rec, "classifier", None) is None:
+            raise NotFittedError("find the hand needs a trained recogniser")
+        if method == "classmap" and rec.classmap is None:
+            raise ConfigError("this recogniser has no ClassMap: train with ClassMap on, or scan with brute force")
+        W, b = linear_weights(rec.classifier)
+        if W is None or getattr(rec.classifier, "pairs_", None) is not None:
+            raise ConfigError("find the hand needs a linear one-vs-all classifier bank (e.g. ova-ridge)")
+        self.rec, self.method = rec, method
+        self.W, self.b = W, b
+        self.pyramid = WindowPyramid(DenseHOG(rec.features), sides)
+        names = list(rec.class_names)
+        self.background = names.index(BACKGROUND_CLASS) if BACKGROUND_CLASS in names else None
+        self.top = max(1, int(top))
+        self.max_boxes = max(1, int(max_boxes))
+        self.overlap = float(overlap)
+        self.threshold = float(threshold)
+        if background_weight is None:
+            background_weight = (getattr(rec, "metadata", None) or {}).get("detection", {}).get("background_weight", 1.0)
+        self.background_weight = float(background_weight)
+        self._hand_mask = np.ones(len(names), bool)
+        if self.background is not None:
+            self._hand_mask[self.background] = False
+
+    def _grey(self, frame: np.ndarray) -> np.ndarray:
+        frame = np.asarray(frame)
+        if frame.ndim == 3 and frame.shape[2] == 3:
+            return cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY)
+        if frame.ndim == 3 and frame.shape[2] == 1:
+            return frame[..., 0]
+        return frame
+
+    def window_scores(self, frame: np.ndarray, parts: bool = False):
+        """``(score (n,), boxes (n, 4))`` of every window by this scanner's method, before rejection and
+        suppression (for mining hard negatives and for analysis). ``parts``: ``(hand (n,), background
+        (n,) or None, boxes)`` instead — the best hand response and the background response."""
+        X = self.pyramid.features(self._grey(frame))
+        boxes = self.pyramid.boxes(*np.shape(frame)[:2])
+        if parts:
+            w, self.background_weight = self.background_weight, 0.0
+            try:
+                hand, *_ = self._classify(X)
+            finally:
+                self.background_weight = w
+            bg = None if self.background is None else X @ self.W[self.background] + self.b[self.background]
+            return hand, bg, boxes
+        score, *_ = self._classify(X)
+        return score, boxes
+
+    def _classify(self, X: np.ndarray):
+        """``(score, best label, candidates or None, mean evaluations)`` of every window row of ``X``."""
+        n = len(X)
+        bg = self.background
+        if self.method == "brute_force":
+            S = X @ self.W.T                                   # (n, C): every classifier on every window
+            S += self.b
+            if bg is not None:
+                bg_resp = S[:, bg].copy()
+                S[:, bg] = -np.inf
+            best = S.argmax(axis=1)
+            hand = S[np.arange(n), best]
+            evaluations = float(S.shape[1])
+            cands = None
+        else:
+            pred = self.rec.classmap.predict(self.rec.classifier, X, top=None)
+            cls, sc = pred.top_classes, pred.top_scores          # (n, p) best first
+            evaluations = float(np.mean(pred.evaluations))
+            # candidates a v3 refine stopped before are NaN (not evaluated): never the best
+            sc = np.where(np.isnan(sc) | (cls == bg) if bg is not None else np.isnan(sc), -np.inf, sc)
+            if bg is not None:
+                bg_resp = X @ self.W[bg] + self.b[bg]          # one more evaluation per window
+                evaluations += 1.0
+            j = sc.argmax(axis=1)
+            best = cls[np.arange(n), j]
+            hand = sc[np.arange(n), j]
+            cands = (cls, sc)
+        score = hand - self.background_weight * bg_resp if bg is not None else hand
+        self._is_hand = hand > bg_resp + self.threshold if bg is not None else np.ones(n, bool)
+        return score, best, cands, evaluations
+
+    def scan(self, frame: np.ndarray) -> ScanResult:
+        """Find the hand in one frame ``(h, w, 3)`` RGB or ``(h, w)`` grey uint8."""
+        t0 = time.perf_counter()
+        X = self.pyramid.features(self._grey(frame))
+        n = len(X)
+        boxes = self.pyramid.boxes(*np.shape(frame)[:2])
+        t1 = time.perf_counter()
+        score, best, cands, evaluations = self._classify(X)
+        t2 = time.perf_counter()
+        keep = np.flatnonzero(np.isfinite(score))
+        labels = np.zeros(0, np.int64)
+        top_c, top_s = np.zeros(0, np.int64), np.zeros(0, np.float32)
+        kept = np.zeros(0, np.int64)
+        if len(keep):
+            order = keep[np.argsort(-score[keep], kind="stable")][:200]
+            s_ord = score[order].astype(float)
+            idx = cv2.dnn.NMSBoxes(boxes[order].tolist(), (s_ord - s_ord.min() + 1.0).tolist(), 0.0,  # needs >= 0
+                                   self.overlap, top_k=self.max_boxes)
+            kept = order[np.asarray(idx, np.int64).reshape(-1)[:self.max_boxes]]
+            labels = best[kept].astype(np.int64)
+            w0 = int(kept[0])
+            if cands is None:                                  # brute force: the best window's full ranking
+                row = X[w0] @ self.W.T + self.b
+                row[~self._hand_mask] = -np.inf
+                k = min(self.top, int(self._hand_mask.sum()))
+                top_c = np.argsort(-row, kind="stable")[:k]
+                top_s = row[top_c]
+            else:
+                c, s = cands[0][w0], cands[1][w0]
+                ok = np.isfinite(s)
+                top_c, top_s = c[ok][:self.top], s[ok][:self.top]
+        t3 = time.perf_counter()
+        found = self._is_hand[kept]
+        return ScanResult(boxes[kept].copy(), score[kept].astype(np.float32), labels, found, np.asarray(top_c, np.int64),
+                          np.asarray(top_s, np.float32), n, evaluations,
+                          {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0})
+
+
+def iou(a, b) -> float:
+    """Intersection over union of two boxes (x, y, w, h)."""
+    ax, ay, aw, ah = (float(v) for v in a)
+    bx, by, bw, bh = (float(v) for v in b)
+    ix = max(0.0, min(ax + aw, bx + bw) - max(ax, bx))
+    iy = max(0.0, min(ay + ah, by + bh) - max(ay, by))
+    inter = ix * iy
+    union = aw * ah + bw * bh - inter
+    return inter / union if union > 0 else 0.0
+
+
+__all__ = ["METHODS", "ScanResult", "Scanner", "iou"]

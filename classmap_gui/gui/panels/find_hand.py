@@ -1,0 +1,302 @@
+"""Run panel, "Find the hand": every frame of a video or camera scanned for the hand, off the UI thread.
+
+The scan is :class:`classmap_gui.core.detect.scanner.Scanner` (dense HOG of every window at several
+scales, the windows classified by ClassMap or by brute force, background rejected). This module only
+adapts it: :class:`ScanStream` reads and scans frames on its own thread and hands the newest result to
+the UI; :class:`FindHandView` draws the boxes, the winning class, its top candidates and each method's
+frames/s, measured live in the worker.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import cv2
+import numpy as np
+from PySide6.QtCore import Qt, QThread, Signal
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+                               QRadioButton, QSizePolicy, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from ..imageutil import to_pixmap
+from ..widgets import ElidedLabel, elided_item
+
+METHOD_LABELS = {"classmap": "ClassMap", "brute_force": "Brute force"}
+BOX_COLOURS = ((60, 220, 90), (255, 200, 0), (255, 120, 60))  # best box first
+
+
+class ScanStream(QThread):
+    """Reads frames from a camera index or a video file and scans every frame it reads.
+
+    ``frame(rgb, result, method)`` carries the newest scanned frame when the UI is free (frames scanned
+    while it is busy are counted, not queued); ``rates`` maps each method to its frames/s over the last
+    second of scanning; ``ended(message)`` once when it stops. ``method`` may change while running.
+    """
+
+    frame = Signal(object, object, str)
+    ended = Signal(str)
+
+    def __init__(self, source, recogniser, method: str = "classmap", *, realtime: bool = True, loop: bool = True,
+                 parent=None):
+        super().__init__(parent)
+        self.source, self.rec = source, recogniser
+        self.method = method
+        self.realtime, self.loop = realtime, loop
+        self.rates: dict[str, float] = {}
+        self.frames_scanned = 0
+        self._stop = threading.Event()
+        self._ui_free = threading.Event()
+        self._ui_free.set()
+        self._scanners: dict = {}
+        self._times: dict[str, list[float]] = {}
+        self.error: str | None = None
+
+    def stop(self) -> None:
+        """Ask the thread to stop; ``wait`` for it after."""
+        self._stop.set()
+
+    def frame_shown(self) -> None:
+        """The UI drew the last frame: the next scanned one may be sent."""
+        self._ui_free.set()
+
+    def _scanner(self, method: str):
+        from ...core.detect.scanner import Scanner  # noqa: PLC0415
+
+        if method not in self._scanners:
+            self._scanners[method] = Scanner(self.rec, method)
+        return self._scanners[method]
+
+    def _rate(self, method: str, now: float) -> None:
+        ts = self._times.setdefault(method, [])
+        ts.append(now)
+        while ts and now - ts[0] > 1.0:
+            ts.pop(0)
+        if len(ts) >= 2:
+            self.rates[method] = (len(ts) - 1) / (ts[-1] - ts[0])
+
+    def run(self) -> None:
+        """Open the source; read, scan and emit frames until stopped or the source ends."""
+        is_camera = isinstance(self.source, int)
+        cap = cv2.VideoCapture(self.source if is_camera else str(self.source))
+        message = "stopped"
+        try:
+            if not cap.isOpened():
+                raise OSError(f"could not open {'camera ' + str(self.source) if is_camera else self.source}")
+            fps = cap.get(cv2.CAP_PROP_FPS) or 0.0
+            interval = 1.0 / fps if fps > 0 and self.realtime and not is_camera else 0.0
+            next_t = time.perf_counter()
+            while not self._stop.is_set():
+                ok, bgr = cap.read()
+                if not ok or bgr is None:
+                    if not is_camera and self.loop and self.frames_scanned:
+                        cap.set(cv2.CAP_PROP_POS_FRAMES, 0)
+                        continue
+                    message = "camera stopped delivering frames" if is_camera else "end of video"
+                    break
+                rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+                method = self.method
+                result = self._scanner(method).scan(rgb)
+                self.frames_scanned += 1
+                self._rate(method, time.perf_counter())
+                if self._ui_free.is_set():
+                    self._ui_free.clear()
+                    self.frame.emit(rgb, result, method)
+                if interval:
+                    next_t += interval
+                    delay = next_t - time.perf_counter()
+                    if delay > 0:
+                        self._stop.wait(delay)
+                    else:
+                        next_t = time.perf_counter()
+        except Exception as exc:  # noqa: BLE001 - a failing source or model ends the scan, not the app
+            from ...core.errors import ClassMapError  # noqa: PLC0415
+
+            message = str(exc) if isinstance(exc, (ClassMapError, OSError)) else f"internal error: {exc!r}"
+            self.error = message
+        finally:
+            cap.release()
+        self.ended.emit(message)
+
+
+def draw_boxes(rgb: np.ndarray, result) -> np.ndarray:
+    """A copy of ``rgb`` with the windows that hold a hand boxed, the best one thickest (the best window
+    thin and grey when background beats every window)."""
+    view = rgb.copy()
+    thick = max(1, min(rgb.shape[:2]) // 200)
+    for i in range(len(result.boxes) - 1, -1, -1):
+        if not result.found[i] and i > 0:
+            continue
+        x, y, w, h = (int(round(v)) for v in result.boxes[i])
+        colour = BOX_COLOURS[min(i, 2)] if result.found[i] else (150, 150, 150)
+        cv2.rectangle(view, (x, y), (x + w - 1, y + h - 1), colour, thick * (2 if i == 0 and result.found[i] else 1))
+    return view
+
+
+class FindHandView(QWidget):
+    """The "Find the hand" page of the Run panel: start/stop, the method switch, the annotated frame, the
+    winning class with its candidates and both methods' frames/s. ``sources`` is the Run panel's picker."""
+
+    def __init__(self, project, sources, parent=None):
+        super().__init__(parent)
+        self.project, self.sources = project, sources
+        self.stream: ScanStream | None = None
+        self.last_result = None
+        self.frames_shown = 0
+        self.last_message = ""
+
+        self.start_btn = QPushButton("▶ Find the hand")
+        self.start_btn.clicked.connect(lambda: self.stop() if self.stream else self.start())
+        self.methods = QButtonGroup(self)
+        self.method_btns = {}
+        for m, text in METHOD_LABELS.items():
+            b = QRadioButton(text)
+            b.setToolTip("ClassMap: filter and refine every window; brute force: every classifier on every window")
+            self.methods.addButton(b)
+            self.method_btns[m] = b
+        self.method_btns["classmap"].setChecked(True)
+        self.methods.buttonToggled.connect(lambda *_: self._method_changed())
+        self.full_speed = QCheckBox("Full speed")
+        self.full_speed.setToolTip("Video files: scan frames as fast as possible instead of at the video's pace")
+        self.full_speed.setChecked(True)
+        self.fps_labels = {m: QLabel(f"{t}: – frames/s") for m, t in METHOD_LABELS.items()}
+        for lab in self.fps_labels.values():
+            lab.setStyleSheet("QLabel { font-size: 12pt; font-weight: bold; }")
+
+        self.view = QLabel("Pick a video or camera above and press Find the hand.")
+        self.view.setAlignment(Qt.AlignCenter)
+        self.view.setMinimumSize(320, 240)
+        self.view.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
+        self.view.setStyleSheet("QLabel { background: #202428; color: #d0d4d8; }")
+        self.status = QLabel(" ")
+        self.status.setWordWrap(True)
+        self.winner = ElidedLabel("–")
+        self.winner.setStyleSheet("QLabel { font-size: 16pt; font-weight: bold; color: #1a7f37; }")
+        self.cands = QTableWidget(0, 2)
+        self.cands.setHorizontalHeaderLabels(["class", "score"])
+        self.cands.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.cands.verticalHeader().setVisible(False)
+        self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.cands.setTextElideMode(Qt.ElideMiddle)
+        self.details = QLabel("–")
+        self.details.setWordWrap(True)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.start_btn)
+        bar.addWidget(QLabel("Classify windows by"))
+        for b in self.method_btns.values():
+            bar.addWidget(b)
+        bar.addWidget(self.full_speed)
+        bar.addStretch(1)
+        for lab in self.fps_labels.values():
+            bar.addWidget(lab)
+        left = QVBoxLayout()
+        left.addWidget(self.view, 1)
+        left.addWidget(self.status)
+        right = QVBoxLayout()
+        right.addWidget(QLabel("Hand found:"))
+        right.addWidget(self.winner)
+        right.addWidget(QLabel("Top candidates (best window)"))
+        right.addWidget(self.cands, 1)
+        right.addWidget(self.details)
+        rw = QWidget()
+        rw.setLayout(right)
+        rw.setFixedWidth(360)
+        body = QHBoxLayout()
+        body.addLayout(left, 1)
+        body.addWidget(rw)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(bar)
+        lay.addLayout(body, 1)
+
+    @property
+    def method(self) -> str:
+        """The chosen method: "classmap" or "brute_force"."""
+        return next(m for m, b in self.method_btns.items() if b.isChecked())
+
+    def _method_changed(self) -> None:
+        if self.stream is not None:
+            self.stream.method = self.method
+
+    def start(self) -> bool:
+        """Find the hand button: scan the chosen video or camera; False (with a message) when it cannot."""
+        from ...core.detect.scanner import Scanner  # noqa: PLC0415
+        from ...core.errors import ClassMapError  # noqa: PLC0415
+
+        if self.stream is not None:
+            return True
+        rec = self.project.recogniser
+        if rec is None:
+            return self._fail("No trained recogniser: train one (HOG features, ova-ridge) on the Train panel first.")
+        src = self.sources.current()
+        if src is None or isinstance(src, (list, tuple)):
+            return self._fail("Find the hand scans a video file or a camera: choose one as the source.")
+        try:  # check the model here, where the message can be shown, not in the thread
+            Scanner(rec, self.method)
+        except ClassMapError as exc:
+            return self._fail(f"Cannot find the hand with this model: {exc}")
+        self.stream = ScanStream(src, rec, self.method, realtime=not self.full_speed.isChecked(), parent=self)
+        self.stream.frame.connect(self._on_frame)
+        self.stream.ended.connect(self._on_end)
+        self.frames_shown = 0
+        for m, lab in self.fps_labels.items():
+            lab.setText(f"{METHOD_LABELS[m]}: – frames/s")
+        self.stream.start()
+        self.start_btn.setText("■ Stop")
+        self._set_status("Scanning every frame…")
+        return True
+
+    def stop(self) -> None:
+        """Stop the scan and wait for its thread."""
+        if self.stream is not None:
+            self.stream.stop()
+            self.stream.wait(10000)
+
+    def _fail(self, text: str) -> bool:
+        self._set_status(text)
+        return False
+
+    def _on_frame(self, rgb, result, method: str) -> None:
+        if self.sender() is not self.stream:
+            return
+        self.last_result = result
+        self.view.setPixmap(to_pixmap(draw_boxes(rgb, result)).scaled(self.view.size(), Qt.KeepAspectRatio,
+                                                                       Qt.SmoothTransformation))
+        names = self.project.recogniser.class_names if self.project.recogniser is not None else []
+
+        def name(c):
+            return names[c] if 0 <= c < len(names) else str(c)
+
+        if result.label is None:
+            self.winner.setText("no hand")
+            self.cands.setRowCount(0)
+        else:
+            # background beats even the best window: say so, and still show what it looked most like
+            found = result.hand_found
+            self.winner.setText(name(result.label) if found else f"no hand (closest: {name(result.label)})")
+            self.winner.setStyleSheet("QLabel { font-size: 16pt; font-weight: bold; color: %s; }"
+                                      % ("#1a7f37" if found else "#8a8f94"))
+            self.cands.setRowCount(len(result.top_classes))
+            for r, (c, s) in enumerate(zip(result.top_classes, result.top_scores)):
+                self.cands.setItem(r, 0, elided_item(name(int(c))))
+                self.cands.setItem(r, 1, QTableWidgetItem(f"{float(s):.3f}"))
+        t = result.timings
+        self.details.setText(f"{result.windows} windows · {result.evaluations:.0f} classifier evaluations per window "
+                             f"of {len(names)} · features {1000 * t['features']:.1f} ms · classify "
+                             f"{1000 * t['classify']:.1f} ms · total {1000 * t['total']:.1f} ms")
+        for m, rate in dict(self.stream.rates).items():
+            self.fps_labels[m].setText(f"{METHOD_LABELS[m]}: {rate:.1f} frames/s")
+        self.frames_shown += 1
+        self.stream.frame_shown()
+
+    def _on_end(self, message: str) -> None:
+        if self.sender() is not self.stream:
+            return
+        self.stream.wait(10000)
+        self.stream.deleteLater()
+        self.stream = None
+        self.start_btn.setText("▶ Find the hand")
+        self._set_status(f"Scan ended: {message}.")
+
+    def _set_status(self, text: str) -> None:
+        self.last_message = text
+        self.status.setText(text)

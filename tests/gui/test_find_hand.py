@@ -1,0 +1,45 @@
+"""Find the hand: what it says when it cannot scan, and the boxes it draws."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+
+def test_find_the_hand_says_what_it_needs(qtbot, window, shapes_folder, tmp_path):
+    win = window
+    win.show_panel("run")
+    qtbot.mouseClick(win.run.find_btn, Qt.LeftButton)
+    fh = win.run.find_hand
+    qtbot.mouseClick(fh.start_btn, Qt.LeftButton)
+    assert fh.stream is None and "No trained recogniser" in fh.last_message
+
+
+def test_a_model_without_hog_features_is_refused(qtbot, window, hand_detector, tmp_path):
+    from classmap_gui.core.features.pixels import PixelFeatures
+    from classmap_gui.core.recogniser import Recogniser
+
+    win = window
+    other = Recogniser(PixelFeatures().fit(np.zeros((2, 64, 64), np.uint8)), hand_detector.classifier,
+                       hand_detector.classmap, hand_detector.class_names)
+    win.project.reset(None, recogniser=other)
+    win.show_panel("run")
+    qtbot.mouseClick(win.run.find_btn, Qt.LeftButton)
+    fh = win.run.find_hand
+    path = tmp_path / "x.avi"
+    path.write_bytes(b"")
+    win.run.add_source("video", str(path))
+    qtbot.mouseClick(fh.start_btn, Qt.LeftButton)
+    assert fh.stream is None and "HOG" in fh.last_message
+
+
+def test_boxes_are_drawn_on_a_copy():
+    from types import SimpleNamespace
+
+    from classmap_gui.gui.panels.find_hand import draw_boxes
+
+    rgb = np.zeros((120, 160, 3), np.uint8)
+    res = SimpleNamespace(boxes=np.array([[10, 20, 50, 50], [80, 30, 40, 40]], np.float32),
+                          found=np.array([True, False]))
+    out = draw_boxes(rgb, res)
+    assert rgb.max() == 0                                    # the frame itself is untouched
+    assert out[20, 30:60].any() and not out[30, 80:120].any()   # the found box drawn, the rejected one not
