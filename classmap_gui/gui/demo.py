@@ -10,15 +10,27 @@ PREFERRED = ("hand-pose-small", "glyph-pose-small", "digits")
 #: the demo video in resources/ that Run and Capture list out of the box (no camera needed): a rendered
 #: hand holding hand-pose-small poses in front of clutter (``python -m classmap_gui.core.data.hand_video``)
 DEMO_VIDEO = "demo-hands.avi"
+#: the Find-the-hand demo: a rendered hand moving across a cluttered scene (``hand_video`` variant "find-hand")
+FIND_HAND_VIDEO = "demo-find-hand.avi"
 
 
-def demo_video() -> Path | None:
-    """The shipped demo video: in the source tree, the installed bundle, or the package; None if missing."""
+def _resource(name: str) -> Path | None:
+    """A shipped resource file: in the source tree, the installed bundle, or the package; None if missing."""
     here = Path(__file__).resolve()
     places = [here.parents[2] / "resources", here.parents[1] / "resources"]
     if getattr(sys, "_MEIPASS", None):
         places.insert(0, Path(sys._MEIPASS) / "resources")
-    return next((p / DEMO_VIDEO for p in places if (p / DEMO_VIDEO).is_file()), None)
+    return next((p / name for p in places if (p / name).is_file()), None)
+
+
+def demo_video() -> Path | None:
+    """The shipped demo video of hand poses; None if missing."""
+    return _resource(DEMO_VIDEO)
+
+
+def demo_videos() -> list[Path]:
+    """Every shipped demo video, the hand-pose one first (the Run and Capture source lists offer them all)."""
+    return [p for p in (_resource(DEMO_VIDEO), _resource(FIND_HAND_VIDEO)) if p is not None]
 
 
 def demo_dataset() -> str:

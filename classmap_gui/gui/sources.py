@@ -11,7 +11,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QHBoxLayout, QPushButton, QWidget
 
 from . import camera
-from .demo import demo_video
+from .demo import demo_videos
 
 VIDEO_FILTER = "Videos (*.avi *.mp4 *.mkv *.mov *.webm);;All files (*)"
 IMAGE_FILTER = "Images (*.png *.jpg *.jpeg *.bmp *.tif *.tiff *.webp)"
@@ -49,8 +49,7 @@ class SourcePicker(QWidget):
         lay.addWidget(self.combo, 1)
         for b in self.buttons:
             lay.addWidget(b)
-        demo = demo_video()
-        if demo is not None:
+        for demo in demo_videos():
             self.add("video", str(demo), label=f"Demo video: {demo.name}")
 
     def current(self):

@@ -43,3 +43,10 @@ def test_boxes_are_drawn_on_a_copy():
     out = draw_boxes(rgb, res)
     assert rgb.max() == 0                                    # the frame itself is untouched
     assert out[20, 30:60].any() and not out[30, 80:120].any()   # the found box drawn, the rejected one not
+
+
+def test_both_shipped_demo_videos_are_offered_without_a_camera(qtbot, window):
+    from classmap_gui.gui.demo import DEMO_VIDEO, FIND_HAND_VIDEO
+
+    labels = [window.run.sources.combo.itemText(i) for i in range(window.run.sources.combo.count())]
+    assert any(DEMO_VIDEO in t for t in labels) and any(FIND_HAND_VIDEO in t for t in labels), labels
