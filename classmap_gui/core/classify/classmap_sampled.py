@@ -1,0 +1,116 @@
+"""CM-Boosted at 10^5 classes: the boosting of ``ClassMap.fit`` on sampled candidates, in bounded memory.
+
+``ClassMap.fit`` computes every classifier's output on every embedding example (``(n, C)``: 80 GB at
+10^5 classes and two examples per class) and each example's strongest confusers from all of them.
+:func:`fit_classmap_sampled` makes the same embedding tractable and returns a fitted
+:class:`~.classmap.ClassMap` (saved, loaded and run like any other):
+
+* **candidate references**: ``n_candidates`` classifiers drawn at random (seeded); AdaBoost chooses
+  the ``d`` references among them (``ClassMap.fit`` itself samples candidates when its triple matrix
+  outgrows ``max_memory_mb``). Only their outputs ``(n, n_candidates)`` are computed;
+* **hard triples**: the confusers (top-``k`` responses of the whole bank) of ``n_hard_examples``
+  sampled embedding examples, one blocked GEMM over the bank (:func:`.ridge_moments.top_k_linear`);
+  ``hard_fraction`` of the triples draw their wrong class from those, the rest uniformly;
+* everything else is ``ClassMap.fit``'s: two-fold cross-fitted class medians (an example never meets
+  an embedding built from itself: every class needs two embedding examples), the same
+  :func:`~.classmap_boost.sample_triples` and :func:`~.classmap_boost.boost_references`, class
+  embeddings = medians of the reference outputs over each class's embedding examples.
+
+:func:`use_filter_index` sets the filter index a ClassMap searches with (e.g. one whose ``nlist`` /
+``nprobe`` were chosen on validation queries) instead of the default one it builds itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError, DataError
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from .bank_view import classifier_outputs, linear_weights
+from .classmap import ClassMap
+from .classmap_boost import boost_references, class_medians, cross_fit_medians, sample_triples
+from .ridge_moments import top_k_linear
+
+
+def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: int = 45, p: int = 40,
+                         n_candidates: int = 1500, n_triples: int = 60_000, hard_fraction: float = 0.5,
+                         n_hard_examples: int = 3000, n_confusers: int = 10, max_memory_mb: float = 600.0,
+                         random_state: int | None = 0, progress: ProgressFn = None,
+                         should_stop: StopFn = None) -> ClassMap:
+    """A CM-Boosted :class:`ClassMap` (refine v2) for a linear one-vs-all ``bank`` with classes ``0..C-1``.
+
+    ``X_embed (n, D) float32`` / ``y_embed (n,)``: embedding examples held out from the bank's
+    training, at least two per class. Cost: outputs of ``n_candidates`` classifiers on all ``n``
+    examples, one bank-wide GEMM on ``n_hard_examples`` rows, AdaBoost on ``n_triples`` triples."""
+    W, b = linear_weights(bank)
+    C = len(bank.classes_)
+    if W is None or getattr(bank, "pairs_", None) is not None:
+        raise ConfigError("fit_classmap_sampled needs a linear one-vs-all bank")
+    if not np.array_equal(np.asarray(bank.classes_), np.arange(C)):
+        raise ConfigError("fit_classmap_sampled needs a bank whose classes are 0..C-1")
+    yi = np.asarray(y_embed, np.int64)
+    X = np.ascontiguousarray(X_embed, np.float32)
+    if X.ndim != 2 or len(X) != len(yi) or yi.min() < 0 or yi.max() >= C:
+        raise DataError(f"embedding examples must be (n, D) with class indices in [0, {C}); got {X.shape}")
+    counts = np.bincount(yi, minlength=C)
+    if counts.min() < 2:
+        raise DataError(f"every class needs two embedding examples (cross-fitted medians); class "
+                        f"{int(np.argmin(counts))} has {int(counts.min())}")
+    rng = np.random.default_rng(random_state)
+    cand = np.sort(rng.choice(C, size=min(C, int(n_candidates)), replace=False)).astype(np.int64)
+
+    report(progress, 0.0, "embedding: candidate outputs")
+    M = classifier_outputs(bank, X, cand)                                   # (n, Kc)
+    check_stop(should_stop)
+    E_all = class_medians(M, yi, C)
+    fold, E2 = cross_fit_medians(M, yi, C, E_all)
+    del E_all
+    report(progress, 0.3, "embedding: confusers")
+
+    n_hard = int(round(hard_fraction * n_triples))
+    n_rand = int(n_triples) - n_hard
+    pool = np.arange(C, dtype=np.int64)
+    idx_r, pos_r, neg_r = sample_triples(yi, n_rand, pool, rng)
+    if n_hard > 0:
+        he = np.sort(rng.choice(len(X), size=min(len(X), int(n_hard_examples)), replace=False))
+        conf = top_k_linear(X[he], W, b, n_confusers + 1)                    # strongest responses, own class too
+        idx_h, pos_h, neg_h = sample_triples(yi[he], n_hard, pool, rng, conf, 1.0)
+        idx = np.concatenate([he[idx_h], idx_r])
+        pos, neg = np.concatenate([pos_h, pos_r]), np.concatenate([neg_h, neg_r])
+    else:
+        idx, pos, neg = idx_r, pos_r, neg_r
+    check_stop(should_stop)
+    # only the rows the triples touch: examples, and the other fold's medians of their two classes
+    shift = C * fold[idx]
+    rows, idx_c = np.unique(idx, return_inverse=True)
+    erows, e_inv = np.unique(np.concatenate([pos + shift, neg + shift]), return_inverse=True)
+    Mt, Et = M[rows], E2[erows]
+    del E2
+    refs, alpha = boost_references(Mt, Et, idx_c, e_inv[:len(idx)], e_inv[len(idx):], int(d),
+                                   np.arange(len(cand)), max_memory_mb=max_memory_mb, rng=rng,
+                                   progress=sub_progress(progress, 0.35, 0.95), should_stop=should_stop)
+    del Mt, Et
+    cm = ClassMap(d=int(d), p=int(p), embedding="boosted", refine="v2", n_triples=int(n_triples),
+                  hard_fraction=float(hard_fraction), max_memory_mb=max_memory_mb, random_state=random_state)
+    cm.reference_ = cand[refs].astype(np.int64)
+    cm.alpha_ = alpha.astype(np.float32)
+    cm.class_embeddings_ = np.ascontiguousarray(class_medians(M[:, refs], yi, C), np.float32)
+    cm.classes_ = np.arange(C, dtype=np.int64)
+    cm.n_classes_ = int(C)
+    cm.bank_kind_ = "ova"
+    cm.reference_coef_ = cm.reference_intercept_ = None
+    cm.threshold_ = None
+    report(progress, 1.0, "embedding: done")
+    return cm
+
+
+def use_filter_index(cm: ClassMap, index) -> ClassMap:
+    """Make ``cm``'s filter search with the fitted :class:`~.ann_index.FilterIndex` ``index`` (built on
+    ``cm.class_embeddings_`` / ``cm.alpha_``) until those arrays are replaced. Applies from
+    ``FILTER_INDEX_THRESHOLD`` classes, where ClassMap uses an index at all (below, its exact scan)."""
+    if getattr(index, "n_classes_", None) != cm.n_classes_:
+        raise ConfigError("the filter index was built for another set of class embeddings")
+    cm._index_cache = (cm.class_embeddings_, cm.alpha_, index)  # FilterStep's cache: (embeddings, alpha, index)
+    return cm
+
+
+__all__ = ["fit_classmap_sampled", "use_filter_index"]
