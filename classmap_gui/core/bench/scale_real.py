@@ -108,7 +108,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     selections (see the module docstring)."""
     from ..classify.ann_index import FilterIndex
     from ..classify.classmap import FILTER_INDEX_THRESHOLD
-    from ..classify.classmap_sampled import fit_classmap_sampled, use_filter_index
+    from ..classify.classmap_sampled import fit_classmap_sampled, keep_filter_index, use_filter_index
     from ..classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
     from ..data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..parallel import parallel_backend
@@ -220,7 +220,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     index = FilterIndex(method="ivf", nlist=chosen["nlist"], nprobe=chosen["nprobe"], rerank=chosen["rerank"],
                         random_state=seed).fit(cm.class_embeddings_, cm.alpha_)
     if big:
-        use_filter_index(cm, index)
+        keep_filter_index(cm, index)  # used now, and saved with the model
     seconds["index"] = time.perf_counter() - t
     del Xe
     report(progress, 0.75, "test")
