@@ -41,7 +41,7 @@ from ..classify.filter_exact import (PAD, exact_filter_numpy, pad_columns, scan_
                                      scan_top_chunks)
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report
-from .scale_real import REAL_OPTIONS
+from .scale_real import REAL_D, REAL_OPTIONS
 
 OPTIONS = {
     "classes": ("10000,100000", "class counts, comma separated"),
@@ -254,6 +254,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
 
         if "val_queries" in options:
             o["real_val_queries"] = options["val_queries"]
+        if "d" not in options:  # 10^5 real classes need more references than the synthetic default
+            o["d"] = REAL_D
         out = run_real(o, progress, should_stop)
         return {"benchmark": "scale", "options": {k: o[k] for k in OPTIONS}, "load_average": list(os.getloadavg()),
                 "cpu_count": os.cpu_count(), "threads": min(2, nb.config.NUMBA_NUM_THREADS),

@@ -40,13 +40,20 @@ from .ridge_moments import top_k_linear
 def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: int = 45, p: int = 40,
                          n_candidates: int = 1500, n_triples: int = 60_000, hard_fraction: float = 0.5,
                          n_hard_examples: int = 3000, n_confusers: int = 10, max_memory_mb: float = 600.0,
+                         reference_rows=None, hard=None,
                          random_state: int | None = 0, progress: ProgressFn = None,
                          should_stop: StopFn = None) -> ClassMap:
     """A CM-Boosted :class:`ClassMap` (refine v2) for a linear one-vs-all ``bank`` with classes ``0..C-1``.
 
     ``X_embed (n, D) float32`` / ``y_embed (n,)``: embedding examples held out from the bank's
     training, at least two per class. Cost: outputs of ``n_candidates`` classifiers on all ``n``
-    examples, one bank-wide GEMM on ``n_hard_examples`` rows, AdaBoost on ``n_triples`` triples."""
+    examples, one bank-wide GEMM on ``n_hard_examples`` rows, AdaBoost on ``n_triples`` triples.
+
+    ``reference_rows``: None (the references are the bank's own classifiers) or ``rows -> (W (k, D),
+    b (k,))`` giving those classes' classifiers of a smoother reference bank (``ClassMap.fit``'s
+    ``reference_bank``, asked only for the sampled candidates); the chosen ones are kept as
+    ``reference_coef_`` / ``reference_intercept_``, and a query costs d + p evaluations. ``hard``: ``(examples (m,),
+    confusers (m, k))`` from :func:`hard_confusers` (computed once when several embeddings are fitted)."""
     W, b = linear_weights(bank)
     C = len(bank.classes_)
     if W is None or getattr(bank, "pairs_", None) is not None:
@@ -65,7 +72,13 @@ def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: i
     cand = np.sort(rng.choice(C, size=min(C, int(n_candidates)), replace=False)).astype(np.int64)
 
     report(progress, 0.0, "embedding: candidate outputs")
-    M = classifier_outputs(bank, X, cand)                                   # (n, Kc)
+    if reference_rows is None:
+        M = classifier_outputs(bank, X, cand)                               # (n, Kc)
+    else:
+        Wc, bc = reference_rows(cand)
+        Wc, bc = np.ascontiguousarray(Wc, np.float32), np.ascontiguousarray(bc, np.float32)
+        M = X @ Wc.T
+        M += bc
     check_stop(should_stop)
     E_all = class_medians(M, yi, C)
     fold, E2 = cross_fit_medians(M, yi, C, E_all)
@@ -77,8 +90,7 @@ def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: i
     pool = np.arange(C, dtype=np.int64)
     idx_r, pos_r, neg_r = sample_triples(yi, n_rand, pool, rng)
     if n_hard > 0:
-        he = np.sort(rng.choice(len(X), size=min(len(X), int(n_hard_examples)), replace=False))
-        conf = top_k_linear(X[he], W, b, n_confusers + 1)                    # strongest responses, own class too
+        he, conf = hard if hard is not None else hard_confusers(bank, X, n_hard_examples, n_confusers, rng)
         idx_h, pos_h, neg_h = sample_triples(yi[he], n_hard, pool, rng, conf, 1.0)
         idx = np.concatenate([he[idx_h], idx_r])
         pos, neg = np.concatenate([pos_h, pos_r]), np.concatenate([neg_h, neg_r])
@@ -104,9 +116,22 @@ def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: i
     cm.n_classes_ = int(C)
     cm.bank_kind_ = "ova"
     cm.reference_coef_ = cm.reference_intercept_ = None
+    if reference_rows is not None:
+        cm.reference_coef_, cm.reference_intercept_ = np.ascontiguousarray(Wc[refs]), bc[refs].copy()
     cm.threshold_ = None
     report(progress, 1.0, "embedding: done")
     return cm
+
+
+def hard_confusers(bank, X: np.ndarray, n_examples: int, n_confusers: int = 10,
+                   rng: np.random.Generator | int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(examples (m,) int64, confusers (m, n_confusers + 1) int64)``: ``m`` sampled rows of ``X`` and the
+    classes whose classifiers respond most strongly to each (its own class usually among them), from one
+    blocked GEMM over the whole bank."""
+    W, b = linear_weights(bank)
+    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    he = np.sort(rng.choice(len(X), size=min(len(X), int(n_examples)), replace=False))
+    return he, top_k_linear(X[he], W, b, int(n_confusers) + 1)
 
 
 def use_filter_index(cm: ClassMap, index) -> ClassMap:
@@ -169,4 +194,4 @@ def restore_filter_index(cm) -> bool:
     return True
 
 
-__all__ = ["fit_classmap_sampled", "keep_filter_index", "restore_filter_index", "use_filter_index"]
+__all__ = ["fit_classmap_sampled", "hard_confusers", "keep_filter_index", "restore_filter_index", "use_filter_index"]
