@@ -42,6 +42,7 @@ def test_every_choice_is_made_on_validation(result):
     assert {"penalty", "p", "index"} <= set(sel)
     assert all(sel[k]["split"] == "validation" for k in ("penalty", "p", "index"))
     assert sel["penalty"]["chosen"] in (10.0, 100.0) and len(sel["p"]["scores"]) == 4  # 2 factors x 2 p
+    assert all(0 <= c["agreement"] <= 1 for c in sel["p"]["scores"])
 
 
 def test_the_saved_model_answers_as_the_bench_measured(result):
