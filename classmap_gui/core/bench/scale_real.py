@@ -60,7 +60,7 @@ REAL_OPTIONS = {
     "backend": ("local", "hand-pose: where generation, encoding and the bank's moments run: local or dask "
                 "(a 2-worker local cluster)"),
     "cache_dir": (None, "hand-pose: folder for the memory-mapped images, features and weights (never the repo)"),
-    "penalties": ("100,300,1000", "hand-pose: ridge penalty candidates, chosen on validation"),
+    "penalties": ("300,1000,3000,10000", "hand-pose: ridge penalty candidates, chosen on validation"),
     "p_candidates": ("20,40,80,160,320,640", "hand-pose: ClassMap p candidates, chosen on validation"),
     "reference_penalties": ("10", "hand-pose: reference-bank penalty factors (x the bank's; 1 = the bank's own "
                             "classifiers), chosen on validation with p"),
