@@ -310,7 +310,8 @@ def _loader(name: str, shapes, orients, ipc: int):
 BUILTINS = (
     BuiltinDataset("hand-pose", f"generated: 81 hand shapes x 30 3-D orientations = 2430 classes, 64x64 grey, "
                    f"{sum(BENCH_SPLIT)} images per class by default (the ClassMap paper's hand poses; "
-                   f"style=camera for the real-photo stand-in)",
+                   f"style=camera for the real-photo stand-in; orientations=N > 30: an even grid over all "
+                   f"3-D orientations, e.g. 1235 for 100 035 classes)",
                    _loader("hand-pose", None, None, sum(BENCH_SPLIT)), version=GENERATOR_VERSION),
     BuiltinDataset("hand-pose-small", "generated: 25 hand shapes x 10 orientations = 250 classes, 64x64 grey, "
                    "20 images per class (demo, tests)",
