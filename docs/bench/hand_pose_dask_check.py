@@ -1,7 +1,7 @@
 # usage: PYTHONPATH=. python docs/bench/hand_pose_dask_check.py CACHE_FOLDER ALPHA  (after bench scale --data hand-pose)
 """Full-scale check: the 10^5-class bank's moments computed on a 2-worker local Dask cluster give the
 weights the local bench run saved (within 1e-5)."""
-import glob, time, sys, json, os
+import time, sys, json, os
 import numpy as np
 from pathlib import Path
 from classmap_gui.core.classify.ridge_moments import ridge_moments

@@ -184,7 +184,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     bf_val = val_acc[alpha]
     curve, models = [], {}
     for fi, f in enumerate(factors):
-        rows_of = None if f == 1 else (lambda r, a=alpha * f: path.weight_rows(a, r))
+        rows_of = None if f == 1 else (lambda r, a=alpha * f, fit=path: fit.weight_rows(a, r))
         cm = fit_classmap_sampled(bank_val, Xe, ye, d=d, p=max(p_cands), n_candidates=int(o["n_candidates"]),
                                   n_triples=int(o["n_triples"]), reference_rows=rows_of, hard=hard, random_state=seed,
                                   progress=sub_progress(progress, 0.4 + 0.2 * fi / len(factors),
