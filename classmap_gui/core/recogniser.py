@@ -7,7 +7,10 @@ it cost: binary classifier evaluations per query, counted from what was evaluate
 each stage. Predicting changes no object, so threads may share one recogniser.
 
 Saved as a folder (see :mod:`classmap_gui.core.store`): ``model.json`` with the structure and
-``arrays.npz`` with the numbers; no pickles, every shape and dtype checked on load.
+``arrays.npz`` with the numbers; no pickles, every shape and dtype checked on load. Large arrays
+(a 10^5-class bank's weights) are memory-mapped, not read (:mod:`.store.npz`), and a ClassMap's
+saved filter index is rebuilt from its lists (:func:`.classify.classmap_sampled.restore_filter_index`),
+so a 10^5-class model opens in seconds.
 """
 from __future__ import annotations
 
@@ -202,6 +205,10 @@ class Recogniser:
             load_estimator(doc["classmap"], arrays, where=f"{where}: classmap")
         rec = cls(features, classifier, classmap, names, tuple(size), grey, metadata)
         rec._check_consistent(where)
+        if classmap is not None and getattr(classmap, "filter_index_", None) is not None:
+            from .classify.classmap_sampled import restore_filter_index
+
+            restore_filter_index(classmap)  # the saved IVF lists: no k-means on load
         return rec
 
     def _check_consistent(self, where: str) -> None:

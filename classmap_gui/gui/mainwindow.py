@@ -1,7 +1,10 @@
 """The main window: four panels over one Project, menus, status bar, the task runner."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
+
+import numpy as np
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
@@ -169,6 +172,7 @@ class MainWindow(QMainWindow):
             return a
         self.act_new = act("&New project", lambda: self.new_project(), QKeySequence.New)
         self.act_open = act("&Open project…", lambda: self.open_project(), QKeySequence.Open)
+        self.act_open_model = act("Open &model…", lambda: self.open_model())
         self.recent_menu = m.addMenu("Open &recent")
         self.act_save = act("&Save project", lambda: self.save_project(), QKeySequence.Save)
         self.act_save_as = act("Save project &as…", lambda: self.save_project(ask=True), QKeySequence.SaveAs)
@@ -184,7 +188,8 @@ class MainWindow(QMainWindow):
             a.triggered.connect(lambda _=False, i=i: self.tabs.setCurrentIndex(i))
             v.addAction(a)
         self.runner.busyChanged.connect(lambda busy: [a.setEnabled(not busy) for a in
-                                                      (self.act_new, self.act_open, self.act_save, self.act_save_as,
+                                                      (self.act_new, self.act_open, self.act_open_model,
+                                                       self.act_save, self.act_save_as,
                                                        self.act_import, self.act_export)])
 
     def show_panel(self, name: str) -> None:
@@ -267,6 +272,37 @@ class MainWindow(QMainWindow):
                                lambda progress, should_stop: projectio.load(path, captures_to=captures_to,
                                                                             progress=progress,
                                                                             should_stop=should_stop), done)
+
+    def open_model(self, path: str | None = None) -> bool:
+        """File > Open model: a saved recogniser folder (``model.json``; e.g. one ``classmap train --out`` or
+        ``bench scale --set save_model=...`` wrote) without its images, to run it on the Run panel. The
+        project becomes its class names with no images. False when cancelled."""
+        if not self._may_discard():
+            return False
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Open model (model.json in a model folder)",
+                                                  str(start_folder(self.project.path)), "Models (model.json)")
+            if not path:
+                return False
+        folder = Path(path).parent if Path(path).name == "model.json" else Path(path)
+
+        def load(progress, should_stop):
+            from ..core.data.imageset import ImageSet  # noqa: PLC0415
+            from ..core.recogniser import Recogniser  # noqa: PLC0415
+
+            t0 = time.perf_counter()
+            rec = Recogniser.load(folder)  # large weights are memory-mapped, not read
+            shape = (0, *rec.image_size) if rec.grey else (0, *rec.image_size, 3)
+            ims = ImageSet(np.zeros(shape, np.uint8), np.zeros(0, np.int64), rec.class_names, name=folder.name)
+            return rec, ims, time.perf_counter() - t0
+
+        def done(result):
+            rec, ims, seconds = result
+            self.run.stop()
+            self.project.reset(ims, recogniser=rec)
+            self.show_panel("run")
+            self.project.message.emit(f"opened model {folder.name}: {rec.n_classes} classes in {seconds:.1f} s")
+        return self.runner.run(f"Opening model {folder.name}", load, done)
 
     def save_project(self, path: str | None = None, ask: bool = False) -> bool:
         """File > Save / Save as: write the project to its file, or to a path asked for (``ask``); False when

@@ -41,6 +41,7 @@ from ..classify.filter_exact import (PAD, exact_filter_numpy, pad_columns, scan_
                                      scan_top_chunks)
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report
+from .scale_real import REAL_D, REAL_OPTIONS
 
 OPTIONS = {
     "classes": ("10000,100000", "class counts, comma separated"),
@@ -58,6 +59,7 @@ OPTIONS = {
     "rounds": (5, "interleaved timing rounds (per query the fastest round counts)"),
     "seed": (0, "random seed"),
 }
+OPTIONS.update(REAL_OPTIONS)  # --data hand-pose: real class embeddings (scale_real)
 #: nprobe candidates as fractions of nlist (when --nprobe is not given)
 NPROBE_FRACTIONS = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5)
 #: nlist candidates as multiples of 3.2 sqrt(C) (when --nlist is not given)
@@ -247,6 +249,17 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     """Run the benchmark (options: ``OPTIONS``); returns the JSON-ready result."""
     o = {k: v for k, (v, _) in OPTIONS.items()}
     o.update(options)
+    if o.get("data"):  # real class embeddings: hand-pose at 10^4-10^5 classes
+        from .scale_real import run_real
+
+        if "val_queries" in options:
+            o["real_val_queries"] = options["val_queries"]
+        if "d" not in options:  # 10^5 real classes need more references than the synthetic default
+            o["d"] = REAL_D
+        out = run_real(o, progress, should_stop)
+        return {"benchmark": "scale", "options": {k: o[k] for k in OPTIONS}, "load_average": list(os.getloadavg()),
+                "cpu_count": os.cpu_count(), "threads": min(2, nb.config.NUMBA_NUM_THREADS),
+                "selection": {"split": "validation", **out["selection"]}, "real": out["real"]}
     counts = _parse_classes(o["classes"])
     d, p, nq, nv = int(o["d"]), int(o["p"]), int(o["queries"]), int(o["val_queries"])
     target, rounds = float(o["target_recall"]), int(o["rounds"])

@@ -16,6 +16,11 @@ Class index = ``shape * n_orientations + orientation`` over the chosen subsets; 
 ``class_factors(names)`` gives each class's shape and (yaw, pitch, roll) back, ``pose_match``
 scores "same shape, orientation within 30°" as the paper did for real photos.
 
+``orientations=N`` with N <= 30 takes N of the 30 default orientations (spread evenly); a larger N
+builds an even grid over all 3-D orientations (``hand_orientations``: Fibonacci viewing directions x
+in-plane rolls), e.g. 1235 orientations x 81 shapes = 100 035 classes. The default grid's images
+are unchanged by this.
+
 Determinism: every block of ``_BLOCK`` consecutive images draws all its randomness from
 ``numpy.random.default_rng([seed, block, style])``: the same seed and options give identical
 images for any ``n_jobs``. ``GENERATOR_VERSION`` changes whenever that would stop being true.
@@ -29,6 +34,7 @@ from ..progress import ProgressFn, StopFn, check_stop, report
 from .catalog import BuiltinDataset
 from .hand_model import LIMITS, N_PARAMS, forward_kinematics_many
 from .hand_render import add_noise, composite, frame_hands, render_hands
+from .hand_orientations import orientation_grid, parse_orientation
 from .hand_style import CAMERA, CLEAN, STYLES, HandStyle
 from .hand_shapes import SHAPE_NAMES, all_poses
 from .imageset import ImageSet
@@ -84,9 +90,13 @@ def class_factors(class_names: list[str]) -> dict:
     "roll": (k,) int64 degrees}`` for ``class_names`` (any subset, any order). Unknown names raise."""
     got = []
     for n in class_names:
-        if n not in _BY_NAME:
-            raise DataError(f"{n!r} is not a hand-pose class name")
-        got.append(_BY_NAME[n])
+        hit = _BY_NAME.get(n)
+        if hit is None:  # a class of a larger orientation grid: the name states its orientation
+            shape, _, rest = str(n).partition(" · ")
+            if shape not in SHAPE_NAMES:
+                raise DataError(f"{n!r} is not a hand-pose class name")
+            hit = (shape, parse_orientation(rest))
+        got.append(hit)
     o = np.array([g[1] for g in got], np.int64).reshape(-1, 3)
     return {"shape": [g[0] for g in got], "shape_index": np.array([SHAPE_NAMES.index(g[0]) for g in got], np.int64),
             "yaw": o[:, 0], "pitch": o[:, 1], "roll": o[:, 2]}
@@ -136,10 +146,26 @@ def _pick(total: int, k, what: str, names: tuple[str, ...] | None = None) -> np.
     return np.unique(np.round(np.linspace(0, total - 1, k)).astype(int))
 
 
+def orientation_table(orientations=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(grid (G, 3) yaw/pitch/roll degrees, chosen (k,) int64 indices into it)`` for the
+    ``orientations`` option: None or up to 30 -> the default grid (all, or k spread evenly); more ->
+    the even grid of that many orientations (:func:`.hand_orientations.orientation_grid`), all of it."""
+    if orientations is not None and not isinstance(orientations, (list, tuple)):
+        try:
+            k = int(orientations)
+        except (TypeError, ValueError):
+            raise DataError(f"hand-pose: orientations must be an integer, got {orientations!r}") from None
+        if k > N_ORIENTATIONS:
+            g = orientation_grid(k)
+            return g, np.arange(len(g))
+    return np.asarray(_ORIENTATIONS, np.int64), _pick(N_ORIENTATIONS, orientations, "orientations")
+
+
 def render_block(block: int, shapes: np.ndarray, orients: np.ndarray, size: tuple[int, int], seed: int,
-                 style: HandStyle, colour: bool = False) -> np.ndarray:
+                 style: HandStyle, colour: bool = False, grid: np.ndarray | None = None) -> np.ndarray:
     """The images of one determinism block: per image a shape index (m,) and an orientation index (m,)
-    -> ``(m, h, w)`` uint8 grey (``colour``: ``(m, h, w, 3)`` RGB)."""
+    into ``grid`` ((G, 3) degrees; default the 30 default orientations) -> ``(m, h, w)`` uint8 grey
+    (``colour``: ``(m, h, w, 3)`` RGB)."""
     import cv2
 
     h, w = size
@@ -149,7 +175,8 @@ def render_block(block: int, shapes: np.ndarray, orients: np.ndarray, size: tupl
     # All random draws of the block, in a fixed order.
     params = all_poses()[shapes] + rng.uniform(-style.joint_jitter, style.joint_jitter, (m, N_PARAMS))
     params = np.clip(params, LIMITS[:, 0], LIMITS[:, 1])
-    ang = np.asarray(_ORIENTATIONS, np.float64)[orients] + rng.uniform(-style.angle_jitter, style.angle_jitter, (m, 3))
+    table = _ORIENTATIONS if grid is None else grid
+    ang = np.asarray(table, np.float64)[orients] + rng.uniform(-style.angle_jitter, style.angle_jitter, (m, 3))
     fill = style.fill * (1.0 + rng.uniform(-style.scale_jitter, style.scale_jitter, m))
     shift = rng.uniform(-style.shift_jitter, style.shift_jitter, (m, 2))
     light = style.draw_lights(rng, m)
@@ -208,7 +235,8 @@ def generate_hand_pose(*, shapes=None, orientations=None, images_per_class: int 
     """Generate ``shapes`` x ``orientations`` classes, ``images_per_class`` each, class-major order.
 
     ``shapes``: None (all 81), a count (spread evenly) or names (list or comma-separated text);
-    ``orientations``: None (all 30) or a count spread evenly over the grid. ``style``: ``"clean"``,
+    ``orientations``: None (all 30), a count up to 30 spread evenly over the default grid, or a larger
+    count: an even grid over all orientations (:func:`orientation_table`). ``style``: ``"clean"``,
     ``"camera"`` or a :class:`HandStyle`. Returns an :class:`ImageSet` of ``(n, h, w)`` uint8 grey
     images with labels ``(n,)`` int64 = ``shape * n_orientations + orientation`` over the subsets.
     """
@@ -231,10 +259,10 @@ def generate_hand_pose(*, shapes=None, orientations=None, images_per_class: int 
             raise DataError(f"{name}: style must be one of {', '.join(STYLES)}, got {style!r}")
         style = STYLES[style]
     sh = _pick(N_SHAPES, shapes, "shapes", SHAPE_NAMES)
-    orr = _pick(N_ORIENTATIONS, orientations, "orientations")
+    grid, orr = orientation_table(orientations)
     shape_idx = np.repeat(sh, len(orr))
     orient_idx = np.tile(orr, len(sh))
-    names = [class_name(SHAPE_NAMES[s], *_ORIENTATIONS[o]) for s, o in zip(shape_idx, orient_idx)]
+    names = [class_name(SHAPE_NAMES[s], *(int(a) for a in grid[o])) for s, o in zip(shape_idx, orient_idx)]
     labels = np.repeat(np.arange(len(names), dtype=np.int64), images_per_class)
     n = len(labels)
     images = np.empty((n, h, w), np.uint8)
@@ -247,7 +275,8 @@ def generate_hand_pose(*, shapes=None, orientations=None, images_per_class: int 
     def task(b: int) -> None:
         check_stop(should_stop)
         a, e = b * _BLOCK, min(n, (b + 1) * _BLOCK)
-        images[a:e] = render_block(b, shape_idx[labels[a:e]], orient_idx[labels[a:e]], (h, w), seed, style)
+        images[a:e] = render_block(b, shape_idx[labels[a:e]], orient_idx[labels[a:e]], (h, w), seed, style,
+                                   grid=grid)
         done[0] += e - a
         report(progress, done[0] / n, f"generating {name}")
 
@@ -281,7 +310,8 @@ def _loader(name: str, shapes, orients, ipc: int):
 BUILTINS = (
     BuiltinDataset("hand-pose", f"generated: 81 hand shapes x 30 3-D orientations = 2430 classes, 64x64 grey, "
                    f"{sum(BENCH_SPLIT)} images per class by default (the ClassMap paper's hand poses; "
-                   f"style=camera for the real-photo stand-in)",
+                   f"style=camera for the real-photo stand-in; orientations=N > 30: an even grid over all "
+                   f"3-D orientations, e.g. 1235 for 100 035 classes)",
                    _loader("hand-pose", None, None, sum(BENCH_SPLIT)), version=GENERATOR_VERSION),
     BuiltinDataset("hand-pose-small", "generated: 25 hand shapes x 10 orientations = 250 classes, 64x64 grey, "
                    "20 images per class (demo, tests)",
@@ -290,4 +320,4 @@ BUILTINS = (
 
 __all__ = ["BENCH_SPLIT", "BUILTINS", "CAMERA", "CLEAN", "GENERATOR_VERSION", "HandStyle", "N_ORIENTATIONS", "N_SHAPES",
            "SMALL_SHAPES", "class_factors", "class_name", "generate_hand_pose", "orientation_distance",
-           "orientation_name", "orientations", "pose_match", "render_block", "shape_names", "split_per_class"]
+           "orientation_name", "orientation_table", "orientations", "pose_match", "render_block", "shape_names", "split_per_class"]

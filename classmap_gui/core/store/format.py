@@ -25,7 +25,7 @@ from ..errors import ConfigError, ModelFormatError, StorageError
 from ..files import NotRegularFile, read_regular
 from .atomic import (fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
                      swap_dir, write_file_atomic)
-from .npz import ALLOWED_KINDS, read_npz
+from .npz import ALLOWED_KINDS, read_npz, write_npz
 
 ARRAYS_FILE = "arrays.npz"
 #: Largest ``model.json`` read (a model's description is kilobytes; class names of 10 000 classes ~1 MB).
@@ -135,7 +135,7 @@ def save_bundle(path: str | Path, json_name: str, doc: dict[str, Any], arrays: d
     try:
         _apply_umask(tmp)
         with open(tmp / ARRAYS_FILE, "wb") as fh:
-            np.savez(fh, **arrays)
+            write_npz(fh, arrays)  # uncompressed, data aligned: large arrays are memory-mapped on load
             fsync_file(fh)
         with open(tmp / json_name, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -187,9 +187,13 @@ class DatasetPanel(QWidget):
                 self.builtin.setCurrentIndex(i)
             order = np.argsort(ims.labels, kind="stable")
             starts = np.concatenate([[0], np.cumsum(counts)])
+            blank = None  # one icon for every class without images (a model opened alone: 10^5 of them)
             for c, name in enumerate(ims.class_names):
                 idx = order[starts[c]:starts[c] + 6]
-                item = QListWidgetItem(strip_icon(ims.images[idx], 5), f"{counts[c]:>4} · {name}")
+                if counts[c] == 0:
+                    blank = strip_icon(ims.images[idx], 5) if blank is None else blank
+                item = QListWidgetItem(blank if counts[c] == 0 else strip_icon(ims.images[idx], 5),
+                                       f"{counts[c]:>4} · {name}")
                 item.setToolTip(f"{name}: {counts[c]} images")
                 self.classes.addItem(item)
                 self.move_target.addItem(name)

@@ -332,12 +332,16 @@ class RunPanel(QWidget):
         if "capture_mirror" in self.project.settings and self.stream is None:
             # recognise frames the way the classes were recorded, or mirrored captures meet unmirrored frames
             self.mirror.setChecked(bool(self.project.settings["capture_mirror"]))
+        names = list(self.project.class_names)
+        if names == getattr(self, "_snap_names", None):  # data and model signals both arrive: fill once
+            return
+        self._snap_names = names
         cur = self.snap_class.currentText()
         self.snap_class.clear()
-        for i, n in enumerate(self.project.class_names):
-            self.snap_class.addItem(n)
+        self.snap_class.addItems(names)  # one call: a model opened alone may have 10^5 classes
+        for i, n in enumerate(names):
             self.snap_class.setItemData(i, n, Qt.ToolTipRole)
-        if cur in self.project.class_names:
+        if cur in names:
             self.snap_class.setCurrentText(cur)
 
     def snapshot(self, cls: int | None = None) -> bool:

@@ -1,0 +1,333 @@
+"""``classmap bench scale --data hand-pose``: ClassMap end to end on real class embeddings at 10^5 classes.
+
+``--set orientations=1235``: 81 hand shapes x 1235 orientations (an even grid over all 3-D
+orientations) = 100 035 classes, 8 images per class by position: 4 training (positions 0-2 *fit*,
+3 *validation*), 2 embedding, 2 test. Stages, each timed (``seconds``):
+
+1. **generation** and **encoding**: images and HOG features in chunks into memory-mapped files under
+   ``cache_dir`` (:mod:`..data.hand_chunks`), on threads here or on a 2-worker local Dask cluster
+   (``backend=dask``; that cluster also computes the bank's moments).
+2. **bank**: ridge one-vs-all from moments (:mod:`..classify.ridge_moments`: Gram matrix once,
+   per-class sums, no one-hot matrix). The penalty is chosen by brute-force accuracy on
+   ``val_queries`` validation images (the fit part's bank; every candidate scored from one
+   eigendecomposition); then the bank is refitted on all 4 training images per class (moments add)
+   and its ``(C, D) float32`` weights are written to a ``.npy`` memory map.
+3. **embedding**: CM-Boosted on the embedding part with sampled candidate references and hard
+   triples (:func:`..classify.classmap_sampled.fit_classmap_sampled`) for the *validation* bank; ``p``
+   (and the reference bank's penalty) are chosen on the validation images (exact filter): the fewest
+   evaluations whose answers agree with brute force's on at least ``agreement`` of them. The refitted bank's class embeddings are then
+   recomputed for the same references (``ClassMap.update_class_embeddings``).
+4. **index**: ``nlist``, ``rerank`` and ``nprobe`` of the IVF filter index chosen on the validation
+   images' embeddings (``scale.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
+   filter's top p, then the fastest), then built on the final class embeddings.
+5. **test** once on ``test_queries`` test images: brute force (all C classifiers, one blocked GEMM
+   over the memory-mapped weights) and ClassMap (``ClassMap.predict``, the call
+   ``Recogniser.predict_features`` makes): exact-class accuracy, ``accuracy_within_30`` (same shape,
+   orientation within 30°: ``hand_pose.pose_match``), evaluations, the index's recall@p against the
+   exact filter; latencies from ``bench.latency`` (best of 1 and 2 BLAS threads for both sides).
+
+``peak_memory_gb`` is this process's peak resident set (``ru_maxrss``; memory-mapped pages a stage
+touches count while mapped, so feature rows are read through short-lived maps). ``save_model``
+writes the final recogniser (HOG + bank + ClassMap; the weights as a memory-mappable member) for
+the app.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from .common import cache_key, selection
+
+#: positions within each class's 8 images
+FIT, VALIDATION, EMBEDDING, TEST = (0, 1, 2), (3,), (4, 5), (6, 7)
+IMAGES_PER_CLASS = 8
+#: reference classifiers with --data hand-pose unless --d is given (validation at 10^4 classes: d=45 stayed
+#: 1-2 points below brute force at p=160; d=100 with a 10x smoother reference bank matched it at p=40)
+REAL_D = 100
+
+REAL_OPTIONS = {
+    "data": (None, "real class embeddings: 'hand-pose' (default: synthetic embeddings)"),
+    "orientations": (1235, "hand-pose: orientations per shape (81 x 1235 = 100 035 classes; 126 for ~10^4)"),
+    "shapes": (None, "hand-pose: shapes (count or names; default all 81)"),
+    "backend": ("local", "hand-pose: where generation, encoding and the bank's moments run: local or dask "
+                "(a 2-worker local cluster)"),
+    "cache_dir": (None, "hand-pose: folder for the memory-mapped images, features and weights (never the repo)"),
+    "penalties": ("300,1000,3000,10000", "hand-pose: ridge penalty candidates, chosen on validation"),
+    "p_candidates": ("20,40,80,160,320,640", "hand-pose: ClassMap p candidates, chosen on validation"),
+    "reference_penalties": ("10", "hand-pose: reference-bank penalty factors (x the bank's; 1 = the bank's own "
+                            "classifiers), chosen on validation with p"),
+    "agreement": (0.99, "hand-pose: chosen p = fewest evaluations whose answers agree with brute force's on at "
+                  "least this share of the validation images"),
+    "n_candidates": (1000, "hand-pose: candidate reference classifiers sampled for boosting"),
+    "n_triples": (60_000, "hand-pose: AdaBoost triples"),
+    "n_hard_examples": (1500, "hand-pose: embedding examples whose confusers (whole-bank top 10) give hard triples"),
+    "test_queries": (3000, "hand-pose: test images scored by both brute force and ClassMap"),
+    "latency_queries": (10, "hand-pose: queries timed one at a time"),
+    "latency_batch": (128, "hand-pose: batch size of the batch latency"),
+    "save_model": (None, "hand-pose: also save the final recogniser to this folder (for the app)"),
+}
+
+
+def _floats(s) -> list[float]:
+    return [float(v) for v in str(s).split(",") if str(v).strip()]
+
+
+def _peak_gb() -> tuple[float, float]:
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20)
+
+
+def read_rows(path: Path, rows: np.ndarray, chunk: int = 16384) -> np.ndarray:
+    """Rows of a ``.npy`` feature file into RAM ``(k, D) float32`` through short-lived maps (no mapping
+    outlives the call, so mapped pages do not stay in this process's resident set)."""
+    from ..classify.ridge_moments import _rows_of
+
+    rows = np.asarray(rows, np.int64)
+    parts = [_rows_of(str(path), rows[a:a + chunk]) for a in range(0, len(rows), chunk)]
+    return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+def _digest(W: np.ndarray) -> str:
+    h = hashlib.sha1()
+    for a in range(0, len(W), 8192):
+        h.update(np.ascontiguousarray(W[a:a + 8192]).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _scores(pred_names: list[str], true_names: list[str], pred, true) -> dict:
+    from ..data.hand_pose import pose_match
+
+    return {"accuracy": float(np.mean(np.asarray(pred) == np.asarray(true))),
+            "accuracy_within_30": float(np.mean(pose_match(true_names, pred_names)))}
+
+
+def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
+    """The hand-pose scale benchmark (options: ``scale.OPTIONS``); returns the ``real`` object and the
+    selections (see the module docstring)."""
+    from ..classify.ann_index import FilterIndex
+    from ..classify.classmap import FILTER_INDEX_THRESHOLD
+    from ..classify.classmap_sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
+                                             use_filter_index)
+    from ..classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
+    from ..data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
+    from ..parallel import parallel_backend
+    from .latency import brute_force_latency, classmap_latency
+    from .scale import exact_topp, recall_at_p, select_ivf
+
+    if o.get("data") != "hand-pose":
+        raise ConfigError(f"bench scale: --data must be hand-pose (or left out for synthetic), got {o.get('data')!r}")
+    backend = str(o.get("backend") or "local")
+    if backend not in ("local", "dask"):
+        raise ConfigError(f"bench scale: backend must be local or dask, got {backend!r}")
+    if not o.get("cache_dir"):
+        raise ConfigError("bench scale --data hand-pose needs --cache-dir (a folder outside the repo, e.g. /tmp/...)")
+    seed = int(o["seed"])
+    d, agree = int(o["d"]), float(o["agreement"])
+    penalties, p_cands = _floats(o["penalties"]), sorted(int(v) for v in _floats(o["p_candidates"]))
+    if not penalties or not p_cands or min(penalties) <= 0 or min(p_cands) < 1:
+        raise ConfigError("penalties must be positive and p_candidates >= 1")
+    load_start = list(os.getloadavg())
+    t_all = time.perf_counter()
+    seconds: dict[str, float] = {}
+    spec = {"orientations": int(o["orientations"]), "shapes": o.get("shapes"), "seed": seed, "ipc": IMAGES_PER_CLASS}
+    folder = Path(o["cache_dir"]).expanduser() / f"hand-pose-{cache_key(spec)}"
+    where = parallel_backend("dask", n_workers=2) if backend == "dask" else contextlib.nullcontext({"backend": "local"})
+    with where as placed:
+        report(progress, 0.0, "generating hand-pose")
+        data = build_hand_pose_memmap(folder, shapes=o.get("shapes"), orientations=spec["orientations"],
+                                      images_per_class=IMAGES_PER_CLASS, seed=seed, n_jobs=2,
+                                      progress=sub_progress(progress, 0.0, 0.25), should_stop=should_stop)
+        seconds["generation"], seconds["encoding"] = data.seconds["generation"], data.seconds["encoding"]
+        C, fpath = data.n_classes, data.folder / FEATURES_FILE
+        D = int(data.features.shape[1])
+        names = data.class_names
+        # ---- bank: moments of the fit and validation parts (on the cluster when there is one)
+        t = time.perf_counter()
+        fit_rows, val_rows = data.rows(FIT), data.rows(VALIDATION)
+        mom_fit = ridge_moments(str(fpath), data.labels(fit_rows), C, rows=fit_rows, n_jobs=2,
+                                progress=sub_progress(progress, 0.25, 0.35), should_stop=should_stop)
+        mom_val = ridge_moments(str(fpath), data.labels(val_rows), C, rows=val_rows, shift=mom_fit.shift, n_jobs=2,
+                                should_stop=should_stop)
+        placed = dict(placed)
+    rng = np.random.default_rng(seed)
+    vq = np.sort(rng.choice(val_rows, size=min(len(val_rows), int(o.get("real_val_queries") or 1000)), replace=False))
+    Xv, yv = read_rows(fpath, vq), data.labels(vq)
+    path = mom_fit.path()
+    report(progress, 0.37, "bank: penalty on validation")
+    tops = path.top_k(Xv, penalties, 1, should_stop=should_stop)
+    val_acc = {a: float(np.mean(tops[a][:, 0] == yv)) for a in tops}
+    alpha = max(val_acc, key=lambda a: (val_acc[a], a))
+    bf_val_pred = tops[alpha][:, 0]
+    sel_penalty = selection(alpha, penalties, {str(a): v for a, v in val_acc.items()},
+                            by="brute-force validation accuracy", parameter="bank.alpha", queries=len(vq))
+    W_val, b_val = path.weights(alpha)
+    bank_val = ova_ridge_bank(W_val, b_val, alpha)
+    del tops
+    seconds["bank"] = time.perf_counter() - t
+    check_stop(should_stop)
+
+    # ---- embedding: CM-Boosted for the validation bank; reference penalty and p on validation
+    t = time.perf_counter()
+    emb_rows = data.rows(EMBEDDING)
+    Xe, ye = read_rows(fpath, emb_rows), data.labels(emb_rows)
+    hard = hard_confusers(bank_val, Xe, int(o["n_hard_examples"]), 10, seed)
+    factors = _floats(o["reference_penalties"])
+    big = C >= FILTER_INDEX_THRESHOLD
+    bf_val = val_acc[alpha]
+    curve, models = [], {}
+    for fi, f in enumerate(factors):
+        rows_of = None if f == 1 else (lambda r, a=alpha * f, fit=path: fit.weight_rows(a, r))
+        cm = fit_classmap_sampled(bank_val, Xe, ye, d=d, p=max(p_cands), n_candidates=int(o["n_candidates"]),
+                                  n_triples=int(o["n_triples"]), reference_rows=rows_of, hard=hard, random_state=seed,
+                                  progress=sub_progress(progress, 0.4 + 0.2 * fi / len(factors),
+                                                        0.4 + 0.2 * (fi + 1) / len(factors)), should_stop=should_stop)
+        if big:
+            use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
+        models[f] = cm
+        for p in p_cands:
+            cm.set_params(p=min(p, C))
+            pr = cm.predict(bank_val, Xv, top=1)
+            curve.append({"reference_penalty": f, "p": p, "accuracy": float(np.mean(pr.labels == yv)),
+                          "agreement": float(np.mean(pr.labels == bf_val_pred)),
+                          "evaluations": float(pr.evaluations.mean())})
+            check_stop(should_stop)
+    # v2 answers as brute force whenever brute force's class is among the p candidates: agreement on
+    # validation bounds the accuracy ClassMap can lose (a gap in accuracy alone is noisier, and can be
+    # negative by luck on a validation part)
+    ok = [c for c in curve if c["agreement"] >= agree] or [max(curve, key=lambda c: c["agreement"])]
+    best = min(ok, key=lambda c: (c["evaluations"], -c["agreement"]))
+    p, factor = best["p"], best["reference_penalty"]
+    cm = models[factor]
+    del models
+    seconds["embedding"] = time.perf_counter() - t
+    sel_p = selection({"p": p, "reference_penalty": factor}, [{"p": q, "reference_penalty": f} for f in factors
+                                                               for q in p_cands], curve,
+                      by="ClassMap's agreement with brute force on validation (exact filter) and evaluations",
+                      rule=f"fewest evaluations whose answers agree with brute force's on >= {agree:.3f} of the "
+                           "validation images, else the highest agreement", parameter="classmap.p, classmap.reference_penalty",
+                      brute_force_accuracy=bf_val, queries=len(vq))
+    refs = cm.reference_
+    if cm.reference_coef_ is not None:
+        Wv_refs, bv_refs = cm.reference_coef_, cm.reference_intercept_
+    else:
+        Wv_refs, bv_refs = np.asarray(W_val[refs]), b_val[refs]
+    Fv = (Xv @ Wv_refs.T + bv_refs).astype(np.float32)
+    del W_val, bank_val, path
+
+    # ---- the bank refitted on all four training images per class (moments add); weights to a memory map
+    t = time.perf_counter()
+    path = (mom_fit + mom_val).path()
+    del mom_fit, mom_val
+    wfile = folder / f"coef-{backend}.npy"
+    W = np.lib.format.open_memmap(wfile, mode="w+", dtype=np.float32, shape=(C, D))
+    _, b = path.weights(alpha, out=W)
+    W.flush()
+    del W
+    if cm.reference_coef_ is not None:  # the reference bank refitted too
+        cm.reference_coef_, cm.reference_intercept_ = path.weight_rows(alpha * factor, refs)
+    del path
+    W = np.load(wfile, mmap_mode="r")
+    bank = ova_ridge_bank(W, b, alpha)
+    seconds["bank"] += time.perf_counter() - t
+    report(progress, 0.65, "index: nlist/nprobe on validation")
+
+    # ---- index: chosen on the validation embeddings, built on the final ones
+    t_sel = time.perf_counter()
+    A = np.ascontiguousarray(cm.class_embeddings_ * cm.alpha_)
+    k = min(p, C)
+    exact_v = exact_topp(Fv * cm.alpha_, A, k)
+    nlists = sorted({max(1, int(round(f * 3.2 * np.sqrt(C)))) for f in (0.5, 1.0, 2.0)})
+    _, sel_index = select_ivf(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, nlists=nlists, nprobes=None,
+                              target=float(o["target_recall"]), reranks=_floats(o["rerank"]), seed=seed,
+                              should_stop=should_stop)
+    chosen = sel_index["chosen"]
+    seconds["index_selection"] = time.perf_counter() - t_sel
+    del A
+    cm.update_class_embeddings(bank, Xe, ye)
+    cm.set_params(p=k)
+    t = time.perf_counter()
+    index = FilterIndex(method="ivf", nlist=chosen["nlist"], nprobe=chosen["nprobe"], rerank=chosen["rerank"],
+                        random_state=seed).fit(cm.class_embeddings_, cm.alpha_)
+    if big:
+        keep_filter_index(cm, index)  # used now, and saved with the model
+    seconds["index"] = time.perf_counter() - t
+    del Xe
+    report(progress, 0.75, "test")
+
+    # ---- test once
+    t = time.perf_counter()
+    Wr, br = (cm.reference_coef_, cm.reference_intercept_) if cm.reference_coef_ is not None else \
+        (np.asarray(W[refs]), b[refs])
+    test_rows = data.rows(TEST)
+    tq = np.sort(rng.choice(test_rows, size=min(len(test_rows), int(o["test_queries"])), replace=False))
+    Xt, yt = read_rows(fpath, tq), data.labels(tq)
+    true_names = [names[i] for i in yt]
+    bf_pred = top_k_linear(Xt, W, b, 1)[:, 0]
+    pr = cm.predict(bank, Xt, top=1)
+    Ft = (Xt @ Wr.T + br).astype(np.float32)
+    got = index.search(Ft, k)[0]
+    exact_t = FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_).search(Ft, k)[0]
+    rec = recall_at_p(got, exact_t)
+    seconds["test"] = time.perf_counter() - t
+    report(progress, 0.85, "latency")
+    t = time.perf_counter()
+    nlat, batch = int(o["latency_queries"]), int(o["latency_batch"])
+    bf_single, bf_batch, kernel = brute_force_latency(bank, Xt, nlat, batch)
+    cm_single, cm_batch = classmap_latency(cm, bank, Xt, nlat, batch)
+    seconds["latency"] = time.perf_counter() - t
+    brute = {**_scores([names[i] for i in bf_pred], true_names, bf_pred, yt),
+             "evaluations": C, "latency_single_ms": bf_single, "latency_batch_ms": bf_batch, **kernel}
+    classmap = {**_scores([names[i] for i in pr.labels], true_names, pr.labels, yt),
+                "evaluations": float(pr.evaluations.mean()), "latency_single_ms": cm_single,
+                "latency_batch_ms": cm_batch, "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
+                "filter": "ivf" if big else "exact (ClassMap uses its index from "
+                                             f"{FILTER_INDEX_THRESHOLD} classes)",
+                "nlist": int(index.lists_.nlist), "nprobe": int(index.nprobe_for(k)), "rerank": float(index.rerank),
+                "recall_at_p": {"mean": float(rec.mean()), "min": float(rec.min())}}
+    if o.get("save_model"):
+        t = time.perf_counter()
+        _save_model(o["save_model"], bank, cm, names, chosen, {"classmap": classmap, "brute_force": brute})
+        seconds["save_model"] = time.perf_counter() - t
+    seconds["total"] = time.perf_counter() - t_all
+    peak, peak_children = _peak_gb()
+    real = {
+        "data": "hand-pose", "classes": C, "orientations": spec["orientations"], "shapes": len(set(s.split(" · ")[0]
+                                                                                                  for s in names)),
+        "images_per_class": IMAGES_PER_CLASS,
+        "split_positions": {"fit": list(FIT), "validation": list(VALIDATION), "embedding": list(EMBEDDING),
+                            "test": list(TEST)},
+        "features": {"name": "hog", "D": D}, "queries": {"validation": len(vq), "test": len(tq)},
+        "brute_force": brute, "classmap": classmap,
+        "accuracy_gap_points": 100 * (brute["accuracy"] - classmap["accuracy"]),
+        "latency_speedup_single": bf_single / cm_single, "latency_speedup_batch": bf_batch / cm_batch,
+        "evaluations_ratio": C / classmap["evaluations"],
+        "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W)},
+        "peak_memory_gb": peak, "peak_memory_children_gb": peak_children,
+        "seconds": {k2: round(v, 2) for k2, v in seconds.items()}, "data_cached": bool(data.cached),
+        "backend": placed, "load_average": {"start": load_start, "end": list(os.getloadavg())},
+        "cache_folder": str(folder),
+    }
+    sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
+    return {"real": real, "selection": sels}
+
+
+def _save_model(path, bank, cm, names, chosen: dict, figures: dict) -> None:
+    from ..features.hog import HOGFeatures
+    from ..recogniser import Recogniser
+
+    hog = HOGFeatures().fit(np.zeros((1, 64, 64), np.uint8))
+    meta = {"data": "hand-pose", "classes": len(names), "filter_index": dict(chosen),
+            "test": {k: {m: v for m, v in f.items() if m in ("accuracy", "accuracy_within_30", "evaluations")}
+                     for k, f in figures.items()}}
+    Recogniser(hog, bank, cm, names, (64, 64), True, meta).save(path)
+
+
+__all__ = ["REAL_OPTIONS", "read_rows", "run_real"]

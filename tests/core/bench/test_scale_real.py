@@ -1,0 +1,66 @@
+"""``bench scale --data hand-pose`` end to end on a tiny grid: every figure present, every choice on
+validation, and the saved model giving the bench's answers."""
+import numpy as np
+import pytest
+
+from classmap_gui.core.bench import scale
+from classmap_gui.core.bench.scale_real import TEST, read_rows
+from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
+from classmap_gui.core.errors import ConfigError
+from classmap_gui.core.recogniser import Recogniser
+
+TINY = dict(data="hand-pose", shapes=2, orientations=40, penalties="10,100", p_candidates="5,10",
+            reference_penalties="1,10", n_candidates=40, n_triples=3000, n_hard_examples=60, test_queries=80,
+            latency_queries=3, latency_batch=8, d=10, val_queries=80, rerank="1.5", seed=1)
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("real")
+    return scale.run(cache_dir=str(tmp / "cache"), save_model=str(tmp / "model"), **TINY), tmp
+
+
+def test_the_real_object_reports_both_methods_on_the_same_test_images(result):
+    out, _ = result
+    real = out["real"]
+    assert real["classes"] == 80 and real["queries"] == {"validation": 80, "test": 80}
+    for side in ("brute_force", "classmap"):
+        r = real[side]
+        assert 0 <= r["accuracy"] <= r["accuracy_within_30"] <= 1
+        assert r["latency_single_ms"] > 0 and r["latency_batch_ms"] > 0
+    assert real["brute_force"]["evaluations"] == 80
+    assert real["classmap"]["evaluations"] <= real["classmap"]["d"] + real["classmap"]["p"]
+    assert real["brute_force"]["accuracy"] > 0.3  # 80 classes: far above chance (1.25 %)
+    assert 0 <= real["classmap"]["recall_at_p"]["min"] <= real["classmap"]["recall_at_p"]["mean"] <= 1
+    assert set(real["seconds"]) >= {"generation", "encoding", "bank", "embedding", "index", "total"}
+    assert real["peak_memory_gb"] > 0 and len(real["load_average"]["start"]) == 3
+
+
+def test_every_choice_is_made_on_validation(result):
+    sel = result[0]["selection"]
+    assert sel["split"] == "validation"
+    assert {"penalty", "p", "index"} <= set(sel)
+    assert all(sel[k]["split"] == "validation" for k in ("penalty", "p", "index"))
+    assert sel["penalty"]["chosen"] in (10.0, 100.0) and len(sel["p"]["scores"]) == 4  # 2 factors x 2 p
+    assert all(0 <= c["agreement"] <= 1 for c in sel["p"]["scores"])
+
+
+def test_the_saved_model_answers_as_the_bench_measured(result):
+    out, tmp = result
+    real = out["real"]
+    rec = Recogniser.load(tmp / "model")
+    assert rec.n_classes == 80 and rec.metadata["filter_index"]["nlist"] == real["classmap"]["nlist"]
+    data = open_hand_pose_memmap(real["cache_folder"])
+    rows = data.rows(TEST)
+    X = read_rows(data.folder / FEATURES_FILE, rows)
+    from_images = rec.predict(np.asarray(data.images[rows[:20]]), top=1)
+    assert np.array_equal(from_images.labels, rec.predict_features(X[:20], top=1).labels)
+    acc = np.mean(rec.predict_features(X, top=1).labels == data.labels(rows))
+    assert abs(acc - real["classmap"]["accuracy"]) < 0.15  # bench scored 80 of these 160 images
+
+
+def test_hand_pose_needs_a_cache_folder():
+    with pytest.raises(ConfigError, match="cache-dir"):
+        scale.run(data="hand-pose", orientations=40, shapes=2)
+    with pytest.raises(ConfigError, match="backend"):
+        scale.run(data="hand-pose", backend="spark", cache_dir="/tmp/x")

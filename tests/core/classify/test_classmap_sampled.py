@@ -1,0 +1,73 @@
+"""CM-Boosted on sampled candidates (the 10^5-class fit) and a filter index saved with the model."""
+import numpy as np
+import pytest
+
+from classmap_gui.core.classify.ann_index import FilterIndex
+from classmap_gui.core.classify.classmap_sampled import (fit_classmap_sampled, keep_filter_index,
+                                                         restore_filter_index)
+from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments
+from classmap_gui.core.errors import ConfigError, DataError
+from classmap_gui.core.features.pixels import PixelFeatures
+from classmap_gui.core.recogniser import Recogniser
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    C, D = 300, 32
+    centres = rng.standard_normal((C, D)).astype(np.float32) * 2
+
+    def draw(k):
+        y = np.repeat(np.arange(C), k)
+        return (centres[y] + rng.standard_normal((len(y), D))).astype(np.float32), y
+
+    (Xtr, ytr), (Xe, ye), (Xt, yt) = draw(4), draw(2), draw(2)
+    path = ridge_moments(Xtr, ytr, C).path()
+    bank = ova_ridge_bank(*path.weights(10.0), 10.0)
+    return bank, path, Xe, ye, Xt, yt
+
+
+def test_sampled_boosting_matches_brute_force_with_few_evaluations(problem):
+    bank, path, Xe, ye, Xt, yt = problem
+    brute = np.mean(bank.predict(Xt) == yt)
+    cm = fit_classmap_sampled(bank, Xe, ye, d=20, p=30, n_candidates=120, n_triples=20_000, n_hard_examples=200)
+    assert cm.class_embeddings_.shape == (300, len(cm.reference_)) and len(cm.reference_) == 20
+    pred = cm.predict(bank, Xt, top=1)
+    assert np.mean(pred.labels == yt) >= brute - 0.02
+    assert pred.evaluations.max() <= 50  # d + p of 300
+    # references from a 10x smoother bank, asked only for the sampled candidates
+    asked = []
+
+    def rows(r):
+        asked.append(len(r))
+        return path.weight_rows(100.0, r)
+
+    cm2 = fit_classmap_sampled(bank, Xe, ye, d=20, p=30, n_candidates=120, n_triples=20_000, n_hard_examples=200,
+                               reference_rows=rows)
+    assert asked == [120] and cm2.reference_coef_.shape == (20, 32)
+    assert np.mean(cm2.predict(bank, Xt, top=1).labels == yt) >= brute - 0.02
+
+
+def test_every_class_needs_two_embedding_examples(problem):
+    bank, _, Xe, ye, *_ = problem
+    with pytest.raises(DataError, match="two embedding examples"):
+        fit_classmap_sampled(bank, Xe[::2], ye[::2])
+
+
+def test_a_kept_filter_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path):
+    bank, _, Xe, ye, Xt, _ = problem
+    cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=20, n_candidates=60, n_triples=5000, n_hard_examples=100)
+    index = FilterIndex(method="ivf", nlist=17, nprobe=5, rerank=1.5).fit(cm.class_embeddings_, cm.alpha_)
+    keep_filter_index(cm, index)
+    rec = Recogniser(PixelFeatures().fit(np.zeros((1, 4, 8), np.uint8)), bank, cm, [f"c{i}" for i in range(300)],
+                     (4, 8), True)
+    back = Recogniser.load(rec.save(tmp_path / "m"))
+    restored = back.classmap._index_cache[2]
+    F = (Xt[:50] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)
+    assert restored.lists_.nlist == 17 and restored.nprobe == 5
+    assert np.array_equal(restored.search(F, 20)[0], index.search(F, 20)[0])
+    # lists built for other class embeddings are not used
+    back.classmap.class_embeddings_ = back.classmap.class_embeddings_ + 1
+    assert not restore_filter_index(back.classmap)
+    with pytest.raises(ConfigError, match="another set of class embeddings"):
+        keep_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_[:50], cm.alpha_))
