@@ -11,7 +11,11 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    times ``reference_penalties`` (smoother classifiers keep the similarity between classes the
    embedding needs; see ``ClassMap.fit(reference_bank=...)``); every (multiplier, refine, p) is
    scored on the validation part; the chosen point is the one with the fewest mean evaluations whose
-   validation accuracy is within ``tolerance`` (0.5 points) of the validation brute force. The v3 threshold is the paper's rule on the embedding part (the
+   validation accuracy, lowered by ``n_se`` (1) standard error of its per-query paired difference to brute
+   force, is within ``tolerance`` (0.5 points) of the validation brute force (the margin was added after
+   the first runs chose on the bare gap and landed 0.05-0.2 points beyond the tolerance on test: the
+   cheapest point that clears a noisy bar is biased towards an underestimated gap). The v3 threshold is
+   the paper's rule on the embedding part (the
    smallest threshold that costs at most 0.05 points there), learned by ``ClassMap.fit`` at the
    largest p of the sweep and kept for smaller p (``set_params(p=...)``).
 3. **Refit and test once**: the bank with the chosen penalty on fit + validation (the paper's training
@@ -45,6 +49,8 @@ OPTIONS = {
     "p_sweep": ("5,10,15,20,30,40,60,80", "comma-separated p values: the candidates and the test curve"),
     "refine": ("v2,v3", "refine versions: candidates and test curve"),
     "tolerance": (0.005, "the chosen ClassMap point: fewest evaluations within this of brute force on validation"),
+    "n_se": (1.0, "the chosen point's validation accuracy is lowered by this many standard errors of its paired "
+                  "difference to brute force before the tolerance test (0: the bare validation gap)"),
     "n_triples": (60_000, "AdaBoost training triples"),
     "n_random": (20, "random embeddings (CM-RRC) compared with the boosted one"),
     "unseen_fraction": (0.2, "share of classes left out when building the embedding for the unseen-classes test"),
@@ -123,31 +129,50 @@ def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
                     random_state=seed).fit(bank, Xe, ye, **kw)
 
 
-def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, **tags) -> list[dict]:
-    """Accuracy and mean evaluations of every ``(refine, p)``: ``models`` maps refine -> fitted ClassMap."""
+def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
+    """Standard error of the accuracy difference of two classifiers on the same queries: the standard
+    deviation of the per-query differences (each -1, 0 or 1) over the square root of their number."""
+    diff = np.asarray(correct, np.float64) - np.asarray(brute_correct, np.float64)
+    return float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+
+
+def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, brute_correct=None, **tags) -> list[dict]:
+    """Accuracy and mean evaluations of every ``(refine, p)``: ``models`` maps refine -> fitted ClassMap.
+    With ``brute_correct`` (brute force's per-query hits on the same ``X``) each point also gets
+    ``difference_se``: the standard error of its accuracy difference to brute force (:func:`paired_se`)."""
     out = []
     for refine, cm in models.items():
         for p in p_sweep:
             check_stop(should_stop)
             cm.set_params(p=p)
             res = cm.predict(bank, X, top=1)
-            out.append({**tags, "refine": refine, "p": p, "accuracy": _acc(res.labels, y),
+            hit = np.asarray(res.labels) == y
+            out.append({**tags, "refine": refine, "p": p, "accuracy": float(np.mean(hit)),
                         "evaluations": float(np.mean(res.evaluations)),
+                        **({"difference_se": paired_se(hit, brute_correct)} if brute_correct is not None else {}),
                         **({"threshold": cm.threshold_} if refine == "v3" else {})})
     return out
 
 
-def choose_point(points: list[dict], brute_accuracy: float, tolerance: float) -> dict:
-    """The cheapest point (fewest mean evaluations) within ``tolerance`` of ``brute_accuracy``; if none
-    is, the most accurate. Returns a :func:`selection` whose ``chosen`` is ``{"reference_penalty", "refine", "p"}``."""
-    ok = [q for q in points if q["accuracy"] >= brute_accuracy - tolerance - 1e-12]
+def choose_point(points: list[dict], brute_accuracy: float, tolerance: float, n_se: float = 1.0) -> dict:
+    """The cheapest point (fewest mean evaluations) whose validation accuracy, lowered by ``n_se`` standard
+    errors of its paired difference to brute force (``difference_se``, 0 where absent), is within
+    ``tolerance`` of ``brute_accuracy``; if none is, the most accurate. The margin is there because the
+    validation gap of the cheapest qualifying point is itself an estimate: picking the cheapest point
+    whose bare gap clears the tolerance selects points whose gap was underestimated by noise (the first
+    full runs landed 0.1-0.2 points beyond it on test). Returns a :func:`selection` whose ``chosen`` is
+    ``{"reference_penalty", "refine", "p"}``."""
+    ok = [q for q in points
+          if q["accuracy"] - n_se * q.get("difference_se", 0.0) >= brute_accuracy - tolerance - 1e-12]
     best = (min(ok, key=lambda q: (q["evaluations"], -q["accuracy"])) if ok
             else max(points, key=lambda q: (q["accuracy"], -q["evaluations"])))
     keys = ("reference_penalty", "refine", "p")
     return selection({k: best[k] for k in keys}, [{k: q[k] for k in keys} for q in points], points,
-                     by="validation accuracy and mean evaluations",
-                     rule=f"fewest evaluations within {100 * tolerance:g} points of brute force",
-                     brute_force_accuracy=brute_accuracy, within_tolerance=bool(ok))
+                     by="validation accuracy, its paired standard error against brute force, and mean evaluations",
+                     rule=(f"fewest evaluations whose validation accuracy minus {n_se:g} standard error(s) of the "
+                           f"per-query paired difference to brute force is within {100 * tolerance:g} points "
+                           "of brute force's validation accuracy"),
+                     brute_force_accuracy=brute_accuracy, n_se=n_se, within_tolerance=bool(ok))
 
 
 def _camera_scores(bank, cm, camera: dict, data: str) -> dict:
@@ -203,7 +228,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     bank = make_bank(bank_name, **params).fit(Xf, yf, should_stop=should_stop)
     if getattr(bank, "coef_", None) is None:
         raise ConfigError(f"bench classmap needs a linear one-vs-all bank, {bank_name} has no stacked weights")
-    brute_val = _acc(bank.predict(Xv), yv)
+    brute_hit = np.asarray(bank.predict(Xv)) == yv
+    brute_val = float(np.mean(brute_hit))
 
     # 2. ClassMap's reference penalty, refine and p, on validation
     val_points = []
@@ -212,9 +238,10 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         ref = _reference_bank(bank_name, params, factor, Xf, yf, should_stop)
         models = {r: _fit_boosted(bank, Xe, ye, r, opt, seed, max(p_sweep), reference_bank=ref,
                                   should_stop=should_stop) for r in refines}
-        val_points += curve(models, bank, Xv, yv, p_sweep, should_stop, reference_penalty=factor)
+        val_points += curve(models, bank, Xv, yv, p_sweep, should_stop, brute_correct=brute_hit,
+                            reference_penalty=factor)
         report(progress, 0.3 + 0.15 * (i + 1) / len(factors), "ClassMap on validation")
-    result["selection"]["classmap_point"] = choose_point(val_points, brute_val, tol)
+    result["selection"]["classmap_point"] = choose_point(val_points, brute_val, tol, float(opt["n_se"]))
     chosen = result["selection"]["classmap_point"]["chosen"]
     report(progress, 0.45, "ClassMap point chosen on validation")
 
@@ -262,6 +289,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                                         seed=seed, progress=sub_progress(progress, 0.65, 0.7, "MIPS peer"),
                                         should_stop=should_stop)
             result["mips"]["selection"]["validation_part"] = "embedding (held out from the bank's training)"
+            result["mips_comparison"] = mips_comparison(selected, result["mips"])
 
     # 4. boosted vs random embeddings (Fig. 4), unseen classes (Fig. 5)
     points += _random_points(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed,
@@ -335,6 +363,33 @@ def _unseen(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_stop
             "points": [{"p": p, "evaluations": bpts[p]["evaluations"], "boosted_accuracy": bpts[p]["accuracy"],
                         "random_median_accuracy": float(np.median(ra[p])) if ra[p] else None,
                         "random_best_accuracy": float(np.max(ra[p])) if ra[p] else None} for p in p_sweep]}
+
+
+def mips_comparison(selected: dict, mips: dict) -> dict:
+    """ClassMap's selected point against the faiss MIPS peer on test (a report, nothing is chosen here):
+    per index, the cheapest point (fewest evaluations) whose test accuracy is at least ClassMap's, or, if
+    none reaches it, the most accurate one; with the ratios of evaluations and of single / batch latency
+    (peer over ClassMap: above 1, ClassMap is cheaper / faster) and who wins each (where the peer does not
+    reach ClassMap's accuracy, ClassMap also wins on accuracy)."""
+    out = {"classmap": {k: selected[k] for k in ("p", "refine", "accuracy", "evaluations", "latency_single_ms",
+                                                 "latency_batch_ms")}}
+    for kind in ("ivf", "hnsw"):
+        rows = [r for r in mips.get(kind, []) if r.get("accuracy") is not None]
+        if not rows:
+            continue
+        ok = [r for r in rows if r["accuracy"] >= selected["accuracy"]]
+        peer = (min(ok, key=lambda r: (r["evaluations"], -r["accuracy"])) if ok
+                else max(rows, key=lambda r: (r["accuracy"], -r["evaluations"])))
+        ratios = {"evaluations": peer["evaluations"] / selected["evaluations"],
+                  "latency_single": peer["latency_single_ms"] / selected["latency_single_ms"],
+                  "latency_batch": peer["latency_batch_ms"] / selected["latency_batch_ms"]}
+        out[kind] = {"reaches_classmap_accuracy": bool(ok),
+                     "peer": {k: peer.get(k) for k in ("p", "setting", "nlist", "accuracy", "evaluations",
+                                                      "latency_single_ms", "latency_batch_ms")},
+                     "accuracy_gap_points": 100 * (peer["accuracy"] - selected["accuracy"]),
+                     "peer_over_classmap": ratios,
+                     "classmap_wins": {k: v > 1 for k, v in ratios.items()}}
+    return out
 
 
 def summary(result: dict) -> dict:
