@@ -36,3 +36,57 @@ def topk_insert(value, item, filled, k, topd, topc):
     topd[pos] = value
     topc[pos] = item
     return filled
+
+
+@nb.njit(**_OPTS)
+def topk_insert_lex(value, item, filled, k, topd, topc):
+    """:func:`topk_insert` for items offered in any order: the list is ordered by ``(value, item)``, so
+    an equal value ranks by the lower item whatever came first. Offering every item once, in any
+    order, leaves the same list as offering them in item order to :func:`topk_insert`."""
+    if filled == k:
+        w = topd[k - 1]
+        if not (value < w or (value == w and item < topc[k - 1])):
+            return filled
+        pos = k - 1
+    else:
+        pos = filled
+        filled += 1
+    while pos > 0 and (topd[pos - 1] > value or (topd[pos - 1] == value and topc[pos - 1] > item)):
+        topd[pos] = topd[pos - 1]
+        topc[pos] = topc[pos - 1]
+        pos -= 1
+    topd[pos] = value
+    topc[pos] = item
+    return filled
+
+
+@nb.njit(**_OPTS)
+def kth_smallest(a, n, k):
+    """The ``k``-th smallest (0-based) of ``a[:n]``, reordering ``a[:n]`` in place (quickselect,
+    median-of-three pivots; allocates nothing). The value does not depend on the order taken."""
+    lo = 0
+    hi = n - 1
+    while hi > lo:
+        mid = (lo + hi) // 2
+        x, y, z = a[lo], a[mid], a[hi]
+        pivot = max(min(x, y), min(max(x, y), z))
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                t = a[i]
+                a[i] = a[j]
+                a[j] = t
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return a[k]
+    return a[k]

@@ -176,3 +176,25 @@ def test_bench_parts_are_disjoint_and_keep_the_test_part_of_bench_split():
     assert sum(len(s) for s in seen) == len(ids) and len(set().union(*seen)) == len(ids)   # disjoint, complete
     _, _, test = split_per_class(ims)                                   # the paper-style 40 / 10 / 10 split
     assert np.array_equal(parts[3].images, test.images)                  # validation never touches the test part
+
+
+def test_v2_shares_v3s_fit_and_predicts_as_a_fresh_v2_fit():
+    bank, (Xtr, ytr), (Xe, ye), (Xt, yt) = structured_problem(C=30, D=12, n_per=6)
+    opt = {**{k: v[0] for k, v in bench.OPTIONS.items()}, "d": 6, "n_triples": 3000}
+    models = bench._fit_refines(bank, Xe, ye, ["v2", "v3"], opt, 0, 8)
+    assert models["v3"].threshold_ is not None and models["v2"].threshold_ is None
+    fresh = bench._fit_boosted(bank, Xe, ye, "v2", opt, 0, 8)
+    assert np.array_equal(models["v2"].reference_, fresh.reference_)
+    np.testing.assert_array_equal(models["v2"].predict(bank, Xt).top_classes, fresh.predict(bank, Xt).top_classes)
+    assert models["v3"].refine == "v3"                                  # the copy did not change the original
+
+
+def test_embedding_examples_add_the_training_part_or_keep_the_held_out_part():
+    Xe, ye = np.zeros((4, 3), np.float32), np.array([0, 0, 1, 1])
+    Xtr, ytr = np.ones((6, 3), np.float32), np.array([0, 1, 0, 1, 0, 1])
+    X, y = bench.embedding_examples("embedding+training", Xe, ye, Xtr, ytr)
+    assert X.shape == (10, 3) and np.array_equal(y, np.r_[ye, ytr])
+    X, y = bench.embedding_examples("embedding", Xe, ye, Xtr, ytr)
+    assert X is Xe and y is ye
+    with pytest.raises(Exception, match="embedding_examples"):
+        bench.embedding_examples("test", Xe, ye, Xtr, ytr)
