@@ -3,8 +3,8 @@
 A batch of n queries does the same arithmetic as n single queries (``_classmap_kernels``; every
 score bit-identical, see there), organised for the cache instead of per query:
 
-* embedding: :func:`embed_batch` — blocks of queries against the d reference rows, one reference
-  row against four queries per pass (the block's rows and the references stay in L2);
+* embedding: :func:`embed_batch` — blocks of queries against the d reference rows, two reference
+  rows against four queries per pass (the block's rows and the references stay in L2);
 * filter: :func:`filter_batch_t` — the weighted-L1 scan over ``ET (d, C)`` in tiles of 64 classes
   shared by four queries, all distances kept, then the top-p offered only classes under a bound
   from group minima (:func:`select_top`; the same list as the single query's running top-p);
@@ -28,7 +28,7 @@ import numba as nb
 import numpy as np
 
 from ._classmap_kernels import rank, scale_query, stop_point, tail_distances, transpose_embeddings
-from ._lane_dot import TILE, dot1, dot4, l1_tile, l1_tile4
+from ._lane_dot import TILE, dot1, dot2x4, dot4, l1_tile, l1_tile4
 from ._topk import kth_smallest, topk_insert_lex
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
@@ -67,11 +67,34 @@ def _even(n: int, parts: int | None = None) -> np.ndarray:
 @nb.njit(**_EXACT)
 def embed_range(X, W, b, refs, F, lo, hi):
     """``F[q, j] = W[refs[j]] · X[q] + b[refs[j]]`` for queries ``lo..hi`` of ``X (n, D)``, ``F (n, d)``:
-    blocks of ``QBLOCK`` queries, one reference row against four queries per pass."""
+    blocks of ``QBLOCK`` queries, two reference rows against four queries per pass (:func:`dot2x4`)."""
     m = refs.shape[0]
     for q0 in range(lo, hi, QBLOCK):
         q1 = min(hi, q0 + QBLOCK)
-        for j in range(m):
+        j = 0
+        while j + 2 <= m:
+            r0 = refs[j]
+            r1 = refs[j + 1]
+            b0 = b[r0]
+            b1 = b[r1]
+            q = q0
+            while q + 4 <= q1:
+                s0, s1, s2, s3, t0, t1, t2, t3 = dot2x4(W, r0, r1, X, q, q + 1, q + 2, q + 3)
+                F[q, j] = s0 + b0
+                F[q + 1, j] = s1 + b0
+                F[q + 2, j] = s2 + b0
+                F[q + 3, j] = s3 + b0
+                F[q, j + 1] = t0 + b1
+                F[q + 1, j + 1] = t1 + b1
+                F[q + 2, j + 1] = t2 + b1
+                F[q + 3, j + 1] = t3 + b1
+                q += 4
+            while q < q1:
+                F[q, j] = dot1(W, r0, X, q) + b0
+                F[q, j + 1] = dot1(W, r1, X, q) + b1
+                q += 1
+            j += 2
+        if j < m:
             r = refs[j]
             br = b[r]
             q = q0

@@ -7,7 +7,7 @@ import pytest
 import numba as nb
 
 from classmap_gui.core.classify import _batch_kernels as BK
-from classmap_gui.core.classify._lane_dot import dot1, dot4
+from classmap_gui.core.classify._lane_dot import dot1, dot2x4, dot4
 from classmap_gui.core.classify.classmap import ClassMap
 
 
@@ -106,6 +106,22 @@ def test_lane_dots_agree_with_each_other_and_with_float64(D):
     one, rows4, cols4 = _dots(A, B)
     assert one == rows4[1] == cols4[2]
     assert abs(one - float(A[1].astype(np.float64) @ B[2])) < 1e-4 * max(1, D)
+
+
+@nb.njit
+def _dots2x4(A, B):
+    return dot2x4(A, 0, 3, B, 1, 2, 0, 3), dot1(A, 3, B, 2)
+
+
+@pytest.mark.parametrize("D", [1, 31, 32, 33, 100])
+def test_two_by_four_lane_dots_are_each_the_one_pair_dot(D):
+    rng = np.random.default_rng(D + 7)
+    A = rng.normal(size=(4, D)).astype(np.float32)
+    B = rng.normal(size=(4, D)).astype(np.float32)
+    eight, single = _dots2x4(A, B)
+    assert eight[5] == single                                   # row 3 of A with row 2 of B, bit for bit
+    ref = np.array([[A[i].astype(np.float64) @ B[j] for j in (1, 2, 0, 3)] for i in (0, 3)]).ravel()
+    np.testing.assert_allclose(eight, ref, atol=1e-4 * max(1, D))
 
 
 def test_group_by_row_inverts_the_candidate_lists():
