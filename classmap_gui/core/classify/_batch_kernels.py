@@ -29,7 +29,7 @@ import numpy as np
 
 from ._classmap_kernels import rank, scale_query, stop_point, tail_distances, transpose_embeddings
 from ._lane_dot import TILE, dot1, dot2x4, dot4, l1_tile, l1_tile4
-from ._topk import kth_smallest, topk_insert_lex
+from ._topk import kth_smallest_nonneg, topk_insert_lex
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
@@ -137,7 +137,7 @@ def _group_minima(dist, G, gm):
 
 
 @nb.njit(**_EXACT)
-def select_top(dist, C, p, gm, scratch, topd, topc):
+def select_top(dist, C, p, gm, topd, topc):
     """The p nearest of the distances ``dist[:C]`` into ``topd/topc`` (ascending, ties by the lower class):
     the same list as offering every class in order to the running top-p (:func:`topk_insert`).
 
@@ -145,17 +145,16 @@ def select_top(dist, C, p, gm, scratch, topd, topc):
     group ``g`` holds the strided classes ``g, g + G, g + 2G, ...`` (on hand-pose and glyph-pose
     neighbouring indices are neighbouring poses of one shape, and the near classes of a query are
     mostly such neighbours: strided groups scatter them, so the bound below is tight). Bound: with
-    ``gm`` the group minima, their p-th smallest ``U`` (:func:`kth_smallest`) has p groups each holding
+    ``gm`` the group minima, their p-th smallest ``U`` (:func:`kth_smallest_nonneg`: distances are sums
+    of absolute values, never negative) has p groups each holding
     a class at most ``U``, so the p nearest classes are all at most ``U``: only groups whose minimum is
     at most ``U`` are read, only their classes at most ``U`` offered (:func:`topk_insert_lex`, as they
-    come). ``gm``/``scratch (G,)``. Returns the fill, ``min(p, C)``."""
+    come). ``gm (G,)`` scratch. Returns the fill, ``min(p, C)``."""
     G = gm.shape[0]
     bound = np.float32(np.inf)
     _group_minima(dist, G, gm)
     if G > p:
-        for g in range(G):
-            scratch[g] = gm[g]
-        bound = kth_smallest(scratch, G, p - 1)
+        bound = kth_smallest_nonneg(gm, p - 1)
     filled = 0
     for g in range(G):
         if gm[g] > bound:
@@ -183,7 +182,6 @@ def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
         for c in range(C, Cp):
             DIST[t, c] = np.inf
     gm = np.empty(G, np.float32)
-    scratch = np.empty(G, np.float32)
     q = lo
     while q < hi:
         m = min(4, hi - q)
@@ -206,7 +204,7 @@ def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
                     else:
                         tail_distances(FS[t], ET, c0, n_t, DIST[t, c0:])
         for t in range(m):
-            select_top(DIST[t], C, p, gm, scratch, out_dist[q + t], out_cls[q + t])
+            select_top(DIST[t], C, p, gm, out_dist[q + t], out_cls[q + t])
         q += m
 
 

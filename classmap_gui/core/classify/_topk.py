@@ -8,6 +8,7 @@ nothing, which is what a per-query kernel needs.
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 
@@ -61,32 +62,26 @@ def topk_insert_lex(value, item, filled, k, topd, topc):
 
 
 @nb.njit(**_OPTS)
-def kth_smallest(a, n, k):
-    """The ``k``-th smallest (0-based) of ``a[:n]``, reordering ``a[:n]`` in place (quickselect,
-    median-of-three pivots; allocates nothing). The value does not depend on the order taken."""
-    lo = 0
-    hi = n - 1
-    while hi > lo:
-        mid = (lo + hi) // 2
-        x, y, z = a[lo], a[mid], a[hi]
-        pivot = max(min(x, y), min(max(x, y), z))
-        i = lo
-        j = hi
-        while i <= j:
-            while a[i] < pivot:
-                i += 1
-            while a[j] > pivot:
-                j -= 1
-            if i <= j:
-                t = a[i]
-                a[i] = a[j]
-                a[j] = t
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
+def kth_smallest_nonneg(a, k):
+    """The ``k``-th smallest (0-based) of ``a``, a float32 array of values >= +0.0 (no NaN), without
+    reordering it: a binary search over the bit patterns (non-negative float32 values order as their
+    int32 bits), each step one branch-free count over ``a``. 31 vectorised passes over a few hundred
+    values beat a quickselect, whose data-dependent branches mispredict about half the time."""
+    bits = a.view(np.int32)
+    lo = np.int32(0)
+    hi = np.int32(0x7F800000)                               # +inf: every value is at most this
+    while lo < hi:
+        mid = np.int32(lo + (hi - lo) // 2)
+        cnt = 0
+        for i in range(bits.shape[0]):
+            cnt += bits[i] <= mid
+        if cnt >= k + 1:
+            hi = mid
         else:
-            return a[k]
-    return a[k]
+            lo = np.int32(mid + 1)
+    if hi == 0:
+        return np.float32(0.0)                              # the k-th is a zero (+0.0 or -0.0 alike)
+    for i in range(bits.shape[0]):
+        if bits[i] == hi:
+            return a[i]
+    return a[0]                                             # unreachable: hi is the bits of a value of a

@@ -183,13 +183,17 @@ def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
 
 
 def test_kth_smallest_and_the_order_free_insert_match_numpy():
-    from classmap_gui.core.classify._topk import kth_smallest, topk_insert_lex
+    from classmap_gui.core.classify._topk import kth_smallest_nonneg, topk_insert_lex
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 5, 152, 600):
-        a = rng.integers(0, 7, size=n).astype(np.float32)          # many ties
+        a = (rng.integers(0, 7, size=n) * rng.uniform(0.1, 9)).astype(np.float32)   # many ties, zeros
         for k in {0, n // 2, n - 1}:
-            assert kth_smallest(a.copy(), n, k) == np.sort(a)[k]
+            assert kth_smallest_nonneg(a, k) == np.sort(a)[k]
+        b = rng.exponential(size=n).astype(np.float32)
+        assert [kth_smallest_nonneg(b, k) for k in range(n)] == np.sort(b).tolist()
+    assert kth_smallest_nonneg(np.array([np.inf, -0.0, 2.0], np.float32), 0) == 0.0
+    assert kth_smallest_nonneg(np.array([np.inf, 1.0, 2.0], np.float32), 2) == np.inf
     vals = rng.integers(0, 5, size=300).astype(np.float32)
     order = rng.permutation(300)                                    # offered in any order ...
     topd, topc = np.empty(12, np.float32), np.empty(12, np.int64)
