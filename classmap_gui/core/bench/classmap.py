@@ -10,8 +10,9 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    *reference bank* trained on the same part with the penalty times ``reference_penalties`` (smoother
    classifiers keep the similarity between classes the embedding needs; see
    ``ClassMap.fit(reference_bank=...)``). Its class embeddings (medians) and AdaBoost triples come from
-   ``embedding_examples``: by default the embedding part *and* the bank's training part (40 (validation), 50 (refit) examples per
-   class instead of 10: on hand-pose's validation part this halved the gap to brute force at p = 10-20;
+   ``embedding_examples``: by default the embedding part *and* the bank's training part (40 examples per
+   class on validation, 50 after the refit, instead of 10: on hand-pose's validation part this halved
+   the gap to brute force at p = 10-20;
    ``"embedding"`` keeps the paper's held-out part alone); the validation part is never among them.
    Every (multiplier, refine, p) is scored on the validation part; the chosen point is the one with the
    fewest mean evaluations whose validation accuracy, lowered by ``n_se`` (1) standard error of its
