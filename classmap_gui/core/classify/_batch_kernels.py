@@ -26,15 +26,40 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 
 from ._classmap_kernels import rank, scale_query, stop_point, tail_distances, transpose_embeddings
-from ._lane_dot import TILE, dot1, dot2x4, dot4, l1_tile, l1_tile4
+from ._lane_dot import TILE, _check, _emit_dots, _row_ptr, dot1, dot4, l1_tile, l1_tile4
 from ._topk import kth_smallest_nonneg, topk_insert_lex
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
 #: queries per embedding block (their rows and the d reference rows fit in L2)
 QBLOCK = 32
+
+
+@intrinsic
+def dot2x4(typingctx, A, i0, i1, B, j0, j1, j2, j3):
+    """The eight products ``A[i] · B[j]`` for ``i`` in ``(i0, i1)``, ``j`` in ``(j0..j3)`` in one pass
+    (:mod:`._lane_dot`'s emitter, kept here with its one caller; returned ``i0`` first: ``(i0·j0, i0·j1, i0·j2, i0·j3, i1·j0, ...)``), each exactly as :func:`dot1`:
+    six row streams feed sixteen multiply-adds per column step (the batch embedding: two reference rows
+    against four queries)."""
+    _check(A, B)
+    sig = types.UniTuple(types.float32, 8)(A, types.int64, types.int64, B, *(types.int64,) * 4)
+
+    def codegen(context, builder, signature, args):
+        D = None
+        rows_a = []
+        for t in range(2):
+            pa, D = _row_ptr(context, builder, A, args[0], args[1 + t])
+            rows_a.append(pa)
+        rows_b = [_row_ptr(context, builder, B, args[3], args[4 + t])[0] for t in range(4)]
+        pairs = [(pa, pb) for pa in rows_a for pb in rows_b]
+        vals = _emit_dots(builder, pairs, D)
+        return context.make_tuple(builder, signature.return_type, vals)
+
+    return sig, codegen
 
 
 _pool: ThreadPoolExecutor | None = None

@@ -156,29 +156,6 @@ def dot4(typingctx, A, i0, i1, i2, i3, B, j0, j1, j2, j3):
     return sig, codegen
 
 
-@intrinsic
-def dot2x4(typingctx, A, i0, i1, B, j0, j1, j2, j3):
-    """The eight products ``A[i] · B[j]`` for ``i`` in ``(i0, i1)``, ``j`` in ``(j0..j3)`` in one pass
-    (returned ``i0`` first: ``(i0·j0, i0·j1, i0·j2, i0·j3, i1·j0, ...)``), each exactly as :func:`dot1`:
-    six row streams feed sixteen multiply-adds per column step (the batch embedding: two reference rows
-    against four queries)."""
-    _check(A, B)
-    sig = types.UniTuple(types.float32, 8)(A, types.int64, types.int64, B, *(types.int64,) * 4)
-
-    def codegen(context, builder, signature, args):
-        D = None
-        rows_a = []
-        for t in range(2):
-            pa, D = _row_ptr(context, builder, A, args[0], args[1 + t])
-            rows_a.append(pa)
-        rows_b = [_row_ptr(context, builder, B, args[3], args[4 + t])[0] for t in range(4)]
-        pairs = [(pa, pb) for pa in rows_a for pb in rows_b]
-        vals = _emit_dots(builder, pairs, D)
-        return context.make_tuple(builder, signature.return_type, vals)
-
-    return sig, codegen
-
-
 #: classes per :func:`l1_tile` call (four vectors of partial distances held in registers)
 TILE = 4 * _W
 

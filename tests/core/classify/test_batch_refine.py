@@ -7,7 +7,8 @@ import pytest
 import numba as nb
 
 from classmap_gui.core.classify import _batch_kernels as BK
-from classmap_gui.core.classify._lane_dot import dot1, dot2x4, dot4
+from classmap_gui.core.classify._batch_kernels import dot2x4
+from classmap_gui.core.classify._lane_dot import dot1, dot4
 from classmap_gui.core.classify.classmap import ClassMap
 
 
