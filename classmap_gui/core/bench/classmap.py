@@ -5,18 +5,27 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
 
 1. **Bank penalty** (ridge ``alpha``, liblinear ``C``): one bank per candidate fitted on the fit part;
    the penalty with the best brute-force accuracy on the validation part is chosen.
-2. **ClassMap point** (reference penalty, refine v2 / v3 and p): CM-Boosted built on the embedding
-   part for that validation bank, its references either the bank's own classifiers (multiplier 1,
-   the paper's ClassMap) or those of a *reference bank* trained on the same part with the penalty
-   times ``reference_penalties`` (smoother classifiers keep the similarity between classes the
-   embedding needs; see ``ClassMap.fit(reference_bank=...)``); every (multiplier, refine, p) is
-   scored on the validation part; the chosen point is the one with the fewest mean evaluations whose
-   validation accuracy is within ``tolerance`` (0.5 points) of the validation brute force. The v3 threshold is the paper's rule on the embedding part (the
-   smallest threshold that costs at most 0.05 points there), learned by ``ClassMap.fit`` at the
-   largest p of the sweep and kept for smaller p (``set_params(p=...)``).
+2. **ClassMap point** (reference penalty, refine v2 / v3 and p): CM-Boosted for that validation bank,
+   its references either the bank's own classifiers (multiplier 1, the paper's ClassMap) or those of a
+   *reference bank* trained on the same part with the penalty times ``reference_penalties`` (smoother
+   classifiers keep the similarity between classes the embedding needs; see
+   ``ClassMap.fit(reference_bank=...)``). Its class embeddings (medians) and AdaBoost triples come from
+   ``embedding_examples``: by default the embedding part *and* the bank's training part (40 examples per
+   class on validation, 50 after the refit, instead of 10: on hand-pose's validation part this halved
+   the gap to brute force at p = 10-20;
+   ``"embedding"`` keeps the paper's held-out part alone); the validation part is never among them.
+   Every (multiplier, refine, p) is scored on the validation part; the chosen point is the one with the
+   fewest mean evaluations whose validation accuracy, lowered by ``n_se`` (1) standard error of its
+   per-query paired difference to brute force, is within ``tolerance`` (0.5 points) of the validation
+   brute force (the margin was added after the first runs chose on the bare gap and landed 0.05-0.2
+   points beyond the tolerance on test: the cheapest point that clears a noisy bar is biased towards an
+   underestimated gap). The v3 threshold is the paper's rule on the embedding examples (the smallest
+   threshold that costs at most 0.05 points there), learned by ``ClassMap.fit`` at the largest p of the
+   sweep and kept for smaller p (``set_params(p=...)``); v2 shares v3's fit (same seed, same embedding).
 3. **Refit and test once**: the bank with the chosen penalty on fit + validation (the paper's training
-   part), CM-Boosted on the embedding part; brute force and the whole test curve (every refine and
-   p, Fig. 3) are measured, and ``selected`` is the validation-chosen point with its *test* figures.
+   part), CM-Boosted on the embedding part (+ that training part, as above); brute force and the whole
+   test curve (every refine and p, Fig. 3) are measured, and ``selected`` is the validation-chosen point
+   with its *test* figures.
 4. Boosted vs ``n_random`` random embeddings (CM-RRC) at every p (Fig. 4); unseen classes: the
    embedding built on ``1 - unseen_fraction`` of the classes, tested on the rest (Fig. 5).
 5. Latency sweep on synthetic linear banks next to the operation-count limit.
@@ -45,7 +54,12 @@ OPTIONS = {
     "p_sweep": ("5,10,15,20,30,40,60,80", "comma-separated p values: the candidates and the test curve"),
     "refine": ("v2,v3", "refine versions: candidates and test curve"),
     "tolerance": (0.005, "the chosen ClassMap point: fewest evaluations within this of brute force on validation"),
+    "n_se": (1.0, "the chosen point's validation accuracy is lowered by this many standard errors of its paired "
+                  "difference to brute force before the tolerance test (0: the bare validation gap)"),
     "n_triples": (60_000, "AdaBoost training triples"),
+    "hard_fraction": (0.5, "share of triples whose wrong class is one of the example's strongest confusers"),
+    "embedding_examples": ("embedding+training", "examples of the class embeddings and triples: 'embedding' (the "
+                           "held-out part alone) or 'embedding+training' (with the bank's training part)"),
     "n_random": (20, "random embeddings (CM-RRC) compared with the boosted one"),
     "unseen_fraction": (0.2, "share of classes left out when building the embedding for the unseen-classes test"),
     "bank": ("ova-ridge", "classifier bank (a linear one-vs-all bank)"),
@@ -120,34 +134,84 @@ def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
     from ..classify.classmap import ClassMap
 
     return ClassMap(d=int(opt["d"]), p=p, embedding="boosted", refine=refine, n_triples=int(opt["n_triples"]),
-                    random_state=seed).fit(bank, Xe, ye, **kw)
+                    hard_fraction=float(opt["hard_fraction"]), random_state=seed).fit(bank, Xe, ye, **kw)
 
 
-def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, **tags) -> list[dict]:
-    """Accuracy and mean evaluations of every ``(refine, p)``: ``models`` maps refine -> fitted ClassMap."""
+def _fit_refines(bank, Xe, ye, refines, opt, seed, p, **kw) -> dict:
+    """CM-Boosted for every refine in ``refines`` from one fit: v2 and v3 share the references, alphas and
+    class embeddings (the same seed draws the same triples; v3 only adds its threshold), so v3 is fitted
+    and v2 is a copy without the threshold."""
+    import copy
+
+    cm = _fit_boosted(bank, Xe, ye, "v3" if "v3" in refines else "v2", opt, seed, p, **kw)
+    out = {}
+    for r in refines:
+        m = cm if r == cm.refine else copy.copy(cm)
+        if m is not cm:
+            for k in ("_single_cache", "_et_cache", "_index_cache"):
+                m.__dict__.pop(k, None)
+            m.set_params(refine=r)
+            m.threshold_ = None
+        out[r] = m
+    return out
+
+
+def embedding_examples(mode: str, X_embed, y_embed, X_train, y_train):
+    """The examples ClassMap's class embeddings and AdaBoost triples are built from: the embedding part
+    alone (``"embedding"``, the paper's held-out split) or with the bank's training part
+    (``"embedding+training"``: four times the examples per class; the reference bank's strong penalty
+    keeps its outputs on its own training examples close to those on new ones)."""
+    if mode == "embedding":
+        return X_embed, y_embed
+    if mode != "embedding+training":
+        raise ConfigError(f"bench classmap: embedding_examples must be 'embedding' or 'embedding+training', got {mode!r}")
+    return np.concatenate([X_embed, X_train]), np.concatenate([y_embed, y_train])
+
+
+def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
+    """Standard error of the accuracy difference of two classifiers on the same queries: the standard
+    deviation of the per-query differences (each -1, 0 or 1) over the square root of their number."""
+    diff = np.asarray(correct, np.float64) - np.asarray(brute_correct, np.float64)
+    return float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+
+
+def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, brute_correct=None, **tags) -> list[dict]:
+    """Accuracy and mean evaluations of every ``(refine, p)``: ``models`` maps refine -> fitted ClassMap.
+    With ``brute_correct`` (brute force's per-query hits on the same ``X``) each point also gets
+    ``difference_se``: the standard error of its accuracy difference to brute force (:func:`paired_se`)."""
     out = []
     for refine, cm in models.items():
         for p in p_sweep:
             check_stop(should_stop)
             cm.set_params(p=p)
             res = cm.predict(bank, X, top=1)
-            out.append({**tags, "refine": refine, "p": p, "accuracy": _acc(res.labels, y),
+            hit = np.asarray(res.labels) == y
+            out.append({**tags, "refine": refine, "p": p, "accuracy": float(np.mean(hit)),
                         "evaluations": float(np.mean(res.evaluations)),
+                        **({"difference_se": paired_se(hit, brute_correct)} if brute_correct is not None else {}),
                         **({"threshold": cm.threshold_} if refine == "v3" else {})})
     return out
 
 
-def choose_point(points: list[dict], brute_accuracy: float, tolerance: float) -> dict:
-    """The cheapest point (fewest mean evaluations) within ``tolerance`` of ``brute_accuracy``; if none
-    is, the most accurate. Returns a :func:`selection` whose ``chosen`` is ``{"reference_penalty", "refine", "p"}``."""
-    ok = [q for q in points if q["accuracy"] >= brute_accuracy - tolerance - 1e-12]
+def choose_point(points: list[dict], brute_accuracy: float, tolerance: float, n_se: float = 1.0) -> dict:
+    """The cheapest point (fewest mean evaluations) whose validation accuracy, lowered by ``n_se`` standard
+    errors of its paired difference to brute force (``difference_se``, 0 where absent), is within
+    ``tolerance`` of ``brute_accuracy``; if none is, the most accurate. The margin is there because the
+    validation gap of the cheapest qualifying point is itself an estimate: picking the cheapest point
+    whose bare gap clears the tolerance selects points whose gap was underestimated by noise (the first
+    full runs landed 0.1-0.2 points beyond it on test). Returns a :func:`selection` whose ``chosen`` is
+    ``{"reference_penalty", "refine", "p"}``."""
+    ok = [q for q in points
+          if q["accuracy"] - n_se * q.get("difference_se", 0.0) >= brute_accuracy - tolerance - 1e-12]
     best = (min(ok, key=lambda q: (q["evaluations"], -q["accuracy"])) if ok
             else max(points, key=lambda q: (q["accuracy"], -q["evaluations"])))
     keys = ("reference_penalty", "refine", "p")
     return selection({k: best[k] for k in keys}, [{k: q[k] for k in keys} for q in points], points,
-                     by="validation accuracy and mean evaluations",
-                     rule=f"fewest evaluations within {100 * tolerance:g} points of brute force",
-                     brute_force_accuracy=brute_accuracy, within_tolerance=bool(ok))
+                     by="validation accuracy, its paired standard error against brute force, and mean evaluations",
+                     rule=(f"fewest evaluations whose validation accuracy minus {n_se:g} standard error(s) of the "
+                           f"per-query paired difference to brute force is within {100 * tolerance:g} points "
+                           "of brute force's validation accuracy"),
+                     brute_force_accuracy=brute_accuracy, n_se=n_se, within_tolerance=bool(ok))
 
 
 def _camera_scores(bank, cm, camera: dict, data: str) -> dict:
@@ -203,18 +267,21 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     bank = make_bank(bank_name, **params).fit(Xf, yf, should_stop=should_stop)
     if getattr(bank, "coef_", None) is None:
         raise ConfigError(f"bench classmap needs a linear one-vs-all bank, {bank_name} has no stacked weights")
-    brute_val = _acc(bank.predict(Xv), yv)
+    brute_hit = np.asarray(bank.predict(Xv)) == yv
+    brute_val = float(np.mean(brute_hit))
 
     # 2. ClassMap's reference penalty, refine and p, on validation
     val_points = []
+    Xc, yc = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xf, yf)
     factors = _floats(opt["reference_penalties"]) if bank_name in PENALTY else [1.0]
     for i, factor in enumerate(factors):
         ref = _reference_bank(bank_name, params, factor, Xf, yf, should_stop)
-        models = {r: _fit_boosted(bank, Xe, ye, r, opt, seed, max(p_sweep), reference_bank=ref,
-                                  should_stop=should_stop) for r in refines}
-        val_points += curve(models, bank, Xv, yv, p_sweep, should_stop, reference_penalty=factor)
+        models = _fit_refines(bank, Xc, yc, refines, opt, seed, max(p_sweep), reference_bank=ref,
+                              should_stop=should_stop)
+        val_points += curve(models, bank, Xv, yv, p_sweep, should_stop, brute_correct=brute_hit,
+                            reference_penalty=factor)
         report(progress, 0.3 + 0.15 * (i + 1) / len(factors), "ClassMap on validation")
-    result["selection"]["classmap_point"] = choose_point(val_points, brute_val, tol)
+    result["selection"]["classmap_point"] = choose_point(val_points, brute_val, tol, float(opt["n_se"]))
     chosen = result["selection"]["classmap_point"]["chosen"]
     report(progress, 0.45, "ClassMap point chosen on validation")
 
@@ -222,17 +289,19 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     Xtr, ytr = np.concatenate([Xf, Xv]), np.concatenate([yf, yv])
     camera = {k: D[k] for k in ("X_camera", "y_camera", "class_names") if k in D}
     result["generation_images_per_second"] = float(D.get("generation_images_per_second", np.nan))
-    del D, Xf, Xv
+    del D, Xf, Xv, Xc, yc
     bank = make_bank(bank_name, **params).fit(Xtr, ytr, should_stop=should_stop)
     ref = _reference_bank(bank_name, params, chosen["reference_penalty"], Xtr, ytr, should_stop)
+    Xc, yc = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xtr, ytr)
     del Xtr
     bs, bb, kernel = brute_force_latency(bank, Xt, nq)
     result["brute_force"] = {"accuracy": _acc(bank.predict(Xt), yt), "evaluations": C, "bank_params": params,
                              "latency_single_ms": bs, "latency_batch_ms": bb, **kernel}
     t0 = time.perf_counter()
-    models = {r: _fit_boosted(bank, Xe, ye, r, opt, seed, max(p_sweep), should_stop=should_stop, reference_bank=ref,
-                              progress=sub_progress(progress, 0.5, 0.55, "CM-Boosted")) for r in refines}
-    result["boosted_fit_seconds"] = (time.perf_counter() - t0) / len(refines)
+    models = _fit_refines(bank, Xc, yc, refines, opt, seed, max(p_sweep), should_stop=should_stop,
+                          reference_bank=ref, progress=sub_progress(progress, 0.5, 0.55, "CM-Boosted"))
+    result["boosted_fit_seconds"] = time.perf_counter() - t0
+    result["embedding_examples_per_class"] = float(len(yc) / C)
     points = []
     for q in curve(models, bank, Xt, yt, p_sweep, should_stop, reference_penalty=chosen["reference_penalty"]):
         cm = models[q["refine"]].set_params(p=q["p"])
@@ -262,12 +331,13 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                                         seed=seed, progress=sub_progress(progress, 0.65, 0.7, "MIPS peer"),
                                         should_stop=should_stop)
             result["mips"]["selection"]["validation_part"] = "embedding (held out from the bank's training)"
+            result["mips_comparison"] = mips_comparison(selected, result["mips"])
 
     # 4. boosted vs random embeddings (Fig. 4), unseen classes (Fig. 5)
-    points += _random_points(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed,
+    points += _random_points(bank, ref, Xc, yc, Xt, yt, p_sweep, opt, seed,
                              sub_progress(progress, 0.65, 0.8, "CM-RRC"), should_stop)
     result["classmap"] = points
-    result["unseen_classes"] = _unseen(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed,
+    result["unseen_classes"] = _unseen(bank, ref, Xc, yc, Xt, yt, p_sweep, opt, seed,
                                        sub_progress(progress, 0.8, 0.9, "unseen classes"), should_stop)
     result["summary"] = summary(result)
     result["sweep"] = (latency_sweep(int(opt["d"]), selected["p"], min(nq, 200), seed,
@@ -335,6 +405,33 @@ def _unseen(bank, ref, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_stop
             "points": [{"p": p, "evaluations": bpts[p]["evaluations"], "boosted_accuracy": bpts[p]["accuracy"],
                         "random_median_accuracy": float(np.median(ra[p])) if ra[p] else None,
                         "random_best_accuracy": float(np.max(ra[p])) if ra[p] else None} for p in p_sweep]}
+
+
+def mips_comparison(selected: dict, mips: dict) -> dict:
+    """ClassMap's selected point against the faiss MIPS peer on test (a report, nothing is chosen here):
+    per index, the cheapest point (fewest evaluations) whose test accuracy is at least ClassMap's, or, if
+    none reaches it, the most accurate one; with the ratios of evaluations and of single / batch latency
+    (peer over ClassMap: above 1, ClassMap is cheaper / faster) and who wins each (where the peer does not
+    reach ClassMap's accuracy, ClassMap also wins on accuracy)."""
+    out = {"classmap": {k: selected[k] for k in ("p", "refine", "accuracy", "evaluations", "latency_single_ms",
+                                                 "latency_batch_ms")}}
+    for kind in ("ivf", "hnsw"):
+        rows = [r for r in mips.get(kind, []) if r.get("accuracy") is not None]
+        if not rows:
+            continue
+        ok = [r for r in rows if r["accuracy"] >= selected["accuracy"]]
+        peer = (min(ok, key=lambda r: (r["evaluations"], -r["accuracy"])) if ok
+                else max(rows, key=lambda r: (r["accuracy"], -r["evaluations"])))
+        ratios = {"evaluations": peer["evaluations"] / selected["evaluations"],
+                  "latency_single": peer["latency_single_ms"] / selected["latency_single_ms"],
+                  "latency_batch": peer["latency_batch_ms"] / selected["latency_batch_ms"]}
+        out[kind] = {"reaches_classmap_accuracy": bool(ok),
+                     "peer": {k: peer.get(k) for k in ("p", "setting", "nlist", "accuracy", "evaluations",
+                                                      "latency_single_ms", "latency_batch_ms")},
+                     "accuracy_gap_points": 100 * (peer["accuracy"] - selected["accuracy"]),
+                     "peer_over_classmap": ratios,
+                     "classmap_wins": {k: v > 1 for k, v in ratios.items()}}
+    return out
 
 
 def summary(result: dict) -> dict:

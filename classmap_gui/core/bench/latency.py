@@ -3,8 +3,9 @@
 Brute force is ``bank.decision_function`` + ``argmax`` (what ``Recogniser.predict_features`` does
 without a ClassMap); ClassMap is ``ClassMap.predict(bank, X)`` (one row: its preallocated
 single-query path, the one live video uses). Features are not part of any latency. Each side gets
-the better of one BLAS thread and the default (one small GEMV does not gain from threads, a GEMM
-does). Brute force is also timed as the bare stacked GEMV/GEMM (``kernel_*``).
+the better of one thread and the default (BLAS threads for brute force, numba threads for ClassMap's
+batch kernels: one small GEMV does not gain from threads, a GEMM does; on a loaded machine a second
+thread can cost more than it gives). Brute force is also timed as the bare stacked GEMV/GEMM (``kernel_*``).
 ``*_single_ms``: one query at a time; ``*_batch_ms``: per query, in batches.
 """
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A batch of n queries does the same arithmetic as n single queries (``_classmap_kernels``; every
 score bit-identical, see there), organised for the cache instead of per query:
 
-* embedding: :func:`embed_batch` — blocks of queries against the d reference rows, one reference
-  row against four queries per pass (the block's rows and the references stay in L2);
+* embedding: :func:`embed_batch` — blocks of queries against the d reference rows, two reference
+  rows against four queries per pass (the block's rows and the references stay in L2);
 * filter: :func:`filter_batch_t` — the weighted-L1 scan over ``ET (d, C)`` in tiles of 64 classes
   shared by four queries, all distances kept, then the top-p offered only classes under a bound
   from group minima (:func:`select_top`; the same list as the single query's running top-p);
@@ -26,15 +26,40 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 
-from ._classmap_kernels import filter_one, rank, scale_query, stop_point, tail_distances, transpose_embeddings
-from ._lane_dot import TILE, dot1, dot4, l1_tile4
-from ._topk import topk_insert
+from ._classmap_kernels import rank, scale_query, stop_point, tail_distances, transpose_embeddings
+from ._lane_dot import TILE, _check, _emit_dots, _row_ptr, dot1, dot4, l1_tile, l1_tile4
+from ._topk import kth_smallest_nonneg, topk_insert_lex
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
 #: queries per embedding block (their rows and the d reference rows fit in L2)
 QBLOCK = 32
+
+
+@intrinsic
+def dot2x4(typingctx, A, i0, i1, B, j0, j1, j2, j3):
+    """The eight products ``A[i] · B[j]`` for ``i`` in ``(i0, i1)``, ``j`` in ``(j0..j3)`` in one pass
+    (:mod:`._lane_dot`'s emitter, kept here with its one caller; returned ``i0`` first: ``(i0·j0, i0·j1, i0·j2, i0·j3, i1·j0, ...)``), each exactly as :func:`dot1`:
+    six row streams feed sixteen multiply-adds per column step (the batch embedding: two reference rows
+    against four queries)."""
+    _check(A, B)
+    sig = types.UniTuple(types.float32, 8)(A, types.int64, types.int64, B, *(types.int64,) * 4)
+
+    def codegen(context, builder, signature, args):
+        D = None
+        rows_a = []
+        for t in range(2):
+            pa, D = _row_ptr(context, builder, A, args[0], args[1 + t])
+            rows_a.append(pa)
+        rows_b = [_row_ptr(context, builder, B, args[3], args[4 + t])[0] for t in range(4)]
+        pairs = [(pa, pb) for pa in rows_a for pb in rows_b]
+        vals = _emit_dots(builder, pairs, D)
+        return context.make_tuple(builder, signature.return_type, vals)
+
+    return sig, codegen
 
 
 _pool: ThreadPoolExecutor | None = None
@@ -67,11 +92,34 @@ def _even(n: int, parts: int | None = None) -> np.ndarray:
 @nb.njit(**_EXACT)
 def embed_range(X, W, b, refs, F, lo, hi):
     """``F[q, j] = W[refs[j]] · X[q] + b[refs[j]]`` for queries ``lo..hi`` of ``X (n, D)``, ``F (n, d)``:
-    blocks of ``QBLOCK`` queries, one reference row against four queries per pass."""
+    blocks of ``QBLOCK`` queries, two reference rows against four queries per pass (:func:`dot2x4`)."""
     m = refs.shape[0]
     for q0 in range(lo, hi, QBLOCK):
         q1 = min(hi, q0 + QBLOCK)
-        for j in range(m):
+        j = 0
+        while j + 2 <= m:
+            r0 = refs[j]
+            r1 = refs[j + 1]
+            b0 = b[r0]
+            b1 = b[r1]
+            q = q0
+            while q + 4 <= q1:
+                s0, s1, s2, s3, t0, t1, t2, t3 = dot2x4(W, r0, r1, X, q, q + 1, q + 2, q + 3)
+                F[q, j] = s0 + b0
+                F[q + 1, j] = s1 + b0
+                F[q + 2, j] = s2 + b0
+                F[q + 3, j] = s3 + b0
+                F[q, j + 1] = t0 + b1
+                F[q + 1, j + 1] = t1 + b1
+                F[q + 2, j + 1] = t2 + b1
+                F[q + 3, j + 1] = t3 + b1
+                q += 4
+            while q < q1:
+                F[q, j] = dot1(W, r0, X, q) + b0
+                F[q, j + 1] = dot1(W, r1, X, q) + b1
+                q += 1
+            j += 2
+        if j < m:
             r = refs[j]
             br = b[r]
             q = q0
@@ -96,45 +144,52 @@ def embed_batch(X, W, b, refs, F) -> None:
 GROUP = 16
 
 
+def padded_width(C: int) -> int:
+    """Columns of the batch filter's distance rows: ``GROUP * ceil(C / GROUP)`` (the tail is +inf)."""
+    return GROUP * ((C + GROUP - 1) // GROUP)
+
+
 @nb.njit(**_OPTS)
-def _group_minima(dist, gm):
-    """``gm[g]`` = the smallest of ``dist[GROUP g : GROUP (g + 1)]`` (a minimum is exact in any order)."""
-    C = dist.shape[0]
-    for g in range(gm.shape[0]):
-        m = dist[g * GROUP]
-        for c in range(g * GROUP + 1, min(C, (g + 1) * GROUP)):
-            m = min(m, dist[c])
-        gm[g] = m
+def _group_minima(dist, G, gm):
+    """``gm[g] = min_i dist[g + i G]`` over the ``GROUP`` rows of ``dist (GROUP * G,)`` seen as ``(GROUP, G)``:
+    whole-row vector minima (a minimum is exact in any order)."""
+    for g in range(G):
+        gm[g] = dist[g]
+    for i in range(1, GROUP):
+        base = i * G
+        for g in range(G):
+            gm[g] = min(gm[g], dist[base + g])
 
 
 @nb.njit(**_EXACT)
-def select_top(dist, p, gm, topd, topc):
-    """The p nearest of all classes' distances ``dist (C,)`` into ``topd/topc`` (ascending, ties by class):
-    the same list as offering every class in order to the running top-p.
+def select_top(dist, C, p, gm, topd, topc):
+    """The p nearest of the distances ``dist[:C]`` into ``topd/topc`` (ascending, ties by the lower class):
+    the same list as offering every class in order to the running top-p (:func:`topk_insert`).
 
-    Bound: with ``gm`` the minima of groups of ``GROUP`` consecutive classes, the p-th smallest of
-    them ``U`` has p groups each holding a class at most ``U``, so the p nearest classes are all at
-    most ``U``: only groups whose minimum is at most ``U`` are scanned and only their classes at
-    most ``U`` offered (in class order): on random embeddings of 2430 classes about 60 insertions
-    instead of the running top-p's 230 (on glyph-pose, whose neighbouring class indices are
-    neighbouring poses, the gain is small). Returns the fill, ``min(p, C)``."""
-    C = dist.shape[0]
+    ``dist`` is padded to :func:`padded_width` with +inf and read as ``GROUP`` rows of ``G`` classes;
+    group ``g`` holds the strided classes ``g, g + G, g + 2G, ...`` (on hand-pose and glyph-pose
+    neighbouring indices are neighbouring poses of one shape, and the near classes of a query are
+    mostly such neighbours: strided groups scatter them, so the bound below is tight). Bound: with
+    ``gm`` the group minima, their p-th smallest ``U`` (:func:`kth_smallest_nonneg`: distances are sums
+    of absolute values, never negative) has p groups each holding
+    a class at most ``U``, so the p nearest classes are all at most ``U``: only groups whose minimum is
+    at most ``U`` are read, only their classes at most ``U`` offered (:func:`topk_insert_lex`, as they
+    come). ``gm (G,)`` scratch. Returns the fill, ``min(p, C)``."""
     G = gm.shape[0]
     bound = np.float32(np.inf)
+    _group_minima(dist, G, gm)
     if G > p:
-        _group_minima(dist, gm)
-        bound = np.partition(gm, p - 1)[p - 1]
+        bound = kth_smallest_nonneg(gm, p - 1)
     filled = 0
-    worst = np.float32(np.inf)
     for g in range(G):
-        if G > p and gm[g] > bound:
+        if gm[g] > bound:
             continue
-        for c in range(g * GROUP, min(C, (g + 1) * GROUP)):
+        for i in range(GROUP):
+            c = g + i * G
             s = dist[c]
-            if s <= bound and (filled < p or s < worst):
-                filled = topk_insert(s, c, filled, p, topd, topc)
-                if filled == p:
-                    worst = topd[p - 1]
+            if c < C and s <= bound:
+                if filled < p or s < topd[p - 1] or (s == topd[p - 1] and c < topc[p - 1]):
+                    filled = topk_insert_lex(s, c, filled, p, topd, topc)
     return filled
 
 
@@ -144,27 +199,38 @@ def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
     what :func:`~._classmap_kernels.filter_one` gives it alone: four queries share each tile of ``ET``
     (:func:`._lane_dot.l1_tile4`), all their distances are kept, then :func:`select_top`."""
     d, C = ET.shape
+    Cp = ((C + GROUP - 1) // GROUP) * GROUP
+    G = Cp // GROUP
     FS = np.empty((4, d), np.float32)
-    DIST = np.empty((4, C), np.float32)
-    gm = np.empty((C + GROUP - 1) // GROUP, np.float32)
+    DIST = np.empty((4, Cp), np.float32)
+    for t in range(4):
+        for c in range(C, Cp):
+            DIST[t, c] = np.inf
+    gm = np.empty(G, np.float32)
     q = lo
-    while q + 4 <= hi:
-        for t in range(4):
-            scale_query(F[q + t], alpha, FS[t])
-        for c0 in range(0, C, TILE):
-            n_t = min(TILE, C - c0)
-            if n_t == TILE:
-                l1_tile4(FS, ET, c0, DIST)
-            else:
-                for t in range(4):
-                    tail_distances(FS[t], ET, c0, n_t, DIST[t, c0:])
-        for t in range(4):
-            select_top(DIST[t], p, gm, out_dist[q + t], out_cls[q + t])
-        q += 4
-    acc = np.empty(d + TILE, np.float32)
     while q < hi:
-        filter_one(F[q], ET, alpha, p, acc, out_dist[q], out_cls[q])
-        q += 1
+        m = min(4, hi - q)
+        for t in range(m):
+            scale_query(F[q + t], alpha, FS[t])
+        if m == 4:
+            for c0 in range(0, C, TILE):
+                n_t = min(TILE, C - c0)
+                if n_t == TILE:
+                    l1_tile4(FS, ET, c0, DIST)
+                else:
+                    for t in range(4):
+                        tail_distances(FS[t], ET, c0, n_t, DIST[t, c0:])
+        else:
+            for t in range(m):
+                for c0 in range(0, C, TILE):
+                    n_t = min(TILE, C - c0)
+                    if n_t == TILE:
+                        l1_tile(FS[t], ET, c0, DIST[t, c0:])
+                    else:
+                        tail_distances(FS[t], ET, c0, n_t, DIST[t, c0:])
+        for t in range(m):
+            select_top(DIST[t], C, p, gm, out_dist[q + t], out_cls[q + t])
+        q += m
 
 
 def filter_batch_t(F, ET, alpha, p, out_cls, out_dist) -> None:

@@ -71,6 +71,24 @@ def test_choose_point_takes_the_cheapest_within_tolerance_else_the_most_accurate
     assert not sel["within_tolerance"] and sel["chosen"]["p"] == 40
 
 
+def test_choose_point_keeps_a_margin_of_the_paired_standard_error():
+    # p=10 is within 0.5 points on its bare validation gap (-0.4) but not once one standard error (0.2) is
+    # taken off; p=20 (-0.1 - 0.1) is, so the rule pays 10 more evaluations for a gap it can trust
+    pts = [{"reference_penalty": 1.0, "refine": "v2", "p": p, "accuracy": a, "evaluations": 10 + p,
+            "difference_se": se} for p, a, se in ((10, 0.896, 0.002), (20, 0.899, 0.001), (40, 0.90, 0.0005))]
+    sel = bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005)
+    assert sel["chosen"]["p"] == 20 and sel["n_se"] == 1.0 and "standard error" in sel["rule"]
+    assert bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005, n_se=0)["chosen"]["p"] == 10
+
+
+def test_paired_se_is_the_standard_error_of_per_query_differences():
+    a = np.array([1, 1, 0, 1, 0, 1, 1, 1], bool)
+    b = np.array([1, 0, 0, 1, 1, 1, 1, 1], bool)
+    diff = a.astype(float) - b
+    assert bench.paired_se(a, b) == pytest.approx(diff.std(ddof=1) / np.sqrt(8))
+    assert bench.paired_se(a, a) == 0.0                             # the same answers: no uncertainty
+
+
 def test_choose_penalty_scores_each_candidate_on_validation():
     _, (Xtr, ytr), (Xv, yv), _ = structured_problem(C=20, D=12, n_per=6)
     sel = bench.choose_penalty("ova-ridge", {}, [0.01, 1e4], Xtr, ytr, Xv, yv)
@@ -103,6 +121,7 @@ def test_small_run_chooses_on_validation_and_tests_once():
     assert all(s["split"] == "validation" for s in sel.values())
     assert out["brute_force"]["bank_params"]["alpha"] == sel["bank_penalty"]["chosen"]
     chosen = sel["classmap_point"]["chosen"]
+    assert all("difference_se" in q for q in sel["classmap_point"]["scores"])
     picked = out["selected"]
     assert (picked["refine"], picked["p"], picked["reference_penalty"]) == (chosen["refine"], chosen["p"],
                                                                            chosen["reference_penalty"])
@@ -157,3 +176,25 @@ def test_bench_parts_are_disjoint_and_keep_the_test_part_of_bench_split():
     assert sum(len(s) for s in seen) == len(ids) and len(set().union(*seen)) == len(ids)   # disjoint, complete
     _, _, test = split_per_class(ims)                                   # the paper-style 40 / 10 / 10 split
     assert np.array_equal(parts[3].images, test.images)                  # validation never touches the test part
+
+
+def test_v2_shares_v3s_fit_and_predicts_as_a_fresh_v2_fit():
+    bank, (Xtr, ytr), (Xe, ye), (Xt, yt) = structured_problem(C=30, D=12, n_per=6)
+    opt = {**{k: v[0] for k, v in bench.OPTIONS.items()}, "d": 6, "n_triples": 3000}
+    models = bench._fit_refines(bank, Xe, ye, ["v2", "v3"], opt, 0, 8)
+    assert models["v3"].threshold_ is not None and models["v2"].threshold_ is None
+    fresh = bench._fit_boosted(bank, Xe, ye, "v2", opt, 0, 8)
+    assert np.array_equal(models["v2"].reference_, fresh.reference_)
+    np.testing.assert_array_equal(models["v2"].predict(bank, Xt).top_classes, fresh.predict(bank, Xt).top_classes)
+    assert models["v3"].refine == "v3"                                  # the copy did not change the original
+
+
+def test_embedding_examples_add_the_training_part_or_keep_the_held_out_part():
+    Xe, ye = np.zeros((4, 3), np.float32), np.array([0, 0, 1, 1])
+    Xtr, ytr = np.ones((6, 3), np.float32), np.array([0, 1, 0, 1, 0, 1])
+    X, y = bench.embedding_examples("embedding+training", Xe, ye, Xtr, ytr)
+    assert X.shape == (10, 3) and np.array_equal(y, np.r_[ye, ytr])
+    X, y = bench.embedding_examples("embedding", Xe, ye, Xtr, ytr)
+    assert X is Xe and y is ye
+    with pytest.raises(Exception, match="embedding_examples"):
+        bench.embedding_examples("test", Xe, ye, Xtr, ytr)

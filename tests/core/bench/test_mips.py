@@ -79,3 +79,20 @@ def test_refuses_a_bank_without_linear_weights():
         classes_ = np.arange(3)
     with pytest.raises(ConfigError):
         mips_sweep(Rbf(), np.zeros((2, 2)), [0, 1], np.zeros((2, 2)), [0, 1], [1])
+
+
+@pytest.mark.parametrize("kind,settings", [("ivf", (1, 3, 16)), ("hnsw", (10, 20, 40))])
+def test_one_search_per_setting_gives_every_p_what_its_own_search_gives(kind, settings):
+    from classmap_gui.core.bench.mips import _accuracy, _Searches
+
+    bank, X, y = tiny(C=200, D=12, seed=2)
+    index = MipsIndex(kind, bank.coef_, bank.intercept_, nlist=16, m=8)
+    shared = _Searches(X, k_max=10)
+    for v in settings:
+        index.set_search(v)
+        for p in (1, 5, 10):
+            cls, _, ev = index.search(X, p)                       # a search of its own for this p
+            acc, ev_shared = _accuracy(index, shared, y, p, bank.classes_)
+            assert acc == np.mean(bank.classes_[cls[:, 0]] == y)
+            assert ev_shared == pytest.approx(ev.mean())
+    assert len(shared._got) == len(settings)                      # searched once per setting

@@ -7,6 +7,7 @@ import pytest
 import numba as nb
 
 from classmap_gui.core.classify import _batch_kernels as BK
+from classmap_gui.core.classify._batch_kernels import dot2x4
 from classmap_gui.core.classify._lane_dot import dot1, dot4
 from classmap_gui.core.classify.classmap import ClassMap
 
@@ -108,6 +109,22 @@ def test_lane_dots_agree_with_each_other_and_with_float64(D):
     assert abs(one - float(A[1].astype(np.float64) @ B[2])) < 1e-4 * max(1, D)
 
 
+@nb.njit
+def _dots2x4(A, B):
+    return dot2x4(A, 0, 3, B, 1, 2, 0, 3), dot1(A, 3, B, 2)
+
+
+@pytest.mark.parametrize("D", [1, 31, 32, 33, 100])
+def test_two_by_four_lane_dots_are_each_the_one_pair_dot(D):
+    rng = np.random.default_rng(D + 7)
+    A = rng.normal(size=(4, D)).astype(np.float32)
+    B = rng.normal(size=(4, D)).astype(np.float32)
+    eight, single = _dots2x4(A, B)
+    assert eight[5] == single                                   # row 3 of A with row 2 of B, bit for bit
+    ref = np.array([[A[i].astype(np.float64) @ B[j] for j in (1, 2, 0, 3)] for i in (0, 3)]).ravel()
+    np.testing.assert_allclose(eight, ref, atol=1e-4 * max(1, D))
+
+
 def test_group_by_row_inverts_the_candidate_lists():
     rows = np.array([[3, 1, 0], [1, 2, 3]], np.int64)
     refpos = np.array([-1, 0, -1, -1], np.int64)           # classifier 1 is the reference
@@ -164,3 +181,49 @@ def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
     # and the definition: the p smallest weighted L1 distances, ties by class
     ref = np.abs(F[:, None, :] - E[None]) @ alpha
     np.testing.assert_array_equal(cls, np.argsort(ref, axis=1, kind="stable")[:, :p])
+
+
+def test_kth_smallest_and_the_order_free_insert_match_numpy():
+    from classmap_gui.core.classify._topk import kth_smallest_nonneg, topk_insert_lex
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 5, 152, 600):
+        a = (rng.integers(0, 7, size=n) * rng.uniform(0.1, 9)).astype(np.float32)   # many ties, zeros
+        for k in {0, n // 2, n - 1}:
+            assert kth_smallest_nonneg(a, k) == np.sort(a)[k]
+        b = rng.exponential(size=n).astype(np.float32)
+        assert [kth_smallest_nonneg(b, k) for k in range(n)] == np.sort(b).tolist()
+    assert kth_smallest_nonneg(np.array([np.inf, -0.0, 2.0], np.float32), 0) == 0.0
+    assert kth_smallest_nonneg(np.array([np.inf, 1.0, 2.0], np.float32), 2) == np.inf
+    vals = rng.integers(0, 5, size=300).astype(np.float32)
+    order = rng.permutation(300)                                    # offered in any order ...
+    topd, topc = np.empty(12, np.float32), np.empty(12, np.int64)
+    filled = 0
+    for c in order:
+        filled = topk_insert_lex(vals[c], c, filled, 12, topd, topc)
+    ref = np.argsort(vals, kind="stable")[:12]                      # ... the p smallest, ties by class
+    np.testing.assert_array_equal(topc, ref)
+    np.testing.assert_array_equal(topd, vals[ref])
+
+
+def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
+    """Neighbouring class indices close in embedding space (like poses of one shape), so a query's
+    nearest classes are a run of consecutive indices; C not a multiple of the group size; the
+    last queries of the batch not a multiple of four."""
+    from classmap_gui.core.classify import _classmap_kernels as K
+
+    rng = np.random.default_rng(5)
+    C, d, n, p = 2430, 12, 43, 20
+    walk = np.cumsum(rng.normal(scale=0.2, size=(C, d)), axis=0).astype(np.float32)
+    F = (walk[rng.integers(0, C, n)] + rng.normal(scale=0.1, size=(n, d))).astype(np.float32)
+    alpha = rng.uniform(0.2, 1.5, size=d).astype(np.float32)
+    ET = K.transpose_embeddings(walk, alpha)
+    cls = np.empty((n, p), np.int64)
+    dist = np.empty((n, p), np.float32)
+    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
+    acc = K.filter_scratch(d)
+    topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
+    for q in range(n):
+        K.filter_one(F[q], ET, alpha, p, acc, topd, topc)
+        np.testing.assert_array_equal(cls[q], topc)
+        np.testing.assert_array_equal(dist[q], topd)
