@@ -140,7 +140,7 @@ def use_filter_index(cm: ClassMap, index) -> ClassMap:
     ``FILTER_INDEX_THRESHOLD`` classes, where ClassMap uses an index at all (below, its exact scan)."""
     if getattr(index, "n_classes_", None) != cm.n_classes_:
         raise ConfigError("the filter index was built for another set of class embeddings")
-    cm._index_cache = (cm.class_embeddings_, cm.alpha_, index)  # FilterStep's cache: (embeddings, alpha, index)
+    cm.use_filter_index(index)
     return cm
 
 

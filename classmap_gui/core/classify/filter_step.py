@@ -31,6 +31,11 @@ class FilterStep:
             self._index_cache = cached
         return cached[2]
 
+    def use_filter_index(self, index) -> None:
+        """Search with the fitted IVF ``index`` (built on these ``class_embeddings_`` / ``alpha_``, e.g.
+        chosen on validation and saved with the model) until those arrays are replaced."""
+        self._index_cache = (self.class_embeddings_, self.alpha_, index)
+
     def _embeddings_t(self) -> np.ndarray:
         """``class_embeddings_`` alpha-scaled and transposed to ``(d, C)``, the exact filter's layout
         (cached; rebuilt when either array is replaced)."""
