@@ -49,7 +49,7 @@ class SourcePicker(QWidget):
         lay.addWidget(self.combo, 1)
         for b in self.buttons:
             lay.addWidget(b)
-        for demo in demo_videos():
+        for demo in reversed(demo_videos()):  # each add chooses its source: the hand-pose demo ends chosen
             self.add("video", str(demo), label=f"Demo video: {demo.name}")
 
     def current(self):

@@ -50,3 +50,4 @@ def test_both_shipped_demo_videos_are_offered_without_a_camera(qtbot, window):
 
     labels = [window.run.sources.combo.itemText(i) for i in range(window.run.sources.combo.count())]
     assert any(DEMO_VIDEO in t for t in labels) and any(FIND_HAND_VIDEO in t for t in labels), labels
+    assert DEMO_VIDEO in window.run.sources.current_text()  # the hand-pose demo is the one chosen
