@@ -36,11 +36,11 @@ import time
 import numba as nb
 import numpy as np
 
-from ..classify.ann_index import FilterIndex
 from ..classify.filter_exact import (PAD, exact_filter_numpy, pad_columns, scan_batch, scan_top,
                                      scan_top_chunks)
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report
+from .ivf_selection import NPROBE_FRACTIONS, TIE, each_query as _each_query, exact_topp, latency_ms, recall_at_p, select_ivf  # noqa: F401 - the bench's API
 from .scale_real import REAL_D, REAL_OPTIONS
 
 OPTIONS = {
@@ -60,12 +60,8 @@ OPTIONS = {
     "seed": (0, "random seed"),
 }
 OPTIONS.update(REAL_OPTIONS)  # --data hand-pose: real class embeddings (scale_real)
-#: nprobe candidates as fractions of nlist (when --nprobe is not given)
-NPROBE_FRACTIONS = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5)
 #: nlist candidates as multiples of 3.2 sqrt(C) (when --nlist is not given)
 NLIST_FACTORS = (0.5, 1.0, 2.0)
-#: validation latencies within this fraction of the fastest count as equal (then the faster build wins)
-TIE = 0.05
 
 
 def synthetic_embeddings(n_classes: int, d: int = 45, *, n_queries: int = 200, noise: float = 0.3,
@@ -100,24 +96,6 @@ def _classmap_kernel():
     return getattr(K, "_filter_top", None)
 
 
-def _each_query(fn, Q) -> np.ndarray:
-    """Wall-clock seconds of each call ``fn(q)``, ``(len(Q),) float64``."""
-    out = np.empty(len(Q))
-    clock = time.perf_counter
-    for i, q in enumerate(Q):
-        t = clock()
-        fn(q)
-        out[i] = clock() - t
-    return out
-
-
-def latency_ms(rounds: list[np.ndarray]) -> float:
-    """Single-query latency from repeated passes over the same queries: the mean over queries of each
-    query's fastest pass, in ms. A pass in which the scheduler parked us mid-call (on a shared machine
-    most of the spread) then counts for nothing unless it hit that query in every pass."""
-    return float(np.min(np.stack(rounds), axis=0).mean() * 1e3)
-
-
 def _parse_ints(value, flag: str) -> list[int]:
     if value is None or value == "":
         return []
@@ -144,74 +122,6 @@ def _parse_classes(classes) -> list[int]:
     if not out or min(out) < 2:
         raise ConfigError(f"--classes needs class counts >= 2, got {classes!r}")
     return out
-
-
-def recall_at_p(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
-    """Per query, the fraction of the exact top-p ``exact (n, p)`` found in ``got (n, p)``."""
-    return (got[:, :, None] == exact[:, None, :]).any(axis=2).sum(axis=1) / exact.shape[1]
-
-
-def exact_topp(Q: np.ndarray, A: np.ndarray, p: int) -> np.ndarray:
-    """The exact top-p rows ``(n, p) int64`` of scaled queries ``Q`` among scaled rows ``A`` (numba batch)."""
-    cls = np.empty((len(Q), p), np.int64)
-    scan_batch(np.ascontiguousarray(Q), A, p, cls, np.empty((len(Q), p), np.float32))
-    return cls
-
-
-def select_ivf(E, alpha, Fv, exact_v, p: int, *, nlists: list[int], nprobes: list[int] | None, target: float,
-               reranks: list[float], seed: int, should_stop: StopFn = None) -> tuple[FilterIndex, dict]:
-    """Choose ``nlist``, ``rerank`` and ``nprobe`` on validation queries ``Fv (m, d)`` (exact top-p ``exact_v``).
-
-    Per ``(nlist, rerank)``: the smallest ``nprobe`` (candidates ``nprobes``, default
-    ``NPROBE_FRACTIONS`` of nlist) whose mean recall@p reaches ``target`` (else the best recall);
-    then the pair whose pick has the lowest single-query latency on the validation queries
-    (:func:`latency_ms` of 5 passes over up to 200 of them) or, within ``TIE`` of it, the one that
-    builds fastest (latencies that close are noise on a shared machine; build time is not).
-    Returns the chosen index (``nprobe`` and ``rerank`` set) and the ``selection`` record.
-    """
-    candidates, indexes = [], []
-    Fs = Fv[:200]
-    for nlist in nlists:
-        t = time.perf_counter()
-        index = FilterIndex(method="ivf", nlist=nlist, random_state=seed).fit(E, alpha)
-        build_s = time.perf_counter() - t
-        nl = index.lists_.nlist
-        grid = sorted({max(1, min(nl, int(np.ceil(f * nl)))) for f in NPROBE_FRACTIONS} | {nl}) \
-            if nprobes is None else sorted({max(1, min(nl, n)) for n in nprobes})
-        index.search(Fs[:1], p)
-        for rerank in reranks:
-            index.rerank = rerank
-            curve = []
-            for nprobe in grid:
-                index.nprobe = nprobe
-                rec = float(recall_at_p(index.search(Fv, p)[0], exact_v).mean())
-                curve.append({"nprobe": nprobe, "recall_mean": rec})
-                if rec >= target:
-                    break
-                check_stop(should_stop)
-            pick = next((c for c in curve if c["recall_mean"] >= target), max(curve, key=lambda c: c["recall_mean"]))
-            index.nprobe = pick["nprobe"]
-            ms = latency_ms([_each_query(lambda f: index.search(f[None], p), Fs) for _ in range(5)])
-            entry = {"nlist": nl, "rerank": rerank, "nprobe": pick["nprobe"], "recall_mean": pick["recall_mean"],
-                     "index_ms": ms, "build_s": round(build_s, 2), "reaches_target": pick["recall_mean"] >= target,
-                     "nprobe_curve": curve}
-            candidates.append(entry)
-            indexes.append(index)
-            check_stop(should_stop)
-    # the fastest reaching the target; within TIE of it, the one that builds fastest (fewer lists)
-    ok = [i for i, c in enumerate(candidates) if c["reaches_target"]] or list(range(len(candidates)))
-    fastest = min(candidates[i]["index_ms"] for i in ok)
-    pick = min((i for i in ok if candidates[i]["index_ms"] <= (1 + TIE) * fastest),
-               key=lambda i: (candidates[i]["build_s"], candidates[i]["index_ms"]))
-    index, entry = indexes[pick], candidates[pick]
-    index.nprobe, index.rerank = entry["nprobe"], entry["rerank"]
-    selection = {"split": "validation", "queries": int(len(Fv)), "timed_queries": int(len(Fs)), "target_recall": target,
-                 "rule": "per (nlist, rerank) the smallest nprobe with mean recall@p >= target on validation queries; "
-                         "then the pair whose pick is fastest there (single queries; per query the best of 5 passes), "
-                         f"or within {TIE:.0%} of it the one that builds fastest",
-                 "chosen": {"nlist": entry["nlist"], "rerank": entry["rerank"], "nprobe": entry["nprobe"]},
-                 "candidates": candidates}
-    return index, selection
 
 
 def _baselines(E, alpha, F, A, Qa, k, threads: int):

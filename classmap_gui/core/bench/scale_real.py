@@ -18,7 +18,7 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
    evaluations whose answers agree with brute force's on at least ``agreement`` of them. The refitted bank's class embeddings are then
    recomputed for the same references (``ClassMap.update_class_embeddings``).
 4. **index**: ``nlist``, ``rerank`` and ``nprobe`` of the IVF filter index chosen on the validation
-   images' embeddings (``scale.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
+   images' embeddings (``ivf_selection.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
    filter's top p, then the fastest), then built on the final class embeddings.
 5. **test** once on ``test_queries`` test images: brute force (all C classifiers, one blocked GEMM
    over the memory-mapped weights) and ClassMap (``ClassMap.predict``, the call
@@ -120,7 +120,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     from ..data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..parallel import parallel_backend
     from .latency import brute_force_latency, classmap_latency
-    from .scale import exact_topp, recall_at_p, select_ivf
+    from .ivf_selection import exact_topp, recall_at_p, select_ivf
 
     if o.get("data") != "hand-pose":
         raise ConfigError(f"bench scale: --data must be hand-pose (or left out for synthetic), got {o.get('data')!r}")
