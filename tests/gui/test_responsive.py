@@ -103,6 +103,8 @@ def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, d
     with Heartbeat() as hb:
         qtbot.mouseClick(fh.start_btn, Qt.LeftButton)
         qtbot.waitUntil(lambda: fh.frames_shown >= 6, timeout=120000)
+        # on an idle machine the scan outruns the clock: beat for at least a quarter second while it scans
+        qtbot.waitUntil(lambda: len(hb.times) > 25 or fh.stream is None, timeout=10000)
         qtbot.mouseClick(fh.method_btns["brute_force"], Qt.LeftButton)      # switch live
         qtbot.waitUntil(lambda: fh.stream is not None and "brute_force" in fh.stream.rates and fh.frames_shown >= 14,
                         timeout=120000)
