@@ -119,15 +119,10 @@ def auto_params(bank_name: str, bank_params: dict) -> list[str]:
 
 def split_indices(labels: np.ndarray, fractions: list[float], seed: int) -> list[np.ndarray]:
     """Stratified parts of ``len(labels)`` items: ``[rest, part_1, ...]`` (sorted indices), the same split as
-    :meth:`ImageSet.split` with these fractions and seed."""
-    from sklearn.model_selection import train_test_split
+    :meth:`ImageSet.split` with these fractions and seed (:func:`~.data.groups.stratified_split`)."""
+    from .data.groups import stratified_split
 
-    parts, rest, remaining = [], np.arange(len(labels)), 1.0
-    for frac in fractions:
-        rest, part = train_test_split(rest, test_size=frac / remaining, stratify=labels[rest], random_state=seed)
-        parts.append(np.sort(part))
-        remaining -= frac
-    return [np.sort(rest), *parts]
+    return stratified_split(labels, fractions, seed)
 
 
 def validation_split(y: np.ndarray, groups: np.ndarray | None, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def _stratified(labels: np.ndarray, fractions: list[float], seed: int) -> list[np.ndarray]:
+def stratified_split(labels: np.ndarray, fractions: list[float], seed: int) -> list[np.ndarray]:
+    """Stratified parts of ``len(labels)`` items: ``[rest, part_1, ...]`` (sorted indices), the same split as
+    :meth:`ImageSet.split` with these fractions and seed."""
     from sklearn.model_selection import train_test_split
 
     parts, rest, remaining = [], np.arange(len(labels)), 1.0
@@ -49,7 +51,7 @@ def grouped_split(labels: np.ndarray, groups: np.ndarray | None, fractions: list
     labels = np.asarray(labels, np.int64)
     need = 1 + len(fractions)
     if groups is None or len(np.unique(groups)) == len(labels) or not fractions:
-        parts = _stratified(labels, fractions, seed) if fractions else [np.arange(len(labels))]
+        parts = stratified_split(labels, fractions, seed) if fractions else [np.arange(len(labels))]
         return parts, {"by": "image", "groups": int(len(labels)), "too_few": [], "needed": need}
     groups = np.asarray(groups, np.int64)
     ids, glabel, inv = group_labels(labels, groups)

@@ -40,6 +40,20 @@ def _ease(t: float) -> float:
     return t * t * (3.0 - 2.0 * t)
 
 
+def _timeline(keys, n_hold: int, n_move: int) -> list:
+    """``(params, angles, label)`` per frame: each key pose held ``n_hold`` frames, then ``n_move``
+    eased in-between frames (label None) to the next."""
+    timeline = []
+    for i, (pa, aa, lab) in enumerate(keys):
+        timeline += [(pa, aa, lab)] * n_hold
+        if i + 1 < len(keys):
+            pb, ab, _ = keys[i + 1]
+            for k in range(1, n_move + 1):
+                t = _ease(k / (n_move + 1))
+                timeline.append((pa + t * (pb - pa), aa + t * (ab - aa), None))
+    return timeline
+
+
 def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: float = 0.8, move: float = 0.5,
                 fill: float | None = None, seed: int = 0):
     """Yield ``(frame, label)``: ``(h, w, 3)`` uint8 RGB frames and the key pose shown (None while moving)."""
@@ -53,14 +67,7 @@ def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: flo
     pan = (0.0, float(scene.shape[1] - w))
     keys = [(shape_pose(s), np.array([y, p, r], np.float64), (s, y, p, r)) for s, y, p, r in KEY_POSES]
     skin = np.array([214, 160, 122], np.float32)
-    timeline = []  # (params, angles, label) per frame
-    for i, (pa, aa, lab) in enumerate(keys):
-        timeline += [(pa, aa, lab)] * n_hold
-        if i + 1 < len(keys):
-            pb, ab, _ = keys[i + 1]
-            for k in range(1, n_move + 1):
-                t = _ease(k / (n_move + 1))
-                timeline.append((pa + t * (pb - pa), aa + t * (ab - aa), None))
+    timeline = _timeline(keys, n_hold, n_move)  # (params, angles, label) per frame
     n = len(timeline)
     for f, (params, ang, lab) in enumerate(timeline):
         x0 = int(pan[0] + (pan[1] - pan[0]) * f / max(1, n - 1))
@@ -93,14 +100,7 @@ def find_hand_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold
     scene = clutter_scene(rng, h, w)
     n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
     keys = [(shape_pose(s), np.array([y, p, r], np.float64), (s, y, p, r)) for s, y, p, r in poses]
-    timeline = []
-    for i, (pa, aa, lab) in enumerate(keys):
-        timeline += [(pa, aa, lab)] * n_hold
-        if i + 1 < len(keys):
-            pb, ab, _ = keys[i + 1]
-            for k in range(1, n_move + 1):
-                t = _ease(k / (n_move + 1))
-                timeline.append((pa + t * (pb - pa), aa + t * (ab - aa), None))
+    timeline = _timeline(keys, n_hold, n_move)
     n = len(timeline)
     short = min(h, w)
     lo, hi = FIND_HAND_SIDES
