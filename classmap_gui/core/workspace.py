@@ -10,6 +10,7 @@ built-in set that nobody edited has nothing to lose (``dirty`` False, although i
 """
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -53,6 +54,7 @@ class Workspace:
         self.data_version = 0
         self.trained_on_version = -1
         self.capture_root: Path | None = None
+        self.unpacked: Path | None = None  # a temporary folder this project owns (an archive's captures)
         self.runs = RunLog()  # every training run of this project (records, and the newest runs' models)
 
     # ------------------------------------------------------------------ notes
@@ -66,8 +68,16 @@ class Workspace:
 
     # ------------------------------------------------------------------ whole-project changes
     def reset(self, imageset: ImageSet | None = None, *, recogniser=None, report=None, settings=None,
-              path: str | Path | None = None, captures_dir: str | Path | None = None, runs: RunLog | None = None) -> None:
-        """Replace everything (new, opened or imported project); nothing is unsaved afterwards."""
+              path: str | Path | None = None, captures_dir: str | Path | None = None, runs: RunLog | None = None,
+              unpacked: str | Path | None = None) -> None:
+        """Replace everything (new, opened or imported project); nothing is unsaved afterwards.
+
+        ``unpacked``: a temporary folder the new project owns (where an opened archive's captures were
+        unpacked); it is deleted when this project is replaced in turn, or on :meth:`close`."""
+        owned = Path(unpacked) if unpacked else None
+        if self.unpacked != owned:
+            self.close()
+        self.unpacked = owned
         self.runs = runs if runs is not None else RunLog()
         self.imageset = imageset
         self.recogniser, self.report, self.split = recogniser, report, None
@@ -78,6 +88,13 @@ class Workspace:
         self.trained_on_version = self.data_version if recogniser is not None else -1
         self.dirty = False
         self._note(DATASET, MODEL, STATE)
+
+    def close(self) -> None:
+        """The project is being put away (replaced, or the app quits after the person kept or discarded its
+        changes): delete the temporary folder it owns, if any."""
+        if self.unpacked is not None:
+            shutil.rmtree(self.unpacked, ignore_errors=True)
+            self.unpacked = None
 
     def new_project(self, size: tuple[int, int], *, colour: bool = False, name: str = "") -> None:
         """An empty project whose images will be ``size`` (h, w), grey unless ``colour``."""

@@ -259,19 +259,34 @@ class MainWindow(QMainWindow):
                 return False
             if Path(path).name == "project.json":
                 path = str(Path(path).parent)
+        import shutil  # noqa: PLC0415
         import tempfile  # noqa: PLC0415
+        # an archive's captures are unpacked to a folder the project owns until it is replaced or closed
         captures_to = Path(tempfile.mkdtemp(prefix="classmap-captures-")) if str(path).endswith(".cmproj") else None
+
+        def drop(*_):
+            if captures_to is not None:
+                shutil.rmtree(captures_to, ignore_errors=True)
 
         def done(data):
             self.run.stop()
+            if data.captures_dir is None:  # the archive had no captures
+                drop()
             self.project.reset(data.imageset, recogniser=data.recogniser, settings=data.settings,
-                               path=data.path or path, captures_dir=data.captures_dir, runs=data.runs)
+                               path=data.path or path, captures_dir=data.captures_dir, runs=data.runs,
+                               unpacked=data.captures_dir)
             self._recent_add(data.path or path)
             self.project.message.emit(f"opened {path}")
-        return self.runner.run(f"Opening {Path(path).name}",
+        task = self.runner.run(f"Opening {Path(path).name}",
                                lambda progress, should_stop: projectio.load(path, captures_to=captures_to,
                                                                             progress=progress,
-                                                                            should_stop=should_stop), done)
+                                                                            should_stop=should_stop),
+                               done, on_error=drop)
+        if task is None:
+            drop()
+        else:
+            task.cancelled.connect(drop)
+        return task
 
     def open_model(self, path: str | None = None) -> bool:
         """File > Open model: a saved recogniser folder (``model.json``; e.g. one ``classmap train --out`` or
@@ -372,4 +387,5 @@ class MainWindow(QMainWindow):
         self.dataset.capture.shutdown()
         if not self.project.dirty:  # saved (or nothing to save): no autosave should greet the next start
             self._discard_autosaves(self.project.path)
+        self.project.close()
         super().closeEvent(event)

@@ -70,3 +70,16 @@ def test_restore_run_puts_back_model_and_settings_and_refuses_what_it_cannot():
     ws.add_class("extra")
     with pytest.raises(DataError, match="other classes"):
         ws.restore_run(2)
+
+
+def test_an_owned_temporary_folder_goes_when_the_project_is_replaced_not_before(tmp_path):
+    ws, _ = _ws(tmp_path)
+    owned = tmp_path / "unpacked"
+    (owned / "fist").mkdir(parents=True)
+    ims = ImageSet(np.zeros((2, 8, 8), np.uint8), [0, 0], ["fist"], name="demo")
+    ws.reset(ims, captures_dir=owned, unpacked=owned)
+    ws.reset(ims, captures_dir=owned, unpacked=owned)  # the same project again keeps its folder
+    assert owned.is_dir() and ws.capture_dir(0) == owned / "fist"
+    ws.reset(ims)
+    assert not owned.exists() and ws.unpacked is None
+    ws.close()  # nothing owned: nothing to do

@@ -105,7 +105,8 @@ def _window(qtbot):
     from classmap_gui.gui.mainwindow import MainWindow
 
     win = MainWindow()
-    qtbot.addWidget(win)
+    # a failed step can leave unsaved work: the closing at teardown must not wait on "discard changes?"
+    qtbot.addWidget(win, before_close_func=lambda w: w.setProperty("no_confirm", True))
     win.show()
     qtbot.waitExposed(win)
     return win
