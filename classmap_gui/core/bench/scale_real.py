@@ -62,13 +62,16 @@ REAL_OPTIONS = {
     "cache_dir": (None, "hand-pose: folder for the memory-mapped images, features and weights (never the repo)"),
     "penalties": ("300,1000,3000,10000", "hand-pose: ridge penalty candidates, chosen on validation"),
     "p_candidates": ("10,20,40,80,160,320,640", "hand-pose: ClassMap p candidates, chosen on validation"),
+    "d_candidates": ("", "hand-pose: reference-classifier counts (d) chosen on validation with p (default: --d)"),
     "class_embeddings": ("embedding,all", "hand-pose: candidates for the images a class embedding summarises, chosen "
                          "on validation with p: 'embedding' (medians over the 2 embedding images) or 'all' (means over "
                          "the embedding images and the bank's training images: fit on validation, fit + validation "
                          "at the end)"),
     "p_rule": ("lost", "hand-pose: how p is chosen on validation: 'lost' (fewest evaluations for which the images "
                "brute force gets right and ClassMap wrong are at most lost_margin points of them) or 'agreement' "
-               "(fewest evaluations agreeing with brute force on >= agreement of the images)"),
+               "(fewest evaluations agreeing with brute force on >= agreement of the images) or 'accuracy' (fewest "
+               "evaluations whose validation accuracy, and that of every larger p of the same embedding, is at "
+               "least brute force's - lost_margin / 2 points)"),
     "lost_margin": (1.0, "hand-pose: p_rule=lost: points of validation images ClassMap may lose of brute force's "
                     "correct answers (its gains, right where brute force is wrong, are not counted)"),
     "filter": ("hnsw", "hand-pose: the filter index, tuned on validation: hnsw (graph, faiss METRIC_L1) or ivf"),
@@ -148,11 +151,14 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     penalties, p_cands = _floats(o["penalties"]), sorted(int(v) for v in _floats(o["p_candidates"]))
     if not penalties or not p_cands or min(penalties) <= 0 or min(p_cands) < 1:
         raise ConfigError("penalties must be positive and p_candidates >= 1")
+    d_cands = sorted({int(v) for v in _floats(o["d_candidates"])}) if o.get("d_candidates") else [d]
+    if min(d_cands) < 1:
+        raise ConfigError(f"d_candidates must be positive, got {o['d_candidates']!r}")
     emb_cands = [v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()]
     if not emb_cands or any(v not in ("embedding", "all") for v in emb_cands):
         raise ConfigError(f"class_embeddings must list 'embedding' and/or 'all', got {o['class_embeddings']!r}")
     p_rule, filt = str(o["p_rule"]), str(o["filter"])
-    if p_rule not in ("agreement", "lost") or filt not in ("hnsw", "ivf"):
+    if p_rule not in ("agreement", "lost", "accuracy") or filt not in ("hnsw", "ivf"):
         raise ConfigError(f"p_rule must be lost or agreement and filter hnsw or ivf, got {p_rule!r}, {filt!r}")
     load_start = list(os.getloadavg())
     t_all = time.perf_counter()
@@ -203,25 +209,27 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     big = C >= FILTER_INDEX_THRESHOLD
     bf_val = val_acc[alpha]
     curve, models, embeds = [], {}, {}
-    for fi, f in enumerate(factors):
+    fits = [(f, dd) for f in factors for dd in d_cands]
+    for fi, (f, dd) in enumerate(fits):
         rows_of = None if f == 1 else (lambda r, a=alpha * f, fit=path: fit.weight_rows(a, r))
-        cm = fit_classmap_sampled(bank_val, Xe, ye, d=d, p=max(p_cands), n_candidates=int(o["n_candidates"]),
+        cm = fit_classmap_sampled(bank_val, Xe, ye, d=dd, p=max(p_cands), n_candidates=int(o["n_candidates"]),
                                   n_triples=int(o["n_triples"]), reference_rows=rows_of, hard=hard, random_state=seed,
-                                  progress=sub_progress(progress, 0.4 + 0.2 * fi / len(factors),
-                                                        0.4 + 0.2 * (fi + 1) / len(factors)), should_stop=should_stop)
-        models[f], medians = cm, cm.class_embeddings_
+                                  progress=sub_progress(progress, 0.4 + 0.2 * fi / len(fits),
+                                                        0.4 + 0.2 * (fi + 1) / len(fits)), should_stop=should_stop)
+        models[(f, dd)], medians = cm, cm.class_embeddings_
         for v in emb_cands:
             if v == "all":  # the fit images (the validation bank's training) join the embedding images
                 set_mean_class_embeddings(cm, bank_val, _chunks(fpath, data, fit_rows, [(Xe, ye)]))
             else:
                 cm.class_embeddings_ = medians
-            embeds[(f, v)] = cm.class_embeddings_
+            embeds[(f, dd, v)] = cm.class_embeddings_
             if big:
                 use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
             for p in p_cands:
                 cm.set_params(p=min(p, C))
                 pr = cm.predict(bank_val, Xv, top=1)
-                curve.append({"reference_penalty": f, "class_embeddings": v, "p": p,
+                curve.append({"reference_penalty": f, "d_requested": dd, "d": int(len(cm.reference_)),
+                              "class_embeddings": v, "p": p,
                               "accuracy": float(np.mean(pr.labels == yv)),
                               "agreement": float(np.mean(pr.labels == bf_val_pred)),
                               "lost": float(np.mean((pr.labels != yv) & (bf_val_pred == yv))),
@@ -230,18 +238,18 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     # v2 answers as brute force whenever brute force's class is among the p candidates: agreement on
     # validation bounds the accuracy ClassMap can lose (a gap in accuracy alone is noisier, and can be
     # negative by luck on a validation part)
-    best, rule = _choose_p(curve, p_rule, agree, float(o["lost_margin"]) / 100)
-    p, factor, emb_kind = best["p"], best["reference_penalty"], best["class_embeddings"]
-    cm = models[factor]
-    cm.class_embeddings_ = embeds[(factor, emb_kind)]
+    best, rule = _choose_p(curve, p_rule, agree, float(o["lost_margin"]) / 100, bf_val)
+    p, factor, emb_kind, d = best["p"], best["reference_penalty"], best["class_embeddings"], best["d_requested"]
+    cm = models[(factor, d)]
+    cm.class_embeddings_ = embeds[(factor, d, emb_kind)]
     del models, embeds
     seconds["embedding"] = time.perf_counter() - t
-    sel_p = selection({"p": p, "reference_penalty": factor, "class_embeddings": emb_kind},
-                      [{"p": q, "reference_penalty": f, "class_embeddings": v} for f in factors for v in emb_cands
-                       for q in p_cands], curve,
+    sel_p = selection({"p": p, "reference_penalty": factor, "class_embeddings": emb_kind, "d_requested": d},
+                      [{"p": q, "reference_penalty": f, "class_embeddings": v, "d_requested": dd} for f, dd in fits
+                       for v in emb_cands for q in p_cands], curve,
                       by="ClassMap's accuracy and agreement with brute force on validation (exact filter) and "
                          "evaluations", rule=rule,
-                      parameter="classmap.p, classmap.reference_penalty, class_embeddings",
+                      parameter="classmap.p, classmap.reference_penalty, class_embeddings, d",
                       brute_force_accuracy=bf_val, queries=len(vq))
     refs = cm.reference_
     if cm.reference_coef_ is not None:
@@ -376,14 +384,29 @@ def _chunks(fpath: Path, data, rows: np.ndarray, first=(), chunk: int = 32768):
         yield read_rows(fpath, r), data.labels(r)
 
 
-def _choose_p(curve: list[dict], rule: str, agree: float, margin: float) -> tuple[dict, str]:
+def _choose_p(curve: list[dict], rule: str, agree: float, margin: float, bf_val: float = 0.0) -> tuple[dict, str]:
     """The chosen entry of the validation ``curve`` and the rule's wording (``p_rule``: see REAL_OPTIONS).
 
     ``lost`` bounds what ClassMap can lose against brute force: the share of images brute force gets right and
-    ClassMap wrong (ClassMap's gains, right where brute force is wrong, are slack it is not credited with)."""
+    ClassMap wrong (ClassMap's gains, right where brute force is wrong, are slack it is not credited with).
+    ``accuracy`` credits the gains: validation accuracy (of this p and every larger one, so a lucky dip does
+    not decide) at least brute force's ``bf_val`` minus half the margin (the other half for the test part
+    and the refitted, sharper bank)."""
     text = (f"fewest evaluations whose answers agree with brute force's on >= {agree:.3f} of the validation images, "
             "else the highest agreement")
-    if rule == "lost":
+    if rule == "accuracy":
+        groups: dict = {}
+        for c in curve:
+            groups.setdefault(tuple(c[k] for k in c if k in ("reference_penalty", "d_requested", "class_embeddings")),
+                              []).append(c)
+        ok = [c for g in groups.values() for c in g
+              if all(e["accuracy"] >= bf_val - margin / 2 - 1e-12 for e in g if e["p"] >= c["p"])]
+        text2 = (f"fewest evaluations whose validation accuracy, and that of every larger p of the same embedding, is "
+                 f">= brute force's ({100 * bf_val:.1f} %) - {50 * margin:.2f} points")
+        if ok:
+            return min(ok, key=lambda c: (c["evaluations"], -c["accuracy"])), text2
+        text = text2 + "; none did, so: " + text
+    elif rule == "lost":
         ok = [c for c in curve if c["lost"] <= margin + 1e-12]
         text2 = (f"fewest evaluations for which the validation images brute force gets right and ClassMap wrong are "
                  f"<= {100 * margin:.2f} % of them")

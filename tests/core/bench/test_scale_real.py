@@ -47,7 +47,7 @@ def test_every_choice_is_made_on_validation(result):
     fits = [c for c in sel["p"]["scores"] if c["lost"] <= 0.01]
     if fits:  # the cheapest choice losing at most 1 % of the validation images brute force got right
         want = min(fits, key=lambda c: (c["evaluations"], c["lost"]))
-        assert chosen == {k: want[k] for k in ("p", "reference_penalty", "class_embeddings")}
+        assert chosen == {k: want[k] for k in ("p", "reference_penalty", "class_embeddings", "d_requested")}
     # the graph index's beam: the smallest reaching recall 0.99 of the exact filter on validation
     idx = sel["index"]
     assert idx["method"] == "hnsw" and idx["chosen"]["ef_search"] == idx["ef_curve"][-1]["ef_search"]
