@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from ..classify.filter_graph import GraphFilterIndex
 from ..progress import StopFn, check_stop
 from .ivf_selection import each_query, latency_ms, recall_at_p

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from classmap_gui.core.bench import scale
-from classmap_gui.core.bench.scale_real import TEST, _choose_p, read_rows
+from classmap_gui.core.bench.p_selection import choose_p as _choose_p
+from classmap_gui.core.bench.scale_real import TEST, read_rows
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.errors import ConfigError
 from classmap_gui.core.recogniser import Recogniser
@@ -62,6 +63,12 @@ def test_p_is_the_cheapest_within_the_loss_bound_else_the_best_agreement():
     assert _choose_p(curve, "agreement", 0.99, 0.01)[0]["p"] == 80
     best, rule = _choose_p(curve, "lost", 0.999, 0.0001)  # nothing within the bound or the agreement: best agreement
     assert best["p"] == 80 and "none did" in rule
+    # 'accuracy' credits ClassMap's gains, but every larger p of the same embedding must hold too
+    for c, acc in zip(curve, [0.40, 0.52, 0.515, 0.53, 0.52]):
+        c["accuracy"] = acc
+    assert _choose_p(curve, "accuracy", 0.99, 0.01, 0.52)[0]["p"] == 10  # 'all' p=10 (0.515 >= 0.515), 20, 80 hold
+    curve[4]["accuracy"] = 0.50  # 'all' p=80 falls below: no 'all' p holds; 'embedding' p=40 does
+    assert _choose_p(curve, "accuracy", 0.99, 0.01, 0.52)[0]["p"] == 40
 
 
 def test_the_saved_model_answers_as_the_bench_measured(result):
