@@ -13,7 +13,9 @@ by recall@p against the exact filter.
 :class:`GraphFilterIndex` has the search interface of :class:`~.ann_index.FilterIndex`, so
 ``ClassMap.use_filter_index`` takes either. :meth:`GraphFilterIndex.to_state` /
 :meth:`GraphFilterIndex.from_state` give the graph as plain arrays (faiss's own serialisation, a
-``uint8`` buffer parsed by faiss, no pickle) for a saved model.
+``uint8`` buffer parsed by faiss, no pickle) for a saved model. faiss is an optional dependency
+(``faiss-cpu``): without it building or restoring a graph raises ``ConfigError`` and a loaded model
+falls back to the IVF index (``classmap_sampled.restore_filter_index`` returns False).
 """
 from __future__ import annotations
 
@@ -23,8 +25,11 @@ from ..errors import ConfigError, NotFittedError
 
 
 def _faiss():
-    import faiss
-
+    try:
+        import faiss
+    except ImportError:
+        raise ConfigError("the graph filter index needs faiss (pip install faiss-cpu); without it ClassMap "
+                          "uses its IVF index") from None
     return faiss
 
 

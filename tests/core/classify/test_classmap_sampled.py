@@ -91,7 +91,7 @@ def test_class_embeddings_from_more_images_are_their_mean_outputs_and_find_the_c
         set_mean_class_embeddings(cm, bank, iter([extra]))
 
 
-def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path):
+def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path, monkeypatch):
     bank, _, Xe, ye, Xt, _ = problem
     cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=20, n_candidates=60, n_triples=5000, n_hard_examples=100)
     index = GraphFilterIndex(m=8, ef_search=50).fit(cm.class_embeddings_, cm.alpha_)
@@ -105,3 +105,8 @@ def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem,
     assert np.array_equal(restored.search(F, 20)[0], index.search(F, 20)[0])
     back.classmap.class_embeddings_ = back.classmap.class_embeddings_ + 1
     assert not restore_filter_index(back.classmap)
+    # without faiss the saved graph is skipped (the model falls back to its IVF index) instead of failing to load
+    monkeypatch.setitem(__import__("sys").modules, "faiss", None)
+    plain = Recogniser.load(tmp_path / "g")
+    assert plain.classmap.__dict__.get("_index_cache") is None
+    assert plain.predict_features(Xt[:5], top=1).labels.shape == (5,)
