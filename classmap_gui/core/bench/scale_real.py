@@ -45,6 +45,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .common import cache_key, selection
+from .p_selection import choose_p
 
 #: positions within each class's 8 images
 FIT, VALIDATION, EMBEDDING, TEST = (0, 1, 2), (3,), (4, 5), (6, 7)
@@ -61,7 +62,22 @@ REAL_OPTIONS = {
                 "(a 2-worker local cluster)"),
     "cache_dir": (None, "hand-pose: folder for the memory-mapped images, features and weights (never the repo)"),
     "penalties": ("300,1000,3000,10000", "hand-pose: ridge penalty candidates, chosen on validation"),
-    "p_candidates": ("20,40,80,160,320,640", "hand-pose: ClassMap p candidates, chosen on validation"),
+    "p_candidates": ("10,20,40,80,160,320,640", "hand-pose: ClassMap p candidates, chosen on validation"),
+    "d_candidates": ("", "hand-pose: reference-classifier counts (d) chosen on validation with p (default: --d)"),
+    "class_embeddings": ("embedding,all", "hand-pose: candidates for the images a class embedding summarises, chosen "
+                         "on validation with p: 'embedding' (medians over the 2 embedding images) or 'all' (means over "
+                         "the embedding images and the bank's training images: fit on validation, fit + validation "
+                         "at the end)"),
+    "p_rule": ("lost", "hand-pose: how p is chosen on validation: 'lost' (fewest evaluations for which the images "
+               "brute force gets right and ClassMap wrong are at most lost_margin points of them) or 'agreement' "
+               "(fewest evaluations agreeing with brute force on >= agreement of the images) or 'accuracy' (fewest "
+               "evaluations whose validation accuracy, and that of every larger p of the same embedding, is at "
+               "least brute force's - lost_margin / 2 points)"),
+    "lost_margin": (1.0, "hand-pose: p_rule=lost: points of validation images ClassMap may lose of brute force's "
+                    "correct answers (its gains, right where brute force is wrong, are not counted)"),
+    "filter": ("hnsw", "hand-pose: the filter index, tuned on validation: hnsw (graph, faiss METRIC_L1) or ivf"),
+    "hnsw_m": (32, "hand-pose: HNSW links per class embedding"),
+    "hnsw_ef_construction": (80, "hand-pose: HNSW build beam"),
     "reference_penalties": ("10", "hand-pose: reference-bank penalty factors (x the bank's; 1 = the bank's own "
                             "classifiers), chosen on validation with p"),
     "agreement": (0.99, "hand-pose: chosen p = fewest evaluations whose answers agree with brute force's on at "
@@ -114,12 +130,14 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     selections (see the module docstring)."""
     from ..classify.ann_index import FilterIndex
     from ..classify.classmap import FILTER_INDEX_THRESHOLD
+    from ..classify.filter_graph import GraphFilterIndex
     from ..classify.classmap_sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
-                                             use_filter_index)
+                                             keep_graph_index, set_mean_class_embeddings, use_filter_index)
     from ..classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
     from ..data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..parallel import parallel_backend
     from .latency import brute_force_latency, classmap_latency
+    from .graph_selection import select_graph
     from .ivf_selection import exact_topp, recall_at_p, select_ivf
 
     if o.get("data") != "hand-pose":
@@ -134,6 +152,15 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     penalties, p_cands = _floats(o["penalties"]), sorted(int(v) for v in _floats(o["p_candidates"]))
     if not penalties or not p_cands or min(penalties) <= 0 or min(p_cands) < 1:
         raise ConfigError("penalties must be positive and p_candidates >= 1")
+    d_cands = sorted({int(v) for v in _floats(o["d_candidates"])}) if o.get("d_candidates") else [d]
+    if min(d_cands) < 1:
+        raise ConfigError(f"d_candidates must be positive, got {o['d_candidates']!r}")
+    emb_cands = [v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()]
+    if not emb_cands or any(v not in ("embedding", "all") for v in emb_cands):
+        raise ConfigError(f"class_embeddings must list 'embedding' and/or 'all', got {o['class_embeddings']!r}")
+    p_rule, filt = str(o["p_rule"]), str(o["filter"])
+    if p_rule not in ("agreement", "lost", "accuracy") or filt not in ("hnsw", "ivf"):
+        raise ConfigError(f"p_rule must be lost or agreement and filter hnsw or ivf, got {p_rule!r}, {filt!r}")
     load_start = list(os.getloadavg())
     t_all = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -182,37 +209,48 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     factors = _floats(o["reference_penalties"])
     big = C >= FILTER_INDEX_THRESHOLD
     bf_val = val_acc[alpha]
-    curve, models = [], {}
-    for fi, f in enumerate(factors):
+    curve, models, embeds = [], {}, {}
+    fits = [(f, dd) for f in factors for dd in d_cands]
+    for fi, (f, dd) in enumerate(fits):
         rows_of = None if f == 1 else (lambda r, a=alpha * f, fit=path: fit.weight_rows(a, r))
-        cm = fit_classmap_sampled(bank_val, Xe, ye, d=d, p=max(p_cands), n_candidates=int(o["n_candidates"]),
+        cm = fit_classmap_sampled(bank_val, Xe, ye, d=dd, p=max(p_cands), n_candidates=int(o["n_candidates"]),
                                   n_triples=int(o["n_triples"]), reference_rows=rows_of, hard=hard, random_state=seed,
-                                  progress=sub_progress(progress, 0.4 + 0.2 * fi / len(factors),
-                                                        0.4 + 0.2 * (fi + 1) / len(factors)), should_stop=should_stop)
-        if big:
-            use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
-        models[f] = cm
-        for p in p_cands:
-            cm.set_params(p=min(p, C))
-            pr = cm.predict(bank_val, Xv, top=1)
-            curve.append({"reference_penalty": f, "p": p, "accuracy": float(np.mean(pr.labels == yv)),
-                          "agreement": float(np.mean(pr.labels == bf_val_pred)),
-                          "evaluations": float(pr.evaluations.mean())})
-            check_stop(should_stop)
+                                  progress=sub_progress(progress, 0.4 + 0.2 * fi / len(fits),
+                                                        0.4 + 0.2 * (fi + 1) / len(fits)), should_stop=should_stop)
+        models[(f, dd)], medians = cm, cm.class_embeddings_
+        for v in emb_cands:
+            if v == "all":  # the fit images (the validation bank's training) join the embedding images
+                set_mean_class_embeddings(cm, bank_val, _chunks(fpath, data, fit_rows, [(Xe, ye)]))
+            else:
+                cm.class_embeddings_ = medians
+            embeds[(f, dd, v)] = cm.class_embeddings_
+            if big:
+                use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
+            for p in p_cands:
+                cm.set_params(p=min(p, C))
+                pr = cm.predict(bank_val, Xv, top=1)
+                curve.append({"reference_penalty": f, "d_requested": dd, "d": int(len(cm.reference_)),
+                              "class_embeddings": v, "p": p,
+                              "accuracy": float(np.mean(pr.labels == yv)),
+                              "agreement": float(np.mean(pr.labels == bf_val_pred)),
+                              "lost": float(np.mean((pr.labels != yv) & (bf_val_pred == yv))),
+                              "evaluations": float(pr.evaluations.mean())})
+                check_stop(should_stop)
     # v2 answers as brute force whenever brute force's class is among the p candidates: agreement on
     # validation bounds the accuracy ClassMap can lose (a gap in accuracy alone is noisier, and can be
     # negative by luck on a validation part)
-    ok = [c for c in curve if c["agreement"] >= agree] or [max(curve, key=lambda c: c["agreement"])]
-    best = min(ok, key=lambda c: (c["evaluations"], -c["agreement"]))
-    p, factor = best["p"], best["reference_penalty"]
-    cm = models[factor]
-    del models
+    best, rule = choose_p(curve, p_rule, agree, float(o["lost_margin"]) / 100, bf_val)
+    p, factor, emb_kind, d = best["p"], best["reference_penalty"], best["class_embeddings"], best["d_requested"]
+    cm = models[(factor, d)]
+    cm.class_embeddings_ = embeds[(factor, d, emb_kind)]
+    del models, embeds
     seconds["embedding"] = time.perf_counter() - t
-    sel_p = selection({"p": p, "reference_penalty": factor}, [{"p": q, "reference_penalty": f} for f in factors
-                                                               for q in p_cands], curve,
-                      by="ClassMap's agreement with brute force on validation (exact filter) and evaluations",
-                      rule=f"fewest evaluations whose answers agree with brute force's on >= {agree:.3f} of the "
-                           "validation images, else the highest agreement", parameter="classmap.p, classmap.reference_penalty",
+    sel_p = selection({"p": p, "reference_penalty": factor, "class_embeddings": emb_kind, "d_requested": d},
+                      [{"p": q, "reference_penalty": f, "class_embeddings": v, "d_requested": dd} for f, dd in fits
+                       for v in emb_cands for q in p_cands], curve,
+                      by="ClassMap's accuracy and agreement with brute force on validation (exact filter) and "
+                         "evaluations", rule=rule,
+                      parameter="classmap.p, classmap.reference_penalty, class_embeddings, d",
                       brute_force_accuracy=bf_val, queries=len(vq))
     refs = cm.reference_
     if cm.reference_coef_ is not None:
@@ -244,20 +282,37 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     A = np.ascontiguousarray(cm.class_embeddings_ * cm.alpha_)
     k = min(p, C)
     exact_v = exact_topp(Fv * cm.alpha_, A, k)
-    nlists = sorted({max(1, int(round(f * 3.2 * np.sqrt(C)))) for f in (0.5, 1.0, 2.0)})
-    _, sel_index = select_ivf(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, nlists=nlists, nprobes=None,
-                              target=float(o["target_recall"]), reranks=_floats(o["rerank"]), seed=seed,
-                              should_stop=should_stop)
+    if filt == "hnsw":
+        _, sel_index = select_graph(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, target=float(o["target_recall"]),
+                                    m=int(o["hnsw_m"]), ef_construction=int(o["hnsw_ef_construction"]),
+                                    should_stop=should_stop)
+    else:
+        nlists = sorted({max(1, int(round(f * 3.2 * np.sqrt(C)))) for f in (0.5, 1.0, 2.0)})
+        _, sel_index = select_ivf(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, nlists=nlists, nprobes=None,
+                                  target=float(o["target_recall"]), reranks=_floats(o["rerank"]), seed=seed,
+                                  should_stop=should_stop)
     chosen = sel_index["chosen"]
     seconds["index_selection"] = time.perf_counter() - t_sel
     del A
-    cm.update_class_embeddings(bank, Xe, ye)
+    t = time.perf_counter()
+    if emb_kind == "all":  # every training image (fit + validation) joins the embedding images
+        set_mean_class_embeddings(cm, bank, _chunks(fpath, data, np.sort(np.concatenate([fit_rows, val_rows])),
+                                                    [(Xe, ye)]))
+    else:
+        cm.update_class_embeddings(bank, Xe, ye)
+    seconds["embedding"] += time.perf_counter() - t
     cm.set_params(p=k)
     t = time.perf_counter()
-    index = FilterIndex(method="ivf", nlist=chosen["nlist"], nprobe=chosen["nprobe"], rerank=chosen["rerank"],
-                        random_state=seed).fit(cm.class_embeddings_, cm.alpha_)
-    if big:
-        keep_filter_index(cm, index)  # used now, and saved with the model
+    if filt == "hnsw":
+        index = GraphFilterIndex(m=chosen["m"], ef_construction=chosen["ef_construction"],
+                                 ef_search=chosen["ef_search"]).fit(cm.class_embeddings_, cm.alpha_)
+        if big:
+            keep_graph_index(cm, index)
+    else:
+        index = FilterIndex(method="ivf", nlist=chosen["nlist"], nprobe=chosen["nprobe"], rerank=chosen["rerank"],
+                            random_state=seed).fit(cm.class_embeddings_, cm.alpha_)
+        if big:
+            keep_filter_index(cm, index)  # used now, and saved with the model
     seconds["index"] = time.perf_counter() - t
     del Xe
     report(progress, 0.75, "test")
@@ -288,9 +343,12 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     classmap = {**_scores([names[i] for i in pr.labels], true_names, pr.labels, yt),
                 "evaluations": float(pr.evaluations.mean()), "latency_single_ms": cm_single,
                 "latency_batch_ms": cm_batch, "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
-                "filter": "ivf" if big else "exact (ClassMap uses its index from "
-                                             f"{FILTER_INDEX_THRESHOLD} classes)",
-                "nlist": int(index.lists_.nlist), "nprobe": int(index.nprobe_for(k)), "rerank": float(index.rerank),
+                "class_embeddings": emb_kind,
+                "filter": filt if big else "exact (ClassMap uses its index from "
+                                           f"{FILTER_INDEX_THRESHOLD} classes)",
+                **({"hnsw_m": int(index.m), "ef_search": int(index.ef_search)} if filt == "hnsw" else
+                   {"nlist": int(index.lists_.nlist), "nprobe": int(index.nprobe_for(k)),
+                    "rerank": float(index.rerank)}),
                 "recall_at_p": {"mean": float(rec.mean()), "min": float(rec.min())}}
     if o.get("save_model"):
         t = time.perf_counter()
@@ -317,6 +375,14 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     }
     sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
     return {"real": real, "selection": sels}
+
+
+def _chunks(fpath: Path, data, rows: np.ndarray, first=(), chunk: int = 32768):
+    """``(X, y)`` pairs: those in ``first``, then ``rows`` of the feature file read ``chunk`` at a time."""
+    yield from first
+    for a in range(0, len(rows), chunk):
+        r = rows[a:a + chunk]
+        yield read_rows(fpath, r), data.labels(r)
 
 
 def _save_model(path, bank, cm, names, chosen: dict, figures: dict) -> None:

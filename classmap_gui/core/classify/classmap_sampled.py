@@ -22,6 +22,13 @@
 state entry: JSON numbers + arrays in the model file) and :func:`restore_filter_index` rebuilds it
 on load without k-means (milliseconds instead of seconds at 10^5 classes), only when the saved
 lists were built for exactly the loaded class embeddings (a digest says so).
+:func:`keep_graph_index` does the same for a :class:`~.filter_graph.GraphFilterIndex` (the HNSW graph
+as faiss's serialised ``uint8`` buffer).
+
+:func:`set_mean_class_embeddings` re-embeds every class as the *mean* of its reference outputs over
+any number of examples given in chunks (e.g. the bank's training images as well as the embedding
+ones): at 10^4 hand-pose classes, 5 images per class instead of 2 raised validation agreement with
+brute force at p = 10 from 0.67 to 0.83 (docs/scale.md).
 """
 from __future__ import annotations
 
@@ -134,6 +141,29 @@ def hard_confusers(bank, X: np.ndarray, n_examples: int, n_confusers: int = 10,
     return he, top_k_linear(X[he], W, b, int(n_confusers) + 1)
 
 
+def set_mean_class_embeddings(cm: ClassMap, bank, chunks) -> ClassMap:
+    """``cm.class_embeddings_ (C, d) float32`` = per class, the mean of the reference outputs over the examples
+    of ``chunks`` (an iterable of ``(X (k, D) float32, y (k,) class indices)``, read one at a time so the
+    examples never all sit in RAM). Every class needs at least one example."""
+    C, d = int(cm.n_classes_), len(cm.reference_)
+    S = np.zeros((C, d), np.float64)
+    n = np.zeros(C, np.float64)
+    for X, y in chunks:
+        y = np.asarray(y, np.int64)
+        if len(y) == 0:
+            continue
+        if y.min() < 0 or y.max() >= C:
+            raise DataError(f"class indices must be in [0, {C})")
+        F = cm._reference_outputs(bank, np.ascontiguousarray(X, np.float32))
+        n += np.bincount(y, minlength=C)
+        for j in range(d):
+            S[:, j] += np.bincount(y, weights=F[:, j], minlength=C)
+    if n.min() < 1:
+        raise DataError(f"ClassMap: class {int(np.argmin(n))} has no examples to embed it")
+    cm.class_embeddings_ = np.ascontiguousarray(S / n[:, None], np.float32)
+    return cm
+
+
 def use_filter_index(cm: ClassMap, index) -> ClassMap:
     """Make ``cm``'s filter search with the fitted :class:`~.ann_index.FilterIndex` ``index`` (built on
     ``cm.class_embeddings_`` / ``cm.alpha_``) until those arrays are replaced. Applies from
@@ -162,8 +192,30 @@ def keep_filter_index(cm: ClassMap, index) -> ClassMap:
     return cm
 
 
+def keep_graph_index(cm: ClassMap, index) -> ClassMap:
+    """Use the fitted :class:`~.filter_graph.GraphFilterIndex` ``index`` and keep its graph as
+    ``cm.filter_index_`` so a saved model restores it (:func:`restore_filter_index`)."""
+    use_filter_index(cm, index)
+    cm.filter_index_ = {**index.to_state(), "embedding_sha1": _embedding_digest(cm)}
+    return cm
+
+
+def _restore_graph(cm, state: dict) -> bool:
+    from .filter_graph import GraphFilterIndex
+
+    if state.get("embedding_sha1") != _embedding_digest(cm):
+        return False
+    try:
+        index = GraphFilterIndex.from_state(state, cm.class_embeddings_, cm.alpha_)
+    except ConfigError:
+        return False
+    use_filter_index(cm, index)
+    return True
+
+
 def restore_filter_index(cm) -> bool:
-    """Rebuild the IVF index a saved ClassMap kept (:func:`keep_filter_index`) and use it; False (the
+    """Rebuild the IVF index (or HNSW graph) a saved ClassMap kept (:func:`keep_filter_index`,
+    :func:`keep_graph_index`) and use it; False (the
     ClassMap then builds its default index when first needed) when there is none, it does not match
     the class embeddings, or its arrays are inconsistent."""
     from .ann_index import FilterIndex
@@ -172,6 +224,8 @@ def restore_filter_index(cm) -> bool:
     state = getattr(cm, "filter_index_", None)
     if not isinstance(state, dict) or getattr(cm, "class_embeddings_", None) is None:
         return False
+    if state.get("kind") == "hnsw":
+        return _restore_graph(cm, state)
     try:
         C, d = cm.class_embeddings_.shape
         cent, starts, ids = (np.asarray(state[k]) for k in ("centroids", "starts", "ids"))
@@ -194,4 +248,5 @@ def restore_filter_index(cm) -> bool:
     return True
 
 
-__all__ = ["fit_classmap_sampled", "hard_confusers", "keep_filter_index", "restore_filter_index", "use_filter_index"]
+__all__ = ["fit_classmap_sampled", "hard_confusers", "keep_filter_index", "keep_graph_index", "restore_filter_index",
+           "set_mean_class_embeddings", "use_filter_index"]

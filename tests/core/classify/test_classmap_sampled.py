@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 
 from classmap_gui.core.classify.ann_index import FilterIndex
-from classmap_gui.core.classify.classmap_sampled import (fit_classmap_sampled, keep_filter_index,
-                                                         restore_filter_index)
+from classmap_gui.core.classify.classmap_sampled import (fit_classmap_sampled, keep_filter_index, keep_graph_index,
+                                                         restore_filter_index, set_mean_class_embeddings)
+from classmap_gui.core.classify.filter_graph import GraphFilterIndex
 from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments
 from classmap_gui.core.errors import ConfigError, DataError
 from classmap_gui.core.features.pixels import PixelFeatures
@@ -71,3 +72,41 @@ def test_a_kept_filter_index_is_restored_on_load_only_for_its_embeddings(problem
     assert not restore_filter_index(back.classmap)
     with pytest.raises(ConfigError, match="another set of class embeddings"):
         keep_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_[:50], cm.alpha_))
+
+
+def test_class_embeddings_from_more_images_are_their_mean_outputs_and_find_the_class_more_often(problem):
+    bank, path, Xe, ye, Xt, yt = problem
+    cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=5, n_candidates=60, n_triples=5000, n_hard_examples=100)
+    near = lambda: np.mean(cm.predict(bank, Xt, top=5).top_classes == yt[:, None]) * 5  # true class in the top p
+    before = near()
+    rng = np.random.default_rng(3)
+    extra = (Xe[ye < 150] + 0.1 * rng.standard_normal((300, 32))).astype(np.float32), ye[ye < 150]
+    set_mean_class_embeddings(cm, bank, iter([(Xe[:7], ye[:7]), (Xe[7:], ye[7:]), extra]))
+    F = np.concatenate([Xe, extra[0]]) @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]
+    y = np.concatenate([ye, extra[1]])
+    assert np.allclose(cm.class_embeddings_[7], F[y == 7].mean(axis=0), atol=1e-4)
+    assert cm.class_embeddings_.dtype == np.float32 and cm.class_embeddings_.shape == (300, 10)
+    assert near() >= before - 0.02  # averaging near-duplicates does not lose the classes
+    with pytest.raises(DataError, match="class 150 has no examples"):
+        set_mean_class_embeddings(cm, bank, iter([extra]))
+
+
+def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path, monkeypatch):
+    bank, _, Xe, ye, Xt, _ = problem
+    cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=20, n_candidates=60, n_triples=5000, n_hard_examples=100)
+    index = GraphFilterIndex(m=8, ef_search=50).fit(cm.class_embeddings_, cm.alpha_)
+    keep_graph_index(cm, index)
+    rec = Recogniser(PixelFeatures().fit(np.zeros((1, 4, 8), np.uint8)), bank, cm, [f"c{i}" for i in range(300)],
+                     (4, 8), True)
+    back = Recogniser.load(rec.save(tmp_path / "g"))
+    restored = back.classmap._index_cache[2]
+    F = (Xt[:50] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)
+    assert isinstance(restored, GraphFilterIndex) and restored.ef_search == 50
+    assert np.array_equal(restored.search(F, 20)[0], index.search(F, 20)[0])
+    back.classmap.class_embeddings_ = back.classmap.class_embeddings_ + 1
+    assert not restore_filter_index(back.classmap)
+    # without faiss the saved graph is skipped (the model falls back to its IVF index) instead of failing to load
+    monkeypatch.setitem(__import__("sys").modules, "faiss", None)
+    plain = Recogniser.load(tmp_path / "g")
+    assert plain.classmap.__dict__.get("_index_cache") is None
+    assert plain.predict_features(Xt[:5], top=1).labels.shape == (5,)

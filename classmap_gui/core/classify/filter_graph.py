@@ -1,0 +1,151 @@
+"""A graph filter index: ClassMap's filter (the ``p`` nearest classes by weighted L1) as an HNSW search.
+
+At 10^5 real hand-pose classes the IVF index (``filter_ivf``) does not prune: a query's p nearest
+class embeddings are spread over the whole k-means partition, so recall@p 0.99 needed every list
+(docs/scale.md). A navigable small-world graph follows neighbourhoods instead of cells: each class
+embedding links to its nearest others and a search walks the graph from an entry point, keeping the
+``ef_search`` best seen. This wraps faiss ``IndexHNSWFlat`` with ``METRIC_L1`` (the library's HNSW;
+writing our own in numba would only repeat it) over the alpha-scaled class embeddings, so its
+distances are exactly ClassMap's ``sum_i alpha_i |f_i - e_i|`` (float32), and only membership of the
+top p is approximate. ``bench scale --data hand-pose`` chooses ``ef_search`` on validation queries
+by recall@p against the exact filter.
+
+:class:`GraphFilterIndex` has the search interface of :class:`~.ann_index.FilterIndex`, so
+``ClassMap.use_filter_index`` takes either. :meth:`GraphFilterIndex.to_state` /
+:meth:`GraphFilterIndex.from_state` give the graph as plain arrays (faiss's own serialisation, a
+``uint8`` buffer parsed by faiss, no pickle) for a saved model. faiss is an optional dependency
+(``faiss-cpu``): without it building or restoring a graph raises ``ConfigError`` and a loaded model
+falls back to the IVF index (``classmap_sampled.restore_filter_index`` returns False).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError, NotFittedError
+
+
+def _faiss():
+    try:
+        import faiss
+    except ImportError:
+        raise ConfigError("the graph filter index needs faiss (pip install faiss-cpu); without it ClassMap "
+                          "uses its IVF index") from None
+    return faiss
+
+
+class GraphFilterIndex:
+    """Nearest classes by weighted L1 through an HNSW graph (faiss ``IndexHNSWFlat``, ``METRIC_L1``).
+
+    Parameters (stored verbatim): ``m`` links per node (faiss ``M``), ``ef_construction`` the build's
+    beam, ``ef_search`` the search beam (at least ``p`` is used: a beam narrower than the answer
+    cannot hold it). Learned: ``alpha_ (d,) float32``, ``scaled_ (C, d) float32`` = embeddings *
+    alpha, ``n_classes_``, ``index_`` (the faiss index), ``method_ = "hnsw"``.
+    """
+
+    def __init__(self, m: int = 32, ef_construction: int = 80, ef_search: int = 128):
+        self.m = m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+
+    def get_params(self) -> dict:
+        """The constructor's parameters, as stored."""
+        return {"m": self.m, "ef_construction": self.ef_construction, "ef_search": self.ef_search}
+
+    def fit(self, embeddings: np.ndarray, alpha: np.ndarray) -> "GraphFilterIndex":
+        """Index class embeddings ``(C, d) float32`` under weights ``alpha (d,) >= 0``."""
+        E = np.asarray(embeddings, dtype=np.float32)
+        a = np.asarray(alpha, dtype=np.float32)
+        if E.ndim != 2 or a.shape != (E.shape[1],) or len(E) < 1:
+            raise ConfigError(f"embeddings must be (C, d) with C >= 1 and alpha (d,), got {E.shape} and {a.shape}")
+        if not np.all(np.isfinite(E)) or not np.all(np.isfinite(a)) or np.any(a < 0):
+            raise ConfigError("class embeddings and alpha must be finite, alpha >= 0")
+        if int(self.m) < 2 or int(self.ef_construction) < 1 or int(self.ef_search) < 1:
+            raise ConfigError(f"HNSW needs m >= 2, ef_construction >= 1, ef_search >= 1; got {self.m}, "
+                              f"{self.ef_construction}, {self.ef_search}")
+        faiss = _faiss()
+        self.alpha_ = a.copy()
+        self.scaled_ = np.ascontiguousarray(E * a)
+        self.n_classes_ = len(E)
+        index = faiss.IndexHNSWFlat(E.shape[1], int(self.m), faiss.METRIC_L1)
+        index.hnsw.efConstruction = int(self.ef_construction)
+        index.add(self.scaled_)
+        self.index_ = index
+        self.method_ = "hnsw"
+        return self
+
+    def search(self, F: np.ndarray, p: int, *, out_cls: np.ndarray | None = None,
+               out_dist: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The ``p`` nearest classes of each query embedding (as :meth:`.ann_index.FilterIndex.search`).
+
+        F : ``(n, d) float32`` query embeddings (unscaled), or one ``(d,)``. Returns ``(classes (n, p)
+        int64, distances (n, p) float32)``, ascending weighted L1 distance (exact distances; graph
+        membership is approximate). When ``p`` exceeds the class count the extra slots hold class -1
+        and distance +inf.
+        """
+        if not hasattr(self, "index_"):
+            raise NotFittedError("the graph filter index is not built yet: call fit(embeddings, alpha)")
+        F = np.asarray(F, dtype=np.float32)
+        if F.ndim == 1:
+            F = F[None]
+        elif F.ndim != 2:
+            raise ConfigError(f"query embeddings must be (n, d), got shape {F.shape}")
+        if F.shape[1] != self.scaled_.shape[1]:
+            raise ConfigError(f"query embeddings have {F.shape[1]} dimensions, the index {self.scaled_.shape[1]}")
+        p = int(p)
+        if p < 1:
+            raise ConfigError(f"p must be >= 1, got {p}")
+        n = len(F)
+        cls = np.empty((n, p), np.int64) if out_cls is None else out_cls
+        dist = np.empty((n, p), np.float32) if out_dist is None else out_dist
+        k = min(p, self.n_classes_)
+        faiss = _faiss()
+        params = faiss.SearchParametersHNSW(efSearch=max(int(self.ef_search), k))
+        D, I = self.index_.search(np.ascontiguousarray(F * self.alpha_), k, params=params)
+        # a graph walk can return fewer than k (-1 slots) only when the graph is disconnected; those stay -1 / inf
+        D[I < 0] = np.inf
+        cls[:, :k] = I
+        dist[:, :k] = D
+        if k < p:
+            cls[:, k:] = -1
+            dist[:, k:] = np.inf
+        return cls, dist
+
+    # ---------------------------------------------------------------- saved-model state
+    def to_state(self) -> dict:
+        """The built graph as JSON numbers and arrays (``graph``: faiss's serialisation as ``uint8``)."""
+        if not hasattr(self, "index_"):
+            raise NotFittedError("the graph filter index is not built yet")
+        return {"kind": "hnsw", **{k: int(v) for k, v in self.get_params().items()},
+                "graph": np.asarray(_faiss().serialize_index(self.index_), np.uint8)}
+
+    @classmethod
+    def from_state(cls, state: dict, embeddings: np.ndarray, alpha: np.ndarray) -> "GraphFilterIndex":
+        """Rebuild from :meth:`to_state` for these class embeddings / alpha; raises ``ConfigError`` when the
+        saved graph does not hold exactly these alpha-scaled embeddings (L1, same shape and values)."""
+        faiss = _faiss()
+        try:
+            self = cls(m=int(state["m"]), ef_construction=int(state["ef_construction"]),
+                       ef_search=int(state["ef_search"]))
+            buf = np.ascontiguousarray(state["graph"], np.uint8)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ConfigError(f"saved graph filter index is incomplete: {e}") from None
+        if state.get("kind") != "hnsw" or buf.ndim != 1:
+            raise ConfigError("saved filter index is not an HNSW graph")
+        E = np.asarray(embeddings, np.float32)
+        a = np.asarray(alpha, np.float32)
+        try:
+            index = faiss.deserialize_index(buf)
+        except RuntimeError as e:
+            raise ConfigError(f"saved graph filter index is unreadable: {e}") from None
+        scaled = np.ascontiguousarray(E * a)
+        if (not isinstance(index, faiss.IndexHNSWFlat) or index.metric_type != faiss.METRIC_L1
+                or index.ntotal != len(E) or index.d != E.shape[1]):
+            raise ConfigError("saved graph filter index does not match the class embeddings")
+        stored = index.reconstruct_n(0, index.ntotal)
+        if not np.array_equal(stored, scaled):
+            raise ConfigError("saved graph filter index was built for other class embeddings")
+        self.alpha_, self.scaled_, self.n_classes_, self.index_, self.method_ = a.copy(), scaled, len(E), index, "hnsw"
+        return self
+
+
+__all__ = ["GraphFilterIndex"]

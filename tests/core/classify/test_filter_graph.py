@@ -1,0 +1,83 @@
+"""The HNSW graph filter index: the exact filter's answers at a fraction of the scan, chosen on validation."""
+import numpy as np
+import pytest
+
+from classmap_gui.core.bench.graph_selection import select_graph
+from classmap_gui.core.bench.ivf_selection import exact_topp, recall_at_p
+from classmap_gui.core.classify.filter_graph import GraphFilterIndex
+from classmap_gui.core.errors import ConfigError, NotFittedError
+
+
+@pytest.fixture(scope="module")
+def embeddings():
+    """Clustered class embeddings (as ClassMap's are: classes of one shape near each other) and queries
+    drawn near random classes, split into validation and held-out queries."""
+    rng = np.random.default_rng(0)
+    C, d = 4000, 24
+    centres = rng.standard_normal((40, d)).astype(np.float32) * 3
+    E = (centres[rng.integers(0, 40, C)] + rng.standard_normal((C, d))).astype(np.float32)
+    alpha = rng.uniform(0.2, 1.0, d).astype(np.float32)
+    F = (E[rng.integers(0, C, 600)] + 0.7 * rng.standard_normal((600, d))).astype(np.float32)
+    return E, alpha, F[:300], F[300:]
+
+
+def test_graph_search_returns_exact_distances_and_the_exact_top_p(embeddings):
+    E, alpha, _, Fq = embeddings
+    index = GraphFilterIndex(m=16, ef_construction=64, ef_search=160).fit(E, alpha)
+    cls, dist = index.search(Fq, 20)
+    exact = exact_topp(Fq * alpha, np.ascontiguousarray(E * alpha), 20)
+    assert recall_at_p(cls, exact).mean() >= 0.99
+    # the distances are ClassMap's weighted L1 of the returned classes, ascending
+    want = np.abs(Fq[:, None, :] - E[cls]) @ alpha
+    assert np.allclose(dist, want, rtol=1e-4, atol=1e-3)
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    # out arrays as ClassMap's filter passes them; more candidates than classes pad with -1 / inf
+    oc, od = np.empty((3, 20), np.int64), np.empty((3, 20), np.float32)
+    index.search(Fq[:3], 20, out_cls=oc, out_dist=od)
+    assert np.array_equal(oc, cls[:3])
+    small = GraphFilterIndex(m=4).fit(E[:5], alpha)
+    c5, d5 = small.search(Fq[0], 8)
+    assert sorted(c5[0, :5]) == [0, 1, 2, 3, 4] and np.all(c5[0, 5:] == -1) and np.all(np.isinf(d5[0, 5:]))
+
+
+def test_ef_search_is_chosen_on_validation_and_holds_on_held_out_queries(embeddings):
+    E, alpha, Fv, Fq = embeddings
+    A = np.ascontiguousarray(E * alpha)
+    p = 20
+    index, sel = select_graph(E, alpha, Fv, exact_topp(Fv * alpha, A, p), p, target=0.99, m=16, ef_construction=64)
+    curve = sel["ef_curve"]
+    assert sel["split"] == "validation" and sel["reaches_target"]
+    assert sel["chosen"]["ef_search"] == index.ef_search == curve[-1]["ef_search"] >= p
+    assert all(c["recall_mean"] < 0.99 for c in curve[:-1]) and curve[-1]["recall_mean"] >= 0.99
+    held_out = recall_at_p(index.search(Fq, p)[0], exact_topp(Fq * alpha, A, p)).mean()
+    assert held_out >= 0.98
+
+
+def test_a_saved_graph_is_restored_only_for_its_embeddings(embeddings):
+    E, alpha, _, Fq = embeddings
+    index = GraphFilterIndex(m=8, ef_search=40).fit(E[:500], alpha)
+    state = index.to_state()
+    assert state["graph"].dtype == np.uint8 and state["kind"] == "hnsw"
+    back = GraphFilterIndex.from_state(state, E[:500], alpha)
+    assert back.ef_search == 40 and np.array_equal(back.search(Fq, 10)[0], index.search(Fq, 10)[0])
+    with pytest.raises(ConfigError, match="other class embeddings"):
+        GraphFilterIndex.from_state(state, E[:500] + 1, alpha)
+    with pytest.raises(ConfigError, match="does not match"):
+        GraphFilterIndex.from_state(state, E[:400], alpha)
+    with pytest.raises(ConfigError, match="unreadable"):
+        GraphFilterIndex.from_state({**state, "graph": state["graph"][:100]}, E[:500], alpha)
+
+
+def test_bad_input_gets_a_clear_error(embeddings):
+    E, alpha, _, Fq = embeddings
+    with pytest.raises(NotFittedError):
+        GraphFilterIndex().search(Fq, 5)
+    with pytest.raises(ConfigError, match="alpha >= 0"):
+        GraphFilterIndex().fit(E, -alpha)
+    with pytest.raises(ConfigError, match="m >= 2"):
+        GraphFilterIndex(m=1).fit(E, alpha)
+    index = GraphFilterIndex(m=8).fit(E[:100], alpha)
+    with pytest.raises(ConfigError, match="dimensions"):
+        index.search(Fq[:, :5], 5)
+    with pytest.raises(ConfigError, match="p must be"):
+        index.search(Fq, 0)
