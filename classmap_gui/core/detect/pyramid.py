@@ -54,8 +54,8 @@ class WindowPyramid:
         if self._shape == (h, w):
             return
         d = self.dense
-        levels, boxes = [], []
-        for frac in self.sides:
+        levels, boxes, which = [], [], []
+        for k, frac in enumerate(self.sides):
             f = d.win_h / (frac * min(h, w))
             if f > 1.0 + 1e-6:
                 continue                        # a window smaller than the model's: never enlarge the frame
@@ -68,11 +68,13 @@ class WindowPyramid:
             b = np.stack([c.ravel() * d.stride / f, r.ravel() * d.stride / f,
                           np.full(rows * cols, d.win_w / f), np.full(rows * cols, d.win_h / f)], 1)
             boxes.append(b.astype(np.float32))
+            which.append(np.full(rows * cols, k, np.int64))
         if not levels:
             raise DataError(f"a {w}x{h} frame is too small to scan: its windows ({', '.join(f'{s:g}' for s in self.sides)} "
                             f"of its shorter side) are smaller than the model's {d.win_w}x{d.win_h} pixels")
         self._levels = levels
         self._boxes = np.concatenate(boxes)
+        self._side_index = np.concatenate(which)
         self._X = np.empty((len(self._boxes), d.n_features), np.float32)
         self._shape = (h, w)
 
@@ -80,6 +82,11 @@ class WindowPyramid:
         """``(n, 4) float32`` window boxes (x, y, width, height) in frame pixels, in feature-row order."""
         self._plan(h, w)
         return self._boxes
+
+    def side_index(self, h: int, w: int) -> np.ndarray:
+        """``(n,) int64``: each window's scale as an index into ``sides`` (feature-row order)."""
+        self._plan(h, w)
+        return self._side_index
 
     def scales(self, h: int, w: int) -> list[dict]:
         """Per scale: window side in frame pixels and the number of windows (for reports)."""
