@@ -46,8 +46,6 @@ OPTIONS = {
     "background": (6000, "generated background crops (clutter and near misses) in the background class"),
     "hard_negatives": (3000, "false alarms mined per bootstrap round in generated hand scenes, added to the "
                        "background before the next training (Dalal-Triggs bootstrap; 0: none)"),
-    "mining_background_weight": (0.05, "background weight of the scan that mines false alarms (the score the bench's "
-                                 "scan ranks windows by; 0.05: the middle of the weights validation chose, 0.035-0.1)"),
     "bootstrap_rounds": (2, "bootstrap rounds (each: train brute force, mine false alarms)"),
     "validation_fraction": (0.1, "share of every class held out to choose p"),
     "background_weights": ("0,0.02,0.035,0.05,0.075,0.1,0.25,0.5,1", "candidate weights of the background response in "
@@ -127,7 +125,6 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
         rec0 = train(first, cfg0, should_stop=should_stop).recogniser
         del first
         hard = np.concatenate([hard, hard_negatives(rec0, n_hard, seed=seed + 29 + r, sides=_floats(opt["sides"]),
-                                                    background_weight=float(opt["mining_background_weight"]),
                                                     should_stop=should_stop)])
         del rec0
         report(progress, 0.2 + 0.2 * (r + 1) / rounds, "bootstrap")

@@ -44,7 +44,9 @@ class ScanResult:
     the background class there (by more than the scanner's ``threshold``).
     ``top_classes (t,)`` / ``top_scores (t,)``: the best window's candidate classes (hand classes only).
     ``windows``: windows classified; ``evaluations``: mean classifier evaluations per window;
-    ``timings``: seconds per stage (features, classify, select, total).
+    ``timings``: seconds per stage (features, classify, select, total) and within classify ("classify:
+    embedding+filter", "classify: refine", "classify: background" for ClassMap; "classify: gemm",
+    "classify: best class" for brute force).
     """
 
     boxes: np.ndarray
@@ -161,7 +163,9 @@ class Scanner:
             if self._S is None or self._S.shape != (n, len(self.W)):
                 self._S = np.empty((n, len(self.W)), np.float32)
             S = self._S
+            t0 = time.perf_counter()
             np.dot(X, self.W.T, out=S)                         # (n, C): every classifier on every window
+            t1 = time.perf_counter()
             S += self.b
             if bg is not None:
                 bg_resp = S[:, bg].copy()
@@ -170,8 +174,11 @@ class Scanner:
             hand = S[np.arange(n), best]
             evaluations = float(S.shape[1])
             cands = None
+            self._stages = {"gemm": t1 - t0, "best class": time.perf_counter() - t1}
         else:
+            t0 = time.perf_counter()
             pred = self.rec.classmap.predict(self.rec.classifier, X, top=None)
+            t1 = time.perf_counter()
             cls, sc = pred.top_classes, pred.top_scores          # (n, p) best first
             evaluations = float(np.mean(pred.evaluations))
             # candidates a v3 refine stopped before are NaN (not evaluated): never the best
@@ -179,6 +186,7 @@ class Scanner:
             if bg is not None:
                 bg_resp = self._background_response(X)         # one more evaluation per window
                 evaluations += 1.0
+            self._stages = {**pred.timings, "background": time.perf_counter() - t1}
             j = sc.argmax(axis=1)
             best = cls[np.arange(n), j]
             hand = sc[np.arange(n), j]
@@ -222,7 +230,8 @@ class Scanner:
         found = self._is_hand[kept]
         return ScanResult(boxes[kept].copy(), score[kept].astype(np.float32), labels, found, np.asarray(top_c, np.int64),
                           np.asarray(top_s, np.float32), n, evaluations,
-                          {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0})
+                          {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0,
+                           **{f"classify: {k}": v for k, v in self._stages.items()}})
 
 
 def iou(a, b) -> float:
