@@ -216,11 +216,11 @@ class Scanner:
             kept = order[np.asarray(idx, np.int64).reshape(-1)[:self.max_boxes]]
             labels = best[kept].astype(np.int64)
             w0 = int(kept[0])
-            if cands is None:                                  # brute force: the best window's full ranking
-                row = X[w0] @ self.W.T + self.b
-                row[~self._hand_mask] = -np.inf
+            if cands is None:                                  # brute force: the best window's full ranking,
+                row = self._S[w0]                              # already in the GEMM's scores (background: -inf)
                 k = min(self.top, int(self._hand_mask.sum()))
-                top_c = np.argsort(-row, kind="stable")[:k]
+                part = np.argpartition(-row, k - 1)[:k]
+                top_c = part[np.lexsort((part, -row[part]))]   # best first, ties by the lower class
                 top_s = row[top_c]
             else:
                 c, s = cands[0][w0], cands[1][w0]
