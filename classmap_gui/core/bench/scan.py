@@ -11,6 +11,8 @@
 2. **ClassMap p** on the held-out validation part, by :func:`.classmap.choose_point` (fewest
    evaluations within ``tolerance`` of brute force's validation accuracy), as ``bench classmap`` does.
    The reference penalty and refine are the ones ``bench classmap`` chose on hand-pose (options).
+   The window scales (one of ``side_sets``) and the background weight by localisation on validation
+   videos (:func:`choose_detection`; their own seeds).
 3. **Scan** the test video (:func:`..data.hand_video.find_hand_frames`, its own seed, never seen in
    training or selection) at each frame size, with both methods in the same run: the same
    :class:`..detect.scanner.Scanner`, dense features and threads; only the classification differs
