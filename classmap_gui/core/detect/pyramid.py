@@ -36,7 +36,8 @@ class WindowPyramid:
     """Window boxes and their features for frames of one size.
 
     ``dense``: a :class:`DenseHOG`; ``sides``: window sides as fractions (0, 1] of the frame's shorter
-    side (at least one; the bench and the panel use 5). ``features(grey)`` -> ``X (n, D) float32`` whose
+    side (at least one; :data:`DEFAULT_SIDES` has 5, ``bench scan`` chooses its own on validation videos).
+    ``features(grey)`` -> ``X (n, D) float32`` whose
     row i is the HOG of ``boxes(h, w)[i]``; the matrix is reused from frame to frame (copy to keep it).
     """
 
