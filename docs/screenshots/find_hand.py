@@ -45,6 +45,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(HERE / "find-hand.png"))
     ap.add_argument("--background-weight", type=float, help="the scan's background weight (bench scan's validation "
                     "choice for its model); stored in the model's metadata for the panel")
+    ap.add_argument("--sides", help="the scan's window sides, comma-separated (bench scan's validation choice); stored "
+                    "in the model's metadata for the panel")
     args = ap.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
@@ -59,8 +61,12 @@ def main() -> int:
         rec = train_model()
         if args.model:
             rec.save(args.model)
+    detection = dict(rec.metadata.get("detection", {}))
     if args.background_weight is not None:
-        rec.metadata["detection"] = {"background_weight": args.background_weight}
+        detection["background_weight"] = args.background_weight
+    if args.sides:
+        detection["sides"] = [float(v) for v in args.sides.split(",")]
+    rec.metadata["detection"] = detection
     app = QApplication.instance() or QApplication([])
     win = MainWindow()
     win.setProperty("no_confirm", True)

@@ -11,10 +11,13 @@
 2. **ClassMap p** on the held-out validation part, by :func:`.classmap.choose_point` (fewest
    evaluations within ``tolerance`` of brute force's validation accuracy), as ``bench classmap`` does.
    The reference penalty and refine are the ones ``bench classmap`` chose on hand-pose (options).
+   The window scales (one of ``side_sets``) and the background weight by localisation on validation
+   videos (:func:`choose_detection`; their own seeds).
 3. **Scan** the test video (:func:`..data.hand_video.find_hand_frames`, its own seed, never seen in
    training or selection) at each frame size, with both methods in the same run: the same
    :class:`..detect.scanner.Scanner`, dense features and threads; only the classification differs
-   (ClassMap's batch filter-and-refine, or one GEMM of all windows against all weights).
+   (ClassMap's batch filter-and-refine, or one GEMM of all windows against all weights). The methods
+   take turns in blocks of frames (:func:`scan_videos`), so both see the same machine load.
    ``frames_per_second`` = frames / wall-clock seconds of ``Scanner.scan`` (features, classification,
    selection; not video decoding); ``localisation`` = share of frames whose best box has IoU >= 0.5
    with the true hand box; ``class_accuracy`` = share of the frames holding a key pose whose winning
@@ -47,9 +50,12 @@ OPTIONS = {
                        "background before the next training (Dalal-Triggs bootstrap; 0: none)"),
     "bootstrap_rounds": (2, "bootstrap rounds (each: train brute force, mine false alarms)"),
     "validation_fraction": (0.1, "share of every class held out to choose p"),
-    "background_weights": ("0,0.1,0.25,0.5,1", "candidate weights of the background response in a window's score, chosen "
-                           "by localisation on a validation video (its own seed)"),
-    "validation_video_seed": (101, "seed of the validation video"),
+    "background_weights": ("0,0.02,0.035,0.05,0.075,0.1,0.25,0.5,1", "candidate weights of the background response in "
+                           "a window's score, chosen by localisation on the validation videos (their own seeds)"),
+    "side_sets": ("0.30,0.36,0.43,0.52,0.62;0.36,0.43,0.52,0.62;0.30,0.36,0.43,0.52;0.36,0.43,0.52",
+                  "candidate window-side sets (';'-separated subsets of sides, >= 3 scales each), chosen with the "
+                  "background weight by localisation on the validation videos"),
+    "validation_video_seeds": ("101,102", "seeds of the validation videos"),
     "d": (45, "ClassMap reference classifiers"),
     "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
     "refine": ("v3", "ClassMap refine (bench classmap's choice on hand-pose)"),
@@ -57,7 +63,10 @@ OPTIONS = {
     "tolerance": (0.005, "chosen p: fewest evaluations within this of brute force on validation"),
     "frames": ("320x240,640x480", "frame sizes scanned (WxH, comma-separated)"),
     "video_seed": (1, "seed of the test video (scene, path, sizes)"),
-    "sides": ("0.30,0.36,0.43,0.52,0.62", "window sides as fractions of the frame's shorter side"),
+    "sides": ("0.30,0.36,0.43,0.52,0.62", "window sides as fractions of the frame's shorter side: where false alarms "
+              "are mined, and the scales side_sets choose from"),
+    "interleave": (12, "frames per turn: the two methods take turns over the video in blocks of this many frames"),
+    "interleave_pause": (0.15, "untimed seconds between turns (BLAS worker threads go back to sleep)"),
     "cache_dir": (None, "folder for the trained model (none: train every run); the CLI passes the user cache"),
     "seed": (0, "random seed"),
 }
@@ -156,28 +165,63 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
     return rec, info
 
 
-def choose_background_weight(rec, opt: dict, should_stop: StopFn = None) -> dict:
-    """The background weight with the best localisation (brute-force scores, every 2nd frame) on a
-    validation video at the first frame size: its own seed, never the test video. A :func:`selection`."""
+def _side_sets(opt: dict) -> list[tuple[float, ...]]:
+    """The candidate window-side sets (option ``side_sets``), each a subset of ``sides`` with >= 3 scales."""
+    sides = _floats(opt["sides"])
+    out = []
+    for part in str(opt["side_sets"]).split(";"):
+        cand = tuple(_floats(part))
+        if len(cand) < 3 or any(min(abs(c - v) for v in sides) > 1e-6 for c in cand):
+            raise ConfigError(f"bench scan: each side set must hold >= 3 of the sides {opt['sides']}, got {part!r}")
+        out.append(cand)
+    return out
+
+
+def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> tuple[dict, dict]:
+    """The window sides (one of ``side_sets``) and the background weight (one of ``background_weights``)
+    with the best localisation on the validation videos (``validation_video_seeds``, every 2nd frame, at
+    the first frame size): their own seeds, never the test video. Brute-force responses (the same for
+    either method's choice), computed once over all ``sides`` and masked per candidate set.
+    Returns two :func:`selection` dicts (sides, background weight)."""
     from ..data.hand_video import find_hand_frames
     from ..detect.scanner import Scanner, iou
 
-    cands = _floats(opt["background_weights"])
+    sides = _floats(opt["sides"])
+    sets = _side_sets(opt)
+    weights = _floats(opt["background_weights"])
+    seeds = [int(v) for v in _floats(opt["validation_video_seeds"])]
     w, h = _sizes(opt["frames"])[0]
-    sc = Scanner(rec, "brute_force", sides=_floats(opt["sides"]))
-    hits = {c: [] for c in cands}
-    for i, (frame, _, box) in enumerate(find_hand_frames((h, w), seed=int(opt["validation_video_seed"]))):
-        if i % 2:
-            continue
-        check_stop(should_stop)
-        hand, bg, boxes = sc.window_scores(frame, parts=True)
-        for c in cands:
-            j = int(np.argmax(hand - c * bg)) if bg is not None else int(np.argmax(hand))
-            hits[c].append(iou(boxes[j], (box[0], box[1], box[2], box[2])) >= 0.5)
-    scores = {f"{c:g}": float(np.mean(v)) for c, v in hits.items()}
-    best = max(cands, key=lambda c: (scores[f"{c:g}"], c))
-    return selection(best, cands, scores, by="localisation on the validation video (brute force)",
-                     video_seed=int(opt["validation_video_seed"]), frames=len(hits[cands[0]]))
+    sc = Scanner(rec, "brute_force", sides=sides)
+    which = None
+    hits = {(k, c): [] for k in range(len(sets)) for c in weights}
+    n = 0
+    for seed in seeds:
+        for i, (frame, _, box) in enumerate(find_hand_frames((h, w), seed=seed)):
+            if i % 2:
+                continue
+            check_stop(should_stop)
+            hand, bg, boxes = sc.window_scores(frame, parts=True)
+            if which is None:
+                idx = sc.pyramid.side_index(h, w)
+                which = [np.isin(idx, [min(range(len(sides)), key=lambda j: abs(sides[j] - c)) for c in cand])
+                         for cand in sets]
+            truth = (box[0], box[1], box[2], box[2])
+            n += 1
+            for k, mask in enumerate(which):
+                for c in weights:
+                    score = np.where(mask, hand - c * bg if bg is not None else hand, -np.inf)
+                    hits[(k, c)].append(iou(boxes[int(np.argmax(score))], truth) >= 0.5)
+    loc = {key: float(np.mean(v)) for key, v in hits.items()}
+    # ties: fewer windows (cheaper), then the smaller weight
+    k_best, c_best = max(loc, key=lambda key: (loc[key], -int(which[key[0]].sum()), -key[1]))
+    by = f"localisation on the validation videos (seeds {', '.join(map(str, seeds))}, every 2nd frame, brute force)"
+    sel_sides = selection([float(v) for v in sets[k_best]], [list(c) for c in sets],
+                          {",".join(f"{v:g}" for v in sets[k]): max(loc[(k, c)] for c in weights) for k in range(len(sets))},
+                          by=by + "; each set at its best background weight", frames=n,
+                          windows={",".join(f"{v:g}" for v in sets[k]): int(which[k].sum()) for k in range(len(sets))})
+    sel_weight = selection(c_best, weights, {f"{c:g}": loc[(k_best, c)] for c in weights},
+                           by=by + " at the chosen sides", frames=n)
+    return sel_sides, sel_weight
 
 
 def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
@@ -187,8 +231,8 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
     from ..recogniser import Recogniser
 
     # the model's settings; the background weight is chosen after loading (cheap), so not part of the key
-    keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir", "background_weights", "validation_video_seed",
-                                            "frames")]
+    keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir", "background_weights", "validation_video_seeds",
+                                            "side_sets", "frames", "interleave", "interleave_pause")]
     cache = opt.get("cache_dir")
     path = None
     if cache not in (None, "", "none"):
@@ -208,44 +252,64 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
     return rec, {**info, "cached": False}
 
 
-def scan_video(rec, method: str, size: tuple[int, int], opt: dict, should_stop: StopFn = None) -> dict:
-    """Scan every frame of the test video at ``size`` (w, h) with ``method``; one result row."""
+def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = None) -> list[dict]:
+    """Scan every frame of the test video at ``size`` (w, h) with both methods; one result row each.
+
+    The methods take turns in blocks of ``interleave`` frames (the first method alternating), so on a
+    shared machine both see the same load over the run instead of one method getting a quiet minute
+    and the other a busy one. Between blocks an untimed pause of ``interleave_pause`` seconds lets the
+    BLAS worker threads of brute force's GEMM go back to sleep (OpenBLAS keeps them spinning for a while
+    after a call, which would take a core from the next block's method)."""
     from ..data.hand_pose import class_name
     from ..data.hand_video import find_hand_frames
     from ..detect.scanner import Scanner, iou
 
     w, h = size
     frames = list(find_hand_frames((h, w), seed=int(opt["video_seed"])))
-    sc = Scanner(rec, method, sides=_floats(opt["sides"]), background_weight=float(opt["_background_weight"]))
-    sc.scan(frames[0][0])                                   # compile, plan the pyramid, warm the caches
+    sides = opt["_sides"]
+    methods = ("classmap", "brute_force")
+    scanners = {m: Scanner(rec, m, sides=sides, background_weight=float(opt["_background_weight"])) for m in methods}
+    for sc in scanners.values():
+        sc.scan(frames[0][0])                               # compile, plan the pyramid, warm the caches
     names = rec.class_names
-    hits, correct, ious, evals = [], [], [], []
-    stages: dict[str, float] = {}
+    acc = {m: {"hits": [], "correct": [], "ious": [], "evals": [], "stages": {}, "wall": 0.0, "cpu": 0.0} for m in methods}
     load_before = machine()["load_average"]
-    c0 = time.process_time()                                # CPU seconds of all our threads: load-robust
-    t0 = time.perf_counter()
-    for frame, label, box in frames:
-        check_stop(should_stop)
-        r = sc.scan(frame)
-        for k, v in r.timings.items():
-            stages[k] = stages.get(k, 0.0) + v
-        b = r.best_box
-        v = 0.0 if b is None else iou(b, (box[0], box[1], box[2], box[2]))
-        ious.append(v)
-        hits.append(v >= 0.5)
-        evals.append(r.evaluations)
-        if label is not None:
-            correct.append(r.label is not None and names[r.label] == class_name(*label))
-    seconds = time.perf_counter() - t0
-    cpu = time.process_time() - c0
+    block = max(1, int(opt["interleave"]))
+    for k, b0 in enumerate(range(0, len(frames), block)):
+        for m in (methods if k % 2 == 0 else methods[::-1]):
+            time.sleep(float(opt["interleave_pause"]))
+            a, sc = acc[m], scanners[m]
+            for frame, label, box in frames[b0:b0 + block]:
+                check_stop(should_stop)
+                c0 = time.process_time()                    # CPU seconds of all our threads: load-robust
+                t0 = time.perf_counter()
+                r = sc.scan(frame)
+                a["wall"] += time.perf_counter() - t0
+                a["cpu"] += time.process_time() - c0
+                for key, v in r.timings.items():
+                    a["stages"][key] = a["stages"].get(key, 0.0) + v
+                bb = r.best_box
+                v = 0.0 if bb is None else iou(bb, (box[0], box[1], box[2], box[2]))
+                a["ious"].append(v)
+                a["hits"].append(v >= 0.5)
+                a["evals"].append(r.evaluations)
+                if label is not None:
+                    a["correct"].append(r.label is not None and names[r.label] == class_name(*label))
+    load_after = machine()["load_average"]
     n = len(frames)
-    return {"frame": f"{w}x{h}", "method": method, "frames_per_second": n / seconds,
-            "localisation": float(np.mean(hits)), "class_accuracy": float(np.mean(correct)) if correct else None,
-            "frames": n, "pose_frames": len(correct), "windows": int(r.windows), "scales": sc.pyramid.scales(h, w),
-            "evaluations_per_window": float(np.mean(evals)), "median_iou": float(np.median(ious)),
-            "stage_ms_per_frame": {k: 1000 * v / n for k, v in stages.items()},
-            "cpu_ms_per_frame": 1000 * cpu / n,
-            "load_average_before": load_before, "load_average_after": machine()["load_average"]}
+    rows = []
+    for m in methods:
+        a = acc[m]
+        rows.append({"frame": f"{w}x{h}", "method": m, "frames_per_second": n / a["wall"],
+                     "localisation": float(np.mean(a["hits"])),
+                     "class_accuracy": float(np.mean(a["correct"])) if a["correct"] else None,
+                     "frames": n, "pose_frames": len(a["correct"]), "windows": int(r.windows),
+                     "scales": scanners[m].pyramid.scales(h, w),
+                     "evaluations_per_window": float(np.mean(a["evals"])), "median_iou": float(np.median(a["ious"])),
+                     "stage_ms_per_frame": {key: 1000 * v / n for key, v in a["stages"].items()},
+                     "cpu_ms_per_frame": 1000 * a["cpu"] / n, "timing": f"interleaved in blocks of {block} frames",
+                     "load_average_before": load_before, "load_average_after": load_after})
+    return rows
 
 
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
@@ -257,13 +321,14 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         raise ConfigError("bench scan: p_sweep must list some p")
     t_start = time.perf_counter()
     rec, info = _model(opt, sub_progress(progress, 0.0, 0.8), should_stop)
-    sel_w = choose_background_weight(rec, opt, should_stop)
+    sel_s, sel_w = choose_detection(rec, opt, should_stop)
+    info["selection"]["sides"] = sel_s
     info["selection"]["background_weight"] = sel_w
+    info["sides"] = opt["_sides"] = sel_s["chosen"]
     info["background_weight"] = opt["_background_weight"] = sel_w["chosen"]
     rows = []
     for i, size in enumerate(sizes):
-        for method in ("classmap", "brute_force"):
-            rows.append(scan_video(rec, method, size, opt, should_stop))
+        rows.extend(scan_videos(rec, size, opt, should_stop))
         report(progress, 0.8 + 0.2 * (i + 1) / len(sizes), f"scanned {size[0]}x{size[1]}")
     ratio, cpu_ratio = {}, {}
     for size in sizes:

@@ -106,11 +106,13 @@ def with_background(imageset: ImageSet, images: np.ndarray) -> ImageSet:
 
 
 def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, scene_size: tuple[int, int] = (240, 320),
-                   sides=None, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
+                   sides=None, background_weight: float | None = None, progress: ProgressFn = None,
+                   should_stop: StopFn = None) -> np.ndarray:
     """Dalal & Triggs' bootstrap: ``n`` crops ``(n, h, w)`` uint8 grey of the windows ``recogniser`` scores
     highest (brute force, every window) in generated hand scenes although they do not frame the hand
     (IoU < :data:`NEAR_MISS_IOU` with its true box) — the false alarms to add to the background class
-    before retraining."""
+    before retraining. ``background_weight``: the scanner's (None: its default); mine with the weight
+    the scan will rank windows by, so the false alarms mined are the ones that scan would make."""
     from ..data.hand_pose import orientations
     from ..data.hand_scene import clutter_scene, finish, paste_hand
     from ..data.hand_shapes import all_poses
@@ -118,7 +120,8 @@ def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, sce
     from .pyramid import DEFAULT_SIDES
     from .scanner import Scanner, iou
 
-    sc = Scanner(recogniser, "brute_force", sides=DEFAULT_SIDES if sides is None else sides)
+    sc = Scanner(recogniser, "brute_force", sides=DEFAULT_SIDES if sides is None else sides,
+                 background_weight=background_weight)
     h, w = recogniser.image_size
     H, W = scene_size
     poses, orients = all_poses(), np.asarray(orientations(), np.float64)
@@ -153,4 +156,6 @@ def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, sce
             got += 1
         report(progress, k / max(1, n), "hard negatives")
     return out
+
+
 __all__ = ["CROPS_PER_SCENE", "NEAR_MISS_IOU", "background_images", "hard_negatives", "with_background"]

@@ -100,7 +100,7 @@ def _votes(G, n_bins, signed, stride, lo, hi, wlo, whi):
                 _vote(dx, zero, scale, n_bins, lo, hi, wlo, whi, 2, y, x)
 
 
-@nb.njit(**_FAST)
+@nb.njit(**_FAST, inline="always")
 def _line(h, lo, hi, wlo, whi, v, y0, x0, er, ec, wb, ncb, n_bins, block, sign):
     """Add ``sign`` x the votes of variant ``v`` along one line of the block at (y0, x0): row ``er``
     (ec < 0) or column ``ec`` (er < 0), with each pixel's cell weights."""
@@ -122,7 +122,7 @@ def _line(h, lo, hi, wlo, whi, v, y0, x0, er, ec, wb, ncb, n_bins, block, sign):
                 h[base + m] += b * w
 
 
-@nb.njit(**_FAST)
+@nb.njit(**_FAST, inline="always")
 def _pixel(h, lo, hi, wlo, whi, v, y, x, t, u, wb, ncb, n_bins, sign):
     l, m, a, b = lo[v, y, x], hi[v, y, x], wlo[v, y, x] * sign, whi[v, y, x] * sign
     for cx in range(ncb):
@@ -133,7 +133,7 @@ def _pixel(h, lo, hi, wlo, whi, v, y, x, t, u, wb, ncb, n_bins, sign):
             h[base + m] += b * w
 
 
-@nb.njit(**_FAST)
+@nb.njit(**_FAST, inline="always")
 def _normalise(src, dst, L):
     """L2-Hys as ``hog_numpy``: ``v / (|v| + 0.1 L)``, clip at 0.2, ``v / (|v| + 1e-3)``."""
     s = np.float32(0.0)

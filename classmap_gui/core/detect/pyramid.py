@@ -36,7 +36,8 @@ class WindowPyramid:
     """Window boxes and their features for frames of one size.
 
     ``dense``: a :class:`DenseHOG`; ``sides``: window sides as fractions (0, 1] of the frame's shorter
-    side (at least one; the bench and the panel use 5). ``features(grey)`` -> ``X (n, D) float32`` whose
+    side (at least one; :data:`DEFAULT_SIDES` has 5, ``bench scan`` chooses its own on validation videos).
+    ``features(grey)`` -> ``X (n, D) float32`` whose
     row i is the HOG of ``boxes(h, w)[i]``; the matrix is reused from frame to frame (copy to keep it).
     """
 
@@ -54,8 +55,8 @@ class WindowPyramid:
         if self._shape == (h, w):
             return
         d = self.dense
-        levels, boxes = [], []
-        for frac in self.sides:
+        levels, boxes, which = [], [], []
+        for k, frac in enumerate(self.sides):
             f = d.win_h / (frac * min(h, w))
             if f > 1.0 + 1e-6:
                 continue                        # a window smaller than the model's: never enlarge the frame
@@ -68,11 +69,13 @@ class WindowPyramid:
             b = np.stack([c.ravel() * d.stride / f, r.ravel() * d.stride / f,
                           np.full(rows * cols, d.win_w / f), np.full(rows * cols, d.win_h / f)], 1)
             boxes.append(b.astype(np.float32))
+            which.append(np.full(rows * cols, k, np.int64))
         if not levels:
             raise DataError(f"a {w}x{h} frame is too small to scan: its windows ({', '.join(f'{s:g}' for s in self.sides)} "
                             f"of its shorter side) are smaller than the model's {d.win_w}x{d.win_h} pixels")
         self._levels = levels
         self._boxes = np.concatenate(boxes)
+        self._side_index = np.concatenate(which)
         self._X = np.empty((len(self._boxes), d.n_features), np.float32)
         self._shape = (h, w)
 
@@ -80,6 +83,11 @@ class WindowPyramid:
         """``(n, 4) float32`` window boxes (x, y, width, height) in frame pixels, in feature-row order."""
         self._plan(h, w)
         return self._boxes
+
+    def side_index(self, h: int, w: int) -> np.ndarray:
+        """``(n,) int64``: each window's scale as an index into ``sides`` (feature-row order)."""
+        self._plan(h, w)
+        return self._side_index
 
     def scales(self, h: int, w: int) -> list[dict]:
         """Per scale: window side in frame pixels and the number of windows (for reports)."""

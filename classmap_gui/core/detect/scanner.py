@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from ..classify._batch_kernels import embed_batch
 from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError, NotFittedError
@@ -43,7 +44,9 @@ class ScanResult:
     the background class there (by more than the scanner's ``threshold``).
     ``top_classes (t,)`` / ``top_scores (t,)``: the best window's candidate classes (hand classes only).
     ``windows``: windows classified; ``evaluations``: mean classifier evaluations per window;
-    ``timings``: seconds per stage (features, classify, select, total).
+    ``timings``: seconds per stage (features, classify, select, total) and within classify ("classify:
+    embedding+filter", "classify: refine", "classify: background" for ClassMap; "classify: gemm",
+    "classify: best class" for brute force).
     """
 
     boxes: np.ndarray
@@ -76,16 +79,17 @@ class Scanner:
     """Scans frames with a trained :class:`~..recogniser.Recogniser` (HOG features, linear one-vs-all bank).
 
     ``method``: "classmap" (needs the recogniser's ClassMap) or "brute_force". ``sides``: window sides
-    as fractions of the frame's shorter side. ``top``: candidates reported for the best window.
+    as fractions of the frame's shorter side (None: the model's ``metadata["detection"]["sides"]``, else
+    :data:`.pyramid.DEFAULT_SIDES`). ``top``: candidates reported for the best window.
     ``max_boxes`` / ``overlap``: boxes kept by non-maximum suppression and the IoU above which a weaker
     box is dropped. ``threshold``: how far the best hand response must beat the background response for
     a window to count as a hand (0: beat it); ``background_weight``: the background response's weight
-    in the score that ranks windows (None: the model's ``metadata["detection"]["background_weight"]``, which ``bench
-    scan`` and the screenshot script set from their validation choice, else 1). Not thread-safe (buffers are reused): one scanner per
-    thread.
+    in the score that ranks windows (None: the model's ``metadata["detection"]["background_weight"]``,
+    else 1). ``bench scan`` and the screenshot script set both from their validation choice.
+    Not thread-safe (buffers are reused): one scanner per thread.
     """
 
-    def __init__(self, recogniser, method: str = "classmap", sides=DEFAULT_SIDES, top: int = 5,
+    def __init__(self, recogniser, method: str = "classmap", sides=None, top: int = 5,
                  max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float | None = None):
         if method not in METHODS:
             raise ConfigError(f"scan method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -98,7 +102,10 @@ class Scanner:
         if W is None or getattr(rec.classifier, "pairs_", None) is not None:
             raise ConfigError("find the hand needs a linear one-vs-all classifier bank (e.g. ova-ridge)")
         self.rec, self.method = rec, method
-        self.W, self.b = W, b
+        self.W, self.b = np.ascontiguousarray(W, np.float32), np.ascontiguousarray(b, np.float32)
+        detection = (getattr(rec, "metadata", None) or {}).get("detection", {})
+        if sides is None:
+            sides = detection.get("sides", DEFAULT_SIDES)
         self.pyramid = WindowPyramid(DenseHOG(rec.features), sides)
         names = list(rec.class_names)
         self.background = names.index(BACKGROUND_CLASS) if BACKGROUND_CLASS in names else None
@@ -107,8 +114,10 @@ class Scanner:
         self.overlap = float(overlap)
         self.threshold = float(threshold)
         if background_weight is None:
-            background_weight = (getattr(rec, "metadata", None) or {}).get("detection", {}).get("background_weight", 1.0)
+            background_weight = detection.get("background_weight", 1.0)
         self.background_weight = float(background_weight)
+        self._S = None                                          # brute force's (n, C) score buffer
+        self._bg_row = np.array([-1 if self.background is None else self.background], np.int64)
         self._hand_mask = np.ones(len(names), bool)
         if self.background is not None:
             self._hand_mask[self.background] = False
@@ -133,17 +142,30 @@ class Scanner:
                 hand, *_ = self._classify(X)
             finally:
                 self.background_weight = w
-            bg = None if self.background is None else X @ self.W[self.background] + self.b[self.background]
+            bg = None if self.background is None else self._background_response(X)
             return hand, bg, boxes
         score, *_ = self._classify(X)
         return score, boxes
+
+    def _background_response(self, X: np.ndarray) -> np.ndarray:
+        """``(n,) float32``: the background classifier on every window row of ``X``, by ClassMap's own
+        numba dot kernel (the batch embedding's): a BLAS GEMV here would wake BLAS's worker threads,
+        which keep spinning after the call and take a core from the dense HOG and the filter."""
+        F = np.empty((len(X), 1), np.float32)
+        embed_batch(np.ascontiguousarray(X, np.float32), self.W, self.b, self._bg_row, F)
+        return F[:, 0]
 
     def _classify(self, X: np.ndarray):
         """``(score, best label, candidates or None, mean evaluations)`` of every window row of ``X``."""
         n = len(X)
         bg = self.background
         if self.method == "brute_force":
-            S = X @ self.W.T                                   # (n, C): every classifier on every window
+            if self._S is None or self._S.shape != (n, len(self.W)):
+                self._S = np.empty((n, len(self.W)), np.float32)
+            S = self._S
+            t0 = time.perf_counter()
+            np.dot(X, self.W.T, out=S)                         # (n, C): every classifier on every window
+            t1 = time.perf_counter()
             S += self.b
             if bg is not None:
                 bg_resp = S[:, bg].copy()
@@ -152,15 +174,19 @@ class Scanner:
             hand = S[np.arange(n), best]
             evaluations = float(S.shape[1])
             cands = None
+            self._stages = {"gemm": t1 - t0, "best class": time.perf_counter() - t1}
         else:
+            t0 = time.perf_counter()
             pred = self.rec.classmap.predict(self.rec.classifier, X, top=None)
+            t1 = time.perf_counter()
             cls, sc = pred.top_classes, pred.top_scores          # (n, p) best first
             evaluations = float(np.mean(pred.evaluations))
             # candidates a v3 refine stopped before are NaN (not evaluated): never the best
             sc = np.where(np.isnan(sc) | (cls == bg) if bg is not None else np.isnan(sc), -np.inf, sc)
             if bg is not None:
-                bg_resp = X @ self.W[bg] + self.b[bg]          # one more evaluation per window
+                bg_resp = self._background_response(X)         # one more evaluation per window
                 evaluations += 1.0
+            self._stages = {**pred.timings, "background": time.perf_counter() - t1}
             j = sc.argmax(axis=1)
             best = cls[np.arange(n), j]
             hand = sc[np.arange(n), j]
@@ -190,11 +216,11 @@ class Scanner:
             kept = order[np.asarray(idx, np.int64).reshape(-1)[:self.max_boxes]]
             labels = best[kept].astype(np.int64)
             w0 = int(kept[0])
-            if cands is None:                                  # brute force: the best window's full ranking
-                row = X[w0] @ self.W.T + self.b
-                row[~self._hand_mask] = -np.inf
+            if cands is None:                                  # brute force: the best window's full ranking,
+                row = self._S[w0]                              # already in the GEMM's scores (background: -inf)
                 k = min(self.top, int(self._hand_mask.sum()))
-                top_c = np.argsort(-row, kind="stable")[:k]
+                part = np.argpartition(-row, k - 1)[:k]
+                top_c = part[np.lexsort((part, -row[part]))]   # best first, ties by the lower class
                 top_s = row[top_c]
             else:
                 c, s = cands[0][w0], cands[1][w0]
@@ -204,7 +230,8 @@ class Scanner:
         found = self._is_hand[kept]
         return ScanResult(boxes[kept].copy(), score[kept].astype(np.float32), labels, found, np.asarray(top_c, np.int64),
                           np.asarray(top_s, np.float32), n, evaluations,
-                          {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0})
+                          {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0,
+                           **{f"classify: {k}": v for k, v in self._stages.items()}})
 
 
 def iou(a, b) -> float:

@@ -24,8 +24,11 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     assert out["speedup"]["320x240"] == pytest.approx(cm["frames_per_second"] / bf["frames_per_second"])
     sel = out["selection"]
     assert sel["split"] == "validation"
-    for key in ("bank.alpha", "classmap_p", "background_weight"):
+    for key in ("bank.alpha", "classmap_p", "background_weight", "sides"):
         assert sel[key]["split"] == "validation", key
+    assert sel["sides"]["chosen"] in sel["sides"]["candidates"]
+    assert len(cm["scales"]) == len(sel["sides"]["chosen"]) and cm["scales"] == bf["scales"]
+    assert out["model"]["sides"] == sel["sides"]["chosen"]
     assert sel["classmap_p"]["chosen"]["p"] in (2, 3)
     assert out["cpu_count"] >= 1 and len(out["load_average"]) == 3
     assert out["model"]["hard_negatives"] == 40 and not out["model"]["cached"]

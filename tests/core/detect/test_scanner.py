@@ -110,3 +110,25 @@ def test_a_refine_that_stops_early_still_scores_every_window(hand_detector, fram
     ok = first != sc.background                                  # (a window that only met background: -inf)
     assert not np.isnan(score).any() and np.isfinite(score[ok]).all()
     np.testing.assert_array_equal(best[ok], first[ok])          # ClassMap's own choice wins each window
+
+
+def test_the_model_chosen_scales_and_weight_are_the_panels_defaults(hand_detector, frames):
+    # bench scan / the screenshot script store their validation choice in the model; a scanner built
+    # with no arguments (the Find-the-hand panel's) scans those scales with that weight
+    import copy
+
+    rec = copy.copy(hand_detector)
+    rec.metadata = {**(hand_detector.metadata or {}), "detection": {"sides": [0.36, 0.43, 0.52], "background_weight": 0.25}}
+    sc = Scanner(rec, "brute_force")
+    assert sc.pyramid.sides == (0.36, 0.43, 0.52) and sc.background_weight == 0.25
+    full = Scanner(hand_detector, "brute_force", sides=(0.30, 0.36, 0.43, 0.52, 0.62))
+    idx = full.pyramid.side_index(240, 320)
+    assert sc.scan(frames[0][0]).windows == int(np.isin(idx, [1, 2, 3]).sum()) < full.scan(frames[0][0]).windows
+    np.testing.assert_allclose(full.pyramid.boxes(240, 320)[np.isin(idx, [1, 2, 3])], sc.pyramid.boxes(240, 320))
+
+
+def test_the_background_response_is_the_background_classifiers_output(hand_detector, frames):
+    sc = Scanner(hand_detector, "classmap")
+    X = sc.pyramid.features(sc._grey(frames[2][0])).copy()
+    hand, bg, _ = sc.window_scores(frames[2][0], parts=True)
+    np.testing.assert_allclose(bg, X @ sc.W[sc.background] + sc.b[sc.background], rtol=1e-5, atol=1e-5)
