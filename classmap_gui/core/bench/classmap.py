@@ -45,6 +45,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, prepare
+from .classmap_selection import choose_point_predicted, choose_reference
 from .common import machine, selection
 from .latency import brute_force_latency, classmap_latency, latency_sweep, op_limit  # noqa: F401 (public)
 
@@ -54,8 +55,10 @@ OPTIONS = {
     "p_sweep": ("5,10,15,20,30,40,60,80", "comma-separated p values: the candidates and the test curve"),
     "refine": ("v2,v3", "refine versions: candidates and test curve"),
     "tolerance": (0.005, "the chosen ClassMap point: fewest evaluations within this of brute force on validation"),
-    "n_se": (1.0, "the chosen point's validation accuracy is lowered by this many standard errors of its paired "
-                  "difference to brute force before the tolerance test (0: the bare validation gap)"),
+    "n_se": (1.0, "the chosen point's predicted final-size gap is raised by this many of its prediction standard "
+                  "errors before the tolerance test (.classmap_selection)"),
+    "curve_seeds": (3, "validation fits (AdaBoost seeds) of the chosen reference penalty at the fit size: their "
+                       "mean gap and spread enter the learning-curve rule (.classmap_selection); at least 2"),
     "n_triples": (60_000, "AdaBoost training triples"),
     "hard_fraction": (0.5, "share of triples whose wrong class is one of the example's strongest confusers"),
     "embedding_examples": ("embedding+training", "examples of the class embeddings and triples: 'embedding' (the "
@@ -118,6 +121,17 @@ def choose_penalty(bank_name: str, params: dict, candidates: list[float], X_fit,
                      by="brute-force validation accuracy", parameter=f"bank.{key}")
 
 
+def _first_per_class(y, n: int) -> np.ndarray:
+    """Indices of the first ``n`` examples of every class in ``y`` (by position: the parts are i.i.d.)."""
+    y = np.asarray(y)
+    order = np.argsort(y, kind="stable")
+    counts = np.bincount(np.searchsorted(np.unique(y), y))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.empty(len(y), np.int64)
+    rank[order] = np.arange(len(y)) - np.repeat(starts, counts)
+    return np.flatnonzero(rank < n)
+
+
 def _reference_bank(bank_name: str, params: dict, factor: float, X, y, should_stop: StopFn = None):
     """The bank trained with its penalty ``factor`` times stronger (ridge alpha x factor, C / factor), or
     None for factor 1 (the bank's own classifiers are the references)."""
@@ -175,10 +189,12 @@ def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
     return float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
 
 
-def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, brute_correct=None, **tags) -> list[dict]:
+def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, brute_correct=None, hits: dict | None = None,
+          **tags) -> list[dict]:
     """Accuracy and mean evaluations of every ``(refine, p)``: ``models`` maps refine -> fitted ClassMap.
     With ``brute_correct`` (brute force's per-query hits on the same ``X``) each point also gets
-    ``difference_se``: the standard error of its accuracy difference to brute force (:func:`paired_se`)."""
+    ``difference_se``: the standard error of its accuracy difference to brute force (:func:`paired_se`).
+    ``hits``, if given, receives ``(refine, p) -> (n,) bool`` per-query hits (the learning-curve rule)."""
     out = []
     for refine, cm in models.items():
         for p in p_sweep:
@@ -186,6 +202,8 @@ def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, brute_c
             cm.set_params(p=p)
             res = cm.predict(bank, X, top=1)
             hit = np.asarray(res.labels) == y
+            if hits is not None:
+                hits[(refine, p)] = hit
             out.append({**tags, "refine": refine, "p": p, "accuracy": float(np.mean(hit)),
                         "evaluations": float(np.mean(res.evaluations)),
                         **({"difference_se": paired_se(hit, brute_correct)} if brute_correct is not None else {}),
@@ -270,18 +288,51 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     brute_hit = np.asarray(bank.predict(Xv)) == yv
     brute_val = float(np.mean(brute_hit))
 
-    # 2. ClassMap's reference penalty, refine and p, on validation
-    val_points = []
+    # 2. ClassMap's reference penalty, then refine and p, on validation (.classmap_selection)
+    val_points, runs = [], []
     Xc, yc = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xf, yf)
     factors = _floats(opt["reference_penalties"]) if bank_name in PENALTY else [1.0]
+    per_class = int(D["counts"][0])
     for i, factor in enumerate(factors):
         ref = _reference_bank(bank_name, params, factor, Xf, yf, should_stop)
         models = _fit_refines(bank, Xc, yc, refines, opt, seed, max(p_sweep), reference_bank=ref,
                               should_stop=should_stop)
-        val_points += curve(models, bank, Xv, yv, p_sweep, should_stop, brute_correct=brute_hit,
-                            reference_penalty=factor)
-        report(progress, 0.3 + 0.15 * (i + 1) / len(factors), "ClassMap on validation")
-    result["selection"]["classmap_point"] = choose_point(val_points, brute_val, tol, float(opt["n_se"]))
+        hits: dict = {}
+        pts = curve(models, bank, Xv, yv, p_sweep, should_stop, brute_correct=brute_hit, hits=hits,
+                    reference_penalty=factor)
+        val_points += pts
+        runs.append({"factor": factor, "n": per_class, "seed": seed, "brute": brute_hit, "hits": hits,
+                     "evaluations": {(q["refine"], q["p"]): q["evaluations"] for q in pts}})
+        report(progress, 0.3 + 0.1 * (i + 1) / len(factors), "ClassMap on validation")
+    ref_sel = choose_reference(val_points, brute_val)
+    ref_sel["points"] = val_points
+    result["selection"]["reference_penalty"] = ref_sel
+    factor = ref_sel["chosen"]
+    runs = [r for r in runs if r["factor"] == factor]
+    # the learning curve of that reference penalty: more seeds at the fit size, one fit at half of it
+    half = _first_per_class(yf, max(1, per_class // 2))
+    fits = [(per_class, seed + j, (Xf, yf)) for j in range(1, max(2, int(opt["curve_seeds"])))]
+    for n, s, (Xn, yn) in fits + [(max(1, per_class // 2), seed, (Xf[half], yf[half]))]:
+        check_stop(should_stop)
+        bank_n = bank if n == per_class else make_bank(bank_name, **params).fit(Xn, yn, should_stop=should_stop)
+        brute_n = brute_hit if n == per_class else np.asarray(bank_n.predict(Xv)) == yv
+        ref = _reference_bank(bank_name, params, factor, Xn, yn, should_stop)
+        Xcn, ycn = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xn, yn)
+        models = _fit_refines(bank_n, Xcn, ycn, refines, opt, s, max(p_sweep), reference_bank=ref,
+                              should_stop=should_stop)
+        hits = {}
+        pts = curve(models, bank_n, Xv, yv, p_sweep, should_stop, brute_correct=brute_n, hits=hits)
+        runs.append({"factor": factor, "n": n, "seed": s, "brute": brute_n, "hits": hits,
+                     "evaluations": {(q["refine"], q["p"]): q["evaluations"] for q in pts},
+                     "brute_accuracy": float(np.mean(brute_n))})
+        report(progress, min(0.45, 0.4 + 0.0125 * len(runs)), "ClassMap learning curve on validation")
+    del Xc, yc
+    n_final = float(per_class + D["counts"][1])
+    result["selection"]["classmap_point"] = choose_point_predicted(
+        runs, n_final, tol, factor, float(opt["n_se"]),
+        brute_force_accuracy_by_size={str(r["n"]): float(np.mean(r["brute"])) for r in runs},
+        single_size_rule=choose_point([q for q in val_points if q["reference_penalty"] == factor], brute_val, tol,
+                                      float(opt["n_se"]))["chosen"])
     chosen = result["selection"]["classmap_point"]["chosen"]
     report(progress, 0.45, "ClassMap point chosen on validation")
 
@@ -289,7 +340,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     Xtr, ytr = np.concatenate([Xf, Xv]), np.concatenate([yf, yv])
     camera = {k: D[k] for k in ("X_camera", "y_camera", "class_names") if k in D}
     result["generation_images_per_second"] = float(D.get("generation_images_per_second", np.nan))
-    del D, Xf, Xv, Xc, yc
+    del D, Xf, Xv, runs
     bank = make_bank(bank_name, **params).fit(Xtr, ytr, should_stop=should_stop)
     ref = _reference_bank(bank_name, params, chosen["reference_penalty"], Xtr, ytr, should_stop)
     Xc, yc = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xtr, ytr)
