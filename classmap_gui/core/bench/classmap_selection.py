@@ -47,6 +47,34 @@ def _se(v: np.ndarray) -> float:
     return float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else 0.0
 
 
+def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
+    """Standard error of the accuracy difference of two classifiers on the same queries: the standard
+    deviation of the per-query differences (each -1, 0 or 1) over the square root of their number."""
+    diff = np.asarray(correct, np.float64) - np.asarray(brute_correct, np.float64)
+    return float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+
+
+def choose_point(points: list[dict], brute_accuracy: float, tolerance: float, n_se: float = 1.0) -> dict:
+    """The cheapest point (fewest mean evaluations) whose validation accuracy, lowered by ``n_se`` standard
+    errors of its paired difference to brute force (``difference_se``, 0 where absent), is within
+    ``tolerance`` of ``brute_accuracy``; if none is, the most accurate. The margin is there because the
+    validation gap of the cheapest qualifying point is itself an estimate: picking the cheapest point
+    whose bare gap clears the tolerance selects points whose gap was underestimated by noise (the first
+    full runs landed 0.1-0.2 points beyond it on test). Returns a :func:`selection` whose ``chosen`` is
+    ``{"reference_penalty", "refine", "p"}``."""
+    ok = [q for q in points
+          if q["accuracy"] - n_se * q.get("difference_se", 0.0) >= brute_accuracy - tolerance - 1e-12]
+    best = (min(ok, key=lambda q: (q["evaluations"], -q["accuracy"])) if ok
+            else max(points, key=lambda q: (q["accuracy"], -q["evaluations"])))
+    keys = ("reference_penalty", "refine", "p")
+    return selection({k: best[k] for k in keys}, [{k: q[k] for k in keys} for q in points], points,
+                     by="validation accuracy, its paired standard error against brute force, and mean evaluations",
+                     rule=(f"fewest evaluations whose validation accuracy minus {n_se:g} standard error(s) of the "
+                           f"per-query paired difference to brute force is within {100 * tolerance:g} points "
+                           "of brute force's validation accuracy"),
+                     brute_force_accuracy=brute_accuracy, n_se=n_se, within_tolerance=bool(ok))
+
+
 def choose_reference(points: list[dict], brute_accuracy: float) -> dict:
     """The reference penalty whose validation curve (every refine and p, fit size ``n``) has the smallest
     mean gap to brute force: the filter that keeps the right class best over the whole sweep; ties go
