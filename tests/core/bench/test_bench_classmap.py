@@ -121,7 +121,14 @@ def test_small_run_chooses_on_validation_and_tests_once():
     assert all(s["split"] == "validation" for s in sel.values())
     assert out["brute_force"]["bank_params"]["alpha"] == sel["bank_penalty"]["chosen"]
     chosen = sel["classmap_point"]["chosen"]
-    assert all("difference_se" in q for q in sel["classmap_point"]["scores"])
+    # the reference penalty on the whole validation curve, then the learning-curve rule for that bank
+    assert sel["reference_penalty"]["chosen"] == chosen["reference_penalty"]
+    assert all("difference_se" in q for q in sel["reference_penalty"]["points"])
+    ex = sel["classmap_point"]["extrapolation"]
+    assert (ex["n_half"], ex["n"], ex["n_final"]) == (5, 11, 14) and len(ex["seeds_at_n"]) == 3
+    rows = sel["classmap_point"]["scores"]
+    assert {(q["refine"], q["p"]) for q in rows} == {(r, p) for r in ("v2", "v3") for p in (5, 20)}
+    assert all(q["bound"] == pytest.approx(q["predicted_gap"] + q["prediction_se"]) for q in rows)
     picked = out["selected"]
     assert (picked["refine"], picked["p"], picked["reference_penalty"]) == (chosen["refine"], chosen["p"],
                                                                            chosen["reference_penalty"])

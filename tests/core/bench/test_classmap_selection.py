@@ -1,0 +1,89 @@
+"""The learning-curve rule that chooses bench classmap's ClassMap point (core/bench/classmap_selection.py)."""
+import math
+
+import numpy as np
+import pytest
+
+from classmap_gui.core.bench import classmap_selection as S
+from classmap_gui.core.errors import ConfigError
+
+Q = 4000  # validation queries
+
+
+def _hits(misses: int, offset: int = 0) -> np.ndarray:
+    """Q per-query hits with ``misses`` misses starting at ``offset`` (brute force hits everything)."""
+    h = np.ones(Q, bool)
+    h[offset:offset + misses] = False
+    return h
+
+
+def _run(n, seed, misses: dict, evaluations: dict, offsets: dict | None = None) -> dict:
+    return {"n": n, "seed": seed, "brute": np.ones(Q, bool),
+            "hits": {k: _hits(m, (offsets or {}).get(k, 0)) for k, m in misses.items()}, "evaluations": evaluations}
+
+
+EV = {("v2", 10): 55.0, ("v2", 30): 75.0}
+
+
+def test_extrapolation_factor_reads_the_log_line_past_the_fit_size():
+    assert S.extrapolation_factor(30, 15, 40) == pytest.approx(math.log(40 / 30) / math.log(2))
+    assert S.extrapolation_factor(30, 15, 30) == 0.0
+    with pytest.raises(ConfigError):
+        S.extrapolation_factor(15, 30, 40)
+
+
+def test_a_gap_that_grows_with_training_size_is_predicted_larger_and_the_point_rejected():
+    # p=10: 0.40 points at fit 30 (every seed) but 0.10 at fit 15: the line reaches ~0.52 at 40 -> out;
+    # p=30: 0.10 points at both sizes -> in. The bare fit-30 gap would have taken p=10 (0.40 < 0.5).
+    runs = [_run(30, s, {("v2", 10): 16, ("v2", 30): 4}, EV) for s in (0, 1, 2)]
+    runs.append(_run(15, 0, {("v2", 10): 4, ("v2", 30): 4}, EV))
+    sel = S.choose_point_predicted(runs, 40, 0.005, 10.0, n_se=0.0)
+    rows = {(q["refine"], q["p"]): q for q in sel["scores"]}
+    k = math.log(40 / 30) / math.log(2)
+    assert rows[("v2", 10)]["predicted_gap"] == pytest.approx(0.004 + k * 0.003)
+    assert rows[("v2", 30)]["predicted_gap"] == pytest.approx(0.001)
+    assert sel["chosen"] == {"reference_penalty": 10.0, "refine": "v2", "p": 30}
+    assert sel["split"] == "validation" and sel["within_tolerance"]
+    assert sel["extrapolation"]["n_final"] == 40 and sel["extrapolation"]["seeds_at_n"] == [0, 1, 2]
+
+
+def test_seeds_that_disagree_widen_the_margin():
+    # the same mean gap at fit 30 (0.30 points) and no growth; seeds agree in one world, spread in the other
+    agree = [_run(30, s, {("v2", 10): 12, ("v2", 30): 2}, EV) for s in (0, 1, 2)]
+    spread = [_run(30, s, {("v2", 10): m, ("v2", 30): 2}, EV) for s, m in ((0, 0), (1, 12), (2, 24))]
+    half = _run(15, 0, {("v2", 10): 12, ("v2", 30): 2}, EV)
+    a = S.choose_point_predicted(agree + [half], 40, 0.005, 10.0)
+    b = S.choose_point_predicted(spread + [half], 40, 0.005, 10.0)
+    ra = {(q["refine"], q["p"]): q for q in a["scores"]}
+    rb = {(q["refine"], q["p"]): q for q in b["scores"]}
+    assert ra[("v2", 10)]["gap_at_n"] == pytest.approx(rb[("v2", 10)]["gap_at_n"]) == pytest.approx(0.003)
+    assert a["extrapolation"]["model_spread_r"] == pytest.approx(0, abs=1e-9)
+    assert b["extrapolation"]["model_spread_r"] > 1
+    assert rb[("v2", 10)]["prediction_se"] > ra[("v2", 10)]["prediction_se"]
+    assert a["chosen"]["p"] == 10                      # 0.30 + its noise: within 0.5 points
+    assert b["chosen"]["p"] == 30                      # the same mean, but the draws spread: not trusted
+
+
+def test_nothing_within_tolerance_takes_the_smallest_bound():
+    runs = [_run(30, s, {("v2", 10): 80, ("v2", 30): 40}, EV) for s in (0, 1)]
+    runs.append(_run(15, 0, {("v2", 10): 40, ("v2", 30): 40}, EV))
+    sel = S.choose_point_predicted(runs, 40, 0.005, 3.0)
+    assert not sel["within_tolerance"] and sel["chosen"]["p"] == 30
+
+
+def test_the_rule_needs_two_sizes_and_two_seeds():
+    one_seed = [_run(30, 0, {("v2", 10): 1}, EV), _run(15, 0, {("v2", 10): 1}, EV)]
+    with pytest.raises(ConfigError):
+        S.predict_gaps(one_seed, 40)
+    one_size = [_run(30, s, {("v2", 10): 1}, EV) for s in (0, 1, 2)]
+    with pytest.raises(ConfigError):
+        S.predict_gaps(one_size, 40)
+
+
+def test_reference_penalty_with_the_smallest_mean_gap_over_the_sweep():
+    pts = [{"reference_penalty": f, "refine": "v2", "p": p, "accuracy": a}
+           for f, accs in ((10.0, (0.85, 0.89)), (30.0, (0.87, 0.88)), (100.0, (0.80, 0.90)))
+           for p, a in zip((10, 30), accs)]
+    sel = S.choose_reference(pts, 0.90)
+    assert sel["chosen"] == 30.0                       # mean gap 2.5 points against 3.0 and 5.0
+    assert sel["scores"]["30"] == pytest.approx(0.025) and sel["split"] == "validation"
