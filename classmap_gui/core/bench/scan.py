@@ -11,7 +11,9 @@
 2. **ClassMap p** on the held-out validation part, by :func:`.classmap.choose_point` (fewest
    evaluations within ``tolerance`` of brute force's validation accuracy), as ``bench classmap`` does.
    The reference penalty and refine are the ones ``bench classmap`` chose on hand-pose (options).
-   The window scales (one of ``side_sets``) and the background weight by localisation on validation
+   The hand-vs-background detector (:mod:`..detect.detector`, ``detector_scenes`` generated scenes;
+   kept in the cached model folder) is trained after the model. The window scales (one of
+   ``side_sets``), the background weight and the detector's weight by localisation on validation
    videos (:func:`choose_detection`; their own seeds).
 3. **Scan** the test video (:func:`..data.hand_video.find_hand_frames`, its own seed, never seen in
    training or selection) at each frame size, with both methods in the same run: the same
