@@ -11,7 +11,9 @@
 2. **ClassMap p** on the held-out validation part, by :func:`.classmap.choose_point` (fewest
    evaluations within ``tolerance`` of brute force's validation accuracy), as ``bench classmap`` does.
    The reference penalty and refine are the ones ``bench classmap`` chose on hand-pose (options).
-   The window scales (one of ``side_sets``) and the background weight by localisation on validation
+   The hand-vs-background detector (:mod:`..detect.detector`, ``detector_scenes`` generated scenes;
+   kept in the cached model folder) is trained after the model. The window scales (one of
+   ``side_sets``), the background weight and the detector's weight by localisation on validation
    videos (:func:`choose_detection`; their own seeds).
 3. **Scan** the test video (:func:`..data.hand_video.find_hand_frames`, its own seed, never seen in
    training or selection) at each frame size, with both methods in the same run: the same
@@ -56,6 +58,12 @@ OPTIONS = {
                   "candidate window-side sets (';'-separated subsets of sides, >= 3 scales each), chosen with the "
                   "background weight by localisation on the validation videos"),
     "validation_video_seeds": ("101,102", "seeds of the validation videos"),
+    "detector_scenes": (400, "generated hand scenes whose windows train the hand-vs-background detector (0: none)"),
+    "detector_alpha": (10.0, "the detector's ridge penalty"),
+    "detector_rounds": (0, "the detector's bootstrap rounds (false alarms mined in detector_scenes new scenes; 1 round "
+                        "was worse on the validation videos: 0.868 against 0.912)"),
+    "detector_weights": ("0,0.005,0.01,0.02,0.03,0.05,0.1,1", "candidate weights of the hand detector in a window's "
+                         "score, chosen with the background weight and the sides on the validation videos"),
     "d": (45, "ClassMap reference classifiers"),
     "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
     "refine": ("v3", "ClassMap refine (bench classmap's choice on hand-pose)"),
@@ -178,29 +186,32 @@ def _side_sets(opt: dict) -> list[tuple[float, ...]]:
 
 
 def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> tuple[dict, dict]:
-    """The window sides (one of ``side_sets``) and the background weight (one of ``background_weights``)
-    with the best localisation on the validation videos (``validation_video_seeds``, every 2nd frame, at
+    """The window sides (one of ``side_sets``), the background weight (one of ``background_weights``) and
+    the hand detector's weight (one of ``detector_weights``, when the model has a detector) with the best
+    localisation on the validation videos (``validation_video_seeds``, every 2nd frame, at
     the first frame size): their own seeds, never the test video. Brute-force responses (the same for
     either method's choice), computed once over all ``sides`` and masked per candidate set.
-    Returns two :func:`selection` dicts (sides, background weight)."""
+    Returns three :func:`selection` dicts (sides, background weight, detector weight)."""
     from ..data.hand_video import find_hand_frames
     from ..detect.scanner import Scanner, iou
 
     sides = _floats(opt["sides"])
     sets = _side_sets(opt)
     weights = _floats(opt["background_weights"])
+    has_det = (rec.metadata.get("detection") or {}).get("detector") is not None
+    gammas = _floats(opt["detector_weights"]) if has_det else [0.0]
     seeds = [int(v) for v in _floats(opt["validation_video_seeds"])]
     w, h = _sizes(opt["frames"])[0]
     sc = Scanner(rec, "brute_force", sides=sides)
     which = None
-    hits = {(k, c): [] for k in range(len(sets)) for c in weights}
+    hits = {(k, c, g): [] for k in range(len(sets)) for c in weights for g in gammas}
     n = 0
     for seed in seeds:
         for i, (frame, _, box) in enumerate(find_hand_frames((h, w), seed=seed)):
             if i % 2:
                 continue
             check_stop(should_stop)
-            hand, bg, boxes = sc.window_scores(frame, parts=True)
+            hand, bg, det, boxes = sc.window_scores(frame, parts="all")
             if which is None:
                 idx = sc.pyramid.side_index(h, w)
                 which = [np.isin(idx, [min(range(len(sides)), key=lambda j: abs(sides[j] - c)) for c in cand])
@@ -209,19 +220,49 @@ def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> tuple[dict, 
             n += 1
             for k, mask in enumerate(which):
                 for c in weights:
-                    score = np.where(mask, hand - c * bg if bg is not None else hand, -np.inf)
-                    hits[(k, c)].append(iou(boxes[int(np.argmax(score))], truth) >= 0.5)
+                    base = hand - c * bg if bg is not None else hand
+                    for g in gammas:
+                        score = np.where(mask, base + g * det if g else base, -np.inf)
+                        hits[(k, c, g)].append(iou(boxes[int(np.argmax(score))], truth) >= 0.5)
     loc = {key: float(np.mean(v)) for key, v in hits.items()}
-    # ties: fewer windows (cheaper), then the smaller weight
-    k_best, c_best = max(loc, key=lambda key: (loc[key], -int(which[key[0]].sum()), -key[1]))
+    # ties: fewer windows (cheaper), then the smaller weights
+    k_best, c_best, g_best = max(loc, key=lambda key: (loc[key], -int(which[key[0]].sum()), -key[1], -key[2]))
     by = f"localisation on the validation videos (seeds {', '.join(map(str, seeds))}, every 2nd frame, brute force)"
     sel_sides = selection([float(v) for v in sets[k_best]], [list(c) for c in sets],
-                          {",".join(f"{v:g}" for v in sets[k]): max(loc[(k, c)] for c in weights) for k in range(len(sets))},
-                          by=by + "; each set at its best background weight", frames=n,
+                          {",".join(f"{v:g}" for v in sets[k]): max(loc[(k, c, g)] for c in weights for g in gammas)
+                           for k in range(len(sets))},
+                          by=by + "; each set at its best weights", frames=n,
                           windows={",".join(f"{v:g}" for v in sets[k]): int(which[k].sum()) for k in range(len(sets))})
-    sel_weight = selection(c_best, weights, {f"{c:g}": loc[(k_best, c)] for c in weights},
-                           by=by + " at the chosen sides", frames=n)
-    return sel_sides, sel_weight
+    sel_weight = selection(c_best, weights, {f"{c:g}": loc[(k_best, c, g_best)] for c in weights},
+                           by=by + " at the chosen sides and detector weight", frames=n)
+    sel_det = selection(g_best, gammas, {f"{g:g}": loc[(k_best, c_best, g)] for g in gammas},
+                        by=by + " at the chosen sides and background weight", frames=n,
+                        grid={f"{c:g}/{g:g}": loc[(k_best, c, g)] for c in weights for g in gammas})
+    return sel_sides, sel_weight, sel_det
+
+
+def _detector(rec, opt: dict, path, progress: ProgressFn, should_stop: StopFn) -> dict:
+    """Train the hand detector (:mod:`..detect.detector`) into ``rec.metadata["detection"]`` unless the
+    (cached) model already holds one trained with the same settings; re-save the cached model."""
+    from ..detect.detector import train_detector
+
+    key = {"scenes": int(opt["detector_scenes"]), "alpha": float(opt["detector_alpha"]), "seed": int(opt["seed"]) + 41,
+           "sides": _floats(opt["sides"]), "rounds": int(opt["detector_rounds"])}
+    detection = dict(rec.metadata.get("detection") or {})
+    if key["scenes"] <= 0:
+        detection.pop("detector", None)
+        rec.metadata["detection"] = detection
+        return {"scenes": 0}
+    if detection.get("detector_settings") == key and detection.get("detector") is not None:
+        return {**key, "cached": True, "seconds": detection.get("detector_seconds")}
+    t0 = time.perf_counter()
+    det = train_detector(rec.features, key["scenes"], alpha=key["alpha"], seed=key["seed"], sides=key["sides"],
+                         rounds=key["rounds"], progress=progress, should_stop=should_stop)
+    detection.update(detector=det.to_json(), detector_settings=key, detector_seconds=time.perf_counter() - t0)
+    rec.metadata["detection"] = detection
+    if path is not None:
+        rec.save(path)
+    return {**key, "cached": False, "seconds": detection["detector_seconds"]}
 
 
 def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
@@ -232,7 +273,8 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
 
     # the model's settings; the background weight is chosen after loading (cheap), so not part of the key
     keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir", "background_weights", "validation_video_seeds",
-                                            "side_sets", "frames", "interleave", "interleave_pause")]
+                                            "side_sets", "frames", "interleave", "interleave_pause", "detector_scenes",
+                                            "detector_alpha", "detector_rounds", "detector_weights")]
     cache = opt.get("cache_dir")
     path = None
     if cache not in (None, "", "none"):
@@ -241,14 +283,16 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
             try:
                 rec = Recogniser.load(path)
                 info = json.loads(json.dumps(rec.metadata["scan_bench"]))
-                report(progress, 0.8, "model: cached")
+                report(progress, 0.7, "model: cached")
+                info["detector"] = _detector(rec, opt, path, sub_progress(progress, 0.7, 0.8), should_stop)
                 return rec, {**info, "cached": True}
             except Exception:  # noqa: BLE001 - an unreadable cache entry is rebuilt
                 pass
-    rec, info = build_model(opt, progress, should_stop)
+    rec, info = build_model(opt, sub_progress(progress, 0.0, 0.7), should_stop)
     if path is not None:
         rec.metadata["scan_bench"] = info
         rec.save(path)
+    info = {**info, "detector": _detector(rec, opt, path, sub_progress(progress, 0.7, 0.8), should_stop)}
     return rec, {**info, "cached": False}
 
 
@@ -268,7 +312,8 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     frames = list(find_hand_frames((h, w), seed=int(opt["video_seed"])))
     sides = opt["_sides"]
     methods = ("classmap", "brute_force")
-    scanners = {m: Scanner(rec, m, sides=sides, background_weight=float(opt["_background_weight"])) for m in methods}
+    scanners = {m: Scanner(rec, m, sides=sides, background_weight=float(opt["_background_weight"]),
+                           detector_weight=float(opt["_detector_weight"])) for m in methods}
     for sc in scanners.values():
         sc.scan(frames[0][0])                               # compile, plan the pyramid, warm the caches
     names = rec.class_names
@@ -321,9 +366,11 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         raise ConfigError("bench scan: p_sweep must list some p")
     t_start = time.perf_counter()
     rec, info = _model(opt, sub_progress(progress, 0.0, 0.8), should_stop)
-    sel_s, sel_w = choose_detection(rec, opt, should_stop)
+    sel_s, sel_w, sel_d = choose_detection(rec, opt, should_stop)
     info["selection"]["sides"] = sel_s
     info["selection"]["background_weight"] = sel_w
+    info["selection"]["detector_weight"] = sel_d
+    info["detector_weight"] = opt["_detector_weight"] = sel_d["chosen"]
     info["sides"] = opt["_sides"] = sel_s["chosen"]
     info["background_weight"] = opt["_background_weight"] = sel_w["chosen"]
     rows = []

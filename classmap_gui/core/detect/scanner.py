@@ -16,6 +16,12 @@ the margin ``best hand response - background_weight * background response`` (the
 classifier is evaluated on every window by both methods: one more evaluation each; ``bench scan``
 chooses the weight on a validation video). Without a background class the score is the
 best response and nothing is rejected.
+
+Hand detector: when the model carries one (:mod:`.detector`, ``metadata["detection"]["detector"]``, a
+linear hand-vs-background classifier on the same window HOG), its output is added to the score with the
+weight ``detector_weight`` (``metadata["detection"]["detector_weight"]``, chosen on validation videos):
+``score = best hand - background_weight * background + detector_weight * detector``. Both methods
+evaluate it on every window: ClassMap through its numba dot kernel, brute force as one more row of its GEMM.
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError, NotFittedError
 from .dense_hog import DenseHOG
+from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, WindowPyramid
 
 METHODS = ("classmap", "brute_force")
@@ -85,12 +92,15 @@ class Scanner:
     box is dropped. ``threshold``: how far the best hand response must beat the background response for
     a window to count as a hand (0: beat it); ``background_weight``: the background response's weight
     in the score that ranks windows (None: the model's ``metadata["detection"]["background_weight"]``,
-    else 1). ``bench scan`` and the screenshot script set both from their validation choice.
+    else 1). ``detector_weight``: the hand detector's weight (None: the model's
+    ``metadata["detection"]["detector_weight"]``, else 1 when the model has a detector; 0 switches it off).
+    ``bench scan`` and the screenshot script set them from their validation choice.
     Not thread-safe (buffers are reused): one scanner per thread.
     """
 
     def __init__(self, recogniser, method: str = "classmap", sides=None, top: int = 5,
-                 max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float | None = None):
+                 max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float | None = None,
+                 detector_weight: float | None = None):
         if method not in METHODS:
             raise ConfigError(f"scan method must be one of {', '.join(METHODS)}, got {method!r}")
         rec = recogniser
@@ -116,7 +126,18 @@ class Scanner:
         if background_weight is None:
             background_weight = detection.get("background_weight", 1.0)
         self.background_weight = float(background_weight)
-        self._S = None                                          # brute force's (n, C) score buffer
+        self.detector = None
+        if detection.get("detector") is not None:
+            self.detector = HandDetector.from_json(detection["detector"], self.W.shape[1])
+        if detector_weight is None:
+            detector_weight = detection.get("detector_weight", 1.0)
+        self.detector_weight = float(detector_weight) if self.detector is not None else 0.0
+        self._det_W = None if self.detector is None else self.detector.w[None, :].copy()
+        self._det_b = None if self.detector is None else np.array([self.detector.b], np.float32)
+        # brute force: the detector as one more row of the GEMM (column C of the scores)
+        self._W_all = self.W if self.detector is None else np.ascontiguousarray(np.vstack([self.W, self._det_W]))
+        self._b_all = self.b if self.detector is None else np.concatenate([self.b, self._det_b])
+        self._S = None                                          # brute force's (n, C [+1]) score buffer
         self._bg_row = np.array([-1 if self.background is None else self.background], np.int64)
         self._hand_mask = np.ones(len(names), bool)
         if self.background is not None:
@@ -133,16 +154,21 @@ class Scanner:
     def window_scores(self, frame: np.ndarray, parts: bool = False):
         """``(score (n,), boxes (n, 4))`` of every window by this scanner's method, before rejection and
         suppression (for mining hard negatives and for analysis). ``parts``: ``(hand (n,), background
-        (n,) or None, boxes)`` instead — the best hand response and the background response."""
+        (n,) or None, boxes)`` instead — the best hand response and the background response;
+        ``parts="all"``: ``(hand, background or None, detector (n,) or None, boxes)``."""
         X = self.pyramid.features(self._grey(frame))
         boxes = self.pyramid.boxes(*np.shape(frame)[:2])
         if parts:
-            w, self.background_weight = self.background_weight, 0.0
+            w, g = self.background_weight, self.detector_weight
+            self.background_weight = self.detector_weight = 0.0
             try:
                 hand, *_ = self._classify(X)
             finally:
-                self.background_weight = w
+                self.background_weight, self.detector_weight = w, g
             bg = None if self.background is None else self._background_response(X)
+            if parts == "all":
+                det = None if self.detector is None else self._detector_response(X)
+                return hand, bg, det, boxes
             return hand, bg, boxes
         score, *_ = self._classify(X)
         return score, boxes
@@ -155,24 +181,34 @@ class Scanner:
         embed_batch(np.ascontiguousarray(X, np.float32), self.W, self.b, self._bg_row, F)
         return F[:, 0]
 
+    def _detector_response(self, X: np.ndarray) -> np.ndarray:
+        """``(n,) float32``: the hand detector on every window row, by the same numba dot kernel."""
+        F = np.empty((len(X), 1), np.float32)
+        embed_batch(np.ascontiguousarray(X, np.float32), self._det_W, self._det_b, np.zeros(1, np.int64), F)
+        return F[:, 0]
+
     def _classify(self, X: np.ndarray):
         """``(score, best label, candidates or None, mean evaluations)`` of every window row of ``X``."""
         n = len(X)
         bg = self.background
         if self.method == "brute_force":
-            if self._S is None or self._S.shape != (n, len(self.W)):
-                self._S = np.empty((n, len(self.W)), np.float32)
+            if self._S is None or self._S.shape != (n, len(self._W_all)):
+                self._S = np.empty((n, len(self._W_all)), np.float32)
             S = self._S
             t0 = time.perf_counter()
-            np.dot(X, self.W.T, out=S)                         # (n, C): every classifier on every window
+            np.dot(X, self._W_all.T, out=S)                    # (n, C [+1]): every classifier (+ detector) on every window
             t1 = time.perf_counter()
-            S += self.b
+            S += self._b_all
+            det = None
+            if self.detector is not None:
+                det = S[:, -1].copy()
+                S[:, -1] = -np.inf                             # never a class
             if bg is not None:
                 bg_resp = S[:, bg].copy()
                 S[:, bg] = -np.inf
             best = S.argmax(axis=1)
             hand = S[np.arange(n), best]
-            evaluations = float(S.shape[1])
+            evaluations = float(S.shape[1])                    # the classes (+ the detector)
             cands = None
             self._stages = {"gemm": t1 - t0, "best class": time.perf_counter() - t1}
         else:
@@ -186,12 +222,21 @@ class Scanner:
             if bg is not None:
                 bg_resp = self._background_response(X)         # one more evaluation per window
                 evaluations += 1.0
-            self._stages = {**pred.timings, "background": time.perf_counter() - t1}
+            t2 = time.perf_counter()
+            det = None
+            if self.detector is not None:
+                det = self._detector_response(X)               # and one more for the detector
+                evaluations += 1.0
+            self._stages = {**pred.timings, "background": t2 - t1}
+            if det is not None:
+                self._stages["detector"] = time.perf_counter() - t2
             j = sc.argmax(axis=1)
             best = cls[np.arange(n), j]
             hand = sc[np.arange(n), j]
             cands = (cls, sc)
         score = hand - self.background_weight * bg_resp if bg is not None else hand
+        if det is not None and self.detector_weight:
+            score = score + self.detector_weight * det
         self._is_hand = hand > bg_resp + self.threshold if bg is not None else np.ones(n, bool)
         return score, best, cands, evaluations
 
