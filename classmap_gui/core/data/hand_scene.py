@@ -57,4 +57,23 @@ def finish(img: np.ndarray, rng: np.random.Generator, noise: float = 2.0) -> np.
     return np.clip(np.rint(img), 0, 255).astype(np.uint8)
 
 
-__all__ = ["SCENE_CONTRAST", "clutter_scene", "finish", "paste_hand"]
+def random_hand_scene(rng: np.random.Generator, height: int = 240, width: int = 320):
+    """A scene for training and mining detectors: ``(grey (height, width) uint8, true box (x, y, side))`` — a
+    hand of a random shape, orientation (±5° jitter), skin and light, 0.33-0.57 of the shorter side, over
+    clutter, all drawn from ``rng``."""
+    import cv2
+
+    from .hand_pose import orientations
+    from .hand_shapes import all_poses
+
+    poses, orients = all_poses(), np.asarray(orientations(), np.float64)
+    side = min(height, width) * rng.uniform(0.33, 0.57)
+    box = (rng.uniform(0, width - side), rng.uniform(0, height - side), side)
+    skin = np.asarray(CLEAN.skins[rng.integers(len(CLEAN.skins))], np.float32)
+    img = paste_hand(clutter_scene(rng, height, width), poses[rng.integers(len(poses))],
+                     orients[rng.integers(len(orients))] + rng.uniform(-5, 5, 3), box, skin=skin,
+                     light=(rng.uniform(-0.5, 0.5), rng.uniform(-0.6, 0.2), 0.82), ambient=rng.uniform(0.25, 0.45))
+    return cv2.cvtColor(finish(img, rng), cv2.COLOR_RGB2GRAY), box
+
+
+__all__ = ["SCENE_CONTRAST", "clutter_scene", "finish", "paste_hand", "random_hand_scene"]

@@ -113,10 +113,7 @@ def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, sce
     (IoU < :data:`NEAR_MISS_IOU` with its true box) — the false alarms to add to the background class
     before retraining. ``background_weight``: the scanner's (None: its default); mine with the weight
     the scan will rank windows by, so the false alarms mined are the ones that scan would make."""
-    from ..data.hand_pose import orientations
-    from ..data.hand_scene import clutter_scene, finish, paste_hand
-    from ..data.hand_shapes import all_poses
-    from ..data.hand_style import CLEAN
+    from ..data.hand_scene import random_hand_scene
     from .pyramid import DEFAULT_SIDES
     from .scanner import Scanner, iou
 
@@ -124,20 +121,12 @@ def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, sce
                  background_weight=background_weight)
     h, w = recogniser.image_size
     H, W = scene_size
-    poses, orients = all_poses(), np.asarray(orientations(), np.float64)
     out = np.empty((n, h, w), np.uint8)
     k, i = 0, 0
     while k < n:
         check_stop(should_stop)
-        rng = np.random.default_rng([seed, 977, i])
+        grey, box = random_hand_scene(np.random.default_rng([seed, 977, i]), H, W)
         i += 1
-        side = min(H, W) * rng.uniform(0.33, 0.57)
-        box = (rng.uniform(0, W - side), rng.uniform(0, H - side), side)
-        skin = np.asarray(CLEAN.skins[rng.integers(len(CLEAN.skins))], np.float32)
-        img = paste_hand(clutter_scene(rng, H, W), poses[rng.integers(len(poses))],
-                         orients[rng.integers(len(orients))] + rng.uniform(-5, 5, 3), box, skin=skin,
-                         light=(rng.uniform(-0.5, 0.5), rng.uniform(-0.6, 0.2), 0.82), ambient=rng.uniform(0.25, 0.45))
-        grey = cv2.cvtColor(finish(img, rng), cv2.COLOR_RGB2GRAY)
         score, boxes = sc.window_scores(grey)
         order = np.argsort(-score)
         got = 0

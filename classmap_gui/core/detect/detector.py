@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 
 from ..errors import ConfigError, ModelFormatError
@@ -71,21 +70,9 @@ def window_ious(boxes: np.ndarray, box) -> np.ndarray:
 def training_scene(seed: int, i: int, scene_size=(240, 320)):
     """Generated scene ``i``: ``(grey (h, w) uint8, true box (x, y, side))`` — a hand of a random pose,
     orientation, skin and light, 0.33-0.57 of the shorter side, over clutter."""
-    from ..data.hand_pose import orientations
-    from ..data.hand_scene import clutter_scene, finish, paste_hand
-    from ..data.hand_shapes import all_poses
-    from ..data.hand_style import CLEAN
+    from ..data.hand_scene import random_hand_scene
 
-    H, W = scene_size
-    poses, orients = all_poses(), np.asarray(orientations(), np.float64)
-    rng = np.random.default_rng([seed, 1103, i])
-    side = min(H, W) * rng.uniform(0.33, 0.57)
-    box = (rng.uniform(0, W - side), rng.uniform(0, H - side), side)
-    skin = np.asarray(CLEAN.skins[rng.integers(len(CLEAN.skins))], np.float32)
-    img = paste_hand(clutter_scene(rng, H, W), poses[rng.integers(len(poses))],
-                     orients[rng.integers(len(orients))] + rng.uniform(-5, 5, 3), box, skin=skin,
-                     light=(rng.uniform(-0.5, 0.5), rng.uniform(-0.6, 0.2), 0.82), ambient=rng.uniform(0.25, 0.45))
-    return cv2.cvtColor(finish(img, rng), cv2.COLOR_RGB2GRAY), box
+    return random_hand_scene(np.random.default_rng([seed, 1103, i]), *scene_size)
 
 
 def _solve(A, s, count, groups, alpha):
