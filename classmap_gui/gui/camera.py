@@ -56,6 +56,18 @@ def image_files(paths: list[str | Path]) -> list[Path]:
     return out
 
 
+def pace(next_t: float, interval: float, stop: threading.Event) -> float:
+    """Real-time playback of a file: wait (or until ``stop`` is set) for the next frame's time,
+    ``next_t + interval``, and return it; a frame that came late restarts the clock from now instead of
+    rushing to catch up."""
+    next_t += interval
+    delay = next_t - time.perf_counter()
+    if delay > 0:
+        stop.wait(delay)
+        return next_t
+    return time.perf_counter()
+
+
 class FrameStream(QThread):
     """Streams frames from ``source``: a camera index (int), a video file, or a list of image files.
 
@@ -190,12 +202,7 @@ class FrameStream(QThread):
                     self._ui_free.clear()
                     self.frame.emit(view, crop, result, name)
                 if self.realtime and interval and not is_camera and not self._paused.is_set():
-                    next_t += interval
-                    delay = next_t - time.perf_counter()
-                    if delay > 0:
-                        self._stop.wait(delay)
-                    else:
-                        next_t = time.perf_counter()
+                    next_t = pace(next_t, interval, self._stop)
         except Exception as exc:  # noqa: BLE001 - a failing source or model ends the stream, not the app
             import logging
             import traceback

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, QThread, Signal
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QRadioButton, QSizePolicy, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from ..camera import pace
 from ..imageutil import to_pixmap
 from ..widgets import ElidedLabel, elided_item
 
@@ -101,12 +102,7 @@ class ScanStream(QThread):
                     self._ui_free.clear()
                     self.frame.emit(rgb, result, method)
                 if interval:
-                    next_t += interval
-                    delay = next_t - time.perf_counter()
-                    if delay > 0:
-                        self._stop.wait(delay)
-                    else:
-                        next_t = time.perf_counter()
+                    next_t = pace(next_t, interval, self._stop)
         except Exception as exc:  # noqa: BLE001 - a failing source or model ends the scan, not the app
             from ...core.errors import ClassMapError  # noqa: PLC0415
 
