@@ -214,20 +214,24 @@ def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
             scale_query(F[q + t], alpha, FS[t])
         if m == 4:
             for c0 in range(0, C, TILE):
-                n_t = min(TILE, C - c0)
-                if n_t == TILE:
+                if c0 + TILE <= C:
                     l1_tile4(FS, ET, c0, DIST)
+                elif C >= TILE:
+                    # the last tile overlaps the one before it: its classes get the same bits again,
+                    # vectorised, instead of a scalar tail (a third of the filter's time at 2430 classes)
+                    l1_tile4(FS, ET, C - TILE, DIST)
                 else:
                     for t in range(4):
-                        tail_distances(FS[t], ET, c0, n_t, DIST[t, c0:])
+                        tail_distances(FS[t], ET, c0, C - c0, DIST[t, c0:])
         else:
             for t in range(m):
                 for c0 in range(0, C, TILE):
-                    n_t = min(TILE, C - c0)
-                    if n_t == TILE:
+                    if c0 + TILE <= C:
                         l1_tile(FS[t], ET, c0, DIST[t, c0:])
+                    elif C >= TILE:
+                        l1_tile(FS[t], ET, C - TILE, DIST[t, C - TILE:])
                     else:
-                        tail_distances(FS[t], ET, c0, n_t, DIST[t, c0:])
+                        tail_distances(FS[t], ET, c0, C - c0, DIST[t, c0:])
         for t in range(m):
             select_top(DIST[t], C, p, gm, out_dist[q + t], out_cls[q + t])
         q += m

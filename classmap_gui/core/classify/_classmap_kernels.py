@@ -126,7 +126,9 @@ def filter_one(fq, ET, alpha, p, acc, topd, topc):
     class first). ``acc`` = :func:`filter_scratch` ``(d)``. Returns the number filled, ``min(p, C)``.
 
     Tiles of ``TILE`` classes go through :func:`._lane_dot.l1_tile` (sums in registers); the last
-    ``C mod TILE`` classes through :func:`tail_distances` (the same operations, scalar)."""
+    ``C mod TILE`` classes through one more tile ending at class C (overlapping the one before, whose
+    classes are not offered twice), or below ``TILE`` classes :func:`tail_distances` (the same
+    operations, scalar: the same bits)."""
     d, C = ET.shape
     fs = acc[:d]
     dist = acc[d:d + TILE]
@@ -136,9 +138,14 @@ def filter_one(fq, ET, alpha, p, acc, topd, topc):
         n_t = min(TILE, C - c0)
         if n_t == TILE:
             l1_tile(fs, ET, c0, dist)
+            filled = insert_tile(dist, n_t, c0, filled, p, topd, topc)
+        elif C >= TILE:
+            # the last tile overlaps the one before; only its new classes are offered
+            l1_tile(fs, ET, C - TILE, dist)
+            filled = insert_tile(dist[TILE - n_t:], n_t, c0, filled, p, topd, topc)
         else:
             tail_distances(fs, ET, c0, n_t, dist)
-        filled = insert_tile(dist, n_t, c0, filled, p, topd, topc)
+            filled = insert_tile(dist, n_t, c0, filled, p, topd, topc)
     return filled
 
 
