@@ -227,3 +227,73 @@ def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
         K.filter_one(F[q], ET, alpha, p, acc, topd, topc)
         np.testing.assert_array_equal(cls[q], topc)
         np.testing.assert_array_equal(dist[q], topd)
+
+
+@pytest.mark.parametrize("C", [63, 64, 65, 127, 130, 200])
+def test_single_and_batch_filters_agree_when_the_last_tile_overlaps(C):
+    """C not a multiple of the 64-class tile: the last classes come from a tile overlapping the one
+    before it; each class must still be offered once, with the bits of its own distance, in both paths."""
+    from classmap_gui.core.classify import _classmap_kernels as K
+
+    rng = np.random.default_rng(C)
+    d, n, p = 9, 23, 11
+    E = rng.normal(size=(C, d)).astype(np.float32)
+    F = (E[rng.integers(0, C, n)] + 0.05 * rng.normal(size=(n, d))).astype(np.float32)
+    F[:3] = E[C - 3:]                                   # queries sitting on the last classes
+    alpha = rng.uniform(0.1, 2.0, size=d).astype(np.float32)
+    ET = K.transpose_embeddings(E, alpha)
+    cls = np.empty((n, p), np.int64)
+    dist = np.empty((n, p), np.float32)
+    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
+    acc = K.filter_scratch(d)
+    topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
+    for q in range(n):
+        assert K.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
+        np.testing.assert_array_equal(cls[q], topc)
+        np.testing.assert_array_equal(dist[q], topd)
+        assert len(set(topc.tolist())) == p             # no class offered twice by the overlap
+    np.testing.assert_array_equal(cls[:3, 0], np.arange(C - 3, C))
+    ref = (np.abs(F[:, None, :] - E[None]) * alpha).sum(2)
+    np.testing.assert_array_equal(cls, np.argsort(ref, axis=1, kind="stable")[:, :p])
+
+
+def test_selection_ranks_and_inserts_alike_whatever_crowds_under_the_bound():
+    """Few classes under the selection bound are placed by a rank count, many (all tied) by insertion:
+    both give the p smallest distances, ties by the lower class."""
+    C, p = 2430, 15
+    Cp = BK.padded_width(C)
+    G = Cp // BK.GROUP
+    rng = np.random.default_rng(11)
+    cases = [rng.uniform(1, 100, size=C),                           # distinct: a handful under the bound
+             np.full(C, 7.0),                                        # all tied: every class under it
+             rng.integers(0, 3, size=C) * 2.5]                       # three values, many zeros
+    for vals in cases:
+        dist = np.full(Cp, np.inf, np.float32)
+        dist[:C] = vals
+        gm = np.empty(G, np.float32)
+        cv, cc = np.empty(Cp, np.float32), np.empty(Cp, np.int64)
+        topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
+        assert BK.select_top(dist, C, p, gm, cv, cc, topd, topc) == p
+        ref = np.argsort(dist[:C], kind="stable")[:p]
+        np.testing.assert_array_equal(topc, ref)
+        np.testing.assert_array_equal(topd, dist[ref])
+
+
+def test_kth_upper_bound_is_at_least_the_kth_and_within_its_slack():
+    from classmap_gui.core.classify._topk import kth_upper_bound, le_mask16
+
+    rng = np.random.default_rng(4)
+    for n in (1, 16, 152, 600):
+        a = rng.exponential(scale=50, size=n).astype(np.float32)
+        srt = np.sort(a)
+        for k in {0, n // 3, n - 1}:
+            for slack in (0, 1 << 10, 1 << 16):
+                u = kth_upper_bound(a, k, slack)
+                assert u >= srt[k]
+                assert int(np.float32(u).view(np.int32)) - int(srt[k].view(np.int32)) <= slack
+                assert np.sum(a <= u) >= k + 1
+    mask_of = nb.njit(lambda a, s, b: le_mask16(a, s, b))
+    x = np.array([3, 0, 9, 1, 5, 5, 2, 8, 7, 4, 6, 1, 0, 9, 9, 2, 11], np.float32)
+    for start in (0, 1):
+        mask = mask_of(x, start, np.float32(4.0))
+        assert [bool(mask >> i & 1) for i in range(16)] == (x[start:start + 16] <= 4).tolist()
