@@ -297,3 +297,24 @@ def test_kth_upper_bound_is_at_least_the_kth_and_within_its_slack():
     for start in (0, 1):
         mask = mask_of(x, start, np.float32(4.0))
         assert [bool(mask >> i & 1) for i in range(16)] == (x[start:start + 16] <= 4).tolist()
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 6, 8, 45])
+def test_batch_embedding_is_the_single_query_embedding_bit_for_bit(d):
+    """Reference rows in threes, then a pair or one; queries in fours, then the rest (n = 37): every
+    output as the single query's embedding computes it."""
+    from classmap_gui.core.classify import _classmap_kernels as K
+
+    rng = np.random.default_rng(d)
+    K_rows, D, n = 50, 70, 37
+    W = rng.normal(size=(K_rows, D)).astype(np.float32)
+    b = rng.normal(size=K_rows).astype(np.float32)
+    X = rng.normal(size=(n, D)).astype(np.float32)
+    refs = rng.choice(K_rows, size=d, replace=False).astype(np.int64)
+    F = np.empty((n, d), np.float32)
+    BK.embed_batch(X, W, b, refs, F)
+    fq = np.empty(d, np.float32)
+    for q in range(n):
+        K.embed_one(X[q:q + 1], W, b, refs, fq)
+        np.testing.assert_array_equal(F[q], fq)
+    np.testing.assert_allclose(F, X.astype(np.float64) @ W[refs].T.astype(np.float64) + b[refs], rtol=1e-5, atol=1e-4)
