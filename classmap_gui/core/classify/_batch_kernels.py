@@ -3,11 +3,12 @@
 A batch of n queries does the same arithmetic as n single queries (``_classmap_kernels``; every
 score bit-identical, see there), organised for the cache instead of per query:
 
-* embedding: :func:`embed_batch` — blocks of queries against the d reference rows, two reference
-  rows against four queries per pass (the block's rows and the references stay in L2);
+* embedding: :func:`embed_batch` — blocks of queries against the d reference rows, three reference
+  rows against four queries per pass (:func:`dot3x4`; the block's rows and the references stay in L2);
 * filter: :func:`filter_batch_t` — the weighted-L1 scan over ``ET (d, C)`` in tiles of 64 classes
-  shared by four queries, all distances kept, then the top-p offered only classes under a bound
-  from group minima (:func:`select_top`; the same list as the single query's running top-p);
+  shared by four queries (the last tile overlapping the one before: no scalar tail), all distances
+  kept, then the top-p from the few classes under a bound from group minima (:func:`select_top`; the
+  same list as the single query's running top-p);
 * refine: :func:`group_by_row` inverts the ``(n, k)`` lists of classifier rows to evaluate into
   per-row query lists (a counting sort; rows whose output the embedding already holds are copied
   from ``F``), :func:`eval_grouped` reads each needed weight row once per batch and applies it to
@@ -18,6 +19,11 @@ Threads: each kernel is a serial ``nogil`` function over a range of queries (or 
 :func:`run_split` runs contiguous ranges on a small thread pool, ``numba.get_num_threads()`` of them
 (``numba.set_num_threads`` caps it). Not ``prange``: inside numba's parallel region the same L1 loop
 compiled without vectorising (measured 4x slower at 2430 classes, one thread).
+
+Where the time goes (hand-pose: 2430 classes, D = 1764, d = 45, p = 15; 1000 queries, one thread,
+loaded machine, best of 15): embedding 1.8 ms (79 M multiply-adds), L1 scan 3.8 ms (109 M terms, at
+the vector units' limit: three operations a term), selection 0.9 ms, grouped refine 1.7 ms warm /
+about 3 ms with the weight rows cold (memory-bound: 15 000 rows of 7 KB read), the rest < 0.2 ms.
 """
 from __future__ import annotations
 
