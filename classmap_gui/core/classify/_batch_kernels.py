@@ -68,6 +68,8 @@ def _dot_block(n_a: int, n_b: int, doc: str):
 
         return sig, codegen
 
+    # numba's @intrinsic needs the typer's parameters spelled out (a *args typer mis-lowers), so the
+    # signature is written for this block size
     params = ", ".join(["typingctx", "A"] + [f"i{t}" for t in range(n_a)] + ["B"] + [f"j{t}" for t in range(n_b)])
     ns = {"typer": typer}
     exec(f"def f({params}):\n    return typer(typingctx, A, {', '.join([f'i{t}' for t in range(n_a)] + ['B'] + [f'j{t}' for t in range(n_b)])})", ns)
