@@ -291,7 +291,7 @@ def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
                     l1_tile4(FS, ET, c0, DIST)
                 elif C >= TILE:
                     # the last tile overlaps the one before it: its classes get the same bits again,
-                    # vectorised, instead of a scalar tail (a third of the filter's time at 2430 classes)
+                    # vectorised, instead of a scalar tail (1.5 of the 6.9 ms of 1000 hand-pose queries)
                     l1_tile4(FS, ET, C - TILE, DIST)
                 else:
                     for t in range(4):
