@@ -57,7 +57,12 @@ OPTIONS = {
     "side_sets": ("0.30,0.36,0.43,0.52,0.62;0.36,0.43,0.52,0.62;0.30,0.36,0.43,0.52;0.36,0.43,0.52",
                   "candidate window-side sets (';'-separated subsets of sides, >= 3 scales each), chosen with the "
                   "background weight by localisation on the validation videos"),
-    "validation_video_seeds": ("101,102", "seeds of the validation videos"),
+    "validation_video_seeds": ("101,102,103,104,105,106,107,108", "seeds of the validation videos (8: two short "
+                               "videos chose among near ties that the test video did not confirm)"),
+    "vote_overlaps": ("0.2,0.3,0.4", "candidate box-voting overlaps: windows overlapping a kept box by this IoU vote "
+                      "on its place and size (chosen on the validation videos)"),
+    "vote_temperatures": ("0,0.01,0.02,0.05,0.1", "candidate box-voting temperatures (score units; 0: no voting), "
+                          "chosen on the validation videos"),
     "detector_scenes": (400, "generated hand scenes whose windows train the hand-vs-background detector (0: none)"),
     "detector_alpha": (10.0, "the detector's ridge penalty"),
     "detector_rounds": (0, "the detector's bootstrap rounds (false alarms mined in detector_scenes new scenes; 1 round "
@@ -185,60 +190,103 @@ def _side_sets(opt: dict) -> list[tuple[float, ...]]:
     return out
 
 
-def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> tuple[dict, dict]:
-    """The window sides (one of ``side_sets``), the background weight (one of ``background_weights``) and
-    the hand detector's weight (one of ``detector_weights``, when the model has a detector) with the best
-    localisation on the validation videos (``validation_video_seeds``, every 2nd frame, at
-    the first frame size): their own seeds, never the test video. Brute-force responses (the same for
-    either method's choice), computed once over all ``sides`` and masked per candidate set.
-    Returns three :func:`selection` dicts (sides, background weight, detector weight)."""
+def _vote_grid(opt: dict) -> list[tuple[float, float]]:
+    """The candidate box-voting settings ``(overlap, temperature)``; temperature 0 (no voting) once."""
+    temps, overlaps = _floats(opt["vote_temperatures"]), _floats(opt["vote_overlaps"])
+    if not temps or not overlaps or any(t < 0 for t in temps) or any(not 0 < o <= 1 for o in overlaps):
+        raise ConfigError("bench scan: vote_temperatures must be >= 0 and vote_overlaps in (0, 1], "
+                          f"got {opt['vote_temperatures']!r} / {opt['vote_overlaps']!r}")
+    grid = [(overlaps[0], 0.0)] if 0.0 in temps else []
+    return grid + [(o, t) for o in overlaps for t in temps if t > 0]
+
+
+def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> dict:
+    """The window sides (one of ``side_sets``), the background weight (``background_weights``), the hand
+    detector's weight (``detector_weights``, when the model has a detector) and box voting
+    (``vote_overlaps`` x ``vote_temperatures``) with the best localisation on the validation videos
+    (``validation_video_seeds``, every 2nd frame, at the first frame size): their own seeds, never the test
+    video. One setting for both methods, by the mean of ClassMap's and brute force's localisation (each
+    method's own responses: ClassMap's best-class response is not brute force's). Responses are computed
+    once over all ``sides`` and masked per candidate set. Returns :func:`selection` dicts by name."""
     from ..data.hand_video import find_hand_frames
-    from ..detect.scanner import Scanner, iou
+    from ..detect.scanner import Scanner, box_ious, iou, vote_box
 
     sides = _floats(opt["sides"])
     sets = _side_sets(opt)
     weights = _floats(opt["background_weights"])
     has_det = (rec.metadata.get("detection") or {}).get("detector") is not None
     gammas = _floats(opt["detector_weights"]) if has_det else [0.0]
+    votes = _vote_grid(opt)
     seeds = [int(v) for v in _floats(opt["validation_video_seeds"])]
     w, h = _sizes(opt["frames"])[0]
-    sc = Scanner(rec, "brute_force", sides=sides)
-    which = None
-    hits = {(k, c, g): [] for k in range(len(sets)) for c in weights for g in gammas}
+    methods = ("classmap", "brute_force")
+    scanners = {m: Scanner(rec, m, sides=sides) for m in methods}
+    boxes = scanners["brute_force"].pyramid.boxes(h, w)
+    idx = scanners["brute_force"].pyramid.side_index(h, w)
+    which = [np.isin(idx, [min(range(len(sides)), key=lambda j: abs(sides[j] - c)) for c in cand]) for cand in sets]
+    pair_iou = np.stack([box_ious(boxes, b) for b in boxes])          # (n, n): the windows' overlaps, for voting
+    grid = [(k, c, g) for k in range(len(sets)) for c in weights for g in gammas]
+    hits = {m: np.zeros((len(grid), len(votes))) for m in methods}
     n = 0
     for seed in seeds:
         for i, (frame, _, box) in enumerate(find_hand_frames((h, w), seed=seed)):
             if i % 2:
                 continue
             check_stop(should_stop)
-            hand, bg, det, boxes = sc.window_scores(frame, parts="all")
-            if which is None:
-                idx = sc.pyramid.side_index(h, w)
-                which = [np.isin(idx, [min(range(len(sides)), key=lambda j: abs(sides[j] - c)) for c in cand])
-                         for cand in sets]
             truth = (box[0], box[1], box[2], box[2])
             n += 1
-            for k, mask in enumerate(which):
-                for c in weights:
-                    base = hand - c * bg if bg is not None else hand
-                    for g in gammas:
-                        score = np.where(mask, base + g * det if g else base, -np.inf)
-                        hits[(k, c, g)].append(iou(boxes[int(np.argmax(score))], truth) >= 0.5)
-    loc = {key: float(np.mean(v)) for key, v in hits.items()}
-    # ties: fewer windows (cheaper), then the smaller weights
-    k_best, c_best, g_best = max(loc, key=lambda key: (loc[key], -int(which[key[0]].sum()), -key[1], -key[2]))
-    by = f"localisation on the validation videos (seeds {', '.join(map(str, seeds))}, every 2nd frame, brute force)"
-    sel_sides = selection([float(v) for v in sets[k_best]], [list(c) for c in sets],
-                          {",".join(f"{v:g}" for v in sets[k]): max(loc[(k, c, g)] for c in weights for g in gammas)
-                           for k in range(len(sets))},
-                          by=by + "; each set at its best weights", frames=n,
-                          windows={",".join(f"{v:g}" for v in sets[k]): int(which[k].sum()) for k in range(len(sets))})
-    sel_weight = selection(c_best, weights, {f"{c:g}": loc[(k_best, c, g_best)] for c in weights},
-                           by=by + " at the chosen sides and detector weight", frames=n)
-    sel_det = selection(g_best, gammas, {f"{g:g}": loc[(k_best, c_best, g)] for g in gammas},
-                        by=by + " at the chosen sides and background weight", frames=n,
-                        grid={f"{c:g}/{g:g}": loc[(k_best, c, g)] for c in weights for g in gammas})
-    return sel_sides, sel_weight, sel_det
+            for m in methods:
+                hand, bg, det, _ = scanners[m].window_scores(frame, parts="all")
+                for a, (k, c, g) in enumerate(grid):
+                    score = hand - c * bg if bg is not None else hand
+                    if g:
+                        score = score + g * det
+                    score = np.where(which[k], score, -np.inf)
+                    j = int(np.argmax(score))
+                    for v, (ov, temp) in enumerate(votes):
+                        b = boxes[j] if temp == 0 else vote_box(boxes, score, j, ov, temp, ious=pair_iou[j])
+                        hits[m][a, v] += iou(b, truth) >= 0.5
+    loc = {m: hits[m] / max(n, 1) for m in methods}
+    mean = 0.5 * (loc["classmap"] + loc["brute_force"])
+    # ties: fewer windows (cheaper), then the smaller weights, then no voting / the lower temperature
+    a_best, v_best = max(((a, v) for a in range(len(grid)) for v in range(len(votes))),
+                         key=lambda av: (mean[av], -int(which[grid[av[0]][0]].sum()), -grid[av[0]][1], -grid[av[0]][2],
+                                         -votes[av[1]][1], -votes[av[1]][0]))
+    k_best, c_best, g_best = grid[a_best]
+    by = (f"localisation on the validation videos (seeds {', '.join(map(str, seeds))}, every 2nd frame), mean of "
+          "ClassMap's and brute force's (each with its own responses)")
+    at = {m: float(loc[m][a_best, v_best]) for m in methods}
+
+    def row(cond):
+        return [(a, v) for a in range(len(grid)) for v in range(len(votes)) if cond(grid[a], votes[v])]
+
+    def best_of(pairs):
+        return float(max(mean[p] for p in pairs))
+
+    fmt = ",".join
+    sel = {
+        "sides": selection([float(v) for v in sets[k_best]], [list(c) for c in sets],
+                           {fmt(f"{v:g}" for v in sets[k]): best_of(row(lambda gr, vo, k=k: gr[0] == k))
+                            for k in range(len(sets))},
+                           by=by + "; each set at its best other settings", frames=n,
+                           windows={fmt(f"{v:g}" for v in sets[k]): int(which[k].sum()) for k in range(len(sets))}),
+        "background_weight": selection(c_best, weights, {f"{c:g}": float(mean[grid.index((k_best, c, g_best)), v_best])
+                                                         for c in weights},
+                                       by=by + " at the other chosen settings", frames=n),
+        "detector_weight": selection(g_best, gammas, {f"{g:g}": float(mean[grid.index((k_best, c_best, g)), v_best])
+                                                      for g in gammas},
+                                     by=by + " at the other chosen settings", frames=n,
+                                     grid={f"{c:g}/{g:g}": float(mean[grid.index((k_best, c, g)), v_best])
+                                           for c in weights for g in gammas}),
+        "vote": selection({"overlap": votes[v_best][0], "temperature": votes[v_best][1]},
+                          [{"overlap": o, "temperature": t} for o, t in votes],
+                          {f"{o:g}/{t:g}": float(mean[a_best, v]) for v, (o, t) in enumerate(votes)},
+                          by=by + " at the other chosen settings (temperature 0: no voting)", frames=n,
+                          no_voting_best={m: float(loc[m][:, [v for v, (_, t) in enumerate(votes) if t == 0]].max())
+                                          for m in methods} if any(t == 0 for _, t in votes) else None),
+        "validation_localisation": {"split": "validation", "frames": n, "seeds": seeds, **at},
+    }
+    return sel
 
 
 def _detector(rec, opt: dict, path, progress: ProgressFn, should_stop: StopFn) -> dict:
@@ -274,6 +322,7 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
     # the model's settings; the background weight is chosen after loading (cheap), so not part of the key
     keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir", "background_weights", "validation_video_seeds",
                                             "side_sets", "frames", "interleave", "interleave_pause", "detector_scenes",
+                                            "vote_overlaps", "vote_temperatures",
                                             "detector_alpha", "detector_rounds", "detector_weights")]
     cache = opt.get("cache_dir")
     path = None
@@ -313,7 +362,8 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     sides = opt["_sides"]
     methods = ("classmap", "brute_force")
     scanners = {m: Scanner(rec, m, sides=sides, background_weight=float(opt["_background_weight"]),
-                           detector_weight=float(opt["_detector_weight"])) for m in methods}
+                           detector_weight=float(opt["_detector_weight"]), vote_overlap=opt["_vote"]["overlap"],
+                           vote_temperature=opt["_vote"]["temperature"]) for m in methods}
     for sc in scanners.values():
         sc.scan(frames[0][0])                               # compile, plan the pyramid, warm the caches
     names = rec.class_names
@@ -366,13 +416,12 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         raise ConfigError("bench scan: p_sweep must list some p")
     t_start = time.perf_counter()
     rec, info = _model(opt, sub_progress(progress, 0.0, 0.8), should_stop)
-    sel_s, sel_w, sel_d = choose_detection(rec, opt, should_stop)
-    info["selection"]["sides"] = sel_s
-    info["selection"]["background_weight"] = sel_w
-    info["selection"]["detector_weight"] = sel_d
-    info["detector_weight"] = opt["_detector_weight"] = sel_d["chosen"]
-    info["sides"] = opt["_sides"] = sel_s["chosen"]
-    info["background_weight"] = opt["_background_weight"] = sel_w["chosen"]
+    sel = choose_detection(rec, opt, should_stop)
+    info["selection"].update(sel)
+    info["detector_weight"] = opt["_detector_weight"] = sel["detector_weight"]["chosen"]
+    info["sides"] = opt["_sides"] = sel["sides"]["chosen"]
+    info["background_weight"] = opt["_background_weight"] = sel["background_weight"]["chosen"]
+    info["vote"] = opt["_vote"] = sel["vote"]["chosen"]
     rows = []
     for i, size in enumerate(sizes):
         rows.extend(scan_videos(rec, size, opt, should_stop))

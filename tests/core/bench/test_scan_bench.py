@@ -6,7 +6,8 @@ import pytest
 from classmap_gui.core.bench.scan import run
 
 TINY = dict(shapes=2, orientations=2, images_per_class=16, background=200, hard_negatives=40, bootstrap_rounds=1,
-            p_sweep="2,3", d=3, frames="320x240", detector_scenes=6)
+            p_sweep="2,3", d=3, frames="320x240", detector_scenes=6, validation_video_seeds="101,102",
+            vote_temperatures="0,0.05")
 
 
 @pytest.mark.slow
@@ -24,9 +25,12 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     assert out["speedup"]["320x240"] == pytest.approx(cm["frames_per_second"] / bf["frames_per_second"])
     sel = out["selection"]
     assert sel["split"] == "validation"
-    for key in ("bank.alpha", "classmap_p", "background_weight", "sides", "detector_weight"):
+    for key in ("bank.alpha", "classmap_p", "background_weight", "sides", "detector_weight", "vote",
+                "validation_localisation"):
         assert sel[key]["split"] == "validation", key
     assert sel["sides"]["chosen"] in sel["sides"]["candidates"]
+    assert sel["vote"]["chosen"] in sel["vote"]["candidates"] and out["model"]["vote"] == sel["vote"]["chosen"]
+    assert {"classmap", "brute_force"} <= set(sel["validation_localisation"])
     assert len(cm["scales"]) == len(sel["sides"]["chosen"]) and cm["scales"] == bf["scales"]
     assert out["model"]["sides"] == sel["sides"]["chosen"]
     assert sel["classmap_p"]["chosen"]["p"] in (2, 3)
