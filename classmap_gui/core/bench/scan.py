@@ -14,7 +14,8 @@
    The hand-vs-background detector (:mod:`..detect.detector`, ``detector_scenes`` generated scenes;
    kept in the cached model folder) is trained after the model. The window scales (one of
    ``side_sets``), the background weight and the detector's weight by localisation on validation
-   videos (:func:`choose_detection`; their own seeds).
+   videos (:func:`.scan_choice.choose_detection`; their own seeds), with box voting's overlap and
+   temperature (:func:`..detect.scanner.vote_box`).
 3. **Scan** the test video (:func:`..data.hand_video.find_hand_frames`, its own seed, never seen in
    training or selection) at each frame size, with both methods in the same run: the same
    :class:`..detect.scanner.Scanner`, dense features and threads; only the classification differs
@@ -52,22 +53,24 @@ OPTIONS = {
                        "background before the next training (Dalal-Triggs bootstrap; 0: none)"),
     "bootstrap_rounds": (2, "bootstrap rounds (each: train brute force, mine false alarms)"),
     "validation_fraction": (0.1, "share of every class held out to choose p"),
-    "background_weights": ("0,0.02,0.035,0.05,0.075,0.1,0.25,0.5,1", "candidate weights of the background response in "
+    "background_weights": ("0,0.02,0.035,0.05,0.1", "candidate weights of the background response in "
                            "a window's score, chosen by localisation on the validation videos (their own seeds)"),
     "side_sets": ("0.30,0.36,0.43,0.52,0.62;0.36,0.43,0.52,0.62;0.30,0.36,0.43,0.52;0.36,0.43,0.52",
                   "candidate window-side sets (';'-separated subsets of sides, >= 3 scales each), chosen with the "
                   "background weight by localisation on the validation videos"),
     "validation_video_seeds": ("101,102,103,104,105,106,107,108", "seeds of the validation videos (8: two short "
-                               "videos chose among near ties that the test video did not confirm)"),
-    "vote_overlaps": ("0.2,0.3,0.4", "candidate box-voting overlaps: windows overlapping a kept box by this IoU vote "
+                               "videos chose among near ties that the test video did not confirm); the weight and "
+                               "voting grids are the part of a wider grid (background up to 1, detector up to 1, "
+                               "overlap 0.2, temperature 0.1) that scored best on these videos (docs/detect.md)"),
+    "vote_overlaps": ("0.3,0.4", "candidate box-voting overlaps: windows overlapping a kept box by this IoU vote "
                       "on its place and size (chosen on the validation videos)"),
-    "vote_temperatures": ("0,0.01,0.02,0.05,0.1", "candidate box-voting temperatures (score units; 0: no voting), "
+    "vote_temperatures": ("0,0.01,0.02,0.05", "candidate box-voting temperatures (score units; 0: no voting), "
                           "chosen on the validation videos"),
     "detector_scenes": (400, "generated hand scenes whose windows train the hand-vs-background detector (0: none)"),
     "detector_alpha": (10.0, "the detector's ridge penalty"),
     "detector_rounds": (0, "the detector's bootstrap rounds (false alarms mined in detector_scenes new scenes; 1 round "
                         "was worse on the validation videos: 0.868 against 0.912)"),
-    "detector_weights": ("0,0.005,0.01,0.02,0.03,0.05,0.1,1", "candidate weights of the hand detector in a window's "
+    "detector_weights": ("0,0.005,0.01,0.02,0.03,0.05", "candidate weights of the hand detector in a window's "
                          "score, chosen with the background weight and the sides on the validation videos"),
     "d": (45, "ClassMap reference classifiers"),
     "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
@@ -176,117 +179,6 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
                           "fixed": {"refine": cm["refine"], "reference_penalty": cm["reference_penalty"],
                                     "split": "validation", "by": "bench classmap on hand-pose (its selection)"}}}
     return rec, info
-
-
-def _side_sets(opt: dict) -> list[tuple[float, ...]]:
-    """The candidate window-side sets (option ``side_sets``), each a subset of ``sides`` with >= 3 scales."""
-    sides = _floats(opt["sides"])
-    out = []
-    for part in str(opt["side_sets"]).split(";"):
-        cand = tuple(_floats(part))
-        if len(cand) < 3 or any(min(abs(c - v) for v in sides) > 1e-6 for c in cand):
-            raise ConfigError(f"bench scan: each side set must hold >= 3 of the sides {opt['sides']}, got {part!r}")
-        out.append(cand)
-    return out
-
-
-def _vote_grid(opt: dict) -> list[tuple[float, float]]:
-    """The candidate box-voting settings ``(overlap, temperature)``; temperature 0 (no voting) once."""
-    temps, overlaps = _floats(opt["vote_temperatures"]), _floats(opt["vote_overlaps"])
-    if not temps or not overlaps or any(t < 0 for t in temps) or any(not 0 < o <= 1 for o in overlaps):
-        raise ConfigError("bench scan: vote_temperatures must be >= 0 and vote_overlaps in (0, 1], "
-                          f"got {opt['vote_temperatures']!r} / {opt['vote_overlaps']!r}")
-    grid = [(overlaps[0], 0.0)] if 0.0 in temps else []
-    return grid + [(o, t) for o in overlaps for t in temps if t > 0]
-
-
-def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> dict:
-    """The window sides (one of ``side_sets``), the background weight (``background_weights``), the hand
-    detector's weight (``detector_weights``, when the model has a detector) and box voting
-    (``vote_overlaps`` x ``vote_temperatures``) with the best localisation on the validation videos
-    (``validation_video_seeds``, every 2nd frame, at the first frame size): their own seeds, never the test
-    video. One setting for both methods, by the mean of ClassMap's and brute force's localisation (each
-    method's own responses: ClassMap's best-class response is not brute force's). Responses are computed
-    once over all ``sides`` and masked per candidate set. Returns :func:`selection` dicts by name."""
-    from ..data.hand_video import find_hand_frames
-    from ..detect.scanner import Scanner, box_ious, iou, vote_box
-
-    sides = _floats(opt["sides"])
-    sets = _side_sets(opt)
-    weights = _floats(opt["background_weights"])
-    has_det = (rec.metadata.get("detection") or {}).get("detector") is not None
-    gammas = _floats(opt["detector_weights"]) if has_det else [0.0]
-    votes = _vote_grid(opt)
-    seeds = [int(v) for v in _floats(opt["validation_video_seeds"])]
-    w, h = _sizes(opt["frames"])[0]
-    methods = ("classmap", "brute_force")
-    scanners = {m: Scanner(rec, m, sides=sides) for m in methods}
-    boxes = scanners["brute_force"].pyramid.boxes(h, w)
-    idx = scanners["brute_force"].pyramid.side_index(h, w)
-    which = [np.isin(idx, [min(range(len(sides)), key=lambda j: abs(sides[j] - c)) for c in cand]) for cand in sets]
-    pair_iou = np.stack([box_ious(boxes, b) for b in boxes])          # (n, n): the windows' overlaps, for voting
-    grid = [(k, c, g) for k in range(len(sets)) for c in weights for g in gammas]
-    hits = {m: np.zeros((len(grid), len(votes))) for m in methods}
-    n = 0
-    for seed in seeds:
-        for i, (frame, _, box) in enumerate(find_hand_frames((h, w), seed=seed)):
-            if i % 2:
-                continue
-            check_stop(should_stop)
-            truth = (box[0], box[1], box[2], box[2])
-            n += 1
-            for m in methods:
-                hand, bg, det, _ = scanners[m].window_scores(frame, parts="all")
-                for a, (k, c, g) in enumerate(grid):
-                    score = hand - c * bg if bg is not None else hand
-                    if g:
-                        score = score + g * det
-                    score = np.where(which[k], score, -np.inf)
-                    j = int(np.argmax(score))
-                    for v, (ov, temp) in enumerate(votes):
-                        b = boxes[j] if temp == 0 else vote_box(boxes, score, j, ov, temp, ious=pair_iou[j])
-                        hits[m][a, v] += iou(b, truth) >= 0.5
-    loc = {m: hits[m] / max(n, 1) for m in methods}
-    mean = 0.5 * (loc["classmap"] + loc["brute_force"])
-    # ties: fewer windows (cheaper), then the smaller weights, then no voting / the lower temperature
-    a_best, v_best = max(((a, v) for a in range(len(grid)) for v in range(len(votes))),
-                         key=lambda av: (mean[av], -int(which[grid[av[0]][0]].sum()), -grid[av[0]][1], -grid[av[0]][2],
-                                         -votes[av[1]][1], -votes[av[1]][0]))
-    k_best, c_best, g_best = grid[a_best]
-    by = (f"localisation on the validation videos (seeds {', '.join(map(str, seeds))}, every 2nd frame), mean of "
-          "ClassMap's and brute force's (each with its own responses)")
-    at = {m: float(loc[m][a_best, v_best]) for m in methods}
-
-    def row(cond):
-        return [(a, v) for a in range(len(grid)) for v in range(len(votes)) if cond(grid[a], votes[v])]
-
-    def best_of(pairs):
-        return float(max(mean[p] for p in pairs))
-
-    fmt = ",".join
-    sel = {
-        "sides": selection([float(v) for v in sets[k_best]], [list(c) for c in sets],
-                           {fmt(f"{v:g}" for v in sets[k]): best_of(row(lambda gr, vo, k=k: gr[0] == k))
-                            for k in range(len(sets))},
-                           by=by + "; each set at its best other settings", frames=n,
-                           windows={fmt(f"{v:g}" for v in sets[k]): int(which[k].sum()) for k in range(len(sets))}),
-        "background_weight": selection(c_best, weights, {f"{c:g}": float(mean[grid.index((k_best, c, g_best)), v_best])
-                                                         for c in weights},
-                                       by=by + " at the other chosen settings", frames=n),
-        "detector_weight": selection(g_best, gammas, {f"{g:g}": float(mean[grid.index((k_best, c_best, g)), v_best])
-                                                      for g in gammas},
-                                     by=by + " at the other chosen settings", frames=n,
-                                     grid={f"{c:g}/{g:g}": float(mean[grid.index((k_best, c, g)), v_best])
-                                           for c in weights for g in gammas}),
-        "vote": selection({"overlap": votes[v_best][0], "temperature": votes[v_best][1]},
-                          [{"overlap": o, "temperature": t} for o, t in votes],
-                          {f"{o:g}/{t:g}": float(mean[a_best, v]) for v, (o, t) in enumerate(votes)},
-                          by=by + " at the other chosen settings (temperature 0: no voting)", frames=n,
-                          no_voting_best={m: float(loc[m][:, [v for v, (_, t) in enumerate(votes) if t == 0]].max())
-                                          for m in methods} if any(t == 0 for _, t in votes) else None),
-        "validation_localisation": {"split": "validation", "frames": n, "seeds": seeds, **at},
-    }
-    return sel
 
 
 def _detector(rec, opt: dict, path, progress: ProgressFn, should_stop: StopFn) -> dict:
@@ -414,9 +306,11 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     sizes = _sizes(opt["frames"])
     if not _floats(opt["p_sweep"]):
         raise ConfigError("bench scan: p_sweep must list some p")
+    from .scan_choice import choose_detection
+
     t_start = time.perf_counter()
     rec, info = _model(opt, sub_progress(progress, 0.0, 0.8), should_stop)
-    sel = choose_detection(rec, opt, should_stop)
+    sel = choose_detection(rec, opt, should_stop)   # .scan_choice: on the validation videos
     info["selection"].update(sel)
     info["detector_weight"] = opt["_detector_weight"] = sel["detector_weight"]["chosen"]
     info["sides"] = opt["_sides"] = sel["sides"]["chosen"]

@@ -49,7 +49,7 @@ from .pyramid import DEFAULT_SIDES, WindowPyramid
 METHODS = ("classmap", "brute_force")
 #: box voting's defaults when a model holds no choice of its own (``bench scan``'s validation choice)
 VOTE_OVERLAP = 0.3
-VOTE_TEMPERATURE = 0.05
+VOTE_TEMPERATURE = 0.02
 
 
 @dataclass
