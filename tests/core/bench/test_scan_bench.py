@@ -6,7 +6,8 @@ import pytest
 from classmap_gui.core.bench.scan import run
 
 TINY = dict(shapes=2, orientations=2, images_per_class=16, background=200, hard_negatives=40, bootstrap_rounds=1,
-            p_sweep="2,3", d=3, frames="320x240", detector_scenes=6)
+            p_sweep="2,3", d=3, frames="320x240", detector_scenes=6, validation_video_seeds="101,102",
+            vote_temperatures="0,0.05")
 
 
 @pytest.mark.slow
@@ -24,9 +25,12 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     assert out["speedup"]["320x240"] == pytest.approx(cm["frames_per_second"] / bf["frames_per_second"])
     sel = out["selection"]
     assert sel["split"] == "validation"
-    for key in ("bank.alpha", "classmap_p", "background_weight", "sides", "detector_weight"):
+    for key in ("bank.alpha", "classmap_p", "background_weight", "sides", "detector_weight", "vote",
+                "validation_localisation"):
         assert sel[key]["split"] == "validation", key
     assert sel["sides"]["chosen"] in sel["sides"]["candidates"]
+    assert sel["vote"]["chosen"] in sel["vote"]["candidates"] and out["model"]["vote"] == sel["vote"]["chosen"]
+    assert {"classmap", "brute_force"} <= set(sel["validation_localisation"])
     assert len(cm["scales"]) == len(sel["sides"]["chosen"]) and cm["scales"] == bf["scales"]
     assert out["model"]["sides"] == sel["sides"]["chosen"]
     assert sel["classmap_p"]["chosen"]["p"] in (2, 3)
@@ -36,3 +40,28 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     assert out["model"]["detector"]["scenes"] == 6 and not out["model"]["detector"]["cached"]
     assert out["model"]["detector_weight"] == sel["detector_weight"]["chosen"]
     assert again["model"]["cached"] and again["model"]["detector"]["cached"] and again["selection"] == sel
+
+
+def test_the_selection_scores_the_box_the_scanner_reports():
+    # the validation grid's fast vote must hit exactly when the scanner's own voted box does
+    import numpy as np
+
+    from classmap_gui.core.bench.scan_choice import _vote_hits
+    from classmap_gui.core.detect.scanner import box_ious, iou, vote_box
+
+    rng = np.random.default_rng(1)
+    boxes = np.concatenate([np.stack([rng.uniform(0, 200, 300), rng.uniform(0, 120, 300), np.full(300, s),
+                                      np.full(300, s)], 1) for s in (90, 110)]).astype(np.float32)
+    pair = np.stack([box_ious(boxes, b) for b in boxes])
+    votes = [(0.3, 0.0), (0.3, 0.02), (0.4, 0.05)]
+    agree = 0
+    for _ in range(40):
+        truth = (rng.uniform(0, 200), rng.uniform(0, 120), 100.0, 100.0)
+        score = (box_ious(boxes, truth) + rng.normal(0, 0.3, len(boxes))).astype(np.float32)
+        score[rng.random(len(boxes)) < 0.2] = -np.inf
+        got = _vote_hits(boxes, score, pair, votes, truth)
+        k = int(np.argmax(score))
+        want = [iou(boxes[k] if t == 0 else vote_box(boxes, score, k, o, t), truth) >= 0.5 for o, t in votes]
+        assert list(got) == want
+        agree += sum(want)
+    assert 0 < agree < 120                                     # both hits and misses were compared

@@ -40,7 +40,7 @@ def test_classmap_with_every_candidate_gives_the_brute_force_boxes(hand_detector
         a, b = Scanner(hand_detector, "classmap"), Scanner(hand_detector, "brute_force")
         for f, _, _ in frames[::4]:
             ra, rb = a.scan(f), b.scan(f)
-            np.testing.assert_allclose(ra.boxes, rb.boxes)
+            np.testing.assert_allclose(ra.boxes, rb.boxes, atol=1e-3)   # voted boxes: scores equal to 1e-4
             np.testing.assert_array_equal(ra.labels, rb.labels)
             np.testing.assert_allclose(ra.scores, rb.scores, rtol=1e-4, atol=1e-4)
             assert ra.evaluations < rb.evaluations + 1 + len(cm.reference_) + 1
