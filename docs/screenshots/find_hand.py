@@ -45,6 +45,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(HERE / "find-hand.png"))
     ap.add_argument("--background-weight", type=float, help="the scan's background weight (bench scan's validation "
                     "choice for its model); stored in the model's metadata for the panel")
+    ap.add_argument("--detector-weight", type=float, help="the hand detector's weight in the window score (bench "
+                    "scan's validation choice); stored in the model's metadata for the panel")
     ap.add_argument("--sides", help="the scan's window sides, comma-separated (bench scan's validation choice); stored "
                     "in the model's metadata for the panel")
     args = ap.parse_args()
@@ -64,6 +66,8 @@ def main() -> int:
     detection = dict(rec.metadata.get("detection", {}))
     if args.background_weight is not None:
         detection["background_weight"] = args.background_weight
+    if args.detector_weight is not None:
+        detection["detector_weight"] = args.detector_weight
     if args.sides:
         detection["sides"] = [float(v) for v in args.sides.split(",")]
     rec.metadata["detection"] = detection
