@@ -117,6 +117,9 @@ def test_small_run_chooses_on_validation_and_tests_once():
     out = bench.run(data="glyph-pose-small", p_sweep="5,20", penalties="100,1000", reference_penalties="1,10",
                     n_triples=3000, n_random=1, latency_queries=20, sweep=False, cache_dir=None)
     json.dumps(out)
+    # the test part is generated afresh by default, and the JSON says so
+    assert out["options"]["test_seed"] == 20261130
+    assert out["test_part"] == "generated afresh with seed 20261130"
     sel = out["selection"]
     assert all(s["split"] == "validation" for s in sel.values())
     assert out["brute_force"]["bank_params"]["alpha"] == sel["bank_penalty"]["chosen"]
