@@ -52,7 +52,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .classmap_data import DEFAULT_DATA, prepare
+from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
 from .classmap_report import mips_comparison, summary  # noqa: F401 (public)
 from .classmap_selection import choose_point, choose_point_predicted, choose_reference, paired_se  # noqa: F401
 from .common import machine, selection
@@ -84,6 +84,8 @@ OPTIONS = {
     "mips": (True, "compare the faiss maximum-inner-product peer (IVF and HNSW over the bank's rows; needs faiss)"),
     "cache_dir": (None, "folder for cached HOG features (none: compute them); the CLI passes the user cache"),
     "seed": (0, "random seed"),
+    "test_seed": (DEFAULT_TEST_SEED, "seed of the freshly generated test part ('none': the old test part, positions "
+                                     "50-59 of the seed's set; .classmap_data)"),
 }
 
 #: which parameter of a bank is its penalty
@@ -246,7 +248,9 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     bank_name, params = str(opt["bank"]), _bank_params(opt["bank_params"])
     t_start = time.perf_counter()
     cache_dir = Path(opt["cache_dir"]) if opt["cache_dir"] not in (None, "", "none") else None
-    D = prepare(str(opt["data"]), seed, cache_dir, sub_progress(progress, 0.0, 0.2, "data"), should_stop)
+    test_seed = None if str(opt["test_seed"]).lower() in ("none", "") else int(opt["test_seed"])
+    D = prepare(str(opt["data"]), seed, cache_dir, sub_progress(progress, 0.0, 0.2, "data"), should_stop,
+                test_seed=test_seed)
     Xf, yf, Xv, yv = D["X_fit"], D["y_fit"], D["X_val"], D["y_val"]
     Xe, ye, Xt, yt = D["X_embed"], D["y_embed"], D["X_test"], D["y_test"]
     C = len(np.unique(yt))
@@ -254,6 +258,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                     "parts_per_class": dict(zip(("fit", "validation", "embedding", "test"),
                                                 D["counts"].tolist())),
                     "test_queries": len(Xt), "validation_queries": len(Xv), "embedding_queries": len(Xe),
+                    "test_part": ("positions after the embedding part" if test_seed is None
+                                  else f"generated afresh with seed {test_seed}"),
                     "bank": bank_name, "options": {k: v for k, v in opt.items() if k != "cache_dir"},
                     "cache": cache_dir is not None, "selection": {}}
 

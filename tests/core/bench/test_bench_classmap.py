@@ -117,6 +117,9 @@ def test_small_run_chooses_on_validation_and_tests_once():
     out = bench.run(data="glyph-pose-small", p_sweep="5,20", penalties="100,1000", reference_penalties="1,10",
                     n_triples=3000, n_random=1, latency_queries=20, sweep=False, cache_dir=None)
     json.dumps(out)
+    # the test part is generated afresh by default, and the JSON says so
+    assert out["options"]["test_seed"] == 20261130
+    assert out["test_part"] == "generated afresh with seed 20261130"
     sel = out["selection"]
     assert all(s["split"] == "validation" for s in sel.values())
     assert out["brute_force"]["bank_params"]["alpha"] == sel["bank_penalty"]["chosen"]
@@ -205,3 +208,22 @@ def test_embedding_examples_add_the_training_part_or_keep_the_held_out_part():
     assert X is Xe and y is ye
     with pytest.raises(Exception, match="embedding_examples"):
         bench.embedding_examples("test", Xe, ye, Xtr, ytr)
+
+
+def test_a_fresh_test_part_is_generated_with_its_own_seed_and_keyed_in_the_cache(tmp_path):
+    from classmap_gui.core.bench import classmap_data
+    from classmap_gui.core.errors import ConfigError
+
+    old = classmap_data.prepare("glyph-pose-small", 0, tmp_path)
+    fresh = classmap_data.prepare("glyph-pose-small", 0, tmp_path, test_seed=7)
+    assert len(list(tmp_path.glob("*.npz"))) == 2                        # the test seed is part of the cache key
+    for part in ("fit", "val", "embed"):                                  # every choice still made on the same data
+        assert np.array_equal(old[f"X_{part}"], fresh[f"X_{part}"])
+    assert np.array_equal(np.sort(old["y_test"]), np.sort(fresh["y_test"]))   # as many test images per class
+    assert not np.allclose(old["X_test"], fresh["X_test"])               # but other images
+    assert int(fresh["test_seed"]) == 7 and int(old["test_seed"]) == -1
+    again = classmap_data.prepare("glyph-pose-small", 0, None, test_seed=7)
+    assert np.array_equal(again["X_test"], fresh["X_test"])              # deterministic for the seed
+    with pytest.raises(ConfigError, match="test_seed"):
+        classmap_data.prepare("glyph-pose-small", 0, None, test_seed=0)  # would repeat the training images
+    assert bench.OPTIONS["test_seed"][0] == classmap_data.DEFAULT_TEST_SEED
