@@ -313,7 +313,8 @@ def box_ious(boxes: np.ndarray, box) -> np.ndarray:
     ix = np.clip(np.minimum(boxes[:, 0] + boxes[:, 2], bx + bw) - np.maximum(boxes[:, 0], bx), 0, None)
     iy = np.clip(np.minimum(boxes[:, 1] + boxes[:, 3], by + bh) - np.maximum(boxes[:, 1], by), 0, None)
     inter = ix * iy
-    return inter / (boxes[:, 2] * boxes[:, 3] + bw * bh - inter)
+    union = boxes[:, 2] * boxes[:, 3] + bw * bh - inter
+    return np.divide(inter, union, out=np.zeros(len(inter)), where=union > 0)
 
 
 def vote_box(boxes: np.ndarray, score: np.ndarray, k: int, overlap: float, temperature: float,
@@ -331,14 +332,8 @@ def vote_box(boxes: np.ndarray, score: np.ndarray, k: int, overlap: float, tempe
 
 
 def iou(a, b) -> float:
-    """Intersection over union of two boxes (x, y, w, h)."""
-    ax, ay, aw, ah = (float(v) for v in a)
-    bx, by, bw, bh = (float(v) for v in b)
-    ix = max(0.0, min(ax + aw, bx + bw) - max(ax, bx))
-    iy = max(0.0, min(ay + ah, by + bh) - max(ay, by))
-    inter = ix * iy
-    union = aw * ah + bw * bh - inter
-    return inter / union if union > 0 else 0.0
+    """Intersection over union of two boxes (x, y, w, h); 0 when both are empty."""
+    return float(box_ious(np.asarray([a], np.float64), b)[0])
 
 
 __all__ = ["METHODS", "VOTE_OVERLAP", "VOTE_TEMPERATURE", "ScanResult", "Scanner", "box_ious", "iou", "vote_box"]
