@@ -55,7 +55,7 @@ from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
 from .classmap_report import mips_comparison, summary  # noqa: F401 (public)
 from .classmap_selection import choose_point, choose_point_predicted, choose_reference, paired_se  # noqa: F401
-from .common import machine, selection
+from .common import floats, machine, selection
 from .latency import brute_force_latency, classmap_latency, latency_sweep, op_limit  # noqa: F401 (public)
 
 OPTIONS = {
@@ -94,10 +94,6 @@ PENALTY = {"ova-ridge": "alpha", "ova-liblinear": "C"}
 
 def _acc(labels, y) -> float:
     return float(np.mean(np.asarray(labels) == y))
-
-
-def _floats(s) -> list[float]:
-    return [float(v) for v in str(s).split(",") if str(v).strip()]
 
 
 def _bank_params(s) -> dict:
@@ -264,7 +260,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                     "cache": cache_dir is not None, "selection": {}}
 
     # 1. the bank's penalty, by brute-force validation accuracy
-    sel = choose_penalty(bank_name, params, _floats(opt["penalties"]), Xf, yf, Xv, yv,
+    sel = choose_penalty(bank_name, params, floats(opt["penalties"], "penalties"), Xf, yf, Xv, yv,
                          sub_progress(progress, 0.2, 0.3, "penalty"), should_stop)
     result["selection"]["bank_penalty"] = sel
     if sel["chosen"] is not None:
@@ -278,7 +274,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     # 2. ClassMap's reference penalty, then refine and p, on validation (.classmap_selection)
     val_points, runs = [], []
     Xc, yc = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xf, yf)
-    factors = _floats(opt["reference_penalties"]) if bank_name in PENALTY else [1.0]
+    factors = floats(opt["reference_penalties"], "reference_penalties") if bank_name in PENALTY else [1.0]
     per_class = int(D["counts"][0])
     for i, factor in enumerate(factors):
         ref = _reference_bank(bank_name, params, factor, Xf, yf, should_stop)

@@ -17,6 +17,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import ConfigError
+
+
+def floats(value, name: str = "option") -> list[float]:
+    """The comma-separated numbers of an option (``"10,30,100"``); anything else is a ConfigError naming it."""
+    try:
+        return [float(v) for v in str(value).split(",") if v.strip()]
+    except ValueError:
+        raise ConfigError(f"{name} expects comma-separated numbers like 10,30,100, got {value!r}") from None
+
 
 def package_version() -> str:
     """The package version (part of every cache key: new code, new cache)."""

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .common import cache_key, selection
+from .common import cache_key, floats, selection
 from .p_selection import choose_p
 
 #: positions within each class's 8 images
@@ -90,10 +90,6 @@ REAL_OPTIONS = {
     "latency_batch": (128, "hand-pose: batch size of the batch latency"),
     "save_model": (None, "hand-pose: also save the final recogniser to this folder (for the app)"),
 }
-
-
-def _floats(s) -> list[float]:
-    return [float(v) for v in str(s).split(",") if str(v).strip()]
 
 
 def _peak_gb() -> tuple[float, float]:
@@ -149,10 +145,11 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         raise ConfigError("bench scale --data hand-pose needs --cache-dir (a folder outside the repo, e.g. /tmp/...)")
     seed = int(o["seed"])
     d, agree = int(o["d"]), float(o["agreement"])
-    penalties, p_cands = _floats(o["penalties"]), sorted(int(v) for v in _floats(o["p_candidates"]))
+    penalties = floats(o["penalties"], "penalties")
+    p_cands = sorted(int(v) for v in floats(o["p_candidates"], "p_candidates"))
     if not penalties or not p_cands or min(penalties) <= 0 or min(p_cands) < 1:
         raise ConfigError("penalties must be positive and p_candidates >= 1")
-    d_cands = sorted({int(v) for v in _floats(o["d_candidates"])}) if o.get("d_candidates") else [d]
+    d_cands = sorted({int(v) for v in floats(o["d_candidates"], "d_candidates")}) if o.get("d_candidates") else [d]
     if min(d_cands) < 1:
         raise ConfigError(f"d_candidates must be positive, got {o['d_candidates']!r}")
     emb_cands = [v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()]
@@ -206,7 +203,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     emb_rows = data.rows(EMBEDDING)
     Xe, ye = read_rows(fpath, emb_rows), data.labels(emb_rows)
     hard = hard_confusers(bank_val, Xe, int(o["n_hard_examples"]), 10, seed)
-    factors = _floats(o["reference_penalties"])
+    factors = floats(o["reference_penalties"], "reference_penalties")
     big = C >= FILTER_INDEX_THRESHOLD
     bf_val = val_acc[alpha]
     curve, models, embeds = [], {}, {}
@@ -289,7 +286,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     else:
         nlists = sorted({max(1, int(round(f * 3.2 * np.sqrt(C)))) for f in (0.5, 1.0, 2.0)})
         _, sel_index = select_ivf(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, nlists=nlists, nprobes=None,
-                                  target=float(o["target_recall"]), reranks=_floats(o["rerank"]), seed=seed,
+                                  target=float(o["target_recall"]), reranks=floats(o["rerank"], "rerank"), seed=seed,
                                   should_stop=should_stop)
     chosen = sel_index["chosen"]
     seconds["index_selection"] = time.perf_counter() - t_sel

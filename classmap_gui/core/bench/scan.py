@@ -40,7 +40,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .common import cache_key, machine, selection, stratified_holdout
+from .common import cache_key, floats, machine, stratified_holdout
+from .scan_choice import choose_detection, frame_sizes
 
 OPTIONS = {
     "images_per_class": (20, "generated hand-pose images per class (before the validation hold-out)"),
@@ -88,23 +89,6 @@ OPTIONS = {
 }
 
 
-def _floats(s) -> list[float]:
-    return [float(v) for v in str(s).split(",") if str(v).strip()]
-
-
-def _sizes(s) -> list[tuple[int, int]]:
-    out = []
-    for part in str(s).split(","):
-        try:
-            w, h = (int(v) for v in part.lower().strip().split("x"))
-        except ValueError:
-            raise ConfigError(f"bench scan: frames must be WxH sizes like 320x240, got {part!r}") from None
-        if w < 96 or h < 96:
-            raise ConfigError(f"bench scan: frame {part} is too small to scan")
-        out.append((w, h))
-    return out
-
-
 def _opt_count(v):
     return None if v in (None, "", "none", "None") else v
 
@@ -142,7 +126,7 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
                            seed=seed)
         rec0 = train(first, cfg0, should_stop=should_stop).recogniser
         del first
-        hard = np.concatenate([hard, hard_negatives(rec0, n_hard, seed=seed + 29 + r, sides=_floats(opt["sides"]),
+        hard = np.concatenate([hard, hard_negatives(rec0, n_hard, seed=seed + 29 + r, sides=floats(opt["sides"], "sides"),
                                                     should_stop=should_stop)])
         del rec0
         report(progress, 0.2 + 0.2 * (r + 1) / rounds, "bootstrap")
@@ -153,7 +137,7 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
     fit_idx = np.concatenate([fit_idx, np.arange(len(ims) - len(hard), len(ims))])
     train_set, val_set = ims.subset(fit_idx), ims.subset(val_idx)
     del ims
-    p_sweep = [int(v) for v in _floats(opt["p_sweep"])]
+    p_sweep = [int(v) for v in floats(opt["p_sweep"], "p_sweep")]
     cm = {"d": int(opt["d"]), "p": max(p_sweep), "refine": str(opt["refine"]),
           "reference_penalty": float(opt["reference_penalty"])}
     cfg = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge", classmap=cm,
@@ -187,7 +171,7 @@ def _detector(rec, opt: dict, path, progress: ProgressFn, should_stop: StopFn) -
     from ..detect.detector import train_detector
 
     key = {"scenes": int(opt["detector_scenes"]), "alpha": float(opt["detector_alpha"]), "seed": int(opt["seed"]) + 41,
-           "sides": _floats(opt["sides"]), "rounds": int(opt["detector_rounds"])}
+           "sides": floats(opt["sides"], "sides"), "rounds": int(opt["detector_rounds"])}
     detection = dict(rec.metadata.get("detection") or {})
     if key["scenes"] <= 0:
         detection.pop("detector", None)
@@ -303,11 +287,9 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     """Run the benchmark; returns the JSON-able result (see the module docstring)."""
     opt = {k: v[0] for k, v in OPTIONS.items()}
     opt.update(options)
-    sizes = _sizes(opt["frames"])
-    if not _floats(opt["p_sweep"]):
+    sizes = frame_sizes(opt["frames"])
+    if not floats(opt["p_sweep"], "p_sweep"):
         raise ConfigError("bench scan: p_sweep must list some p")
-    from .scan_choice import choose_detection
-
     t_start = time.perf_counter()
     rec, info = _model(opt, sub_progress(progress, 0.0, 0.8), should_stop)
     sel = choose_detection(rec, opt, should_stop)   # .scan_choice: on the validation videos

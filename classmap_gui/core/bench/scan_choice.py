@@ -10,8 +10,21 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import StopFn, check_stop
-from .common import selection
-from .scan import _floats, _sizes
+from .common import floats, selection
+
+
+def frame_sizes(s) -> list[tuple[int, int]]:
+    """The frame sizes of ``bench scan``'s ``frames`` option ("320x240,640x480")."""
+    out = []
+    for part in str(s).split(","):
+        try:
+            w, h = (int(v) for v in part.lower().strip().split("x"))
+        except ValueError:
+            raise ConfigError(f"bench scan: frames must be WxH sizes like 320x240, got {part!r}") from None
+        if w < 96 or h < 96:
+            raise ConfigError(f"bench scan: frame {part} is too small to scan")
+        out.append((w, h))
+    return out
 
 
 def _vote_hits(boxes, score, pair_iou, votes, truth) -> np.ndarray:
@@ -37,10 +50,10 @@ def _vote_hits(boxes, score, pair_iou, votes, truth) -> np.ndarray:
 
 def _side_sets(opt: dict) -> list[tuple[float, ...]]:
     """The candidate window-side sets (option ``side_sets``), each a subset of ``sides`` with >= 3 scales."""
-    sides = _floats(opt["sides"])
+    sides = floats(opt["sides"], "sides")
     out = []
     for part in str(opt["side_sets"]).split(";"):
-        cand = tuple(_floats(part))
+        cand = tuple(floats(part))
         if len(cand) < 3 or any(min(abs(c - v) for v in sides) > 1e-6 for c in cand):
             raise ConfigError(f"bench scan: each side set must hold >= 3 of the sides {opt['sides']}, got {part!r}")
         out.append(cand)
@@ -49,7 +62,8 @@ def _side_sets(opt: dict) -> list[tuple[float, ...]]:
 
 def _vote_grid(opt: dict) -> list[tuple[float, float]]:
     """The candidate box-voting settings ``(overlap, temperature)``; temperature 0 (no voting) once."""
-    temps, overlaps = _floats(opt["vote_temperatures"]), _floats(opt["vote_overlaps"])
+    temps = floats(opt["vote_temperatures"], "vote_temperatures")
+    overlaps = floats(opt["vote_overlaps"], "vote_overlaps")
     if not temps or not overlaps or any(t < 0 for t in temps) or any(not 0 < o <= 1 for o in overlaps):
         raise ConfigError("bench scan: vote_temperatures must be >= 0 and vote_overlaps in (0, 1], "
                           f"got {opt['vote_temperatures']!r} / {opt['vote_overlaps']!r}")
@@ -68,14 +82,14 @@ def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> dict:
     from ..data.hand_video import find_hand_frames
     from ..detect.scanner import Scanner, box_ious
 
-    sides = _floats(opt["sides"])
+    sides = floats(opt["sides"], "sides")
     sets = _side_sets(opt)
-    weights = _floats(opt["background_weights"])
+    weights = floats(opt["background_weights"], "background_weights")
     has_det = (rec.metadata.get("detection") or {}).get("detector") is not None
-    gammas = _floats(opt["detector_weights"]) if has_det else [0.0]
+    gammas = floats(opt["detector_weights"], "detector_weights") if has_det else [0.0]
     votes = _vote_grid(opt)
-    seeds = [int(v) for v in _floats(opt["validation_video_seeds"])]
-    w, h = _sizes(opt["frames"])[0]
+    seeds = [int(v) for v in floats(opt["validation_video_seeds"], "validation_video_seeds")]
+    w, h = frame_sizes(opt["frames"])[0]
     methods = ("classmap", "brute_force")
     scanners = {m: Scanner(rec, m, sides=sides) for m in methods}
     boxes = scanners["brute_force"].pyramid.boxes(h, w)
