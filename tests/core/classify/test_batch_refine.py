@@ -157,17 +157,12 @@ def test_trained_digits_model_batch_equals_single_query(refine):
     assert res.evaluations.mean() < 10 + 4                 # d + at most p
 
 
-@pytest.mark.parametrize("p", [1, 7, 40])
-def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
-    """Enough classes for the batch filter's group bound to act; integer embeddings make many equal
-    distances, which must rank by class exactly as the single query's running top-p does."""
+def _filters_agree(E, F, alpha, p):
+    """The batch filter's top-p lists of queries ``F`` over class embeddings ``E``, checked equal, class
+    and distance bits, to the single-query filter's for every query; returns the lists ``(n, p)``."""
     from classmap_gui.core.classify import _classmap_kernels as K
 
-    rng = np.random.default_rng(p)
-    C, d, n = 1500, 6, 37
-    E = rng.integers(0, 4, size=(C, d)).astype(np.float32)
-    F = rng.integers(0, 4, size=(n, d)).astype(np.float32)
-    alpha = rng.choice([0.5, 1.0, 2.0], size=d).astype(np.float32)
+    n, d = F.shape
     ET = K.transpose_embeddings(E, alpha)
     cls = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
@@ -178,6 +173,19 @@ def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
         assert K.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
         np.testing.assert_array_equal(cls[q], topc)
         np.testing.assert_array_equal(dist[q], topd)
+    return cls
+
+
+@pytest.mark.parametrize("p", [1, 7, 40])
+def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
+    """Enough classes for the batch filter's group bound to act; integer embeddings make many equal
+    distances, which must rank by class exactly as the single query's running top-p does."""
+    rng = np.random.default_rng(p)
+    C, d, n = 1500, 6, 37
+    E = rng.integers(0, 4, size=(C, d)).astype(np.float32)
+    F = rng.integers(0, 4, size=(n, d)).astype(np.float32)
+    alpha = rng.choice([0.5, 1.0, 2.0], size=d).astype(np.float32)
+    cls = _filters_agree(E, F, alpha, p)
     # and the definition: the p smallest weighted L1 distances, ties by class
     ref = np.abs(F[:, None, :] - E[None]) @ alpha
     np.testing.assert_array_equal(cls, np.argsort(ref, axis=1, kind="stable")[:, :p])
@@ -233,25 +241,14 @@ def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
 def test_single_and_batch_filters_agree_when_the_last_tile_overlaps(C):
     """C not a multiple of the 64-class tile: the last classes come from a tile overlapping the one
     before it; each class must still be offered once, with the bits of its own distance, in both paths."""
-    from classmap_gui.core.classify import _classmap_kernels as K
-
     rng = np.random.default_rng(C)
     d, n, p = 9, 23, 11
     E = rng.normal(size=(C, d)).astype(np.float32)
     F = (E[rng.integers(0, C, n)] + 0.05 * rng.normal(size=(n, d))).astype(np.float32)
     F[:3] = E[C - 3:]                                   # queries sitting on the last classes
     alpha = rng.uniform(0.1, 2.0, size=d).astype(np.float32)
-    ET = K.transpose_embeddings(E, alpha)
-    cls = np.empty((n, p), np.int64)
-    dist = np.empty((n, p), np.float32)
-    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
-    acc = K.filter_scratch(d)
-    topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
-    for q in range(n):
-        assert K.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
-        np.testing.assert_array_equal(cls[q], topc)
-        np.testing.assert_array_equal(dist[q], topd)
-        assert len(set(topc.tolist())) == p             # no class offered twice by the overlap
+    cls = _filters_agree(E, F, alpha, p)
+    assert all(len(set(row.tolist())) == p for row in cls)   # no class offered twice by the overlap
     np.testing.assert_array_equal(cls[:3, 0], np.arange(C - 3, C))
     ref = (np.abs(F[:, None, :] - E[None]) * alpha).sum(2)
     np.testing.assert_array_equal(cls, np.argsort(ref, axis=1, kind="stable")[:, :p])
