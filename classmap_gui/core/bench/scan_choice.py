@@ -29,23 +29,13 @@ def frame_sizes(s) -> list[tuple[int, int]]:
 
 def _vote_hits(boxes, score, pair_iou, votes, truth) -> np.ndarray:
     """``(len(votes),) bool``: does the best window's box, voted with each ``(overlap, temperature)``
-    (temperature 0: the window itself), hit the ``truth`` box (x, y, w, h) by IoU >= 0.5? The same
-    arithmetic as :func:`..detect.scanner.vote_box`, the neighbours' weights shared across temperatures."""
-    from ..detect.scanner import box_ious
+    (temperature 0: the window itself) by :func:`..detect.scanner.vote_box` as the scanner votes, hit the
+    ``truth`` box (x, y, w, h) by IoU >= 0.5? ``pair_iou (n, n)``: the windows' overlaps, computed once."""
+    from ..detect.scanner import box_ious, vote_box
 
     j = int(np.argmax(score))
-    out = np.zeros(len(votes), bool)
-    cand = []
-    for ov, temp in votes:
-        if temp == 0:
-            cand.append(boxes[j].astype(np.float64))
-            continue
-        nb = np.flatnonzero((pair_iou[j] >= ov) & np.isfinite(score))
-        s = score[nb].astype(np.float64)
-        w = np.exp((s - s.max()) / temp)
-        cand.append(w @ boxes[nb].astype(np.float64) / w.sum())
-    out[:] = box_ious(np.asarray(cand), truth) >= 0.5
-    return out
+    cand = [boxes[j] if temp == 0 else vote_box(boxes, score, j, ov, temp, ious=pair_iou[j]) for ov, temp in votes]
+    return box_ious(np.asarray(cand, np.float64), truth) >= 0.5
 
 
 def _side_sets(opt: dict) -> list[tuple[float, ...]]:

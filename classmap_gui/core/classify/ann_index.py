@@ -24,6 +24,35 @@ from .filter_exact import scan_batch, scan_top
 from .filter_ivf import IVFLists
 
 METHODS = ("auto", "exact", "ivf")
+
+
+def checked_embeddings(embeddings, alpha, *, at_least_one: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``(alpha (d,) float32, scaled (C, d) float32 = embeddings * alpha)`` for a filter index's ``fit``,
+    or a ConfigError when the shapes do not match or a value is not finite / alpha negative."""
+    E = np.asarray(embeddings, dtype=np.float32)
+    a = np.asarray(alpha, dtype=np.float32)
+    if E.ndim != 2 or a.shape != (E.shape[1],) or (at_least_one and len(E) < 1):
+        raise ConfigError(f"embeddings must be (C, d){' with C >= 1' if at_least_one else ''} and alpha (d,), "
+                          f"got {E.shape} and {a.shape}")
+    if not np.all(np.isfinite(E)) or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ConfigError("class embeddings and alpha must be finite, alpha >= 0")
+    return a.copy(), np.ascontiguousarray(E * a)
+
+
+def checked_queries(F, d: int, p) -> tuple[np.ndarray, int]:
+    """``(F (n, d) float32, p)`` for a filter index's ``search`` (one ``(d,)`` query becomes ``(1, d)``),
+    or a ConfigError naming what is wrong with the queries or p."""
+    F = np.asarray(F, dtype=np.float32)
+    if F.ndim == 1:
+        F = F[None]
+    elif F.ndim != 2:
+        raise ConfigError(f"query embeddings must be (n, d), got shape {F.shape}")
+    if F.shape[1] != d:
+        raise ConfigError(f"query embeddings have {F.shape[1]} dimensions, the index {d}")
+    p = int(p)
+    if p < 1:
+        raise ConfigError(f"p must be >= 1, got {p}")
+    return F, p
 #: class count from which ``auto`` (and ClassMap's filter) uses the IVF index: below it the fused
 #: exact scan is about as fast (bench scale: ~3x at 10^4 classes)
 DEFAULT_THRESHOLD = 20_000
@@ -71,15 +100,8 @@ class FilterIndex:
         """Index class embeddings ``(C, d) float32`` under weights ``alpha (d,) >= 0``."""
         if self.method not in METHODS:
             raise ConfigError(f"unknown filter index method {self.method!r}; choose one of {', '.join(METHODS)}")
-        E = np.asarray(embeddings, dtype=np.float32)
-        a = np.asarray(alpha, dtype=np.float32)
-        if E.ndim != 2 or a.shape != (E.shape[1],):
-            raise ConfigError(f"embeddings must be (C, d) and alpha (d,), got {E.shape} and {a.shape}")
-        if not np.all(np.isfinite(E)) or not np.all(np.isfinite(a)) or np.any(a < 0):
-            raise ConfigError("class embeddings and alpha must be finite, alpha >= 0")
-        self.alpha_ = a.copy()
-        self.scaled_ = np.ascontiguousarray(E * a)
-        self.n_classes_ = C = E.shape[0]
+        self.alpha_, self.scaled_ = checked_embeddings(embeddings, alpha)
+        self.n_classes_ = C = self.scaled_.shape[0]
         self.method_ = self.method if self.method != "auto" else ("ivf" if C >= int(self.threshold) else "exact")
         if self.method_ == "ivf":
             nlist = int(self.nlist) if self.nlist is not None else int(round(3.2 * np.sqrt(C)))
@@ -111,17 +133,8 @@ class FilterIndex:
         """
         if not hasattr(self, "scaled_"):
             raise NotFittedError("the filter index is not built yet: call fit(embeddings, alpha)")
-        F = np.asarray(F, dtype=np.float32)
-        if F.ndim == 1:
-            F = F[None]
-        elif F.ndim != 2:
-            raise ConfigError(f"query embeddings must be (n, d), got shape {F.shape}")
+        F, p = checked_queries(F, self.scaled_.shape[1], p)
         n, d = F.shape
-        if d != self.scaled_.shape[1]:
-            raise ConfigError(f"query embeddings have {d} dimensions, the index {self.scaled_.shape[1]}")
-        p = int(p)
-        if p < 1:
-            raise ConfigError(f"p must be >= 1, got {p}")
         k = min(p, self.n_classes_)
         if out_cls is None:
             cls = np.empty((n, p), dtype=np.int64)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError, NotFittedError
+from .ann_index import checked_embeddings, checked_queries
 
 
 def _faiss():
@@ -53,20 +54,14 @@ class GraphFilterIndex:
 
     def fit(self, embeddings: np.ndarray, alpha: np.ndarray) -> "GraphFilterIndex":
         """Index class embeddings ``(C, d) float32`` under weights ``alpha (d,) >= 0``."""
-        E = np.asarray(embeddings, dtype=np.float32)
-        a = np.asarray(alpha, dtype=np.float32)
-        if E.ndim != 2 or a.shape != (E.shape[1],) or len(E) < 1:
-            raise ConfigError(f"embeddings must be (C, d) with C >= 1 and alpha (d,), got {E.shape} and {a.shape}")
-        if not np.all(np.isfinite(E)) or not np.all(np.isfinite(a)) or np.any(a < 0):
-            raise ConfigError("class embeddings and alpha must be finite, alpha >= 0")
+        a, scaled = checked_embeddings(embeddings, alpha, at_least_one=True)
         if int(self.m) < 2 or int(self.ef_construction) < 1 or int(self.ef_search) < 1:
             raise ConfigError(f"HNSW needs m >= 2, ef_construction >= 1, ef_search >= 1; got {self.m}, "
                               f"{self.ef_construction}, {self.ef_search}")
         faiss = _faiss()
-        self.alpha_ = a.copy()
-        self.scaled_ = np.ascontiguousarray(E * a)
-        self.n_classes_ = len(E)
-        index = faiss.IndexHNSWFlat(E.shape[1], int(self.m), faiss.METRIC_L1)
+        self.alpha_, self.scaled_ = a, scaled
+        self.n_classes_ = len(scaled)
+        index = faiss.IndexHNSWFlat(scaled.shape[1], int(self.m), faiss.METRIC_L1)
         index.hnsw.efConstruction = int(self.ef_construction)
         index.add(self.scaled_)
         self.index_ = index
@@ -84,16 +79,7 @@ class GraphFilterIndex:
         """
         if not hasattr(self, "index_"):
             raise NotFittedError("the graph filter index is not built yet: call fit(embeddings, alpha)")
-        F = np.asarray(F, dtype=np.float32)
-        if F.ndim == 1:
-            F = F[None]
-        elif F.ndim != 2:
-            raise ConfigError(f"query embeddings must be (n, d), got shape {F.shape}")
-        if F.shape[1] != self.scaled_.shape[1]:
-            raise ConfigError(f"query embeddings have {F.shape[1]} dimensions, the index {self.scaled_.shape[1]}")
-        p = int(p)
-        if p < 1:
-            raise ConfigError(f"p must be >= 1, got {p}")
+        F, p = checked_queries(F, self.scaled_.shape[1], p)
         n = len(F)
         cls = np.empty((n, p), np.int64) if out_cls is None else out_cls
         dist = np.empty((n, p), np.float32) if out_dist is None else out_dist

@@ -55,16 +55,22 @@ def test_every_class_needs_two_embedding_examples(problem):
         fit_classmap_sampled(bank, Xe[::2], ye[::2])
 
 
+def _saved_and_loaded(bank, cm, Xt, path):
+    """``cm`` saved in a model at ``path`` and loaded back: ``(loaded recogniser, its restored filter index,
+    the query embeddings of 50 test images)``."""
+    rec = Recogniser(PixelFeatures().fit(np.zeros((1, 4, 8), np.uint8)), bank, cm, [f"c{i}" for i in range(300)],
+                     (4, 8), True)
+    back = Recogniser.load(rec.save(path))
+    F = (Xt[:50] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)
+    return back, back.classmap._index_cache[2], F
+
+
 def test_a_kept_filter_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path):
     bank, _, Xe, ye, Xt, _ = problem
     cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=20, n_candidates=60, n_triples=5000, n_hard_examples=100)
     index = FilterIndex(method="ivf", nlist=17, nprobe=5, rerank=1.5).fit(cm.class_embeddings_, cm.alpha_)
     keep_filter_index(cm, index)
-    rec = Recogniser(PixelFeatures().fit(np.zeros((1, 4, 8), np.uint8)), bank, cm, [f"c{i}" for i in range(300)],
-                     (4, 8), True)
-    back = Recogniser.load(rec.save(tmp_path / "m"))
-    restored = back.classmap._index_cache[2]
-    F = (Xt[:50] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)
+    back, restored, F = _saved_and_loaded(bank, cm, Xt, tmp_path / "m")
     assert restored.lists_.nlist == 17 and restored.nprobe == 5
     assert np.array_equal(restored.search(F, 20)[0], index.search(F, 20)[0])
     # lists built for other class embeddings are not used
@@ -96,11 +102,7 @@ def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem,
     cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=20, n_candidates=60, n_triples=5000, n_hard_examples=100)
     index = GraphFilterIndex(m=8, ef_search=50).fit(cm.class_embeddings_, cm.alpha_)
     keep_graph_index(cm, index)
-    rec = Recogniser(PixelFeatures().fit(np.zeros((1, 4, 8), np.uint8)), bank, cm, [f"c{i}" for i in range(300)],
-                     (4, 8), True)
-    back = Recogniser.load(rec.save(tmp_path / "g"))
-    restored = back.classmap._index_cache[2]
-    F = (Xt[:50] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)
+    back, restored, F = _saved_and_loaded(bank, cm, Xt, tmp_path / "g")
     assert isinstance(restored, GraphFilterIndex) and restored.ef_search == 50
     assert np.array_equal(restored.search(F, 20)[0], index.search(F, 20)[0])
     back.classmap.class_embeddings_ = back.classmap.class_embeddings_ + 1
