@@ -1,4 +1,4 @@
-"""``classmap bench NAME``: run a benchmark of ``classmap_gui.core.bench`` and print JSON.
+"""``classmap bench NAME``: run a benchmark of ``classmap_gui.bench`` and print JSON.
 
 Each module there has ``OPTIONS`` (name -> (default, help)) and
 ``run(*, progress, should_stop, **options) -> dict``.
@@ -21,7 +21,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     JSON result (and writes it to ``--out``)."""
     extra = parse_sets(args.set)
     try:
-        mod = importlib.import_module(f"classmap_gui.core.bench.{args.bench}")
+        mod = importlib.import_module(f"classmap_gui.bench.{args.bench}")
     except ModuleNotFoundError as exc:
         raise ClassMapError(f"benchmark {args.bench!r} is not available in this build ({exc})") from exc
     options = {k: v for k, v in vars(args).items() if k in mod.OPTIONS and v is not None}
@@ -62,7 +62,7 @@ def add_commands(sub: argparse._SubParsersAction, load_options: bool = True) -> 
     for name in BENCHES:
         b = bsub.add_parser(name, help=f"the {name} benchmark")
         try:
-            opts = importlib.import_module(f"classmap_gui.core.bench.{name}").OPTIONS if load_options else {}
+            opts = importlib.import_module(f"classmap_gui.bench.{name}").OPTIONS if load_options else {}
         except ImportError:
             opts = {}
         for opt, (default, helptext) in opts.items():

@@ -1,4 +1,4 @@
-"""Pure computation: data, features, classifiers, ClassMap, storage, benchmarks. Never imports Qt.
+"""Pure computation: data, features, classifiers, ClassMap, storage. Never imports Qt.
 
 The names below are imported on first use (PEP 562), so a light import such as
 ``classmap_gui.core.errors`` (the CLI's early checks) does not load scikit-learn and numba.

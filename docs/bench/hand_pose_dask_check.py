@@ -6,7 +6,7 @@ import numpy as np
 from pathlib import Path
 from classmap_gui.core.classify.ridge_moments import ridge_moments
 from classmap_gui.core.data.hand_chunks import open_hand_pose_memmap
-from classmap_gui.core.bench.scale_real import FIT, VALIDATION
+from classmap_gui.bench.scale_real import FIT, VALIDATION
 from classmap_gui.core.parallel import parallel_backend
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ bench's own timers (``bench/latency.py``) and the load average beside them: the 
 (brute force is one pass over 706 MB of weights), so a second measurement at another load shows how much."""
 import json, os, sys, time
 import numpy as np
-from classmap_gui.core.bench.latency import brute_force_latency, classmap_latency
-from classmap_gui.core.bench.scale_real import TEST, read_rows
+from classmap_gui.bench.latency import brute_force_latency, classmap_latency
+from classmap_gui.bench.scale_real import TEST, read_rows
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.recogniser import Recogniser
 

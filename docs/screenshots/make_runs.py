@@ -19,7 +19,7 @@ os.environ["XDG_DATA_HOME"], os.environ["XDG_CONFIG_HOME"] = f"{_TMP}/data", f"{
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from classmap_gui.core.bench.bursts import make_sets  # noqa: E402
+from classmap_gui.bench.bursts import make_sets  # noqa: E402
 from classmap_gui.gui.driving import settle, wait_until  # noqa: E402
 from classmap_gui.gui.mainwindow import MainWindow  # noqa: E402
 

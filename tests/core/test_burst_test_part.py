@@ -6,7 +6,7 @@ import pytest
 
 from classmap_gui.cli.model import _held_out
 from classmap_gui.core import views
-from classmap_gui.core.bench.bursts import make_sets
+from classmap_gui.bench.bursts import make_sets
 from classmap_gui.core.training import TrainConfig, split_parts, train
 
 

@@ -3,7 +3,7 @@ reported accuracy is the honest one (what the model scores on bursts it has neve
 import numpy as np
 import pytest
 
-from classmap_gui.core.bench.bursts import make_sets
+from classmap_gui.bench.bursts import make_sets
 from classmap_gui.core.data import ImageSet, load_digits
 from classmap_gui.core.data.editing import NEW_GROUP, add_images, delete_images
 from classmap_gui.core.data.groups import grouped_split

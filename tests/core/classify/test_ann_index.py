@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from classmap_gui.core.bench.scale import synthetic_embeddings
+from classmap_gui.bench.scale import synthetic_embeddings
 from classmap_gui.core.classify import filter_ivf
 from classmap_gui.core.classify.ann_index import FilterIndex
 from classmap_gui.core.classify.filter_exact import exact_filter_numpy
@@ -50,7 +50,7 @@ def test_ivf_and_classmap_work_where_faiss_is_not_installed():
     code = ("import sys; sys.modules['faiss'] = None\n"
             "from classmap_gui.core.classify import classmap\n"
             "from classmap_gui.core.classify.ann_index import FilterIndex\n"
-            "from classmap_gui.core.bench.scale import synthetic_embeddings\n"
+            "from classmap_gui.bench.scale import synthetic_embeddings\n"
             "E, a, F, _ = synthetic_embeddings(500, 20, n_queries=3)\n"
             "print(FilterIndex(method='ivf', nlist=10, nprobe=10).fit(E, a).search(F, 5)[0].shape)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

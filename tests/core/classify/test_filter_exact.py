@@ -5,7 +5,7 @@ import numba as nb
 import numpy as np
 import pytest
 
-from classmap_gui.core.bench.scale import synthetic_embeddings
+from classmap_gui.bench.scale import synthetic_embeddings
 from classmap_gui.core.classify._topk import topk_insert
 from classmap_gui.core.classify.filter_exact import (exact_filter_numpy, pad_columns, scan_batch, scan_top,
                                                      scan_top_chunks)

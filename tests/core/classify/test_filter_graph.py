@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from classmap_gui.core.bench.graph_selection import select_graph
-from classmap_gui.core.bench.ivf_selection import exact_topp, recall_at_p
+from classmap_gui.bench.graph_selection import select_graph
+from classmap_gui.bench.ivf_selection import exact_topp, recall_at_p
 from classmap_gui.core.classify.filter_graph import GraphFilterIndex
 from classmap_gui.core.errors import ConfigError, NotFittedError
 

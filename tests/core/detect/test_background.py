@@ -48,7 +48,7 @@ def test_hard_negatives_are_windows_that_miss_the_hand(hand_detector):
 
 
 def test_bench_scan_refuses_bad_frame_sizes():
-    from classmap_gui.core.bench.scan import run
+    from classmap_gui.bench.scan import run
     from classmap_gui.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="WxH"):

@@ -42,8 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..core.errors import ConfigError
+from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .common import cache_key, floats, selection
 from .p_selection import choose_p
 
@@ -100,7 +100,7 @@ def _peak_gb() -> tuple[float, float]:
 def read_rows(path: Path, rows: np.ndarray, chunk: int = 16384) -> np.ndarray:
     """Rows of a ``.npy`` feature file into RAM ``(k, D) float32`` through short-lived maps (no mapping
     outlives the call, so mapped pages do not stay in this process's resident set)."""
-    from ..classify.ridge_moments import _rows_of
+    from ..core.classify.ridge_moments import _rows_of
 
     rows = np.asarray(rows, np.int64)
     parts = [_rows_of(str(path), rows[a:a + chunk]) for a in range(0, len(rows), chunk)]
@@ -115,7 +115,7 @@ def _digest(W: np.ndarray) -> str:
 
 
 def _scores(pred_names: list[str], true_names: list[str], pred, true) -> dict:
-    from ..data.hand_pose import pose_match
+    from ..core.data.hand_pose import pose_match
 
     return {"accuracy": float(np.mean(np.asarray(pred) == np.asarray(true))),
             "accuracy_within_30": float(np.mean(pose_match(true_names, pred_names)))}
@@ -124,14 +124,14 @@ def _scores(pred_names: list[str], true_names: list[str], pred, true) -> dict:
 def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
     """The hand-pose scale benchmark (options: ``scale.OPTIONS``); returns the ``real`` object and the
     selections (see the module docstring)."""
-    from ..classify.ann_index import FilterIndex
-    from ..classify.classmap import FILTER_INDEX_THRESHOLD
-    from ..classify.filter_graph import GraphFilterIndex
-    from ..classify.classmap_sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
+    from ..core.classify.ann_index import FilterIndex
+    from ..core.classify.classmap import FILTER_INDEX_THRESHOLD
+    from ..core.classify.filter_graph import GraphFilterIndex
+    from ..core.classify.classmap_sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
                                              keep_graph_index, set_mean_class_embeddings, use_filter_index)
-    from ..classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
-    from ..data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
-    from ..parallel import parallel_backend
+    from ..core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
+    from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
+    from ..core.parallel import parallel_backend
     from .latency import brute_force_latency, classmap_latency
     from .graph_selection import select_graph
     from .ivf_selection import exact_topp, recall_at_p, select_ivf
@@ -383,8 +383,8 @@ def _chunks(fpath: Path, data, rows: np.ndarray, first=(), chunk: int = 32768):
 
 
 def _save_model(path, bank, cm, names, chosen: dict, figures: dict) -> None:
-    from ..features.hog import HOGFeatures
-    from ..recogniser import Recogniser
+    from ..core.features.hog import HOGFeatures
+    from ..core.recogniser import Recogniser
 
     hog = HOGFeatures().fit(np.zeros((1, 64, 64), np.uint8))
     meta = {"data": "hand-pose", "classes": len(names), "filter_index": dict(chosen),

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..progress import ProgressFn, StopFn, check_stop, report
-from ..timing import best_of_threads as _best_of_threads, median_time, time_per_item
+from ..core.progress import ProgressFn, StopFn, check_stop, report
+from ..core.timing import best_of_threads as _best_of_threads, median_time, time_per_item
 
 
 def _batch(X: np.ndarray, batch: int) -> np.ndarray:
@@ -66,8 +66,8 @@ def linear_bank(coef: np.ndarray, intercept: np.ndarray):
     """A one-vs-all bank holding the given weights ``coef (C, D)``, ``intercept (C,)``, made the way a saved
     model is loaded (``store.load_estimator``: the bank's own checks run), for timing at sizes no
     quick fit reaches."""
-    from ..classify import OneVsAllBank
-    from ..store import dump_estimator, load_estimator
+    from ..core.classify import OneVsAllBank
+    from ..core.store import dump_estimator, load_estimator
 
     C, D = coef.shape
     tiny = OneVsAllBank(trainer="ridge").fit(np.eye(2, D, dtype=np.float32), [0, 1])
@@ -85,7 +85,7 @@ def latency_sweep(d: int, p: int, n_single: int, seed: int, progress: ProgressFn
                   grid: tuple = ((2430, 1764), (2430, 6400), (10000, 1764), (10000, 6400))) -> list[dict]:
     """Single-query brute / ClassMap latency ratio on synthetic linear banks of ``grid`` sizes ``(C, D)``
     (random weights, CM-RRC references: latency depends on neither), next to :func:`op_limit`."""
-    from ..classify.classmap import ClassMap
+    from ..core.classify.classmap import ClassMap
 
     rng = np.random.default_rng(seed)
     rows = []

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from classmap_gui.core.bench.scan import run
+from classmap_gui.bench.scan import run
 
 TINY = dict(shapes=2, orientations=2, images_per_class=16, background=200, hard_negatives=40, bootstrap_rounds=1,
             p_sweep="2,3", d=3, frames="320x240", detector_scenes=6, validation_video_seeds="101,102",
@@ -46,7 +46,7 @@ def test_the_selection_scores_the_box_the_scanner_reports():
     # the validation grid's fast vote must hit exactly when the scanner's own voted box does
     import numpy as np
 
-    from classmap_gui.core.bench.scan_choice import _vote_hits
+    from classmap_gui.bench.scan_choice import _vote_hits
     from classmap_gui.core.detect.scanner import box_ious, iou, vote_box
 
     rng = np.random.default_rng(1)

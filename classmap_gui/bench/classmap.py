@@ -50,8 +50,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..core.errors import ConfigError
+from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
 from .classmap_report import mips_comparison, summary  # noqa: F401 (public)
 from .classmap_selection import choose_point, choose_point_predicted, choose_reference, paired_se  # noqa: F401
@@ -112,7 +112,7 @@ def choose_penalty(bank_name: str, params: dict, candidates: list[float], X_fit,
                    progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
     """Fit one bank per penalty on the fit part; the one with the best brute-force validation accuracy
     wins (ties: the larger ridge alpha / smaller C, the smoother bank). Returns a :func:`selection`."""
-    from ..registry import make_bank
+    from ..core.registry import make_bank
 
     key = PENALTY.get(bank_name)
     if key is None or not candidates:
@@ -142,7 +142,7 @@ def _first_per_class(y, n: int) -> np.ndarray:
 def _reference_bank(bank_name: str, params: dict, factor: float, X, y, should_stop: StopFn = None):
     """The bank trained with its penalty ``factor`` times stronger (ridge alpha x factor, C / factor), or
     None for factor 1 (the bank's own classifiers are the references)."""
-    from ..registry import make_bank
+    from ..core.registry import make_bank
 
     key = PENALTY.get(bank_name)
     if factor == 1 or key is None:
@@ -152,7 +152,7 @@ def _reference_bank(bank_name: str, params: dict, factor: float, X, y, should_st
 
 
 def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
-    from ..classify.classmap import ClassMap
+    from ..core.classify.classmap import ClassMap
 
     return ClassMap(d=int(opt["d"]), p=p, embedding="boosted", refine=refine, n_triples=int(opt["n_triples"]),
                     hard_fraction=float(opt["hard_fraction"]), random_state=seed).fit(bank, Xe, ye, **kw)
@@ -230,7 +230,7 @@ def _camera_scores(bank, cm, camera: dict, data: str) -> dict:
 
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
     """Run the benchmark; returns the JSON-able result (see module docstring)."""
-    from ..registry import make_bank
+    from ..core.registry import make_bank
 
     opt = {k: v[0] for k, v in OPTIONS.items()}
     opt.update(options)
@@ -385,7 +385,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
 
 def _random_curves(bank, Xe, ye, X, y, p_sweep, opt, seed0, progress, should_stop, **fit_kw):
     """Accuracy and evaluations of ``n_random`` CM-RRC embeddings at every p (refine v2)."""
-    from ..classify.classmap import ClassMap
+    from ..core.classify.classmap import ClassMap
 
     n = int(opt["n_random"])
     acc = {p: [] for p in p_sweep}

@@ -3,9 +3,9 @@ validation, and the saved model giving the bench's answers."""
 import numpy as np
 import pytest
 
-from classmap_gui.core.bench import scale
-from classmap_gui.core.bench.p_selection import choose_p as _choose_p
-from classmap_gui.core.bench.scale_real import TEST, read_rows
+from classmap_gui.bench import scale
+from classmap_gui.bench.p_selection import choose_p as _choose_p
+from classmap_gui.bench.scale_real import TEST, read_rows
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.errors import ConfigError
 from classmap_gui.core.recogniser import Recogniser

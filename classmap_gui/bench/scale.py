@@ -36,10 +36,10 @@ import time
 import numba as nb
 import numpy as np
 
-from ..classify.filter_exact import (PAD, exact_filter_numpy, pad_columns, scan_batch, scan_top,
+from ..core.classify.filter_exact import (PAD, exact_filter_numpy, pad_columns, scan_batch, scan_top,
                                      scan_top_chunks)
-from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report
+from ..core.errors import ConfigError
+from ..core.progress import ProgressFn, StopFn, check_stop, report
 from .ivf_selection import NPROBE_FRACTIONS, TIE, each_query as _each_query, exact_topp, latency_ms, recall_at_p, select_ivf  # noqa: F401 - the bench's API
 from .scale_real import REAL_D, REAL_OPTIONS
 
@@ -90,7 +90,7 @@ def _faiss():
 def _classmap_kernel():
     """ClassMap's own fused filter kernel ``(fq, E, alpha, p, topd, topc)`` if that module has it."""
     try:
-        from ..classify import _classmap_kernels as K
+        from ..core.classify import _classmap_kernels as K
     except ImportError:
         return None
     return getattr(K, "_filter_top", None)

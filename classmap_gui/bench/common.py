@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 
 def floats(value, name: str = "option") -> list[float]:
@@ -30,7 +30,7 @@ def floats(value, name: str = "option") -> list[float]:
 
 def package_version() -> str:
     """The package version (part of every cache key: new code, new cache)."""
-    from ... import __version__
+    from .. import __version__
 
     return str(__version__)
 

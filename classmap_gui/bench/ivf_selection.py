@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
-from ..classify.ann_index import FilterIndex
-from ..classify.filter_exact import scan_batch
-from ..progress import StopFn, check_stop
+from ..core.classify.ann_index import FilterIndex
+from ..core.classify.filter_exact import scan_batch
+from ..core.progress import StopFn, check_stop
 
 #: nprobe candidates as fractions of nlist (when --nprobe is not given)
 NPROBE_FRACTIONS = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5)

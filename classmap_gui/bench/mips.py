@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report
-from ..timing import median_time, time_per_item
+from ..core.errors import ConfigError
+from ..core.progress import ProgressFn, StopFn, check_stop, report
+from ..core.timing import median_time, time_per_item
 
 __all__ = ["augmented_rows", "mips_sweep", "MipsIndex"]
 
@@ -122,7 +122,7 @@ class MipsIndex:
 
     def rescore(self, X: np.ndarray, ids: np.ndarray):
         """Exact scores of the candidates ``ids (n, p)`` (-1 = none found: score -inf), best first."""
-        from ..classify._batch_kernels import eval_rows
+        from ..core.classify._batch_kernels import eval_rows
 
         missing = ids < 0
         rows = np.where(missing, 0, ids)

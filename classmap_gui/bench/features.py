@@ -23,8 +23,8 @@ import time
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..core.errors import ConfigError
+from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 
 OPTIONS = {
     "data": ("fashion-mnist", "built-in data set or folder (fashion-mnist uses its official test split)"),
@@ -50,8 +50,8 @@ OPTIONS = {
 
 
 def _load(data: str, test_fraction: float, seed: int, progress: ProgressFn, should_stop: StopFn):
-    from ..data import load_dataset
-    from ..data.builtin import fashion_mnist_split
+    from ..core.data import load_dataset
+    from ..core.data.builtin import fashion_mnist_split
 
     if data == "fashion-mnist":
         ims = load_dataset(data, part="all", progress=progress, should_stop=should_stop)
@@ -90,8 +90,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     """Run the benchmark; returns a JSON-ready dict (see module docstring)."""
     from itertools import product
 
-    from ..classify import OneVsAllBank
-    from ..features import KMeansFeatures
+    from ..core.classify import OneVsAllBank
+    from ..core.features import KMeansFeatures
     from .common import selection, stratified_holdout
 
     opt = {k: v for k, (v, _) in OPTIONS.items()}
@@ -188,7 +188,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     report(progress, 0.97, "timing the distance GEMM")
     t = time.perf_counter()
     images = train.images[: min(n_train, int(opt["gemm_images"]))]
-    from ..features.gemm_timing import distance_gemm_seconds
+    from ..core.features.gemm_timing import distance_gemm_seconds
     enc_s, gemm_s = distance_gemm_seconds(fm, images, repeat=2)
     seconds["gemm_ratio_timing"] = time.perf_counter() - t
     seconds_total = time.perf_counter() - t_all

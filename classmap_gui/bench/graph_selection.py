@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from ..classify.filter_graph import GraphFilterIndex
-from ..progress import StopFn, check_stop
+from ..core.classify.filter_graph import GraphFilterIndex
+from ..core.progress import StopFn, check_stop
 from .ivf_selection import each_query, latency_ms, recall_at_p
 
 #: ef_search candidates as multiples of p (the beam is never narrower than p)

@@ -16,8 +16,8 @@ import os
 
 import numpy as np
 
-from ..data import ImageSet, load_digits
-from ..progress import check_stop, report
+from ..core.data import ImageSet, load_digits
+from ..core.progress import check_stop, report
 
 OPTIONS = {
     "sources": (12, "source images per class (one burst each)"),
@@ -60,7 +60,7 @@ def make_sets(sources: int = 12, frames: int = 6, fresh: int = 20, noise: int = 
 def run(*, progress=None, should_stop=None, sources: int = 12, frames: int = 6, fresh: int = 20, noise: int = 6,
         seeds="0/1/2", features: str = "pixels", bank: str = "ova-ridge", test_fraction: float = 0.25) -> dict:
     """The bench: per seed, reported and honest accuracy for the grouped and the random split."""
-    from ..training import TrainConfig, evaluate, train
+    from ..core.training import TrainConfig, evaluate, train
 
     cap, new = make_sets(int(sources), int(frames), int(fresh), int(noise))
     plain = ImageSet(cap.images, cap.labels, cap.class_names, name=cap.name)   # same frames, no bursts

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("faiss")
 
-from classmap_gui.core.bench.mips import MipsIndex, augmented_rows, mips_sweep  # noqa: E402
+from classmap_gui.bench.mips import MipsIndex, augmented_rows, mips_sweep  # noqa: E402
 from classmap_gui.core.errors import ConfigError  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def test_refuses_a_bank_without_linear_weights():
 
 @pytest.mark.parametrize("kind,settings", [("ivf", (1, 3, 16)), ("hnsw", (10, 20, 40))])
 def test_one_search_per_setting_gives_every_p_what_its_own_search_gives(kind, settings):
-    from classmap_gui.core.bench.mips import _accuracy, _Searches
+    from classmap_gui.bench.mips import _accuracy, _Searches
 
     bank, X, y = tiny(C=200, D=12, seed=2)
     index = MipsIndex(kind, bank.coef_, bank.intercept_, nlist=16, m=8)

@@ -1,10 +1,10 @@
-"""The learning-curve rule that chooses bench classmap's ClassMap point (core/bench/classmap_selection.py)."""
+"""The learning-curve rule that chooses bench classmap's ClassMap point (bench/classmap_selection.py)."""
 import math
 
 import numpy as np
 import pytest
 
-from classmap_gui.core.bench import classmap_selection as S
+from classmap_gui.bench import classmap_selection as S
 from classmap_gui.core.errors import ConfigError
 
 Q = 4000  # validation queries

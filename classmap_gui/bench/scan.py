@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..core.errors import ConfigError
+from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .common import cache_key, floats, machine, stratified_holdout
 from .scan_choice import choose_detection, frame_sizes
 
@@ -95,11 +95,11 @@ def _opt_count(v):
 
 def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = None):
     """Generate, train and choose p as the module docstring says; returns ``(recogniser, info)``."""
-    from ..classify.classmap import ClassMap  # noqa: F401 (the recogniser's ClassMap)
-    from ..data.hand_pose import generate_hand_pose
-    from ..data.hand_style import CLEAN
-    from ..detect.background import background_images, hard_negatives, with_background
-    from ..training import TrainConfig, train
+    from ..core.classify.classmap import ClassMap  # noqa: F401 (the recogniser's ClassMap)
+    from ..core.data.hand_pose import generate_hand_pose
+    from ..core.data.hand_style import CLEAN
+    from ..core.detect.background import background_images, hard_negatives, with_background
+    from ..core.training import TrainConfig, train
     from .classmap import choose_point, curve
 
     seed = int(opt["seed"])
@@ -168,7 +168,7 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
 def _detector(rec, opt: dict, path, progress: ProgressFn, should_stop: StopFn) -> dict:
     """Train the hand detector (:mod:`..detect.detector`) into ``rec.metadata["detection"]`` unless the
     (cached) model already holds one trained with the same settings; re-save the cached model."""
-    from ..detect.detector import train_detector
+    from ..core.detect.detector import train_detector
 
     key = {"scenes": int(opt["detector_scenes"]), "alpha": float(opt["detector_alpha"]), "seed": int(opt["seed"]) + 41,
            "sides": floats(opt["sides"], "sides"), "rounds": int(opt["detector_rounds"])}
@@ -193,7 +193,7 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
     """The trained model, from the cache when one with the same settings is there."""
     import json
 
-    from ..recogniser import Recogniser
+    from ..core.recogniser import Recogniser
 
     # the model's settings; the background weight is chosen after loading (cheap), so not part of the key
     keys = [k for k in OPTIONS if k not in ("video_seed", "cache_dir", "background_weights", "validation_video_seeds",
@@ -229,9 +229,9 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     and the other a busy one. Between blocks an untimed pause of ``interleave_pause`` seconds lets the
     BLAS worker threads of brute force's GEMM go back to sleep (OpenBLAS keeps them spinning for a while
     after a call, which would take a core from the next block's method)."""
-    from ..data.hand_pose import class_name
-    from ..data.hand_video import find_hand_frames
-    from ..detect.scanner import Scanner, iou
+    from ..core.data.hand_pose import class_name
+    from ..core.data.hand_video import find_hand_frames
+    from ..core.detect.scanner import Scanner, iou
 
     w, h = size
     frames = list(find_hand_frames((h, w), seed=int(opt["video_seed"])))

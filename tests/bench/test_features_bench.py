@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from classmap_gui.core.bench import features as bench
+from classmap_gui.bench import features as bench
 from classmap_gui.core.errors import Cancelled
 
 

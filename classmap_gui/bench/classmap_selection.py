@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .common import selection
 
 KEYS = ("reference_penalty", "refine", "p")

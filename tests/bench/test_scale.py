@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from classmap_gui.cli import main
-from classmap_gui.core.bench import scale
+from classmap_gui.bench import scale
 
 HAVE_FAISS = importlib.util.find_spec("faiss") is not None
 

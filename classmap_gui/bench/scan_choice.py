@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..progress import StopFn, check_stop
+from ..core.errors import ConfigError
+from ..core.progress import StopFn, check_stop
 from .common import floats, selection
 
 
@@ -31,7 +31,7 @@ def _vote_hits(boxes, score, pair_iou, votes, truth) -> np.ndarray:
     """``(len(votes),) bool``: does the best window's box, voted with each ``(overlap, temperature)``
     (temperature 0: the window itself) by :func:`..detect.scanner.vote_box` as the scanner votes, hit the
     ``truth`` box (x, y, w, h) by IoU >= 0.5? ``pair_iou (n, n)``: the windows' overlaps, computed once."""
-    from ..detect.scanner import box_ious, vote_box
+    from ..core.detect.scanner import box_ious, vote_box
 
     j = int(np.argmax(score))
     cand = [boxes[j] if temp == 0 else vote_box(boxes, score, j, ov, temp, ious=pair_iou[j]) for ov, temp in votes]
@@ -69,8 +69,8 @@ def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> dict:
     video. One setting for both methods, by the mean of ClassMap's and brute force's localisation (each
     method's own responses: ClassMap's best-class response is not brute force's). Responses are computed
     once over all ``sides`` and masked per candidate set. Returns :func:`selection` dicts by name."""
-    from ..data.hand_video import find_hand_frames
-    from ..detect.scanner import Scanner, box_ious
+    from ..core.data.hand_video import find_hand_frames
+    from ..core.detect.scanner import Scanner, box_ious
 
     sides = floats(opt["sides"], "sides")
     sets = _side_sets(opt)

@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pytest
 
-from classmap_gui.core.bench import classmap as bench
-from classmap_gui.core.bench.classmap_data import split_counts
-from classmap_gui.core.bench.latency import (brute_force_latency, classmap_latency, latency_sweep, linear_bank,
+from classmap_gui.bench import classmap as bench
+from classmap_gui.bench.classmap_data import split_counts
+from classmap_gui.bench.latency import (brute_force_latency, classmap_latency, latency_sweep, linear_bank,
                                              op_limit)
 from classmap_gui.core.classify import ClassMap
 from classmap_gui.core.registry import make_bank
@@ -154,7 +154,7 @@ def test_small_run_chooses_on_validation_and_tests_once():
 
 
 def test_features_are_cached_in_the_folder_passed_in_keyed_on_version_and_settings(tmp_path, monkeypatch):
-    from classmap_gui.core.bench import classmap_data, common
+    from classmap_gui.bench import classmap_data, common
 
     first = classmap_data.prepare("glyph-pose-small", 0, tmp_path)
     files = list(tmp_path.glob("*.npz"))
@@ -171,7 +171,7 @@ def test_features_are_cached_in_the_folder_passed_in_keyed_on_version_and_settin
 
 
 def test_bench_parts_are_disjoint_and_keep_the_test_part_of_bench_split():
-    from classmap_gui.core.bench.classmap_data import split_parts
+    from classmap_gui.bench.classmap_data import split_parts
     from classmap_gui.core.data import ImageSet
     from classmap_gui.core.data.glyph_pose import split_per_class
 
@@ -211,7 +211,7 @@ def test_embedding_examples_add_the_training_part_or_keep_the_held_out_part():
 
 
 def test_a_fresh_test_part_is_generated_with_its_own_seed_and_keyed_in_the_cache(tmp_path):
-    from classmap_gui.core.bench import classmap_data
+    from classmap_gui.bench import classmap_data
     from classmap_gui.core.errors import ConfigError
 
     old = classmap_data.prepare("glyph-pose-small", 0, tmp_path)

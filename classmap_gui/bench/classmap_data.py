@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..core.errors import ConfigError
+from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .common import cache_key, load_cached, save_cached
 
 #: the data set ``bench classmap`` uses when none is given: the one place to switch to "hand-pose"
@@ -40,7 +40,7 @@ def data_module(data: str):
     a set without one (then the split is derived from the images per class)."""
     base = data.split(":", 1)[0].removesuffix("-small").replace("-", "_")
     try:
-        return importlib.import_module(f"..data.{base}", __package__)
+        return importlib.import_module(f"..core.data.{base}", __package__)
     except ImportError:
         return None
 
@@ -61,7 +61,7 @@ def split_counts(data: str, per_class: int) -> tuple[int, int, int, int]:
 
 def split_parts(ims, counts):
     """The four parts of ``ims`` by position within each class (see the module docstring)."""
-    mod = data_module(ims.name) or importlib.import_module("..data.glyph_pose", __package__)
+    mod = data_module(ims.name) or importlib.import_module("..core.data.glyph_pose", __package__)
     return mod.split_per_class(ims, counts)
 
 
@@ -80,8 +80,8 @@ def prepare(data: str, seed: int, cache_dir: Path | None, progress: ProgressFn =
         if test_seed in (seed, seed + 1000):
             raise ConfigError(f"bench classmap: test_seed {test_seed} would repeat the images of seed {seed} "
                               f"or of the camera set (seed {seed + 1000}); choose another")
-    from ..data import load_dataset
-    from ..features.hog import HOGFeatures
+    from ..core.data import load_dataset
+    from ..core.features.hog import HOGFeatures
 
     hog = HOGFeatures(n_jobs=-1)
     mod = data_module(data)

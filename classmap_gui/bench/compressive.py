@@ -31,9 +31,9 @@ import time
 
 import numpy as np
 
-from ..classify.compressive import CompressiveClassifier
-from ..features.random_features import RandomFourierFeatures, gaussian_kernel
-from ..progress import check_stop, report, sub_progress
+from ..core.classify.compressive import CompressiveClassifier
+from ..core.features.random_features import RandomFourierFeatures, gaussian_kernel
+from ..core.progress import check_stop, report, sub_progress
 
 OPTIONS = {
     "sections": ("table1/convergence/synthetic/fashion/variance", "sections to run, '/'-separated"),
@@ -256,8 +256,8 @@ def fashion(*, n_train, n_test, ms, kmeans_k, seed, sigma_factors=(0.5, 1.0, 2.0
             should_stop=None) -> dict:
     """Fashion-MNIST section: CC with random-CNN and k-means (+ RFF) features per sketch width m;
     ``{"available": False}`` when the data set is not installed."""
-    from ..data import fashion_mnist_split, load_fashion_mnist
-    from ..features.random_cnn import RandomCNNFeatures
+    from ..core.data import fashion_mnist_split, load_fashion_mnist
+    from ..core.features.random_cnn import RandomCNNFeatures
 
     try:
         train, test = fashion_mnist_split(load_fashion_mnist())
@@ -285,7 +285,7 @@ def fashion(*, n_train, n_test, ms, kmeans_k, seed, sigma_factors=(0.5, 1.0, 2.0
                                      "architecture": {k: v for k, v in cnn.get_params().items() if k != "m"}}
         step += 1
         report(progress, step / steps, f"Fashion-MNIST: random CNN m={m}")
-    from ..features.kmeans import KMeansFeatures
+    from ..core.features.kmeans import KMeansFeatures
 
     t0 = time.perf_counter()
     km = KMeansFeatures(n_centroids=kmeans_k, n_patches=50_000, random_state=seed)
@@ -389,7 +389,7 @@ def run(*, progress=None, should_stop=None, **options) -> dict:
         elif sec == "variance":
             result[sec] = variance(seed=seed, should_stop=should_stop)
         else:
-            from ..errors import ConfigError
+            from ..core.errors import ConfigError
 
             raise ConfigError(f"bench compressive: unknown section {sec!r}; known: "
                               "table1, convergence, synthetic, fashion, variance")

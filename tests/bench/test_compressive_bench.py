@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from classmap_gui.core.bench import compressive as bench
+from classmap_gui.bench import compressive as bench
 
 
 def test_rescaling_uses_the_whole_set_by_default_as_the_papers_protocol():
