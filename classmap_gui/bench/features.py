@@ -92,7 +92,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
 
     from ..core.classify import OneVsAllBank
     from ..core.features import KMeansFeatures
-    from .common import selection, stratified_holdout
+    from ..core.selection import record as selection
+    from ..core.splits import holdout
 
     opt = {k: v for k, (v, _) in OPTIONS.items()}
     opt.update(options)
@@ -119,7 +120,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     seconds["load"] = time.perf_counter() - t
     n_train = len(train)
     ytr, yte = train.labels, test.labels
-    fit_idx, val_idx = stratified_holdout(ytr, float(opt["validation_fraction"]), int(opt["seed"]))
+    fit_idx, val_idx = holdout(ytr, float(opt["validation_fraction"]), int(opt["seed"]))
 
     def make_bank(pen, var):
         if opt["bank"] == "ridge":

@@ -8,7 +8,7 @@
    class is held out first (never mined from); the rest goes through the product's train path
    (:func:`..training.train`: HOG, ``ova-ridge`` with its penalty chosen on a validation part of the
    training data, CM-Boosted on an embedding part).
-2. **ClassMap p** on the held-out validation part, by :func:`.classmap.choose_point` (fewest
+2. **ClassMap p** on the held-out validation part, by :func:`..core.selection.operating_point` (fewest
    evaluations within ``tolerance`` of brute force's validation accuracy), as ``bench classmap`` does.
    The reference penalty and refine are the ones ``bench classmap`` chose on hand-pose (options).
    The hand-vs-background detector (:mod:`..detect.detector`, ``detector_scenes`` generated scenes;
@@ -40,7 +40,9 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .common import cache_key, floats, machine, stratified_holdout
+from ..core.selection import TOLERANCE
+from ..core.splits import holdout
+from .common import cache_key, floats, machine
 from .scan_choice import choose_detection, frame_sizes
 
 OPTIONS = {
@@ -77,7 +79,7 @@ OPTIONS = {
     "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
     "refine": ("v3", "ClassMap refine (bench classmap's choice on hand-pose)"),
     "reference_penalty": (30.0, "reference-bank penalty multiple (bench classmap's choice on hand-pose)"),
-    "tolerance": (0.005, "chosen p: fewest evaluations within this of brute force on validation"),
+    "tolerance": (TOLERANCE, "chosen p: fewest evaluations within this of brute force on validation"),
     "frames": ("320x240,640x480", "frame sizes scanned (WxH, comma-separated)"),
     "video_seed": (1, "seed of the test video (scene, path, sizes)"),
     "sides": ("0.30,0.36,0.43,0.52,0.62", "window sides as fractions of the frame's shorter side: where false alarms "
@@ -100,7 +102,8 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
     from ..core.data.hand_style import CLEAN
     from ..core.detect.background import background_images, hard_negatives, with_background
     from ..core.training import TrainConfig, train
-    from .classmap import choose_point, curve
+    from ..core.selection import measured_gaps, operating_point
+    from .classmap import KEYS, curve
 
     seed = int(opt["seed"])
     style = dataclasses.replace(CLEAN, shift_jitter=float(opt["shift_jitter"]), scale_jitter=float(opt["scale_jitter"]))
@@ -110,7 +113,7 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
                              progress=sub_progress(progress, 0.0, 0.1, "hand-pose"), should_stop=should_stop)
     bg = background_images(int(opt["background"]), ims.image_size, seed=seed + 17,
                            progress=sub_progress(progress, 0.1, 0.2, "background"), should_stop=should_stop)
-    fit_idx, val_idx = stratified_holdout(np.concatenate([ims.labels, np.full(len(bg), ims.n_classes)]),
+    fit_idx, val_idx = holdout(np.concatenate([ims.labels, np.full(len(bg), ims.n_classes)]),
                                           float(opt["validation_fraction"]), seed)
     generated = time.perf_counter() - t0
     n_hard, rounds = int(opt["hard_negatives"]), int(opt["bootstrap_rounds"])
@@ -151,7 +154,8 @@ def build_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = No
     brute_val = float(np.mean(rec.classifier.predict(Xv) == yv))
     points = curve({cm["refine"]: rec.classmap}, rec.classifier, Xv, yv, p_sweep, should_stop,
                    reference_penalty=cm["reference_penalty"])
-    sel_p = choose_point(points, brute_val, float(opt["tolerance"]))
+    sel_p = operating_point(measured_gaps(points, brute_val), KEYS, tolerance=float(opt["tolerance"]),
+                            by="validation gap to brute force")
     rec.classmap.set_params(p=int(sel_p["chosen"]["p"]))
     report(progress, 0.8, "p chosen on validation")
     info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(Xv.shape[1]),

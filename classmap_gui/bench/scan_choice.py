@@ -10,7 +10,8 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.progress import StopFn, check_stop
-from .common import floats, selection
+from ..core.selection import record as selection
+from .common import floats
 
 
 def frame_sizes(s) -> list[tuple[int, int]]:
