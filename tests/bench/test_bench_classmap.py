@@ -209,3 +209,20 @@ def test_a_fresh_test_part_is_generated_with_its_own_seed_and_keyed_in_the_cache
     with pytest.raises(ConfigError, match="test_seed"):
         classmap_data.prepare("glyph-pose-small", 0, None, test_seed=0)  # would repeat the training images
     assert bench.OPTIONS["test_seed"][0] == classmap_data.DEFAULT_TEST_SEED
+
+
+def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
+    kw = dict(data="glyph-pose-small", p_sweep="5,20", penalties="100,1000", reference_penalties="1,10",
+              n_triples=2000, n_random=0, latency_queries=5, curve_seeds=2, sweep=False, mips=False, cache_dir=None)
+    clean = bench.run(**kw)
+    prepare = bench.prepare
+
+    def poisoned(*a, **k):
+        D = dict(prepare(*a, **k))
+        D["X_test"], D["y_test"] = poison.noise_like(D["X_test"]), poison.permuted(D["y_test"])
+        return D
+
+    monkeypatch.setattr(bench, "prepare", poisoned)
+    dirty = bench.run(**kw)
+    assert poison.without_timings(dirty["selection"]) == poison.without_timings(clean["selection"])
+    assert dirty["brute_force"]["accuracy"] < 0.5 * clean["brute_force"]["accuracy"]  # the poison reached the test

@@ -124,3 +124,20 @@ def test_bad_options_are_one_line_errors(capsys):
     assert "--target-recall" in capsys.readouterr().err
     assert main(["bench", "scale", "--classes", "500", "--rerank", "0.5"]) == 2
     assert "--rerank" in capsys.readouterr().err
+
+
+def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
+    # one (nlist, rerank) candidate: the choice is the smallest nprobe reaching the recall target on
+    # validation, which timing noise cannot move
+    kw = dict(classes="3000", queries=30, val_queries=150, p=10, rounds=1, nlist="88", rerank="1.5")
+    clean = scale.run(**kw)
+    queries = scale.queries
+
+    def poisoned(E, n, noise, rng):
+        F, y = queries(E, n, noise, rng)
+        return poison.noise_like(F), poison.permuted(y)
+
+    monkeypatch.setattr(scale, "queries", poisoned)
+    dirty = scale.run(**kw)
+    assert poison.without_timings(dirty["selection"]) == poison.without_timings(clean["selection"])
+    assert dirty["results"][0]["recall_at_p"] != clean["results"][0]["recall_at_p"]  # the poison reached the test
