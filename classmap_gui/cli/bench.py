@@ -61,8 +61,8 @@ def revision() -> str:
     try:
         head = subprocess.run(["git", "-C", os.path.dirname(__file__), "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", os.path.dirname(__file__), "status", "--porcelain", "--", ".."],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", os.path.dirname(__file__), "status", "--porcelain", "--untracked-files=no",
+                                "--", ".."], capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         head, dirty = "", ""
     return f"{__version__}" + (f" ({head}{' + uncommitted changes' if dirty else ''})" if head else "")
