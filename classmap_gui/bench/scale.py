@@ -94,6 +94,11 @@ def queries(E: np.ndarray, n: int, noise: float, rng) -> tuple[np.ndarray, np.nd
     return F.astype(np.float32), y.astype(np.int64)
 
 
+def test_queries(E: np.ndarray, n: int, noise: float, test_seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The measured (test) queries: :func:`queries` drawn with their own ``test_seed``."""
+    return queries(E, n, noise, int(test_seed))
+
+
 def _faiss():
     """The faiss module, or None where it is not installed (the faiss baselines are then left out)."""
     try:
@@ -203,7 +208,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         # validation queries from the seed's draw, the measured (test) queries from their own seed
         E, alpha, Fv, _ = synthetic_embeddings(C, d, n_queries=nv, noise=float(o["noise"]),
                                                latent=int(o["latent"]), seed=int(o["seed"]))
-        F = np.ascontiguousarray(queries(E, nq, float(o["noise"]), int(o["test_seed"]))[0])
+        F = np.ascontiguousarray(test_queries(E, nq, float(o["noise"]), int(o["test_seed"]))[0])
         k = min(p, C)
         A = np.ascontiguousarray(E * alpha)
         Qa = np.ascontiguousarray(F * alpha)

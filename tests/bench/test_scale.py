@@ -131,13 +131,13 @@ def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
     # validation, which timing noise cannot move
     kw = dict(classes="3000", queries=30, val_queries=150, p=10, rounds=1, nlist="88", rerank="1.5")
     clean = scale.run(**kw)
-    queries = scale.queries
+    measured = scale.test_queries
 
-    def poisoned(E, n, noise, rng):
-        F, y = queries(E, n, noise, rng)
+    def poisoned(E, n, noise, test_seed):
+        F, y = measured(E, n, noise, test_seed)
         return poison.noise_like(F), poison.permuted(y)
 
-    monkeypatch.setattr(scale, "queries", poisoned)
+    monkeypatch.setattr(scale, "test_queries", poisoned)
     dirty = scale.run(**kw)
     assert poison.without_timings(dirty["selection"]) == poison.without_timings(clean["selection"])
     assert dirty["results"][0]["recall_at_p"] != clean["results"][0]["recall_at_p"]  # the poison reached the test
