@@ -41,26 +41,6 @@ def median_time(fn: Callable, repeats: int = 5) -> float:
     return float(np.median(ts))
 
 
-def best_of_threads(measure: Callable[[], float]) -> float:
-    """The smaller of ``measure()`` run with one thread and with the default, for BLAS (brute force's
-    GEMV/GEMM) and numba (ClassMap's batch kernels split queries over ``numba.get_num_threads()``) alike:
-    one small GEMV does not gain from threads, a GEMM does, so each side of a comparison gets its better
-    setting."""
-    import numba
-    from threadpoolctl import threadpool_limits
-
-    out = []
-    n_default = numba.get_num_threads()
-    for limit in (1, None):
-        with threadpool_limits(limit):
-            numba.set_num_threads(1 if limit == 1 else n_default)
-            try:
-                out.append(measure())
-            finally:
-                numba.set_num_threads(n_default)
-    return min(out)
-
-
 def load_average() -> list[float]:
     """The 1, 5 and 15-minute load averages (``os.getloadavg``)."""
     import os
