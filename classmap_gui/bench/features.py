@@ -53,9 +53,9 @@ OPTIONS = {
                              "several: chosen on validation"),
     "C": ("0.01", "liblinear SVM cost; several: chosen on validation"),
     "validation_fraction": (1 / 6, "share of every class of the training images held out to choose on"),
-    "search_images": (6000, "fit images (a stratified subset) the network / solver candidates are trained on "
+    "search_images": (3000, "fit images (a stratified subset) the network / solver candidates are trained on "
                             "when several are given (0: the whole fit part)"),
-    "search_validation_images": (4000, "validation images (a stratified subset) the candidates are scored on "
+    "search_validation_images": (3000, "validation images (a stratified subset) the candidates are scored on "
                                        "(0: the whole validation part)"),
     "test_fraction": (0.2, "test share for data sets without an official split"),
     "gemm_images": (2000, "images on which encoding and its GEMM alone are timed for gemm_ratio"),
@@ -144,6 +144,10 @@ class _Banks:
         from ..core.classify.ridge_moments import ova_ridge_bank
 
         check_stop(self.stop)
+        if trainer == "ridge" and not both and len(self.fit) < self.F.shape[1]:
+            # fewer rows than features (the search's subsets): the product's bank solves the dual, n x n
+            return OneVsAllBank(trainer="ridge", alpha=self.alpha(pen), n_jobs=self.opt["n_jobs"]).fit(
+                self.F[rows], self.y[rows], should_stop=self.stop)
         if trainer == "ridge":
             fit, val = self._ridge_moments()
             mom = fit + val if both else fit
