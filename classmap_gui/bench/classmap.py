@@ -378,7 +378,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     result["unseen_classes"] = _unseen(bank, ref, Xc, yc, Xt, yt, p_sweep, opt, seed,
                                        sub_progress(progress, 0.8, 0.9, "unseen classes"), should_stop)
     result["summary"] = summary(result)
-    result["sweep"] = (latency_sweep(int(opt["d"]), selected["p"], min(nq, 200), seed,
+    result["sweep"] = (latency_sweep(int(opt["d"]), selected["p"], nq, seed,
                                      sub_progress(progress, 0.9, 1.0, "latency sweep"), should_stop)
                        if opt["sweep"] else [])
     result["seconds"] = time.perf_counter() - t_start
