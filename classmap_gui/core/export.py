@@ -185,9 +185,6 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
                           f"reproduces ClassMap all-pairs-vote (v1) over a linear all-pairs bank and best-response "
                           f"(v2) / first-above-threshold (v3) over a linear one-vs-all bank. Retrain with one of "
                           f"those, or without ClassMap.")
-    if getattr(cm, "reference_coef_", None) is not None:
-        raise ConfigError("cannot export a ClassMap whose references come from a separate reference bank: "
-                          "predict.py reads the references from the bank itself. Retrain without reference_bank.")
     if cm.n_classes_ >= FILTER_INDEX_THRESHOLD:
         raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
                           f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (IVF) index "
@@ -196,6 +193,9 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
     arrays["classmap.alpha"] = np.ascontiguousarray(cm.alpha_, np.float32)
     arrays["classmap.embeddings"] = np.ascontiguousarray(cm.class_embeddings_, np.float32)
     arrays["classmap.classes"] = np.ascontiguousarray(cm.classes_, np.int64)
+    if getattr(cm, "reference_coef_", None) is not None:   # references from a smoother, separate bank
+        arrays["classmap.reference_coef"] = np.ascontiguousarray(cm.reference_coef_, np.float32)
+        arrays["classmap.reference_intercept"] = np.ascontiguousarray(cm.reference_intercept_, np.float32)
     threshold = getattr(cm, "threshold_", None)
     return {"p": int(min(int(cm.p), cm.n_classes_)), "refine": cm.refine,
             "threshold": None if threshold is None else float(threshold)}

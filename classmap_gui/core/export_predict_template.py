@@ -270,7 +270,8 @@ def scores(F: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
 def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np.ndarray, np.ndarray]:
     """ClassMap filter-and-refine over a linear bank (the app's numpy steps).
 
-    Embedding: the d reference classifiers' outputs. Filter: the ``p`` classes whose embeddings
+    Embedding: the d reference classifiers' outputs (rows of the bank, or of the separate smoother bank
+    the model kept its references from). Filter: the ``p`` classes whose embeddings
     are nearest in weighted L1 (ties: lower class first). Refine: "all-pairs-vote" (v1) ranks the
     candidates by the votes of the all-pairs classifiers among them; "best-response" (v2) by their
     own classifier responses; "first-above-threshold" (v3) stops at the first candidate (filter
@@ -283,7 +284,11 @@ def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np
     if refine == "first-above-threshold":
         threshold = np.float32(np.inf if spec["threshold"] is None else spec["threshold"])
     refpos = np.full(len(W), -1, np.int64)
-    refpos[refs] = np.arange(len(refs))
+    if "classmap.reference_coef" in arrays:  # references from a separate, smoother bank: none is a candidate's
+        W_ref, b_ref = arrays["classmap.reference_coef"], arrays["classmap.reference_intercept"]
+    else:
+        W_ref, b_ref = np.ascontiguousarray(W[refs]), b[refs]
+        refpos[refs] = np.arange(len(refs))
     n = len(F)
     cls = np.empty((n, p), np.int64)
     score = np.empty((n, p), np.float32)
@@ -291,8 +296,8 @@ def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np
     ia, ib = np.triu_indices(p, 1)
     for a in range(0, n, step):  # chunks of queries bound the (queries, C, d) distance temporary
         X = F[a:a + step]
-        Q = X @ np.ascontiguousarray(W[refs]).T
-        Q += b[refs]
+        Q = X @ W_ref.T
+        Q += b_ref
         cands = filter_exact(Q, E, alpha, p)
         if refine == "all-pairs-vote":
             ca = cands[:, ia]

@@ -38,6 +38,11 @@ CONFIGS = {
     "hog-classmap-v2": TrainConfig(features="hog", features_params={"cell_size": 4, "block_size": 8},
                                    bank="ova-liblinear", classmap={"d": 6, "p": 4, "refine": "v2"},
                                    test_fraction=0.2),
+    # the one-click demo's kind of model: references from a 30x smoother second bank (issue 25 item 1)
+    "hog-classmap-v2-reference-bank": TrainConfig(features="hog", features_params={"cell_size": 4, "block_size": 8},
+                                                  bank="ova-ridge", bank_params={"alpha": 10.0},
+                                                  classmap={"d": 6, "p": 4, "refine": "v2",
+                                                            "reference_penalty": 30.0}, test_fraction=0.2),
     "pixels-classmap-v3-random": TrainConfig(features="pixels", bank="ova-ridge",
                                              classmap={"d": 5, "p": 5, "refine": "v3", "embedding": "random"},
                                              test_fraction=0.2),
