@@ -16,7 +16,7 @@ def test_corrupt_project_is_a_plain_message_with_details_kept(qtbot, window, tmp
     assert "corrupt" in text and str(bad) in text
     assert "JSONDecodeError" not in text and "char" not in text  # the parser's words are in the details
     assert "JSONDecodeError" in box.detailedText()
-    assert box.minimumSizeHint().width() >= 520 or "min-width: 520px" in box.styleSheet()
+    assert box.width() >= 520
 
 
 def test_full_disk_while_saving_is_said_plainly(qtbot, window, tmp_path, monkeypatch):
