@@ -155,25 +155,17 @@ def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
     from ..core.classify.classmap import ClassMap
 
     return ClassMap(d=int(opt["d"]), p=p, embedding="boosted", refine=refine, n_triples=int(opt["n_triples"]),
-                    hard_fraction=float(opt["hard_fraction"]), random_state=seed).fit(bank, Xe, ye, **kw)
+                    hard_fraction=float(opt["hard_fraction"]), random_state=seed).fit_embedding(bank, Xe, ye, **kw)
 
 
 def _fit_refines(bank, Xe, ye, refines, opt, seed, p, **kw) -> dict:
     """CM-Boosted for every refine in ``refines`` from one fit: v2 and v3 share the references, alphas and
     class embeddings (the same seed draws the same triples; v3 only adds its threshold), so v3 is fitted
     and v2 is a copy without the threshold."""
-    import copy
-
     cm = _fit_boosted(bank, Xe, ye, "v3" if "v3" in refines else "v2", opt, seed, p, **kw)
     out = {}
     for r in refines:
-        m = cm if r == cm.refine else copy.copy(cm)
-        if m is not cm:
-            for k in ("_single_cache", "_et_cache", "_index_cache"):
-                m.__dict__.pop(k, None)
-            m.set_params(refine=r)
-            m.threshold_ = None
-        out[r] = m
+        out[r] = cm if r == cm.refine else cm.with_refine(r)
     return out
 
 
@@ -200,7 +192,7 @@ def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, brute_c
         for p in p_sweep:
             check_stop(should_stop)
             cm.set_params(p=p)
-            res = cm.predict(bank, X, top=1)
+            res = cm.predict_result(X, top=1, bank=bank)
             hit = np.asarray(res.labels) == y
             if hits is not None:
                 hits[(refine, p)] = hit
@@ -219,7 +211,7 @@ def _camera_scores(bank, cm, camera: dict, data: str) -> dict:
     X, y, names = camera["X_camera"], camera["y_camera"], [str(n) for n in camera["class_names"]]
     match = getattr(data_module(data), "pose_match", None)
     out = {"images": int(len(y))}
-    for key, labels in (("brute_force", bank.predict(X)), ("classmap", cm.predict(bank, X).labels)):
+    for key, labels in (("brute_force", bank.predict(X)), ("classmap", cm.predict_result(X, bank=bank).labels)):
         labels = np.asarray(labels)
         row = {"accuracy": _acc(labels, y)}
         if match is not None:

@@ -225,7 +225,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                 use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
             for p in p_cands:
                 cm.set_params(p=min(p, C))
-                pr = cm.predict(bank_val, Xv, top=1)
+                pr = cm.predict_result(Xv, top=1, bank=bank_val)
                 curve.append({"reference_penalty": f, "d_requested": dd, "d": int(len(cm.reference_)),
                               "class_embeddings": v, "p": p,
                               "accuracy": float(np.mean(pr.labels == yv)),
@@ -323,7 +323,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     Xt, yt = read_rows(fpath, tq), data.labels(tq)
     true_names = [names[i] for i in yt]
     bf_pred = top_k_linear(Xt, W, b, 1)[:, 0]
-    pr = cm.predict(bank, Xt, top=1)
+    pr = cm.predict_result(Xt, top=1, bank=bank)
     Ft = (Xt @ Wr.T + br).astype(np.float32)
     got = index.search(Ft, k)[0]
     exact_t = FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_).search(Ft, k)[0]

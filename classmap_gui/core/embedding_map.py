@@ -41,7 +41,7 @@ def map_points(classmap, bank, X: np.ndarray) -> MapPoints:
     alpha = np.asarray(classmap.alpha_, np.float32)
     X = np.asarray(X, np.float32)
     # the reference outputs exactly as the filter computes them (the bank's rows or the kept reference bank)
-    F = classmap._reference_outputs(bank, X) if len(X) else np.zeros((0, len(alpha)), np.float32)
+    F = classmap.reference_outputs(bank, X) if len(X) else np.zeros((0, len(alpha)), np.float32)
     return MapPoints(np.ascontiguousarray(classmap.class_embeddings_ * alpha, np.float32),
                      np.ascontiguousarray(F * alpha, np.float32))
 

@@ -295,13 +295,13 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
         check_stop(should_stop)
         report(progress, stages["classmap"][0], "ClassMap")
         fit_kwargs = {}
-        sig = inspect.signature(classmap.fit).parameters
+        sig = inspect.signature(classmap.fit_embedding).parameters
         if "progress" in sig:
             fit_kwargs = {"progress": sub_progress(progress, *stages["classmap"], "ClassMap"),
                           "should_stop": should_stop}
         if reference_bank is not None:
             fit_kwargs["reference_bank"] = reference_bank
-        classmap.fit(bank, Xe, embed_set.labels, **fit_kwargs)
+        classmap.fit_embedding(bank, Xe, embed_set.labels, **fit_kwargs)
         timings["classmap"] = time.perf_counter() - t
 
     recogniser = Recogniser(features, bank, classmap, imageset.class_names, imageset.image_size,

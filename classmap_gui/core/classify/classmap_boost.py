@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NoSignalError
 from ..progress import ProgressFn, StopFn, check_stop, report
 from . import _batch_kernels as BK
 
@@ -138,7 +138,7 @@ def boost_references(M: np.ndarray, E: np.ndarray, idx: np.ndarray, pos: np.ndar
         if len(order) >= d:
             break
     if not order:
-        raise ConfigError("ClassMap: no reference classifier separates the triples better than chance; "
+        raise NoSignalError("ClassMap: no reference classifier separates the triples better than chance; "
                           "the classifier bank or the held-out examples look degenerate")
     return np.array(order, np.int64), np.array([alphas[k] for k in order], np.float32)
 

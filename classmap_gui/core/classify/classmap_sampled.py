@@ -154,7 +154,7 @@ def set_mean_class_embeddings(cm: ClassMap, bank, chunks) -> ClassMap:
             continue
         if y.min() < 0 or y.max() >= C:
             raise DataError(f"class indices must be in [0, {C})")
-        F = cm._reference_outputs(bank, np.ascontiguousarray(X, np.float32))
+        F = cm.reference_outputs(bank, np.ascontiguousarray(X, np.float32))
         n += np.bincount(y, minlength=C)
         for j in range(d):
             S[:, j] += np.bincount(y, weights=F[:, j], minlength=C)

@@ -47,14 +47,14 @@ def assert_same(batch, singles):
 @pytest.mark.parametrize("D", [37, 5, 64])
 def test_batch_equals_single_query_on_random_data(refine, D):
     bank, X, y = random_problem(D=D, seed=D)
-    cm = ClassMap(d=7, p=9, embedding="random", refine=refine, random_state=1).fit(bank, X[:120], y[:120])
+    cm = ClassMap(d=7, p=9, embedding="random", refine=refine, random_state=1).fit_embedding(bank, X[:120], y[:120])
     if refine == "first-above-threshold":
         # a threshold some queries reach early and some never: both kinds of stop are compared
         cm.threshold_ = float(np.quantile(X[120:] @ bank.coef_.T, 0.995))
     Xq = X[120:]
     for batch_size in (1000, 13):
-        res = cm.predict(bank, Xq, batch_size=batch_size)
-        assert_same(res, [cm.predict(bank, x[None, :]) for x in Xq])
+        res = cm.predict_result(Xq, batch_size=batch_size, bank=bank)
+        assert_same(res, [cm.predict_result(x[None, :], bank=bank) for x in Xq])
     if refine == "first-above-threshold":
         assert np.isnan(res.top_scores).any() and (~np.isnan(res.top_scores[:, 1])).any()
     one = cm.single_query(bank)
@@ -65,8 +65,8 @@ def test_batch_equals_single_query_on_random_data(refine, D):
 
 def test_batch_refine_scores_are_the_candidates_responses():
     bank, X, y = random_problem(C=80, D=50, n=400, seed=3)
-    cm = ClassMap(d=10, p=12, embedding="random", refine="v2").fit(bank, X[:200], y[:200])
-    res = cm.predict(bank, X[200:])
+    cm = ClassMap(d=10, p=12, embedding="random", refine="v2").fit_embedding(bank, X[:200], y[:200])
+    res = cm.predict_result(X[200:], bank=bank)
     S = X[200:].astype(np.float64) @ bank.coef_.T.astype(np.float64) + bank.intercept_
     got = np.take_along_axis(S, res.top_classes, 1)
     np.testing.assert_allclose(res.top_scores, got, rtol=1e-5, atol=1e-4)
@@ -88,9 +88,9 @@ def test_all_pairs_vote_batch_equals_single_query():
     bank = LinearBank(W, b, C, pairs)
     y = np.arange(200) % C
     X = (mu[y] + 0.5 * rng.normal(size=(200, D))).astype(np.float32)
-    cm = ClassMap(d=6, p=6, embedding="random", refine="v1").fit(bank, X[:100], y[:100])
-    res = cm.predict(bank, X[100:])
-    assert_same(res, [cm.predict(bank, x[None, :]) for x in X[100:]])
+    cm = ClassMap(d=6, p=6, embedding="random", refine="v1").fit_embedding(bank, X[:100], y[:100])
+    res = cm.predict_result(X[100:], bank=bank)
+    assert_same(res, [cm.predict_result(x[None, :], bank=bank) for x in X[100:]])
     assert np.mean(res.labels == y[100:]) > 0.8
 
 
@@ -150,9 +150,9 @@ def test_trained_digits_model_batch_equals_single_query(refine):
     idx = rng.permutation(len(X))
     tr, em, te = idx[:900], idx[900:1300], idx[1300:]
     bank = OneVsAllBank(trainer="liblinear", C=1.0, random_state=0).fit(X[tr], y[tr])
-    cm = ClassMap(d=4, p=4, embedding="boosted", refine=refine, n_triples=3000).fit(bank, X[em], y[em])
-    res = cm.predict(bank, X[te])
-    assert_same(res, [cm.predict(bank, x[None, :]) for x in X[te]])
+    cm = ClassMap(d=4, p=4, embedding="boosted", refine=refine, n_triples=3000).fit_embedding(bank, X[em], y[em])
+    res = cm.predict_result(X[te], bank=bank)
+    assert_same(res, [cm.predict_result(x[None, :], bank=bank) for x in X[te]])
     assert np.mean(res.labels == y[te]) > 0.85              # a working model (brute force: 0.96)
     assert res.evaluations.mean() < 10 + 4                 # d + at most p
 

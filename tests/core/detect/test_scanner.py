@@ -98,7 +98,7 @@ def test_a_refine_that_stops_early_still_scores_every_window(hand_detector, fram
     import copy
 
     v3 = copy.copy(hand_detector.classmap)                       # the fitted embedding, refine v3
-    v3.__dict__ = {k: v for k, v in hand_detector.classmap.__dict__.items() if k != "_single_cache"}
+    v3.__dict__ = {k: v for k, v in hand_detector.classmap.__dict__.items() if k != "_cache"}
     v3.refine, v3.threshold_ = "v3", -1e9                       # stop at the first candidate
     rec = Recogniser(hand_detector.features, hand_detector.classifier, v3, hand_detector.class_names)
     sc = Scanner(rec, "classmap")
