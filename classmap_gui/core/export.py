@@ -117,7 +117,7 @@ def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
         arrays["features.mean"] = np.asarray(fm.mean_, np.float32)
         arrays["features.whitening"] = np.asarray(fm.whitening_, np.float32)
         arrays["features.centroids"] = np.asarray(fm.centroids_, np.float32)
-        return {"type": "kmeans", "patch_size": int(fm._p), "stride": int(fm.stride),
+        return {"type": "kmeans", "patch_size": int(fm.patch_side), "stride": int(fm.stride),
                 "norm_eps": float(fm.norm_eps), "encoder": str(fm.encoder), "hellinger": bool(fm.hellinger),
                 "n_channels": int(fm.n_channels_)}
     if kind == "rff":

@@ -159,7 +159,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                      for v, a in zip((self.patch_size, self.n_centroids, self.n_patches), auto))
 
     @property
-    def _p(self) -> int:
+    def patch_side(self) -> int:
         """The patch side in use: the fitted one (models saved before ``patch_size_`` hold an integer param)."""
         p = self.__dict__.get("patch_size_")
         return int(p if p is not None else self.patch_size)
@@ -173,7 +173,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             raise DataError(f"KMeansFeatures expects images (n,h,w) or (n,h,w,3), got an array of shape {images.shape}")
         if images.dtype != np.uint8:
             raise DataError(f"KMeansFeatures expects uint8 images, got {images.dtype}; convert with ImageSet or np.uint8")
-        p = self._p if p is None else p
+        p = self.patch_side if p is None else p
         if images.shape[1] < p or images.shape[2] < p:
             raise DataError(f"images of {images.shape[1]}x{images.shape[2]} pixels are smaller than the "
                             f"{p}x{p} patch size; use larger images or a smaller patch_size")
@@ -188,7 +188,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         return images
 
     def _grid(self, h: int, w: int) -> _Grid:
-        p, s = self._p, self.stride
+        p, s = self.patch_side, self.stride
         return _Grid((h - p) // s + 1, (w - p) // s + 1)
 
     def _normalise(self, X: np.ndarray) -> np.ndarray:
@@ -197,7 +197,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     def _patches(self, imgs: np.ndarray) -> np.ndarray:
         """(B,h,w,c) uint8 -> (B * n_pos, D) float32 normalised, centred and whitened patches."""
-        return whitened_patches(imgs, self._p, self.stride, self.mean_, self.whitening_, self.norm_eps)
+        return whitened_patches(imgs, self.patch_side, self.stride, self.mean_, self.whitening_, self.norm_eps)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "centroids_"):
@@ -206,7 +206,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     @property
     def patch_dim_(self) -> int:
         """D, the length of a patch vector: p * p * channels."""
-        return self._p * self._p * self.n_channels_
+        return self.patch_side * self.patch_side * self.n_channels_
 
     def _validate_state(self) -> None:
         """Shape/dtype checks of loaded state (called by the store after loading a saved model)."""
