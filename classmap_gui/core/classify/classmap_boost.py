@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import ConfigError, NoSignalError
 from ..progress import ProgressFn, StopFn, check_stop, report
-from . import _batch_kernels as BK
+from .filter_kernels import filter_batch
 
 
 def class_medians(M: np.ndarray, y: np.ndarray, n_classes: int, *, chunk: int = 512) -> np.ndarray:
@@ -218,12 +218,12 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None, R=
     cands = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
     if fold is None:
-        BK.filter_batch(F, E, alpha, p, cands, dist)
+        filter_batch(F, E, alpha, p, cands, dist)
     else:
         for f in (0, 1):
             rows = np.flatnonzero(fold == f)
             c_f, d_f = cands[rows], dist[rows]
-            BK.filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
+            filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
                            alpha, p, c_f, d_f)
             cands[rows] = c_f
     R = np.take_along_axis(M[:, :C] if R is None else R, cands, axis=1).astype(np.float64)   # filter order

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _batch_kernels as BK, _classmap_kernels as K
+from .filter_kernels import filter_batch_t, transpose_embeddings
 from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD, FilterIndex
 
 __all__ = ["FILTER_INDEX_THRESHOLD", "FilterStep"]
@@ -57,13 +57,13 @@ class FilterStep:
     def embeddings_t(self) -> np.ndarray:
         """``class_embeddings_`` alpha-scaled and transposed to ``(d, C) float32``, the exact filter's layout
         (cached; rebuilt when either array is replaced)."""
-        return self._derived("et", lambda: K.transpose_embeddings(self.class_embeddings_, self.alpha_))
+        return self._derived("et", lambda: transpose_embeddings(self.class_embeddings_, self.alpha_))
 
     def filter_embedded(self, F: np.ndarray, p: int, cands: np.ndarray, dist: np.ndarray) -> None:
         """Filter step of query embeddings ``F (n, d) float32`` into ``cands (n, p) int64`` class indices
         and ``dist (n, p) float32``: the fused exact scan, or the filter index at many classes."""
         index = self.filter_index()
         if index is None:
-            BK.filter_batch_t(F, self.embeddings_t(), self.alpha_, p, cands, dist)
+            filter_batch_t(F, self.embeddings_t(), self.alpha_, p, cands, dist)
         else:
             index.search(F, p, out_cls=cands, out_dist=dist)

@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 from . import _classmap_kernels as K
+from .filter_kernels import filter_scratch
 from .bank_view import linear_weights
 from .refine import KERNEL_MODE
 
@@ -34,7 +35,7 @@ class SingleQuery:
         d = len(self.refs)
         self.query_embedding = np.empty(d, np.float32)        # outputs of the d reference classifiers
         self.candidate_dist = np.empty(self.p, np.float32)    # filter distances, ascending
-        self.filter_acc = K.filter_scratch(d)                 # filter scratch
+        self.filter_acc = filter_scratch(d)                 # filter scratch
         self.candidates = np.empty(self.p, np.int64)          # class indices in filter order
         self.responses = np.empty(self.p, np.float32)         # refine scratch
         self.top_classes = np.empty(self.p, np.int64)

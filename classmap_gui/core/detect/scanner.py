@@ -237,7 +237,7 @@ class Scanner:
             self._stages = {"gemm": t1 - t0, "best class": time.perf_counter() - t1}
         else:
             t0 = time.perf_counter()
-            pred = self.rec.classmap.predict(self.rec.classifier, X, top=None)
+            pred = self.rec.classmap.predict_result(X, bank=self.rec.classifier)
             t1 = time.perf_counter()
             cls, sc = pred.top_classes, pred.top_scores          # (n, p) best first
             evaluations = float(np.mean(pred.evaluations))

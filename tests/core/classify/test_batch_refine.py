@@ -7,6 +7,7 @@ import pytest
 import numba as nb
 
 from classmap_gui.core.classify import _batch_kernels as BK
+from classmap_gui.core.classify import filter_kernels as FK
 from classmap_gui.core.classify._batch_kernels import dot2x4
 from classmap_gui.core.classify._lane_dot import dot1, dot4
 from classmap_gui.core.classify.classmap import ClassMap
@@ -163,14 +164,14 @@ def _filters_agree(E, F, alpha, p):
     from classmap_gui.core.classify import _classmap_kernels as K
 
     n, d = F.shape
-    ET = K.transpose_embeddings(E, alpha)
+    ET = FK.transpose_embeddings(E, alpha)
     cls = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
-    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
-    acc = K.filter_scratch(d)
+    FK.filter_batch_t(F, ET, alpha, p, cls, dist)
+    acc = FK.filter_scratch(d)
     topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
     for q in range(n):
-        assert K.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
+        assert FK.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
         np.testing.assert_array_equal(cls[q], topc)
         np.testing.assert_array_equal(dist[q], topd)
     return cls
@@ -192,7 +193,7 @@ def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
 
 
 def test_kth_smallest_and_the_order_free_insert_match_numpy():
-    from classmap_gui.core.classify._topk import kth_smallest_nonneg, topk_insert_lex
+    from classmap_gui.core.classify.topk import kth_smallest_nonneg, topk_insert_lex
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 5, 152, 600):
@@ -225,14 +226,14 @@ def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
     walk = np.cumsum(rng.normal(scale=0.2, size=(C, d)), axis=0).astype(np.float32)
     F = (walk[rng.integers(0, C, n)] + rng.normal(scale=0.1, size=(n, d))).astype(np.float32)
     alpha = rng.uniform(0.2, 1.5, size=d).astype(np.float32)
-    ET = K.transpose_embeddings(walk, alpha)
+    ET = FK.transpose_embeddings(walk, alpha)
     cls = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
-    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
-    acc = K.filter_scratch(d)
+    FK.filter_batch_t(F, ET, alpha, p, cls, dist)
+    acc = FK.filter_scratch(d)
     topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
     for q in range(n):
-        K.filter_one(F[q], ET, alpha, p, acc, topd, topc)
+        FK.filter_one(F[q], ET, alpha, p, acc, topd, topc)
         np.testing.assert_array_equal(cls[q], topc)
         np.testing.assert_array_equal(dist[q], topd)
 
@@ -258,8 +259,8 @@ def test_selection_ranks_and_inserts_alike_whatever_crowds_under_the_bound():
     """Few classes under the selection bound are placed by a rank count, many (all tied) by insertion:
     both give the p smallest distances, ties by the lower class."""
     C, p = 2430, 15
-    Cp = BK.padded_width(C)
-    G = Cp // BK.GROUP
+    Cp = FK.padded_width(C)
+    G = Cp // FK.GROUP
     rng = np.random.default_rng(11)
     cases = [rng.uniform(1, 100, size=C),                           # distinct: a handful under the bound
              np.full(C, 7.0),                                        # all tied: every class under it
@@ -270,14 +271,14 @@ def test_selection_ranks_and_inserts_alike_whatever_crowds_under_the_bound():
         gm = np.empty(G, np.float32)
         cv, cc = np.empty(Cp, np.float32), np.empty(Cp, np.int64)
         topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
-        assert BK.select_top(dist, C, p, gm, cv, cc, topd, topc) == p
+        assert FK.select_top(dist, C, p, gm, cv, cc, topd, topc) == p
         ref = np.argsort(dist[:C], kind="stable")[:p]
         np.testing.assert_array_equal(topc, ref)
         np.testing.assert_array_equal(topd, dist[ref])
 
 
 def test_kth_upper_bound_is_at_least_the_kth_and_within_its_slack():
-    from classmap_gui.core.classify._topk import kth_upper_bound, le_mask16
+    from classmap_gui.core.classify.topk import kth_upper_bound, le_mask16
 
     rng = np.random.default_rng(4)
     for n in (1, 16, 152, 600):

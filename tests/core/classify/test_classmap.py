@@ -298,7 +298,7 @@ def test_descriptive_and_paper_names_give_the_same_predictions(problem):
 
 def test_one_filter_kernel_for_the_app_and_predict_py(problem):
     # the compiled scan (shared top-k insertion) and the numpy filter predict.py runs agree, ties included
-    from classmap_gui.core.classify import _batch_kernels as K
+    from classmap_gui.core.classify.filter_kernels import filter_batch
     from classmap_gui.core.classify.classmap_ops import filter_exact
 
     rng = np.random.default_rng(0)
@@ -307,7 +307,7 @@ def test_one_filter_kernel_for_the_app_and_predict_py(problem):
     alpha = np.ones(5, np.float32)
     cls = np.empty((40, 12), np.int64)
     dist = np.empty((40, 12), np.float32)
-    K.filter_batch(F, E, alpha, 12, cls, dist)
+    filter_batch(F, E, alpha, 12, cls, dist)
     np.testing.assert_array_equal(cls, filter_exact(F, E, alpha, 12))
 
 

@@ -103,7 +103,7 @@ def test_a_refine_that_stops_early_still_scores_every_window(hand_detector, fram
     rec = Recogniser(hand_detector.features, hand_detector.classifier, v3, hand_detector.class_names)
     sc = Scanner(rec, "classmap")
     X = sc.pyramid.features(sc._grey(frames[0][0])).copy()
-    pred = v3.predict(hand_detector.classifier, X, top=None)
+    pred = v3.predict_result(X, bank=hand_detector.classifier)
     assert np.isnan(pred.top_scores).any()                     # the situation under test
     score, best, _, _ = sc._classify(X)
     first = pred.top_classes[:, 0]
