@@ -178,7 +178,10 @@ class FilterRefine(FilterStep):
         shared between threads); rebuilt when the bank or the model changes."""
         key = (id(bank), id(bank.coef_), id(self.class_embeddings_), id(self.reference_), self.p, self.refine,
                self.threshold_, id(getattr(self, "reference_coef_", None)))
-        caches = self._caches().setdefault("single", {})
+        cache = self._caches()
+        caches = cache.get("single")
+        if caches is None:
+            caches = cache["single"] = {}
         tid = threading.get_ident()
         cached = caches.get(tid)
         if cached is None or cached[0] != key:

@@ -21,7 +21,10 @@ class FilterStep:
 
     def _caches(self) -> dict:
         """The one dict of derived, unsaved arrays (created by ``fit``, or on first use after loading)."""
-        return self.__dict__.setdefault("_cache", {})
+        try:
+            return self.__dict__["_cache"]
+        except KeyError:
+            return self.__dict__.setdefault("_cache", {})
 
     def clear_caches(self) -> None:
         """Drop every derived array (filter layout, filter index, single-query buffers); they are rebuilt

@@ -37,6 +37,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from ..errors import ConfigError, DataError, NotFittedError
+from ..limits import MemoryPlan, planned_size
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..checks import check_array
 from . import _kernels
@@ -342,3 +343,25 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                 kern(*args)
             else:
                 _kernels.numpy_pool(*args, encoder=self.encoder)
+
+    def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``."""
+        arrays[f"{prefix}.mean"] = np.asarray(self.mean_, np.float32)
+        arrays[f"{prefix}.whitening"] = np.asarray(self.whitening_, np.float32)
+        arrays[f"{prefix}.centroids"] = np.asarray(self.centroids_, np.float32)
+        return {"type": "kmeans", "patch_size": int(self.patch_side), "stride": int(self.stride),
+                "norm_eps": float(self.norm_eps), "encoder": str(self.encoder), "hellinger": bool(self.hellinger),
+                "n_channels": int(self.n_channels_)}
+
+    @staticmethod
+    def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
+        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        (``"auto"`` planned at its largest) and one image's shape."""
+        ps = planned_size(params, "patch_size", 6)
+        n_patches = planned_size(params, "n_patches", 200_000)
+        dim = ps * ps * (1 if params.get("grey") or len(image_shape) == 2 else image_shape[2])
+        k = planned_size(params, "n_centroids", 1600)
+        return MemoryPlan(width=4 * k, own_floats=k * ps * ps * 3 * 2, budgets=(
+            ("--set n_patches", 3 * n_patches * dim * 4, f"{n_patches} patches of {dim} values"),
+            ("--set n_centroids", n_images * 4 * k * 4, f"{n_images} feature vectors of {4 * k} values")))

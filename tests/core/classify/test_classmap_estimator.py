@@ -73,3 +73,17 @@ def test_labels_of_y_come_back_and_scores_agree_with_predict(digits):
     assert (np.isfinite(S).sum(1) == 3).all()                # only the p candidates were scored
     top = cm.predict_topk(Xte, 2)
     assert top.shape == (len(Xte), 2) and np.array_equal(top[:, 0], pred)
+
+
+def test_the_readmes_library_example_runs(capsys):
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it as a library", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    accuracy = float(out.split("test accuracy", 1)[1].split()[0])
+    assert accuracy > 0.9
+    evals = float(out.split("classifier evaluations per image", 1)[1].split()[0])
+    assert evals <= 6 + 4                                    # d + p, not one per class
