@@ -9,7 +9,7 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    its references either the bank's own classifiers (multiplier 1, the paper's ClassMap) or those of a
    *reference bank* trained on the same part with the penalty times ``reference_penalties`` (smoother
    classifiers keep the similarity between classes the embedding needs; see
-   ``ClassMap.fit(reference_bank=...)``). Its class embeddings (medians) and AdaBoost triples come from
+   ``ClassMap.fit_embedding(reference_bank=...)``). Its class embeddings (medians) and AdaBoost triples come from
    ``embedding_examples``: by default the embedding part *and* the bank's training part (40 examples per
    class on validation, 50 after the refit, instead of 10: on hand-pose's validation part this halved
    the gap to brute force at p = 10-20;
@@ -28,7 +28,7 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    gap by 1-2 standard errors, and the validated fit was the luckiest of four) were then measured on
    validation only. ``single_size_rule`` in the JSON keeps what the second rule would have chosen.
    The v3 threshold is the paper's rule on the embedding
-   examples (the smallest threshold that costs at most 0.05 points there), learned by ``ClassMap.fit`` at the largest p of the
+   examples (the smallest threshold that costs at most 0.05 points there), learned by ``ClassMap.fit_embedding`` at the largest p of the
    sweep and kept for smaller p (``set_params(p=...)``); v2 shares v3's fit (same seed, same embedding).
 3. **Refit and test once**: the bank with the chosen penalty on fit + validation (the paper's training
    part), CM-Boosted on the embedding part (+ that training part, as above); brute force and the whole
@@ -38,8 +38,8 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    embedding built on ``1 - unseen_fraction`` of the classes, tested on the rest (Fig. 5).
 5. Latency sweep on synthetic linear banks next to the operation-count limit.
 
-Everything goes through the product's objects: the bank from ``make_bank``, ``ClassMap.fit`` and
-``ClassMap.predict`` (the calls ``Recogniser.predict_features`` makes); evaluations are counted by
+Everything goes through the product's objects: the bank from ``make_bank``, ``ClassMap.fit_embedding`` and
+``ClassMap.predict_result`` (the calls ``Recogniser.predict_features`` makes); evaluations are counted by
 the prediction result. ``selection`` records every choice with its candidates and validation scores.
 """
 from __future__ import annotations

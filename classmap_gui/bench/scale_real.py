@@ -21,7 +21,7 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
    images' embeddings (``ivf_selection.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
    filter's top p, then the fastest), then built on the final class embeddings.
 5. **test** once on ``test_queries`` test images: brute force (all C classifiers, one blocked GEMM
-   over the memory-mapped weights) and ClassMap (``ClassMap.predict``, the call
+   over the memory-mapped weights) and ClassMap (``ClassMap.predict_result``, the call
    ``Recogniser.predict_features`` makes): exact-class accuracy, ``accuracy_within_30`` (same shape,
    orientation within 30°: ``hand_pose.pose_match``), evaluations, the index's recall@p against the
    exact filter; latencies from ``bench.latency`` (best of 1 and 2 BLAS threads for both sides).

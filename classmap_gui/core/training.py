@@ -31,7 +31,7 @@ class TrainConfig:
     bank / bank_params: a classifier bank name for ``make_bank`` and its parameters.
     classmap: None for brute force, or ClassMap parameters (``{"d": 45, "p": 40, ...}``); its
     ``reference_penalty`` (e.g. 10) makes training fit the references as a second bank with a penalty
-    that many times stronger (ridge alpha x, C /; see ``ClassMap.fit(reference_bank=...)``).
+    that many times stronger (ridge alpha x, C /; see ``ClassMap.fit_embedding(reference_bank=...)``).
     test_fraction: part of each class held out for the test report (0: report on the training set).
     classmap_fraction: part of each class held out to fit the ClassMap embedding (used when classmap).
     seed: random seed for splits and every fitted component that takes ``random_state``.

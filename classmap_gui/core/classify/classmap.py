@@ -203,7 +203,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         yi = self._class_index(classes, y_embed)
         X = np.ascontiguousarray(X_embed, np.float32)
         if X.ndim != 2 or len(X) != len(yi):
-            raise DataError(f"ClassMap.fit: X_embed must be (n, D) with n = len(y_embed); got {X.shape} and {len(yi)}")
+            raise DataError(f"ClassMap.fit_embedding: X_embed must be (n, D) with n = len(y_embed); got {X.shape} and {len(yi)}")
         rng = np.random.default_rng(self.random_state)
 
         if train_classes is None:
