@@ -203,8 +203,6 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     Raises DataError (before any training) for a set that cannot be trained on, ConfigError for a bad
     setting, Cancelled when ``should_stop()`` turns true.
     """
-    from sklearn.base import clone
-
     from .registry import make_bank, make_features
 
     config = config or TrainConfig()
@@ -228,7 +226,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     features = _seeded(make_features(feature_name, **feature_params), feature_params, config.seed)
     classmap = None
     if use_classmap:
-        from .classify.classmap import ClassMap
+        from .classify.classmap import ClassMap, smoother_bank
 
         cm_params = dict(config.classmap)
         try:
@@ -236,8 +234,8 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
             ref_factor = float(classmap.reference_penalty or 1.0)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"ClassMap settings: {exc}") from None
-        if ref_factor != 1.0 and not ({"alpha", "C"} & set(bank.get_params(deep=False))) or ref_factor <= 0:
-            raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
+        if ref_factor != 1.0:
+            smoother_bank(bank, ref_factor)          # refused now, before any work, when the bank has no penalty
         _seeded(classmap, cm_params, config.seed)
 
     split, split_info = split_with_info(imageset.labels, config, imageset.groups)
@@ -282,9 +280,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     reference_bank = None
     if classmap is not None and ref_factor != 1.0:
         t = time.perf_counter()
-        key = "alpha" if bank.get_params().get("trainer") == "ridge" or "C" not in bank.get_params() else "C"
-        value = getattr(bank, key) * ref_factor if key == "alpha" else getattr(bank, key) / ref_factor
-        reference_bank = clone(bank).set_params(**{key: value})   # same settings, no fitted state
+        reference_bank = smoother_bank(bank, ref_factor)   # same settings, no fitted state
         reference_bank.fit(X, train_set.labels, should_stop=should_stop)
         timings["reference_bank"] = time.perf_counter() - t
     del X

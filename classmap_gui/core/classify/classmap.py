@@ -54,7 +54,7 @@ from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, BEST_RESPONSE, R
 from .result import ClassMapResult, Prediction
 from .single_query import SingleQuery
 
-__all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
+__all__ = ["ClassMap", "ClassMapResult", "smoother_bank", "EMBEDDINGS", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
            "SingleQuery", "bank_kind", "class_medians", "classifier_outputs", "cross_fit_medians",
            "learn_threshold", "pair_rows"]
 
@@ -63,6 +63,16 @@ MAX_TRIPLES = 5_000_000
 MAX_MEMORY_MB = 65_536
 #: every accepted ``refine`` value: the descriptive names and the paper's aliases
 REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
+
+
+def smoother_bank(bank, factor: float):
+    """An unfitted copy of ``bank`` with ``factor`` times its penalty (ridge ``alpha`` x factor, SVM ``C`` /
+    factor): the reference bank of ``reference_penalty``. ConfigError for a bank without a penalty."""
+    params = bank.get_params(deep=False)
+    if not ({"alpha", "C"} & set(params)) or not factor > 0:
+        raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
+    key = "alpha" if params.get("trainer") == "ridge" or "C" not in params else "C"
+    return clone(bank).set_params(**{key: params[key] * factor if key == "alpha" else params[key] / factor})
 
 
 class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -92,8 +102,8 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         the error on the embedding examples by at most 0.05 points over v2; exact, and
         cross-fitted so an example never meets an embedding built from itself).
     max_memory_mb : memory for the boosted embedding's weak outputs.
-    reference_penalty : 1 takes the references from the bank itself; a factor f > 1 asks the trainer
-        for a second bank with f times the penalty whose classifiers become the references
+    reference_penalty : 1 takes the references from the bank itself; a factor f > 1 trains a second bank
+        with f times the penalty (:func:`smoother_bank`) whose classifiers become the references
         (``fit_embedding(reference_bank=...)``): smoother outputs keep the similarity between classes.
     embedding_fraction : share of each class that ``fit(X, y)`` holds out of the bank's training to
         embed the classes (the paper's embedding split; a class of one example is used for both).
@@ -346,19 +356,23 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
             bank = clone(self.estimator)
         train, embed = self._embedding_split(yi)
         bank.fit(X[train], yi[train])
-        self._fit_embedding_or_random(bank, X[embed], yi[embed])
+        reference_bank = None
+        if float(self.reference_penalty) != 1.0:
+            reference_bank = smoother_bank(bank, float(self.reference_penalty)).fit(X[train], yi[train])
+        self._fit_embedding_or_random(bank, X[embed], yi[embed], reference_bank)
         self.classes_ = labels                     # the bank learnt class indices; predict gives y's labels
         return self
 
-    def _fit_embedding_or_random(self, bank, X, y) -> None:
+    def _fit_embedding_or_random(self, bank, X, y, reference_bank=None) -> None:
         """:meth:`fit_embedding`; when boosting finds no classifier better than chance (noise, random labels)
         a scikit-learn fit still gives a model: random references (CM-RRC), with a warning."""
         try:
-            self.fit_embedding(bank, X, y)
+            self.fit_embedding(bank, X, y, reference_bank=reference_bank)
         except NoSignalError as exc:
             warnings.warn(f"{exc}; using random references instead", UserWarning, stacklevel=3)
             other = clone(self).set_params(embedding="random", d=min(int(self.d), n_classifiers(bank)))
-            vars(self).update({k: v for k, v in vars(other.fit_embedding(bank, X, y)).items() if k.endswith("_")})
+            other.fit_embedding(bank, X, y, reference_bank=reference_bank)
+            vars(self).update({k: v for k, v in vars(other).items() if k.endswith("_")})
 
     def _embedding_split(self, yi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(train, embed)`` row indices: per class, ``embedding_fraction`` of its rows (at least one) held

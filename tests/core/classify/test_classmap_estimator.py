@@ -87,3 +87,12 @@ def test_the_readmes_library_example_runs(capsys):
     assert accuracy > 0.9
     evals = float(out.split("classifier evaluations per image", 1)[1].split()[0])
     assert evals <= 6 + 4                                    # d + p, not one per class
+
+
+def test_reference_penalty_trains_a_smoother_reference_bank(digits):
+    Xtr, Xte, ytr, yte = digits
+    cm = ClassMap(OneVsAllBank(trainer="ridge", alpha=1.0, n_jobs=1), d=6, p=4, n_triples=3000,
+                  reference_penalty=30.0).fit(Xtr, ytr)
+    assert cm.reference_coef_.shape == (len(cm.reference_), Xtr.shape[1])     # the references are not the bank's
+    assert cm.estimator.alpha == 1.0 and cm.estimator_.alpha == 1.0           # the refine keeps the sharper bank
+    assert np.mean(cm.predict(Xte) == yte) > 0.85
