@@ -383,7 +383,7 @@ def _random_curves(bank, Xe, ye, X, y, p_sweep, opt, seed0, progress, should_sto
     acc = {p: [] for p in p_sweep}
     ev = {p: [] for p in p_sweep}
     for s in range(n):
-        rcm = ClassMap(d=int(opt["d"]), p=max(p_sweep), embedding="random", random_state=seed0 + s).fit(
+        rcm = ClassMap(d=int(opt["d"]), p=max(p_sweep), embedding="random", random_state=seed0 + s).fit_embedding(
             bank, Xe, ye, **fit_kw)
         for q in curve({"v2": rcm}, bank, X, y, p_sweep, should_stop):
             acc[q["p"]].append(q["accuracy"])
