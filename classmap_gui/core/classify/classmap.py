@@ -105,6 +105,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
     reference_penalty : 1 takes the references from the bank itself; a factor f > 1 trains a second bank
         with f times the penalty (:func:`smoother_bank`) whose classifiers become the references
         (``fit_embedding(reference_bank=...)``): smoother outputs keep the similarity between classes.
+        (A frozen, prefit bank has no training data here: pass its reference bank to ``fit_embedding``.)
     embedding_fraction : share of each class that ``fit(X, y)`` holds out of the bank's training to
         embed the classes (the paper's embedding split; a class of one example is used for both).
     random_state : seed for the split, triple sampling and random references.
