@@ -9,14 +9,15 @@ import numpy as np
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
 
-from . import errorlog, projectio
+from . import errorlog
+from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
 from .panels.dataset import DatasetPanel
 from .panels.explore import ExplorePanel
 from .panels.run import RunPanel
 from .panels.train import TrainPanel
-from .project import Project
+from .project import app_project
 from .tasks import TaskRunner
 from .widgets import TaskProgress, show_message
 
@@ -28,7 +29,7 @@ class MainWindow(QMainWindow):
     and the one background task runner."""
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.project = Project(self)
+        self.project = app_project()
         self.runner = TaskRunner(self)
         self.error_box: QMessageBox | None = None
         self.resize(1180, 760)
@@ -91,11 +92,12 @@ class MainWindow(QMainWindow):
         p, a = self.project, self.autosaver
         if a is None or p.imageset is None or self.runner.busy or not a.due(p.dirty):
             return
-        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings), runs=p.runs)
+        data = p.snapshot()
+        data.captures_dir = None  # an autosave is a safety copy of the work, not of the captures folder
         a.mark_saved()
         path = p.path
         self.runner.run("Autosaving", lambda progress, should_stop: a.save(
-            projectio.to_core(data), path, progress=progress, should_stop=should_stop))
+            data, path, progress=progress, should_stop=should_stop))
 
     def _discard_autosaves(self, *paths) -> None:
         """Drop the autosaves of the project under each of its names (before and after a save)."""
@@ -272,15 +274,12 @@ class MainWindow(QMainWindow):
             self.run.stop()
             if data.captures_dir is None:  # the archive had no captures
                 drop()
-            self.project.reset(data.imageset, recogniser=data.recogniser, settings=data.settings,
-                               path=data.path or path, captures_dir=data.captures_dir, runs=data.runs,
-                               unpacked=data.captures_dir)
+            self.project.adopt(data, unpacked=data.captures_dir)
             self._recent_add(data.path or path)
             self.project.message.emit(f"opened {path}")
         task = self.runner.run(f"Opening {Path(path).name}",
-                               lambda progress, should_stop: projectio.load(path, captures_to=captures_to,
-                                                                            progress=progress,
-                                                                            should_stop=should_stop),
+                               lambda progress, should_stop: load_project(path, captures_to=captures_to,
+                                                                          progress=progress, should_stop=should_stop),
                                done, on_error=drop)
         if task is None:
             drop()
@@ -335,9 +334,7 @@ class MainWindow(QMainWindow):
                                      "ClassMap projects (*.cmproj);;Project folder (*)")
                 if not path:
                     return False
-        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings),
-                                     p.capture_root if p.capture_root is not None and p.capture_root.is_dir() else None,
-                                     runs=p.runs)
+        data = p.snapshot()
 
         old_path = p.path
 
@@ -348,8 +345,8 @@ class MainWindow(QMainWindow):
             self._discard_autosaves(old_path, saved)
             p.message.emit(f"Saved {saved}.")
         return self.runner.run(f"Saving {Path(path).name}",
-                               lambda progress, should_stop: projectio.save(data, path, progress=progress,
-                                                                            should_stop=should_stop), done)
+                               lambda progress, should_stop: save_project(data, path, progress=progress,
+                                                                          should_stop=should_stop), done)
 
     def export(self, path: str | None = None) -> bool:
         """File > Export: write the trained recogniser with ``predict.py`` to a new folder (asked for when

@@ -1,7 +1,7 @@
 """Capture from a camera or a video file into a class: preview, mirror, square region, a burst at a
 chosen rate after a count-down, while the record button is held (or from one click to the next).
 
-Every frame is written to disk the moment it is taken (Workspace.save_capture; its burst is in the file
+Every frame is written to disk the moment it is taken (Project.save_capture; its burst is in the file
 name, so a re-imported capture folder keeps its bursts: core/data/capture_names.py); the burst joins the
 image set when it ends, as one capture group (frames recorded from one video file into one class share
 a group), so training keeps a burst's near-identical frames on one side of its split. A maximum
