@@ -54,7 +54,10 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.data_label)
         self.runner.started.connect(self.progress.start)
         self.runner.progressed.connect(self.progress.update_progress)
-        self.runner.finished.connect(lambda _t: self.progress.stop())
+        # tasks may overlap: when one ends the strip shows the newest still running
+        self.runner.finished.connect(lambda _t: self.progress.start(self.runner.task.title) if self.runner.busy
+                                     else self.progress.stop())
+        self.runner.refused.connect(lambda _t, why: sb.showMessage(why, 10000))
         self.runner.failed.connect(self.show_error)
         self.runner.cancelled.connect(lambda t: sb.showMessage(f"{t}: cancelled.", 8000))
         errorlog.on_error(lambda message, details: self._show_box("Something went wrong.", message, details))
@@ -280,7 +283,7 @@ class MainWindow(QMainWindow):
         task = self.runner.run(f"Opening {Path(path).name}",
                                lambda progress, should_stop: load_project(path, captures_to=captures_to,
                                                                           progress=progress, should_stop=should_stop),
-                               done, on_error=drop)
+                               done, on_error=drop, exclusive=True)
         if task is None:
             drop()
         else:
@@ -316,7 +319,7 @@ class MainWindow(QMainWindow):
             self.project.reset(ims, recogniser=rec)
             self.show_panel("run")
             self.project.message.emit(f"opened model {folder.name}: {rec.n_classes} classes in {seconds:.1f} s")
-        return self.runner.run(f"Opening model {folder.name}", load, done)
+        return self.runner.run(f"Opening model {folder.name}", load, done, exclusive=True)
 
     def save_project(self, path: str | None = None, ask: bool = False) -> bool:
         """File > Save / Save as: write the project to its file, or to a path asked for (``ask``); False when
@@ -378,8 +381,7 @@ class MainWindow(QMainWindow):
         if not self._may_discard():
             event.ignore()
             return
-        self.runner.cancel()
-        self.runner.wait(5000)
+        self.runner.cancel()  # tasks and streams end by themselves; the threads still running at exit are joined
         self.run.stop()
         self.dataset.capture.shutdown()
         if not self.project.dirty:  # saved (or nothing to save): no autosave should greet the next start

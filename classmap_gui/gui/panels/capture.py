@@ -202,10 +202,11 @@ class CapturePanel(QWidget):
         return True
 
     def stop_preview(self) -> None:
-        """Stop the preview stream and wait for its thread (start button unchecked, panel shut down)."""
+        """Stop the preview stream (start button unchecked, panel shut down); returns at once, the thread ends
+        by itself."""
         if self.stream is not None:
             self.stream.stop()
-            self.stream.wait(3000)
+            self._ended("stopped")
 
     def _on_frame(self, view, crop, _result) -> None:
         if self.sender() is not self.stream:
@@ -217,11 +218,11 @@ class CapturePanel(QWidget):
         self.stream.frame_shown()
 
     def _on_end(self, message: str) -> None:
-        if self.sender() is not self.stream:
-            return
+        if self.sender() is self.stream:
+            self._ended(message)
+
+    def _ended(self, message: str) -> None:
         self.stop_recording()
-        self.stream.wait(3000)
-        self.stream.deleteLater()
         self.stream = None
         self.start_btn.blockSignals(True)
         self.start_btn.setChecked(False)
