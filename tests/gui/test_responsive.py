@@ -1,31 +1,105 @@
-"""The UI thread keeps running while training and while streaming: a timer heartbeat measures it."""
+"""The UI thread keeps running while work runs beside it: a 10 ms timer on the UI thread measures the
+longest gap between its beats while training, streaming, computing the Explore map and finding the hand,
+each with a CPU-burning process spinning on every core beside the app (started and killed by the test).
+The bound is what a person notices: no gap over 100 ms."""
+import os
+import signal
+import subprocess
+import sys
+import threading
 import time
+import traceback
+from pathlib import Path
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QTimer
+
+BOUND = 0.1  # seconds: the longest pause of the window a person does not notice
 
 
 class Heartbeat:
-    """Ticks every 10 ms on the UI thread and records the gaps between ticks (seconds)."""
+    """Ticks every 10 ms on the UI thread and records the gaps between ticks (seconds). A watchdog thread
+    notes where every thread was during a gap over half the bound, so a failure says what froze the window."""
 
     def __init__(self):
         self.times = []
         self.timer = QTimer()
         self.timer.setInterval(10)
-        self.timer.timeout.connect(lambda: self.times.append(time.perf_counter()))
+        self.timer.timeout.connect(self._beat)
+        self.sched: list[tuple[int, int]] = []  # the UI thread's (time on a CPU, time waiting for one), ns
+        self.stalls: list[tuple[float, str]] = []
+        self._ui = threading.get_ident()
+        self._done = threading.Event()
+        self._watch = threading.Thread(target=self._watchdog, daemon=True)
+
+    def _beat(self) -> None:
+        self.times.append(time.perf_counter())
+        try:
+            with open("/proc/thread-self/schedstat") as f:
+                run, wait = f.read().split()[:2]
+            self.sched.append((int(run), int(wait)))
+        except OSError:  # not Linux: the gap is still measured, only not explained
+            self.sched.append((0, 0))
+
+    def _watchdog(self) -> None:
+        noted = None
+        while not self._done.wait(0.005):
+            last = self.times[-1] if self.times else None
+            if last is None or time.perf_counter() - last < BOUND / 2 or last == noted:
+                continue
+            noted = last
+            where = []
+            for tid, frame in sys._current_frames().items():
+                if tid == threading.get_ident():
+                    continue
+                stack = traceback.extract_stack(frame)[-4:]
+                name = "UI" if tid == self._ui else f"thread {tid}"
+                where.append(f"{name}: " + " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}"
+                                                     for f in reversed(stack)))
+            self.stalls.append((last, "\n  ".join(where)))
 
     def __enter__(self):
         self.timer.start()
+        self._watch.start()
         return self
 
     def __exit__(self, *exc):
         self.timer.stop()
+        self._done.set()
+        self._watch.join()
 
     def gaps(self) -> np.ndarray:
         return np.diff(self.times)
 
+    def check(self, name: str) -> None:
+        """The timer kept firing while the work ran, and never paused longer than :data:`BOUND`."""
+        g = self.gaps()
+        print(f"{name}: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
+              f"99th percentile {1000 * np.percentile(g, 99):.0f} ms, load {os.getloadavg()[0]:.1f}")
+        assert len(g) > 20
+        i = int(g.argmax())
+        worst = self.times[i]
+        where = next((w for t, w in self.stalls if t == worst), "not sampled")
+        run, wait = (1e-6 * (b - a) for a, b in zip(self.sched[i], self.sched[i + 1]))
+        where = (f"the UI thread ran {run:.0f} ms and waited {wait:.0f} ms for a CPU (the rest it was blocked, "
+                 f"e.g. on the GIL)\n  " + where)
+        assert g.max() <= BOUND, f"{name}: the window froze for {1000 * g.max():.0f} ms; meanwhile:\n  {where}"
 
-def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_settings, shapes_folder, shapes_video):
+
+@pytest.fixture
+def busy_cpu():
+    """A process spinning on every core (it forks one spinner per core) for the length of the test."""
+    spin = "import os\nfor _ in range(os.cpu_count() - 1):\n    if os.fork() == 0: break\nwhile True: pass\n"
+    proc = subprocess.Popen([sys.executable, "-c", spin], start_new_session=True)
+    time.sleep(0.3)  # the spinners are running before the work starts
+    yield proc
+    os.killpg(proc.pid, signal.SIGKILL)  # the spinners are the group this test started
+    proc.wait()
+
+
+def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_settings, shapes_folder, shapes_video,
+                                                        busy_cpu):
     win = window
     with qtbot.waitSignal(win.runner.finished, timeout=20000):
         win.dataset.import_folder(str(shapes_folder))
@@ -41,39 +115,33 @@ def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_sett
     win.run.full_speed.setChecked(True)
     with Heartbeat() as hb_run:
         win.run.start()
-        qtbot.waitUntil(lambda: win.run.stream is None, timeout=30000)
-    for name, hb in (("training", hb_train), ("streaming", hb_run)):
-        g = hb.gaps()
-        print(f"{name}: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
-              f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
-        assert len(g) > 20  # the timer kept firing while the work ran
-        # The design bound is 100 ms. The test machine is shared and loaded, so a rare scheduler hiccup
-        # is tolerated: at most 1% of the beats may be late, and none by more than half a second.
-        assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5
+        qtbot.waitUntil(lambda: win.run.stream is None, timeout=120000)
+    hb_train.check("training")
+    hb_run.check("streaming")
 
 
-def test_ui_keeps_beating_while_tsne_arranges_the_map(qtbot, window):
+def test_ui_keeps_beating_while_the_map_is_computed(qtbot, window, busy_cpu):
     from conftest import train_hand_pose
+    from PySide6.QtCore import Qt
 
     win = window
     # 300 classes and their held-out images: a t-SNE of about a thousand points, seconds of work
     train_hand_pose(qtbot, win, shapes="V,A,L,B,Y,5,1,S,C,O", orientations=30, images_per_class=6)
     ex = win.explore
-    with qtbot.waitSignal(win.runner.finished, timeout=60000):
-        ex.compute()
+    win.show_panel("explore")
+    with Heartbeat() as hb_views:
+        with qtbot.waitSignal(win.runner.finished, timeout=60000):
+            qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
     assert ex.data is not None, win.runner.last_error
     fractions = []
     win.runner.progressed.connect(lambda f, stage, _eta: stage.startswith("t-SNE") and fractions.append(f))
-    with Heartbeat() as hb:
+    with Heartbeat() as hb_tsne:
         with qtbot.waitSignal(win.runner.finished, timeout=300000):
             ex.mode.setCurrentIndex(ex.mode.findData("tsne"))
     assert "tsne" in ex.data.layouts, win.runner.last_error
     assert len(fractions) >= 5 and fractions[-1] == 1.0  # the progress bar moved while it ran
-    g = hb.gaps()
-    print(f"t-SNE of {len(ex.data.layouts['tsne'])} points: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
-          f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
-    assert len(g) > 20
-    assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5  # the same bound as above
+    hb_views.check("computing the views (predictions, PCA, accuracy curve)")
+    hb_tsne.check(f"t-SNE of {len(ex.data.layouts['tsne'])} points")
 
 def write_hand_video(path, poses, seed=7):
     """A short MJPG video of a hand moving across clutter (the find-the-hand demo's generator)."""
@@ -89,7 +157,7 @@ def write_hand_video(path, poses, seed=7):
     return path
 
 
-def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, detector_poses, tmp_path):
+def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, detector_poses, tmp_path, busy_cpu):
     from PySide6.QtCore import Qt
 
     win = window
@@ -124,8 +192,4 @@ def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, d
     assert "ended" in fh.last_message
     qtbot.mouseClick(win.run.find_btn, Qt.LeftButton)                        # back to recognition
     assert win.run.view.isVisible() and not fh.isVisible()
-    g = hb.gaps()
-    print(f"find the hand: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
-          f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
-    assert len(g) > 20
-    assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5      # the same bound and tolerance as above
+    hb.check("find the hand")
