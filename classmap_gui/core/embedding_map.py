@@ -11,6 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+# imported with the module, not on first use: an import in a worker thread holds the GIL for long stretches
+# (loading compiled modules) and would freeze the window that imported this module long before
+from openTSNE import TSNE
+from sklearn.decomposition import PCA
 
 from .errors import ConfigError, NotFittedError
 from .progress import ProgressFn, StopFn, check_stop, report
@@ -58,8 +62,6 @@ def _check_points(P: np.ndarray) -> np.ndarray:
 
 def pca_layout(P: np.ndarray, random_state: int = 0) -> np.ndarray:
     """``(n, 2) float32`` PCA coordinates of points ``P (n, d)`` (a single axis is padded with zeros)."""
-    from sklearn.decomposition import PCA  # noqa: PLC0415
-
     P = _check_points(P)
     k = min(2, P.shape[1])
     Y = PCA(n_components=k, random_state=random_state).fit_transform(P).astype(np.float32)
@@ -82,8 +84,6 @@ def tsne_layout(P: np.ndarray, *, perplexity: float = TSNE_DEFAULTS["perplexity"
     step, and the other core stays free for the window (docs/explore-map.md). Perplexity is capped
     below the number of points so tiny maps work.
     """
-    from openTSNE import TSNE  # noqa: PLC0415 - a second of import time, only when a map is arranged
-
     P = _check_points(P)
     if int(max_iter) < EARLY_ITER:
         raise ConfigError(f"t-SNE max_iter must be at least {EARLY_ITER} (its early-exaggeration phase), "

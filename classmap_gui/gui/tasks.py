@@ -122,6 +122,12 @@ class Task(QObject):
         self.internal = False
         self.result = None
         self._worker: _Worker | None = None
+        self._runner: TaskRunner | None = None
+
+    def _worker_done(self) -> None:
+        # a slot of this object (a child of its runner): dropped by Qt when the runner has gone
+        if self._runner is not None:
+            self._runner._done(self)
 
     def cancel(self) -> None:
         """Ask the task to stop; it ends at its next ``should_stop()`` check."""
@@ -197,9 +203,10 @@ class TaskRunner(QObject):
         if on_error is not None:
             task.failed.connect(on_error)
         w = task._worker = _Worker(fn)
+        task._runner = self
         w.progressed.connect(task.progressed)  # queued to the UI thread, where the task lives
         task.progressed.connect(lambda f, s, eta: self.task is task and self.progressed.emit(f, s, eta))
-        w.done.connect(lambda: self._done(w, task))
+        w.done.connect(task._worker_done)
         self.running.append(task)
         if len(self.running) == 1:
             self.busyChanged.emit(True)
@@ -218,12 +225,12 @@ class TaskRunner(QObject):
         return all(t._worker is None or t._worker.wait(max(0, int(1000 * (deadline - time.perf_counter()))))
                    for t in list(self.running))
 
-    def _done(self, w: _Worker, task: Task) -> None:
-        """The worker's thread has finished (so nothing waits): deliver its outcome on the UI thread."""
+    def _done(self, task: Task) -> None:
+        """The task's thread has finished (so nothing waits): deliver its outcome on the UI thread."""
         if task not in self.running:
             return
         self.running.remove(task)
-        task._worker, self.last_task = None, task
+        w, task._worker, self.last_task = task._worker, None, task
         if not self.running:
             self.busyChanged.emit(False)
         kind, payload = w.outcome
