@@ -115,7 +115,7 @@ def boost_references(M: np.ndarray, E: np.ndarray, idx: np.ndarray, pos: np.ndar
     max_rounds = max_rounds or 6 * d
     for rnd in range(max_rounds):
         check_stop(should_stop)
-        r = H @ w
+        r = np.dot(H, w)  # np.dot, not @: numpy's matmul holds the GIL for matrix-vector products (a frozen window)
         best = np.argsort(-r)[:4]
         best = best[r[best] > 1e-6]
         if len(best) == 0:
@@ -151,8 +151,8 @@ def _line_search(h: np.ndarray, w: np.ndarray, r: float) -> tuple[float, float]:
     w64 = w.astype(np.float64)
     for _ in range(10):
         e = w64 * np.exp(-a * h64)
-        g = -(e @ h64)
-        hess = e @ (h64 * h64)
+        g = -np.dot(e, h64)  # np.dot releases the GIL; 1-D @ holds it
+        hess = np.dot(e, h64 * h64)
         if hess <= 0:
             break
         step = g / hess
@@ -161,7 +161,7 @@ def _line_search(h: np.ndarray, w: np.ndarray, r: float) -> tuple[float, float]:
             a = a_new
             break
         a = a_new
-    z = float(w64 @ np.exp(-a * h64))
+    z = float(np.dot(w64, np.exp(-a * h64)))
     return float(a), z
 
 

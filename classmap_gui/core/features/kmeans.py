@@ -180,7 +180,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                             f"{p}x{p} patch size; use larger images or a smaller patch_size")
         want = fitted_channels if fitted_channels is not None else (1 if self.grey else (3 if images.ndim == 4 else 1))
         if images.ndim == 4 and want == 1:
-            grey = images.astype(np.float32) @ _GREY_WEIGHTS
+            grey = np.dot(images.astype(np.float32), _GREY_WEIGHTS)  # np.dot releases the GIL, @ does not
             images = np.clip(np.rint(grey), 0, 255).astype(np.uint8)
         if images.ndim == 3:
             images = images[..., None]
