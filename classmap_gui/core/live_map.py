@@ -1,0 +1,210 @@
+"""The live query on the ClassMap map: where a frame lands among all classes, which p classes the filter
+kept, which one the refine chose, and how far down the filter's ordering the true class was.
+
+Pure numpy over a fitted recogniser's public state: the GUI's live map only draws a :class:`LiveFrame`.
+
+*Placing a new point on a map.* A t-SNE map has no transform for new points, so a query is placed by
+the rule :func:`place`: the weighted mean of the map positions of its ``PLACE_K`` nearest classes in the
+embedding's own distance (the filter's alpha-weighted L1), weights ``1 / distance``. On a PCA map the
+same rule is used, so a marker means the same on every map. How faithful that is on a given map is
+what :func:`placement_faithfulness` measures (docs/explore-map.md gives the figure on hand-pose).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .classify.bank_view import classifier_outputs
+from .errors import ConfigError, NotFittedError
+
+#: nearest classes whose map positions place a query (see :func:`place`; measured in docs/explore-map.md)
+PLACE_K = 5
+#: centroids shown as "driving this frame's feature" for k-means feature maps
+TOP_PATCHES = 8
+
+
+def query_embedding(classmap, bank, X: np.ndarray) -> np.ndarray:
+    """``(n, d) float32`` alpha-scaled embeddings of feature rows ``X (n, D) float32``: the outputs of the
+    d reference classifiers (the kept reference bank ``reference_coef_``/``reference_intercept_`` or the
+    bank's rows ``reference_``) times ``alpha_``, so plain L1 to the alpha-scaled class embeddings is the
+    filter's distance."""
+    if getattr(classmap, "class_embeddings_", None) is None:
+        raise NotFittedError("the recogniser has no ClassMap embedding; train with ClassMap on")
+    X = np.ascontiguousarray(X, np.float32)
+    if getattr(classmap, "reference_coef_", None) is not None:
+        F = X @ classmap.reference_coef_.T + classmap.reference_intercept_
+    else:
+        F = classifier_outputs(bank, X, classmap.reference_)
+    return np.ascontiguousarray(F * classmap.alpha_, np.float32)
+
+
+def class_distances(query: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """``(C,) float32`` L1 distances of one alpha-scaled query ``(d,) float32`` to every alpha-scaled class
+    embedding ``classes (C, d) float32``: the filter's full ordering is ``argsort`` of this."""
+    return np.abs(np.asarray(classes, np.float32) - np.asarray(query, np.float32)).sum(axis=1, dtype=np.float32)
+
+
+def true_rank(dist: np.ndarray, c: int) -> int:
+    """1-based position of class ``c`` in the filter's ordering of ``dist (C,) float32`` (ties in class
+    order, as a stable sort): 1 means the filter put the true class first; ``<= p`` means it was kept."""
+    dist = np.asarray(dist)
+    c = int(c)
+    if not 0 <= c < len(dist):
+        raise ConfigError(f"class {c} is not in 0..{len(dist) - 1}")
+    return int(np.count_nonzero(dist < dist[c]) + np.count_nonzero(dist[:c] == dist[c]) + 1)
+
+
+def place(dist: np.ndarray, class_xy: np.ndarray, k: int = PLACE_K) -> np.ndarray:
+    """``(2,) float32`` map position of a query with class distances ``dist (C,)``, given the classes' map
+    positions ``class_xy (C, 2)``: the mean of its ``k`` nearest classes' positions weighted by
+    ``1 / distance`` (a query on a class sits on it)."""
+    dist = np.asarray(dist, np.float64)
+    k = max(1, min(int(k), len(dist)))
+    near = np.argpartition(dist, k - 1)[:k]
+    d = dist[near]
+    if d.min() <= 0:
+        return np.asarray(class_xy[near[np.argmin(d)]], np.float32).copy()
+    w = 1.0 / d
+    return (w @ np.asarray(class_xy, np.float64)[near] / w.sum()).astype(np.float32)
+
+
+def place_many(queries: np.ndarray, classes: np.ndarray, class_xy: np.ndarray, k: int = PLACE_K) -> np.ndarray:
+    """``(n, 2) float32``: :func:`place` for each row of ``queries (n, d)`` among ``classes (C, d)``."""
+    return np.stack([place(class_distances(q, classes), class_xy, k) for q in np.asarray(queries, np.float32)]) \
+        if len(queries) else np.zeros((0, 2), np.float32)
+
+
+def placement_faithfulness(queries: np.ndarray, classes: np.ndarray, class_xy: np.ndarray, k: int = 10,
+                           place_k: int = PLACE_K) -> float:
+    """How faithful the placement rule is on a map: for each query ``(n, d)`` placed by :func:`place`, the
+    share of the ``k`` classes nearest the marker on the map (Euclidean in 2-D) that are among its ``k``
+    nearest classes in the embedding (L1 over ``classes (C, d)``); the mean over queries, in [0, 1]
+    (chance ``k / C``). 1 means the map's neighbourhood of the marker is the filter's."""
+    classes = np.asarray(classes, np.float32)
+    xy = np.asarray(class_xy, np.float64)
+    k = max(1, min(int(k), len(classes)))
+    kept = []
+    for q in np.asarray(queries, np.float32):
+        dist = class_distances(q, classes)
+        pos = place(dist, xy, place_k)
+        on_map = ((xy - pos) ** 2).sum(axis=1)
+        a = np.argpartition(dist, k - 1)[:k]
+        b = np.argpartition(on_map, k - 1)[:k]
+        kept.append(len(np.intersect1d(a, b)) / k)
+    return float(np.mean(kept)) if kept else float("nan")
+
+
+def top_centroids(feature: np.ndarray, n_centroids: int, m: int = TOP_PATCHES) -> tuple[np.ndarray, np.ndarray]:
+    """The k-means centroids whose pooled responses make up most of one frame's feature.
+
+    ``feature (4K,) float32`` is a single-layer k-means feature (2x2 quadrants x ``n_centroids`` K, quadrant
+    major); a centroid's response is its sum over the quadrants. Returns ``(indices (m,) int64, share (m,)
+    float32)``: the ``m`` strongest, strongest first, each with its share of the total response."""
+    K = int(n_centroids)
+    f = np.asarray(feature, np.float32)
+    if f.ndim != 1 or K < 1 or len(f) % K:
+        raise ConfigError(f"a k-means feature of {K} centroids has a multiple of {K} values, got shape {f.shape}")
+    resp = f.reshape(-1, K).sum(axis=0)
+    m = max(1, min(int(m), K))
+    idx = np.argsort(-resp, kind="stable")[:m]
+    total = float(resp.sum())
+    share = resp[idx] / total if total > 0 else np.zeros(m, np.float32)
+    return idx.astype(np.int64), share.astype(np.float32)
+
+
+class RankTally:
+    """A running histogram of the true class's rank in the filter's ordering: ``counts (p + 1,) int64``,
+    ``counts[r - 1]`` frames at rank r <= p, ``counts[p]`` frames where the filter dropped the true class.
+    Its cumulative sum over the frames seen is the recall-at-p curve filling in."""
+
+    def __init__(self, p: int):
+        self.p = max(1, int(p))
+        self.counts = np.zeros(self.p + 1, np.int64)
+
+    def add(self, rank: int) -> None:
+        """Count one frame whose true class had 1-based rank ``rank``."""
+        self.counts[min(int(rank), self.p + 1) - 1] += 1
+
+    @property
+    def frames(self) -> int:
+        """Frames counted."""
+        return int(self.counts.sum())
+
+    def recall(self) -> np.ndarray:
+        """``(p,) float64``: share of the counted frames whose true class was within the first r, r = 1..p."""
+        n = max(1, self.frames)
+        return np.cumsum(self.counts[:-1]) / n
+
+
+@dataclass
+class LiveFrame:
+    """One frame seen through filter-and-refine (shapes for p candidates of C classes).
+
+    ``position (2,) float32`` map position by :func:`place` (None without a map); ``candidates (p,) int64``
+    in filter order with ``distances (p,) float32`` (L1) and ``scores (p,) float32`` after refine (NaN
+    where the refine did not evaluate one); ``winner`` the refined class; ``truth`` the true class or -1
+    and ``rank`` its 1-based place in the filter's full ordering (-1 when unknown); ``patches`` /
+    ``patch_share`` from :func:`top_centroids` (empty for other feature maps); ``tally (p + 1,) int64`` a
+    copy of the running rank histogram; ``seconds`` the analysis time.
+    """
+
+    position: np.ndarray | None
+    candidates: np.ndarray
+    distances: np.ndarray
+    scores: np.ndarray
+    winner: int
+    truth: int
+    rank: int
+    patches: np.ndarray
+    patch_share: np.ndarray
+    tally: np.ndarray
+    seconds: float
+
+
+class LiveAnalyser:
+    """Turns one frame (an RGB crop) into a :class:`LiveFrame` with a fitted ClassMap recogniser.
+
+    ``class_xy (C, 2)``: the map's class positions (None: no placement); may be replaced between frames.
+    Keeps the running :class:`RankTally` of the frames whose truth is known (``reset`` empties it).
+    """
+
+    def __init__(self, recogniser, class_xy: np.ndarray | None = None, place_k: int = PLACE_K):
+        cm = getattr(recogniser, "classmap", None)
+        if cm is None or getattr(cm, "class_embeddings_", None) is None:
+            raise NotFittedError("the live map needs a recogniser trained with ClassMap")
+        self.recogniser, self.classmap, self.place_k = recogniser, cm, int(place_k)
+        self.classes = np.ascontiguousarray(cm.class_embeddings_ * cm.alpha_, np.float32)
+        self.p = min(int(cm.p), len(self.classes))
+        self.class_xy = class_xy
+        self.tally = RankTally(self.p)
+        self.n_centroids = len(getattr(recogniser.features, "centroids_", ()))
+
+    def reset(self) -> None:
+        """Start a new rank histogram (a new stream)."""
+        self.tally = RankTally(self.p)
+
+    def analyse(self, crop: np.ndarray, truth: int = -1) -> LiveFrame:
+        """Recognise ``crop (h, w[, 3]) uint8`` and describe it; ``truth`` the true class index or -1."""
+        t0 = time.perf_counter()
+        rec, cm = self.recogniser, self.classmap
+        X = rec.transform(rec.prepare(crop[None]))
+        pred = rec.predict_features(X, top=self.p)
+        cands, dist_p = cm.filter(rec.classifier, X, self.p)
+        cands, dist_p = cands[0], dist_p[0]
+        refined = dict(zip(pred.top_classes[0].tolist(), pred.top_scores[0].tolist()))
+        scores = np.array([refined.get(int(c), np.nan) for c in cands], np.float32)
+        dist = class_distances(query_embedding(cm, rec.classifier, X)[0], self.classes)
+        xy = self.class_xy
+        position = place(dist, xy, self.place_k) if xy is not None and len(xy) == len(dist) else None
+        rank = -1
+        if 0 <= int(truth) < len(dist):
+            rank = true_rank(dist, int(truth))
+            self.tally.add(rank)
+        patches = share = np.zeros(0, np.int64)
+        if self.n_centroids:
+            patches, share = top_centroids(X[0], self.n_centroids)
+        return LiveFrame(position, cands.astype(np.int64), dist_p.astype(np.float32), scores, int(pred.labels[0]),
+                         int(truth) if rank > 0 else -1, rank, patches, share, self.tally.counts.copy(),
+                         time.perf_counter() - t0)
