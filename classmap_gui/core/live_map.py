@@ -18,6 +18,7 @@ import numpy as np
 
 from .classify.bank_view import classifier_outputs
 from .errors import ConfigError, NotFittedError
+from .views import centroid_mosaic
 
 #: nearest classes whose map positions place a query (see :func:`place`; measured in docs/explore-map.md)
 PLACE_K = 5
@@ -146,8 +147,9 @@ class LiveFrame:
     in filter order with ``distances (p,) float32`` (L1) and ``scores (p,) float32`` after refine (NaN
     where the refine did not evaluate one); ``winner`` the refined class; ``truth`` the true class or -1
     and ``rank`` its 1-based place in the filter's full ordering (-1 when unknown); ``patches`` /
-    ``patch_share`` from :func:`top_centroids` (empty for other feature maps); ``tally (p + 1,) int64`` a
-    copy of the running rank histogram; ``seconds`` the analysis time.
+    ``patch_share`` from :func:`top_centroids` (empty for other feature maps) and ``patch_image`` those
+    centroids as one uint8 strip (:func:`~.views.centroid_mosaic`, None without); ``tally (p + 1,) int64``
+    a copy of the running rank histogram; ``seconds`` the analysis time.
     """
 
     position: np.ndarray | None
@@ -159,6 +161,7 @@ class LiveFrame:
     rank: int
     patches: np.ndarray
     patch_share: np.ndarray
+    patch_image: np.ndarray | None
     tally: np.ndarray
     seconds: float
 
@@ -180,6 +183,7 @@ class LiveAnalyser:
         self.class_xy = class_xy
         self.tally = RankTally(self.p)
         self.n_centroids = len(getattr(recogniser.features, "centroids_", ()))
+        self.patch_size = int(getattr(recogniser.features, "patch_size_", 0) or 0)
 
     def reset(self) -> None:
         """Start a new rank histogram (a new stream)."""
@@ -203,8 +207,12 @@ class LiveAnalyser:
             rank = true_rank(dist, int(truth))
             self.tally.add(rank)
         patches = share = np.zeros(0, np.int64)
+        strip = None
         if self.n_centroids:
+            feats = rec.features
             patches, share = top_centroids(X[0], self.n_centroids)
+            strip = centroid_mosaic(feats.centroids_[patches], self.patch_size, int(feats.n_channels_),
+                                    columns=len(patches), pad=1, scale=max(1, 24 // max(1, self.patch_size)))
         return LiveFrame(position, cands.astype(np.int64), dist_p.astype(np.float32), scores, int(pred.labels[0]),
-                         int(truth) if rank > 0 else -1, rank, patches, share, self.tally.counts.copy(),
+                         int(truth) if rank > 0 else -1, rank, patches, share, strip, self.tally.counts.copy(),
                          time.perf_counter() - t0)

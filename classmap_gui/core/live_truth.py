@@ -67,12 +67,17 @@ def folder_truth(class_names: Sequence[str]) -> Truth:
     return truth
 
 
-def source_truth(source, class_names: Sequence[str], n_frames: int | None = None) -> Truth | None:
+def source_truth(source, class_names: Sequence[str]) -> Truth | None:
     """The :data:`Truth` of a Run source (camera index, video path, or list of image files / folders), or
-    None when no frame's class can be known. ``n_frames``: a video's frame count, when known."""
+    None when no frame's class can be known."""
     if isinstance(source, (list, tuple)):
         return folder_truth(class_names)
     if isinstance(source, (str, Path)) and Path(source).name == DEMO_VIDEO_NAME:
+        import cv2
+
+        cap = cv2.VideoCapture(str(source))
+        n_frames = int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) if cap.isOpened() else None
+        cap.release()
         per_frame = demo_video_classes(class_names, n_frames)
         return None if per_frame is None else video_truth(per_frame)
     return None

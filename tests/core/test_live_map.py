@@ -97,6 +97,7 @@ def test_analyser_lists_the_filters_candidates_with_refined_scores_and_ranks_the
     assert fr.rank == lm.true_rank(full, int(ims.labels[5])) and fr.truth == int(ims.labels[5])
     assert fr.position.shape == (2,) and fr.tally.sum() == 1
     assert len(fr.patches) == lm.TOP_PATCHES and np.all(np.diff(fr.patch_share) <= 0)
+    assert fr.patch_image.dtype == np.uint8 and fr.patch_image.shape[1] > 3 * fr.patch_image.shape[0]  # one row
     unknown = an.analyse(img)
     assert unknown.rank == -1 and unknown.truth == -1 and unknown.tally.sum() == 1
     an.class_xy = None
@@ -136,4 +137,10 @@ def test_folder_truth_and_sources_without_truth(tmp_path):
     t = folder_truth(["cat", "dog"])
     assert t(0, str(tmp_path / "dog" / "1.png")) == 1 and t(0, str(tmp_path / "x" / "1.png")) == -1
     assert source_truth([str(tmp_path)], ["a", "b"]) is not None
+    from classmap_gui.core.data.hand_pose import class_name
+    from classmap_gui.core.data.hand_video import KEY_POSES
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[2] / "resources" / "demo-hands.avi"
+    assert source_truth(str(demo), [class_name(*KEY_POSES[0]), "b"])(1, "") == 0  # the shipped video
     assert source_truth(0, ["a", "b"]) is None and source_truth(str(tmp_path / "v.avi"), ["a", "b"]) is None
