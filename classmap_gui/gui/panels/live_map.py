@@ -11,6 +11,7 @@ Frames that arrive while one is being analysed or drawn replace each other: the 
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -23,6 +24,9 @@ from ...core.live_map import PLACE_K, LiveAnalyser
 from ...core.live_truth import source_truth
 from ..imageutil import to_pixmap
 from .live_overlay import LiveOverlay
+
+#: live updates per second at most: the demo video's own rate; more would only take time from the window
+MAX_RATE = 15.0
 
 HELP = ("<b>Live: the Run panel's frames on this map.</b> Start a source on the Run panel; every frame it "
         "shows lands here as a yellow marker (a trail of the last frames behind it). Orange rings: the p "
@@ -71,9 +75,12 @@ class _Worker(QObject):
         self._free.set()
 
     def _loop(self) -> None:
+        last = 0.0
         while not self._stop.is_set():
             self._wake.wait()
             self._free.wait()
+            self._stop.wait(max(0.0, last + 1.0 / MAX_RATE - time.perf_counter()))
+            last = time.perf_counter()
             with self._lock:
                 job, self._job = self._job, None
                 self._wake.clear()
