@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 
 from conftest import train_hand_pose
 from test_responsive import Heartbeat
+from test_sources_export import _trained
 
 
 def _compute_views(qtbot, win):
@@ -91,12 +92,7 @@ def test_demo_video_on_the_map_marker_rings_list_and_rank_histogram(qtbot, windo
 
 def test_kmeans_model_shows_the_patches_driving_a_folder_frame(qtbot, window, small_settings, shapes_folder):
     win = window
-    with qtbot.waitSignal(win.runner.finished, timeout=20000):
-        win.dataset.import_folder(str(shapes_folder))
-    win.train.apply_settings(small_settings)
-    with qtbot.waitSignal(win.runner.finished, timeout=120000):
-        win.train.start_training()
-    assert win.project.recogniser is not None, win.runner.last_error
+    _trained(qtbot, win, shapes_folder, small_settings)
     _compute_views(qtbot, win)
     live = win.explore.live
     win.run.add_source("folder", str(shapes_folder / "ring"))
