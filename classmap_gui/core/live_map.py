@@ -144,8 +144,9 @@ class LiveFrame:
     """One frame seen through filter-and-refine (shapes for p candidates of C classes).
 
     ``position (2,) float32`` map position by :func:`place` (None without a map); ``candidates (p,) int64``
-    in filter order with ``distances (p,) float32`` (L1) and ``scores (p,) float32`` after refine (NaN
-    where the refine did not evaluate one); ``winner`` the refined class; ``truth`` the true class or -1
+    in filter order with ``distances (p,) float32`` (L1), ``scores (p,) float32`` after refine (NaN
+    where the refine did not evaluate one) and ``refine_rank (p,) int64`` each one's 1-based place in the
+    refine's ordering (0: not evaluated); ``winner`` the refined class; ``truth`` the true class or -1
     and ``rank`` its 1-based place in the filter's full ordering (-1 when unknown); ``patches`` /
     ``patch_share`` from :func:`top_centroids` (empty for other feature maps) and ``patch_image`` those
     centroids as one uint8 strip (:func:`~.views.centroid_mosaic`, None without); ``tally (p + 1,) int64``
@@ -156,6 +157,7 @@ class LiveFrame:
     candidates: np.ndarray
     distances: np.ndarray
     scores: np.ndarray
+    refine_rank: np.ndarray
     winner: int
     truth: int
     rank: int
@@ -199,6 +201,8 @@ class LiveAnalyser:
         cands, dist_p = cands[0], dist_p[0]
         refined = dict(zip(pred.top_classes[0].tolist(), pred.top_scores[0].tolist()))
         scores = np.array([refined.get(int(c), np.nan) for c in cands], np.float32)
+        place_of = {c: r + 1 for r, (c, v) in enumerate(refined.items()) if np.isfinite(v)}
+        refine_rank = np.array([place_of.get(int(c), 0) for c in cands], np.int64)
         dist = class_distances(query_embedding(cm, rec.classifier, X)[0], self.classes)
         xy = self.class_xy
         position = place(dist, xy, self.place_k) if xy is not None and len(xy) == len(dist) else None
@@ -213,6 +217,7 @@ class LiveAnalyser:
             patches, share = top_centroids(X[0], self.n_centroids)
             strip = centroid_mosaic(feats.centroids_[patches], self.patch_size, int(feats.n_channels_),
                                     columns=len(patches), pad=1, scale=max(1, 24 // max(1, self.patch_size)))
-        return LiveFrame(position, cands.astype(np.int64), dist_p.astype(np.float32), scores, int(pred.labels[0]),
+        return LiveFrame(position, cands.astype(np.int64), dist_p.astype(np.float32), scores, refine_rank,
+                         int(pred.labels[0]),
                          int(truth) if rank > 0 else -1, rank, patches, share, strip, self.tally.counts.copy(),
                          time.perf_counter() - t0)

@@ -92,6 +92,9 @@ def test_analyser_lists_the_filters_candidates_with_refined_scores_and_ranks_the
     assert fr.winner == int(pred.labels[0])
     best = fr.candidates[np.nanargmax(fr.scores)]
     assert best == fr.winner  # the refine's highest score is the winner
+    assert fr.refine_rank[fr.candidates.tolist().index(fr.winner)] == 1
+    assert sorted(fr.refine_rank.tolist()) == list(range(1, cm.p + 1))  # v2 evaluates every candidate
+    np.testing.assert_array_equal(fr.candidates[np.argsort(fr.refine_rank)], pred.top_classes[0])
     full = lm.class_distances(lm.query_embedding(cm, rec.classifier, X)[0], an.classes)
     np.testing.assert_array_equal(np.argsort(full, kind="stable")[:cm.p], fr.candidates)  # the filter is this order
     assert fr.rank == lm.true_rank(full, int(ims.labels[5])) and fr.truth == int(ims.labels[5])

@@ -132,7 +132,9 @@ class LiveMapBox(QGroupBox):
         self.status = QLabel("Start a source on the Run panel to see its frames here.")
         self.status.setWordWrap(True)
         self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["#", "candidate (filter order)", "L1", "score"])
+        self.table.setHorizontalHeaderLabels(["#", "candidate (filter order)", "L1", "refined (place)"])
+        self.table.setToolTip("The p classes the filter kept, nearest first (L1 distance in the embedding), with "
+                              "each one's classifier score after refine and its place in the refine's order")
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
@@ -178,7 +180,7 @@ class LiveMapBox(QGroupBox):
         """One frame the Run panel showed: analysed in the background when the previous one is drawn."""
         if not self.on.isChecked() or crop is None:
             return
-        stream = getattr(self.sender(), "stream", None)
+        stream = getattr(getattr(self, "run_panel", None), "stream", None)
         if self.worker is None or stream is not self._stream:
             if not self._new_stream(stream):
                 return
@@ -259,9 +261,10 @@ class LiveMapBox(QGroupBox):
         bold.setBold(True)
         plain = QFont()
         win_bg, none_bg = QBrush(QColor(200, 235, 205)), QBrush()
-        for r, (c, d, s) in enumerate(zip(fr.candidates.tolist(), fr.distances.tolist(), fr.scores.tolist())):
+        rows = zip(fr.candidates.tolist(), fr.distances.tolist(), fr.scores.tolist(), fr.refine_rank.tolist())
+        for r, (c, d, s, k) in enumerate(rows):
             texts = (str(r + 1), name(c) + ("  ✓ true" if c == fr.truth else ""), f"{d:.2f}",
-                     "–" if not np.isfinite(s) else f"{s:.3f}")
+                     "–" if not np.isfinite(s) else f"{s:.3f} ({k})")
             win = c == fr.winner
             for col, text in enumerate(texts):
                 item = t.item(r, col)
