@@ -4,10 +4,10 @@ kept, which one the refine chose, and how far down the filter's ordering the tru
 Pure numpy over a fitted recogniser's public state: the GUI's live map only draws a :class:`LiveFrame`.
 
 *Placing a new point on a map.* A t-SNE map has no transform for new points, so a query is placed by
-the rule :func:`place`: the weighted mean of the map positions of its ``PLACE_K`` nearest classes in the
-embedding's own distance (the filter's alpha-weighted L1), weights ``1 / distance``. On a PCA map the
-same rule is used, so a marker means the same on every map. How faithful that is on a given map is
-what :func:`placement_faithfulness` measures (docs/explore-map.md gives the figure on hand-pose).
+the rule :func:`place`: the weighted mean of the map positions of its ``k`` nearest classes in the
+embedding's own distance (the filter's alpha-weighted L1), weights ``1 / distance``; ``PLACE_K`` (1:
+on its nearest class) was chosen by :func:`placement_faithfulness` on validation queries. On a PCA map
+the same rule is used, so a marker means the same on every map (docs/explore-map.md gives the figures).
 """
 from __future__ import annotations
 
@@ -20,8 +20,10 @@ from .classify.bank_view import classifier_outputs
 from .errors import ConfigError, NotFittedError
 from .views import centroid_mosaic
 
-#: nearest classes whose map positions place a query (see :func:`place`; measured in docs/explore-map.md)
-PLACE_K = 5
+#: nearest classes whose map positions place a query (see :func:`place`): 1, the marker sits on the star of
+#: its nearest class, was the most faithful of 1, 2, 3, 5, 10, 20 on validation queries of hand-pose on both
+#: PCA and t-SNE maps: averaging pulls the marker into the gaps between classes (docs/explore-map.md)
+PLACE_K = 1
 #: centroids shown as "driving this frame's feature" for k-means feature maps
 TOP_PATCHES = 8
 
