@@ -20,7 +20,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QCheckBox, QGraphicsItem, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from ...core.live_map import PLACE_K, LiveAnalyser
+from ...core.live_map import LiveAnalyser
 from ...core.live_truth import source_truth
 from ..imageutil import to_pixmap
 from .live_overlay import LiveOverlay
@@ -35,10 +35,11 @@ HELP = ("<b>Live: the Run panel's frames on this map.</b> Start a source on the 
         "video, or image folders named like classes). The list gives the p candidates in filter order with "
         "their L1 distance and refined score; the histogram counts where the true class stood in the "
         "filter's full ordering (bars past p: the filter dropped it, no refine can recover it).<br>"
-        f"<i>Where the marker goes:</i> a t-SNE map has no place for new points, so a frame is put at the "
-        f"mean of its {PLACE_K} nearest classes' map positions, weighted by 1/L1 distance. On hand-pose "
-        "about half of the 10 classes nearest the marker on the map are among the frame's 10 nearest in "
-        "the embedding (docs/explore-map.md): read the rings, not the marker's exact spot.")
+        "<i>Where the marker goes:</i> a t-SNE map has no place for new points, so a frame sits on the star of "
+        "its nearest class in the embedding (of the rules tried, the most faithful). On a t-SNE map of "
+        "hand-pose about a third of the classes nearest the marker on the map are among the frame's nearest "
+        "in the embedding (on PCA an eighth; docs/explore-map.md): the other candidates are scattered over "
+        "the map, so read the rings, not the marker's surroundings.")
 
 
 class _Worker(QObject):
