@@ -176,7 +176,7 @@ class ExplorePanel(MapControls, QWidget):
         right.addWidget(mosaic_box)
         right.addWidget(trade_box)
         right.addWidget(one_box)
-        right.setSizes([420, 240, 240, 220])
+        right.setSizes([560, 200, 200, 180])
         split = QSplitter()
         split.addWidget(emb_box)
         split.addWidget(right)

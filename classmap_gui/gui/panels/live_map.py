@@ -133,10 +133,13 @@ class LiveMapBox(QGroupBox):
         self.status = QLabel("Start a source on the Run panel to see its frames here.")
         self.status.setWordWrap(True)
         self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["#", "candidate (filter order)", "L1", "refined (place)"])
+        self.table.setHorizontalHeaderLabels(["#", "candidate", "L1", "refined (place)"])
         self.table.setToolTip("The p classes the filter kept, nearest first (L1 distance in the embedding), with "
                               "each one's classifier score after refine and its place in the refine's order")
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
+        for col in range(4):
+            self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.Stretch if col == 1
+                                                               else QHeaderView.ResizeToContents)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
         self.table.setTextElideMode(Qt.ElideMiddle)
@@ -159,16 +162,19 @@ class LiveMapBox(QGroupBox):
         top.addWidget(self.follow)
         top.addStretch(1)
         top.addWidget(self.help)
+        beside = QVBoxLayout()
+        beside.addWidget(self.status)
+        beside.addWidget(self.patches)
+        beside.addStretch(1)
         pics = QHBoxLayout()
-        pics.addWidget(self.frame_view)
-        pics.addWidget(self.patches, 1)
+        pics.addWidget(self.frame_view, 0, Qt.AlignTop)
+        pics.addLayout(beside, 1)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addLayout(pics)
-        lay.addWidget(self.status)
-        lay.addWidget(self.table, 2)
+        lay.addWidget(self.table, 3)
         lay.addWidget(self.rank_label)
-        lay.addWidget(self.hist, 1)
+        lay.addWidget(self.hist, 2)
         project.modelChanged.connect(self._model_changed)
 
     # ------------------------------------------------------------------ input
@@ -241,7 +247,7 @@ class LiveMapBox(QGroupBox):
                                   Y[fr.truth] if fr.truth >= 0 else None)
                 if self.follow.isChecked():
                     self.overlay.follow(fr.position)
-                self.status.setText(f"Recognised as {name(fr.winner)} · analysed in {1000 * fr.seconds:.0f} ms")
+                self.status.setText(f"Recognised as <b>{name(fr.winner)}</b> (analysed in {1000 * fr.seconds:.0f} ms)")
             self._draw_list(fr, name)
             self._draw_rank(fr, name)
             self.frame_view.setPixmap(to_pixmap(crop, 80))
@@ -273,6 +279,8 @@ class LiveMapBox(QGroupBox):
                     item = QTableWidgetItem()
                     t.setItem(r, col, item)
                 item.setText(text)
+                if col == 1:
+                    item.setToolTip(text)
                 item.setFont(bold if win else plain)
                 item.setBackground(win_bg if win else none_bg)
 
