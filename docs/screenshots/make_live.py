@@ -6,9 +6,9 @@ of a 2430-class hand-pose model (issue 28).
 MODEL: a ClassMap model of all hand-pose classes (``classmap train --data hand-pose ... --classmap ...``,
 see make_explore.py; any images-per-class will do). Builds the window offscreen with a few generated images
 per class for the map's dots, presses Compute views, chooses t-SNE coloured by yaw, starts the demo video
-at its own rate and switches to Explore; grabs the window every 1/8 s for 8 s into ``docs/live-map.mp4``
-(scaled to 960 pixels wide, at the pace grabbed) and saves ``live-map.png`` on the first frame after 3 s
-whose true class the filter kept.
+at its own rate and switches to Explore; grabs the window every 1/4 s for 12 s into ``docs/live-map.mp4``
+(scaled to 800 pixels wide, at the pace grabbed) and saves ``live-map.png`` on the first frame whose true
+class the filter kept once 15 labelled frames are counted.
 """
 from __future__ import annotations
 
@@ -57,15 +57,15 @@ def main() -> int:
     win.show_panel("explore")
     frames, shot, fallback = [], None, None
     t0 = time.perf_counter()
-    for k in range(64):
+    for k in range(48):
         settle(app, 0.03)  # a grab can take longer than a tick on a loaded machine: let the window run anyway
-        wait_until(app, lambda: time.perf_counter() - t0 >= k / 8)
+        wait_until(app, lambda: time.perf_counter() - t0 >= k / 4)
         img = win.grab().toImage()
         rgb = img.convertToFormat(QImage.Format_RGB888)
         frames.append(np.frombuffer(rgb.constBits(), np.uint8).reshape(rgb.height(), rgb.bytesPerLine())
                       [:, :3 * rgb.width()].reshape(rgb.height(), rgb.width(), 3).copy())
         last = ex.live.last
-        if shot is None and time.perf_counter() - t0 > 3 and last is not None and last.rank > 0:
+        if shot is None and last is not None and last.rank > 0 and last.tally.sum() >= 15:
             if last.rank <= len(last.candidates):  # the true class ringed: the usual case, shown
                 img.save(str(HERE / "live-map.png"))
                 shot = k
@@ -76,7 +76,7 @@ def main() -> int:
     fps = len(frames) / (time.perf_counter() - t0)  # the clip plays at the pace it was grabbed
     win.run.stop()
     h, w = frames[0].shape[:2]
-    size = (960, int(round(h * 960 / w)) // 2 * 2)
+    size = (800, int(round(h * 800 / w)) // 2 * 2)
     out = HERE.parent / "live-map.mp4"
     vw = cv2.VideoWriter(str(out), cv2.VideoWriter_fourcc(*"mp4v"), fps, size)
     for f in frames:

@@ -100,7 +100,8 @@ def test_kmeans_model_shows_the_patches_driving_a_folder_frame(qtbot, window, sm
     assert live.patches.pixmap() is not None and not live.patches.pixmap().isNull()
     assert "centroids" in live.patches.toolTip()
     assert _hist_total(live) >= 4  # every image of the folder "ring" is labelled "ring"
-    assert "True class ring" in live.rank_label.text()
+    assert "True class: <b>rank" in live.rank_label.text()
+    assert any("✓ true" in live.table.item(r, 1).text() for r in range(live.table.rowCount()))  # ring is ringed
 
 
 @pytest.fixture(scope="session")

@@ -145,6 +145,7 @@ class LiveMapBox(QGroupBox):
         self.table.setTextElideMode(Qt.ElideMiddle)
         self.rank_label = QLabel("")
         self.rank_label.setWordWrap(True)
+        self.rank_label.setMinimumHeight(3 * self.rank_label.fontMetrics().lineSpacing() + 4)
         self.hist = pg.PlotWidget(background="w")
         self.hist.setMenuEnabled(False)
         self.hist.hideButtons()
@@ -291,9 +292,9 @@ class LiveMapBox(QGroupBox):
         self.kept_bars.setOpts(x=np.arange(1, p + 1), height=counts[:p])
         self.lost_bars.setOpts(x=[p + 1.5], height=[counts[p]])
         if fr.rank > 0:
-            where = (f"rank {fr.rank} of {len(self.worker.analyser.classes)}" + (" (kept)" if fr.rank <= p else
-                                                                                 " — the filter dropped it"))
-            now = f"True class {name(fr.truth)}: {where}."
+            where = (f"<b>rank {fr.rank}</b> of {len(self.worker.analyser.classes)}" +
+                     (" (kept)" if fr.rank <= p else " — <b>the filter dropped it</b>"))
+            now = f"True class: {where}."
         elif self.truth is None:
             now = "This source is not labelled (the demo video and class folders are), so no rank."
         else:
