@@ -108,6 +108,7 @@ class LiveMapBox(QGroupBox):
         for item in (map_plot.stars, map_plot.dots):
             item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         self.worker: _Worker | None = None
+        self.run_panel = None
         self.truth = None
         self._stream = None
         self.updates = 0
@@ -191,7 +192,7 @@ class LiveMapBox(QGroupBox):
         """One frame the Run panel showed: analysed in the background when the previous one is drawn."""
         if not self.on.isChecked() or crop is None:
             return
-        stream = getattr(getattr(self, "run_panel", None), "stream", None)
+        stream = getattr(self.run_panel, "stream", None)
         if self.worker is None or stream is not self._stream:
             if not self._new_stream(stream):
                 return
@@ -210,8 +211,7 @@ class LiveMapBox(QGroupBox):
             self.worker.ready.connect(self._draw)
         self.worker.analyser.reset()
         self._stream = stream
-        run = getattr(self, "run_panel", None)
-        source = run.sources.current() if run is not None else None
+        source = self.run_panel.sources.current() if self.run_panel is not None else None
         self.truth = source_truth(source, rec.class_names)
         self.overlay.clear()
         self.updates = 0
