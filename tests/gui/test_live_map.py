@@ -72,7 +72,7 @@ def test_demo_video_on_the_map_marker_rings_list_and_rank_histogram(qtbot, windo
     train_hand_pose(qtbot, win, shapes="5,B,V", orientations=30, images_per_class=6)
     _compute_views(qtbot, win)
     ex, live = win.explore, win.explore.live
-    seen = _watch(qtbot, win, updates=25)
+    seen = _watch(qtbot, win, updates=25, full_speed=False)  # 18 s of video: room for every step below
     assert live.updates >= 25, live.status.text()
     assert len(set(seen)) >= 5  # the marker moves with the hand
     _check_frame(ex, live)
@@ -87,6 +87,11 @@ def test_demo_video_on_the_map_marker_rings_list_and_rank_histogram(qtbot, windo
     n = live.updates
     qtbot.waitUntil(lambda: live.updates >= n + 5 or win.run.stream is None, timeout=30000)
     assert live.updates > n and vb.viewRange() == before
+    # back on the Run tab the live map stops taking frames (one in flight may still be drawn)
+    win.show_panel("run")
+    n, shown = live.updates, win.run.frames_shown
+    qtbot.waitUntil(lambda: win.run.frames_shown >= shown + 10 or win.run.stream is None, timeout=30000)
+    assert win.run.frames_shown > shown and live.updates <= n + 1
     win.run.stop()
 
 

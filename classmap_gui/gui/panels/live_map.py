@@ -28,8 +28,8 @@ from .live_overlay import LiveOverlay
 #: live updates per second at most: the demo video's own rate; more would only take time from the window
 MAX_RATE = 15.0
 
-HELP = ("<b>Live: the Run panel's frames on this map.</b> Start a source on the Run panel; every frame it "
-        "shows lands here as a yellow marker (a trail of the last frames behind it). Orange rings: the p "
+HELP = ("<b>Live: the Run panel's frames on this map.</b> Start a source on the Run panel; while this tab is "
+        "open every frame it shows lands here as a yellow marker (a trail of the last frames behind it). Orange rings: the p "
         "classes the cheap filter kept (nearest in the embedding's L1); green star ring: the class the "
         "refine chose among them; blue square: the true class, when the source is labelled (the demo "
         "video, or image folders named like classes). The list gives the p candidates in filter order with "
@@ -189,8 +189,9 @@ class LiveMapBox(QGroupBox):
         run_panel.frameRecognised.connect(self.offer)
 
     def offer(self, crop, _result, name: str, frames_read: int) -> None:
-        """One frame the Run panel showed: analysed in the background when the previous one is drawn."""
-        if not self.on.isChecked() or crop is None:
+        """One frame the Run panel showed: analysed in the background when the previous one is drawn, while
+        this box is on screen (on another tab it would only take time from the stream)."""
+        if not self.on.isChecked() or crop is None or not self.isVisible():
             return
         stream = getattr(self.run_panel, "stream", None)
         if self.worker is None or stream is not self._stream:
