@@ -32,7 +32,7 @@ def test_faithfulness_is_high_on_a_map_that_is_the_embedding_and_low_on_a_shuffl
     queries = (classes[:50] + rng.normal(scale=0.05, size=(50, 2))).astype(np.float32)
     good = lm.placement_faithfulness(queries, classes, classes, k=5)
     bad = lm.placement_faithfulness(queries, classes, rng.permutation(classes), k=5)
-    assert good > 0.6 and bad < 0.2
+    assert good > 0.6 and bad < 0.35  # a marker on its nearest class keeps that one (1 of 5) on any map
 
 
 def test_top_centroids_sum_the_quadrants_and_give_shares():
