@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .classify.bank_view import classifier_outputs
+from .classify.classmap_ops import filter_distances
 from .errors import ConfigError, NotFittedError
 from .views import centroid_mosaic
 
@@ -35,17 +35,14 @@ def query_embedding(classmap, bank, X: np.ndarray) -> np.ndarray:
     filter's distance."""
     if getattr(classmap, "class_embeddings_", None) is None:
         raise NotFittedError("the recogniser has no ClassMap embedding; train with ClassMap on")
-    X = np.ascontiguousarray(X, np.float32)
-    if getattr(classmap, "reference_coef_", None) is not None:
-        F = X @ classmap.reference_coef_.T + classmap.reference_intercept_
-    else:
-        F = classifier_outputs(bank, X, classmap.reference_)
+    F = classmap.reference_outputs(bank, np.ascontiguousarray(X, np.float32))
     return np.ascontiguousarray(F * classmap.alpha_, np.float32)
 
 
 def class_distances(query: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """``(C,) float32`` L1 distances of one alpha-scaled query ``(d,) float32`` to every alpha-scaled class
-    embedding ``classes (C, d) float32``: the filter's full ordering is ``argsort`` of this."""
+    embedding ``classes (C, d) float32`` (the map's points); the analyser ranks with the filter's own
+    ``classmap_ops.filter_distances``, equal up to float rounding."""
     return np.abs(np.asarray(classes, np.float32) - np.asarray(query, np.float32)).sum(axis=1, dtype=np.float32)
 
 
@@ -205,7 +202,8 @@ class LiveAnalyser:
         scores = np.array([refined.get(int(c), np.nan) for c in cands], np.float32)
         place_of = {c: r + 1 for r, (c, v) in enumerate(refined.items()) if np.isfinite(v)}
         refine_rank = np.array([place_of.get(int(c), 0) for c in cands], np.int64)
-        dist = class_distances(query_embedding(cm, rec.classifier, X)[0], self.classes)
+        # the filter's own arithmetic (bit-identical distances), so the rank agrees with its list
+        dist = filter_distances(cm.reference_outputs(rec.classifier, X), cm.class_embeddings_, cm.alpha_)[0]
         xy = self.class_xy
         position = place(dist, xy, self.place_k) if xy is not None and len(xy) == len(dist) else None
         rank = -1
