@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from conftest import train_hand_pose
-from test_responsive import Heartbeat
+from test_responsive import Heartbeat, busy_cpu  # noqa: F401 - busy_cpu is a fixture
 from test_sources_export import _trained
 
 
@@ -125,7 +125,7 @@ def hand_2430(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430):
+def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430, busy_cpu):
     ims, res, cfg = hand_2430
     win = window
     win.project.reset(ims)
@@ -137,14 +137,8 @@ def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430)
     assert ex.map.n_classes == 2430
     with Heartbeat() as hb:
         seen = _watch(qtbot, win, updates=60, timeout=120000, full_speed=False)  # the video's own 15 frames/s
-    g = hb.gaps()
-    late = np.flatnonzero(g > 0.1)
-    print("late beats at (s after start):", [(round(hb.times[i] - hb.times[0], 2), round(float(g[i]), 3)) for i in late])
-    print(f"live map, 2430 classes: {live.updates} updates, {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
-          f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
     assert live.updates >= 60 and len(set(seen)) >= 10
     _check_frame(ex, live)
     assert _hist_total(live) >= 10
-    # as in test_responsive: the bound is 100 ms; a rare hiccup of the shared machine is tolerated
-    assert len(g) > 20 and np.mean(g > 0.1) <= 0.01 and g.max() < 0.5
+    hb.check(f"live map of 2430 classes ({live.updates} updates)")  # test_responsive's bound: 100 ms, load left out
     win.run.stop()
