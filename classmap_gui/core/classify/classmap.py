@@ -314,7 +314,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
 
     # ------------------------------------------------------------------ store hooks
 
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         refs = check_array("reference_", self.reference_, dtype=np.int64, ndim=1)
         d = len(refs)
         check_array("alpha_", self.alpha_, dtype=np.float32, shape=(d,))

@@ -14,9 +14,9 @@ Loading only ever instantiates classes that :mod:`classmap_gui.core.registry` li
 name read from the file; an unknown name is a :class:`ModelFormatError`. A class may define:
 
 * ``_store_exclude``: attribute names ending in ``_`` that are not state (caches, counters);
-* ``_validate_state(self)``: check shapes/consistency after loading; raise ValueError (or
+* ``validate_state(self)``: check shapes/consistency after loading; raise ValueError (or
   ModelFormatError) with a message when wrong;
-* ``_after_load(self)``: rebuild caches from the loaded state.
+* ``after_load(self)``: rebuild caches from the loaded state.
 
 The type names are listed in the registry; :func:`register` adds a class outside that table.
 """
@@ -162,10 +162,10 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
             raise ModelFormatError(f"{where}: {k!r} is not a fitted attribute")
         setattr(est, k, v)
     try:
-        if hasattr(est, "_validate_state"):
-            est._validate_state()
-        if hasattr(est, "_after_load"):
-            est._after_load()
+        if hasattr(est, "validate_state"):
+            est.validate_state()
+        if hasattr(est, "after_load"):
+            est.after_load()
     except ModelFormatError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
