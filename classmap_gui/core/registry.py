@@ -2,8 +2,9 @@
 
 Used by the factories (:func:`make_features`, :func:`make_bank`, :func:`make`), the early checks of
 training options (:func:`check_train_options`), the store (the type names written into saved models,
-:func:`saved_type_name` / :func:`saved_type`), export, the CLI's choices and the GUI's lists and
-forms. A :class:`Component` names its class by import path, what it is for and the schema of each
+:func:`saved_type_name` / :func:`saved_type`), export, the CLI's choices, the GUI's lists and
+forms, and the settings proposed for a data set (:mod:`.defaults`, from each entry's plain-data
+``suits``). A :class:`Component` names its class by import path, what it is for and the schema of each
 parameter (:class:`~classmap_gui.core.schema.Param`); every value is checked against the schema
 — type, range, choices — and refused with a :class:`ConfigError` naming the option, so a bad
 setting fails before any work and an oversized one (``n_patches``, ``m``, ``n_jobs``) cannot
