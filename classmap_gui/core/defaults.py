@@ -48,7 +48,7 @@ def _classmap(bank: str, base: dict, data: DataSize, reasons: list[str]) -> dict
     suits, off = comp.suits, component("bank", bank).no_classmap
     misfit = None if off else suits.misfit(data)
     if off or misfit:
-        reasons.append("ClassMap off: " + (off if off else suits.say(suits.why_not[misfit], data)) + ".")
+        reasons.append("ClassMap off: " + (off or suits.say(suits.why_not[misfit], data)) + ".")
         return None
     sized = suits.sized(data)
     cm, defaults = dict(base.get("classmap") or {}), comp.defaults()
