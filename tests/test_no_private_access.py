@@ -4,7 +4,7 @@ A name with a leading underscore is private to the module that defines it: other
 owner's public name. Flagged, in every module of the package (tests are outside it):
 
 - ``from m import _name`` and ``import m._private`` / ``from m._private import x`` of another module;
-- ``obj._name`` read, written or called where ``obj`` is not ``self``, ``cls`` or ``super()``, and
+- ``obj._name`` (or ``getattr(obj, "_name")``) read, written or called where ``obj`` is not ``self``, ``cls`` or ``super()``, and
   ``_name`` is not defined in the module itself (a class comparing ``other._key`` with its own
   ``self._key`` reads its own private name).
 
@@ -19,6 +19,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "classmap_gui"
 #: underscore names that are public API: namedtuple's methods, PyInstaller's bundle folder, os._exit
 PUBLIC = {"_replace", "_asdict", "_fields", "_make", "_field_defaults", "_MEIPASS", "_exit"}
+#: built-ins that read or write an attribute named by a string
+ATTR_CALLS = {"getattr", "setattr", "hasattr", "delattr"}
 
 
 def _private(name: str) -> bool:
@@ -61,6 +63,11 @@ def violations(path: Path, root: Path = PACKAGE) -> list[str]:
         elif isinstance(node, ast.Attribute) and _private(node.attr) and not _own(node.value) \
                 and node.attr not in own:
             found = [f"{ast.unparse(node.value)}.{node.attr}"]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ATTR_CALLS \
+                and len(node.args) >= 2 and not _own(node.args[0]) and isinstance(node.args[1], ast.Constant) \
+                and isinstance(node.args[1].value, str) and _private(node.args[1].value) \
+                and node.args[1].value not in own:
+            found = [f"{node.func.id}({ast.unparse(node.args[0])}, {node.args[1].value!r})"]
         out += [f"{where}:{node.lineno}: {name}" for name in found]
     return out
 
@@ -74,5 +81,6 @@ def test_the_check_sees_each_kind_of_access(tmp_path):
     src = tmp_path / "m.py"
     src.write_text("from .a import _x, y\nfrom ._k import f\nimport p._q\nimport os\n"
                    "class A:\n    def f(self, o):\n        self._own = o._other\n"
-                   "        return o._own, self._y, super()._z, o.__len__, os._exit, o._replace()\n")
-    assert sorted(line.split(": ", 1)[1] for line in violations(src, tmp_path)) == ["_k", "_q", "_x", "o._other"]
+                   "        return o._own, self._y, super()._z, o.__len__, os._exit, o._replace(), getattr(o, '_h', 0)\n")
+    assert sorted(line.split(": ", 1)[1] for line in violations(src, tmp_path)) == \
+        ["_k", "_q", "_x", "getattr(o, '_h')", "o._other"]
