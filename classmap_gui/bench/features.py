@@ -210,7 +210,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         "images_per_second": len(nets) * (n_train + len(test)) / seconds["encode"],
         "gemm_ratio": enc_s / gemm_s,
         "gemm_ratio_detail": {"images": int(len(images)), "encode_seconds": enc_s, "gemm_seconds": gemm_s,
-                              "gemm_gflops": 2.0 * len(images) * fm._grid(h, w).n_pos * fm.patch_dim_ * k
+                              "gemm_gflops": 2.0 * len(images) * fm.positions(h, w) * fm.patch_dim_ * k
                               / gemm_s / 1e9},
         "n_features": int(F.shape[1]),
         "kmeans_inertia": fm.inertia_,

@@ -21,16 +21,9 @@ def distance_gemm_seconds(fm, X, *, repeat: int = 1) -> tuple[float, float]:
     runs only the ``(block x D) @ (D x K)`` products of every block, on patches prepared beforehand
     (not timed). Their ratio says how close the encoder is to the cost of its GEMM.
     """
-    fm._check_fitted()
-    imgs = fm._channels(X, fm.n_channels_)
-    n, h, w, _ = imgs.shape
-    grid = fm._grid(h, w)
-    k = fm.centroids_.shape[0]
-    ct = np.ascontiguousarray(-2.0 * fm.centroids_.T, dtype=np.float32)
-    per_chunk, block = fm._chunking(grid, k)
-    starts = list(range(0, n, per_chunk))
-    n_jobs = min(effective_n_jobs(fm.n_jobs), len(starts))
-    patches = [fm._patches(imgs[a:a + per_chunk]) for a in starts]
+    patches, ct, block = fm.distance_gemm(X)
+    k = ct.shape[1]
+    n_jobs = min(effective_n_jobs(fm.n_jobs), len(patches))
 
     def gemm(P):
         buf = np.empty((block, k), dtype=np.float32)

@@ -13,7 +13,7 @@ from ...core.class_factors import colour_choices, factors_of
 from ...core.explore import MOSAIC_DEFAULT, ExploreData, mosaic_of
 from ..imageutil import to_pixmap
 from .explore_class import ClassDetail
-from .explore_data import _colours, explore_task, readable_range  # noqa: F401
+from .explore_data import explore_task, readable_range
 from .explore_map import MapPlot
 from .explore_mapping import MODES, MapControls
 from .live_map import LiveMapBox
