@@ -321,7 +321,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         "images_per_second": (n_train + len(test)) / seconds["encode"],
         "gemm_ratio": gemm,
         "gemm_ratio_detail": {"images": int(len(images)), "ms_per_image": timing["ms"],
-                              "gemm_gflops": 2.0 * fm._grid(h, w).n_pos * fm.patch_dim_ * k
+                              "gemm_gflops": 2.0 * fm.positions(h, w) * fm.patch_dim_ * k
                               / (gemm["denominator_ms"] / 1e3) / 1e9},
         "n_features": n_features,
         "kmeans_inertia": fm.inertia_,

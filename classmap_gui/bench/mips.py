@@ -14,7 +14,7 @@ rows. Two faiss indices are built over those ``(C, D + 1)`` rows:
   careful user would build.
 
 Each returns p candidates; they are then scored exactly with the bank's rows (the grouped kernel
-ClassMap's batch refine uses, ``_batch_kernels.eval_rows``) and the best exact score wins.
+ClassMap's batch refine uses, ``batch_kernels.eval_rows``) and the best exact score wins.
 
 Index parameters are chosen **on validation queries** for every p (``nlist``/``nprobe``, ``efSearch``):
 the setting with the fewest evaluations whose validation accuracy is within ``tolerance`` of brute
@@ -122,7 +122,7 @@ class MipsIndex:
 
     def rescore(self, X: np.ndarray, ids: np.ndarray):
         """Exact scores of the candidates ``ids (n, p)`` (-1 = none found: score -inf), best first."""
-        from ..core.classify._batch_kernels import eval_rows
+        from ..core.classify.batch_kernels import eval_rows
 
         missing = ids < 0
         rows = np.where(missing, 0, ids)

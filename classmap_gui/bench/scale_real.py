@@ -98,10 +98,10 @@ def _peak_gb() -> tuple[float, float]:
 def read_rows(path: Path, rows: np.ndarray, chunk: int = 16384) -> np.ndarray:
     """Rows of a ``.npy`` feature file into RAM ``(k, D) float32`` through short-lived maps (no mapping
     outlives the call, so mapped pages do not stay in this process's resident set)."""
-    from ..core.classify.ridge_moments import _rows_of
+    from ..core.classify.ridge_moments import rows_of
 
     rows = np.asarray(rows, np.int64)
-    parts = [_rows_of(str(path), rows[a:a + chunk]) for a in range(0, len(rows), chunk)]
+    parts = [rows_of(str(path), rows[a:a + chunk]) for a in range(0, len(rows), chunk)]
     return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
 

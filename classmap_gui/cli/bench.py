@@ -11,7 +11,7 @@ import json
 import os
 
 from ..core.errors import ClassMapError
-from .common import ProgressBar, emit, json_default, parse_sets, parse_value
+from .common import ProgressBar, Subcommands, emit, json_default, parse_sets, parse_value
 
 BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan")
 
@@ -79,7 +79,7 @@ def bench_cache_dir(bench: str) -> str:
     return os.path.join(user_cache_dir("classmap-studio"), f"bench-{bench}")
 
 
-def add_commands(sub: argparse._SubParsersAction, load_options: bool = True) -> None:
+def add_commands(sub: Subcommands, load_options: bool = True) -> None:
     """Register ``classmap bench <name>`` for every benchmark this build has (with each one's
     options when ``load_options``: that imports the benchmark modules)."""
     s = sub.add_parser("bench", help="run a benchmark and print JSON")

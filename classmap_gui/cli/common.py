@@ -1,11 +1,19 @@
 """What every ``classmap`` sub-command shares: the progress bar, ``--set`` parsing and output."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
+from typing import Any, Protocol
 
 from ..core.errors import ConfigError
+
+
+class Subcommands(Protocol):
+    """What ``ArgumentParser.add_subparsers()`` returns (argparse names its class only privately)."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
 
 
 class ProgressBar:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.errors import ConfigError, DataError
 from ..core.parallel import parallel_backend
-from .common import ProgressBar, emit
+from .common import ProgressBar, Subcommands, emit
 from .options import add_backend_args, add_data_args, load_data, report_skipped
 
 #: Exit status of ``predict`` when some images could not be read (the others were classified).
@@ -151,7 +151,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:
+def add_commands(sub: Subcommands) -> None:
     """Register the commands that use a saved model on the ``classmap`` parser."""
     s = sub.add_parser("add-class", help="add a class to a saved compressive model from a folder of images",
                        description="Add a class without retraining (compressive models: --bank compressive). "

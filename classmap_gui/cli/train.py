@@ -13,7 +13,7 @@ import time
 from ..core.limits import check_train_memory, model_bytes
 from ..core.registry import bank_names, check_train_options, feature_names, route_unprefixed
 from ..core.parallel import parallel_backend
-from .common import ProgressBar, emit
+from .common import ProgressBar, Subcommands, emit
 from .options import (add_backend_args, add_data_args, load_data, parse_classmap, parse_size, report_skipped,
                       split_sets)
 
@@ -89,7 +89,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: argparse._SubParsersAction, with_choices: bool = True) -> None:
+def add_commands(sub: Subcommands, with_choices: bool = True) -> None:
     """Register ``classmap train``. ``with_choices`` (for ``--help``) lets argparse list the feature
     maps and banks; when parsing a command line they are checked by :func:`check_train_options`
     instead, whose refusal is the one ``classmap: error:`` line every other option gets."""

@@ -12,7 +12,7 @@ import numpy as np
 
 def check_array(name: str, arr: Any, *, dtype: Any = None, ndim: int | None = None,
                 shape: tuple[int | None, ...] | None = None) -> np.ndarray:
-    """Helper for ``_validate_state``: raise ValueError unless ``arr`` is an ndarray as described.
+    """Helper for ``validate_state``: raise ValueError unless ``arr`` is an ndarray as described.
 
     ``shape`` entries that are ``None`` match any size.
     """

@@ -2,8 +2,9 @@
 
 Used by the factories (:func:`make_features`, :func:`make_bank`, :func:`make`), the early checks of
 training options (:func:`check_train_options`), the store (the type names written into saved models,
-:func:`saved_type_name` / :func:`saved_type`), export, the CLI's choices and the GUI's lists and
-forms. A :class:`Component` names its class by import path, what it is for and the schema of each
+:func:`saved_type_name` / :func:`saved_type`), export, the CLI's choices, the GUI's lists and
+forms, and the settings proposed for a data set (:mod:`.defaults`, from each entry's plain-data
+``suits``). A :class:`Component` names its class by import path, what it is for and the schema of each
 parameter (:class:`~classmap_gui.core.schema.Param`); every value is checked against the schema
 — type, range, choices — and refused with a :class:`ConfigError` naming the option, so a bad
 setting fails before any work and an oversized one (``n_patches``, ``m``, ``n_jobs``) cannot
@@ -17,16 +18,18 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
 from .errors import ConfigError
 from .schema import AUTO, MAX_IMAGE_SIDE, MAX_SEED, N_JOBS, SEED, Invalid, Param
+from .suitability import Sized, Suits
 
 __all__ = ["AUTO", "KINDS", "Component", "Param", "bank_descriptions", "bank_names", "check_params",
-           "check_names", "check_train_options", "check_value", "component", "components", "feature_names", "make", "make_bank",
-           "make_features", "names", "register_saved_type", "resolve", "route_unprefixed", "saved_type",
-           "saved_type_name"]
+           "check_names", "check_train_options", "check_value", "classmap_applies", "component", "components",
+           "feature_names", "make", "make_bank", "make_features", "names", "register", "register_saved_type", "resolve",
+           "route_unprefixed", "saved_type", "saved_type_name", "unregister"]
 
 KINDS = ("features", "bank", "classmap")
 _WHAT = {"features": "feature map", "bank": "classifier bank", "classmap": "ClassMap"}
@@ -57,6 +60,10 @@ class Component:
     #: the parameters this name actually reads (the three one-vs-all names share one class and one
     #: schema, but liblinear reads no ``alpha`` and ridge no ``C``); None: all of ``params``
     reads: tuple[str, ...] | None = None
+    #: when the component is proposed for a data set and how it is sized (plain data; None: never proposed)
+    suits: Suits | None = None
+    #: banks: why ClassMap cannot filter this bank (None: it can)
+    no_classmap: str | None = None
 
     def shown(self) -> tuple[Param, ...]:
         """The parameters worth offering a person for this name (those it reads)."""
@@ -109,7 +116,7 @@ _HOG = (Param("cell_size", int, 8, "cell side in pixels", low=1, high=256),
 REFINES = ("all-pairs-vote", "best-response", "first-above-threshold", "v1", "v2", "v3")
 
 
-_COMPONENTS: tuple[Component, ...] = (
+_COMPONENTS: list[Component] = [
     Component("features", "kmeans", ".features.kmeans:KMeansFeatures",
               "single-layer k-means network (Coates et al.): learned patch dictionary, triangle code, 2x2 pooling",
               (Param("patch_size", int, AUTO, "patch side in pixels ('auto': 6, smaller on tiny images)",
@@ -128,10 +135,16 @@ _COMPONENTS: tuple[Component, ...] = (
                Param("kmeans_algorithm", str, "lloyd", "k-means variant", choices=("lloyd", "minibatch")),
                Param("kmeans_batch_size", int, 4096, "patches per mini-batch step", low=1, high=1_000_000),
                Param("kmeans_max_iter", int, 10, "k-means passes over the patches", low=1, high=1000),
-               N_JOBS, SEED)),
+               N_JOBS, SEED),
+              suits=Suits(rank=1, why="single-layer k-means ({side}-pixel images are too small for HOG's cells)",
+                          sizes=(Sized("n_centroids", ratio=Fraction(1, 2), low=16, high=1600, rounding="pow2"),
+                                 Sized("n_patches", ratio=Fraction(200), low=5_000, high=200_000)),
+                          sized_why="k-means: {n_centroids} centroids from {n_patches} patches, sized to {n} images "
+                                    "(the paper's 1600 need tens of thousands of images)")),
     Component("features", "hog", ".features.hog:HOGFeatures",
-              "histograms of oriented gradients (Dalal-Triggs); nothing to learn",
-              _HOG),
+              "histograms of oriented gradients (Dalal-Triggs); nothing to learn", _HOG,
+              suits=Suits(rank=0, min_side=24,
+                          why="HOG ({side}-pixel images are big enough for its 8-pixel cells; nothing to fit)")),
     Component("features", "pixels", ".features.pixels:PixelFeatures",
               "the pixels themselves (optionally resized and standardised)",
               (Param("size", str, None, "resize to HxW first, e.g. 16x16 (unset: keep the size)",
@@ -156,10 +169,13 @@ _COMPONENTS: tuple[Component, ...] = (
                _SEED0)),
     Component("bank", "ova-liblinear", ".classify.ova:OneVsAllBank",
               "one-vs-all linear SVMs (liblinear), classes in parallel", _OVA, {"trainer": "liblinear"},
-              reads=("C", "tol", "max_iter", "class_weight", "n_jobs", "random_state")),
+              reads=("C", "tol", "max_iter", "class_weight", "n_jobs", "random_state"),
+              suits=Suits(rank=0, max_classes=99, why="linear SVMs (liblinear) one-vs-all, accurate and quick at this size")),
     Component("bank", "ova-ridge", ".classify.ova:OneVsAllBank",
               "one-vs-all ridge regression, all classes in one solve (scales to thousands of classes)",
-              _OVA, {"trainer": "ridge"}, reads=("alpha", "n_jobs")),
+              _OVA, {"trainer": "ridge"}, reads=("alpha", "n_jobs"),
+              suits=Suits(rank=1, why="ridge regression one-vs-all, one linear solve for all {C} classes",
+                          sizes=(Sized("alpha", steps=((0, 10.0), (2000, 100.0)), keep=True),))),
     Component("bank", "ova-rbf", ".classify.ova:OneVsAllBank", "one-vs-all kernel (RBF) SVMs, for small problems",
               _OVA, {"trainer": "rbf"}, reads=("C", "gamma", "tol", "max_iter", "class_weight", "n_jobs")),
     Component("bank", "all-pairs", ".classify.allpairs:AllPairsBank",
@@ -172,7 +188,7 @@ _COMPONENTS: tuple[Component, ...] = (
                      "the features themselves ('features'), or a random CNN of the images ('cnn')",
                      choices=("rff", "features", "cnn")),
                _M, _SIGMA, Param("priors", str, "empirical", "class priors", choices=("empirical", "uniform")),
-               _SEED0)),
+               _SEED0), no_classmap="a compressive bank scores every class at the cost of one"),
     Component("classmap", "classmap", ".classify.classmap:ClassMap",
               "ClassMap filter-and-refine: embed the query, keep p candidate classes, evaluate only theirs",
               (Param("d", int, 45, "embedding dimensions (reference classifiers evaluated per query)",
@@ -191,8 +207,15 @@ _COMPONENTS: tuple[Component, ...] = (
                      low=1e-6, high=1e6),
                _SEED0),
               # in the app the bank and the embedding split are training's (the --bank, the split), not settings
-              {"estimator": None, "embedding_fraction": 0.25}),
-)
+              {"estimator": None, "embedding_fraction": 0.25},
+              suits=Suits(min_classes=50, min_per_class=6, why="{d} reference classifiers, refine the top {p} of {C} classes",
+                          sizes=(Sized("d", of="classes", ratio=Fraction(1, 8), low=8, high=45),
+                                 Sized("p", of="classes", ratio=Fraction(1, 12), low=5, high=40)),
+                          why_not={"min_classes": "with {C} classes brute force evaluates only {C} classifiers per image; "
+                                                  "filter-and-refine pays off from about {min_classes} classes",
+                                   "min_per_class": "it holds out images of every class to fit its embedding, and the "
+                                                    "smallest class has {fewest}"})),
+]
 
 #: Type names written into saved models -> class paths. Bank *names* such as ``ova-ridge`` are settings
 #: of one class, saved under the class's type name; the names below are a file format: never rename.
@@ -213,6 +236,25 @@ def components(kind: str) -> list[Component]:
     """Every component of ``kind`` (``"features"``, ``"bank"`` or ``"classmap"``), in the order lists show them."""
     _check_kind(kind)
     return [c for c in _COMPONENTS if c.kind == kind]
+
+
+def register(comp: Component) -> Component:
+    """Add ``comp`` to the table (a component outside this module, a test); its name must be new for its kind."""
+    _check_kind(comp.kind)
+    if comp.name in names(comp.kind):
+        raise ConfigError(f"{_WHAT[comp.kind]} {comp.name!r} is already registered")
+    _COMPONENTS.append(comp)
+    return comp
+
+
+def unregister(kind: str, name: str) -> None:
+    """Remove the component ``name`` of ``kind`` added by :func:`register`."""
+    _COMPONENTS.remove(component(kind, name))
+
+
+def classmap_applies(bank: str) -> bool:
+    """Whether ClassMap can filter the bank ``bank`` (a compressive bank scores all classes at once)."""
+    return component("bank", bank).no_classmap is None
 
 
 def component(kind: str, name: str) -> Component:
@@ -357,10 +399,10 @@ def _check_kind(kind: str) -> None:
 # ------------------------------------------------------------------------ saved type names
 def _saved() -> dict[str, type]:
     """The saved type names' classes, imported on first need (saving or loading a model)."""
-    if not all(n in _SAVED_TYPES for n in _SAVED_PATHS):
-        # the file format's names first; a component added to the table later is saved under its own name
-        named = set(_SAVED_PATHS.values())
-        pairs = [*_SAVED_PATHS.items(), *((c.name, c.path) for c in _COMPONENTS if c.path not in named)]
+    # the file format's names first; a component added to the table later is saved under its own name
+    named = set(_SAVED_PATHS.values())
+    pairs = [*_SAVED_PATHS.items(), *((c.name, c.path) for c in _COMPONENTS if c.path not in named)]
+    if not all(n in _SAVED_TYPES for n, _ in pairs):
         for name, path in pairs:
             cls = resolve(path)
             _SAVED_TYPES.setdefault(name, cls)

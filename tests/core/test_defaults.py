@@ -42,3 +42,27 @@ def test_every_class_gets_a_test_image():
     settings, reasons = suggest_config(_set(10, 3))
     assert settings["test_fraction"] * 30 >= 10
     assert any("every class has a test image" in r for r in reasons)
+
+
+def test_a_registered_component_with_its_own_suits_is_proposed_without_editing_defaults():
+    from fractions import Fraction
+
+    from classmap_gui.core import registry
+    from classmap_gui.core.schema import Param
+    from classmap_gui.core.suitability import Sized, Suits
+
+    edges = registry.Component(
+        "features", "edges", "tests.nowhere:Edges", "an edge map for large images",
+        (Param("n_orientations", int, 4, "orientations", low=1, high=64),),
+        suits=Suits(rank=-1, min_side=40, why="edges ({side}-pixel images)",
+                    sizes=(Sized("n_orientations", of="classes", ratio=Fraction(1, 2), low=2, high=16),),
+                    sized_why="edges: {n_orientations} orientations for {C} classes"))
+    registry.register(edges)
+    try:
+        settings, reasons = suggest_config(_set(10, 5, side=48))
+        assert settings["features"] == "edges" and settings["features_params"] == {"n_orientations": 5}
+        assert "Features: edges (48-pixel images)." in reasons and "edges: 5 orientations for 10 classes." in reasons
+        assert suggest_config(_set(10, 5, side=32))[0]["features"] == "hog"  # too small for it: the next one
+    finally:
+        registry.unregister("features", "edges")
+    assert suggest_config(_set(10, 5, side=48))[0]["features"] == "hog"

@@ -142,7 +142,7 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
             out[s:e] = vote(S, a, b, k)  # candidate positions a, b are the same for every row
         return out
 
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         classes = check_array("classes_", self.classes_, ndim=1)
         C, D = len(classes), int(self.n_features_in_)
         P = C * (C - 1) // 2

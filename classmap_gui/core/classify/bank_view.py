@@ -105,7 +105,7 @@ class BruteForce:
         if getattr(bank, "support_vectors_", None) is not None and hasattr(bank, "dual_coef_"):
             from .solvers import rbf_kernel
 
-            out = rbf_kernel(X, bank.support_vectors_, bank.gamma_, bank._sv_sq()) @ bank.dual_coef_.T
+            out = rbf_kernel(X, bank.support_vectors_, bank.gamma_, bank.support_sq_norms()) @ bank.dual_coef_.T
             out += bank.intercept_
             return out
         return np.asarray(bank.decision_function(X), np.float32)

@@ -122,7 +122,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
     """
 
     #: the bank is saved by its owner (the Recogniser), not a second time inside the ClassMap
-    _store_exclude = ("estimator_",)
+    store_exclude = ("estimator_",)
 
     def __init__(self, estimator=None, *, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
                  n_triples: int = 60_000, hard_fraction: float = 0.5, threshold: float | None = None,
@@ -316,7 +316,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
 
     # ------------------------------------------------------------------ store hooks
 
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         refs = check_array("reference_", self.reference_, dtype=np.int64, ndim=1)
         d = len(refs)
         check_array("alpha_", self.alpha_, dtype=np.float32, shape=(d,))

@@ -1,7 +1,7 @@
 """ClassMap's filter and refine steps on plain arrays (numpy only).
 
 The app's refine for non-linear banks and its all-pairs vote run these; the compiled kernels
-(``_classmap_kernels``) do the same for linear one-vs-all banks and are tested equal to them; and
+(``classmap_kernels``) do the same for linear one-vs-all banks and are tested equal to them; and
 :mod:`classmap_gui.core.export` inlines this module into the standalone ``predict.py``, so the
 exported predictor cannot drift from the app. Conventions: ``cands (n, p) int64`` class indices
 in filter order; ``F (n, d)`` the queries' reference classifier outputs; ``known (n, k)`` each

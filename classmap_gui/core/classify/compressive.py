@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..errors import ConfigError
@@ -74,7 +74,7 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
 
     def partial_fit(self, X, y, classes=None, *, progress=None, should_stop=None):
         """Fold a batch into the running class means; ``classes`` (all labels) is required on the first call."""
-        first = _check_partial_fit_first_call(self, classes)
+        first = self._first_partial_fit(classes)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], reset=first)
         check_classification_targets(y)
         if first:
@@ -86,6 +86,19 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
         sums, counts = self._sums(X, y_idx, len(self.classes_), progress, should_stop)
         self._fold_in(np.arange(len(self.classes_)), sums, counts)
         return self
+
+    def _first_partial_fit(self, classes) -> bool:
+        """Whether this ``partial_fit`` call is the first (it sets ``classes_`` from ``classes`` then);
+        ValueError when ``classes`` is missing on the first call or differs from the first call's."""
+        if getattr(self, "classes_", None) is not None:
+            if classes is not None and not np.array_equal(self.classes_, unique_labels(classes)):
+                raise ValueError(f"classes={classes!r} is not the same as on the first call to partial_fit, "
+                                 f"was {self.classes_!r}")
+            return False
+        if classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit.")
+        self.classes_ = unique_labels(classes)
+        return True
 
     def add_class(self, label, X, *, progress=None, should_stop=None):
         """Append class ``label`` sketched from ``X (n, d)``; every other sketch stays bit-identical."""
@@ -201,7 +214,7 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
             return RandomFourierFeatures(m=self.m, sigma=self.sigma, random_state=self.random_state).fit(X)
         return clone(spec).fit(X)
 
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         """Checks after loading a saved model: consistent class count, widths and dtypes."""
         C = len(check_array("sketches_", self.sketches_, dtype=np.float32, ndim=2))
         check_array("counts_", self.counts_, dtype=np.int64, shape=(C,))

@@ -4,7 +4,7 @@ The alpha-scaled class embeddings ``A (C, d) float32`` are split by k-means into
 a query scans only the ``nprobe`` lists whose centroids are nearest, on uint8 codes, and re-ranks
 the best of those codes with exact float32 L1:
 
-* build (:meth:`IVFLists.build`): Lloyd k-means (squared L2, GEMM; ``features._clustering.lloyd``)
+* build (:meth:`IVFLists.build`): Lloyd k-means (squared L2, GEMM; ``features.clustering.lloyd``)
   places the centroids, then each row goes to its nearest centroid **by L1** (the search metric);
   rows are stored contiguously in list order, zero-padded to a multiple of 16 columns, as float32
   and as uint8 codes with one quantisation step for all dimensions (so code L1 x step approximates
@@ -29,7 +29,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ..features._clustering import lloyd
+from ..features.clustering import lloyd
 from .topk import topk_insert
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)

@@ -10,7 +10,7 @@ One arithmetic: the distance of class ``c`` is ``sum_j |alpha_j f_j - alpha_j E[
 0``: the weighted L1, three operations a term) added in ``j`` order, vectorised across classes over the
 scaled, transposed embeddings ``ET (d, C)`` = :func:`transpose_embeddings`; the kernels that produce a
 number are compiled without reassociation or FMA contraction. Both paths share the scaled query
-(:func:`scale_query`), the tile of ``TILE`` classes (:func:`._lane_dot.l1_tile`, four queries at once:
+(:func:`scale_query`), the tile of ``TILE`` classes (:func:`.lane_dot.l1_tile`, four queries at once:
 ``l1_tile4``) with the last tile overlapping the one before instead of a scalar tail, and
 :func:`tail_distances` below one tile. They differ only in how the p nearest are kept: one query keeps a
 running top-p and skips whole tiles (:func:`insert_tile`; nothing allocated, for live video), a batch
@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ._lane_dot import TILE, l1_tile, l1_tile4
+from .lane_dot import TILE, l1_tile, l1_tile4
 from .kernel_threads import even_bounds, run_split
 from .topk import kth_upper_bound, le_mask16, topk_insert
 
@@ -106,7 +106,7 @@ def filter_one(fq, ET, alpha, p, acc, topd, topc):
     :func:`transpose_embeddings`); the ``p`` nearest into ``topd/topc[:p]`` ascending (ties: lower
     class first). ``acc`` = :func:`filter_scratch` ``(d)``. Returns the number filled, ``min(p, C)``.
 
-    Tiles of ``TILE`` classes go through :func:`._lane_dot.l1_tile` (sums in registers); the last
+    Tiles of ``TILE`` classes go through :func:`.lane_dot.l1_tile` (sums in registers); the last
     ``C mod TILE`` classes through one more tile ending at class C (overlapping the one before, whose
     classes are not offered twice), or below ``TILE`` classes :func:`tail_distances` (the same
     operations, scalar: the same bits)."""
@@ -216,8 +216,8 @@ def select_top(dist, C, p, gm, cv, cc, topd, topc):
 @nb.njit(**_EXACT)
 def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
     """The filter of rows ``lo..hi`` of ``F (n, d)`` into ``out_cls/out_dist (n, p)``, each query getting
-    what :func:`~._classmap_kernels.filter_one` gives it alone: four queries share each tile of ``ET``
-    (:func:`._lane_dot.l1_tile4`), all their distances are kept, then :func:`select_top`."""
+    what :func:`~.classmap_kernels.filter_one` gives it alone: four queries share each tile of ``ET``
+    (:func:`.lane_dot.l1_tile4`), all their distances are kept, then :func:`select_top`."""
     d, C = ET.shape
     Cp = ((C + GROUP - 1) // GROUP) * GROUP
     G = Cp // GROUP

@@ -133,7 +133,7 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
         if hasattr(self, "coef_"):
             out = X @ self.coef_.T
         else:
-            out = rbf_kernel(X, self.support_vectors_, self.gamma_, self._sv_sq()) @ self.dual_coef_.T
+            out = rbf_kernel(X, self.support_vectors_, self.gamma_, self.support_sq_norms()) @ self.dual_coef_.T
         out += self.intercept_
         return out
 
@@ -150,14 +150,14 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
             out = self._rbf_subset(X, classes)
         return out
 
-    def _sv_sq(self) -> np.ndarray:
+    def support_sq_norms(self) -> np.ndarray:
         """``(S,)`` squared norms of the support vectors, set by fit / load (scoring stays pure)."""
         sq = self.__dict__.get("_sv_sq_cache")
         if sq is None or len(sq) != len(self.support_vectors_):  # support vectors assigned by hand
             sq = np.einsum("ij,ij->i", self.support_vectors_, self.support_vectors_)
         return sq
 
-    def _after_load(self) -> None:
+    def after_load(self) -> None:
         if hasattr(self, "support_vectors_"):
             self._sv_sq_cache = np.einsum("ij,ij->i", self.support_vectors_, self.support_vectors_)
 
@@ -170,14 +170,14 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
             idx = classes[s:e]
             # kernels only against support vectors some named classifier uses
             cols = np.flatnonzero(np.any(self.dual_coef_[np.unique(idx)] != 0, axis=0))
-            K = rbf_kernel(X[s:e], self.support_vectors_[cols], self.gamma_, self._sv_sq()[cols])  # (m, s')
+            K = rbf_kernel(X[s:e], self.support_vectors_[cols], self.gamma_, self.support_sq_norms()[cols])  # (m, s')
             dual = self.dual_coef_[:, cols][idx]  # (m, k, s')
             np.matmul(dual, K[:, :, None], out=out[s:e, :, None])
         out += self.intercept_[classes]
         return out
 
     # ------------------------------------------------------------ store hooks
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         classes = check_array("classes_", self.classes_, ndim=1)
         C, D = len(classes), int(self.n_features_in_)
         if C < 2 or D < 1:

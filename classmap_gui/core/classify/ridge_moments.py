@@ -35,7 +35,7 @@ CHUNK_ROWS = 8192
 CLASS_BLOCK = 8192
 
 
-def _rows_of(source, rows: np.ndarray) -> np.ndarray:
+def rows_of(source, rows: np.ndarray) -> np.ndarray:
     """``source[rows]`` as an in-memory float32 array; ``source`` is an array or a ``.npy`` path (mapped,
     read, unmapped: no mapping outlives the task)."""
     if isinstance(source, (str, os.PathLike)):
@@ -50,7 +50,7 @@ def _rows_of(source, rows: np.ndarray) -> np.ndarray:
 def _chunk_moments(source, rows: np.ndarray, y: np.ndarray, shift: np.ndarray):
     """One task: ``(n, total (D,), gram (D, D) float64, classes (k,), sums (k, D) float64)`` of the shifted rows.
     ``y`` must be sorted (rows grouped by class)."""
-    X = _rows_of(source, rows)
+    X = rows_of(source, rows)
     X -= shift.astype(np.float32)
     gram = (X.T @ X).astype(np.float64)  # float32 GEMM (X.T @ X: numpy calls syrk), summed in float64
     starts = np.flatnonzero(np.r_[True, y[1:] != y[:-1]])
@@ -220,7 +220,7 @@ def ridge_moments(X, y_idx: np.ndarray, n_classes: int, *, rows: np.ndarray | No
     order = np.argsort(y_idx, kind="stable")  # group by class; keep file order within a class
     rows, y_idx = rows[order], y_idx[order]
     if shift is None:
-        shift = _rows_of(X, np.sort(rows[:chunk])).mean(axis=0, dtype=np.float64)
+        shift = rows_of(X, np.sort(rows[:chunk])).mean(axis=0, dtype=np.float64)
     shift = np.asarray(shift, np.float64)
     mom = RidgeMoments(shift, 0, np.zeros(D), np.zeros((D, D)), np.zeros((n_classes, D)),
                        np.bincount(y_idx, minlength=n_classes).astype(np.int64))
@@ -251,4 +251,4 @@ def ova_ridge_bank(coef: np.ndarray, intercept: np.ndarray, alpha: float):
     return bank
 
 
-__all__ = ["CHUNK_ROWS", "RidgeMoments", "RidgePath", "ova_ridge_bank", "ridge_moments", "top_k_linear"]
+__all__ = ["CHUNK_ROWS", "RidgeMoments", "RidgePath", "ova_ridge_bank", "ridge_moments", "rows_of", "top_k_linear"]

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from . import _classmap_kernels as K
+from . import classmap_kernels as K
 from .filter_kernels import filter_scratch
 from .bank_view import linear_weights
 from .refine import KERNEL_MODE

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import ConfigError, DataError
 from ..progress import ProgressFn, StopFn, check_stop, report
-from .hand_pose import GENERATOR_VERSION, N_SHAPES, SHAPE_NAMES, _BLOCK, _pick, class_name, orientation_table, \
+from .hand_pose import BLOCK, GENERATOR_VERSION, N_SHAPES, SHAPE_NAMES, class_name, orientation_table, pick_indices, \
     render_block
 from .hand_style import STYLES
 
@@ -83,7 +83,7 @@ def _spec(shapes, orientations, images_per_class, size, seed, style, hog_params)
 
 def _plan(shapes, orientations, images_per_class: int):
     """``(shape index per class, orientation index per class, grid, class names)``."""
-    sh = _pick(N_SHAPES, shapes, "shapes", SHAPE_NAMES)
+    sh = pick_indices(N_SHAPES, shapes, "shapes", SHAPE_NAMES)
     grid, orr = orientation_table(orientations)
     shape_idx = np.repeat(sh, len(orr))
     orient_idx = np.tile(orr, len(sh))
@@ -102,7 +102,7 @@ def _generate_task(folder: str, b0: int, b1: int, spec: dict) -> float:
     images = np.load(Path(folder) / IMAGES_FILE, mmap_mode="r+")
     try:
         for b in range(b0, b1):
-            a, e = b * _BLOCK, min(n, (b + 1) * _BLOCK)
+            a, e = b * BLOCK, min(n, (b + 1) * BLOCK)
             cls = np.arange(a, e) // ipc
             images[a:e] = render_block(b, shape_idx[cls], orient_idx[cls], tuple(spec["size"]), spec["seed"], style,
                                        grid=grid)
@@ -205,14 +205,14 @@ def build_hand_pose_memmap(folder: str | os.PathLike, *, shapes=None, orientatio
 
     all_poses()
     STYLES[style].backgrounds(size)
-    blocks = (n + _BLOCK - 1) // _BLOCK
+    blocks = (n + BLOCK - 1) // BLOCK
     seconds = {}
     t = time.perf_counter()
     _run([(_generate_task, (str(folder), b, min(blocks, b + CHUNK_BLOCKS), spec))
           for b in range(0, blocks, CHUNK_BLOCKS)], n_jobs, progress, should_stop, "generating", 0.0, 0.6)
     seconds["generation"] = time.perf_counter() - t
     t = time.perf_counter()
-    step = CHUNK_BLOCKS * _BLOCK
+    step = CHUNK_BLOCKS * BLOCK
     _run([(_encode_task, (str(folder), a, min(n, a + step), spec)) for a in range(0, n, step)], n_jobs, progress,
          should_stop, "encoding (HOG)", 0.6, 1.0)
     seconds["encoding"] = time.perf_counter() - t

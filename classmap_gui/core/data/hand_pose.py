@@ -21,7 +21,7 @@ builds an even grid over all 3-D orientations (``hand_orientations``: Fibonacci 
 in-plane rolls), e.g. 1235 orientations x 81 shapes = 100 035 classes. The default grid's images
 are unchanged by this.
 
-Determinism: every block of ``_BLOCK`` consecutive images draws all its randomness from
+Determinism: every block of ``BLOCK`` consecutive images draws all its randomness from
 ``numpy.random.default_rng([seed, block, style])``: the same seed and options give identical
 images for any ``n_jobs``. ``GENERATOR_VERSION`` changes whenever that would stop being true.
 """
@@ -48,7 +48,7 @@ _ORIENTATIONS: tuple[tuple[int, int, int], ...] = tuple(
 N_SHAPES = len(SHAPE_NAMES)
 N_ORIENTATIONS = len(_ORIENTATIONS)
 DEFAULT_SIZE = (64, 64)
-_BLOCK = 256  # images per random stream: the unit of determinism
+BLOCK = 256  # images per random stream: the unit of determinism
 GENERATOR_VERSION = 1  # bump whenever the same seed would give other images (caches key on it)
 SMALL_SHAPES = ("1", "3", "5", "8", "9", "10", "A", "S", "T", "E", "B", "bent-B", "C", "O", "flat-O", "D", "G",
                 "X", "L", "H", "V", "R", "K", "Y", "ILY")  # 25 well-known, distinct shapes for hand-pose-small
@@ -124,7 +124,7 @@ def pose_match(true_names: list[str], predicted_names: list[str], max_degrees: f
     return (t["shape_index"] == p["shape_index"]) & (orientation_distance(ot, op) <= max_degrees + 1e-6)
 
 
-def _pick(total: int, k, what: str, names: tuple[str, ...] | None = None) -> np.ndarray:
+def pick_indices(total: int, k, what: str, names: tuple[str, ...] | None = None) -> np.ndarray:
     """Indices into ``range(total)``: all (None), ``k`` spread evenly (int), or named (list / comma text)."""
     if k is None or (isinstance(k, (int, np.integer)) and k == total):
         return np.arange(total)
@@ -158,7 +158,7 @@ def orientation_table(orientations=None) -> tuple[np.ndarray, np.ndarray]:
         if k > N_ORIENTATIONS:
             g = orientation_grid(k)
             return g, np.arange(len(g))
-    return np.asarray(_ORIENTATIONS, np.int64), _pick(N_ORIENTATIONS, orientations, "orientations")
+    return np.asarray(_ORIENTATIONS, np.int64), pick_indices(N_ORIENTATIONS, orientations, "orientations")
 
 
 def render_block(block: int, shapes: np.ndarray, orients: np.ndarray, size: tuple[int, int], seed: int,
@@ -258,7 +258,7 @@ def generate_hand_pose(*, shapes=None, orientations=None, images_per_class: int 
         if style not in STYLES:
             raise DataError(f"{name}: style must be one of {', '.join(STYLES)}, got {style!r}")
         style = STYLES[style]
-    sh = _pick(N_SHAPES, shapes, "shapes", SHAPE_NAMES)
+    sh = pick_indices(N_SHAPES, shapes, "shapes", SHAPE_NAMES)
     grid, orr = orientation_table(orientations)
     shape_idx = np.repeat(sh, len(orr))
     orient_idx = np.tile(orr, len(sh))
@@ -269,12 +269,12 @@ def generate_hand_pose(*, shapes=None, orientations=None, images_per_class: int 
     report(progress, 0.0, f"generating {name}")
     all_poses()  # solve the shapes and build the backgrounds once, before any thread
     style.backgrounds(max(h, w))
-    blocks = list(range((n + _BLOCK - 1) // _BLOCK))
+    blocks = list(range((n + BLOCK - 1) // BLOCK))
     done = [0]
 
     def task(b: int) -> None:
         check_stop(should_stop)
-        a, e = b * _BLOCK, min(n, (b + 1) * _BLOCK)
+        a, e = b * BLOCK, min(n, (b + 1) * BLOCK)
         images[a:e] = render_block(b, shape_idx[labels[a:e]], orient_idx[labels[a:e]], (h, w), seed, style,
                                    grid=grid)
         done[0] += e - a
@@ -318,6 +318,6 @@ BUILTINS = (
                    _loader("hand-pose-small", ",".join(SMALL_SHAPES), 10, 20), version=GENERATOR_VERSION),
 )
 
-__all__ = ["BENCH_SPLIT", "BUILTINS", "CAMERA", "CLEAN", "GENERATOR_VERSION", "HandStyle", "N_ORIENTATIONS", "N_SHAPES",
+__all__ = ["BENCH_SPLIT", "BLOCK", "BUILTINS", "CAMERA", "CLEAN", "GENERATOR_VERSION", "HandStyle", "N_ORIENTATIONS", "N_SHAPES",
            "SMALL_SHAPES", "class_factors", "class_name", "generate_hand_pose", "orientation_distance",
-           "orientation_name", "orientation_table", "orientations", "pose_match", "render_block", "shape_names", "split_per_class"]
+           "orientation_name", "orientation_table", "orientations", "pick_indices", "pose_match", "render_block", "shape_names", "split_per_class"]

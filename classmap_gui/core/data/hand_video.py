@@ -81,6 +81,14 @@ def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: flo
         yield np.clip(np.rint(img), 0, 255).astype(np.uint8), (None if lab is None else lab)
 
 
+def demo_labels(fps: float = 15.0, hold: float = 0.8, move: float = 0.5) -> list:
+    """The key pose ``(shape, yaw, pitch, roll)`` of each frame :func:`demo_frames` yields with these
+    timings (None while moving): the truth of the shipped demo video, frame by frame."""
+    n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
+    zero = np.zeros(1)
+    return [lab for _, _, lab in _timeline([(zero, zero, k) for k in KEY_POSES], n_hold, n_move)]
+
+
 #: the find-the-hand video's hand: box side as a fraction of the frame's shorter side (min, max)
 FIND_HAND_SIDES = (0.35, 0.55)
 

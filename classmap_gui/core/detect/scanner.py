@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from ..classify._batch_kernels import embed_batch
+from ..classify.batch_kernels import embed_batch
 from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError, NotFittedError

@@ -22,16 +22,9 @@ def distance_gemm_timing(fm, X, *, rounds: int = 3) -> dict:
     """
     from ..timing import interleaved
 
-    fm._check_fitted()
-    imgs = fm._channels(X, fm.n_channels_)
-    n, h, w, _ = imgs.shape
-    grid = fm._grid(h, w)
-    k = fm.centroids_.shape[0]
-    ct = np.ascontiguousarray(-2.0 * fm.centroids_.T, dtype=np.float32)
-    per_chunk, block = fm._chunking(grid, k)
-    starts = list(range(0, n, per_chunk))
-    n_jobs = min(effective_n_jobs(fm.n_jobs), len(starts))
-    patches = [fm._patches(imgs[a:a + per_chunk]) for a in starts]
+    patches, ct, block = fm.distance_gemm(X)
+    k = ct.shape[1]
+    n_jobs = min(effective_n_jobs(fm.n_jobs), len(patches))
 
     def gemm_block(P):
         buf = np.empty((block, k), dtype=np.float32)
@@ -43,4 +36,4 @@ def distance_gemm_timing(fm, X, *, rounds: int = 3) -> dict:
         with threadpool_limits(limits=1 if n_jobs > 1 else None, user_api="blas"):
             Parallel(n_jobs=n_jobs, backend="threading")(delayed(gemm_block)(P) for P in patches)
 
-    return interleaved({"encode": lambda: fm.transform(X), "gemm": gemm}, rounds=rounds, items=n)
+    return interleaved({"encode": lambda: fm.transform(X), "gemm": gemm}, rounds=rounds, items=len(X))

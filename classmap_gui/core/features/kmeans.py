@@ -7,7 +7,7 @@ k-means (K centroids).
 
 transform: every patch of every image on a grid with step ``stride``, normalised and whitened the same
 way; distances to all centroids from ONE GEMM per block (``|x|^2 - 2 x.c + |c|^2``), then in one fused
-pass over the block while it is in cache (numba kernel in ``_kernels``): square root, mean distance
+pass over the block while it is in cache (numba kernel in ``kmeans_kernels``): square root, mean distance
 ``mu``, triangle activation ``max(0, mu - z_k)`` (or the hard 1-of-K code), added into the patch's
 quadrant. The (patches x K) matrix never exists beyond one cache-sized block. Chunks of images run
 in parallel on joblib threads (BLAS and the numba kernel release the GIL; BLAS is held at one thread
@@ -40,8 +40,8 @@ from ..errors import ConfigError, DataError, NotFittedError
 from ..limits import MemoryPlan, planned_size
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..checks import check_array
-from . import _kernels
-from ._clustering import inertia, lloyd, minibatch
+from . import kmeans_kernels
+from .clustering import inertia, lloyd, minibatch
 from .kmeans_ops import normalise_patches, whitened_patches
 
 _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601 luma, as OpenCV
@@ -98,7 +98,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     hellinger : take the square root of the pooled features (a Hellinger kernel for linear classifiers).
     grey : convert colour images to grey before everything; otherwise patches keep the images' channels.
     kmeans_algorithm : ``"lloyd"`` (full-batch k-means, distances by blocked GEMM, as Coates et al.'s own
-        code; see ``_clustering.lloyd`` for why it is the default) or ``"minibatch"`` (scikit-learn's
+        code; see ``clustering.lloyd`` for why it is the default) or ``"minibatch"`` (scikit-learn's
         ``MiniBatchKMeans``, ``kmeans_batch_size`` patches per step).
     kmeans_max_iter : passes over the patches (Lloyd iterations or mini-batch epochs).
     n_jobs : joblib worker threads for encoding (-1: all cores).
@@ -192,6 +192,10 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         p, s = self.patch_side, self.stride
         return _Grid((h - p) // s + 1, (w - p) // s + 1)
 
+    def positions(self, h: int, w: int) -> int:
+        """Patch positions (rows of the distance GEMM) per ``h x w`` image."""
+        return self._grid(h, w).n_pos
+
     def _normalise(self, X: np.ndarray) -> np.ndarray:
         """Per-patch brightness/contrast normalisation of float32 rows, in place."""
         return normalise_patches(X, self.norm_eps)
@@ -209,7 +213,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         """D, the length of a patch vector: p * p * channels."""
         return self.patch_side * self.patch_side * self.n_channels_
 
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         """Shape/dtype checks of loaded state (called by the store after loading a saved model)."""
         self._check_params()
         if self.n_channels_ not in (1, 3):
@@ -294,7 +298,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         starts = list(range(0, n, per_chunk))
         n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
         stop = threading.Event()
-        use_numba = _kernels.HAVE_NUMBA and getattr(self, "_use_numba", True)
+        use_numba = kmeans_kernels.HAVE_NUMBA and getattr(self, "_use_numba", True)
 
         def task(a: int) -> int:
             if stop.is_set():
@@ -324,6 +328,18 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             np.sqrt(F, out=F)
         return F
 
+    def distance_gemm(self, X) -> tuple[list[np.ndarray], np.ndarray, int]:
+        """What :meth:`transform` of images ``X`` multiplies, prepared but not multiplied: the whitened
+        patches of each parallel chunk, ``-2 C^T`` and the patch rows per distance block (the benchmark's
+        ``gemm_ratio``, :func:`.gemm_timing.distance_gemm_seconds`)."""
+        self._check_fitted()
+        imgs = self._channels(X, self.n_channels_)
+        n, h, w, _ = imgs.shape
+        k = self.centroids_.shape[0]
+        per_chunk, block = self._chunking(self._grid(h, w), k)
+        ct = np.ascontiguousarray(-2.0 * self.centroids_.T, dtype=np.float32)
+        return [self._patches(imgs[a:a + per_chunk]) for a in range(0, n, per_chunk)], ct, block
+
     @staticmethod
     def _chunking(grid: _Grid, k: int) -> tuple[int, int]:
         """``(images per parallel task, patch rows per distance block)`` for ``k`` centroids."""
@@ -334,7 +350,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         xx = np.einsum("ij,ij->i", X, X)
         buf = np.empty((block, ct.shape[1]), dtype=np.float32)
         if use_numba:
-            kern = _kernels.triangle_pool if self.encoder == "triangle" else _kernels.hard_pool
+            kern = kmeans_kernels.triangle_pool if self.encoder == "triangle" else kmeans_kernels.hard_pool
         for r0 in range(0, X.shape[0], block):
             r1 = min(X.shape[0], r0 + block)
             G = np.matmul(X[r0:r1], ct, out=buf[: r1 - r0])
@@ -342,7 +358,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             if use_numba:
                 kern(*args)
             else:
-                _kernels.numpy_pool(*args, encoder=self.encoder)
+                kmeans_kernels.numpy_pool(*args, encoder=self.encoder)
 
     def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
         """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into

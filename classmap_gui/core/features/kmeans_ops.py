@@ -45,7 +45,7 @@ def pool_numpy(G, xx, cc, row0, n_pos, n_w, half_h, half_w, out, encoder="triang
     cc (K,) squared centroid norms; row0: index of G's first row among the chunk's patches (image-major,
     then row-major positions); out (images, 4, K) float32 accumulates. ``encoder``: ``"triangle"``
     (``max(0, mean(z) - z_k)`` of the distances z) or ``"hard"`` (1 for the nearest centroid).
-    The compiled kernels in ``_kernels`` do the same in one pass."""
+    The compiled kernels in ``kmeans_kernels`` do the same in one pass."""
     R, K = G.shape
     g = np.arange(row0, row0 + R)
     img, pos = g // n_pos, g % n_pos

@@ -45,6 +45,6 @@ class PixelsHOGFeatures(HOGFeatures):
         return {"type": "concat", "parts": [self.pixels_.export_spec(arrays, f"{prefix}.0"),
                                             super().export_spec(arrays, f"{prefix}.1")]}
 
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         if not isinstance(self.pixels_, PixelFeatures):
             raise ValueError("pixels+hog needs its fitted thumbnail (pixels_)")

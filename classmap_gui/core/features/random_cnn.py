@@ -158,7 +158,7 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
             report(progress, min(n, s + step) / n, "random CNN features")
         return out
 
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         """Checks after loading a saved model: every drawn array has the shape the parameters imply."""
         if len(self.filters_) != self.depth:
             raise ValueError(f"random CNN: {len(self.filters_)} filter banks saved for depth {self.depth}")

@@ -147,7 +147,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "frequencies_")
         return gaussian_kernel(as_float_rows(U), as_float_rows(V), self.sigma_)
 
-    def _validate_state(self) -> None:
+    def validate_state(self) -> None:
         """Checks after loading a saved model: the frequencies fit ``m``, ``kind`` and the input width."""
         if self.kind not in ("cossin", "phase"):
             raise ValueError(f"unknown kind {self.kind!r}")

@@ -13,10 +13,10 @@ attribute, scikit-learn style). Values are encoded recursively:
 Loading only ever instantiates classes that :mod:`classmap_gui.core.registry` lists under the type
 name read from the file; an unknown name is a :class:`ModelFormatError`. A class may define:
 
-* ``_store_exclude``: attribute names ending in ``_`` that are not state (caches, counters);
-* ``_validate_state(self)``: check shapes/consistency after loading; raise ValueError (or
+* ``store_exclude``: attribute names ending in ``_`` that are not state (caches, counters);
+* ``validate_state(self)``: check shapes/consistency after loading; raise ValueError (or
   ModelFormatError) with a message when wrong;
-* ``_after_load(self)``: rebuild caches from the loaded state.
+* ``after_load(self)``: rebuild caches from the loaded state.
 
 The type names are listed in the registry; :func:`register` adds a class outside that table.
 """
@@ -104,7 +104,7 @@ def dump_estimator(est: Any, arrays: dict[str, np.ndarray], prefix: str) -> dict
     """The JSON spec of ``est``; its arrays are added to ``arrays`` under keys starting with ``prefix``."""
     name = registered_name(est)
     params = est.get_params(deep=False)
-    exclude = set(getattr(type(est), "_store_exclude", ()))
+    exclude = set(getattr(type(est), "store_exclude", ()))
     state = {k: v for k, v in vars(est).items()
              if k.endswith("_") and not k.startswith("_") and k not in exclude}
     return {
@@ -162,10 +162,10 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
             raise ModelFormatError(f"{where}: {k!r} is not a fitted attribute")
         setattr(est, k, v)
     try:
-        if hasattr(est, "_validate_state"):
-            est._validate_state()
-        if hasattr(est, "_after_load"):
-            est._after_load()
+        if hasattr(est, "validate_state"):
+            est.validate_state()
+        if hasattr(est, "after_load"):
+            est.after_load()
     except ModelFormatError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:

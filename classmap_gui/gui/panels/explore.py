@@ -13,9 +13,10 @@ from ...core.class_factors import colour_choices, factors_of
 from ...core.explore import MOSAIC_DEFAULT, ExploreData, mosaic_of
 from ..imageutil import to_pixmap
 from .explore_class import ClassDetail
-from .explore_data import _colours, explore_task, readable_range  # noqa: F401
+from .explore_data import explore_task, readable_range
 from .explore_map import MapPlot
 from .explore_mapping import MODES, MapControls
+from .live_map import LiveMapBox
 
 MAX_POINTS = 5000  # held-out images drawn as dots (t-SNE of 2430 classes + 5000 dots: under a minute here)
 MAX_TESTED = 12000  # held-out images recognised for the most confused classes (all 29 160 of hand-pose: minutes)
@@ -170,10 +171,12 @@ class ExplorePanel(MapControls, QWidget):
         ol.addWidget(self.cands, 1)
 
         right = QSplitter(Qt.Vertical)
+        self.live = LiveMapBox(project, self.map)  # the Run panel's frames on the map (mainwindow: watch)
+        right.addWidget(self.live)
         right.addWidget(mosaic_box)
         right.addWidget(trade_box)
         right.addWidget(one_box)
-        right.setSizes([240, 240, 220])
+        right.setSizes([560, 200, 200, 180])
         split = QSplitter()
         split.addWidget(emb_box)
         split.addWidget(right)

@@ -9,7 +9,7 @@ from ...core import embedding_map
 from ...core.explore import explore_views
 
 
-def _colours(n: int) -> list:
+def class_colours(n: int) -> list:
     """One colour per class, all dark enough to read as text and dots on white.
 
     Up to 10 classes: a ten-colour palette without light tones; beyond, golden-ratio hue steps with

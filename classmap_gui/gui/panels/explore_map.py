@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from .explore_data import _colours
+from .explore_data import class_colours
 
 DOT_SIZE, STAR_SIZE = 5, 10
 #: colours cycled when colouring by class: 2430 hues cannot be told apart anyway, and each distinct brush
@@ -40,7 +40,7 @@ def group_colours(names: list[str], ordered: bool, right_wrong: bool = False) ->
         return [pg.mkColor(*c) for c in fixed] + [pg.mkColor(190, 190, 190)]
     if ordered:
         return scale_colours(len(names))
-    base = _colours(min(len(names), CLASS_HUES))
+    base = class_colours(min(len(names), CLASS_HUES))
     return [base[k % len(base)] for k in range(len(names))]
 
 

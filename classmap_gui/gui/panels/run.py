@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFont, QIcon
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy,
                                QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
@@ -25,7 +25,9 @@ RESULTS_WIDTH = 380  # the right column keeps its width whatever the class names
 
 class RunPanel(QWidget):
     """The Run tab: recognise a camera, video or images live with the trained recogniser and show the
-    class, scores and speed."""
+    class, scores and speed. ``frameRecognised(crop, result, file name, frames read)``: each frame shown."""
+    frameRecognised = Signal(object, object, str, int)
+
     def __init__(self, project, parent=None):
         super().__init__(parent)
         self.project = project
@@ -257,6 +259,7 @@ class RunPanel(QWidget):
             if name:
                 c, s = int(result[0][0]), float(result[1][0])
                 self._add_file_row(name, self._name(c), "–" if not np.isfinite(s) else f"{s:.3f}")
+        self.frameRecognised.emit(crop, result, name, self.stream.frames_read)
         self.frames_shown += 1
         self._fps_n += 1
         now = time.perf_counter()

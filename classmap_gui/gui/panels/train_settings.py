@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
+from ...core.registry import classmap_applies
 from . import param_specs
 from .params import ParamForm
 
@@ -132,7 +133,7 @@ class TrainSettings(QWidget):
     def _bank_changed(self) -> None:
         name = self.bank.currentData()
         self.bank_form.set_params(param_specs.bank_params(name))
-        self.cm_box.setEnabled(name != "compressive")
+        self.cm_box.setEnabled(classmap_applies(name))
         self._changed()
 
     def apply(self, s: dict, advice: list[str] | None = None) -> None:
@@ -144,7 +145,7 @@ class TrainSettings(QWidget):
                                           s.get("features_params"))
             self.bank.setCurrentIndex(max(0, self.bank.findData(s.get("bank", "ova-liblinear"))))
             self.bank_form.set_params(param_specs.bank_params(self.bank.currentData()), s.get("bank_params"))
-            self.cm_box.setEnabled(self.bank.currentData() != "compressive")
+            self.cm_box.setEnabled(classmap_applies(self.bank.currentData()))
             cm = s.get("classmap")
             self.cm_box.setChecked(cm is not None)
             cm = cm or {}
@@ -166,7 +167,7 @@ class TrainSettings(QWidget):
 
     def values(self) -> dict:
         """The settings shown, as TrainConfig fields."""
-        use_cm = self.cm_box.isChecked() and self.bank.currentData() != "compressive"
+        use_cm = self.cm_box.isChecked() and classmap_applies(self.bank.currentData())
         return {"features": self.features.currentData(), "features_params": self.features_form.values(),
                 "bank": self.bank.currentData(), "bank_params": self.bank_form.values(),
                 "classmap": {"d": self.cm_d.value(), "p": self.cm_p.value(),

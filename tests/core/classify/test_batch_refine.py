@@ -6,10 +6,9 @@ import pytest
 
 import numba as nb
 
-from classmap_gui.core.classify import _batch_kernels as BK
+from classmap_gui.core.classify import batch_kernels as BK
 from classmap_gui.core.classify import filter_kernels as FK
-from classmap_gui.core.classify._batch_kernels import dot2x4
-from classmap_gui.core.classify._lane_dot import dot1, dot4
+from classmap_gui.core.classify.lane_dot import dot1, dot2x4, dot4
 from classmap_gui.core.classify.classmap import ClassMap
 
 
@@ -161,7 +160,7 @@ def test_trained_digits_model_batch_equals_single_query(refine):
 def _filters_agree(E, F, alpha, p):
     """The batch filter's top-p lists of queries ``F`` over class embeddings ``E``, checked equal, class
     and distance bits, to the single-query filter's for every query; returns the lists ``(n, p)``."""
-    from classmap_gui.core.classify import _classmap_kernels as K
+    from classmap_gui.core.classify import classmap_kernels as K
 
     n, d = F.shape
     ET = FK.transpose_embeddings(E, alpha)
@@ -210,7 +209,7 @@ def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
     """Neighbouring class indices close in embedding space (like poses of one shape), so a query's
     nearest classes are a run of consecutive indices; C not a multiple of the group size; the
     last queries of the batch not a multiple of four."""
-    from classmap_gui.core.classify import _classmap_kernels as K
+    from classmap_gui.core.classify import classmap_kernels as K
 
     rng = np.random.default_rng(5)
     C, d, n, p = 2430, 12, 43, 20
@@ -292,7 +291,7 @@ def test_kth_upper_bound_is_at_least_the_kth_and_within_its_slack():
 def test_batch_embedding_is_the_single_query_embedding_bit_for_bit(d):
     """Reference rows in threes, then a pair or one; queries in fours, then the rest (n = 37): every
     output as the single query's embedding computes it."""
-    from classmap_gui.core.classify import _classmap_kernels as K
+    from classmap_gui.core.classify import classmap_kernels as K
 
     rng = np.random.default_rng(d)
     K_rows, D, n = 50, 70, 37

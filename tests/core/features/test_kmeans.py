@@ -10,7 +10,7 @@ from sklearn.pipeline import Pipeline
 from classmap_gui.core.errors import Cancelled, ConfigError, DataError, NotFittedError
 from classmap_gui.core.features import KMeansFeatures
 from classmap_gui.core.registry import make_features
-from classmap_gui.core.features import _kernels
+from classmap_gui.core.features import kmeans_kernels
 
 
 def _images(n=5, h=11, w=10, colour=False, seed=0):
@@ -47,7 +47,7 @@ def reference_transform(fm: KMeansFeatures, images: np.ndarray) -> np.ndarray:
     return np.sqrt(out) if fm.hellinger else out
 
 
-@pytest.mark.parametrize("use_numba", [True, False] if _kernels.HAVE_NUMBA else [False])
+@pytest.mark.parametrize("use_numba", [True, False] if kmeans_kernels.HAVE_NUMBA else [False])
 @pytest.mark.parametrize("encoder", ["triangle", "hard"])
 @pytest.mark.parametrize("whiten_eps", [0.1, None])
 @pytest.mark.parametrize("colour", [False, True])

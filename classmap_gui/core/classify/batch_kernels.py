@@ -1,6 +1,6 @@
 """Compiled (numba) kernels of ClassMap's batch filter-and-refine.
 
-A batch of n queries does the same arithmetic as n single queries (``_classmap_kernels``; every
+A batch of n queries does the same arithmetic as n single queries (``classmap_kernels``; every
 score bit-identical, see there), organised for the cache instead of per query:
 
 * embedding: :func:`embed_batch` — blocks of queries against the d reference rows, three reference
@@ -24,56 +24,14 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from numba import types
-from numba.extending import intrinsic
 
-from ._classmap_kernels import rank, stop_point
-from ._lane_dot import _check, _emit_dots, _row_ptr, dot1, dot4
+from .classmap_kernels import rank, stop_point
 from .kernel_threads import even_bounds, run_split
+from .lane_dot import dot1, dot2x4, dot3x4, dot4
 
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
 #: queries per embedding block (their rows and the d reference rows fit in L2)
 QBLOCK = 32
-
-
-def _dot_block(n_a: int, n_b: int, doc: str):
-    """An intrinsic ``(A, i_0..i_{n_a-1}, B, j_0..j_{n_b-1}) -> (float32,) * (n_a n_b)``: every product
-    ``A[i] · B[j]`` in one pass, ``i`` major, each exactly as :func:`dot1` (:mod:`._lane_dot`'s emitter,
-    which loads each row vector once per column step and shares it between its pairs)."""
-
-    def typer(typingctx, A, *idx):
-        _check(A, idx[n_a])
-        B = idx[n_a]
-        sig = types.UniTuple(types.float32, n_a * n_b)(A, *(types.int64,) * n_a, B, *(types.int64,) * n_b)
-
-        def codegen(context, builder, signature, args):
-            D = None
-            rows_a = []
-            for t in range(n_a):
-                pa, D = _row_ptr(context, builder, A, args[0], args[1 + t])
-                rows_a.append(pa)
-            rows_b = [_row_ptr(context, builder, B, args[1 + n_a], args[2 + n_a + t])[0] for t in range(n_b)]
-            vals = _emit_dots(builder, [(pa, pb) for pa in rows_a for pb in rows_b], D)
-            return context.make_tuple(builder, signature.return_type, vals)
-
-        return sig, codegen
-
-    # numba's @intrinsic needs the typer's parameters spelled out (a *args typer mis-lowers), so the
-    # signature is written for this block size
-    params = ", ".join(["typingctx", "A"] + [f"i{t}" for t in range(n_a)] + ["B"] + [f"j{t}" for t in range(n_b)])
-    ns = {"typer": typer}
-    exec(f"def f({params}):\n    return typer(typingctx, A, {', '.join([f'i{t}' for t in range(n_a)] + ['B'] + [f'j{t}' for t in range(n_b)])})", ns)
-    fn = ns["f"]
-    fn.__doc__ = doc
-    return intrinsic(fn)
-
-
-dot2x4 = _dot_block(2, 4, """The eight products ``A[i] · B[j]`` for ``i`` in ``(i0, i1)``, ``j`` in ``(j0..j3)``, ``i0``
-first: ``(i0·j0, i0·j1, i0·j2, i0·j3, i1·j0, ...)``, each exactly as :func:`dot1`.""")
-dot3x4 = _dot_block(3, 4, """The twelve products ``A[i] · B[j]`` for ``i`` in ``(i0, i1, i2)``, ``j`` in ``(j0..j3)``, ``i``
-major, each exactly as :func:`dot1`: seven row streams feed 24 multiply-adds per column step, 24 of the
-32 vector registers holding sums (the batch embedding: three reference rows against four queries, the
-fewest loads per multiply-add that fit the registers).""")
 
 
 @nb.njit(**_EXACT)
@@ -214,7 +172,7 @@ def eval_grouped(X, W, b, starts, queries, slots, R) -> None:
 @nb.njit(**_EXACT)
 def rank_range(cands, R, refpos, mode, t, out_cls, out_score, out_eval, lo, hi):
     """Per query ``lo..hi``: the refine's stop point (mode 3) and evaluations, and the candidates
-    ordered by response, exactly as :func:`~._classmap_kernels.refine_one` given the same
+    ordered by response, exactly as :func:`~.classmap_kernels.refine_one` given the same
     responses ``R (n, p)``."""
     p = cands.shape[1]
     for q in range(lo, hi):

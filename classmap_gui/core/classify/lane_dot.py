@@ -14,11 +14,13 @@ the same in every kernel, whatever the other pairs sharing the loop are:
 * ``dot1(A, i, B, j) -> float32``;
 * ``dot4(A, i0, i1, i2, i3, B, j0, j1, j2, j3) -> (float32,) * 4``: four pairs in one pass, so four
   row streams keep more cache misses in flight (single query: four weight rows, one query; batch:
-  one weight row, four queries).
+  one weight row, four queries);
+* ``dot2x4`` / ``dot3x4`` (:func:`dot_block`): every product of two or three rows of ``A`` with four of
+  ``B`` in one pass, each row vector loaded once per column step (the batch embedding).
 
 numba's on-disk cache of a caller is keyed on the caller's own source file: after editing this
-module, delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``_classmap_kernels`` and
-``_batch_kernels`` (an installed release has fresh files, so this concerns development only).
+module, delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``classmap_kernels`` and
+``batch_kernels`` (an installed release has fresh files, so this concerns development only).
 """
 from __future__ import annotations
 
@@ -154,6 +156,46 @@ def dot4(typingctx, A, i0, i1, i2, i3, B, j0, j1, j2, j3):
         return context.make_tuple(builder, signature.return_type, vals)
 
     return sig, codegen
+
+
+def dot_block(n_a: int, n_b: int, doc: str):
+    """An intrinsic ``(A, i_0..i_{n_a-1}, B, j_0..j_{n_b-1}) -> (float32,) * (n_a n_b)``: every product
+    ``A[i] · B[j]`` in one pass, ``i`` major, each exactly as :func:`dot1` (this module's emitter,
+    which loads each row vector once per column step and shares it between its pairs)."""
+
+    def typer(typingctx, A, *idx):
+        _check(A, idx[n_a])
+        B = idx[n_a]
+        sig = types.UniTuple(types.float32, n_a * n_b)(A, *(types.int64,) * n_a, B, *(types.int64,) * n_b)
+
+        def codegen(context, builder, signature, args):
+            D = None
+            rows_a = []
+            for t in range(n_a):
+                pa, D = _row_ptr(context, builder, A, args[0], args[1 + t])
+                rows_a.append(pa)
+            rows_b = [_row_ptr(context, builder, B, args[1 + n_a], args[2 + n_a + t])[0] for t in range(n_b)]
+            vals = _emit_dots(builder, [(pa, pb) for pa in rows_a for pb in rows_b], D)
+            return context.make_tuple(builder, signature.return_type, vals)
+
+        return sig, codegen
+
+    # numba's @intrinsic needs the typer's parameters spelled out (a *args typer mis-lowers), so the
+    # signature is written for this block size
+    params = ", ".join(["typingctx", "A"] + [f"i{t}" for t in range(n_a)] + ["B"] + [f"j{t}" for t in range(n_b)])
+    ns = {"typer": typer}
+    exec(f"def f({params}):\n    return typer(typingctx, A, {', '.join([f'i{t}' for t in range(n_a)] + ['B'] + [f'j{t}' for t in range(n_b)])})", ns)
+    fn = ns["f"]
+    fn.__doc__ = doc
+    return intrinsic(fn)
+
+
+dot2x4 = dot_block(2, 4, """The eight products ``A[i] · B[j]`` for ``i`` in ``(i0, i1)``, ``j`` in ``(j0..j3)``, ``i0``
+first: ``(i0·j0, i0·j1, i0·j2, i0·j3, i1·j0, ...)``, each exactly as :func:`dot1`.""")
+dot3x4 = dot_block(3, 4, """The twelve products ``A[i] · B[j]`` for ``i`` in ``(i0, i1, i2)``, ``j`` in ``(j0..j3)``, ``i``
+major, each exactly as :func:`dot1`: seven row streams feed 24 multiply-adds per column step, 24 of the
+32 vector registers holding sums (the batch embedding: three reference rows against four queries, the
+fewest loads per multiply-add that fit the registers).""")
 
 
 #: classes per :func:`l1_tile` call (four vectors of partial distances held in registers)

@@ -8,9 +8,9 @@ Here the embedding dot products, the weighted-L1 filter fused with a running top
 (:func:`.filter_kernels.filter_one`: no ``(C,)`` or ``(C, d)`` temporaries) and the refine dot
 products run in compiled calls over buffers the caller preallocates, so a query allocates nothing.
 
-One arithmetic for every path: the single query (here) and the batch (``_batch_kernels``) must give
+One arithmetic for every path: the single query (here) and the batch (``batch_kernels``) must give
 bit-identical scores, so no kernel that produces a number lets the compiler reorder sums. Dot
-products are :mod:`._lane_dot`'s fixed-order vector kernels; the filter is :mod:`.filter_kernels`
+products are :mod:`.lane_dot`'s fixed-order vector kernels; the filter is :mod:`.filter_kernels`
 (one family for one query and many). The refine ranking is one shared insertion sort.
 
 Conventions: ``W (K, D) float32`` stacked linear classifiers and ``b (K,) float32`` biases;
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._lane_dot import dot1, dot4
+from .lane_dot import dot1, dot4
 from .filter_kernels import filter_one
 
 #: kernels whose sums must not be reordered or fused (see the module docstring)

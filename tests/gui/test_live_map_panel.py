@@ -1,0 +1,144 @@
+"""The live map, driven as a person does: train (or open) a ClassMap model, Compute views on Explore, start
+the demo video (or a folder of class folders) on Run, and watch the frames on the Explore map: the marker
+moves, the filter's p candidates are ringed, the list shows them, the rank histogram fills."""
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from conftest import train_hand_pose
+from test_responsive import Heartbeat, busy_cpu  # noqa: F401 - busy_cpu is a fixture
+from test_sources_export import _trained
+
+
+def _compute_views(qtbot, win):
+    win.show_panel("explore")
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=60000)  # the button is off while another task runs
+    with qtbot.waitSignal(win.runner.finished, timeout=120000):
+        qtbot.mouseClick(win.explore.compute_btn, Qt.LeftButton)
+    assert win.explore.data is not None, (win.runner.last_error, win.explore.info.text())
+
+
+def _watch(qtbot, win, updates: int, timeout: int = 60000, full_speed: bool = True) -> list:
+    """Start the chosen Run source (at full speed or its own rate), switch to Explore and record the live
+    marker's positions until ``updates`` frames were drawn (or the stream ended)."""
+    live = win.explore.live
+    if win.run.full_speed.isChecked() != full_speed:
+        qtbot.mouseClick(win.run.full_speed, Qt.LeftButton)
+    qtbot.mouseClick(win.run.start_btn, Qt.LeftButton)
+    assert win.run.stream is not None, win.run.last_message
+    win.show_panel("explore")
+    seen = []
+
+    def enough():
+        m = live.overlay.marker.data
+        if len(m):
+            pos = (float(m["x"][0]), float(m["y"][0]))
+            if not seen or seen[-1] != pos:
+                seen.append(pos)
+        return live.updates >= updates or win.run.stream is None
+
+    qtbot.waitUntil(enough, timeout=timeout)
+    return seen
+
+
+def _star_xy(ex, classes):
+    Y = ex.map.Y
+    return {(round(float(Y[c, 0]), 4), round(float(Y[c, 1]), 4)) for c in classes}
+
+
+def _check_frame(ex, live):
+    """The rings sit on the stars of the listed candidates, the list's bold row is the winner's star."""
+    rings = live.overlay.rings.data
+    ringed = {(round(float(x), 4), round(float(y), 4)) for x, y in zip(rings["x"], rings["y"])}
+    names = ex.project.class_names
+    listed = [live.table.item(r, 1).text().replace("  ✓ true", "") for r in range(live.table.rowCount())]
+    assert len(listed) == ex.project.recogniser.classmap.p == len(rings)
+    assert ringed == _star_xy(ex, [names.index(n) for n in listed])
+    bold = [r for r in range(live.table.rowCount()) if live.table.item(r, 1).font().bold()]
+    assert len(bold) == 1
+    w = live.overlay.winner.data
+    assert _star_xy(ex, [names.index(listed[bold[0]])]) == {(round(float(w["x"][0]), 4), round(float(w["y"][0]), 4))}
+
+
+def _hist_total(live) -> int:
+    kept = live.kept_bars.opts["height"]
+    lost = live.lost_bars.opts["height"]
+    return int(np.sum(kept) + np.sum(lost))
+
+
+def test_demo_video_on_the_map_marker_rings_list_and_rank_histogram(qtbot, window):
+    win = window
+    # the first key poses of the demo video (hand shapes 5, B, V at every orientation): a labelled source
+    train_hand_pose(qtbot, win, shapes="5,B,V", orientations=30, images_per_class=6)
+    _compute_views(qtbot, win)
+    ex, live = win.explore, win.explore.live
+    seen = _watch(qtbot, win, updates=25, full_speed=False)  # 18 s of video: room for every step below
+    assert live.updates >= 25, live.status.text()
+    assert len(set(seen)) >= 5  # the marker moves with the hand
+    _check_frame(ex, live)
+    assert _hist_total(live) >= 5  # labelled frames were counted
+    assert "labelled frames" in live.rank_label.text()
+    # Follow off: the view stays where the person put it while frames keep arriving
+    qtbot.mouseClick(live.follow, Qt.LeftButton)
+    assert not live.follow.isChecked()
+    vb = ex.map.plot.getViewBox()
+    vb.scaleBy((0.25, 0.25))
+    before = vb.viewRange()
+    n = live.updates
+    qtbot.waitUntil(lambda: live.updates >= n + 5 or win.run.stream is None, timeout=30000)
+    assert live.updates > n and vb.viewRange() == before
+    # back on the Run tab the live map stops taking frames (one in flight may still be drawn)
+    win.show_panel("run")
+    n, shown = live.updates, win.run.frames_shown
+    qtbot.waitUntil(lambda: win.run.frames_shown >= shown + 10 or win.run.stream is None, timeout=30000)
+    assert win.run.frames_shown > shown and live.updates <= n + 1
+    win.run.stop()
+
+
+def test_kmeans_model_shows_the_patches_driving_a_folder_frame(qtbot, window, small_settings, shapes_folder):
+    win = window
+    _trained(qtbot, win, shapes_folder, small_settings)
+    _compute_views(qtbot, win)
+    live = win.explore.live
+    win.run.add_source("folder", str(shapes_folder / "ring"))
+    _watch(qtbot, win, updates=4)
+    assert live.patches.pixmap() is not None and not live.patches.pixmap().isNull()
+    assert "centroids" in live.patches.toolTip()
+    assert _hist_total(live) >= 4  # every image of the folder "ring" is labelled "ring"
+    assert "True class: <b>rank" in live.rank_label.text()
+    assert any("✓ true" in live.table.item(r, 1).text() for r in range(live.table.rowCount()))  # ring is ringed
+
+
+@pytest.fixture(scope="session")
+def hand_2430(tmp_path_factory):
+    """A cheap model of all 2430 hand-pose classes (4 images of 32x32 per class, HOG, ridge, ClassMap) and
+    its image set and test part: the size the live map is for."""
+    from classmap_gui.core.data.hand_pose import generate_hand_pose
+    from classmap_gui.core.training import TrainConfig, train
+
+    ims = generate_hand_pose(images_per_class=4, size=(32, 32), name="hand-pose-live")
+    cfg = TrainConfig(features="hog", bank="ova-ridge", bank_params={"alpha": 10.0},
+                      classmap={"d": 16, "p": 20, "n_triples": 5000, "reference_penalty": 30.0},
+                      test_fraction=0.25, classmap_fraction=0.25, seed=0)
+    res = train(ims, cfg)
+    return ims, res, cfg
+
+
+@pytest.mark.slow
+def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430, busy_cpu):
+    ims, res, cfg = hand_2430
+    win = window
+    win.project.reset(ims)
+    win.project.set_trained(res.recogniser, res.report, split=(ims.subset(res.split["train"]),
+                                                              ims.subset(res.split["test"])),
+                            settings=cfg.to_dict())
+    _compute_views(qtbot, win)
+    ex, live = win.explore, win.explore.live
+    assert ex.map.n_classes == 2430
+    with Heartbeat() as hb:
+        seen = _watch(qtbot, win, updates=60, timeout=120000, full_speed=False)  # the video's own 15 frames/s
+    assert live.updates >= 60 and len(set(seen)) >= 10
+    _check_frame(ex, live)
+    assert _hist_total(live) >= 10
+    hb.check(f"live map of 2430 classes ({live.updates} updates)")  # test_responsive's bound: 100 ms, load left out
+    win.run.stop()
