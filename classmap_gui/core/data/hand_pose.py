@@ -35,7 +35,7 @@ from .catalog import BuiltinDataset
 from .hand_model import LIMITS, N_PARAMS, forward_kinematics_many
 from .hand_render import add_noise, composite, frame_hands, render_hands
 from .hand_orientations import orientation_grid, parse_orientation
-from .hand_style import CAMERA, CLEAN, STYLES, HandStyle
+from .hand_style import CAMERA, CLEAN, STYLES, VARIED, HandStyle, draw
 from .hand_shapes import SHAPE_NAMES, all_poses
 from .imageset import ImageSet
 from .pose_split import BENCH_SPLIT, rotations, split_per_class
@@ -180,17 +180,17 @@ def render_block(block: int, shapes: np.ndarray, orients: np.ndarray, size: tupl
     fill = style.fill * (1.0 + rng.uniform(-style.scale_jitter, style.scale_jitter, m))
     shift = rng.uniform(-style.shift_jitter, style.shift_jitter, (m, 2))
     light = style.draw_lights(rng, m)
-    ambient = rng.uniform(*style.ambient, m)
+    ambient = draw(rng, style.ambient, m)
     skin = np.asarray(style.skins, np.float64)[rng.integers(0, len(style.skins), m)]
     skin = skin * rng.uniform(0.93, 1.07, (m, 1))
     tile = rng.integers(0, n_tiles, m)
     zoom = rng.integers(0, 2, m)
     bg_u = rng.random((m, 2))
     flip = rng.integers(0, 4, m)
-    contrast = rng.uniform(*style.background_contrast, m)
-    blur = rng.uniform(*style.blur, m)
-    sigma = rng.uniform(*style.noise, m)
-    quality = rng.integers(style.jpeg_quality[0], style.jpeg_quality[1] + 1, m) if style.jpeg_quality else None
+    contrast = draw(rng, style.background_contrast, m)
+    blur = draw(rng, style.blur, m)
+    sigma = draw(rng, style.noise, m)
+    quality = draw(rng, style.jpeg_quality, m, integers=True) if style.jpeg_quality else None
 
     caps = forward_kinematics_many(params)
     R = _rotations(ang[:, 0], ang[:, 1], ang[:, 2])
