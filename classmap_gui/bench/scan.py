@@ -125,7 +125,7 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     lets brute force's BLAS worker threads go back to sleep. A key-pose frame counts as right only when the
     box is on the hand (IoU >= 0.5) and the reading names its class (exact), its shape, or its pose within 30
     degrees (:func:`..core.data.hand_pose.pose_match`)."""
-    from ..core.data.hand_pose import class_name, pose_match
+    from ..core.data.hand_pose import class_name, pose_scores
     from ..core.detect.choice import validation_video
     from ..core.detect.reading import HandReader
     from ..core.detect.scanner import Scanner, iou
@@ -188,31 +188,10 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     return rows
 
 
-def pose_scores(truth: list[str], said: list) -> dict:
-    """``class_accuracy``, ``shape_accuracy`` and ``pose_accuracy_within_30`` of the names ``said`` (None:
-    wrong whatever the truth) against the ``truth`` class names."""
-    from ..core.data.hand_pose import pose_match
-
-    if not truth:
-        return {"class_accuracy": None, "shape_accuracy": None, "pose_accuracy_within_30": None}
-    ok = np.array([s is not None for s in said])
-    t = [x for x, o in zip(truth, ok) if o]
-    p = [x for x, o in zip(said, ok) if o]
-    exact = np.zeros(len(truth), bool)
-    shape = np.zeros(len(truth), bool)
-    pose = np.zeros(len(truth), bool)
-    if t:
-        exact[ok] = [a == b for a, b in zip(t, p)]
-        shape[ok] = [a.partition(" · ")[0] == b.partition(" · ")[0] for a, b in zip(t, p)]
-        pose[ok] = pose_match(t, p, 30)
-    return {"class_accuracy": float(exact.mean()), "shape_accuracy": float(shape.mean()),
-            "pose_accuracy_within_30": float(pose.mean())}
-
-
 def style_test(rec, style: str, opt: dict, should_stop: StopFn = None) -> dict:
     """The model on generated test images of ``style`` (``camera``: never trained on; seed ``camera_seed``),
     both methods, each crop read as the app reads a hand (:func:`..core.detect.reading.read_probabilities`)."""
-    from ..core.data.hand_pose import generate_hand_pose
+    from ..core.data.hand_pose import generate_hand_pose, pose_scores
     from ..core.detect.reading import HandReader, read_probabilities
 
     ims = generate_hand_pose(shapes=opt["shapes"] or None, orientations=opt["orientations"] or None,

@@ -31,12 +31,13 @@ def cmd_hand_model(args: argparse.Namespace) -> int:
     options = {**(QUICK if args.quick else {}), **parse_sets(args.set)}
     load = list(os.getloadavg())
     bar = ProgressBar()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         rec, info = make_hand_model(out, options, progress=bar)
     finally:
         bar.close()
     emit({"model": str(out), "classes": rec.n_classes, "seconds": time.perf_counter() - t0,
+          "cpu_seconds": time.process_time() - c0,
           "stage_seconds": info["seconds"], "load_average_before": load, "load_average_after": list(os.getloadavg()),
           "detection": info["detection"]}, args.json,
          f"hand-pose model: {rec.n_classes} classes in {time.perf_counter() - t0:.0f} s -> {out}\n"

@@ -124,6 +124,24 @@ def pose_match(true_names: list[str], predicted_names: list[str], max_degrees: f
     return (t["shape_index"] == p["shape_index"]) & (orientation_distance(ot, op) <= max_degrees + 1e-6)
 
 
+def pose_scores(true_names: list[str], predicted_names: list) -> dict:
+    """What a person sees right: ``class_accuracy`` (the exact class), ``shape_accuracy`` (the shape, orientation
+    ignored) and ``pose_accuracy_within_30`` (:func:`pose_match`) of ``predicted_names`` against ``true_names``;
+    a prediction of None (no hand named, or named at the wrong place) is wrong. None values for no names."""
+    if not len(true_names):
+        return {"class_accuracy": None, "shape_accuracy": None, "pose_accuracy_within_30": None}
+    said = np.array([p is not None for p in predicted_names])
+    t = [a for a, ok in zip(true_names, said) if ok]
+    p = [b for b, ok in zip(predicted_names, said) if ok]
+    exact, shape, pose = (np.zeros(len(true_names), bool) for _ in range(3))
+    if t:
+        exact[said] = [a == b for a, b in zip(t, p)]
+        shape[said] = class_factors(t)["shape_index"] == class_factors(p)["shape_index"]
+        pose[said] = pose_match(t, p, 30)
+    return {"class_accuracy": float(exact.mean()), "shape_accuracy": float(shape.mean()),
+            "pose_accuracy_within_30": float(pose.mean())}
+
+
 def _pick(total: int, k, what: str, names: tuple[str, ...] | None = None) -> np.ndarray:
     """Indices into ``range(total)``: all (None), ``k`` spread evenly (int), or named (list / comma text)."""
     if k is None or (isinstance(k, (int, np.integer)) and k == total):
@@ -320,4 +338,4 @@ BUILTINS = (
 
 __all__ = ["BENCH_SPLIT", "BUILTINS", "CAMERA", "CLEAN", "GENERATOR_VERSION", "HandStyle", "N_ORIENTATIONS", "N_SHAPES",
            "SMALL_SHAPES", "class_factors", "class_name", "generate_hand_pose", "orientation_distance",
-           "orientation_name", "orientation_table", "orientations", "pose_match", "render_block", "shape_names", "split_per_class"]
+           "orientation_name", "orientation_table", "orientations", "pose_match", "pose_scores", "render_block", "shape_names", "split_per_class"]
