@@ -59,6 +59,8 @@ OPTIONS = {
     "interleave": (12, "frames per turn: the two methods take turns over the video in blocks of this many frames"),
     "interleave_pause": (0.15, "untimed seconds between turns (BLAS worker threads go back to sleep)"),
     "cache_dir": (None, "folder for the built model (none: build every run); the CLI passes the user cache"),
+    "model_dir": (None, "test this saved hand model (`classmap hand-model --out`) instead of building one: its "
+                  "build and choice settings are its own (recorded in it)"),
 }
 
 
@@ -98,6 +100,11 @@ def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
     from ..core.detect.pose_model import make_hand_model
     from ..core.recogniser import Recogniser
 
+    if opt.get("model_dir") not in (None, "", "none"):
+        rec = Recogniser.load(opt["model_dir"])
+        if "hand_model" not in rec.metadata:
+            raise ConfigError(f"bench scan: {opt['model_dir']} is not a hand model built by `classmap hand-model`")
+        return rec, {**json.loads(json.dumps(rec.metadata["hand_model"])), "cached": True, "folder": str(opt["model_dir"])}
     build = {k: opt[k] for k in BUILD_OPTIONS}
     choice = {k: opt[k] for k in CHOICE_OPTIONS if k != "frame_size"}
     choice["frame_size"] = frame_sizes(opt["frames"])[0]
@@ -230,6 +237,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     seeds = test_seeds(opt)                             # refuses test seeds that are validation seeds, before any work
     t_start = time.perf_counter()
     rec, info = _model(opt, sub_progress(progress, 0.0, 0.75), should_stop)
+    opt.update({k: v for k, v in (info.get("choice_options") or {}).items() if k in opt})  # the model's validation seeds
+    seeds = test_seeds(opt)                             # ... never a test seed either
     rows = []
     for i, size in enumerate(sizes):
         rows.extend(scan_videos(rec, size, opt, should_stop))

@@ -194,11 +194,13 @@ def make_hand_model(folder, options: dict | None = None, choice: dict | None = N
     options = {**{k: v[0] for k, v in BUILD_OPTIONS.items()}, **(options or {})}
     rec, info = build_hand_model(options, sub_progress(progress, 0.0, 0.8), should_stop)
     t1 = time.perf_counter()
-    settings, sel = choose_scan(rec, {**(choice or {}), "sides": options["sides"]}, sub_progress(progress, 0.8, 0.99, "choosing on validation"),
+    choice = {**(choice or {}), "sides": options["sides"]}
+    settings, sel = choose_scan(rec, choice, sub_progress(progress, 0.8, 0.99, "choosing on validation"),
                                 should_stop)
     rec.metadata["detection"].update(settings)
     info["selection"].update(sel)
     info["detection"] = {k: v for k, v in settings.items() if k != "detector"}
+    info["build_options"], info["choice_options"] = options, {k: v for k, v in choice.items() if k != "frame_size"}
     info["seconds"]["choose_scan"] = time.perf_counter() - t1
     info["seconds"]["total"] = time.perf_counter() - t0
     rec.metadata["hand_model"] = info
