@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QPushButton
 
 #: what the build costs, for the question before it (measured: docs/detect.md, "The hand-pose model")
 BUILD_MINUTES = "about 15 minutes"
@@ -46,4 +46,27 @@ def get_hand_model(win, ask: bool = True) -> bool:
     return bool(win.runner.run("Building the hand-pose model", work, lambda _f: get_hand_model(win, ask=False)))
 
 
-__all__ = ["get_hand_model", "hand_model_dir"]
+def offer_hand_model(win) -> QPushButton:
+    """The first-run demo's offer, at the right of the status bar: one click opens (or builds) the hand-pose
+    model; gone once it is open. Returns the button (``win.hand_model_offer``)."""
+    btn = getattr(win, "hand_model_offer", None)
+    if btn is None:
+        built = (hand_model_dir() / "model.json").is_file()
+        btn = QPushButton("✋ Show your hand: open the hand-pose model" if built else
+                          "✋ Show your hand: get the hand-pose model (2430 shapes × orientations, no training)")
+        btn.setToolTip("File > Get the hand-pose model: the Run panel then names hand shapes on the demo video or "
+                       "your camera")
+        btn.clicked.connect(lambda: get_hand_model(win))
+        win.statusBar().addPermanentWidget(btn)
+        win.hand_model_offer = btn
+
+        def hide_when_open():
+            rec = win.project.recogniser
+            if rec is not None and "hand_model" in (getattr(rec, "metadata", None) or {}):
+                btn.hide()
+        win.project.modelChanged.connect(hide_when_open)
+    btn.show()
+    return btn
+
+
+__all__ = ["get_hand_model", "hand_model_dir", "offer_hand_model"]

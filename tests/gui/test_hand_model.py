@@ -17,8 +17,13 @@ def test_get_the_hand_model_then_run_names_shapes_on_the_demo_video(qtbot, windo
     folder = tmp_path / "hand-model"
     rec.save(folder)
     monkeypatch.setenv(MODEL_ENV, str(folder))
+    from classmap_gui.gui.demo import open_demo
+
     win = window
-    win.act_hand_model.trigger()                                   # File > Get the hand-pose model…
+    open_demo(win)                                                 # the first-run demo offers the model
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=60000)
+    assert win.hand_model_offer.isVisible() and "hand-pose model" in win.hand_model_offer.text()
+    qtbot.mouseClick(win.hand_model_offer, Qt.LeftButton)
     qtbot.waitUntil(lambda: not win.runner.busy, timeout=60000)
     assert win.project.recogniser is not None and win.project.recogniser.n_classes == 61, win.runner.last_error
     assert win.tabs.tabText(win.tabs.currentIndex()).lower().endswith("run")
@@ -53,6 +58,6 @@ def test_without_the_model_the_app_offers_to_build_it_and_builds_nothing_on_no(q
         asked.append(box.text())
         qtbot.mouseClick(box.button(QMessageBox.No), Qt.LeftButton)
     QTimer.singleShot(0, answer)
-    window.act_hand_model.trigger()
+    window.act_hand_model.trigger()                                # File > Get the hand-pose model…
     assert asked and "2430" in asked[0] and "minutes" in asked[0]
     assert not window.runner.busy and not (tmp_path / "none-yet").exists()
