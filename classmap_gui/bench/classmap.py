@@ -17,7 +17,8 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    Every (multiplier, refine, p) is scored on the validation part with banks on the fit part; the
    multiplier with the smallest mean gap to brute force over the whole sweep is chosen
    (``selection.reference_penalty``). For it, refine and p are chosen by the learning-curve rule of
-   :mod:`.classmap_selection` (``selection.classmap_point``): ``curve_seeds`` (3) AdaBoost seeds at the fit
+   the operating-point rule (:func:`..core.selection.operating_point`, gaps from
+   :mod:`..core.selection_curve`) (``selection.classmap_point``): ``curve_seeds`` (3) AdaBoost seeds at the fit
    size and one fit at half of it, the gap extrapolated (linear in ln images per class) to the final
    training size (fit + validation), the cheapest point whose predicted gap plus ``n_se`` (1) prediction
    standard errors (query noise, model draws, the test part's own noise) is within ``tolerance`` (0.5
@@ -54,8 +55,10 @@ from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
 from .classmap_report import mips_comparison, summary  # noqa: F401 (public)
-from .classmap_selection import choose_point, choose_point_predicted, choose_reference, paired_se  # noqa: F401
-from .common import floats, machine, selection
+from ..core.selection import (N_SE, REFERENCE_PENALTIES, TOLERANCE, best_penalty, measured_gaps, operating_point,
+                              paired_se, predicted_gaps, record, reference_penalty, stronger_penalty)
+from ..core.splits import position_in_class
+from .common import floats, machine
 from .latency import brute_force_latency, classmap_latency, latency_sweep, op_limit  # noqa: F401 (public)
 
 OPTIONS = {
@@ -63,11 +66,12 @@ OPTIONS = {
     "d": (45, "reference classifiers of the ClassMap embeddings"),
     "p_sweep": ("5,10,15,20,30,40,60,80", "comma-separated p values: the candidates and the test curve"),
     "refine": ("v2,v3", "refine versions: candidates and test curve"),
-    "tolerance": (0.005, "the chosen ClassMap point: fewest evaluations within this of brute force on validation"),
-    "n_se": (1.0, "the chosen point's predicted final-size gap is raised by this many of its prediction standard "
-                  "errors before the tolerance test (.classmap_selection)"),
+    "tolerance": (TOLERANCE, "the chosen ClassMap point: fewest evaluations within this of brute force on validation "
+                             "(core.selection.operating_point)"),
+    "n_se": (N_SE, "the chosen point's predicted final-size gap is raised by this many of its prediction standard "
+                   "errors before the tolerance test (core.selection_curve)"),
     "curve_seeds": (3, "validation fits (AdaBoost seeds) of the chosen reference penalty at the fit size: their "
-                       "mean gap and spread enter the learning-curve rule (.classmap_selection); at least 2"),
+                       "mean gap and spread enter the learning-curve rule (core.selection_curve); at least 2"),
     "n_triples": (60_000, "AdaBoost training triples"),
     "hard_fraction": (0.5, "share of triples whose wrong class is one of the example's strongest confusers"),
     "embedding_examples": ("embedding+training", "examples of the class embeddings and triples: 'embedding' (the "
@@ -76,7 +80,7 @@ OPTIONS = {
     "unseen_fraction": (0.2, "share of classes left out when building the embedding for the unseen-classes test"),
     "bank": ("ova-ridge", "classifier bank (a linear one-vs-all bank)"),
     "penalties": ("10,30,100,300,1000,3000", "penalty candidates (ridge alpha / liblinear C), chosen on validation"),
-    "reference_penalties": ("1,3,10,30,100", "candidate reference-bank penalties as multiples of the bank's (1: the "
+    "reference_penalties": (REFERENCE_PENALTIES, "candidate reference-bank penalties as multiples of the bank's (1: the "
                             "bank's own classifiers are the references), chosen on validation"),
     "bank_params": ("{}", "further bank parameters as a JSON object"),
     "latency_queries": (300, "queries timed one at a time"),
@@ -88,6 +92,8 @@ OPTIONS = {
                                      "50-59 of the seed's set; .classmap_data)"),
 }
 
+#: what a ClassMap operating point is
+KEYS = ("reference_penalty", "refine", "p")
 #: which parameter of a bank is its penalty
 PENALTY = {"ova-ridge": "alpha", "ova-liblinear": "C"}
 
@@ -111,32 +117,19 @@ def _bank_params(s) -> dict:
 def choose_penalty(bank_name: str, params: dict, candidates: list[float], X_fit, y_fit, X_val, y_val,
                    progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
     """Fit one bank per penalty on the fit part; the one with the best brute-force validation accuracy
-    wins (ties: the larger ridge alpha / smaller C, the smoother bank). Returns a :func:`selection`."""
+    wins (ties: the larger ridge alpha / smaller C, the smoother bank). Returns a :func:`..core.selection.record`."""
     from ..core.registry import make_bank
 
     key = PENALTY.get(bank_name)
     if key is None or not candidates:
-        return selection(None, [], {}, by="brute-force validation accuracy", note=f"{bank_name}: no penalty to choose")
-    scores = {}
+        return record(None, [], {}, by="brute-force validation accuracy", note=f"{bank_name}: no penalty to choose")
+    scores = []
     for i, c in enumerate(candidates):
         check_stop(should_stop)
         bank = make_bank(bank_name, **{**params, key: c}).fit(X_fit, y_fit, should_stop=should_stop)
-        scores[c] = _acc(bank.predict(X_val), y_val)
+        scores.append(_acc(bank.predict(X_val), y_val))
         report(progress, (i + 1) / len(candidates), f"choosing {key}")
-    order = sorted(candidates, key=lambda c: (-scores[c], -c if key == "alpha" else c))
-    return selection(order[0], candidates, {f"{c:g}": s for c, s in scores.items()},
-                     by="brute-force validation accuracy", parameter=f"bank.{key}")
-
-
-def _first_per_class(y, n: int) -> np.ndarray:
-    """Indices of the first ``n`` examples of every class in ``y`` (by position: the parts are i.i.d.)."""
-    y = np.asarray(y)
-    order = np.argsort(y, kind="stable")
-    counts = np.bincount(np.searchsorted(np.unique(y), y))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.empty(len(y), np.int64)
-    rank[order] = np.arange(len(y)) - np.repeat(starts, counts)
-    return np.flatnonzero(rank < n)
+    return best_penalty(candidates, scores, parameter=f"bank.{key}", by="brute-force validation accuracy")
 
 
 def _reference_bank(bank_name: str, params: dict, factor: float, X, y, should_stop: StopFn = None):
@@ -147,8 +140,7 @@ def _reference_bank(bank_name: str, params: dict, factor: float, X, y, should_st
     key = PENALTY.get(bank_name)
     if factor == 1 or key is None:
         return None
-    value = params[key] * factor if key == "alpha" else params[key] / factor
-    return make_bank(bank_name, **{**params, key: value}).fit(X, y, should_stop=should_stop)
+    return make_bank(bank_name, **{**params, key: stronger_penalty(key, params[key], factor)}).fit(X, y, should_stop=should_stop)
 
 
 def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
@@ -278,7 +270,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     brute_hit = np.asarray(bank.predict(Xv)) == yv
     brute_val = float(np.mean(brute_hit))
 
-    # 2. ClassMap's reference penalty, then refine and p, on validation (.classmap_selection)
+    # 2. ClassMap's reference penalty, then refine and p, on validation (core.selection)
     val_points, runs = [], []
     Xc, yc = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xf, yf)
     factors = floats(opt["reference_penalties"], "reference_penalties") if bank_name in PENALTY else [1.0]
@@ -294,13 +286,13 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         runs.append({"factor": factor, "n": per_class, "seed": seed, "brute": brute_hit, "hits": hits,
                      "evaluations": {(q["refine"], q["p"]): q["evaluations"] for q in pts}})
         report(progress, 0.3 + 0.1 * (i + 1) / len(factors), "ClassMap on validation")
-    ref_sel = choose_reference(val_points, brute_val)
+    ref_sel = reference_penalty(val_points, brute_val)
     ref_sel["points"] = val_points
     result["selection"]["reference_penalty"] = ref_sel
     factor = ref_sel["chosen"]
     runs = [r for r in runs if r["factor"] == factor]
     # the learning curve of that reference penalty: more seeds at the fit size, one fit at half of it
-    half = _first_per_class(yf, max(1, per_class // 2))
+    half = np.flatnonzero(position_in_class(yf) < max(1, per_class // 2))
     fits = [(per_class, seed + j, (Xf, yf)) for j in range(1, max(2, int(opt["curve_seeds"])))]
     for n, s, (Xn, yn) in fits + [(max(1, per_class // 2), seed, (Xf[half], yf[half]))]:
         check_stop(should_stop)
@@ -318,11 +310,16 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         report(progress, min(0.45, 0.4 + 0.0125 * len(runs)), "ClassMap learning curve on validation")
     del Xc, yc
     n_final = float(per_class + D["counts"][1])
-    result["selection"]["classmap_point"] = choose_point_predicted(
-        runs, n_final, tol, factor, float(opt["n_se"]),
-        brute_force_accuracy_by_size={str(r["n"]): float(np.mean(r["brute"])) for r in runs},
-        single_size_rule=choose_point([q for q in val_points if q["reference_penalty"] == factor], brute_val, tol,
-                                      float(opt["n_se"]))["chosen"])
+    rows, inputs = predicted_gaps(runs, n_final)
+    rows = [{"reference_penalty": factor, "refine": r["key"][0], "p": r["key"][1],
+             **{k: v for k, v in r.items() if k != "key"}} for r in rows]
+    single = operating_point(measured_gaps([q for q in val_points if q["reference_penalty"] == factor], brute_val),
+                             KEYS, tolerance=tol, n_se=float(opt["n_se"]), by="validation gap")
+    result["selection"]["classmap_point"] = operating_point(
+        rows, KEYS, tolerance=tol, n_se=float(opt["n_se"]), gaps=f"predicted (at {n_final:g} images per class)",
+        by="predicted gap to brute force at the final training size and its standard error (core.selection_curve)",
+        extrapolation=inputs, brute_force_accuracy_by_size={str(r["n"]): float(np.mean(r["brute"])) for r in runs},
+        single_size_rule=single["chosen"])
     chosen = result["selection"]["classmap_point"]["chosen"]
     report(progress, 0.45, "ClassMap point chosen on validation")
 

@@ -298,9 +298,10 @@ def fashion(*, n_train, n_test, ms, kmeans_k, seed, sigma_factors=(0.5, 1.0, 2.0
                                            "features_s": round(t1 - t0, 2), "n_centroids": kmeans_k}
     step += 1
     report(progress, step / steps, "Fashion-MNIST: k-means features")
-    from .common import selection, stratified_holdout
+    from ..core.selection import record as selection
+    from ..core.splits import holdout
 
-    fit_i, val_i = stratified_holdout(ya, 0.2, seed)
+    fit_i, val_i = holdout(ya, 0.2, seed)
     out["selection"] = {}
     for m in ms:
         check_stop(should_stop)

@@ -14,8 +14,8 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
    and its ``(C, D) float32`` weights are written to a ``.npy`` memory map.
 3. **embedding**: CM-Boosted on the embedding part with sampled candidate references and hard
    triples (:func:`..classify.classmap_sampled.fit_classmap_sampled`) for the *validation* bank; ``p``
-   (and the reference bank's penalty) are chosen on the validation images (exact filter): the fewest
-   evaluations whose answers agree with brute force's on at least ``agreement`` of them. The refitted bank's class embeddings are then
+   (and the reference bank's penalty) are chosen on the validation images (exact filter) by the one
+   operating-point rule (:func:`..core.selection.operating_point`). The refitted bank's class embeddings are then
    recomputed for the same references (``ClassMap.update_class_embeddings``).
 4. **index**: ``nlist``, ``rerank`` and ``nprobe`` of the IVF filter index chosen on the validation
    images' embeddings (``ivf_selection.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
@@ -44,8 +44,8 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .common import cache_key, floats, selection
-from .p_selection import choose_p
+from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates
+from .common import cache_key, floats
 
 #: positions within each class's 8 images
 FIT, VALIDATION, EMBEDDING, TEST = (0, 1, 2), (3,), (4, 5), (6, 7)
@@ -68,20 +68,14 @@ REAL_OPTIONS = {
                          "on validation with p: 'embedding' (medians over the 2 embedding images) or 'all' (means over "
                          "the embedding images and the bank's training images: fit on validation, fit + validation "
                          "at the end)"),
-    "p_rule": ("lost", "hand-pose: how p is chosen on validation: 'lost' (fewest evaluations for which the images "
-               "brute force gets right and ClassMap wrong are at most lost_margin points of them) or 'agreement' "
-               "(fewest evaluations agreeing with brute force on >= agreement of the images) or 'accuracy' (fewest "
-               "evaluations whose validation accuracy, and that of every larger p of the same embedding, is at "
-               "least brute force's - lost_margin / 2 points)"),
-    "lost_margin": (1.0, "hand-pose: p_rule=lost: points of validation images ClassMap may lose of brute force's "
-                    "correct answers (its gains, right where brute force is wrong, are not counted)"),
+    "tolerance": (TOLERANCE, "hand-pose: p (with the reference penalty, d and class embeddings) by the one "
+                  "operating-point rule (core.selection.operating_point): fewest evaluations whose validation gap to "
+                  "brute force plus one paired standard error is within this"),
     "filter": ("hnsw", "hand-pose: the filter index, tuned on validation: hnsw (graph, faiss METRIC_L1) or ivf"),
     "hnsw_m": (32, "hand-pose: HNSW links per class embedding"),
     "hnsw_ef_construction": (80, "hand-pose: HNSW build beam"),
     "reference_penalties": ("10", "hand-pose: reference-bank penalty factors (x the bank's; 1 = the bank's own "
                             "classifiers), chosen on validation with p"),
-    "agreement": (0.99, "hand-pose: chosen p = fewest evaluations whose answers agree with brute force's on at "
-                  "least this share of the validation images"),
     "n_candidates": (1000, "hand-pose: candidate reference classifiers sampled for boosting"),
     "n_triples": (60_000, "hand-pose: AdaBoost triples"),
     "n_hard_examples": (1500, "hand-pose: embedding examples whose confusers (whole-bank top 10) give hard triples"),
@@ -144,7 +138,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     if not o.get("cache_dir"):
         raise ConfigError("bench scale --data hand-pose needs --cache-dir (a folder outside the repo, e.g. /tmp/...)")
     seed = int(o["seed"])
-    d, agree = int(o["d"]), float(o["agreement"])
+    d = int(o["d"])
     penalties = floats(o["penalties"], "penalties")
     p_cands = sorted(int(v) for v in floats(o["p_candidates"], "p_candidates"))
     if not penalties or not p_cands or min(penalties) <= 0 or min(p_cands) < 1:
@@ -155,9 +149,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     emb_cands = [v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()]
     if not emb_cands or any(v not in ("embedding", "all") for v in emb_cands):
         raise ConfigError(f"class_embeddings must list 'embedding' and/or 'all', got {o['class_embeddings']!r}")
-    p_rule, filt = str(o["p_rule"]), str(o["filter"])
-    if p_rule not in ("agreement", "lost", "accuracy") or filt not in ("hnsw", "ivf"):
-        raise ConfigError(f"p_rule must be lost or agreement and filter hnsw or ivf, got {p_rule!r}, {filt!r}")
+    filt = str(o["filter"])
+    if filt not in ("hnsw", "ivf"):
+        raise ConfigError(f"bench scale: filter hnsw or ivf, got {filt!r}")
     load_start = list(os.getloadavg())
     t_all = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -188,10 +182,10 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     report(progress, 0.37, "bank: penalty on validation")
     tops = path.top_k(Xv, penalties, 1, should_stop=should_stop)
     val_acc = {a: float(np.mean(tops[a][:, 0] == yv)) for a in tops}
-    alpha = max(val_acc, key=lambda a: (val_acc[a], a))
+    sel_penalty = best_penalty(penalties, [val_acc[float(a)] for a in penalties], parameter="bank.alpha",
+                               by="brute-force validation accuracy", queries=len(vq))
+    alpha = float(sel_penalty["chosen"])
     bf_val_pred = tops[alpha][:, 0]
-    sel_penalty = selection(alpha, penalties, {str(a): v for a, v in val_acc.items()},
-                            by="brute-force validation accuracy", parameter="bank.alpha", queries=len(vq))
     W_val, b_val = path.weights(alpha)
     bank_val = ova_ridge_bank(W_val, b_val, alpha)
     del tops
@@ -226,29 +220,25 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
             for p in p_cands:
                 cm.set_params(p=min(p, C))
                 pr = cm.predict(bank_val, Xv, top=1)
+                lost = float(np.mean((pr.labels != yv) & (bf_val_pred == yv)))
+                gained = float(np.mean((pr.labels == yv) & (bf_val_pred != yv)))
                 curve.append({"reference_penalty": f, "d_requested": dd, "d": int(len(cm.reference_)),
                               "class_embeddings": v, "p": p,
                               "accuracy": float(np.mean(pr.labels == yv)),
-                              "agreement": float(np.mean(pr.labels == bf_val_pred)),
-                              "lost": float(np.mean((pr.labels != yv) & (bf_val_pred == yv))),
+                              "agreement": float(np.mean(pr.labels == bf_val_pred)), "lost": lost,
+                              "difference_se": paired_se_from_rates(lost, gained, len(yv)),
                               "evaluations": float(pr.evaluations.mean())})
                 check_stop(should_stop)
-    # v2 answers as brute force whenever brute force's class is among the p candidates: agreement on
-    # validation bounds the accuracy ClassMap can lose (a gap in accuracy alone is noisier, and can be
-    # negative by luck on a validation part)
-    best, rule = choose_p(curve, p_rule, agree, float(o["lost_margin"]) / 100, bf_val)
+    sel_p = operating_point(measured_gaps(curve, bf_val), ("p", "reference_penalty", "class_embeddings", "d_requested"),
+                            tolerance=float(o["tolerance"]), by="validation gap to brute force (exact filter), its "
+                            "paired standard error, and evaluations", brute_force_accuracy=bf_val, queries=len(vq),
+                            parameter="classmap.p, classmap.reference_penalty, class_embeddings, d")
+    best = sel_p["chosen"]
     p, factor, emb_kind, d = best["p"], best["reference_penalty"], best["class_embeddings"], best["d_requested"]
     cm = models[(factor, d)]
     cm.class_embeddings_ = embeds[(factor, d, emb_kind)]
     del models, embeds
     seconds["embedding"] = time.perf_counter() - t
-    sel_p = selection({"p": p, "reference_penalty": factor, "class_embeddings": emb_kind, "d_requested": d},
-                      [{"p": q, "reference_penalty": f, "class_embeddings": v, "d_requested": dd} for f, dd in fits
-                       for v in emb_cands for q in p_cands], curve,
-                      by="ClassMap's accuracy and agreement with brute force on validation (exact filter) and "
-                         "evaluations", rule=rule,
-                      parameter="classmap.p, classmap.reference_penalty, class_embeddings, d",
-                      brute_force_accuracy=bf_val, queries=len(vq))
     refs = cm.reference_
     if cm.reference_coef_ is not None:
         Wv_refs, bv_refs = cm.reference_coef_, cm.reference_intercept_

@@ -8,7 +8,7 @@
    class is held out first (never mined from); the rest goes through the product's train path
    (:func:`..training.train`: HOG, ``ova-ridge`` with its penalty chosen on a validation part of the
    training data, CM-Boosted on an embedding part).
-2. **ClassMap p** on the held-out validation part, by :func:`.classmap.choose_point` (fewest
+2. **ClassMap p** on the held-out validation part, by :func:`..core.selection.operating_point` (fewest
    evaluations within ``tolerance`` of brute force's validation accuracy), as ``bench classmap`` does.
    The reference penalty and refine are the ones ``bench classmap`` chose on hand-pose (options).
    The hand-vs-background detector (:mod:`..detect.detector`, ``detector_scenes`` generated scenes;

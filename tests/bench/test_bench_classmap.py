@@ -61,34 +61,6 @@ def test_latency_sweep_rows():
         assert r["op_limit"] == pytest.approx(op_limit(r["C"], r["D"], 5, 4))
 
 
-def test_choose_point_takes_the_cheapest_within_tolerance_else_the_most_accurate():
-    pts = [{"reference_penalty": 1.0, "refine": "v2", "p": p, "accuracy": a, "evaluations": 10 + p}
-           for p, a in ((5, 0.80), (10, 0.896), (20, 0.899), (40, 0.90))]
-    sel = bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005)
-    assert sel["split"] == "validation" and sel["within_tolerance"]
-    assert sel["chosen"] == {"reference_penalty": 1.0, "refine": "v2", "p": 10}
-    sel = bench.choose_point(pts, brute_accuracy=0.95, tolerance=0.005)
-    assert not sel["within_tolerance"] and sel["chosen"]["p"] == 40
-
-
-def test_choose_point_keeps_a_margin_of_the_paired_standard_error():
-    # p=10 is within 0.5 points on its bare validation gap (-0.4) but not once one standard error (0.2) is
-    # taken off; p=20 (-0.1 - 0.1) is, so the rule pays 10 more evaluations for a gap it can trust
-    pts = [{"reference_penalty": 1.0, "refine": "v2", "p": p, "accuracy": a, "evaluations": 10 + p,
-            "difference_se": se} for p, a, se in ((10, 0.896, 0.002), (20, 0.899, 0.001), (40, 0.90, 0.0005))]
-    sel = bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005)
-    assert sel["chosen"]["p"] == 20 and sel["n_se"] == 1.0 and "standard error" in sel["rule"]
-    assert bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005, n_se=0)["chosen"]["p"] == 10
-
-
-def test_paired_se_is_the_standard_error_of_per_query_differences():
-    a = np.array([1, 1, 0, 1, 0, 1, 1, 1], bool)
-    b = np.array([1, 0, 0, 1, 1, 1, 1, 1], bool)
-    diff = a.astype(float) - b
-    assert bench.paired_se(a, b) == pytest.approx(diff.std(ddof=1) / np.sqrt(8))
-    assert bench.paired_se(a, a) == 0.0                             # the same answers: no uncertainty
-
-
 def test_choose_penalty_scores_each_candidate_on_validation():
     _, (Xtr, ytr), (Xv, yv), _ = structured_problem(C=20, D=12, n_per=6)
     sel = bench.choose_penalty("ova-ridge", {}, [0.01, 1e4], Xtr, ytr, Xv, yv)

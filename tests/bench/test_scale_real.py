@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from classmap_gui.bench import scale
-from classmap_gui.bench.p_selection import choose_p as _choose_p
+from classmap_gui.core.selection import TOLERANCE
 from classmap_gui.bench.scale_real import TEST, read_rows
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.errors import ConfigError
@@ -45,30 +45,15 @@ def test_every_choice_is_made_on_validation(result):
     assert sel["penalty"]["chosen"] in (10.0, 100.0) and len(sel["p"]["scores"]) == 8  # 2 factors x 2 embeddings x 2 p
     assert all(0 <= c["agreement"] <= 1 and 0 <= c["lost"] <= 1 - c["agreement"] + 1e-9 for c in sel["p"]["scores"])
     chosen = sel["p"]["chosen"]
-    fits = [c for c in sel["p"]["scores"] if c["lost"] <= 0.01]
-    if fits:  # the cheapest choice losing at most 1 % of the validation images brute force got right
-        want = min(fits, key=lambda c: (c["evaluations"], c["lost"]))
+    bf = sel["p"]["brute_force_accuracy"]
+    fits = [c for c in sel["p"]["scores"] if bf - c["accuracy"] + c["difference_se"] <= TOLERANCE + 1e-12]
+    if fits:  # the one operating-point rule: the cheapest whose gap plus one paired se is within the margin
+        want = min(fits, key=lambda c: (c["evaluations"], c["bound"]))
         assert chosen == {k: want[k] for k in ("p", "reference_penalty", "class_embeddings", "d_requested")}
     # the graph index's beam: the smallest reaching recall 0.99 of the exact filter on validation
     idx = sel["index"]
     assert idx["method"] == "hnsw" and idx["chosen"]["ef_search"] == idx["ef_curve"][-1]["ef_search"]
     assert idx["reaches_target"] == (idx["ef_curve"][-1]["recall_mean"] >= 0.99)
-
-
-def test_p_is_the_cheapest_within_the_loss_bound_else_the_best_agreement():
-    curve = [{"reference_penalty": 10, "class_embeddings": e, "p": p, "evaluations": 50 + p, "agreement": a, "lost": l}
-             for e, p, a, l in [("embedding", 10, 0.7, 0.08), ("embedding", 40, 0.9, 0.009), ("all", 10, 0.85, 0.02),
-                                ("all", 20, 0.9, 0.006), ("all", 80, 0.995, 0.001)]]
-    assert _choose_p(curve, "lost", 0.99, 0.01)[0]["p"] == 20
-    assert _choose_p(curve, "agreement", 0.99, 0.01)[0]["p"] == 80
-    best, rule = _choose_p(curve, "lost", 0.999, 0.0001)  # nothing within the bound or the agreement: best agreement
-    assert best["p"] == 80 and "none did" in rule
-    # 'accuracy' credits ClassMap's gains, but every larger p of the same embedding must hold too
-    for c, acc in zip(curve, [0.40, 0.52, 0.515, 0.53, 0.52]):
-        c["accuracy"] = acc
-    assert _choose_p(curve, "accuracy", 0.99, 0.01, 0.52)[0]["p"] == 10  # 'all' p=10 (0.515 >= 0.515), 20, 80 hold
-    curve[4]["accuracy"] = 0.50  # 'all' p=80 falls below: no 'all' p holds; 'embedding' p=40 does
-    assert _choose_p(curve, "accuracy", 0.99, 0.01, 0.52)[0]["p"] == 40
 
 
 def test_the_saved_model_answers_as_the_bench_measured(result):

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report
+from ..selection import record as selection
 
 
 def floats(value, name: str = "option") -> list[float]:
@@ -26,12 +27,6 @@ def floats(value, name: str = "option") -> list[float]:
         return [float(v) for v in str(value).split(",") if v.strip()]
     except ValueError:
         raise ConfigError(f"{name} expects comma-separated numbers like 10,30,100, got {value!r}") from None
-
-
-def selection(chosen, candidates, scores, *, by: str, rule: str = "best", **extra) -> dict:
-    """One choice as the JSON records it (``split`` "validation")."""
-    return {"chosen": chosen, "candidates": list(candidates), "split": "validation", "by": by, "rule": rule,
-            "scores": scores, **extra}
 
 
 #: the choice's settings (name -> (default, help)); ``bench scan`` exposes them as its options

@@ -8,8 +8,9 @@ hand-pose model*, and the model ``bench scan`` tests.
    clutter and near misses (:mod:`.background`) and, Dalal-Triggs' bootstrap, the false alarms of a first
    model in generated hand scenes. A stratified ``validation_fraction`` of every class is held out first.
 2. **Training**: the product's train path (:func:`..training.train`: HOG, ``ova-ridge`` with its penalty
-   chosen on a validation part, CM-Boosted); ClassMap's p on the held-out part (fewest evaluations within
-   ``tolerance`` of brute force there).
+   chosen on a validation part by the shared policy, CM-Boosted); ClassMap's p on the held-out part by the
+   shared operating-point rule (:func:`..selection.operating_point`: fewest evaluations whose gap to brute
+   force, plus one standard error, is within ``tolerance``) — the rules ``bench classmap`` uses.
 3. **Hand detector** (:mod:`.detector`) on the windows of generated scenes.
 4. **Scan and reading settings** on validation videos (:mod:`.choice`): window sides, weights, box voting,
    the "hand found" threshold, and the reader's temperature, history and crops; stored in
@@ -28,6 +29,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..selection import TOLERANCE, measured_gaps, operating_point, paired_se
+from ..splits import holdout
 
 #: the build's settings (name -> (default, help)); ``bench scan`` exposes them as its options
 BUILD_OPTIONS = {
@@ -45,7 +48,7 @@ BUILD_OPTIONS = {
     "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
     "refine": ("v3", "ClassMap refine (bench classmap's choice on hand-pose)"),
     "reference_penalty": (30.0, "reference-bank penalty multiple (bench classmap's choice on hand-pose)"),
-    "tolerance": (0.005, "chosen p: fewest evaluations within this of brute force on validation"),
+    "tolerance": (TOLERANCE, "chosen p: the shared operating-point rule's margin (core.selection)"),
     "sides": ("0.30,0.36,0.43,0.52,0.62", "window sides (fractions of the frame's shorter side) mined and chosen from"),
     "detector_scenes": (400, "generated hand scenes whose windows train the hand detector (0: none)"),
     "detector_alpha": (10.0, "the detector's ridge penalty"),
@@ -98,7 +101,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     bg = background_images(int(opt["background"]), ims.image_size, seed=seed + 17,
                            progress=sub_progress(progress, 0.1, 0.15, "background"), should_stop=should_stop)
     y_all = np.concatenate([ims.labels, np.full(len(bg), ims.n_classes)])
-    fit_idx, val_idx = _holdout(y_all, float(opt["validation_fraction"]), seed)
+    fit_idx, val_idx = holdout(y_all, float(opt["validation_fraction"]), seed)
     seconds = {"generate": time.perf_counter() - t0}
     n_hard, rounds = int(opt["hard_negatives"]), int(opt["bootstrap_rounds"])
     hard = np.zeros((0, *ims.image_size), np.uint8)
@@ -137,15 +140,20 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     Xv = rec.transform(val_set.images)
     yv = np.asarray(val_set.labels)
     brute_val = float(np.mean(rec.classifier.predict(Xv) == yv))
+    brute_hit = rec.classifier.predict(Xv) == yv
     points = []
     for p in p_sweep:
         rec.classmap.set_params(p=p)
         pr = rec.classmap.predict(rec.classifier, Xv, top=1)
-        points.append({"p": p, "accuracy": float(np.mean(np.asarray(pr.labels) == yv)),
-                       "evaluations": float(np.mean(pr.evaluations))})
-    ok = [q for q in points if q["accuracy"] >= brute_val - float(opt["tolerance"]) - 1e-12]
-    best = min(ok, key=lambda q: q["evaluations"]) if ok else max(points, key=lambda q: q["accuracy"])
-    rec.classmap.set_params(p=int(best["p"]))
+        hit = np.asarray(pr.labels) == yv
+        points.append({"p": p, "refine": cm["refine"], "reference_penalty": cm["reference_penalty"],
+                       "accuracy": float(np.mean(hit)), "evaluations": float(np.mean(pr.evaluations)),
+                       "difference_se": paired_se(hit, brute_hit)})
+    # the shared operating-point rule (core.selection), as bench classmap and the Train panel choose p
+    sel_p = operating_point(measured_gaps(points, brute_val), ("reference_penalty", "refine", "p"),
+                            tolerance=float(opt["tolerance"]), by="validation gap to brute force",
+                            brute_force_accuracy=brute_val)
+    rec.classmap.set_params(p=int(sel_p["chosen"]["p"]))
     seconds["train"] = time.perf_counter() - t2
     report(progress, 0.78, "p chosen on validation")
     t3 = time.perf_counter()
@@ -159,28 +167,9 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(Xv.shape[1]),
             "style": str(opt["style"]), "images": {**res.sizes, "validation": int(len(yv))},
             "test_accuracy": float(res.report.accuracy), "bank_params": rec.metadata.get("bank_params", {}),
-            "classmap": {**cm, "p": int(best["p"])}, "hard_negatives": int(len(hard)), "seconds": seconds,
-            "selection": {"split": "validation", **res.selection,
-                          "classmap_p": {"chosen": {"p": int(best["p"]), "refine": cm["refine"],
-                                                    "reference_penalty": cm["reference_penalty"]},
-                                         "candidates": p_sweep, "scores": points, "split": "validation",
-                                         "by": "validation accuracy and mean evaluations",
-                                         "rule": f"fewest evaluations within {100 * float(opt['tolerance']):g} points "
-                                                 f"of brute force's validation accuracy ({100 * brute_val:.1f} %)",
-                                         "brute_force_accuracy": brute_val}}}
+            "classmap": {**cm, "p": int(sel_p["chosen"]["p"])}, "hard_negatives": int(len(hard)), "seconds": seconds,
+            "selection": {"split": "validation", **res.selection, "classmap_p": sel_p}}
     return rec, info
-
-
-def _holdout(y: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(fit_idx, val_idx)``: a stratified ``fraction`` of every class held out (one at least)."""
-    rng = np.random.default_rng(seed)
-    val = []
-    for c in np.unique(y):
-        idx = np.flatnonzero(y == c)
-        k = min(max(int(round(fraction * len(idx))), 1), len(idx) - 1) if len(idx) > 1 else 0
-        val.append(rng.permutation(idx)[:k])
-    val_idx = np.sort(np.concatenate(val)).astype(np.int64)
-    return np.setdiff1d(np.arange(len(y)), val_idx).astype(np.int64), val_idx
 
 
 def make_hand_model(folder, options: dict | None = None, choice: dict | None = None, progress: ProgressFn = None,
