@@ -33,7 +33,7 @@ def floats(value, name: str = "option") -> list[float]:
 CHOICE_OPTIONS = {
     "validation_video_seeds": ("1,101,102,103,104,105,106,107,108", "seeds of the validation videos (the seed-1 "
                                "video steered earlier revisions of the scanner: validation too)"),
-    "reading_video_seeds": ("101,102,103,104", "validation videos (all frames) the reader's settings are chosen on"),
+    "reading_video_seeds": ("101,102,103", "validation videos (all frames) the reader's settings are chosen on"),
     "background_weights": ("0,0.02,0.05", "candidate weights of the background response in a window's score"),
     "side_sets": ("0.36,0.43,0.52,0.62;0.36,0.43,0.52", "candidate window-side sets (';'-separated, >= 3 each)"),
     "vote_overlaps": ("0.3", "candidate box-voting overlaps"),
