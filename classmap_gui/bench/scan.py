@@ -1,34 +1,25 @@
-"""``classmap bench scan``: find the hand in every frame of a generated video, ClassMap against brute force.
+"""``classmap bench scan``: the hand-pose model finds and names the hand in every frame of fresh test videos,
+ClassMap against brute force.
 
-1. **Model**: the ``hand-pose`` classes (81 shapes x 30 orientations = 2430) generated with a
-   detection framing jitter (``shift_jitter`` / ``scale_jitter``: windows one cell apart never frame a
-   hand as exactly as the data set's crops do), plus a :data:`BACKGROUND_CLASS` of generated clutter
-   and near-miss crops (:mod:`..detect.background`) and, Dalal-Triggs' bootstrap, the false alarms of a
-   first model (brute force) in generated hand scenes. A stratified ``validation_fraction`` of every
-   class is held out first (never mined from); the rest goes through the product's train path
-   (:func:`..training.train`: HOG, ``ova-ridge`` with its penalty chosen on a validation part of the
-   training data, CM-Boosted on an embedding part).
-2. **ClassMap p** on the held-out validation part, by :func:`..core.selection.operating_point` (fewest
-   evaluations within ``tolerance`` of brute force's validation accuracy), as ``bench classmap`` does.
-   The reference penalty and refine are the ones ``bench classmap`` chose on hand-pose (options).
-   The hand-vs-background detector (:mod:`..detect.detector`, ``detector_scenes`` generated scenes;
-   kept in the cached model folder) is trained after the model. The window scales (one of
-   ``side_sets``), the background weight and the detector's weight by localisation on validation
-   videos (:func:`.scan_choice.choose_detection`; their own seeds), with box voting's overlap and
-   temperature (:func:`..detect.scanner.vote_box`).
-3. **Scan** the test video (:func:`..data.hand_video.find_hand_frames`, its own seed, never seen in
-   training or selection) at each frame size, with both methods in the same run: the same
-   :class:`..detect.scanner.Scanner`, dense features and threads; only the classification differs
-   (ClassMap's batch filter-and-refine, or one GEMM of all windows against all weights). The methods
-   take turns in blocks of frames (:func:`scan_videos`), so both see the same machine load.
-   ``frames_per_second`` = frames / wall-clock seconds of ``Scanner.scan`` (features, classification,
-   selection; not video decoding); ``localisation`` = share of frames whose best box has IoU >= 0.5
-   with the true hand box; ``class_accuracy`` = share of the frames holding a key pose whose winning
-   class is that pose; ``cpu_ms_per_frame``: CPU time of all the process's threads per frame (on a
-   shared machine the wall-clock rate depends on the other sessions' load, the CPU time much less).
-
-With ``cache_dir`` the trained model (a model folder: JSON + npz, no pickles) is kept under a key of
-every setting above, so a rerun only scans.
+1. **Model**: the one a person gets (:func:`..core.detect.pose_model.make_hand_model`, as ``classmap
+   hand-model`` builds it): 2430 hand classes + background in the randomised ``varied`` style, the hand
+   detector, p by the shared operating-point rule, and the scan and reading settings chosen on validation
+   videos (:mod:`..core.detect.choice`), all recorded under ``selection``. Cached under a key of every
+   setting (``cache_dir``), or a saved model given by ``model_dir``.
+2. **Test videos**: ``test_videos`` videos of seeds ``test_seed``, ``test_seed + 1``, … (never a validation
+   seed: refused), each a hand moving through 14 key poses drawn from all 2430 classes, scanned at each
+   frame size by both methods in the same run (the same :class:`..core.detect.scanner.Scanner`, dense
+   features and threads; only the classification differs), in interleaved blocks of frames so both see the
+   same machine load. Each frame is read by a :class:`..core.detect.reading.HandReader` (the voted box
+   re-cropped, classified, integrated along the track, shapes scored by their orientations together).
+   ``frames_per_second`` = frames / wall seconds of scan + reading; ``localisation`` = share of frames
+   whose best box has IoU >= 0.5 with the true hand box; over the key-pose frames, a box in the wrong place
+   counting as wrong: ``class_accuracy`` (exact class), ``shape_accuracy`` (the shape, orientation
+   ignored) and ``pose_accuracy_within_30`` (same shape, orientation within 30 degrees);
+   ``cpu_ms_per_frame``: CPU time of all the process's threads per frame.
+3. **Camera-style and clean-style test images** (``camera`` / ``clean``: ``camera_images_per_class`` per
+   class, seed ``camera_seed``; the camera style is never trained on), read as the app reads a crop: the
+   same three accuracies for both methods.
 """
 from __future__ import annotations
 
