@@ -15,8 +15,9 @@ Choices, all on a stratified validation part of the *training* images (``validat
 * **network** (``k``, ``patch_size``, ``hellinger``) and **solver** (``bank``: ridge or liblinear), each
   given as comma-separated candidates: a coordinate search (the first candidate of every option to
   start, then each option in turn over its candidates, the others held at the best so far) whose
-  candidates are scored by validation accuracy with banks trained on ``search_images`` images of the fit
-  part (a stratified subset: the search costs a fraction of a full run). ``selection.network``.
+  candidates are scored by accuracy on ``search_validation_images`` validation images with banks
+  trained on ``search_images`` images of the fit part (stratified subsets: the search costs a fraction
+  of a full run, and is coarse for it). ``selection.network``.
 * **penalty** (``alpha_rel`` for ridge, ``C`` for liblinear): for the chosen network on the whole fit
   part; best validation accuracy, ties to the stronger penalty (``selection.best_penalty``). The ridge
   bank comes from moments (:class:`..core.classify.ridge_moments.RidgeMoments`: the Gram matrix once,
@@ -52,8 +53,10 @@ OPTIONS = {
                              "several: chosen on validation"),
     "C": ("0.01", "liblinear SVM cost; several: chosen on validation"),
     "validation_fraction": (1 / 6, "share of every class of the training images held out to choose on"),
-    "search_images": (15000, "fit images (a stratified subset) the network / solver candidates are trained on "
-                             "when several are given (0: the whole fit part)"),
+    "search_images": (3000, "fit images (a stratified subset) the network / solver candidates are trained on "
+                            "when several are given (0: the whole fit part)"),
+    "search_validation_images": (3000, "validation images (a stratified subset) the candidates are scored on "
+                                       "(0: the whole validation part)"),
     "test_fraction": (0.2, "test share for data sets without an official split"),
     "gemm_images": (2000, "images on which encoding and its GEMM alone are timed for gemm_ratio"),
     "timing_rounds": (3, "alternating rounds of the gemm_ratio timing"),
@@ -141,6 +144,10 @@ class _Banks:
         from ..core.classify.ridge_moments import ova_ridge_bank
 
         check_stop(self.stop)
+        if trainer == "ridge" and not both and len(self.fit) < self.F.shape[1]:
+            # fewer rows than features (the search's subsets): the product's bank solves the dual, n x n
+            return OneVsAllBank(trainer="ridge", alpha=self.alpha(pen), n_jobs=self.opt["n_jobs"]).fit(
+                self.F[rows], self.y[rows], should_stop=self.stop)
         if trainer == "ridge":
             fit, val = self._ridge_moments()
             mom = fit + val if both else fit
@@ -217,7 +224,11 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         sub = fit_idx
         if 0 < n_search < len(fit_idx):
             sub = fit_idx[holdout(ytr[fit_idx], n_search / len(fit_idx), int(opt["seed"]) + 1)[1]]
-        rows = np.concatenate([sub, val_idx])
+        vsub = val_idx
+        n_vs = int(opt["search_validation_images"])
+        if 0 < n_vs < len(val_idx):
+            vsub = val_idx[holdout(ytr[val_idx], n_vs / len(val_idx), int(opt["seed"]) + 2)[1]]
+        rows = np.concatenate([sub, vsub])
         done: dict = {}
         plan = [(None, None)] + [(d, v) for d in dims for v in cands[d]]
         for i, (dim, value) in enumerate(plan):
@@ -247,7 +258,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                                    "candidates with the others at the best so far" if dims else
                                    "fixed: one candidate per option (see docs/bench/LEDGER.md for where it was chosen)"),
                              validation_images=n_val,
-                             search_fit_images=int(len(sub)) if dims else None)}
+                             search_fit_images=int(len(sub)) if dims else None,
+                             search_validation_images=int(len(vsub)) if dims else None)}
 
     # ---- the chosen network on all images; its penalty on the whole fit part
     fm = learned.get((k, patch, hell))
@@ -309,7 +321,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         "gemm_ratio": gemm,
         "gemm_ratio_detail": {"images": int(len(images)), "ms_per_image": timing["ms"],
                               "gemm_gflops": 2.0 * fm._grid(h, w).n_pos * fm.patch_dim_ * k
-                              / (gemm["gemm_ms"] / 1e3) / 1e9},
+                              / (gemm["denominator_ms"] / 1e3) / 1e9},
         "n_features": n_features,
         "kmeans_inertia": fm.inertia_,
         "features_params": fm.get_params(),

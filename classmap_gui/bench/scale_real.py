@@ -20,11 +20,13 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
 4. **index**: ``nlist``, ``rerank`` and ``nprobe`` of the IVF filter index chosen on the validation
    images' embeddings (``ivf_selection.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
    filter's top p, then the fastest), then built on the final class embeddings.
-5. **test** once on ``test_queries`` test images: brute force (all C classifiers, one blocked GEMM
-   over the memory-mapped weights) and ClassMap (``ClassMap.predict``, the call
-   ``Recogniser.predict_features`` makes): exact-class accuracy, ``accuracy_within_30`` (same shape,
-   orientation within 30°: ``hand_pose.pose_match``), evaluations, the index's recall@p against the
-   exact filter; latencies from ``bench.latency`` (best of 1 and 2 BLAS threads for both sides).
+5. **test** once on ``test_queries`` images of a test part generated afresh with ``test_seed`` (2 per
+   class, its own cached folder; ``test_seed=none``: positions 6-7 of the seed's set, seen by earlier
+   runs): brute force (all C classifiers, one blocked GEMM over the memory-mapped weights) and ClassMap
+   (``ClassMap.predict``, the call ``Recogniser.predict_features`` makes): exact-class accuracy,
+   ``accuracy_within_30`` (same shape, orientation within 30°: ``hand_pose.pose_match``), evaluations,
+   the index's recall@p against the exact filter; latencies from ``bench.latency`` (interleaved
+   rounds on ``latency_queries`` queries; ratios as median, min, max over rounds).
 
 ``peak_memory_gb`` is this process's peak resident set (``ru_maxrss``; memory-mapped pages a stage
 touches count while mapped, so feature rows are read through short-lived maps). ``save_model``
@@ -45,6 +47,7 @@ import numpy as np
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates
+from ..core.splits import check_fresh
 from .common import cache_key, floats
 
 #: positions within each class's 8 images
@@ -80,7 +83,8 @@ REAL_OPTIONS = {
     "n_triples": (60_000, "hand-pose: AdaBoost triples"),
     "n_hard_examples": (1500, "hand-pose: embedding examples whose confusers (whole-bank top 10) give hard triples"),
     "test_queries": (3000, "hand-pose: test images scored by both brute force and ClassMap"),
-    "latency_queries": (10, "hand-pose: queries timed one at a time"),
+    "latency_queries": (300, "hand-pose: queries timed one at a time, in interleaved rounds with brute force"),
+    "latency_rounds": (5, "hand-pose: interleaved timing rounds"),
     "latency_batch": (128, "hand-pose: batch size of the batch latency"),
     "save_model": (None, "hand-pose: also save the final recogniser to this folder (for the app)"),
 }
@@ -126,7 +130,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     from ..core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
     from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..core.parallel import parallel_backend
-    from .latency import brute_force_latency, classmap_latency
+    from .classmap_report import headline
+    from .latency import brute_vs_classmap, medians as median_ms, speedups
     from .graph_selection import select_graph
     from .ivf_selection import exact_topp, recall_at_p, select_ivf
 
@@ -138,6 +143,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     if not o.get("cache_dir"):
         raise ConfigError("bench scale --data hand-pose needs --cache-dir (a folder outside the repo, e.g. /tmp/...)")
     seed = int(o["seed"])
+    if str(o.get("test_seed")).lower() not in ("none", ""):
+        check_fresh({"seed": o["test_seed"]}, validation={"seed": seed})
     d = int(o["d"])
     penalties = floats(o["penalties"], "penalties")
     p_cands = sorted(int(v) for v in floats(o["p_candidates"], "p_candidates"))
@@ -308,9 +315,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     t = time.perf_counter()
     Wr, br = (cm.reference_coef_, cm.reference_intercept_) if cm.reference_coef_ is not None else \
         (np.asarray(W[refs]), b[refs])
-    test_rows = data.rows(TEST)
+    tdata, tpath, test_rows = _test_part(o, spec, data, fpath, should_stop)
     tq = np.sort(rng.choice(test_rows, size=min(len(test_rows), int(o["test_queries"])), replace=False))
-    Xt, yt = read_rows(fpath, tq), data.labels(tq)
+    Xt, yt = read_rows(tpath, tq), tdata.labels(tq)
     true_names = [names[i] for i in yt]
     bf_pred = top_k_linear(Xt, W, b, 1)[:, 0]
     pr = cm.predict(bank, Xt, top=1)
@@ -322,14 +329,15 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     report(progress, 0.85, "latency")
     t = time.perf_counter()
     nlat, batch = int(o["latency_queries"]), int(o["latency_batch"])
-    bf_single, bf_batch, kernel = brute_force_latency(bank, Xt, nlat, batch)
-    cm_single, cm_batch = classmap_latency(cm, bank, Xt, nlat, batch)
+    timing = brute_vs_classmap(bank, cm, Xt, nlat, batch, rounds=int(o["latency_rounds"]))
+    ms = {mode: median_ms(v) for mode, v in timing.items()}
     seconds["latency"] = time.perf_counter() - t
     brute = {**_scores([names[i] for i in bf_pred], true_names, bf_pred, yt),
-             "evaluations": C, "latency_single_ms": bf_single, "latency_batch_ms": bf_batch, **kernel}
+             "evaluations": C, "latency_single_ms": ms["single"]["brute"], "latency_batch_ms": ms["batch"]["brute"],
+             "kernel_single_ms": ms["single"]["kernel"], "kernel_batch_ms": ms["batch"]["kernel"]}
     classmap = {**_scores([names[i] for i in pr.labels], true_names, pr.labels, yt),
-                "evaluations": float(pr.evaluations.mean()), "latency_single_ms": cm_single,
-                "latency_batch_ms": cm_batch, "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
+                "evaluations": float(pr.evaluations.mean()), "latency_single_ms": ms["single"]["classmap"],
+                "latency_batch_ms": ms["batch"]["classmap"], "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
                 "class_embeddings": emb_kind,
                 "filter": filt if big else "exact (ClassMap uses its index from "
                                            f"{FILTER_INDEX_THRESHOLD} classes)",
@@ -352,8 +360,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         "features": {"name": "hog", "D": D}, "queries": {"validation": len(vq), "test": len(tq)},
         "brute_force": brute, "classmap": classmap,
         "accuracy_gap_points": 100 * (brute["accuracy"] - classmap["accuracy"]),
-        "latency_speedup_single": bf_single / cm_single, "latency_speedup_batch": bf_batch / cm_batch,
-        "evaluations_ratio": C / classmap["evaluations"],
+        **headline(C, D, int(len(refs)), classmap["evaluations"], speedups(timing)),
+        "test_seed": o.get("test_seed"), "test_part": tdata.folder.name if tdata is not data else
+        f"positions {list(TEST)} of the seed's set (seen by earlier runs)",
         "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W)},
         "peak_memory_gb": peak, "peak_memory_children_gb": peak_children,
         "seconds": {k2: round(v, 2) for k2, v in seconds.items()}, "data_cached": bool(data.cached),
@@ -362,6 +371,23 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     }
     sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
     return {"real": real, "selection": sels}
+
+
+def _test_part(o: dict, spec: dict, data, fpath: Path, should_stop: StopFn):
+    """``(set, features path, rows)`` of the test part: generated afresh with ``test_seed`` (its own cached
+    folder, ``len(TEST)`` images per class), or positions ``TEST`` of the seed's set when it is none."""
+    from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
+
+    ts = o.get("test_seed")
+    if str(ts).lower() in ("none", ""):
+        return data, fpath, data.rows(TEST)
+    tspec = {**spec, "seed": int(ts), "ipc": len(TEST)}
+    tdata = build_hand_pose_memmap(Path(o["cache_dir"]).expanduser() / f"hand-pose-test-{cache_key(tspec)}",
+                                   shapes=o.get("shapes"), orientations=spec["orientations"],
+                                   images_per_class=len(TEST), seed=int(ts), n_jobs=2, should_stop=should_stop)
+    if tdata.class_names != data.class_names:
+        raise ConfigError("bench scale: the fresh test part has other classes than the training part")
+    return tdata, tdata.folder / FEATURES_FILE, tdata.rows(tuple(range(len(TEST))))
 
 
 def _chunks(fpath: Path, data, rows: np.ndarray, first=(), chunk: int = 32768):

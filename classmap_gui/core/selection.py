@@ -107,8 +107,8 @@ def paired_se_from_rates(lost: float, gained: float, n: int) -> float:
     (``lost``) and the reverse (``gained``), over ``n`` queries."""
     if n < 2:
         return 0.0
-    mean, square = gained - lost, gained + lost
-    return math.sqrt(max(square - mean * mean, 0.0) * n / (n - 1) / n)
+    mean, square = gained - lost, gained + lost  # per-query differences are -1, 0 or +1
+    return math.sqrt(max(square - mean * mean, 0.0) / (n - 1))
 
 
 def reference_penalty(points: list[dict], brute_accuracy: float) -> dict:

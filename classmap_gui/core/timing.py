@@ -1,9 +1,17 @@
-"""Wall-clock timing helpers shared by the benchmarks and the measured speed-up training reports
-(:func:`classmap_gui.core.evaluation.measure_latency_speedup`): medians of repeated runs after a
-warm-up, so a number is not the first call's compile or cache miss."""
+"""The one timing module: wall-clock helpers of the benchmarks and the measured speed-up training reports
+(:func:`classmap_gui.core.evaluation.measure_latency_speedup`).
+
+Every latency or throughput *ratio* a benchmark reports comes from :func:`interleaved`: rounds that
+alternate the methods on the same inputs (so background load hits both alike), summarised by
+:func:`ratio` as the median ratio over rounds with its min and max and the load average before and
+after (JSON keys ``rounds``, ``median``, ``min``, ``max``, ``load_before``, ``load_after``).
+:func:`pinned` gives each method its faster thread setting first; :func:`wait_for_quiet` is
+``--quiet-machine``. The older single-method helpers (:func:`time_per_item`, :func:`median_time`)
+remain for absolute figures that are no ratio."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
@@ -31,26 +39,6 @@ def median_time(fn: Callable, repeats: int = 5) -> float:
         fn()
         ts.append(time.perf_counter() - t0)
     return float(np.median(ts))
-
-
-def best_of_threads(measure: Callable[[], float]) -> float:
-    """The smaller of ``measure()`` run with one thread and with the default, for BLAS (brute force's
-    GEMV/GEMM) and numba (ClassMap's batch kernels split queries over ``numba.get_num_threads()``) alike:
-    one small GEMV does not gain from threads, a GEMM does, so each side of a comparison gets its better
-    setting."""
-    import numba
-    from threadpoolctl import threadpool_limits
-
-    out = []
-    n_default = numba.get_num_threads()
-    for limit in (1, None):
-        with threadpool_limits(limit):
-            numba.set_num_threads(1 if limit == 1 else n_default)
-            try:
-                out.append(measure())
-            finally:
-                numba.set_num_threads(n_default)
-    return min(out)
 
 
 def load_average() -> list[float]:
@@ -100,11 +88,61 @@ def interleaved(methods: dict[str, Callable[[], object]], rounds: int = 7, items
     return {"rounds": rounds, "items": items, "load_before": load_before, "load_after": load_average(), "ms": ms}
 
 
-def ratio(timing: dict, numerator: str, denominator: str) -> dict:
+def ratio(timing: dict, numerator: str | list[str], denominator: str) -> dict:
     """The per-round ratio ``numerator / denominator`` of an :func:`interleaved` timing: ``{"rounds",
-    "median", "min", "max", "load_before", "load_after", "<name>_ms": median ms per item of each}``."""
-    a, b = np.asarray(timing["ms"][numerator]), np.asarray(timing["ms"][denominator])
+    "median", "min", "max", "load_before", "load_after", "numerator_ms", "denominator_ms"}`` (medians of
+    ms per item). A list of numerators takes, round by round, the fastest of them (e.g. brute force's
+    two paths)."""
+    names = [numerator] if isinstance(numerator, str) else list(numerator)
+    a = np.min([np.asarray(timing["ms"][n], np.float64) for n in names], axis=0)
+    b = np.asarray(timing["ms"][denominator], np.float64)
     r = a / b
     return {"rounds": int(timing["rounds"]), "median": float(np.median(r)), "min": float(r.min()),
             "max": float(r.max()), "load_before": timing["load_before"], "load_after": timing["load_after"],
-            f"{numerator}_ms": float(np.median(a)), f"{denominator}_ms": float(np.median(b))}
+            "numerator": "fastest of " + ", ".join(names) if len(names) > 1 else names[0],
+            "denominator": denominator, "numerator_ms": float(np.median(a)), "denominator_ms": float(np.median(b))}
+
+
+def rounds_of(ms: dict[str, list[float]], load_before: list[float], items: int = 1) -> dict:
+    """An :func:`interleaved`-shaped record of rounds timed elsewhere (``ms``: per-round ms per item of
+    each method, the methods alternated within each round), for :func:`ratio`."""
+    n = {len(v) for v in ms.values()}
+    if len(n) != 1:
+        raise ValueError("every method needs one time per round")
+    return {"rounds": n.pop(), "items": items, "load_before": load_before, "load_after": load_average(), "ms": ms}
+
+
+@contextmanager
+def threads(limit: int | None):
+    """BLAS and numba limited to ``limit`` threads (None: their defaults) inside the block."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    n_default = numba.get_num_threads()
+    with threadpool_limits(limit):
+        numba.set_num_threads(limit or n_default)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(n_default)
+
+
+def pinned(fn: Callable[[], object]) -> Callable[[], None]:
+    """``fn`` run under its faster thread setting (one thread or the default; one untimed pass each
+    decides): one small GEMV does not gain from threads, a GEMM does, so each side of a comparison gets
+    its better setting before the interleaved rounds."""
+    best, best_t = None, np.inf
+    for limit in (1, None):
+        with threads(limit):
+            t0 = time.perf_counter()
+            fn()
+            t = time.perf_counter() - t0
+        if t < best_t:
+            best, best_t = limit, t
+
+    def run() -> None:
+        with threads(best):
+            fn()
+
+    run.threads = best or "default"
+    return run

@@ -49,3 +49,21 @@ def test_bad_options_fail_before_any_work(bad):
 
     with pytest.raises(ConfigError):
         bench.run(data="digits", **bad)
+
+
+def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
+    from classmap_gui.core.data import ImageSet
+
+    kw = dict(data="digits", test_seed=1, k="8,12", patch_size="3,4", n_patches=2000, gemm_images=50,
+              alpha_rel="0.3,3", n_jobs=1)
+    clean = bench.run(**kw)
+    load = bench._load
+
+    def poisoned(*a, **k):
+        train, test = load(*a, **k)
+        return train, ImageSet(poison.noise_like(test.images), poison.permuted(test.labels), test.class_names)
+
+    monkeypatch.setattr(bench, "_load", poisoned)
+    dirty = bench.run(**kw)
+    assert poison.without_timings(dirty["selection"]) == poison.without_timings(clean["selection"])
+    assert dirty["accuracy"] < 0.3 < clean["accuracy"]               # the poison reached the test figures
