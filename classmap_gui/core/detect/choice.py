@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..selection import record as selection
 
 
@@ -40,9 +40,9 @@ CHOICE_OPTIONS = {
     "vote_temperatures": ("0,0.02,0.05", "candidate box-voting temperatures (0: no voting)"),
     "detector_weights": ("0.01,0.02,0.03", "candidate weights of the hand detector in a window's score"),
     "no_hand_frames": (120, "clutter scenes without a hand (own seeds) that calibrate 'hand found'"),
-    "temperatures": ("0.02,0.05,0.1,0.2", "candidate reader temperatures (softmax of responses)"),
-    "histories": ("1,3,5", "candidate reader histories (frames integrated along the hand's track)"),
-    "crops": ("1,5", "candidate reader re-crops per frame"),
+    "temperatures": ("0.02,0.05,0.1,0.2,0.5,1", "candidate reader temperatures (softmax of responses)"),
+    "histories": ("1,3,5,8", "candidate reader histories (frames integrated along the hand's track)"),
+    "crops": ("1,5,9", "candidate reader re-crops per frame"),
     "frame_size": ((320, 240), "frame size (w, h) the choice scans at"),
 }
 
@@ -198,15 +198,29 @@ def found_threshold(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
 
 def choose_scan(rec, opt: dict, progress: ProgressFn = None, should_stop: StopFn = None) -> tuple[dict, dict]:
     """Steps 1-3 of the module docstring: ``(settings for metadata["detection"], selection records)``."""
-    from .reading import HandReader, read_probabilities
-    from .scanner import Scanner, iou
-
     opt = {**{k: v[0] for k, v in CHOICE_OPTIONS.items()}, **opt}   # "sides": the build's, which the caller adds
     det = choose_detection(rec, opt, should_stop)
     report(progress, 0.5, "scan settings chosen")
     settings = {"sides": det["sides"]["chosen"], "background_weight": det["background_weight"]["chosen"],
                 "detector_weight": det["detector_weight"]["chosen"], "vote_overlap": det["vote"]["chosen"]["overlap"],
                 "vote_temperature": det["vote"]["chosen"]["temperature"]}
+    more, sel = choose_reading(rec, settings, opt, sub_progress(progress, 0.5, 1.0), should_stop)
+    settings.update(more)
+    return settings, {"sides": det["sides"], "background_weight": det["background_weight"],
+                      "detector_weight": det["detector_weight"], "vote": det["vote"],
+                      "validation_localisation": det["validation_localisation"], **sel}
+
+
+def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
+                   should_stop: StopFn = None) -> tuple[dict, dict]:
+    """Steps 2 and 3 of the module docstring, scanning with the detection ``settings``: ``({"found_threshold",
+    "reading"}, their selection records)``."""
+    from .reading import HandReader, read_probabilities
+    from .scanner import Scanner, iou
+
+    opt = {**{k: v[0] for k, v in CHOICE_OPTIONS.items()}, **opt}
+    settings = {k: settings[k] for k in ("sides", "background_weight", "detector_weight", "vote_overlap",
+                                         "vote_temperature")}
     w, h = opt["frame_size"]
     methods = ("classmap", "brute_force")
     scanners = {m: Scanner(rec, m, **settings, found_threshold=None) for m in methods}
@@ -228,7 +242,7 @@ def choose_scan(rec, opt: dict, progress: ProgressFn = None, should_stop: StopFn
                 parts = readers[m].responses(cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), r.best_box)
                 frames[m].append({"seed": seed, "label": label, "hit": hit, "score": float(r.scores[0]),
                                   "box": r.best_box, "parts": parts})
-        report(progress, 0.5 + 0.3 * (seeds.index(seed) + 1) / len(seeds), "reader validation videos")
+        report(progress, 0.6 * (seeds.index(seed) + 1) / len(seeds), "reader validation videos")
     neg = {m: np.array([float(scanners[m].scan(g).scores[0]) for g in _no_hand_scenes(opt["no_hand_frames"], (h, w))])
            for m in methods}
     thresholds, found_sel = {}, {}
@@ -238,7 +252,7 @@ def choose_scan(rec, opt: dict, progress: ProgressFn = None, should_stop: StopFn
         found_sel[m] = {"threshold": thresholds[m], "balanced_accuracy": bal, "hand_frames": int(len(pos)),
                         "no_hand_frames": int(len(neg[m])), "found_in_hand_frames": float(np.mean(pos >= thresholds[m])),
                         "found_in_no_hand_frames": float(np.mean(neg[m] >= thresholds[m]))}
-    settings["found_threshold"] = thresholds
+    out = {"found_threshold": thresholds}
     # the reader: every (temperature, history, crops) replayed over the stored responses
     from ..data.hand_pose import class_name
 
@@ -264,21 +278,19 @@ def choose_scan(rec, opt: dict, progress: ProgressFn = None, should_stop: StopFn
             acc[m][(t, hh, c)] = good / max(n, 1)
     mean = {g: 0.5 * (acc["classmap"][g] + acc["brute_force"][g]) for g in grid}
     best = max(grid, key=lambda g: (mean[g], -g[1], -g[2], -g[0]))
-    settings["reading"] = {"temperature": best[0], "history": best[1], "crops": best[2]}
+    out["reading"] = {"temperature": best[0], "history": best[1], "crops": best[2]}
     by = (f"shape accuracy over the key-pose frames of the validation videos (seeds {', '.join(map(str, seeds))}, "
           "every frame; a box in the wrong place counts as wrong), mean of ClassMap's and brute force's")
-    sel = {"sides": det["sides"], "background_weight": det["background_weight"], "detector_weight": det["detector_weight"],
-           "vote": det["vote"], "validation_localisation": det["validation_localisation"],
-           "found_threshold": selection(thresholds, ["every best-window score"], found_sel,
+    sel = {"found_threshold": selection(thresholds, ["every best-window score"], found_sel,
                                         by="balanced accuracy: validation video frames (hand) against clutter scenes "
                                            "(no hand), per method"),
-           "reading": selection(settings["reading"], [{"temperature": t, "history": hh, "crops": c} for t, hh, c in grid],
+           "reading": selection(out["reading"], [{"temperature": t, "history": hh, "crops": c} for t, hh, c in grid],
                                 {f"{t:g}/{hh}/{c}": {"mean": mean[(t, hh, c)], **{m: acc[m][(t, hh, c)] for m in methods}}
                                  for t, hh, c in grid}, by=by, rule="best; ties: shorter history, fewer crops")}
     report(progress, 1.0, "reading chosen")
-    return settings, sel
+    return out, sel
 
 
-__all__ = ["CHOICE_OPTIONS", "choose_detection", "choose_scan", "found_threshold", "validation_video"]
+__all__ = ["CHOICE_OPTIONS", "choose_detection", "choose_reading", "choose_scan", "found_threshold", "validation_video"]
 
 

@@ -14,7 +14,10 @@ classes were trained, so :class:`HandReader`:
 4. scores every **shape by its orientation classes together** (the sum of their probabilities): the shape
    with the most wins, its best class names the orientation, and the shape's probability is the confidence.
 
-The background class's probability is a shape of its own: when it wins, the reading is "no hand".
+Whether there is a hand at all is the scan's decision (its "hand found" threshold, calibrated on validation
+videos against clutter scenes): the reader then names it among the hand classes. Reading one crop on its
+own (:func:`read_probabilities`, the Run panel), the background class's probability is a shape of its own:
+when it wins, the reading is "no hand".
 Classes whose names are not hand-pose names (a person's own classes) are each their own shape, with no
 orientation. ``bench scan`` chooses ``temperature``, ``history`` and ``crops`` on validation videos and the
 model carries them (``metadata["detection"]["reading"]``).
@@ -166,10 +169,12 @@ class HandReader:
         return [(np.asarray(pred.top_classes[i]), np.asarray(pred.top_scores[i], np.float64)) for i in range(len(X))]
 
     def probabilities(self, parts, temperature: float | None = None) -> np.ndarray:
-        """The crops' responses (:meth:`responses`) as one ``(C,)`` probability vector (their mean)."""
+        """The crops' responses (:meth:`responses`) as one ``(C,)`` probability vector over the hand classes
+        (their mean; the background class left out: the scan's calibrated "hand found" has decided that)."""
         t = self.temperature if temperature is None else temperature
         C = len(self.groups)
-        return np.mean([softmax_scores(c, s, C, t) for c, s in parts], axis=0)
+        hand = [(c[self.groups[c] >= 0], s[self.groups[c] >= 0]) for c, s in parts]
+        return np.mean([softmax_scores(c, s, C, t) for c, s in hand], axis=0)
 
     def integrate(self, prob: np.ndarray | None, box) -> np.ndarray | None:
         """Add this frame's probabilities to the track (None: no hand, the track ends) and return the
