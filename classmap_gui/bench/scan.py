@@ -75,11 +75,10 @@ def test_seeds(opt: dict) -> list[int]:
     if n < 1:
         raise ConfigError("bench scan: test_videos must be >= 1")
     seeds = list(range(first, first + n))
-    val = {int(v) for key in ("validation_video_seeds", "reading_video_seeds") for v in floats(opt[key], key)}
-    clash = sorted(val & set(seeds))
-    if clash:
-        raise ConfigError(f"bench scan: test seed(s) {clash} are validation seeds; choose a test_seed whose "
-                          f"{n} videos avoid {sorted(val)}")
+    from ..core.splits import check_fresh
+
+    check_fresh({"rows": seeds}, **{key: {"rows": [int(v) for v in floats(opt[key], key)]}
+                                    for key in ("validation_video_seeds", "reading_video_seeds")})
     return seeds
 
 

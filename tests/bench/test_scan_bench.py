@@ -52,7 +52,7 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
 def test_scan_bench_refuses_a_test_seed_that_is_a_validation_seed():
     from classmap_gui.core.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="validation seeds"):
+    with pytest.raises(ConfigError, match="validation_video_seeds part shares 2"):
         run(test_seed=100, test_videos=3, validation_video_seeds="101,102")   # 100, 101, 102: 101 is validation
 
 
