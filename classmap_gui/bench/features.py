@@ -24,8 +24,9 @@ Choices, all on a stratified validation part of the *training* images (``validat
   one solve per penalty, fit + validation moments added for the refit).
 
 Then the bank is refitted on the whole training part and tested once. With one candidate per option
-the run only chooses the penalty: the defaults are the network the validation-only search of
-``docs/bench/features-search.json`` chose (see ``docs/bench/LEDGER.md``).
+the run only chooses the penalty: the defaults (K = 1600, 6x6 patches, no Hellinger, ridge) are the
+network the validation-only search of ``docs/bench/features-search.json`` chose (``docs/features.md``,
+``docs/bench/LEDGER.md``).
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 
 OPTIONS = {
     "data": ("fashion-mnist", "built-in data set or folder (fashion-mnist uses its official test split)"),
-    "k": ("2400", "number of centroids K (4K features); several, comma-separated: chosen on validation"),
+    "k": ("1600", "number of centroids K (4K features); several, comma-separated: chosen on validation"),
     "patch_size": ("6", "patch side in pixels; several: chosen on validation"),
     "stride": (1, "step between patches when encoding"),
     "n_patches": (300_000, "random patches used to learn the centroids"),
@@ -47,7 +48,7 @@ OPTIONS = {
     "norm_eps": (10.0, "patch contrast normalisation epsilon"),
     "whiten_eps": (0.1, "ZCA whitening epsilon (none: no whitening)"),
     "encoder": ("triangle", "triangle or hard"),
-    "hellinger": ("true", "square root of the pooled features (true/false; both: chosen on validation)"),
+    "hellinger": ("false", "square root of the pooled features (true/false; both: chosen on validation)"),
     "bank": ("ridge", "one-vs-all trainer: ridge (one solve for all classes) or liblinear; both: chosen on validation"),
     "alpha_rel": ("3,10,30", "ridge penalty relative to the mean feature variance (penalty = alpha_rel * variance); "
                              "several: chosen on validation"),

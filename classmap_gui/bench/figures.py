@@ -10,8 +10,8 @@ figure (a number followed by ``×``, ``%``, ``frames/s``, ``images/s`` or ``ms``
 * ``missing``: a citation whose file or key does not exist;
 * ``uncited``: a figure without a citation within the same sentence after it.
 
-Paper figures (the published results the benches are compared with) are written with the word
-"paper" in the same sentence and are not checked. ``docs/bench/LEDGER.md`` lists every committed JSON.
+Paper figures (the published results the benches are compared with) and targets are written with the
+word "paper" or "target" in the same sentence and are not checked: they are no measurement. ``docs/bench/LEDGER.md`` lists every committed JSON.
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def check(text: str, root: Path) -> dict:
         end = SENTENCE_END.search(text, m.end())
         sentence_end = end.start() if end else len(text)
         start = max(text.rfind(". ", 0, m.start()), text.rfind("\n\n", 0, m.start()), 0)
-        if "paper" in text[start:sentence_end].lower():
+        if any(w in text[start:sentence_end].lower() for w in ("paper", "target")):
             continue
         cite = CITE.search(text, m.end(), sentence_end)
         line = text.count("\n", 0, m.start()) + 1

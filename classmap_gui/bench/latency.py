@@ -3,7 +3,7 @@ in interleaved rounds (:func:`..core.timing.interleaved`).
 
 Brute force is ``bank.decision_function`` + ``argmax`` (what ``Recogniser.predict_features`` does
 without a ClassMap) and, as the fastest it can be, the bare stacked GEMV/GEMM into preallocated
-outputs (``kernel``); ClassMap is ``ClassMap.predict(bank, X)`` (one row: its preallocated
+outputs (``kernel``); ClassMap is ``ClassMap.predict_result(X, bank=bank)`` (one row: its preallocated
 single-query path, the one live video uses). Features are not part of any latency. Each method first
 gets its faster thread setting (:func:`..core.timing.pinned`), then every round runs all three on the
 same queries, in alternating order: ``single`` one query at a time over ``n_single`` (>= 300 for a
@@ -49,9 +49,9 @@ def brute_force_calls(bank, Q: np.ndarray, XB: np.ndarray) -> dict:
 
 
 def classmap_calls(cm, bank, Q: np.ndarray, XB: np.ndarray) -> tuple:
-    """``(single, batch)`` zero-argument calls of ``cm.predict(bank, ...)``."""
-    return (lambda: [cm.predict(bank, x[None], top=1).labels[0] for x in Q],
-            lambda: cm.predict(bank, XB, top=1, batch_size=len(XB)))
+    """``(single, batch)`` zero-argument calls of ``cm.predict_result(..., bank=bank)``."""
+    return (lambda: [cm.predict_result(x[None], top=1, bank=bank).labels[0] for x in Q],
+            lambda: cm.predict_result(XB, top=1, batch_size=len(XB), bank=bank))
 
 
 def compare(calls: dict, n_single: int, n_batch: int, rounds: int = ROUNDS) -> dict:
@@ -121,7 +121,7 @@ def latency_sweep(d: int, p: int, n_single: int, seed: int, progress: ProgressFn
         check_stop(should_stop)
         bank = linear_bank(rng.standard_normal((C, D), np.float32), np.zeros(C, np.float32))
         Xe = rng.standard_normal((C, D), np.float32)
-        cm = ClassMap(d=min(d, C), p=min(p, C), embedding="random", random_state=seed).fit(bank, Xe, np.arange(C))
+        cm = ClassMap(d=min(d, C), p=min(p, C), embedding="random", random_state=seed).fit_embedding(bank, Xe, np.arange(C))
         Q = rng.standard_normal((n_single, D), np.float32)
         t = brute_vs_classmap(bank, cm, Q, n_single, batch=1, rounds=ROUNDS)["single"]
         ms = medians(t)

@@ -23,7 +23,7 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
 5. **test** once on ``test_queries`` images of a test part generated afresh with ``test_seed`` (2 per
    class, its own cached folder; ``test_seed=none``: positions 6-7 of the seed's set, seen by earlier
    runs): brute force (all C classifiers, one blocked GEMM over the memory-mapped weights) and ClassMap
-   (``ClassMap.predict``, the call ``Recogniser.predict_features`` makes): exact-class accuracy,
+   (``ClassMap.predict_result``, the call ``Recogniser.predict_features`` makes): exact-class accuracy,
    ``accuracy_within_30`` (same shape, orientation within 30°: ``hand_pose.pose_match``), evaluations,
    the index's recall@p against the exact filter; latencies from ``bench.latency`` (interleaved
    rounds on ``latency_queries`` queries; ratios as median, min, max over rounds).
@@ -226,7 +226,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                 use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
             for p in p_cands:
                 cm.set_params(p=min(p, C))
-                pr = cm.predict(bank_val, Xv, top=1)
+                pr = cm.predict_result(Xv, top=1, bank=bank_val)
                 lost = float(np.mean((pr.labels != yv) & (bf_val_pred == yv)))
                 gained = float(np.mean((pr.labels == yv) & (bf_val_pred != yv)))
                 curve.append({"reference_penalty": f, "d_requested": dd, "d": int(len(cm.reference_)),
@@ -320,7 +320,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     Xt, yt = read_rows(tpath, tq), tdata.labels(tq)
     true_names = [names[i] for i in yt]
     bf_pred = top_k_linear(Xt, W, b, 1)[:, 0]
-    pr = cm.predict(bank, Xt, top=1)
+    pr = cm.predict_result(Xt, top=1, bank=bank)
     Ft = (Xt @ Wr.T + br).astype(np.float32)
     got = index.search(Ft, k)[0]
     exact_t = FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_).search(Ft, k)[0]

@@ -66,7 +66,7 @@ def wait_for_quiet(max_wait_s: float = 600.0, threshold: float = 1.0, poll_s: fl
 
 
 def interleaved(methods: dict[str, Callable[[], object]], rounds: int = 7, items: int = 1) -> dict:
-    """Time every method once per round, the order rotated from round to round (A B, B A, ...), after
+    """Time every method once per round, the order rotated from round to round (A B, B A, A B, ...), after
     one untimed warm-up call each, so the methods share the machine's load.
 
     ``items``: queries (or images) one call handles, so times are per item. Returns ``{"rounds",
@@ -80,8 +80,7 @@ def interleaved(methods: dict[str, Callable[[], object]], rounds: int = 7, items
         methods[name]()
     ms: dict[str, list[float]] = {n: [] for n in names}
     for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for name in (order if r % 2 == 0 else order[::-1]):
+        for name in names[r % len(names):] + names[:r % len(names)]:  # AB, BA, ...; ABC, BCA, CAB, ...
             t0 = time.perf_counter()
             methods[name]()
             ms[name].append(1e3 * (time.perf_counter() - t0) / items)

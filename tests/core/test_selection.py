@@ -137,3 +137,4 @@ def test_paired_se_is_the_standard_error_of_per_query_differences():
     diff = a.astype(float) - b
     assert S.paired_se(a, b) == pytest.approx(diff.std(ddof=1) / np.sqrt(8))
     assert S.paired_se(a, a) == 0.0                             # the same answers: no uncertainty
+
