@@ -205,7 +205,7 @@ def style_test(rec, style: str, opt: dict, should_stop: StopFn = None) -> dict:
             every = np.arange(S.shape[1])
             parts = ((every, S[i]) for i in range(len(S)))
         else:
-            pr = rec.classmap.predict(rec.classifier, X, top=None)
+            pr = rec.classmap.predict_result(X, bank=rec.classifier)
             parts = ((np.asarray(pr.top_classes[i]), np.asarray(pr.top_scores[i], np.float64)) for i in range(len(X)))
         said, argmax = [], []
         for c, sc in parts:

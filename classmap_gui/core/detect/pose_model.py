@@ -146,7 +146,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     points = []
     for p in p_sweep:
         rec.classmap.set_params(p=p)
-        pr = rec.classmap.predict(rec.classifier, Xv, top=1)
+        pr = rec.classmap.predict_result(Xv, top=1, bank=rec.classifier)
         hit = np.asarray(pr.labels) == yv
         points.append({"p": p, "refine": cm["refine"], "reference_penalty": cm["reference_penalty"],
                        "accuracy": float(np.mean(hit)), "evaluations": float(np.mean(pr.evaluations)),

@@ -165,7 +165,7 @@ class HandReader:
             S = X @ self.W.T + self.b
             every = np.arange(S.shape[1])
             return [(every, S[i]) for i in range(len(S))]
-        pred = self.rec.classmap.predict(self.rec.classifier, X, top=None)
+        pred = self.rec.classmap.predict_result(X, bank=self.rec.classifier)
         return [(np.asarray(pred.top_classes[i]), np.asarray(pred.top_scores[i], np.float64)) for i in range(len(X))]
 
     def probabilities(self, parts, temperature: float | None = None) -> np.ndarray:
