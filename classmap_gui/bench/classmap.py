@@ -354,7 +354,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         cm_sel = models[chosen["refine"]].set_params(p=chosen["p"])   # pose accuracy of the clean test part too
         result["camera"] = _camera_scores(bank, cm_sel, camera, str(opt["data"]))
         result["brute_force"].update(_shape_pose(camera["class_names"], yt, bank.predict(Xt), str(opt["data"])))
-        selected.update(_shape_pose(camera["class_names"], yt, cm_sel.predict_result(Xt, bank=bank).labels, str(opt["data"])))
+        selected.update(_shape_pose(camera["class_names"], yt, cm_sel.predict_result(Xt, bank=bank).labels,
+                                    str(opt["data"])))
 
     # 3b. the peer a user would try instead: top-p by inner product with faiss (bench.mips); its index
     # settings are chosen on the embedding part, which the bank never trained on
