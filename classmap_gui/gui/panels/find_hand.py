@@ -26,7 +26,7 @@ METHOD_LABELS = {"classmap": "ClassMap", "brute_force": "Brute force"}
 BOX_COLOURS = ((60, 220, 90), (255, 200, 0), (255, 120, 60))  # best box first
 #: what the boxes mean (shown under the frame)
 BOX_LEGEND = ("<span style='color:#3cdc5a'>■</span> the hand (best window) · "
-              "<span style='color:#ffc800'>■</span> runner-up: the next-best place that also beats the background "
+              "<span style='color:#ffc800'>■</span> runner-up: the next-best place that also passes the hand-found test "
               "· <span style='color:#969696'>■</span> best window, but no hand found there")
 
 
