@@ -9,9 +9,11 @@ from pathlib import Path
 
 from .common import ProgressBar, emit, parse_sets
 
-#: a quick build for trying the command (a few shapes and orientations): ``classmap hand-model --quick``
+#: a quick build for trying the command (a few shapes and orientations, fewer validation videos):
+#: ``classmap hand-model --quick``
 QUICK = {"shapes": 8, "orientations": 6, "images_per_class": 20, "background": 1000, "hard_negatives": 300,
          "detector_scenes": 60, "p_sweep": "4,8", "d": 12}
+QUICK_CHOICE = {"validation_video_seeds": "101,102", "reading_video_seeds": "101", "no_hand_frames": 20}
 
 
 def hand_model_dir() -> Path:
@@ -28,12 +30,16 @@ def cmd_hand_model(args: argparse.Namespace) -> int:
     from ..core.detect.pose_model import make_hand_model
 
     out = Path(args.out) if args.out else hand_model_dir()
-    options = {**(QUICK if args.quick else {}), **parse_sets(args.set)}
+    from ..core.detect.choice import CHOICE_OPTIONS
+
+    sets = parse_sets(args.set)
+    options = {**(QUICK if args.quick else {}), **{k: v for k, v in sets.items() if k not in CHOICE_OPTIONS}}
+    choice = {**(QUICK_CHOICE if args.quick else {}), **{k: v for k, v in sets.items() if k in CHOICE_OPTIONS}}
     load = list(os.getloadavg())
     bar = ProgressBar()
     t0, c0 = time.perf_counter(), time.process_time()
     try:
-        rec, info = make_hand_model(out, options, progress=bar)
+        rec, info = make_hand_model(out, options, choice, progress=bar)
     finally:
         bar.close()
     emit({"model": str(out), "classes": rec.n_classes, "seconds": time.perf_counter() - t0,
@@ -53,6 +59,6 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--out", help="model folder (default: where the app looks, $CLASSMAP_HAND_MODEL or the user "
                                  "data folder)")
     s.add_argument("--quick", action="store_true", help="a small model (8 shapes x 6 orientations) in a minute")
-    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="build options (see bench scan's)")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="build and choice options (bench scan's)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_hand_model)
