@@ -37,6 +37,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..core.timing import wait_for_quiet
 
         quiet = wait_for_quiet(max_wait_s=args.quiet_machine)
+    rev = revision()  # the code that runs: taken before, not after, the run
     bar = ProgressBar()
     try:
         result = mod.run(progress=bar, **options)
@@ -44,7 +45,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         bar.close()
     if quiet is not None:
         result["quiet_machine"] = quiet
-    result.setdefault("revision", revision())
+    result.setdefault("revision", rev)
     emit(result, True)
     if args.out:
         with open(args.out, "w") as fh:
