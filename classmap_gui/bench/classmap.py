@@ -17,7 +17,8 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    Every (multiplier, refine, p) is scored on the validation part with banks on the fit part; the
    multiplier with the smallest mean gap to brute force over the whole sweep is chosen
    (``selection.reference_penalty``). For it, refine and p are chosen by the learning-curve rule of
-   :mod:`.classmap_selection` (``selection.classmap_point``): ``curve_seeds`` (3) AdaBoost seeds at the fit
+   the operating-point rule (:func:`..core.selection.operating_point`, gaps from
+   :mod:`..core.selection_curve`) (``selection.classmap_point``): ``curve_seeds`` (3) AdaBoost seeds at the fit
    size and one fit at half of it, the gap extrapolated (linear in ln images per class) to the final
    training size (fit + validation), the cheapest point whose predicted gap plus ``n_se`` (1) prediction
    standard errors (query noise, model draws, the test part's own noise) is within ``tolerance`` (0.5
@@ -54,20 +55,23 @@ from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
 from .classmap_report import mips_comparison, summary  # noqa: F401 (public)
-from .classmap_selection import choose_point, choose_point_predicted, choose_reference, paired_se  # noqa: F401
-from .common import floats, machine, selection
-from .latency import brute_force_latency, classmap_latency, latency_sweep, op_limit  # noqa: F401 (public)
+from ..core.selection import (N_SE, REFERENCE_PENALTIES, TOLERANCE, best_penalty, measured_gaps, operating_point,
+                              paired_se, predicted_gaps, record, reference_penalty, stronger_penalty)
+from ..core.splits import position_in_class
+from .common import floats, machine
+from .latency import brute_vs_classmap, latency_sweep, medians, op_limit, speedups
 
 OPTIONS = {
     "data": (DEFAULT_DATA, "generated data set with a per-class split (glyph-pose, glyph-pose-small, ...)"),
     "d": (45, "reference classifiers of the ClassMap embeddings"),
     "p_sweep": ("5,10,15,20,30,40,60,80", "comma-separated p values: the candidates and the test curve"),
     "refine": ("v2,v3", "refine versions: candidates and test curve"),
-    "tolerance": (0.005, "the chosen ClassMap point: fewest evaluations within this of brute force on validation"),
-    "n_se": (1.0, "the chosen point's predicted final-size gap is raised by this many of its prediction standard "
-                  "errors before the tolerance test (.classmap_selection)"),
+    "tolerance": (TOLERANCE, "the chosen ClassMap point: fewest evaluations within this of brute force on validation "
+                             "(core.selection.operating_point)"),
+    "n_se": (N_SE, "the chosen point's predicted final-size gap is raised by this many of its prediction standard "
+                   "errors before the tolerance test (core.selection_curve)"),
     "curve_seeds": (3, "validation fits (AdaBoost seeds) of the chosen reference penalty at the fit size: their "
-                       "mean gap and spread enter the learning-curve rule (.classmap_selection); at least 2"),
+                       "mean gap and spread enter the learning-curve rule (core.selection_curve); at least 2"),
     "n_triples": (60_000, "AdaBoost training triples"),
     "hard_fraction": (0.5, "share of triples whose wrong class is one of the example's strongest confusers"),
     "embedding_examples": ("embedding+training", "examples of the class embeddings and triples: 'embedding' (the "
@@ -76,10 +80,10 @@ OPTIONS = {
     "unseen_fraction": (0.2, "share of classes left out when building the embedding for the unseen-classes test"),
     "bank": ("ova-ridge", "classifier bank (a linear one-vs-all bank)"),
     "penalties": ("10,30,100,300,1000,3000", "penalty candidates (ridge alpha / liblinear C), chosen on validation"),
-    "reference_penalties": ("1,3,10,30,100", "candidate reference-bank penalties as multiples of the bank's (1: the "
+    "reference_penalties": (REFERENCE_PENALTIES, "candidate reference-bank penalties as multiples of the bank's (1: the "
                             "bank's own classifiers are the references), chosen on validation"),
     "bank_params": ("{}", "further bank parameters as a JSON object"),
-    "latency_queries": (300, "queries timed one at a time"),
+    "latency_queries": (300, "queries timed one at a time, in interleaved rounds with brute force (>= 300)"),
     "sweep": (True, "run the synthetic latency sweep (C in {2430, 10000}, D in {1764, 6400})"),
     "mips": (True, "compare the faiss maximum-inner-product peer (IVF and HNSW over the bank's rows; needs faiss)"),
     "cache_dir": (None, "folder for cached HOG features (none: compute them); the CLI passes the user cache"),
@@ -88,6 +92,8 @@ OPTIONS = {
                                      "50-59 of the seed's set; .classmap_data)"),
 }
 
+#: what a ClassMap operating point is
+KEYS = ("reference_penalty", "refine", "p")
 #: which parameter of a bank is its penalty
 PENALTY = {"ova-ridge": "alpha", "ova-liblinear": "C"}
 
@@ -111,32 +117,19 @@ def _bank_params(s) -> dict:
 def choose_penalty(bank_name: str, params: dict, candidates: list[float], X_fit, y_fit, X_val, y_val,
                    progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
     """Fit one bank per penalty on the fit part; the one with the best brute-force validation accuracy
-    wins (ties: the larger ridge alpha / smaller C, the smoother bank). Returns a :func:`selection`."""
+    wins (ties: the larger ridge alpha / smaller C, the smoother bank). Returns a :func:`..core.selection.record`."""
     from ..core.registry import make_bank
 
     key = PENALTY.get(bank_name)
     if key is None or not candidates:
-        return selection(None, [], {}, by="brute-force validation accuracy", note=f"{bank_name}: no penalty to choose")
-    scores = {}
+        return record(None, [], {}, by="brute-force validation accuracy", note=f"{bank_name}: no penalty to choose")
+    scores = []
     for i, c in enumerate(candidates):
         check_stop(should_stop)
         bank = make_bank(bank_name, **{**params, key: c}).fit(X_fit, y_fit, should_stop=should_stop)
-        scores[c] = _acc(bank.predict(X_val), y_val)
+        scores.append(_acc(bank.predict(X_val), y_val))
         report(progress, (i + 1) / len(candidates), f"choosing {key}")
-    order = sorted(candidates, key=lambda c: (-scores[c], -c if key == "alpha" else c))
-    return selection(order[0], candidates, {f"{c:g}": s for c, s in scores.items()},
-                     by="brute-force validation accuracy", parameter=f"bank.{key}")
-
-
-def _first_per_class(y, n: int) -> np.ndarray:
-    """Indices of the first ``n`` examples of every class in ``y`` (by position: the parts are i.i.d.)."""
-    y = np.asarray(y)
-    order = np.argsort(y, kind="stable")
-    counts = np.bincount(np.searchsorted(np.unique(y), y))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    rank = np.empty(len(y), np.int64)
-    rank[order] = np.arange(len(y)) - np.repeat(starts, counts)
-    return np.flatnonzero(rank < n)
+    return best_penalty(candidates, scores, parameter=f"bank.{key}", by="brute-force validation accuracy")
 
 
 def _reference_bank(bank_name: str, params: dict, factor: float, X, y, should_stop: StopFn = None):
@@ -147,8 +140,7 @@ def _reference_bank(bank_name: str, params: dict, factor: float, X, y, should_st
     key = PENALTY.get(bank_name)
     if factor == 1 or key is None:
         return None
-    value = params[key] * factor if key == "alpha" else params[key] / factor
-    return make_bank(bank_name, **{**params, key: value}).fit(X, y, should_stop=should_stop)
+    return make_bank(bank_name, **{**params, key: stronger_penalty(key, params[key], factor)}).fit(X, y, should_stop=should_stop)
 
 
 def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
@@ -213,11 +205,18 @@ def _camera_scores(bank, cm, camera: dict, data: str) -> dict:
     out = {"images": int(len(y))}
     for key, labels in (("brute_force", bank.predict(X)), ("classmap", cm.predict_result(X, bank=bank).labels)):
         labels = np.asarray(labels)
-        row = {"accuracy": _acc(labels, y)}
+        row = {"accuracy": _acc(labels, y), **_shape_pose(names, y, labels, data)}
         if match is not None:
             row["accuracy_within_30"] = float(np.mean(match([names[i] for i in y], [names[i] for i in labels], 30)))
         out[key] = row
     return out
+
+
+def _shape_pose(names, y, labels, data: str) -> dict:
+    """hand-pose: ``shape_accuracy`` and ``pose_accuracy_within_30`` (:func:`..core.data.hand_pose.pose_scores`)."""
+    from ..core.data.hand_pose import pose_scores
+    out = pose_scores([str(names[i]) for i in y], [str(names[i]) for i in labels]) if data.startswith("hand-pose") else {}
+    return {k: v for k, v in out.items() if k != "class_accuracy"}
 
 
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
@@ -248,6 +247,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                     "test_queries": len(Xt), "validation_queries": len(Xv), "embedding_queries": len(Xe),
                     "test_part": ("positions after the embedding part" if test_seed is None
                                   else f"generated afresh with seed {test_seed}"),
+                    "test_seed": test_seed,
                     "bank": bank_name, "options": {k: v for k, v in opt.items() if k != "cache_dir"},
                     "cache": cache_dir is not None, "selection": {}}
 
@@ -263,7 +263,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     brute_hit = np.asarray(bank.predict(Xv)) == yv
     brute_val = float(np.mean(brute_hit))
 
-    # 2. ClassMap's reference penalty, then refine and p, on validation (.classmap_selection)
+    # 2. ClassMap's reference penalty, then refine and p, on validation (core.selection)
     val_points, runs = [], []
     Xc, yc = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xf, yf)
     factors = floats(opt["reference_penalties"], "reference_penalties") if bank_name in PENALTY else [1.0]
@@ -279,13 +279,13 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         runs.append({"factor": factor, "n": per_class, "seed": seed, "brute": brute_hit, "hits": hits,
                      "evaluations": {(q["refine"], q["p"]): q["evaluations"] for q in pts}})
         report(progress, 0.3 + 0.1 * (i + 1) / len(factors), "ClassMap on validation")
-    ref_sel = choose_reference(val_points, brute_val)
+    ref_sel = reference_penalty(val_points, brute_val)
     ref_sel["points"] = val_points
     result["selection"]["reference_penalty"] = ref_sel
     factor = ref_sel["chosen"]
     runs = [r for r in runs if r["factor"] == factor]
     # the learning curve of that reference penalty: more seeds at the fit size, one fit at half of it
-    half = _first_per_class(yf, max(1, per_class // 2))
+    half = np.flatnonzero(position_in_class(yf) < max(1, per_class // 2))
     fits = [(per_class, seed + j, (Xf, yf)) for j in range(1, max(2, int(opt["curve_seeds"])))]
     for n, s, (Xn, yn) in fits + [(max(1, per_class // 2), seed, (Xf[half], yf[half]))]:
         check_stop(should_stop)
@@ -303,11 +303,16 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         report(progress, min(0.45, 0.4 + 0.0125 * len(runs)), "ClassMap learning curve on validation")
     del Xc, yc
     n_final = float(per_class + D["counts"][1])
-    result["selection"]["classmap_point"] = choose_point_predicted(
-        runs, n_final, tol, factor, float(opt["n_se"]),
-        brute_force_accuracy_by_size={str(r["n"]): float(np.mean(r["brute"])) for r in runs},
-        single_size_rule=choose_point([q for q in val_points if q["reference_penalty"] == factor], brute_val, tol,
-                                      float(opt["n_se"]))["chosen"])
+    rows, inputs = predicted_gaps(runs, n_final)
+    rows = [{"reference_penalty": factor, "refine": r["key"][0], "p": r["key"][1],
+             **{k: v for k, v in r.items() if k != "key"}} for r in rows]
+    single = operating_point(measured_gaps([q for q in val_points if q["reference_penalty"] == factor], brute_val),
+                             KEYS, tolerance=tol, n_se=float(opt["n_se"]), by="validation gap")
+    result["selection"]["classmap_point"] = operating_point(
+        rows, KEYS, tolerance=tol, n_se=float(opt["n_se"]), gaps=f"predicted (at {n_final:g} images per class)",
+        by="predicted gap to brute force at the final training size and its standard error (core.selection_curve)",
+        extrapolation=inputs, brute_force_accuracy_by_size={str(r["n"]): float(np.mean(r["brute"])) for r in runs},
+        single_size_rule=single["chosen"])
     chosen = result["selection"]["classmap_point"]["chosen"]
     report(progress, 0.45, "ClassMap point chosen on validation")
 
@@ -320,9 +325,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     ref = _reference_bank(bank_name, params, chosen["reference_penalty"], Xtr, ytr, should_stop)
     Xc, yc = embedding_examples(str(opt["embedding_examples"]), Xe, ye, Xtr, ytr)
     del Xtr
-    bs, bb, kernel = brute_force_latency(bank, Xt, nq)
-    result["brute_force"] = {"accuracy": _acc(bank.predict(Xt), yt), "evaluations": C, "bank_params": params,
-                             "latency_single_ms": bs, "latency_batch_ms": bb, **kernel}
+    result["brute_force"] = {"accuracy": _acc(bank.predict(Xt), yt), "evaluations": C, "bank_params": params}
     t0 = time.perf_counter()
     models = _fit_refines(bank, Xc, yc, refines, opt, seed, max(p_sweep), should_stop=should_stop,
                           reference_bank=ref, progress=sub_progress(progress, 0.5, 0.55, "CM-Boosted"))
@@ -331,17 +334,28 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     points = []
     for q in curve(models, bank, Xt, yt, p_sweep, should_stop, reference_penalty=chosen["reference_penalty"]):
         cm = models[q["refine"]].set_params(p=q["p"])
-        ls, lb = classmap_latency(cm, bank, Xt, nq)
+        t = brute_vs_classmap(bank, cm, Xt, nq)  # brute force and this point in alternating rounds
+        ms = {mode: medians(v) for mode, v in t.items()}
         points.append({"embedding": "boosted", "d": int(len(cm.reference_)), **q,
-                       "latency_single_ms": ls, "latency_batch_ms": lb})
+                       "latency_single_ms": ms["single"]["classmap"], "latency_batch_ms": ms["batch"]["classmap"],
+                       "brute_force_ms": {mode: {k: v for k, v in m.items() if k != "classmap"} for mode, m in ms.items()},
+                       "latency_speedup": speedups(t)})
     report(progress, 0.65, "CM-Boosted test curve")
     selected = next(q for q in points if q["refine"] == chosen["refine"] and q["p"] == chosen["p"])
     selected["reference_bank_params"] = None if ref is None else ref.get_params()
     result["selected"] = selected
+    # brute force's times: those measured in the selected point's rounds
+    result["brute_force"].update({"latency_single_ms": selected["brute_force_ms"]["single"]["brute"],
+                                  "kernel_single_ms": selected["brute_force_ms"]["single"]["kernel"],
+                                  "latency_batch_ms": selected["brute_force_ms"]["batch"]["brute"],
+                                  "kernel_batch_ms": selected["brute_force_ms"]["batch"]["kernel"]})
 
-    if camera:  # the camera-style test set (the paper's real photos: 95.3% synthetic, 22.5% real)
-        result["camera"] = _camera_scores(bank, models[chosen["refine"]].set_params(p=chosen["p"]), camera,
-                                          str(opt["data"]))
+    if camera:  # the camera-style test set (the paper's real photos: 95.3% synthetic, 22.5% real); shape and
+        cm_sel = models[chosen["refine"]].set_params(p=chosen["p"])   # pose accuracy of the clean test part too
+        result["camera"] = _camera_scores(bank, cm_sel, camera, str(opt["data"]))
+        result["brute_force"].update(_shape_pose(camera["class_names"], yt, bank.predict(Xt), str(opt["data"])))
+        selected.update(_shape_pose(camera["class_names"], yt, cm_sel.predict_result(Xt, bank=bank).labels,
+                                    str(opt["data"])))
 
     # 3b. the peer a user would try instead: top-p by inner product with faiss (bench.mips); its index
     # settings are chosen on the embedding part, which the bank never trained on
@@ -366,7 +380,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     result["unseen_classes"] = _unseen(bank, ref, Xc, yc, Xt, yt, p_sweep, opt, seed,
                                        sub_progress(progress, 0.8, 0.9, "unseen classes"), should_stop)
     result["summary"] = summary(result)
-    result["sweep"] = (latency_sweep(int(opt["d"]), selected["p"], min(nq, 200), seed,
+    result["sweep"] = (latency_sweep(int(opt["d"]), selected["p"], nq, seed,
                                      sub_progress(progress, 0.9, 1.0, "latency sweep"), should_stop)
                        if opt["sweep"] else [])
     result["seconds"] = time.perf_counter() - t_start

@@ -1,11 +1,10 @@
-"""What every benchmark shares: the on-disk cache, timing helpers, the machine's state and the
-``selection`` record of every hyper-parameter choice.
+"""What every benchmark shares: the on-disk cache, option parsing and the machine's state.
 
 The rule every bench follows: a hyper-parameter is chosen on a *validation* part carved from the
-training data, by the quantity that matters for that choice; the model is then refitted on all the
-training data and tested once. :func:`selection` writes down each such choice (what, from which
-candidates, their validation scores) so a reader of the JSON can check that no figure was picked on
-the test part.
+training data (:mod:`..core.splits`), by the one selection policy (:mod:`..core.selection`), whose
+``record`` writes down each choice (what, from which candidates, their validation scores) so a reader
+of the JSON can check that no figure was picked on the test part; the model is then refitted on all
+the training data and tested once.
 """
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -60,29 +59,6 @@ def save_cached(path: Path, arrays: dict) -> None:
     os.replace(tmp, path)
 
 
-def selection(chosen: Any, candidates: Sequence, scores: dict | list, *, by: str, rule: str = "best",
-              **extra: Any) -> dict:
-    """One hyper-parameter choice as the JSON records it: ``split`` is always ``"validation"``."""
-    return {"chosen": chosen, "candidates": list(candidates), "split": "validation", "by": by, "rule": rule,
-            "scores": scores, **extra}
-
-
 def machine() -> dict:
     """Load average and core count: timings on a shared machine mean little without them."""
     return {"load_average": list(os.getloadavg()), "cpu_count": os.cpu_count()}
-
-
-def stratified_holdout(y: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(fit_idx, val_idx)``: a stratified ``fraction`` of every class held out for validation
-    (at least one image of each class with two or more, none of a class with one)."""
-    y = np.asarray(y)
-    rng = np.random.default_rng(seed)
-    val = []
-    for c in np.unique(y):
-        idx = np.flatnonzero(y == c)
-        k = int(round(fraction * len(idx)))
-        k = min(max(k, 1), len(idx) - 1) if len(idx) > 1 else 0
-        val.append(rng.permutation(idx)[:k])
-    val_idx = np.sort(np.concatenate(val)) if val else np.zeros(0, np.int64)
-    fit_idx = np.setdiff1d(np.arange(len(y)), val_idx)
-    return fit_idx.astype(np.int64), val_idx.astype(np.int64)

@@ -53,7 +53,9 @@ OPTIONS = {
     "fashion_m": ("250/5000", "Fashion-MNIST sketch widths m (real columns)"),
     "kmeans_k": (64, "k-means centroids for the Fashion-MNIST k-means map"),
     "fashion_sigma": ("0.5/1/2", "Fashion-MNIST k-means + RFF: bandwidth candidates, multiples of sigma='auto'"),
-    "seed": (0, "random seed"),
+    "seed": (0, "random seed (sketches, the Fashion-MNIST training subset and its validation part)"),
+    "test_seed": (1, "seed of every test part: Table 1 / convergence / synthetic train-test splits, the Fashion-MNIST "
+                     "test images drawn from the official test set; must differ from seed"),
 }
 
 PAPER_TABLE1 = {  # error %, (train, test) for SVM and CC at m = 50 and 1000
@@ -84,10 +86,12 @@ def _rescale(Xtr, Xte, Xall, how):
     return 2 * (Xtr - lo) / span - 1, 2 * (Xte - lo) / span - 1
 
 
-def _split(n, rng):
-    perm = rng.permutation(n)
-    cut = int(round(2 * n / 3))
-    return perm[:cut], perm[cut:]
+def _split(y, seed: int):
+    """The paper's random 2/3 train, 1/3 test split (stratified by class: :func:`..core.splits.stratified_split`),
+    drawn with a seed derived from ``test_seed``."""
+    from ..core.splits import stratified_split
+
+    return tuple(stratified_split(np.asarray(y), [1 / 3], int(seed)))
 
 
 def _ms(a) -> dict:
@@ -95,7 +99,7 @@ def _ms(a) -> dict:
 
 
 # ---------------------------------------------------------------- (a) Table 1
-def table1(*, reps, ms, sigma, scale, seed, progress=None, should_stop=None) -> dict:
+def table1(*, reps, ms, sigma, scale, seed, test_seed, progress=None, should_stop=None) -> dict:
     """Table 1 section: CC train/test error on Iris, Wine and Breast cancer next to an RBF SVM and the
     paper's figures, ``reps`` random 2/3-1/3 splits per m."""
     from sklearn.svm import SVC
@@ -104,11 +108,10 @@ def table1(*, reps, ms, sigma, scale, seed, progress=None, should_stop=None) -> 
     names = list(PAPER_TABLE1)
     for di, name in enumerate(names):
         X, y = _load(name)
-        rng = np.random.default_rng(seed)
         err = {"svm": ([], [])} | {m: ([], []) for m in ms}
         for r in range(reps):
             check_stop(should_stop)
-            tr, te = _split(len(X), rng)
+            tr, te = _split(y, 1000 * test_seed + r)
             Xtr, Xte = _rescale(X[tr], X[te], X, scale)
             svm = SVC().fit(Xtr, y[tr])
             err["svm"][0].append(100 * (1 - svm.score(Xtr, y[tr])))
@@ -146,7 +149,7 @@ def parzen_scores(Xtr, ytr, Xte, sigma, classes) -> np.ndarray:
     return K @ onehot / len(ytr)  # p_k * mean_k = N_k/N * sum_k/N_k
 
 
-def convergence(*, ms, reps, sigma, scale, seed, progress=None, should_stop=None) -> dict:
+def convergence(*, ms, reps, sigma, scale, seed, test_seed, progress=None, should_stop=None) -> dict:
     """Convergence section: CC's agreement with the exact Parzen-window classifier and its largest score
     gap as m grows, per data set."""
     out = {}
@@ -155,13 +158,12 @@ def convergence(*, ms, reps, sigma, scale, seed, progress=None, should_stop=None
     done = 0
     for name in names:
         X, y = _load(name)
-        rng = np.random.default_rng(seed + 1)
         agree = {m: [] for m in ms}
         gap = {m: [] for m in ms}
         err_cc = {m: [] for m in ms}
         err_exact = []
         for r in range(reps):
-            tr, te = _split(len(X), rng)
+            tr, te = _split(y, 1000 * test_seed + 500 + r)
             Xtr, Xte = _rescale(X[tr], X[te], X, scale)
             classes = np.unique(y[tr])
             exact = parzen_scores(Xtr, y[tr], Xte, sigma, classes)
@@ -220,7 +222,7 @@ def synthetic_set(kind: str, n: int, rng):
     return X, y, logp
 
 
-def synthetic(*, n, trials, sigmas, ms, seed, progress=None, should_stop=None) -> dict:
+def synthetic(*, n, trials, sigmas, ms, seed, test_seed, progress=None, should_stop=None) -> dict:
     """Synthetic section: CC accuracy vs m and sigma on 2-D three-class sets (mixture, rings) next to the
     exact MAP classifier."""
     out = {}
@@ -233,7 +235,7 @@ def synthetic(*, n, trials, sigmas, ms, seed, progress=None, should_stop=None) -
         for t in range(trials):
             rng = np.random.default_rng(seed + 31 * t)
             X, y, logp = synthetic_set(kind, n, rng)
-            tr, te = _split(n, rng)
+            tr, te = _split(y, 1000 * test_seed + 900 + t)
             map_acc.append(100 * np.mean(logp(X[te]).argmax(1) == y[te]))
             for s in sigmas:
                 for m in ms:
@@ -252,7 +254,7 @@ def synthetic(*, n, trials, sigmas, ms, seed, progress=None, should_stop=None) -
 
 
 # ---------------------------------------------------------------- (d) Fashion-MNIST
-def fashion(*, n_train, n_test, ms, kmeans_k, seed, sigma_factors=(0.5, 1.0, 2.0), progress=None,
+def fashion(*, n_train, n_test, ms, kmeans_k, seed, test_seed, sigma_factors=(0.5, 1.0, 2.0), progress=None,
             should_stop=None) -> dict:
     """Fashion-MNIST section: CC with random-CNN and k-means (+ RFF) features per sketch width m;
     ``{"available": False}`` when the data set is not installed."""
@@ -265,7 +267,7 @@ def fashion(*, n_train, n_test, ms, kmeans_k, seed, sigma_factors=(0.5, 1.0, 2.0
         return {"available": False, "reason": str(exc)}
     rng = np.random.default_rng(seed)
     a = np.sort(rng.choice(len(train), size=min(n_train, len(train)), replace=False))
-    b = np.sort(rng.choice(len(test), size=min(n_test, len(test)), replace=False))
+    b = np.sort(np.random.default_rng(test_seed).choice(len(test), size=min(n_test, len(test)), replace=False))
     Xa, ya, Xb, yb = train.images[a], train.labels[a], test.images[b], test.labels[b]
     out = {"n_train": int(len(a)), "n_test": int(len(b)), "m_is": "real sketch width (columns of f(x))",
            "random_cnn": {}, "kmeans": {}}
@@ -298,9 +300,10 @@ def fashion(*, n_train, n_test, ms, kmeans_k, seed, sigma_factors=(0.5, 1.0, 2.0
                                            "features_s": round(t1 - t0, 2), "n_centroids": kmeans_k}
     step += 1
     report(progress, step / steps, "Fashion-MNIST: k-means features")
-    from .common import selection, stratified_holdout
+    from ..core.selection import record as selection
+    from ..core.splits import holdout
 
-    fit_i, val_i = stratified_holdout(ya, 0.2, seed)
+    fit_i, val_i = holdout(ya, 0.2, seed)
     out["selection"] = {}
     for m in ms:
         check_stop(should_stop)
@@ -358,8 +361,11 @@ def run(*, progress=None, should_stop=None, **options) -> dict:
     opt = {k: v for k, (v, _) in OPTIONS.items()}
     opt.update(options)
     sections = [s for s in str(opt["sections"]).split("/") if s]
-    seed = int(opt["seed"])
-    result = {"load_before": os.getloadavg()[0], "options": opt, "selection": {},
+    seed, test_seed = int(opt["seed"]), int(opt["test_seed"])
+    from ..core.splits import check_fresh
+
+    check_fresh({"seed": test_seed}, validation={"seed": seed})
+    result = {"load_before": os.getloadavg()[0], "options": opt, "selection": {}, "test_seed": test_seed,
               "fixed": {"sigma": {"value": float(opt["sigma"]), "why": "the paper's Table 1 / convergence value"},
                         "svm": {"value": "SVC() defaults", "why": "the paper's baseline"},
                         "scale": {"value": str(opt["scale"]), "why": "'all': the paper's rescaling protocol"},
@@ -372,18 +378,19 @@ def run(*, progress=None, should_stop=None, **options) -> dict:
         t0 = time.perf_counter()
         if sec == "table1":
             result[sec] = table1(reps=int(opt["reps"]), ms=_list(opt["table1_m"], int), sigma=float(opt["sigma"]),
-                                 scale=str(opt["scale"]), seed=seed, progress=p, should_stop=should_stop)
+                                 scale=str(opt["scale"]), seed=seed, test_seed=test_seed, progress=p,
+                                 should_stop=should_stop)
         elif sec == "convergence":
             result[sec] = convergence(ms=_list(opt["conv_m"], int), reps=int(opt["conv_reps"]),
-                                      sigma=float(opt["sigma"]), scale=str(opt["scale"]), seed=seed,
+                                      sigma=float(opt["sigma"]), scale=str(opt["scale"]), seed=seed, test_seed=test_seed,
                                       progress=p, should_stop=should_stop)
         elif sec == "synthetic":
             result[sec] = synthetic(n=int(opt["synth_n"]), trials=int(opt["synth_trials"]),
-                                    sigmas=_list(opt["synth_sigma"]), ms=_list(opt["synth_m"], int), seed=seed,
+                                    sigmas=_list(opt["synth_sigma"]), ms=_list(opt["synth_m"], int), seed=seed, test_seed=test_seed,
                                     progress=p, should_stop=should_stop)
         elif sec == "fashion":
             result[sec] = fashion(n_train=int(opt["fashion_train"]), n_test=int(opt["fashion_test"]),
-                                  ms=_list(opt["fashion_m"], int), kmeans_k=int(opt["kmeans_k"]), seed=seed,
+                                  ms=_list(opt["fashion_m"], int), kmeans_k=int(opt["kmeans_k"]), seed=seed, test_seed=test_seed,
                                   sigma_factors=_list(opt["fashion_sigma"]), progress=p, should_stop=should_stop)
             result["selection"].update(result[sec].pop("selection", {}))
         elif sec == "variance":

@@ -2,19 +2,31 @@
 
 Learns the network (whitening + K centroids) on the training images (no labels), encodes every image,
 trains the product's linear one-vs-all bank (:class:`~classmap_gui.core.classify.OneVsAllBank`) and tests
-once on the held-out images (Fashion-MNIST: the official 60 000 / 10 000 split; other sets: a stratified
-split). Reports accuracy, wall-clock seconds per stage, encoding throughput and ``gemm_ratio``: encoding
-time divided by the time of its distance GEMM alone, both timed in this run on the same images, chunks
-and threads (1.0 would mean everything besides the GEMM is free).
+once on the held-out images (Fashion-MNIST: the official 60 000 / 10 000 split, ``test_seed`` "official";
+other sets: a stratified split drawn with ``test_seed``, which must differ from ``seed``). Reports
+accuracy, wall-clock seconds per stage, encoding throughput and ``gemm_ratio``: encoding time over the
+time of its distance GEMM alone, on the same images, chunks and threads, in alternating rounds
+(``gemm_ratio.median`` / ``min`` / ``max`` over ``rounds``, with the load before and after).
 
-Choices: every option given as a comma-separated list of candidates (``k``, ``patch_size``,
-``hellinger``, ``alpha_rel``; ``C`` for liblinear) is chosen on a stratified validation part of the
-*training* images (``validation_fraction``, 1/6 = 10 000 of Fashion-MNIST's 60 000) by validation
-accuracy: for each network candidate the network is learned on the training images and the bank on the
-rest of the training part; the best is refitted on the whole training part and tested once. The
-``selection`` object of the JSON lists every choice, its candidates and validation scores. Options with
-one value are fixed settings of the run (``K=2400``, 6x6 patches, Hellinger: the network the app ships),
-not chosen by it; the test set never takes part in a choice.
+Choices, all on a stratified validation part of the *training* images (``validation_fraction``, 1/6 =
+10 000 of Fashion-MNIST's 60 000; :func:`..core.splits.holdout`), by the selection policy
+(:mod:`..core.selection`):
+
+* **network** (``k``, ``patch_size``, ``hellinger``) and **solver** (``bank``: ridge or liblinear), each
+  given as comma-separated candidates: a coordinate search (the first candidate of every option to
+  start, then each option in turn over its candidates, the others held at the best so far) whose
+  candidates are scored by accuracy on ``search_validation_images`` validation images with banks
+  trained on ``search_images`` images of the fit part (stratified subsets: the search costs a fraction
+  of a full run, and is coarse for it). ``selection.network``.
+* **penalty** (``alpha_rel`` for ridge, ``C`` for liblinear): for the chosen network on the whole fit
+  part; best validation accuracy, ties to the stronger penalty (``selection.best_penalty``). The ridge
+  bank comes from moments (:class:`..core.classify.ridge_moments.RidgeMoments`: the Gram matrix once,
+  one solve per penalty, fit + validation moments added for the refit).
+
+Then the bank is refitted on the whole training part and tested once. With one candidate per option
+the run only chooses the penalty: the defaults (K = 1600, 6x6 patches, no Hellinger, ridge) are the
+network the validation-only search of ``docs/bench/features-search.json`` chose (``docs/features.md``,
+``docs/bench/LEDGER.md``).
 """
 from __future__ import annotations
 
@@ -28,7 +40,7 @@ from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 
 OPTIONS = {
     "data": ("fashion-mnist", "built-in data set or folder (fashion-mnist uses its official test split)"),
-    "k": ("2400", "number of centroids K (4K features); several, comma-separated: chosen on validation"),
+    "k": ("1600", "number of centroids K (4K features); several, comma-separated: chosen on validation"),
     "patch_size": ("6", "patch side in pixels; several: chosen on validation"),
     "stride": (1, "step between patches when encoding"),
     "n_patches": (300_000, "random patches used to learn the centroids"),
@@ -36,34 +48,46 @@ OPTIONS = {
     "norm_eps": (10.0, "patch contrast normalisation epsilon"),
     "whiten_eps": (0.1, "ZCA whitening epsilon (none: no whitening)"),
     "encoder": ("triangle", "triangle or hard"),
-    "hellinger": ("true", "square root of the pooled features (true/false; both: chosen on validation)"),
-    "bank": ("ridge", "one-vs-all trainer: ridge (one solve for all classes) or liblinear"),
-    "alpha_rel": ("1,3,10", "ridge penalty relative to the mean feature variance (penalty = alpha_rel * "
-                                "variance); several: chosen on validation"),
+    "hellinger": ("false", "square root of the pooled features (true/false; both: chosen on validation)"),
+    "bank": ("ridge", "one-vs-all trainer: ridge (one solve for all classes) or liblinear; both: chosen on validation"),
+    "alpha_rel": ("3,10,30", "ridge penalty relative to the mean feature variance (penalty = alpha_rel * variance); "
+                             "several: chosen on validation"),
     "C": ("0.01", "liblinear SVM cost; several: chosen on validation"),
     "validation_fraction": (1 / 6, "share of every class of the training images held out to choose on"),
+    "search_images": (3000, "fit images (a stratified subset) the network / solver candidates are trained on "
+                            "when several are given (0: the whole fit part)"),
+    "search_validation_images": (3000, "validation images (a stratified subset) the candidates are scored on "
+                                       "(0: the whole validation part)"),
     "test_fraction": (0.2, "test share for data sets without an official split"),
     "gemm_images": (2000, "images on which encoding and its GEMM alone are timed for gemm_ratio"),
+    "timing_rounds": (3, "alternating rounds of the gemm_ratio timing"),
     "n_jobs": (-1, "worker threads (-1: all cores)"),
-    "seed": (0, "random seed"),
+    "seed": (0, "random seed (centroids, the validation part)"),
+    "test_seed": ("official", "the test part: 'official' (Fashion-MNIST's 10 000) or the seed of a stratified split"),
 }
 
+NET_KEYS = ("k", "patch_size", "hellinger", "bank")
 
-def _load(data: str, test_fraction: float, seed: int, progress: ProgressFn, should_stop: StopFn):
+
+def _load(data: str, test_fraction: float, test_seed, progress: ProgressFn, should_stop: StopFn):
     from ..core.data import load_dataset
     from ..core.data.builtin import fashion_mnist_split
 
     if data == "fashion-mnist":
+        if test_seed != "official":
+            raise ConfigError("bench features: fashion-mnist is tested on its official test part (test_seed=official)")
         ims = load_dataset(data, part="all", progress=progress, should_stop=should_stop)
         return fashion_mnist_split(ims)
+    if test_seed == "official":
+        raise ConfigError(f"bench features: {data} has no official test part; give test_seed a number")
     ims = load_dataset(data, progress=progress, should_stop=should_stop)
     ims.check_trainable()
-    return ims.split(test_fraction, seed=seed)
+    return ims.split(test_fraction, seed=int(test_seed))
 
 
-def _feature_variance(F: np.ndarray, rows: int = 5000) -> float:
-    """Mean per-feature variance of ``F`` (estimated on its first ``rows`` rows): the ridge penalty scale."""
-    return float(np.mean(F[:rows].var(axis=0, dtype=np.float64)))
+def _feature_variance(F: np.ndarray, rows: np.ndarray) -> float:
+    """Mean per-feature variance of rows ``rows`` of ``F`` (estimated on the first 5000): the penalty scale."""
+    return float(np.mean(F[rows[:5000]].var(axis=0, dtype=np.float64)))
 
 
 def _candidates(v, cast) -> list:
@@ -76,6 +100,10 @@ def _candidates(v, cast) -> list:
             if x.lower() not in ("true", "false", "1", "0", "yes", "no"):
                 raise ConfigError(f"bench features: expected true or false, not {x!r}")
             out.append(x.lower() in ("true", "1", "yes"))
+        elif cast is str:
+            if x not in ("ridge", "liblinear"):
+                raise ConfigError(f"bench features: bank must be ridge or liblinear, not {x!r}")
+            out.append(x)
         else:
             try:
                 out.append(cast(x))
@@ -86,110 +114,192 @@ def _candidates(v, cast) -> list:
     return out
 
 
-def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
-    """Run the benchmark; returns a JSON-ready dict (see module docstring)."""
-    from itertools import product
+class _Banks:
+    """Bank penalties scored on validation for one encoded network: ridge from moments (one Gram matrix,
+    one solve per penalty), liblinear one fit per C. ``F (n, 4K)`` rows ``fit`` / ``val`` with labels ``y``."""
 
-    from ..core.classify import OneVsAllBank
+    def __init__(self, opt, F, y, fit, val, should_stop):
+        self.opt, self.F, self.y, self.fit, self.val, self.stop = opt, F, y, fit, val, should_stop
+        self.var = _feature_variance(F, fit)
+        self.moments = None
+
+    def _ridge_moments(self):
+        from ..core.classify.ridge_moments import ridge_moments
+
+        if self.moments is None:
+            C = int(self.y.max()) + 1
+            fit = ridge_moments(self.F, self.y[self.fit], C, rows=self.fit, should_stop=self.stop)
+            val = ridge_moments(self.F, self.y[self.val], C, rows=self.val, shift=fit.shift, should_stop=self.stop)
+            self.moments = (fit, val)
+        return self.moments
+
+    def alpha(self, pen: float) -> float:
+        return pen * self.var
+
+    def score(self, trainer: str, pen: float) -> float:
+        """Validation accuracy of the bank trained on the fit rows with penalty ``pen``."""
+        return float(np.mean(self.fitted(trainer, pen, self.fit).predict(self.F[self.val]) == self.y[self.val]))
+
+    def fitted(self, trainer: str, pen: float, rows, both: bool = False):
+        from ..core.classify import OneVsAllBank
+        from ..core.classify.ridge_moments import ova_ridge_bank
+
+        check_stop(self.stop)
+        if trainer == "ridge" and not both and len(self.fit) < self.F.shape[1]:
+            # fewer rows than features (the search's subsets): the product's bank solves the dual, n x n
+            return OneVsAllBank(trainer="ridge", alpha=self.alpha(pen), n_jobs=self.opt["n_jobs"]).fit(
+                self.F[rows], self.y[rows], should_stop=self.stop)
+        if trainer == "ridge":
+            fit, val = self._ridge_moments()
+            mom = fit + val if both else fit
+            a = self.alpha(pen)
+            return ova_ridge_bank(*mom.solve(a), a)
+        rows = np.concatenate([self.fit, self.val]) if both else rows
+        return OneVsAllBank(trainer="liblinear", C=pen, n_jobs=self.opt["n_jobs"],
+                            random_state=self.opt["seed"]).fit(self.F[rows], self.y[rows], should_stop=self.stop)
+
+
+def _network(opt, k, patch, hell):
     from ..core.features import KMeansFeatures
-    from .common import selection, stratified_holdout
 
-    opt = {k: v for k, (v, _) in OPTIONS.items()}
-    opt.update(options)
+    return KMeansFeatures(patch_size=patch, stride=opt["stride"], n_centroids=k, n_patches=opt["n_patches"],
+                          norm_eps=opt["norm_eps"], whiten_eps=opt["whiten_eps"], encoder=opt["encoder"],
+                          hellinger=hell, grey=True, kmeans_max_iter=opt["kmeans_max_iter"], n_jobs=opt["n_jobs"],
+                          random_state=opt["seed"])
+
+
+def _check(opt) -> dict:
     if str(opt["whiten_eps"]).lower() in ("none", "off", "0"):
         opt["whiten_eps"] = None
-    if opt["bank"] not in ("ridge", "liblinear"):
-        raise ConfigError(f"bench features: bank must be ridge or liblinear, not {opt['bank']!r}")
-    ks, patches = _candidates(opt["k"], int), _candidates(opt["patch_size"], int)
-    hells = _candidates(opt["hellinger"], bool)
-    pens = _candidates(opt["alpha_rel"] if opt["bank"] == "ridge" else opt["C"], float)
-    if min(pens) <= 0 or min(ks) < 1 or min(patches) < 1:
+    cands = {"k": _candidates(opt["k"], int), "patch_size": _candidates(opt["patch_size"], int),
+             "hellinger": _candidates(opt["hellinger"], bool), "bank": _candidates(opt["bank"], str),
+             "alpha_rel": _candidates(opt["alpha_rel"], float), "C": _candidates(opt["C"], float)}
+    if min(cands["alpha_rel"] + cands["C"]) <= 0 or min(cands["k"]) < 1 or min(cands["patch_size"]) < 1:
         raise ConfigError("bench features: penalties, k and patch_size must be positive")
     for name in ("test_fraction", "validation_fraction"):
         if not isinstance(opt[name], (int, float)) or not 0 < opt[name] < 1:
             raise ConfigError(f"bench features: {name} must lie between 0 and 1, not {opt[name]!r}")
-    if not isinstance(opt["gemm_images"], int) or opt["gemm_images"] < 1:
-        raise ConfigError(f"bench features: gemm_images must be a positive integer, not {opt['gemm_images']!r}")
-    seconds: dict[str, float] = {"learn": 0.0, "encode": 0.0, "choose": 0.0}
-    t_all = time.perf_counter()
+    for name in ("gemm_images", "timing_rounds"):
+        if not isinstance(opt[name], int) or opt[name] < 1:
+            raise ConfigError(f"bench features: {name} must be a positive integer, not {opt[name]!r}")
+    ts = str(opt["test_seed"])
+    opt["test_seed"] = ts if ts == "official" else int(ts)
+    if opt["test_seed"] != "official" and int(opt["test_seed"]) == int(opt["seed"]):
+        from ..core.splits import check_fresh
 
+        check_fresh({"seed": opt["test_seed"]}, validation={"seed": opt["seed"]})
+    return cands
+
+
+def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
+    """Run the benchmark; returns a JSON-ready dict (see module docstring)."""
+    from itertools import product
+
+    from ..core.features.gemm_timing import distance_gemm_timing
+    from ..core.selection import best_penalty, record
+    from ..core.splits import holdout
+    from ..core.timing import ratio
+
+    opt = {k: v for k, (v, _) in OPTIONS.items()}
+    opt.update(options)
+    cands = _check(opt)
+    seconds: dict[str, float] = {"learn": 0.0, "encode": 0.0, "search": 0.0}
+    t_all = time.perf_counter()
     t = time.perf_counter()
-    train, test = _load(opt["data"], opt["test_fraction"], opt["seed"], sub_progress(progress, 0.0, 0.02, "loading"),
-                        should_stop)
+    train, test = _load(opt["data"], opt["test_fraction"], opt["test_seed"],
+                        sub_progress(progress, 0.0, 0.02, "loading"), should_stop)
     seconds["load"] = time.perf_counter() - t
     n_train = len(train)
     ytr, yte = train.labels, test.labels
-    fit_idx, val_idx = stratified_holdout(ytr, float(opt["validation_fraction"]), int(opt["seed"]))
+    fit_idx, val_idx = holdout(ytr, float(opt["validation_fraction"]), int(opt["seed"]))
+    n_val = int(len(val_idx))
 
-    def make_bank(pen, var):
-        if opt["bank"] == "ridge":
-            return OneVsAllBank(trainer="ridge", alpha=pen * var, n_jobs=opt["n_jobs"])
-        return OneVsAllBank(trainer="liblinear", C=pen, n_jobs=opt["n_jobs"], random_state=opt["seed"])
-
-    nets = list(product(ks, patches, hells))
+    # ---- network and solver: coordinate search on a subset of the fit part, scored on the validation part
+    dims = [d for d in NET_KEYS if len(cands[d]) > 1]
+    current = {d: cands[d][0] for d in NET_KEYS}
     scores: list[dict] = []
-    best = None                       # (validation accuracy, net, penalty, network, features of train+test)
-    for i, (k, patch, hell) in enumerate(nets):
-        lo, hi = 0.02 + 0.83 * i / len(nets), 0.02 + 0.83 * (i + 1) / len(nets)
-        fm = KMeansFeatures(patch_size=patch, stride=opt["stride"], n_centroids=k, n_patches=opt["n_patches"],
-                            norm_eps=opt["norm_eps"], whiten_eps=opt["whiten_eps"], encoder=opt["encoder"],
-                            hellinger=hell, grey=True, kmeans_max_iter=opt["kmeans_max_iter"], n_jobs=opt["n_jobs"],
-                            random_state=opt["seed"])
+    learned: dict = {}
+    if dims:
         t = time.perf_counter()
-        # the network learns from the training images only, without labels: no choice depends on it
-        fm.fit(train.images, progress=sub_progress(progress, lo, lo + 0.1 * (hi - lo), "learning centroids"),
-               should_stop=should_stop)
-        seconds["learn"] += time.perf_counter() - t
-        t = time.perf_counter()
-        F = fm.transform(np.concatenate([train.images, test.images]),
-                         progress=sub_progress(progress, lo + 0.1 * (hi - lo), lo + 0.6 * (hi - lo), "encoding"),
-                         should_stop=should_stop)
-        seconds["encode"] += time.perf_counter() - t
-        Ftr = F[:n_train]
-        # the penalty is relative to the features' mean variance, so one value fits any K, patch or Hellinger
-        var = _feature_variance(Ftr[fit_idx])
-        t = time.perf_counter()
-        for j, pen in enumerate(pens):
-            check_stop(should_stop)
-            bank = make_bank(pen, var).fit(Ftr[fit_idx], ytr[fit_idx], should_stop=should_stop)
-            acc = float(np.mean(bank.predict(Ftr[val_idx]) == ytr[val_idx]))
-            scores.append({"k": k, "patch_size": patch, "hellinger": hell, "penalty": pen, "accuracy": acc})
-            if best is None or acc > best[0]:
-                best = (acc, (k, patch, hell), pen, fm, F)
-            report(progress, lo + (0.6 + 0.4 * (j + 1) / len(pens)) * (hi - lo), "choosing on validation")
-        seconds["choose"] += time.perf_counter() - t
-        del F, Ftr
-    val_acc, (k, patch, hell), pen, fm, F = best
-    Ftr, Fte = F[:n_train], F[n_train:]
-    pen_name = "alpha_rel" if opt["bank"] == "ridge" else "C"
-    sel = {
-        "network": selection({"k": k, "patch_size": patch, "hellinger": hell},
-                             [{"k": a, "patch_size": b, "hellinger": c} for a, b, c in nets], scores,
-                             by="validation accuracy (best penalty per network)",
-                             validation_images=int(len(val_idx))),
-        f"bank.{pen_name}": selection(pen, pens, [q for q in scores if (q["k"], q["patch_size"], q["hellinger"])
-                                                  == (k, patch, hell)], by="validation accuracy",
-                                      validation_images=int(len(val_idx))),
-    }
+        n_search = int(opt["search_images"])
+        sub = fit_idx
+        if 0 < n_search < len(fit_idx):
+            sub = fit_idx[holdout(ytr[fit_idx], n_search / len(fit_idx), int(opt["seed"]) + 1)[1]]
+        vsub = val_idx
+        n_vs = int(opt["search_validation_images"])
+        if 0 < n_vs < len(val_idx):
+            vsub = val_idx[holdout(ytr[val_idx], n_vs / len(val_idx), int(opt["seed"]) + 2)[1]]
+        rows = np.concatenate([sub, vsub])
+        done: dict = {}
+        plan = [(None, None)] + [(d, v) for d in dims for v in cands[d]]
+        for i, (dim, value) in enumerate(plan):
+            net = dict(current, **({dim: value} if dim else {}))
+            key = tuple(net[d] for d in NET_KEYS)
+            if key not in done:
+                fm = learned.get(key[:3])
+                if fm is None:
+                    fm = _network(opt, *key[:3]).fit(train.images, should_stop=should_stop)
+                    learned[key[:3]] = fm  # a fitted network is small (K x patch pixels)
+                F = fm.transform(train.images[rows], should_stop=should_stop)
+                banks = _Banks(opt, F, ytr[rows], np.arange(len(sub)), np.arange(len(sub), len(rows)), should_stop)
+                pens = cands["alpha_rel" if net["bank"] == "ridge" else "C"]
+                accs = [banks.score(net["bank"], p) for p in pens]
+                done[key] = max(accs)
+                scores += [{**net, "penalty": p, "accuracy": a} for p, a in zip(pens, accs)]
+                del F, banks
+            if dim is not None and done[key] > done[tuple(current[d] for d in NET_KEYS)]:
+                current = net
+            report(progress, 0.02 + 0.5 * (i + 1) / len(plan), "choosing the network on validation")
+        seconds["search"] = time.perf_counter() - t
+    k, patch, hell, trainer = (current[d] for d in NET_KEYS)
+    sel = {"network": record({d: current[d] for d in NET_KEYS},
+                             [dict(zip(NET_KEYS, c)) for c in product(*(cands[d] for d in NET_KEYS))],
+                             scores, by="validation accuracy (best penalty per candidate)",
+                             rule=("coordinate search: from the first candidates, each option in turn over its "
+                                   "candidates with the others at the best so far" if dims else
+                                   "fixed: one candidate per option (see docs/bench/LEDGER.md for where it was chosen)"),
+                             validation_images=n_val,
+                             search_fit_images=int(len(sub)) if dims else None,
+                             search_validation_images=int(len(vsub)) if dims else None)}
 
-    # refit on the whole training part, test once
-    var = _feature_variance(Ftr)
+    # ---- the chosen network on all images; its penalty on the whole fit part
+    fm = learned.get((k, patch, hell))
     t = time.perf_counter()
-    bank = make_bank(pen, var)
-    bank.fit(Ftr, ytr, progress=sub_progress(progress, 0.85, 0.97, "training bank"), should_stop=should_stop)
+    if fm is None:
+        fm = _network(opt, k, patch, hell).fit(train.images, progress=sub_progress(progress, 0.52, 0.57, "learning centroids"),
+                                               should_stop=should_stop)
+    seconds["learn"] = time.perf_counter() - t
+    t = time.perf_counter()
+    F = fm.transform(np.concatenate([train.images, test.images]),
+                     progress=sub_progress(progress, 0.57, 0.75, "encoding"), should_stop=should_stop)
+    seconds["encode"] = time.perf_counter() - t
+    t = time.perf_counter()
+    banks = _Banks(opt, F, np.concatenate([ytr, yte]), fit_idx, val_idx, should_stop)
+    pen_name = "alpha_rel" if trainer == "ridge" else "C"
+    pens = cands[pen_name]
+    accs = [banks.score(trainer, p) for p in pens]
+    sel[f"bank.{pen_name}"] = best_penalty(pens, accs, parameter=f"bank.{pen_name}", validation_images=n_val)
+    pen = sel[f"bank.{pen_name}"]["chosen"]
+    seconds["choose"] = time.perf_counter() - t
+    report(progress, 0.85, "training the bank")
+
+    # ---- refit on the whole training part, test once
+    t = time.perf_counter()
+    bank = banks.fitted(trainer, pen, None, both=True)
     seconds["train_bank"] = time.perf_counter() - t
-
     t = time.perf_counter()
-    accuracy = float(np.mean(bank.predict(Fte) == yte))
-    train_accuracy = float(np.mean(bank.predict(Ftr) == ytr))
+    accuracy = float(np.mean(bank.predict(F[n_train:]) == yte))
+    train_accuracy = float(np.mean(bank.predict(F[:n_train]) == ytr))
     seconds["test"] = time.perf_counter() - t
+    n_features = int(F.shape[1])
+    del F
 
     check_stop(should_stop)
     report(progress, 0.97, "timing the distance GEMM")
     t = time.perf_counter()
     images = train.images[: min(n_train, int(opt["gemm_images"]))]
-    from ..core.features.gemm_timing import distance_gemm_seconds
-    enc_s, gemm_s = distance_gemm_seconds(fm, images, repeat=2)
+    timing = distance_gemm_timing(fm, images, rounds=int(opt["timing_rounds"]))
+    gemm = ratio(timing, "encode", "gemm")
     seconds["gemm_ratio_timing"] = time.perf_counter() - t
     seconds_total = time.perf_counter() - t_all
     report(progress, 1.0, "done")
@@ -198,25 +308,26 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     return {
         "benchmark": "features",
         "data": opt["data"],
+        "test_seed": opt["test_seed"],
         "n_train": int(n_train),
         "n_test": int(len(test)),
         "image_size": [int(h), int(w)],
         "accuracy": accuracy,
-        "validation_accuracy": val_acc,
+        "validation_accuracy": float(max(accs)),
         "train_accuracy": train_accuracy,
         "selection": sel,
         "seconds_total": seconds_total,
         "seconds": seconds,
-        "images_per_second": len(nets) * (n_train + len(test)) / seconds["encode"],
-        "gemm_ratio": enc_s / gemm_s,
-        "gemm_ratio_detail": {"images": int(len(images)), "encode_seconds": enc_s, "gemm_seconds": gemm_s,
-                              "gemm_gflops": 2.0 * len(images) * fm.positions(h, w) * fm.patch_dim_ * k
-                              / gemm_s / 1e9},
-        "n_features": int(F.shape[1]),
+        "images_per_second": (n_train + len(test)) / seconds["encode"],
+        "gemm_ratio": gemm,
+        "gemm_ratio_detail": {"images": int(len(images)), "ms_per_image": timing["ms"],
+                              "gemm_gflops": 2.0 * fm.positions(h, w) * fm.patch_dim_ * k
+                              / (gemm["denominator_ms"] / 1e3) / 1e9},
+        "n_features": n_features,
         "kmeans_inertia": fm.inertia_,
         "features_params": fm.get_params(),
-        "bank": {"trainer": opt["bank"], **({"alpha": pen * var, "alpha_rel": pen} if opt["bank"] == "ridge"
-                                             else {"C": pen})},
+        "bank": {"trainer": trainer, **({"alpha": banks.alpha(pen), "alpha_rel": pen}
+                                        if trainer == "ridge" else {"C": pen})},
         "cpus": os.cpu_count(),
         "load_average": list(os.getloadavg()),
     }

@@ -1,34 +1,34 @@
-"""Classification latency of brute force and ClassMap, measured through the objects a Recogniser calls.
+"""Classification latency of brute force and ClassMap, measured through the objects a Recogniser calls,
+in interleaved rounds (:func:`..core.timing.interleaved`).
 
 Brute force is ``bank.decision_function`` + ``argmax`` (what ``Recogniser.predict_features`` does
-without a ClassMap); ClassMap is ``ClassMap.predict_result(X, bank=bank)`` (one row: its preallocated
-single-query path, the one live video uses). Features are not part of any latency. Each side gets
-the better of one thread and the default (BLAS threads for brute force, numba threads for ClassMap's
-batch kernels: one small GEMV does not gain from threads, a GEMM does; on a loaded machine a second
-thread can cost more than it gives). Brute force is also timed as the bare stacked GEMV/GEMM (``kernel_*``).
-``*_single_ms``: one query at a time; ``*_batch_ms``: per query, in batches.
+without a ClassMap) and, as the fastest it can be, the bare stacked GEMV/GEMM into preallocated
+outputs (``kernel``); ClassMap is ``ClassMap.predict_result(X, bank=bank)`` (one row: its preallocated
+single-query path, the one live video uses). Features are not part of any latency. Each method first
+gets its faster thread setting (:func:`..core.timing.pinned`), then every round runs all three on the
+same queries, in alternating order: ``single`` one query at a time over ``n_single`` (>= 300 for a
+reported ratio) queries, ``batch`` per query in batches. :func:`speedups` gives the ratios (brute
+force's faster path over ClassMap, per round): median, min and max over rounds with the load before
+and after.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.progress import ProgressFn, StopFn, check_stop, report
-from ..core.timing import best_of_threads as _best_of_threads, median_time, time_per_item
+from ..core.timing import interleaved, pinned, ratio
+
+#: interleaved rounds of every latency comparison
+ROUNDS = 5
 
 
 def _batch(X: np.ndarray, batch: int) -> np.ndarray:
     return X[:batch] if len(X) >= batch else np.resize(X, (batch, X.shape[1]))
 
 
-def brute_force_latency(bank, X: np.ndarray, n_single: int, batch: int = 1000) -> tuple[float, float, dict]:
-    """``(single-query ms, per-query ms in batches of batch, kernel)`` of ``bank.decision_function`` +
-    argmax on the rows of ``X (n, D) float32``. ``kernel`` holds ``kernel_single_ms`` /
-    ``kernel_batch_ms``: the bare stacked GEMV/GEMM into preallocated outputs, the fastest brute force
-    can be (speed-ups are taken against the faster of the two)."""
-    Q = X[:n_single]
-    single = _best_of_threads(lambda: time_per_item(lambda x: bank.decision_function(x[None]).argmax(), Q))
-    XB = _batch(X, batch)
-    per = _best_of_threads(lambda: median_time(lambda: bank.decision_function(XB).argmax(1))) / len(XB)
+def brute_force_calls(bank, Q: np.ndarray, XB: np.ndarray) -> dict:
+    """``{"brute": (single, batch), "kernel": (single, batch)}``: zero-argument calls over the queries
+    ``Q`` one at a time and over the batch ``XB``."""
     W, b = np.ascontiguousarray(bank.coef_, np.float32), np.ascontiguousarray(bank.intercept_, np.float32)
     out = np.empty(len(W), np.float32)
     outb = np.empty((len(XB), len(W)), np.float32)
@@ -43,18 +43,45 @@ def brute_force_latency(bank, X: np.ndarray, n_single: int, batch: int = 1000) -
         np.add(outb, b, out=outb)
         return outb.argmax(1)
 
-    k_single = _best_of_threads(lambda: time_per_item(one, Q))
-    k_batch = _best_of_threads(lambda: median_time(many)) / len(XB)
-    return 1e3 * single, 1e3 * per, {"kernel_single_ms": 1e3 * k_single, "kernel_batch_ms": 1e3 * k_batch}
+    return {"brute": (lambda: [bank.decision_function(x[None]).argmax() for x in Q],
+                      lambda: bank.decision_function(XB).argmax(1)),
+            "kernel": (lambda: [one(x) for x in Q], many)}
 
 
-def classmap_latency(cm, bank, X: np.ndarray, n_single: int, batch: int = 1000) -> tuple[float, float]:
-    """``(single-query ms, per-query ms in batches of batch)`` of ``cm.predict_result(..., bank=bank)``."""
-    Q = X[:n_single]
-    single = _best_of_threads(lambda: time_per_item(lambda x: cm.predict_result(x[None], top=1, bank=bank).labels[0], Q))
-    XB = _batch(X, batch)
-    per = _best_of_threads(lambda: median_time(lambda: cm.predict_result(XB, top=1, batch_size=batch, bank=bank))) / len(XB)
-    return 1e3 * single, 1e3 * per
+def classmap_calls(cm, bank, Q: np.ndarray, XB: np.ndarray) -> tuple:
+    """``(single, batch)`` zero-argument calls of ``cm.predict_result(..., bank=bank)``."""
+    return (lambda: [cm.predict_result(x[None], top=1, bank=bank).labels[0] for x in Q],
+            lambda: cm.predict_result(XB, top=1, batch_size=len(XB), bank=bank))
+
+
+def compare(calls: dict, n_single: int, n_batch: int, rounds: int = ROUNDS) -> dict:
+    """``{"single": timing, "batch": timing}`` of :func:`..core.timing.interleaved` over ``calls``
+    (``{name: (single, batch)}``), times in ms per query; ``threads`` the setting each method got."""
+    out = {}
+    for i, (mode, items) in enumerate((("single", n_single), ("batch", n_batch))):
+        methods = {name: pinned(fns[i]) for name, fns in calls.items()}
+        out[mode] = interleaved(methods, rounds, items)
+        out[mode]["threads"] = {name: fn.threads for name, fn in methods.items()}
+    return out
+
+
+def brute_vs_classmap(bank, cm, X: np.ndarray, n_single: int, batch: int = 1000, rounds: int = ROUNDS) -> dict:
+    """Brute force and ClassMap in interleaved rounds on the rows of ``X (n, D) float32`` (the first
+    ``n_single`` one at a time; a batch of ``batch``): :func:`compare`'s timings."""
+    Q, XB = X[:n_single], _batch(X, batch)
+    return compare({**brute_force_calls(bank, Q, XB), "classmap": classmap_calls(cm, bank, Q, XB)},
+                   len(Q), len(XB), rounds)
+
+
+def medians(timing: dict) -> dict:
+    """Median ms per query of every method of one :func:`compare` mode."""
+    return {name: float(np.median(v)) for name, v in timing["ms"].items()}
+
+
+def speedups(timings: dict, method: str = "classmap") -> dict:
+    """``{"single": ratio, "batch": ratio}``: brute force's faster path (decision function or bare
+    kernel, per round) over ``method``, as :func:`..core.timing.ratio` records it."""
+    return {mode: ratio(t, ["brute", "kernel"], method) for mode, t in timings.items()}
 
 
 def op_limit(C: int, D: int, d: int, p: int) -> float:
@@ -83,8 +110,9 @@ def linear_bank(coef: np.ndarray, intercept: np.ndarray):
 def latency_sweep(d: int, p: int, n_single: int, seed: int, progress: ProgressFn = None,
                   should_stop: StopFn = None,
                   grid: tuple = ((2430, 1764), (2430, 6400), (10000, 1764), (10000, 6400))) -> list[dict]:
-    """Single-query brute / ClassMap latency ratio on synthetic linear banks of ``grid`` sizes ``(C, D)``
-    (random weights, CM-RRC references: latency depends on neither), next to :func:`op_limit`."""
+    """Single-query brute / ClassMap latency ratio (interleaved rounds: :func:`brute_vs_classmap`) on
+    synthetic linear banks of ``grid`` sizes ``(C, D)`` (random weights, CM-RRC references: latency
+    depends on neither), next to :func:`op_limit`."""
     from ..core.classify.classmap import ClassMap
 
     rng = np.random.default_rng(seed)
@@ -95,11 +123,11 @@ def latency_sweep(d: int, p: int, n_single: int, seed: int, progress: ProgressFn
         Xe = rng.standard_normal((C, D), np.float32)
         cm = ClassMap(d=min(d, C), p=min(p, C), embedding="random", random_state=seed).fit_embedding(bank, Xe, np.arange(C))
         Q = rng.standard_normal((n_single, D), np.float32)
-        bs, _, kernel = brute_force_latency(bank, Q, n_single, batch=1)
-        bs = min(bs, kernel["kernel_single_ms"])
-        cs, _ = classmap_latency(cm, bank, Q, n_single, batch=1)
-        rows.append({"C": C, "D": D, "d": cm.d, "p": cm.p, "brute_single_ms": bs, "classmap_single_ms": cs,
-                     "latency_speedup": bs / cs, "op_limit": op_limit(C, D, cm.d, cm.p)})
+        t = brute_vs_classmap(bank, cm, Q, n_single, batch=1, rounds=ROUNDS)["single"]
+        ms = medians(t)
+        rows.append({"C": C, "D": D, "d": cm.d, "p": cm.p, "brute_single_ms": min(ms["brute"], ms["kernel"]),
+                     "classmap_single_ms": ms["classmap"], "latency_speedup": ratio(t, ["brute", "kernel"], "classmap"),
+                     "op_limit": op_limit(C, D, cm.d, cm.p)})
         del bank, Xe
         report(progress, (i + 1) / len(grid), "latency sweep")
     return rows

@@ -14,17 +14,19 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
    and its ``(C, D) float32`` weights are written to a ``.npy`` memory map.
 3. **embedding**: CM-Boosted on the embedding part with sampled candidate references and hard
    triples (:func:`..classify.classmap_sampled.fit_classmap_sampled`) for the *validation* bank; ``p``
-   (and the reference bank's penalty) are chosen on the validation images (exact filter): the fewest
-   evaluations whose answers agree with brute force's on at least ``agreement`` of them. The refitted bank's class embeddings are then
+   (and the reference bank's penalty) are chosen on the validation images (exact filter) by the one
+   operating-point rule (:func:`..core.selection.operating_point`). The refitted bank's class embeddings are then
    recomputed for the same references (``ClassMap.update_class_embeddings``).
 4. **index**: ``nlist``, ``rerank`` and ``nprobe`` of the IVF filter index chosen on the validation
    images' embeddings (``ivf_selection.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
    filter's top p, then the fastest), then built on the final class embeddings.
-5. **test** once on ``test_queries`` test images: brute force (all C classifiers, one blocked GEMM
-   over the memory-mapped weights) and ClassMap (``ClassMap.predict_result``, the call
-   ``Recogniser.predict_features`` makes): exact-class accuracy, ``accuracy_within_30`` (same shape,
-   orientation within 30°: ``hand_pose.pose_match``), evaluations, the index's recall@p against the
-   exact filter; latencies from ``bench.latency`` (best of 1 and 2 BLAS threads for both sides).
+5. **test** once on ``test_queries`` images of a test part generated afresh with ``test_seed`` (2 per
+   class, its own cached folder; ``test_seed=none``: positions 6-7 of the seed's set, seen by earlier
+   runs): brute force (all C classifiers, one blocked GEMM over the memory-mapped weights) and ClassMap
+   (``ClassMap.predict_result``, the call ``Recogniser.predict_features`` makes): exact-class accuracy,
+   ``accuracy_within_30`` (same shape, orientation within 30°: ``hand_pose.pose_match``), evaluations,
+   the index's recall@p against the exact filter; latencies from ``bench.latency`` (interleaved
+   rounds on ``latency_queries`` queries; ratios as median, min, max over rounds).
 
 ``peak_memory_gb`` is this process's peak resident set (``ru_maxrss``; memory-mapped pages a stage
 touches count while mapped, so feature rows are read through short-lived maps). ``save_model``
@@ -44,8 +46,9 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .common import cache_key, floats, selection
-from .p_selection import choose_p
+from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates
+from ..core.splits import check_fresh
+from .common import cache_key, floats
 
 #: positions within each class's 8 images
 FIT, VALIDATION, EMBEDDING, TEST = (0, 1, 2), (3,), (4, 5), (6, 7)
@@ -68,25 +71,20 @@ REAL_OPTIONS = {
                          "on validation with p: 'embedding' (medians over the 2 embedding images) or 'all' (means over "
                          "the embedding images and the bank's training images: fit on validation, fit + validation "
                          "at the end)"),
-    "p_rule": ("lost", "hand-pose: how p is chosen on validation: 'lost' (fewest evaluations for which the images "
-               "brute force gets right and ClassMap wrong are at most lost_margin points of them) or 'agreement' "
-               "(fewest evaluations agreeing with brute force on >= agreement of the images) or 'accuracy' (fewest "
-               "evaluations whose validation accuracy, and that of every larger p of the same embedding, is at "
-               "least brute force's - lost_margin / 2 points)"),
-    "lost_margin": (1.0, "hand-pose: p_rule=lost: points of validation images ClassMap may lose of brute force's "
-                    "correct answers (its gains, right where brute force is wrong, are not counted)"),
+    "tolerance": (TOLERANCE, "hand-pose: p (with the reference penalty, d and class embeddings) by the one "
+                  "operating-point rule (core.selection.operating_point): fewest evaluations whose validation gap to "
+                  "brute force plus one paired standard error is within this"),
     "filter": ("hnsw", "hand-pose: the filter index, tuned on validation: hnsw (graph, faiss METRIC_L1) or ivf"),
     "hnsw_m": (32, "hand-pose: HNSW links per class embedding"),
     "hnsw_ef_construction": (80, "hand-pose: HNSW build beam"),
     "reference_penalties": ("10", "hand-pose: reference-bank penalty factors (x the bank's; 1 = the bank's own "
                             "classifiers), chosen on validation with p"),
-    "agreement": (0.99, "hand-pose: chosen p = fewest evaluations whose answers agree with brute force's on at "
-                  "least this share of the validation images"),
     "n_candidates": (1000, "hand-pose: candidate reference classifiers sampled for boosting"),
     "n_triples": (60_000, "hand-pose: AdaBoost triples"),
     "n_hard_examples": (1500, "hand-pose: embedding examples whose confusers (whole-bank top 10) give hard triples"),
     "test_queries": (3000, "hand-pose: test images scored by both brute force and ClassMap"),
-    "latency_queries": (10, "hand-pose: queries timed one at a time"),
+    "latency_queries": (300, "hand-pose: queries timed one at a time, in interleaved rounds with brute force"),
+    "latency_rounds": (5, "hand-pose: interleaved timing rounds"),
     "latency_batch": (128, "hand-pose: batch size of the batch latency"),
     "save_model": (None, "hand-pose: also save the final recogniser to this folder (for the app)"),
 }
@@ -132,7 +130,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     from ..core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
     from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..core.parallel import parallel_backend
-    from .latency import brute_force_latency, classmap_latency
+    from .classmap_report import headline
+    from .latency import brute_vs_classmap, medians as median_ms, speedups
     from .graph_selection import select_graph
     from .ivf_selection import exact_topp, recall_at_p, select_ivf
 
@@ -144,7 +143,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     if not o.get("cache_dir"):
         raise ConfigError("bench scale --data hand-pose needs --cache-dir (a folder outside the repo, e.g. /tmp/...)")
     seed = int(o["seed"])
-    d, agree = int(o["d"]), float(o["agreement"])
+    if str(o.get("test_seed")).lower() not in ("none", ""):
+        check_fresh({"seed": o["test_seed"]}, validation={"seed": seed})
+    d = int(o["d"])
     penalties = floats(o["penalties"], "penalties")
     p_cands = sorted(int(v) for v in floats(o["p_candidates"], "p_candidates"))
     if not penalties or not p_cands or min(penalties) <= 0 or min(p_cands) < 1:
@@ -155,9 +156,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     emb_cands = [v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()]
     if not emb_cands or any(v not in ("embedding", "all") for v in emb_cands):
         raise ConfigError(f"class_embeddings must list 'embedding' and/or 'all', got {o['class_embeddings']!r}")
-    p_rule, filt = str(o["p_rule"]), str(o["filter"])
-    if p_rule not in ("agreement", "lost", "accuracy") or filt not in ("hnsw", "ivf"):
-        raise ConfigError(f"p_rule must be lost or agreement and filter hnsw or ivf, got {p_rule!r}, {filt!r}")
+    filt = str(o["filter"])
+    if filt not in ("hnsw", "ivf"):
+        raise ConfigError(f"bench scale: filter hnsw or ivf, got {filt!r}")
     load_start = list(os.getloadavg())
     t_all = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -188,10 +189,10 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     report(progress, 0.37, "bank: penalty on validation")
     tops = path.top_k(Xv, penalties, 1, should_stop=should_stop)
     val_acc = {a: float(np.mean(tops[a][:, 0] == yv)) for a in tops}
-    alpha = max(val_acc, key=lambda a: (val_acc[a], a))
+    sel_penalty = best_penalty(penalties, [val_acc[float(a)] for a in penalties], parameter="bank.alpha",
+                               by="brute-force validation accuracy", queries=len(vq))
+    alpha = float(sel_penalty["chosen"])
     bf_val_pred = tops[alpha][:, 0]
-    sel_penalty = selection(alpha, penalties, {str(a): v for a, v in val_acc.items()},
-                            by="brute-force validation accuracy", parameter="bank.alpha", queries=len(vq))
     W_val, b_val = path.weights(alpha)
     bank_val = ova_ridge_bank(W_val, b_val, alpha)
     del tops
@@ -226,29 +227,25 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
             for p in p_cands:
                 cm.set_params(p=min(p, C))
                 pr = cm.predict_result(Xv, top=1, bank=bank_val)
+                lost = float(np.mean((pr.labels != yv) & (bf_val_pred == yv)))
+                gained = float(np.mean((pr.labels == yv) & (bf_val_pred != yv)))
                 curve.append({"reference_penalty": f, "d_requested": dd, "d": int(len(cm.reference_)),
                               "class_embeddings": v, "p": p,
                               "accuracy": float(np.mean(pr.labels == yv)),
-                              "agreement": float(np.mean(pr.labels == bf_val_pred)),
-                              "lost": float(np.mean((pr.labels != yv) & (bf_val_pred == yv))),
+                              "agreement": float(np.mean(pr.labels == bf_val_pred)), "lost": lost,
+                              "difference_se": paired_se_from_rates(lost, gained, len(yv)),
                               "evaluations": float(pr.evaluations.mean())})
                 check_stop(should_stop)
-    # v2 answers as brute force whenever brute force's class is among the p candidates: agreement on
-    # validation bounds the accuracy ClassMap can lose (a gap in accuracy alone is noisier, and can be
-    # negative by luck on a validation part)
-    best, rule = choose_p(curve, p_rule, agree, float(o["lost_margin"]) / 100, bf_val)
+    sel_p = operating_point(measured_gaps(curve, bf_val), ("p", "reference_penalty", "class_embeddings", "d_requested"),
+                            tolerance=float(o["tolerance"]), by="validation gap to brute force (exact filter), its "
+                            "paired standard error, and evaluations", brute_force_accuracy=bf_val, queries=len(vq),
+                            parameter="classmap.p, classmap.reference_penalty, class_embeddings, d")
+    best = sel_p["chosen"]
     p, factor, emb_kind, d = best["p"], best["reference_penalty"], best["class_embeddings"], best["d_requested"]
     cm = models[(factor, d)]
     cm.class_embeddings_ = embeds[(factor, d, emb_kind)]
     del models, embeds
     seconds["embedding"] = time.perf_counter() - t
-    sel_p = selection({"p": p, "reference_penalty": factor, "class_embeddings": emb_kind, "d_requested": d},
-                      [{"p": q, "reference_penalty": f, "class_embeddings": v, "d_requested": dd} for f, dd in fits
-                       for v in emb_cands for q in p_cands], curve,
-                      by="ClassMap's accuracy and agreement with brute force on validation (exact filter) and "
-                         "evaluations", rule=rule,
-                      parameter="classmap.p, classmap.reference_penalty, class_embeddings, d",
-                      brute_force_accuracy=bf_val, queries=len(vq))
     refs = cm.reference_
     if cm.reference_coef_ is not None:
         Wv_refs, bv_refs = cm.reference_coef_, cm.reference_intercept_
@@ -318,9 +315,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     t = time.perf_counter()
     Wr, br = (cm.reference_coef_, cm.reference_intercept_) if cm.reference_coef_ is not None else \
         (np.asarray(W[refs]), b[refs])
-    test_rows = data.rows(TEST)
+    tdata, tpath, test_rows = _test_part(o, spec, data, fpath, should_stop)
     tq = np.sort(rng.choice(test_rows, size=min(len(test_rows), int(o["test_queries"])), replace=False))
-    Xt, yt = read_rows(fpath, tq), data.labels(tq)
+    Xt, yt = read_rows(tpath, tq), tdata.labels(tq)
     true_names = [names[i] for i in yt]
     bf_pred = top_k_linear(Xt, W, b, 1)[:, 0]
     pr = cm.predict_result(Xt, top=1, bank=bank)
@@ -332,14 +329,15 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     report(progress, 0.85, "latency")
     t = time.perf_counter()
     nlat, batch = int(o["latency_queries"]), int(o["latency_batch"])
-    bf_single, bf_batch, kernel = brute_force_latency(bank, Xt, nlat, batch)
-    cm_single, cm_batch = classmap_latency(cm, bank, Xt, nlat, batch)
+    timing = brute_vs_classmap(bank, cm, Xt, nlat, batch, rounds=int(o["latency_rounds"]))
+    ms = {mode: median_ms(v) for mode, v in timing.items()}
     seconds["latency"] = time.perf_counter() - t
     brute = {**_scores([names[i] for i in bf_pred], true_names, bf_pred, yt),
-             "evaluations": C, "latency_single_ms": bf_single, "latency_batch_ms": bf_batch, **kernel}
+             "evaluations": C, "latency_single_ms": ms["single"]["brute"], "latency_batch_ms": ms["batch"]["brute"],
+             "kernel_single_ms": ms["single"]["kernel"], "kernel_batch_ms": ms["batch"]["kernel"]}
     classmap = {**_scores([names[i] for i in pr.labels], true_names, pr.labels, yt),
-                "evaluations": float(pr.evaluations.mean()), "latency_single_ms": cm_single,
-                "latency_batch_ms": cm_batch, "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
+                "evaluations": float(pr.evaluations.mean()), "latency_single_ms": ms["single"]["classmap"],
+                "latency_batch_ms": ms["batch"]["classmap"], "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
                 "class_embeddings": emb_kind,
                 "filter": filt if big else "exact (ClassMap uses its index from "
                                            f"{FILTER_INDEX_THRESHOLD} classes)",
@@ -362,8 +360,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         "features": {"name": "hog", "D": D}, "queries": {"validation": len(vq), "test": len(tq)},
         "brute_force": brute, "classmap": classmap,
         "accuracy_gap_points": 100 * (brute["accuracy"] - classmap["accuracy"]),
-        "latency_speedup_single": bf_single / cm_single, "latency_speedup_batch": bf_batch / cm_batch,
-        "evaluations_ratio": C / classmap["evaluations"],
+        **headline(C, D, int(len(refs)), classmap["evaluations"], speedups(timing)),
+        "test_seed": o.get("test_seed"), "test_part": tdata.folder.name if tdata is not data else
+        f"positions {list(TEST)} of the seed's set (seen by earlier runs)",
         "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W)},
         "peak_memory_gb": peak, "peak_memory_children_gb": peak_children,
         "seconds": {k2: round(v, 2) for k2, v in seconds.items()}, "data_cached": bool(data.cached),
@@ -372,6 +371,23 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     }
     sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
     return {"real": real, "selection": sels}
+
+
+def _test_part(o: dict, spec: dict, data, fpath: Path, should_stop: StopFn):
+    """``(set, features path, rows)`` of the test part: generated afresh with ``test_seed`` (its own cached
+    folder, ``len(TEST)`` images per class), or positions ``TEST`` of the seed's set when it is none."""
+    from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
+
+    ts = o.get("test_seed")
+    if str(ts).lower() in ("none", ""):
+        return data, fpath, data.rows(TEST)
+    tspec = {**spec, "seed": int(ts), "ipc": len(TEST)}
+    tdata = build_hand_pose_memmap(Path(o["cache_dir"]).expanduser() / f"hand-pose-test-{cache_key(tspec)}",
+                                   shapes=o.get("shapes"), orientations=spec["orientations"],
+                                   images_per_class=len(TEST), seed=int(ts), n_jobs=2, should_stop=should_stop)
+    if tdata.class_names != data.class_names:
+        raise ConfigError("bench scale: the fresh test part has other classes than the training part")
+    return tdata, tdata.folder / FEATURES_FILE, tdata.rows(tuple(range(len(TEST))))
 
 
 def _chunks(fpath: Path, data, rows: np.ndarray, first=(), chunk: int = 32768):

@@ -16,7 +16,7 @@ import os
 import sys
 
 from ..core.errors import ClassMapError
-from . import bench, model, train
+from . import bench, hand_model, model, train
 from .common import ProgressBar, emit, parse_sets, parse_value
 
 __all__ = ["ProgressBar", "build_parser", "emit", "main", "parse_sets", "parse_value"]
@@ -50,6 +50,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     bench.add_commands(sub, load_options=full or "bench" in (argv or []))
     train.add_commands(sub, with_choices=full)
     model.add_commands(sub)
+    hand_model.add_commands(sub)
     return p
 
 

@@ -32,16 +32,41 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if unknown:
         raise ClassMapError(f"bench {args.bench}: unknown option(s) {', '.join(sorted(unknown))}; "
                             f"known: {', '.join(mod.OPTIONS)}")
+    quiet = None
+    if args.quiet_machine is not None:
+        from ..core.timing import wait_for_quiet
+
+        quiet = wait_for_quiet(max_wait_s=args.quiet_machine)
+    rev = revision()  # the code that runs: taken before, not after, the run
     bar = ProgressBar()
     try:
         result = mod.run(progress=bar, **options)
     finally:
         bar.close()
+    if quiet is not None:
+        result["quiet_machine"] = quiet
+    result.setdefault("revision", rev)
     emit(result, True)
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(result, fh, indent=2, default=json_default)
     return 0
+
+
+def revision() -> str:
+    """The package version and, in a git checkout, its commit (the ledger's revision of a run)."""
+    import subprocess
+
+    from .. import __version__
+
+    try:
+        head = subprocess.run(["git", "-C", os.path.dirname(__file__), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", os.path.dirname(__file__), "status", "--porcelain", "--untracked-files=no",
+                                "--", ".."], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        head, dirty = "", ""
+    return f"{__version__}" + (f" ({head}{' + uncommitted changes' if dirty else ''})" if head else "")
 
 
 def bench_cache_dir(bench: str) -> str:
@@ -71,4 +96,7 @@ def add_commands(sub: Subcommands, load_options: bool = True) -> None:
         b.add_argument("--json", action="store_true", help="print JSON (always on for benchmarks)")
         b.add_argument("--set", action="append", metavar="KEY=VALUE", help="further options")
         b.add_argument("--out", help="also write the JSON to this file")
+        b.add_argument("--quiet-machine", nargs="?", const=600.0, type=float, metavar="SECONDS",
+                       help="first wait up to SECONDS (600) for the 1-minute load average to fall below 1.0; "
+                            "the JSON's quiet_machine records whether it did")
         b.set_defaults(func=cmd_bench)

@@ -114,12 +114,13 @@ def measure_latency_speedup(recogniser: Recogniser, X: np.ndarray, *, n_single: 
     force is timed as the fastest honest baseline (:class:`~.classify.bank_view.BruteForce`: one GEMM
     over the stacked weights + biases and an argmax, float32, buffers kept), not through
     ``decision_function``, whose per-call input validation made ClassMap look 11-21x faster on 10
-    classes. Each side gets the better of one BLAS thread and the default (:func:`~.timing.best_of_threads`).
+    classes. Each side gets the better of one BLAS thread and the default (:func:`~.timing.pinned`); the two
+    alternate in 3 rounds (:func:`~.timing.interleaved`) and the median ratio is kept.
     """
     if recogniser.classmap is None or len(X) == 0:
         return None
     from .classify.bank_view import BruteForce
-    from .timing import best_of_threads, median_time, time_per_item
+    from .timing import interleaved, pinned, ratio
 
     X = np.ascontiguousarray(X, dtype=np.float32)      # checked once here, as a batch's caller would
     brute = BruteForce(recogniser.classifier)
@@ -127,9 +128,9 @@ def measure_latency_speedup(recogniser: Recogniser, X: np.ndarray, *, n_single: 
     Q = X[:n_single]
     XB = X[:batch]
     out = {}
-    for key, measure in (("single", lambda f: time_per_item(lambda x: f(x[None]), Q, 3)),
-                         ("batch", lambda f: median_time(lambda: f(XB), 3))):
-        out[key] = float(best_of_threads(lambda: measure(brute)) / best_of_threads(lambda: measure(classmap)))
+    for key, items, run in (("single", len(Q), lambda f: [f(x[None]) for x in Q]), ("batch", len(XB), lambda f: f(XB))):
+        t = interleaved({"brute": pinned(lambda: run(brute)), "classmap": pinned(lambda: run(classmap))}, 3, items)
+        out[key] = ratio(t, "brute", "classmap")["median"]
     return out
 
 

@@ -117,21 +117,12 @@ def auto_params(bank_name: str, bank_params: dict) -> list[str]:
     return auto
 
 
-def split_indices(labels: np.ndarray, fractions: list[float], seed: int) -> list[np.ndarray]:
-    """Stratified parts of ``len(labels)`` items: ``[rest, part_1, ...]`` (sorted indices), the same split as
-    :meth:`ImageSet.split` with these fractions and seed (:func:`~.data.groups.stratified_split`)."""
-    from .data.groups import stratified_split
-
-    return stratified_split(labels, fractions, seed)
-
-
 def validation_split(y: np.ndarray, groups: np.ndarray | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(fit, validation)`` indices into the training part's labels ``y (n,)``: stratified, and with
-    capture groups ``groups (n,)`` (or None) kept whole, so a penalty is not chosen on near-duplicates."""
-    from .data.groups import grouped_split
+    """``(fit, validation)`` indices into the training part's labels ``y (n,)``: :func:`.splits.holdout` with
+    :data:`VALIDATION_FRACTION` (stratified, capture groups kept whole: no penalty chosen on near-duplicates)."""
+    from .splits import holdout
 
-    parts, _ = grouped_split(np.asarray(y), groups, [VALIDATION_FRACTION], seed)
-    return parts[0], parts[1]
+    return holdout(y, VALIDATION_FRACTION, seed, groups)
 
 
 def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np.ndarray, y: np.ndarray,
@@ -147,6 +138,7 @@ def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np
     from itertools import product
 
     from .registry import make_bank
+    from .selection import best_penalty, is_stronger, record
 
     fixed = {k: v for k, v in bank_params.items() if k not in auto}
     fit_idx, val_idx = validation_split(y, groups, seed)
@@ -161,14 +153,19 @@ def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np
                                                                           should_stop=should_stop)
         scores.append(float(np.mean(bank.predict(X[val_idx]) == y[val_idx])))
         report(progress, (i + 1) / len(combos), "choosing " + ", ".join(auto))
-    # stronger penalty first on ties: larger alpha, smaller C
-    strength = [sum(v if k == "alpha" else -v for k, v in zip(auto, c)) for c in combos]
-    best = max(range(len(combos)), key=lambda j: (scores[j], strength[j]))
-    chosen = dict(zip(auto, combos[best]))
-    records = {f"bank.{k}": {"chosen": chosen[k], "candidates": grids[j], "split": "validation",
-                             "by": "validation accuracy", "validation_images": int(len(val_idx)),
-                             "scores": [{"params": dict(zip(auto, c)), "accuracy": a} for c, a in zip(combos, scores)]}
-               for j, k in enumerate(auto)}
+    records = {}
+    if len(auto) == 1:  # one penalty: the policy's rule (ties: the stronger penalty)
+        records[f"bank.{auto[0]}"] = best_penalty([c[0] for c in combos], scores, parameter=f"bank.{auto[0]}",
+                                                  validation_images=int(len(val_idx)))
+        chosen = {auto[0]: records[f"bank.{auto[0]}"]["chosen"]}
+    else:  # alpha and C together: best accuracy, ties to the combination strongest in both
+        best = max(range(len(combos)), key=lambda j: (scores[j], *(v if is_stronger(k) else -v
+                                                                  for k, v in zip(auto, combos[j]))))
+        chosen = dict(zip(auto, combos[best]))
+        records = {f"bank.{k}": record(chosen[k], grids[j], [{"params": dict(zip(auto, c)), "accuracy": a}
+                                                              for c, a in zip(combos, scores)],
+                                       by="validation accuracy", validation_images=int(len(val_idx)))
+                   for j, k in enumerate(auto)}
     return {**fixed, **chosen}, records
 
 
@@ -184,7 +181,7 @@ def split_with_info(labels: np.ndarray, config: TrainConfig,
                     groups: np.ndarray | None = None) -> tuple[dict[str, np.ndarray], dict]:
     """:func:`split_parts` and how it split: ``{"by": "image" | "capture group", "groups": total,
     "groups_per_part": {part: count}, "too_few": [class index, ...], "needed": groups a class needs}``."""
-    from .data.groups import grouped_split, groups_per_part
+    from .splits import grouped_split, groups_per_part
 
     use_classmap = config.classmap is not None
     fractions = [f for f in ((config.test_fraction,) + ((config.classmap_fraction,) if use_classmap else ())) if f]

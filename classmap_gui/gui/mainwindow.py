@@ -13,6 +13,7 @@ from . import errorlog
 from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
+from .hand_model import get_hand_model
 from .panels.dataset import DatasetPanel
 from .panels.explore import ExplorePanel
 from .panels.run import RunPanel
@@ -179,6 +180,7 @@ class MainWindow(QMainWindow):
         self.act_new = act("&New project", lambda: self.new_project(), QKeySequence.New)
         self.act_open = act("&Open project…", lambda: self.open_project(), QKeySequence.Open)
         self.act_open_model = act("Open &model…", lambda: self.open_model())
+        self.act_hand_model = act("Get the &hand-pose model…", lambda: get_hand_model(self))  # gui/hand_model.py
         self.recent_menu = m.addMenu("Open &recent")
         self.act_save = act("&Save project", lambda: self.save_project(), QKeySequence.Save)
         self.act_save_as = act("Save project &as…", lambda: self.save_project(ask=True), QKeySequence.SaveAs)

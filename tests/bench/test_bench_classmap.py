@@ -6,7 +6,7 @@ import pytest
 
 from classmap_gui.bench import classmap as bench
 from classmap_gui.bench.classmap_data import split_counts
-from classmap_gui.bench.latency import (brute_force_latency, classmap_latency, latency_sweep, linear_bank,
+from classmap_gui.bench.latency import (brute_vs_classmap, latency_sweep, linear_bank, speedups,
                                              op_limit)
 from classmap_gui.core.classify import ClassMap
 from classmap_gui.core.registry import make_bank
@@ -31,15 +31,18 @@ def test_op_limit_matches_the_paper_setting():
     assert op_limit(10, 10, 45, 40) < 1
 
 
-def test_latency_helpers_time_the_objects_a_recogniser_calls():
+def test_latency_helpers_time_the_objects_a_recogniser_calls_in_alternating_rounds():
     bank, _, (Xe, ye), (Xt, yt) = structured_problem(C=40, D=16, n_per=4)
     cm = ClassMap(d=6, p=5, embedding="random", random_state=0).fit_embedding(bank, Xe, ye)
-    single, batch, kernel = brute_force_latency(bank, Xt, n_single=10, batch=50)
-    assert set(kernel) == {"kernel_single_ms", "kernel_batch_ms"}
-    assert all(np.isfinite(v) and v > 0 for v in (single, batch, *kernel.values()))
     before = {k: np.copy(v) if isinstance(v, np.ndarray) else v for k, v in vars(cm).items() if k.endswith("_")}
-    cs, cb = classmap_latency(cm, bank, Xt, n_single=10, batch=50)
-    assert np.isfinite(cs) and np.isfinite(cb)
+    t = brute_vs_classmap(bank, cm, Xt, n_single=10, batch=50, rounds=3)
+    for mode in ("single", "batch"):
+        assert set(t[mode]["ms"]) == {"brute", "kernel", "classmap"} and t[mode]["rounds"] == 3
+        assert all(len(v) == 3 and min(v) > 0 for v in t[mode]["ms"].values())
+    sp = speedups(t)["single"]
+    per_round = [min(b, k) / c for b, k, c in zip(*(t["single"]["ms"][n] for n in ("brute", "kernel", "classmap")))]
+    assert sp["median"] == pytest.approx(np.median(per_round)) and sp["min"] == pytest.approx(min(per_round))
+    assert len(sp["load_before"]) == 3 and len(sp["load_after"]) == 3
     for k, v in before.items():                                     # timing does not change the model
         assert np.array_equal(getattr(cm, k), v) if isinstance(v, np.ndarray) else getattr(cm, k) == v
 
@@ -57,36 +60,9 @@ def test_latency_sweep_rows():
     rows = latency_sweep(d=5, p=4, n_single=10, seed=0, grid=((50, 20), (80, 10)))
     assert [(r["C"], r["D"]) for r in rows] == [(50, 20), (80, 10)]
     for r in rows:
-        assert r["latency_speedup"] == pytest.approx(r["brute_single_ms"] / r["classmap_single_ms"])
+        sp = r["latency_speedup"]
+        assert sp["rounds"] >= 3 and sp["min"] <= sp["median"] <= sp["max"]
         assert r["op_limit"] == pytest.approx(op_limit(r["C"], r["D"], 5, 4))
-
-
-def test_choose_point_takes_the_cheapest_within_tolerance_else_the_most_accurate():
-    pts = [{"reference_penalty": 1.0, "refine": "v2", "p": p, "accuracy": a, "evaluations": 10 + p}
-           for p, a in ((5, 0.80), (10, 0.896), (20, 0.899), (40, 0.90))]
-    sel = bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005)
-    assert sel["split"] == "validation" and sel["within_tolerance"]
-    assert sel["chosen"] == {"reference_penalty": 1.0, "refine": "v2", "p": 10}
-    sel = bench.choose_point(pts, brute_accuracy=0.95, tolerance=0.005)
-    assert not sel["within_tolerance"] and sel["chosen"]["p"] == 40
-
-
-def test_choose_point_keeps_a_margin_of_the_paired_standard_error():
-    # p=10 is within 0.5 points on its bare validation gap (-0.4) but not once one standard error (0.2) is
-    # taken off; p=20 (-0.1 - 0.1) is, so the rule pays 10 more evaluations for a gap it can trust
-    pts = [{"reference_penalty": 1.0, "refine": "v2", "p": p, "accuracy": a, "evaluations": 10 + p,
-            "difference_se": se} for p, a, se in ((10, 0.896, 0.002), (20, 0.899, 0.001), (40, 0.90, 0.0005))]
-    sel = bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005)
-    assert sel["chosen"]["p"] == 20 and sel["n_se"] == 1.0 and "standard error" in sel["rule"]
-    assert bench.choose_point(pts, brute_accuracy=0.90, tolerance=0.005, n_se=0)["chosen"]["p"] == 10
-
-
-def test_paired_se_is_the_standard_error_of_per_query_differences():
-    a = np.array([1, 1, 0, 1, 0, 1, 1, 1], bool)
-    b = np.array([1, 0, 0, 1, 1, 1, 1, 1], bool)
-    diff = a.astype(float) - b
-    assert bench.paired_se(a, b) == pytest.approx(diff.std(ddof=1) / np.sqrt(8))
-    assert bench.paired_se(a, a) == 0.0                             # the same answers: no uncertainty
 
 
 def test_choose_penalty_scores_each_candidate_on_validation():
@@ -141,6 +117,12 @@ def test_small_run_chooses_on_validation_and_tests_once():
     assert picked["evaluations"] <= picked["d"] + picked["p"]
     s = out["summary"]
     assert s["evaluations_ratio"] == pytest.approx(out["classes"] / picked["evaluations"])
+    # the headline form: evaluations beside operations (the filter included) and measured latency rounds
+    C, D = out["classes"], out["features"]
+    assert s["operations_ratio"] == pytest.approx(C * D / (picked["evaluations"] * D + C * picked["d"]))
+    assert s["operations_ratio"] < s["evaluations_ratio"]
+    assert set(s["latency_speedup"]) == {"single", "batch"} and s["latency_speedup"]["single"]["rounds"] >= 3
+    assert out["test_seed"] == 20261130
     assert s["accuracy_gap_points"] == pytest.approx(100 * (picked["accuracy"] - out["brute_force"]["accuracy"]))
     assert out["parts_per_class"] == {"fit": 11, "validation": 3, "embedding": 3, "test": 3}
     assert out["test_queries"] == 3 * out["classes"]
@@ -227,3 +209,20 @@ def test_a_fresh_test_part_is_generated_with_its_own_seed_and_keyed_in_the_cache
     with pytest.raises(ConfigError, match="test_seed"):
         classmap_data.prepare("glyph-pose-small", 0, None, test_seed=0)  # would repeat the training images
     assert bench.OPTIONS["test_seed"][0] == classmap_data.DEFAULT_TEST_SEED
+
+
+def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
+    kw = dict(data="glyph-pose-small", p_sweep="5,20", penalties="100,1000", reference_penalties="1,10",
+              n_triples=2000, n_random=0, latency_queries=5, curve_seeds=2, sweep=False, mips=False, cache_dir=None)
+    clean = bench.run(**kw)
+    prepare = bench.prepare
+
+    def poisoned(*a, **k):
+        D = dict(prepare(*a, **k))
+        D["X_test"], D["y_test"] = poison.noise_like(D["X_test"]), poison.permuted(D["y_test"])
+        return D
+
+    monkeypatch.setattr(bench, "prepare", poisoned)
+    dirty = bench.run(**kw)
+    assert poison.without_timings(dirty["selection"]) == poison.without_timings(clean["selection"])
+    assert dirty["brute_force"]["accuracy"] < 0.5 * clean["brute_force"]["accuracy"]  # the poison reached the test

@@ -49,3 +49,29 @@ def test_fashion_bandwidth_is_chosen_on_validation():
     assert scores[sel["chosen"]] == max(scores.values())
     assert out["fashion"]["kmeans"]["64"]["sigma"] == sel["chosen"]
     assert sel["validation_images"] == 120                        # a fifth of the 600 training images
+
+
+def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
+    import classmap_gui.core.data as data
+    from classmap_gui.core.data import ImageSet
+
+    kw = dict(sections="fashion", fashion_train=600, fashion_test=200, fashion_m="64", kmeans_k=8,
+              fashion_sigma="0.5/2")
+    clean = bench.run(**kw)
+    split = data.fashion_mnist_split
+
+    def poisoned(ims):
+        train, test = split(ims)
+        return train, ImageSet(poison.noise_like(test.images), poison.permuted(test.labels), test.class_names)
+
+    monkeypatch.setattr(data, "fashion_mnist_split", poisoned)
+    dirty = bench.run(**kw)
+    assert poison.without_timings(dirty["selection"]) == poison.without_timings(clean["selection"])
+    assert dirty["fashion"]["kmeans"]["64"]["test_accuracy_pct"] < 30 < clean["fashion"]["kmeans"]["64"]["test_accuracy_pct"]
+
+
+def test_test_seed_must_differ_from_the_seed():
+    from classmap_gui.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="test part"):
+        bench.run(sections="variance", seed=3, test_seed=3)

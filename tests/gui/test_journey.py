@@ -263,3 +263,43 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
     assert len(err) == 1, res.stderr
     assert res.returncode == 1, res.stderr
     win2.close()
+
+
+def test_find_the_hand_without_then_with_a_background_class(qtbot, env):
+    # a model of a few hand poses and no background class: Find the hand says why its boxes land on clutter and
+    # adds the class in one click; the boxes' colours are explained under the frame
+    from classmap_gui.core.data.hand_pose import generate_hand_pose
+    from classmap_gui.core.data.imageset import BACKGROUND_CLASS
+    from classmap_gui.gui.demo import FIND_HAND_VIDEO
+
+    win = _window(qtbot)
+    win.project.reset(generate_hand_pose(shapes="5,A,V", orientations=2, images_per_class=30, name="poses"))
+    win.train.apply_settings({"features": "hog", "features_params": {}, "bank": "ova-ridge", "bank_params": {"alpha": 10.0},
+                              "classmap": {"d": 3, "p": 2, "embedding": "boosted", "refine": "v2"},
+                              "test_fraction": 0.2, "seed": 0})
+    _tab(qtbot, win, "Train")
+    _click(qtbot, win.train.train_btn)
+    _idle(qtbot, win)
+    assert win.project.recogniser is not None and BACKGROUND_CLASS not in win.project.recogniser.class_names
+    _tab(qtbot, win, "Run")
+    _click(qtbot, win.run.find_btn)
+    fh = win.run.find_hand
+    assert fh.warning.isVisible() and "no \"background\" class" in fh.warning.text() and fh.add_bg_btn.isVisible()
+    assert "runner-up" in fh.legend.text()                       # the yellow second box, explained
+    combo = win.run.sources.combo
+    combo.setCurrentIndex(next(i for i in range(combo.count()) if FIND_HAND_VIDEO in combo.itemText(i)))
+    _click(qtbot, fh.start_btn)
+    qtbot.waitUntil(lambda: fh.frames_shown >= 3, timeout=60000)
+    _click(qtbot, fh.start_btn)
+    qtbot.waitUntil(lambda: fh.stream is None, timeout=10000)
+
+    _click(qtbot, fh.add_bg_btn)                                 # the one-click fix: background added, retrained
+    qtbot.waitUntil(lambda: not win.runner.busy and win.project.recogniser is not None
+                    and BACKGROUND_CLASS in win.project.recogniser.class_names, timeout=180000)
+    assert not fh.warning.isVisible() and not fh.add_bg_btn.isVisible()
+    assert win.project.imageset.counts()[win.project.class_names.index(BACKGROUND_CLASS)] >= 300
+    _tab(qtbot, win, "Run")
+    _click(qtbot, fh.start_btn)
+    qtbot.waitUntil(lambda: fh.frames_shown >= 3, timeout=60000)
+    _click(qtbot, fh.start_btn)
+    assert fh.reading.shape.text() in ("no hand", "5", "A", "V")

@@ -71,8 +71,10 @@ def smoother_bank(bank, factor: float):
     params = bank.get_params(deep=False)
     if not ({"alpha", "C"} & set(params)) or not factor > 0:
         raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
+    from ..selection import stronger_penalty
+
     key = "alpha" if params.get("trainer") == "ridge" or "C" not in params else "C"
-    return clone(bank).set_params(**{key: params[key] * factor if key == "alpha" else params[key] / factor})
+    return clone(bank).set_params(**{key: stronger_penalty(key, params[key], factor)})
 
 
 class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):

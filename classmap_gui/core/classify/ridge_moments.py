@@ -83,6 +83,25 @@ class RidgeMoments:
         """``(D,) float64`` mean of the rows."""
         return self.shift + self.total / self.n
 
+    def solve(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(coef (C, D) float32, intercept (C,) float32)`` of the ridge bank with penalty ``alpha`` by one
+        Cholesky solve of the centred Gram matrix (``solvers.ridge_solve``'s system, from the moments): for a
+        few penalties at large D each solve costs a fraction of :meth:`path`'s eigendecomposition (D = 9600:
+        about 1/20)."""
+        from scipy.linalg import solve
+
+        if not alpha > 0:
+            raise ConfigError(f"ridge bank: alpha must be positive, got {alpha}")
+        if self.n < 1 or (self.counts == 0).any():
+            raise DataError(f"ridge bank: classes {np.flatnonzero(self.counts == 0)[:10].tolist()} have no training rows")
+        m = self.total / self.n
+        G = self.gram - self.n * np.outer(m, m)
+        G[np.diag_indices_from(G)] += float(alpha)
+        W = solve(G, 2.0 * (self.class_sums - self.counts[:, None] * m[None]).T, assume_a="pos",
+                  overwrite_a=True, check_finite=False)  # (D, C)
+        b = (2.0 * self.counts / self.n - 1.0) - self.mean @ W
+        return np.ascontiguousarray(W.T, np.float32), b.astype(np.float32)
+
     def path(self) -> "RidgePath":
         """Diagonalise the centred Gram matrix once; the returned :class:`RidgePath` gives weights and
         validation scores for any penalty."""

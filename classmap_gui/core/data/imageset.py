@@ -178,17 +178,10 @@ class ImageSet:
         """
         if not fractions or sum(fractions) >= 1 or min(fractions) <= 0:
             raise DataError(f"split fractions must be positive and sum below 1, got {fractions}")
-        from sklearn.model_selection import train_test_split  # late: loading images needs no scikit-learn
+        from ..splits import stratified_split  # late: loading images needs no scikit-learn
 
-        parts = []
-        rest = np.arange(len(self))
-        remaining = 1.0
-        for frac in fractions:
-            rel = frac / remaining
-            rest, part = train_test_split(rest, test_size=rel, stratify=self.labels[rest], random_state=seed)
-            parts.append(np.sort(part))
-            remaining -= frac
-        return (self.subset(np.sort(rest)), *(self.subset(p) for p in parts))
+        rest, *parts = stratified_split(self.labels, list(fractions), seed)
+        return (self.subset(rest), *(self.subset(p) for p in parts))
 
     def to_grey(self) -> "ImageSet":
         """A grey copy (ITU-R 601 luma), or ``self`` when already grey."""

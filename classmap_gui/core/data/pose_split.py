@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataError
+from ..splits import position_in_class
 from .imageset import ImageSet
 
 BENCH_SPLIT = (40, 10, 10)  # train / embedding / test images per class (paper: 150 / 25 / 25)
@@ -19,10 +20,7 @@ def split_per_class(ims: ImageSet, counts: tuple[int, ...] = BENCH_SPLIT) -> tup
     if per.min() < need:
         raise DataError(f"{ims.name}: the split {counts} needs {need} images per class, some class has {per.min()}; "
                         f"generate with images_per_class={need}")
-    order = np.argsort(ims.labels, kind="stable")
-    rank = np.empty(len(ims), np.int64)
-    starts = np.concatenate([[0], np.cumsum(per)[:-1]])
-    rank[order] = np.arange(len(ims)) - np.repeat(starts, per)
+    rank = position_in_class(ims.labels)
     edges = np.concatenate([[0], np.cumsum(counts)])
     return tuple(ims.subset(np.flatnonzero((rank >= lo) & (rank < hi))) for lo, hi in zip(edges[:-1], edges[1:]))
 

@@ -15,7 +15,7 @@ per worker meanwhile).
 
 The fused numba pass is about 3.5x faster than the numpy fallback (same GEMM, ~8 passes over the
 matrix and a sort/reduceat for pooling) on 28x28 images with K=1600, and
-brings encoding to within about 1.7x of its distance GEMM alone (``gemm_timing.distance_gemm_seconds``).
+brings encoding to within about 1.7x of its distance GEMM alone (``gemm_timing.distance_gemm_timing``).
 Hence numba for the element-wise part; numpy remains the fallback.
 
 Sizes adapt to the images: ``patch_size``, ``n_centroids`` and ``n_patches`` default to ``"auto"``,

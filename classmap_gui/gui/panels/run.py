@@ -80,6 +80,8 @@ class RunPanel(QWidget):
 
         self.winner = ElidedLabel("–")
         self.winner.setStyleSheet("QLabel { font-size: 18pt; font-weight: bold; color: #1a7f37; }")
+        from ..hand_reading import HandReadingView  # noqa: PLC0415 - the shape large, its orientation second
+        self.reading = HandReadingView()
         self.cands = QTableWidget(0, 3)
         self.cands.setHorizontalHeaderLabels(["", "class", "score"])
         self.cands.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
@@ -134,6 +136,7 @@ class RunPanel(QWidget):
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addWidget(QLabel("Recognised as"))
         rl.addWidget(self.winner)
+        rl.addWidget(self.reading)
         rl.addWidget(QLabel("Top candidates"))
         rl.addWidget(self.cands, 2)
         rl.addWidget(self.timings)
@@ -308,6 +311,8 @@ class RunPanel(QWidget):
             self.cands.setItem(r, 1, name_item)
             self.cands.setItem(r, 2, score_item)
         self.winner.setText(self._name(int(classes[0])) if len(classes) else "–")
+        if self.project.recogniser is not None and len(classes):
+            self.reading.show_scores(self.project.recogniser, classes, scores)
         parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
         self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
                              f"{evals} classifier evaluations of {self._brute}")

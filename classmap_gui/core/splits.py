@@ -1,4 +1,22 @@
-"""Capture-aware splits: frames of one capture burst (or one video) stay on one side of every split.
+"""The one split module: every train / validation / test split of the app and the benches.
+
+API
+---
+``stratified_split(labels, fractions, seed) -> [rest, part_1, ...]``
+    Stratified parts (scikit-learn's ``train_test_split(stratify=...)``, one cut per fraction); what
+    :meth:`ImageSet.split` and a set without capture groups use.
+``grouped_split(labels, groups, fractions, seed) -> ([rest, part_1, ...], info)``
+    The same with every capture group (burst, video) whole on one side.
+``holdout(labels, fraction, seed, groups=None) -> (fit, validation)``
+    The validation part carved from a training part, on which every choice is made
+    (:mod:`.selection`): stratified, groups kept whole. The Train panel's automatic choices and every
+    bench call this.
+``position_in_class(labels) -> (n,) int64``
+    Each item's rank among its class's items in order: generated sets (i.i.d. images) are split by
+    position (``positions < k``), the same split for every run.
+``check_fresh(test, **others)``
+    Refuses (ConfigError) a validation or training part that shares an item, or a seed, with the test
+    part: a test part stays unseen by every choice.
 
 Frames taken in one burst are near-duplicates. A split that puts some in training and others in the
 test part measures how well the model remembers a burst, not how it does on a new capture, so the
@@ -6,6 +24,9 @@ reported accuracy flatters. :func:`grouped_split` assigns whole groups to parts,
 (each class's groups are shuffled with the seed and dealt to the held-out parts until each holds about
 its share of the class's images). A class with fewer groups than parts cannot be tested honestly: its
 images are split one by one (as before) and the class is named in ``too_few`` so the app can warn.
+scikit-learn's ``StratifiedGroupKFold`` / ``GroupShuffleSplit`` do not fit here: they cut 1/k folds
+(or ignore classes), cannot deal several parts of arbitrary fractions at once, and neither names nor
+falls back for a class with too few groups (its images would silently land on one side).
 
 A set without groups (every image its own group) gets exactly the stratified split of
 ``sklearn.model_selection.train_test_split`` it always had, so earlier runs and benchmarks reproduce.
@@ -13,6 +34,8 @@ A set without groups (every image its own group) gets exactly the stratified spl
 from __future__ import annotations
 
 import numpy as np
+
+from .errors import ConfigError
 
 
 def stratified_split(labels: np.ndarray, fractions: list[float], seed: int) -> list[np.ndarray]:
@@ -94,4 +117,43 @@ def groups_per_part(groups: np.ndarray | None, parts: dict[str, np.ndarray]) -> 
     return {k: int(len(np.unique(groups[v])) if groups is not None else len(v)) for k, v in parts.items()}
 
 
-__all__ = ["group_labels", "grouped_split", "groups_per_part"]
+def holdout(labels: np.ndarray, fraction: float, seed: int,
+            groups: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(fit, validation)`` sorted int64 indices into ``labels (n,)``: about ``fraction`` of every class
+    held out for validation, capture ``groups (n,)`` (or None) kept whole."""
+    if not 0 < fraction < 1:
+        raise ConfigError(f"validation fraction must lie between 0 and 1, got {fraction}")
+    parts, _ = grouped_split(np.asarray(labels), groups, [float(fraction)], int(seed))
+    return parts[0].astype(np.int64), parts[1].astype(np.int64)
+
+
+def position_in_class(labels: np.ndarray) -> np.ndarray:
+    """``(n,) int64``: item i's rank among the items of its class, in order (0 for each class's first)."""
+    labels = np.asarray(labels)
+    order = np.argsort(labels, kind="stable")
+    _, inv, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.empty(len(labels), np.int64)
+    rank[order] = np.arange(len(labels)) - np.repeat(starts, counts)
+    return rank
+
+
+def check_fresh(test: dict, **others: dict) -> None:
+    """Refuse parts that overlap the test part. ``test`` and each of ``others`` (named, e.g.
+    ``validation=``) are dicts with optional ``seed`` (the seed the part was generated or drawn with)
+    and ``rows`` (indices into one common set); a shared seed or a shared row is a ConfigError naming
+    the part."""
+    t_seed, t_rows = test.get("seed"), test.get("rows")
+    for name, part in others.items():
+        if t_seed is not None and part.get("seed") is not None and int(part["seed"]) == int(t_seed):
+            raise ConfigError(f"the {name} part uses seed {part['seed']}, the test part's seed: choose another "
+                              "(a test part must stay unseen by every choice)")
+        if t_rows is not None and part.get("rows") is not None:
+            shared = np.intersect1d(np.asarray(t_rows), np.asarray(part["rows"]))
+            if len(shared):
+                raise ConfigError(f"the {name} part shares {len(shared)} item(s) with the test part "
+                                  "(a test part must stay unseen by every choice)")
+
+
+__all__ = ["check_fresh", "group_labels", "grouped_split", "groups_per_part", "holdout", "position_in_class",
+           "stratified_split"]
