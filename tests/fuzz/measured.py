@@ -1,0 +1,69 @@
+"""Running a command in a child process and measuring what a user would see: exit status, stderr
+lines, and the child's own peak resident memory (``wait4``'s rusage: that child only, not the test)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+#: What a hostile file may cost above the same command's peak on a harmless input (issue 26).
+EXTRA_BYTES = 300 * 1024 * 1024
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Run:
+    code: int  # exit status; -N when killed by signal N
+    out: str
+    err: str
+    peak: int  # peak resident memory of the child, bytes
+
+    @property
+    def err_lines(self) -> list[str]:
+        return [ln for ln in self.err.splitlines() if ln.strip()]
+
+
+def run(argv: list[str], *, timeout: float = 120, env: dict | None = None, cwd: str | None = None) -> Run:
+    """Run ``argv`` (``python`` first means this interpreter) with this checkout first on the path."""
+    if argv[0] == "python":
+        argv = [sys.executable, *argv[1:]]
+    full = dict(os.environ if env is None else env)
+    full["PYTHONPATH"] = os.pathsep.join([str(REPO), full.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=full, cwd=cwd)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Run(proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                   usage.ru_maxrss * 1024)
+
+
+def classmap(*args: str, **kw) -> Run:
+    """``classmap ARGS`` in a child process."""
+    return run(["python", "-m", "classmap_gui.cli", *args], **kw)
+
+
+def assert_bounded(hostile: Run, baseline: Run) -> None:
+    """The hostile run's peak memory is within :data:`EXTRA_BYTES` of the harmless run's."""
+    assert hostile.peak <= baseline.peak + EXTRA_BYTES, \
+        f"peak {hostile.peak / 2 ** 20:.0f} MB against a baseline of {baseline.peak / 2 ** 20:.0f} MB"
+
+
+def assert_one_error(r: Run, *needles: str, code: int = 2, prefix: str = "classmap: error:") -> str:
+    """Exactly one stderr line, starting with ``prefix``, holding every needle; exit status ``code``."""
+    assert r.code == code, (r.code, r.err[-2000:])
+    lines = r.err_lines
+    assert len(lines) == 1 and lines[0].startswith(prefix), r.err[-2000:]
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    return lines[0]
