@@ -128,7 +128,7 @@ def test_a_manifest_declaring_more_than_the_budget_is_refused_before_inflating(m
     key = next(iter(doc["arrays"]))
     doc["arrays"][key]["shape"] = [1 << 20, 1 << 20]  # 4 TB of float32
     (bad / "model.json").write_text(json.dumps(doc))
-    with peak_memory() as peak, pytest.raises(ModelFormatError, match="declares .* of arrays, more than|fewer than its declared"):
+    with peak_memory() as peak, pytest.raises(ModelFormatError, match="declares .* of arrays, more than"):
         Recogniser.load(bad)
     assert peak[0] < PEAK_BYTES
 

@@ -66,15 +66,14 @@ def member_bytes(dtype: np.dtype, shape: tuple[int, ...]) -> int:
 
 def check_npz_sizes(infos: dict[str, zipfile.ZipInfo], specs: dict, file_size: int) -> None:
     """Refuse (ZipLimitError) any member whose zip entry does not fit its declared ``(dtype, shape)``:
-    uncompressed size not that of its header and data, stored data not really in the file, or
+    uncompressed size beyond that of its header and data, stored data not really in the file, or
     deflated members inflating more than :data:`MAX_INFLATE_RATIO` times. Reads nothing."""
     deflated_in = deflated_out = 0
     for key, (dtype, shape) in specs.items():
         info = infos[key]
         nbytes = member_bytes(dtype, shape)
-        if not nbytes <= info.file_size <= nbytes + NPY_HEADER_MAX:
-            than = "more" if info.file_size > nbytes else "fewer"
-            raise ZipLimitError(f"member {key!r} holds {info.file_size} bytes, {than} than its declared "
+        if info.file_size > nbytes + NPY_HEADER_MAX:  # fewer bytes: refused as truncated (or a pickle) on reading
+            raise ZipLimitError(f"member {key!r} holds {info.file_size} bytes, more than its declared "
                                 f"{dtype}{list(shape)} needs ({nbytes} and a header); refused before reading it")
         if info.compress_type == zipfile.ZIP_STORED:
             if info.compress_size != info.file_size or info.file_size > file_size:
