@@ -1,5 +1,5 @@
-"""TIFF files whose header a careless reader misreads: small on disk, gigapixels when libtiff decodes
-them (issue 26 item 1). Built here byte by byte: one deflated strip of zeros."""
+"""Hostile files of issue 26, built byte by byte: TIFFs whose header a careless reader misreads (small on
+disk, gigapixels when libtiff decodes them) and model arrays that inflate from megabytes to gigabytes."""
 from __future__ import annotations
 
 import struct
@@ -66,3 +66,53 @@ def tiff(width: int, height: int, *, trick: str | None = None, big: bool = False
     out = header + directory
     assert len(out) == extra_at, (len(out), extra_at)
     return out + extra + strip
+
+
+def bomb_arrays(folder, nbytes: int = 1 << 30) -> str:
+    """Make the largest float32 2-D array of the model in ``folder`` (``model.json`` + ``arrays.npz``,
+    the app's or an export's) declare ``nbytes`` (manifest and member agree), deflated: a ~1 MB file.
+    Returns the member's key."""
+    import json
+    import zipfile
+    from pathlib import Path
+
+    folder = Path(folder)
+    doc = json.loads((folder / "model.json").read_text())
+    key = max((k for k, v in doc["arrays"].items() if len(v["shape"]) == 2 and v["dtype"] == "<f4"),
+              key=lambda k: doc["arrays"][k]["shape"][0])
+    rows = doc["arrays"][key]["shape"][0]
+    shape = (rows, nbytes // 4 // rows)
+    doc["arrays"][key]["shape"] = list(shape)
+    (folder / "model.json").write_text(json.dumps(doc))
+    npz = folder / "arrays.npz"
+    with zipfile.ZipFile(npz) as zf:
+        members = {i.filename: zf.read(i) for i in zf.infolist()}
+    with zipfile.ZipFile(npz, "w", zipfile.ZIP_STORED) as zf:
+        for name, data in members.items():
+            if name != f"{key}.npy":
+                zf.writestr(name, data)
+    _append_raw_deflated(npz, f"{key}.npy", "<f4", shape)
+    return key
+
+
+def _append_raw_deflated(npz, name: str, dtype: str, shape) -> None:
+    """Add a deflated member of zeros to the zip ``npz`` without holding its inflated bytes anywhere."""
+    import zipfile
+
+    import numpy as np
+    from numpy.lib import format as npy_format
+    import io
+
+    head = io.BytesIO()
+    npy_format.write_array_header_1_0(head, {"descr": np.dtype(dtype).str, "fortran_order": False,
+                                             "shape": tuple(shape)})
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.file_size = len(head.getvalue()) + n
+    with zipfile.ZipFile(npz, "a") as zf, zf.open(info, "w", force_zip64=True) as out:
+        out.write(head.getvalue())
+        block = bytes(1 << 22)
+        for _ in range(n // len(block)):
+            out.write(block)
+        out.write(bytes(n % len(block)))
