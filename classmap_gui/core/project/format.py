@@ -239,8 +239,9 @@ def _looks_like_archive(path: Path) -> bool:
 
 
 def _rescue_captures(old: Path, new: Path) -> None:
-    """Move captures written into the old version while the save ran (the camera does not wait)."""
-    if not old.is_dir():
+    """Move captures written into the old version while the save ran (the camera does not wait); a link
+    there is not followed (it would move a folder elsewhere into the project)."""
+    if not old.is_dir() or old.is_symlink():
         return
     for d, _, names in os.walk(old):
         for n in names:
