@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import faulthandler
 import os
 import sys
 
@@ -104,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             stream.reconfigure(errors="surrogateescape")
         except (AttributeError, ValueError):  # pragma: no cover - a replaced stream (tests, pipes)
+            pass
+    if not faulthandler.is_enabled():  # a mapped model overwritten in place (SIGBUS) must not end silently
+        try:
+            faulthandler.enable()
+        except (AttributeError, ValueError, OSError):  # pragma: no cover - stderr replaced by an object without a fd
             pass
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
