@@ -55,3 +55,32 @@ def test_the_named_values_of_the_survey_are_refused_with_one_clear_line(tmp_path
         with pytest.raises(ModelFormatError, match="model file is invalid") as exc:
             Recogniser.load(folder)
         assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_single_array_value_mutations_are_refused_at_load_or_work(kind, tmp_path):
+    """One element of one saved array (first or last) set to -1, 0, a huge or non-finite value."""
+    from classmap_gui.core.store.npz import read_npz, write_npz
+
+    data = tiny_set(n_per_class=10, classes=tuple("abcdef"))
+    folder = train(data, KINDS[kind]).recogniser.save(tmp_path / "m")
+    doc = json.loads((folder / "model.json").read_text())
+    arrays = {k: np.array(v) for k, v in read_npz(folder / "arrays.npz", doc["arrays"]).items()}
+    images = data.images[::7][:4]
+    bad, tried = [], 0
+    for key, arr in arrays.items():
+        for at in {0, arr.size - 1} if arr.size else ():
+            for value in (-1, 0, 7, 2 ** 31 - 1, 1e30, np.nan, np.inf, -np.inf):
+                changed = dict(arrays, **{key: arr.copy()})
+                with np.errstate(all="ignore"):
+                    cast = np.array(value).astype(arr.dtype)
+                if not np.isnan(value) and cast != value:
+                    continue  # not representable in this dtype
+                changed[key].reshape(-1)[at] = cast
+                with open(folder / "arrays.npz", "wb") as fh:
+                    write_npz(fh, changed)
+                tried += 1
+                result = outcome(folder, images)
+                if result.startswith(("internal", "hang")):
+                    bad.append(f"{key}[{at}] = {value!r}: {result}")
+    assert tried > 30 and not bad, "\n".join(bad[:20])

@@ -1,4 +1,4 @@
-"""Checking a saved component's parameters at load, against the schema training checks them with.
+"""Checking a saved component's parameters and learned values at load.
 
 A model file holds each component's constructor parameters; the classes store them verbatim
 (scikit-learn's contract) and check them only when fitting or predicting, so a corrupted or
@@ -8,12 +8,18 @@ parameter that the component's schema in :mod:`classmap_gui.core.registry` knows
 that same schema, so the file is refused at load with one line naming the value: one table of
 what is allowed, for options typed by a person and values read from a file alike.
 
+Learned arrays are checked for values no fitted model holds: every float array finite, and the
+ranges of :data:`STATE_RANGES` (per saved type name); a memory-mapped array is not read for this
+(that would read what the map is there to avoid). Shapes are the classes' own ``_validate_state``.
+
 Worker counts (``n_jobs``) depend on the machine: a count saved on a larger machine is not an
 error here, only one that no machine accepts (0, not a whole number).
 """
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from .. import registry
 from ..errors import ModelFormatError
@@ -63,3 +69,39 @@ def check_saved_params(cls: type, params: dict[str, Any], where: str) -> dict[st
         except Invalid as exc:
             raise ModelFormatError(f"{where}: model file is invalid: {exc}, got {str(value)[:60]!r}") from None
     return out
+
+
+#: No learned float value of a model comes near this (weights, centroids, priors, frequencies).
+MAX_ABS = 1e15
+#: ``{saved type name: {state attribute: smallest value allowed}}`` beyond finiteness
+STATE_RANGES: dict[str, dict[str, float]] = {
+    "classmap": {"alpha_": 0.0, "reference_": 0},
+}
+
+
+def check_saved_state(type_name: str, state: dict[str, Any], where: str) -> None:
+    """ModelFormatError ``"<where>: model file is invalid: ..."`` for a learned array holding NaN or
+    infinity, or a value below its :data:`STATE_RANGES` bound."""
+    lows = STATE_RANGES.get(type_name, {})
+    for key, value in state.items():
+        if not isinstance(value, np.ndarray) or isinstance(value, np.memmap) or value.size == 0:
+            continue
+        if value.dtype.kind == "f" and not (np.isfinite(value).all() and np.abs(value).max() <= MAX_ABS):
+            raise ModelFormatError(f"{where}: model file is invalid: {key} holds NaN, infinite or absurdly large "
+                                   f"values (beyond {MAX_ABS:g})")
+        if key in lows and value.dtype.kind in "iuf" and value.min() < lows[key]:
+            raise ModelFormatError(f"{where}: model file is invalid: {key} holds values below {lows[key]}")
+    if type_name == "classmap":
+        _check_references(state, where)
+
+
+def _check_references(state: dict[str, Any], where: str) -> None:
+    """ClassMap's reference classifiers index its bank: a one-vs-all bank has one per class, an
+    all-pairs bank one per pair."""
+    refs, n = state.get("reference_"), state.get("n_classes_")
+    if not isinstance(refs, np.ndarray) or refs.dtype.kind not in "iu" or refs.size == 0 or not isinstance(n, int):
+        return  # malformed: the class's own checks say so
+    size = n if state.get("bank_kind_") == "ova" else n * (n - 1) // 2
+    if refs.max() >= size:
+        raise ModelFormatError(f"{where}: model file is invalid: reference_ names classifier {int(refs.max())}, "
+                               f"the bank has {size}")

@@ -30,7 +30,7 @@ import numpy as np
 from ..checks import check_array  # noqa: F401  (re-exported: components' state checks)
 from .. import registry
 from ..errors import ConfigError, ModelFormatError
-from .saved_values import check_saved_params
+from .saved_values import check_saved_params, check_saved_state
 
 T = TypeVar("T", bound=type)
 
@@ -155,6 +155,7 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
     if not isinstance(params, dict) or not isinstance(state, dict):
         raise ModelFormatError(f"{where}: params and state must be objects")
     params = check_saved_params(cls, params, where)
+    check_saved_state(spec["type"], state, where)
     try:
         est = cls(**params)
     except (TypeError, ValueError, ArithmeticError) as exc:
