@@ -116,3 +116,53 @@ def _append_raw_deflated(npz, name: str, dtype: str, shape) -> None:
         for _ in range(n // len(block)):
             out.write(block)
         out.write(bytes(n % len(block)))
+
+
+def sparse_arrays(folder, nbytes: int = 1 << 30) -> str:
+    """Like :func:`bomb_arrays`, but the grown member is stored, its data a hole in a sparse file: a
+    1 GiB ``arrays.npz`` that takes no disk. Written by hand (zipfile would write the zeros)."""
+    import io
+    import json
+    import zipfile
+    from pathlib import Path
+
+    import numpy as np
+    from numpy.lib import format as npy_format
+
+    folder = Path(folder)
+    doc = json.loads((folder / "model.json").read_text())
+    key = max((k for k, v in doc["arrays"].items() if len(v["shape"]) == 2 and v["dtype"] == "<f4"),
+              key=lambda k: doc["arrays"][k]["shape"][0])
+    rows = doc["arrays"][key]["shape"][0]
+    shape = (rows, nbytes // 4 // rows)
+    doc["arrays"][key]["shape"] = list(shape)
+    (folder / "model.json").write_text(json.dumps(doc))
+    npz = folder / "arrays.npz"
+    with zipfile.ZipFile(npz) as zf:
+        members = [(i.filename, zf.read(i)) for i in zf.infolist() if i.filename != f"{key}.npy"]
+    head = io.BytesIO()
+    npy_format.write_array_header_1_0(head, {"descr": "<f4", "fortran_order": False, "shape": shape})
+    head = head.getvalue()
+    n = int(np.prod(shape)) * 4
+    crc = zlib.crc32(head)
+    block = bytes(1 << 20)
+    for _ in range(n >> 20):
+        crc = zlib.crc32(block, crc)
+    central = bytearray()
+    with open(npz, "wb") as out:
+        for name, data, hole in [*[(m, d, 0) for m, d in members], (f"{key}.npy", head, n)]:
+            name_b = name.encode()
+            c = crc if hole else zlib.crc32(data)
+            size = len(data) + hole
+            offset = out.tell()
+            out.write(struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 0, 0, 0, c, size, size, len(name_b), 0)
+                      + name_b + data)
+            if hole:
+                out.seek(hole, 1)  # the array's bytes: a hole
+            central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, c, size, size,
+                                   len(name_b), 0, 0, 0, 0, 0, offset) + name_b
+        start = out.tell()
+        out.write(bytes(central))
+        k = len(members) + 1
+        out.write(struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, k, k, len(central), start, 0))
+    return key

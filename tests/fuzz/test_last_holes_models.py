@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 import pytest
 
-from hostile_files import bomb_arrays
+from hostile_files import bomb_arrays, sparse_arrays
 from measured import REPO, assert_bounded, assert_one_error, classmap, run
 
 pytestmark = pytest.mark.timeout(600)
@@ -49,6 +49,19 @@ def test_predict_refuses_a_model_inflating_to_a_gibibyte_before_inflating(setup,
     assert (bad / "arrays.npz").stat().st_size < 4 << 20
     r = classmap("predict", str(bad), str(setup["image"]))
     assert_one_error(r, "arrays.npz", "refused before inflating")
+    assert_bounded(r, base)
+
+
+def test_predict_refuses_a_sparse_gibibyte_member_before_reading_it(setup, tmp_path):
+    """Stored, not deflated: the 1 GiB are a hole in the file. The model's shapes are checked before its
+    pages are read (the file is mapped, not read, when it occupies less disk than its size)."""
+    base = classmap("predict", str(setup["model"]), str(setup["image"]))
+    bad = tmp_path / "sparse"
+    shutil.copytree(setup["model"], bad)
+    sparse_arrays(bad)
+    assert (bad / "arrays.npz").stat().st_blocks * 512 < 4 << 20
+    r = classmap("predict", str(bad), str(setup["image"]))
+    assert_one_error(r, "model file is invalid")
     assert_bounded(r, base)
 
 

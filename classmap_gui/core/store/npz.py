@@ -158,7 +158,7 @@ def _read_members(npz_path: Path, zf: zipfile.ZipFile, specs: dict, fh, budget: 
     except ZipLimitError as exc:
         raise ModelFormatError(f"{npz_path}: {exc}") from None
     # mapped: stored members too large to read into the memory available now (see the module docstring)
-    mapped = _to_map(specs, by_key, size)
+    mapped = _to_map(specs, by_key, size, _mostly_holes(fh))
     declared = sum(member_bytes(dt, shape) for key, (dt, shape) in specs.items() if key not in mapped)
     if declared > budget:
         raise ModelFormatError(f"{npz_path}: the model declares {fmt_bytes(declared)} of arrays, more than the "
@@ -170,12 +170,21 @@ def _read_members(npz_path: Path, zf: zipfile.ZipFile, specs: dict, fh, budget: 
     return out
 
 
-def _to_map(specs: dict, by_key: dict, size: int) -> set[str]:
+def _mostly_holes(fh) -> bool:
+    """Whether the file occupies less than half its size on disk: sparse (a 4 GB "model" made of holes
+    costs nothing to write) or compressed by the file system. Its large members are then mapped, not
+    read, so the classes' shape checks run before their pages cost memory."""
+    st = os.fstat(fh.fileno())
+    return hasattr(st, "st_blocks") and st.st_size > MMAP_MIN_BYTES and st.st_blocks * 512 < st.st_size // 2
+
+
+def _to_map(specs: dict, by_key: dict, size: int, sparse: bool = False) -> set[str]:
     """Keys of the stored members to memory-map: none when all arrays fit in :data:`READ_SHARE` of the
     memory available (read, they survive the file being overwritten in place; a map would die of
-    SIGBUS), else the large stored ones, largest first, until the rest fits."""
+    SIGBUS), else the large stored ones, largest first, until the rest fits; every large stored one
+    when the file is ``sparse``."""
     sizes = {key: member_bytes(dt, shape) for key, (dt, shape) in specs.items()}
-    room = READ_SHARE * available_memory()
+    room = 0 if sparse else READ_SHARE * available_memory()
     total = sum(sizes.values())
     mapped: set[str] = set()
     for key in sorted(sizes, key=sizes.get, reverse=True):
