@@ -39,7 +39,6 @@ FORMAT = "classmap-export"
 VERSION = 1
 #: the paper's refine names, as models store them
 REFINE_ALIASES = {"v1": "all-pairs-vote", "v2": "best-response", "v3": "first-above-threshold"}
-_KINDS = "biuf"
 #: the app's limits: a model description is kilobytes; an image may declare at most this many pixels
 MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_IMAGE_PIXELS = 50_000_000
@@ -87,28 +86,10 @@ def read_regular(path: str | Path, max_bytes: int, what: str) -> bytes:
     return data
 
 
-def _manifest_specs(npz: Path, manifest: dict) -> dict:
-    if len(manifest) > MAX_MEMBERS:
-        raise ModelError(f"{npz}: the manifest declares {len(manifest)} arrays; refused")
-    specs = {}
-    for key, spec in manifest.items():
-        try:
-            dtype, shape = np.dtype(str(spec["dtype"])), tuple(spec["shape"])
-            if len(shape) > 32 or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 62
-                                          for s in shape):
-                raise ValueError
-        except (KeyError, TypeError, ValueError):
-            raise ModelError(f"{npz}: bad manifest entry for {str(key)[:80]!r}") from None
-        if dtype.kind not in _KINDS or dtype.hasobject:
-            raise ModelError(f"{npz}: array {key!r} declares dtype {dtype}; refused")
-        specs[key] = (dtype, shape)
-    return specs
-
-
 def read_arrays(npz: Path, manifest: dict) -> dict[str, np.ndarray]:
     """The arrays of ``npz`` exactly as ``manifest`` declares them: every member's size checked against
     the manifest before any is inflated, then each inflated into its declared array and no further."""
-    specs = _manifest_specs(npz, manifest)
+    specs = parse_specs(manifest, MAX_MEMBERS)
     with open_regular(npz) as fh:
         count = entry_count(fh)
         if count is not None and count > len(specs):

@@ -68,12 +68,10 @@ def tiff(width: int, height: int, *, trick: str | None = None, big: bool = False
     return out + extra + strip
 
 
-def bomb_arrays(folder, nbytes: int = 1 << 30) -> str:
-    """Make the largest float32 2-D array of the model in ``folder`` (``model.json`` + ``arrays.npz``,
-    the app's or an export's) declare ``nbytes`` (manifest and member agree), deflated: a ~1 MB file.
-    Returns the member's key."""
+def grow_manifest(folder, nbytes: int) -> tuple[str, tuple[int, int]]:
+    """Make the largest float32 2-D array in ``model.json`` of ``folder`` declare ``nbytes``; returns
+    its key and new shape (the caller writes a member to match)."""
     import json
-    import zipfile
     from pathlib import Path
 
     folder = Path(folder)
@@ -84,7 +82,18 @@ def bomb_arrays(folder, nbytes: int = 1 << 30) -> str:
     shape = (rows, nbytes // 4 // rows)
     doc["arrays"][key]["shape"] = list(shape)
     (folder / "model.json").write_text(json.dumps(doc))
-    npz = folder / "arrays.npz"
+    return key, shape
+
+
+def bomb_arrays(folder, nbytes: int = 1 << 30) -> str:
+    """Make the largest float32 2-D array of the model in ``folder`` (``model.json`` + ``arrays.npz``,
+    the app's or an export's) declare ``nbytes`` (manifest and member agree), deflated: a ~1 MB file.
+    Returns the member's key."""
+    import zipfile
+    from pathlib import Path
+
+    key, shape = grow_manifest(folder, nbytes)
+    npz = Path(folder) / "arrays.npz"
     with zipfile.ZipFile(npz) as zf:
         members = {i.filename: zf.read(i) for i in zf.infolist()}
     with zipfile.ZipFile(npz, "w", zipfile.ZIP_STORED) as zf:
@@ -122,22 +131,14 @@ def sparse_arrays(folder, nbytes: int = 1 << 30) -> str:
     """Like :func:`bomb_arrays`, but the grown member is stored, its data a hole in a sparse file: a
     1 GiB ``arrays.npz`` that takes no disk. Written by hand (zipfile would write the zeros)."""
     import io
-    import json
     import zipfile
     from pathlib import Path
 
     import numpy as np
     from numpy.lib import format as npy_format
 
-    folder = Path(folder)
-    doc = json.loads((folder / "model.json").read_text())
-    key = max((k for k, v in doc["arrays"].items() if len(v["shape"]) == 2 and v["dtype"] == "<f4"),
-              key=lambda k: doc["arrays"][k]["shape"][0])
-    rows = doc["arrays"][key]["shape"][0]
-    shape = (rows, nbytes // 4 // rows)
-    doc["arrays"][key]["shape"] = list(shape)
-    (folder / "model.json").write_text(json.dumps(doc))
-    npz = folder / "arrays.npz"
+    key, shape = grow_manifest(folder, nbytes)
+    npz = Path(folder) / "arrays.npz"
     with zipfile.ZipFile(npz) as zf:
         members = [(i.filename, zf.read(i)) for i in zf.infolist() if i.filename != f"{key}.npy"]
     head = io.BytesIO()

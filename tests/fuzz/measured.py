@@ -67,3 +67,24 @@ def assert_one_error(r: Run, *needles: str, code: int = 2, prefix: str = "classm
     for n in needles:
         assert n in lines[0], (n, lines[0])
     return lines[0]
+
+
+def train_and_export(root: Path) -> dict:
+    """A folder of 3 classes x 6 tiny PNGs under ``root``, a model trained on it with `classmap train` and
+    its `classmap export`: ``{"data", "model", "export", "image"}``."""
+    import cv2
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    data = root / "data"
+    for c in range(3):
+        (data / f"c{c}").mkdir(parents=True)
+        for i in range(6):
+            img = rng.integers(0, 60, (8, 8)).astype(np.uint8)
+            img[c * 2:c * 2 + 3] += 150
+            cv2.imwrite(str(data / f"c{c}" / f"{i}.png"), img)
+    model, export = root / "model", root / "export"
+    assert classmap("train", "--data", str(data), "--features", "pixels", "--bank", "ova-ridge", "--size", "8x8",
+                    "--out", str(model)).code == 0
+    assert classmap("export", str(model), "--out", str(export)).code == 0
+    return {"data": data, "model": model, "export": export, "image": data / "c0" / "0.png"}

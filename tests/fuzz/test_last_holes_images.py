@@ -15,7 +15,7 @@ import pytest
 from classmap_gui.core.data.folder import ImageReadError, read_image
 from classmap_gui.core.data.image_header import image_dimensions
 from hostile_files import tiff
-from measured import assert_bounded, classmap, run
+from measured import assert_bounded, classmap, run, train_and_export
 
 pytestmark = pytest.mark.timeout(600)
 SIDE = 20000  # 400 megapixels: 0.4-1.2 GB decoded, ~400 KB on disk
@@ -29,19 +29,8 @@ def _name(kw: dict) -> str:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiffs")
-    rng = np.random.default_rng(0)
-    data = root / "data"
-    for c in range(3):
-        (data / f"c{c}").mkdir(parents=True)
-        for i in range(6):
-            img = rng.integers(0, 60, (8, 8)).astype(np.uint8)
-            img[c * 2:c * 2 + 3] += 150
-            cv2.imwrite(str(data / f"c{c}" / f"{i}.png"), img)
-    model = root / "model"
-    assert classmap("train", "--data", str(data), "--features", "pixels", "--bank", "ova-ridge", "--size", "8x8",
-                    "--out", str(model)).code == 0
-    export = root / "export"
-    assert classmap("export", str(model), "--out", str(export)).code == 0
+    made = train_and_export(root)
+    data, model, export = made["data"], made["model"], made["export"]
     bombs = {}
     for kw in TRICKS:
         bombs[_name(kw)] = root / f"{_name(kw)}.tif"

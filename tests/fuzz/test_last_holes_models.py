@@ -11,33 +11,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-import cv2
-import numpy as np
 import pytest
 
 from hostile_files import bomb_arrays, sparse_arrays
-from measured import REPO, assert_bounded, assert_one_error, classmap, run
+from measured import REPO, assert_bounded, assert_one_error, classmap, run, train_and_export
 
 pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    root = tmp_path_factory.mktemp("models")
-    rng = np.random.default_rng(0)
-    data = root / "data"
-    for c in range(3):
-        (data / f"c{c}").mkdir(parents=True)
-        for i in range(6):
-            img = rng.integers(0, 60, (8, 8)).astype(np.uint8)
-            img[c * 2:c * 2 + 3] += 150
-            cv2.imwrite(str(data / f"c{c}" / f"{i}.png"), img)
-    model = root / "model"
-    assert classmap("train", "--data", str(data), "--features", "pixels", "--bank", "ova-ridge", "--size", "8x8",
-                    "--out", str(model)).code == 0
-    export = root / "export"
-    assert classmap("export", str(model), "--out", str(export)).code == 0
-    return {"model": model, "export": export, "image": data / "c0" / "0.png", "root": root}
+    return train_and_export(tmp_path_factory.mktemp("models"))
 
 
 def test_predict_refuses_a_model_inflating_to_a_gibibyte_before_inflating(setup, tmp_path):
@@ -91,7 +75,6 @@ def test_a_model_overwritten_in_place_while_in_use_keeps_predicting(tmp_path):
     """`cp other/arrays.npz model/arrays.npz` truncates and rewrites the file a running app loaded: a
     memory map of it would die of SIGBUS; arrays read into memory are unaffected."""
     script = f"""
-import sys
 import numpy as np
 from classmap_gui.core.classify.ridge_moments import ova_ridge_bank
 from classmap_gui.core.features.pixels import PixelFeatures

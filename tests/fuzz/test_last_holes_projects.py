@@ -4,7 +4,6 @@ load runs in a child process whose peak memory stays within 300 MB of loading th
 Also: a killed save's temporary model folders are cleaned by the next save, and only those."""
 from __future__ import annotations
 
-import json
 import os
 import struct
 import subprocess

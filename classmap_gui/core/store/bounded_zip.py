@@ -24,6 +24,8 @@ import zipfile
 import numpy as np
 from numpy.lib import format as npy_format
 
+#: dtype kinds an array in a bundle may have: bool, signed/unsigned int, float.
+ALLOWED_KINDS = "biuf"
 #: A deflated member may inflate to at most this many times its compressed size (plus a little).
 MAX_INFLATE_RATIO = 64
 #: room for the ``.npy`` header in front of an array's bytes
@@ -57,6 +59,30 @@ def entry_count(fh) -> int | None:
         if len(rec) == 56 and rec[:4] == b"PK\x06\x06":
             count = max(count, struct.unpack_from("<Q", rec, 32)[0])
     return count
+
+
+def parse_specs(manifest: dict, max_members: int) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
+    """``{key: (dtype, shape)}`` from a model's JSON manifest (``{key: {"dtype", "shape"}}``); ZipLimitError
+    for too many entries, a malformed one, or a dtype no model holds (objects: a pickle)."""
+    if not isinstance(manifest, dict):
+        raise ZipLimitError("the array manifest is not an object")
+    if len(manifest) > max_members:
+        raise ZipLimitError(f"the manifest declares {len(manifest)} arrays; refused")
+    out = {}
+    for key, spec in manifest.items():
+        try:
+            dtype = np.dtype(str(spec["dtype"]))
+            shape = tuple(spec["shape"])
+            if len(shape) > 32 or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 62
+                                          for s in shape):
+                raise ValueError
+        except (KeyError, TypeError, ValueError):
+            raise ZipLimitError(f"bad manifest entry for {str(key)[:80]!r}") from None
+        if dtype.kind not in ALLOWED_KINDS or dtype.hasobject:
+            raise ZipLimitError(f"array {key!r} declares dtype {dtype}, which a model never holds (possible "
+                                f"pickle); refused")
+        out[key] = (dtype, shape)
+    return out
 
 
 def member_bytes(dtype: np.dtype, shape: tuple[int, ...]) -> int:

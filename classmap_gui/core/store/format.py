@@ -25,7 +25,8 @@ from ..errors import ConfigError, ModelFormatError, StorageError
 from ..files import NotRegularFile, read_regular
 from .atomic import (fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
                      swap_dir, write_file_atomic)
-from .npz import ALLOWED_KINDS, read_npz, write_npz
+from .bounded_zip import ALLOWED_KINDS
+from .npz import read_npz, write_npz
 
 ARRAYS_FILE = "arrays.npz"
 #: Largest ``model.json`` read (a model's description is kilobytes; class names of 10 000 classes ~1 MB).

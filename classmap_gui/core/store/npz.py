@@ -32,11 +32,9 @@ from numpy.lib import format as npy_format
 from ..errors import ModelFormatError
 from ..files import NotRegularFile, open_regular
 from ..limits import MEMORY_SHARE, available_memory, fmt_bytes
-from .bounded_zip import (ZipLimitError, check_npy_header, check_npz_sizes, entry_count, member_bytes, npy_header,
-                          read_npy_member)
+from .bounded_zip import (ZipLimitError, check_npy_header, check_npz_sizes, entry_count, member_bytes,
+                          npy_header, parse_specs, read_npy_member)
 
-#: dtype kinds an array in a bundle may have: bool, signed/unsigned int, float.
-ALLOWED_KINDS = "biuf"
 _CHUNK = 1 << 20
 #: Most members an arrays file may have (a model has tens).
 MAX_MEMBERS = 100_000
@@ -83,23 +81,10 @@ def default_budget() -> int:
 
 def parse_manifest(npz_path: Path, manifest: dict) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
     """``{key: (dtype, shape)}`` from the JSON manifest; ModelFormatError for any bad entry."""
-    if len(manifest) > MAX_MEMBERS:
-        raise ModelFormatError(f"{npz_path}: the manifest declares {len(manifest)} arrays; refused")
-    out = {}
-    for key, spec in manifest.items():
-        try:
-            dtype = np.dtype(str(spec["dtype"]))
-            shape = tuple(spec["shape"])
-            if len(shape) > 32 or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 62
-                                          for s in shape):
-                raise ValueError
-        except (KeyError, TypeError, ValueError):
-            raise ModelFormatError(f"{npz_path}: bad manifest entry for {key!r}") from None
-        if dtype.kind not in ALLOWED_KINDS or dtype.hasobject:
-            raise ModelFormatError(f"{npz_path}: array {key!r} declares dtype {dtype}, which a model never holds "
-                                   f"(possible pickle); refused")
-        out[key] = (dtype, shape)
-    return out
+    try:
+        return parse_specs(manifest, MAX_MEMBERS)
+    except ZipLimitError as exc:
+        raise ModelFormatError(f"{npz_path}: {exc}") from None
 
 
 def read_npz(npz_path: Path, manifest: dict, *, budget: int | None = None) -> dict[str, np.ndarray]:
