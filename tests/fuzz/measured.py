@@ -27,25 +27,44 @@ class Run:
         return [ln for ln in self.err.splitlines() if ln.strip()]
 
 
+#: Starts the command from a fresh, small interpreter and writes its peak memory to the file argv[1]:
+#: Linux carries the forking process's high-water mark into the child, so forking from the test
+#: process (hundreds of MB) would hide the command's own peak.
+_LAUNCHER = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as fh:
+    fh.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run(argv: list[str], *, timeout: float = 120, env: dict | None = None, cwd: str | None = None) -> Run:
     """Run ``argv`` (``python`` first means this interpreter) with this checkout first on the path."""
     if argv[0] == "python":
         argv = [sys.executable, *argv[1:]]
     full = dict(os.environ if env is None else env)
     full["PYTHONPATH"] = os.pathsep.join([str(REPO), full.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=full, cwd=cwd)
-        timer = threading.Timer(timeout, proc.kill)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as peak:
+        proc = subprocess.Popen([sys.executable, "-I", "-c", _LAUNCHER, peak.name, *argv], stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, env=full, cwd=cwd, start_new_session=True)
+        timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, 9))
         timer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        code = proc.returncode
+        if code > 128:  # the launcher's way of saying the command died of a signal
+            code = 128 - code
         out.seek(0)
         err.seek(0)
-        return Run(proc.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
-                   usage.ru_maxrss * 1024)
+        text = peak.read().strip()
+        return Run(code, out.read().decode(errors="replace"), err.read().decode(errors="replace"),
+                   int(text or 0) * 1024)
 
 
 def classmap(*args: str, **kw) -> Run:
