@@ -16,9 +16,10 @@ from typing import Any, Callable
 
 import cv2
 import numpy as np
-from PySide6.QtCore import QThread, Signal
+from PySide6.QtCore import Signal
 
 from ..core.data.folder import IMAGE_EXTENSIONS
+from .threads import UiThread
 
 os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # missing cameras are expected, not warnings
 
@@ -68,13 +69,14 @@ def pace(next_t: float, interval: float, stop: threading.Event) -> float:
     return time.perf_counter()
 
 
-class FrameStream(QThread):
+class FrameStream(UiThread):
     """Streams frames from ``source``: a camera index (int), a video file, or a list of image files.
 
     Signals: ``frame(view, crop, result, name)`` — the full RGB frame with the region drawn, the RGB
     crop of the region, ``process(crop)`` (or None) and the image file's path ("" for cameras and
     videos); ``unreadable(path, reason)`` for an image file that cannot be decoded (the stream goes
     on); ``ended(message)`` once, when the stream stops for any reason (end of file, camera lost, stop()).
+    The UI never waits for it: :meth:`stop` returns at once and the thread deletes itself when done.
     """
 
     frame = Signal(object, object, object, str)
@@ -91,7 +93,7 @@ class FrameStream(QThread):
         self.region = region
         self.realtime = realtime
         self.image_interval = image_interval
-        self._stop = threading.Event()
+        self._stop = self.stop_event
         self._paused = threading.Event()
         self._step = threading.Semaphore(0)
         self._ui_free = threading.Event()
@@ -101,8 +103,8 @@ class FrameStream(QThread):
 
     # -- control (UI thread)
     def stop(self) -> None:
-        """Ask the stream's thread to stop (also wakes a paused or stepped stream); ``wait`` for it after."""
-        self._stop.set()
+        """Ask the stream's thread to stop (also wakes a paused or stepped stream); returns at once."""
+        self.request_stop()
         self._step.release()
 
     def set_paused(self, paused: bool) -> None:
