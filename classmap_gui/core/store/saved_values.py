@@ -42,23 +42,13 @@ def check_saved_params(cls: type, params: dict[str, Any], where: str) -> dict[st
     """``params`` of a saved ``cls`` checked against its registry schema (converted as the schema
     converts); ModelFormatError ``"<where>: model file is invalid: <what>"`` for the first bad one.
     Parameters the schema does not list are left to the class's own checks."""
-    comps = _components_of(cls)
-    if not comps:
-        return params
-    schema = {p.name: p for p in comps[0].params}
-    fixed: dict[str, list] = {}
-    for comp in comps:
-        for key, value in comp.fixed.items():
-            fixed.setdefault(key, []).append(value)
+    schema: dict = {}
+    for comp in _components_of(cls):  # the names of one class share its parameters' schema
+        schema.update({p.name: p for p in comp.params if p.name not in schema})
     out = dict(params)
     for key, value in params.items():
-        if key in fixed and key not in schema:
-            if not isinstance(value, str) or value not in fixed[key]:
-                raise ModelFormatError(f"{where}: model file is invalid: {key} must be one of "
-                                       f"{', '.join(map(str, fixed[key]))}, got {str(value)[:60]!r}")
-            continue
         param = schema.get(key)
-        if param is None:
+        if param is None:  # a parameter the app fixes (a nested estimator, ...): the class checks it
             continue
         try:
             if param.per_core and value is not None:
