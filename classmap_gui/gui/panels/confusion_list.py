@@ -107,7 +107,7 @@ class ConfusionList(QWidget):
         self.view.setIconSize(QSize(THUMB, THUMB))
         self.view.verticalHeader().setVisible(False)
         self.view.verticalHeader().setDefaultSectionSize(THUMB + 4)
-        self.view.setTextElideMode(Qt.ElideMiddle)
+        self.view.setTextElideMode(Qt.ElideRight)
         self.view.setWordWrap(False)
         hh = self.view.horizontalHeader()
         for c in (0, 1):

@@ -76,7 +76,7 @@ class RunPanel(QWidget):
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
 
-        self.winner = ElidedLabel("–")
+        self.winner = ElidedLabel("–", lines=2)  # two lines, then cut at the end; fixed height
         self.winner.setStyleSheet("QLabel { font-size: 18pt; font-weight: bold; color: #1a7f37; }")
         self.cands = QTableWidget(0, 3)
         self.cands.setHorizontalHeaderLabels(["", "class", "score"])
@@ -86,7 +86,7 @@ class RunPanel(QWidget):
         self.cands.verticalHeader().setDefaultSectionSize(44)
         self.cands.setColumnWidth(0, 48)
         self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.cands.setTextElideMode(Qt.ElideMiddle)
+        self.cands.setTextElideMode(Qt.ElideRight)
         self.timings = QLabel("stage timings: –")
         self.timings.setWordWrap(True)
         self.files = QTableWidget(0, 3)

@@ -23,8 +23,8 @@ MATRIX_MAX = 100  # classes up to which the confusion matrix is drawn (beyond: t
 
 
 def short(name: str, n: int = 14) -> str:
-    """``name`` elided in the middle to ``n`` characters."""
-    return name if len(name) <= n else name[: (n - 1) // 2] + "…" + name[-(n - 1 - (n - 1) // 2):]
+    """``name`` cut at the end to ``n`` characters (the start tells a class apart: its shape)."""
+    return name if len(name) <= n else name[: n - 1].rstrip() + "…"
 
 
 def class_ticks(names: list[str], max_ticks: int = MAX_TICKS, numbers: bool = False) -> list[tuple[float, str]]:
@@ -66,7 +66,7 @@ class TrainResults(QWidget):
         self.per_class.setEditTriggers(QTableWidget.NoEditTriggers)
         self.per_class.setWordWrap(False)
         self.per_class.verticalHeader().setDefaultSectionSize(22)
-        self.per_class.setTextElideMode(Qt.ElideMiddle)
+        self.per_class.setTextElideMode(Qt.ElideRight)  # names read shape first: keep the start
         self.per_class.setToolTip("Same order as the matrix (class number); click a header to sort")
 
         self.conf_plot = pg.PlotWidget(background="w")
