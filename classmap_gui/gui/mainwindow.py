@@ -18,7 +18,7 @@ from .panels.run import RunPanel
 from .panels.train import TrainPanel
 from .project import Project
 from .tasks import TaskRunner
-from .widgets import TaskProgress, show_message
+from .widgets import TaskProgress, WheelGuard, show_message
 
 PANELS = ("dataset", "train", "run", "explore")
 
@@ -28,6 +28,10 @@ class MainWindow(QMainWindow):
     and the one background task runner."""
     def __init__(self, parent=None):
         super().__init__(parent)
+        from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+        # the wheel turns a value only in the field a person clicked into, never one the pointer passes
+        self.wheel_guard = WheelGuard(self)
+        QApplication.instance().installEventFilter(self.wheel_guard)
         self.project = Project(self)
         self.runner = TaskRunner(self)
         self.error_box: QMessageBox | None = None

@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPixmap
-from PySide6.QtWidgets import (QAbstractSpinBox, QComboBox, QDialog, QDialogButtonBox, QHBoxLayout, QLabel,
-                               QListView, QListWidget, QListWidgetItem, QMessageBox, QPlainTextEdit, QProgressBar,
-                               QPushButton, QSizePolicy, QSlider, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractScrollArea, QAbstractSpinBox, QApplication, QComboBox, QDialog,
+                               QDialogButtonBox, QHBoxLayout, QLabel, QListView, QListWidget, QListWidgetItem,
+                               QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSlider,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from .imageutil import to_pixmap, to_qimage
 
@@ -181,7 +182,13 @@ class WheelGuard(QObject):
         if t == QEvent.Polish and isinstance(obj, self.TYPES) and obj.focusPolicy() == Qt.WheelFocus:
             obj.setFocusPolicy(Qt.StrongFocus)
         elif t == QEvent.Wheel and isinstance(obj, self.TYPES) and not obj.hasFocus():
-            e.ignore()  # ignored, the event goes on to the parent (a scroll area scrolls)
+            area = obj.parentWidget()
+            while area is not None and not isinstance(area, QAbstractScrollArea):
+                area = area.parentWidget()
+            if area is not None:  # the page around it scrolls, as if the field were not there
+                QApplication.sendEvent(area.viewport(), e)
+            else:
+                e.ignore()
             return True
         return False
 
