@@ -218,15 +218,36 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ project actions
     def _may_discard(self) -> bool:
-        """True when the open project may be replaced: nothing unsaved, or the person said so."""
+        """True when the open project may be replaced: nothing unsaved, or the person saved it (Save) or said
+        to drop the changes (Discard); False for Cancel, a save dialog cancelled, or a save that failed."""
         if not self.project.replaces_work or self.property("no_confirm"):
             return True
         r = QMessageBox.question(self, "Unsaved changes", f"{self.project.title} has unsaved changes. "
-                                 "Discard them?", QMessageBox.Discard | QMessageBox.Cancel)
+                                 "Save them first?", QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel,
+                                 QMessageBox.Save)
+        if r == QMessageBox.Save:
+            return self._save_and_wait()
         if r == QMessageBox.Discard:
             self._discard_autosaves(self.project.path)
             return True
         return False
+
+    def _save_and_wait(self) -> bool:
+        """File > Save, and wait for it (the window stays drawn and shows the progress); True once saved."""
+        from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+
+        from .driving import wait_until  # noqa: PLC0415
+        app = QApplication.instance()
+        if self.runner.busy:  # a task is running (an autosave, a training): it stops first
+            self.runner.cancel()
+            wait_until(app, lambda: not self.runner.busy, 60)
+        task = self.save_project()
+        if not task:
+            return False
+        ended = []
+        task.finished.connect(lambda: ended.append(True))
+        wait_until(app, lambda: bool(ended) or not self.runner.busy)
+        return not self.project.dirty
 
     def new_project(self, size: tuple[int, int] | None = None, colour: bool = False) -> bool:
         """File > New project: asks the image size and grey or colour (unless given), then an empty project."""

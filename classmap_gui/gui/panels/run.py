@@ -65,7 +65,7 @@ class RunPanel(QWidget):
         self.top.setValue(5)
         self.top.setPrefix("top ")
 
-        self.view = QLabel("Train a recogniser, pick a source and press Start.")
+        self.view = QLabel()
         self.view.setAlignment(Qt.AlignCenter)
         self.view.setMinimumSize(320, 240)
         self.view.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
@@ -156,7 +156,9 @@ class RunPanel(QWidget):
                                              if bar2.itemAt(i).widget() is not None]
         project.datasetChanged.connect(self._classes_changed)
         project.modelChanged.connect(self._classes_changed)
+        project.modelChanged.connect(self._model_changed)
         self._classes_changed()
+        self._model_changed()
         self._buttons()
 
     # ------------------------------------------------------------------ sources
@@ -240,9 +242,27 @@ class RunPanel(QWidget):
             self._set_status(f"{'Paused' if paused else 'Running'} on {self.sources.current_text()}"
                              + (": Step advances one frame." if paused else "."))
 
+    def _model_changed(self) -> None:
+        """Another recogniser (or none: a new project): nothing of the last run stays on screen."""
+        if self.stream is not None:
+            return
+        self.view.clear()
+        self.view.setText("Pick a source and press Start." if self.project.recogniser is not None else
+                          "Train a recogniser (Train panel) or open a project, then pick a source and press Start.")
+        self.winner.setText("–")
+        self.cands.setRowCount(0)
+        self.files.setRowCount(0)
+        self.timings.setText("stage timings: –")
+        self.fps_label.setText("– frames/s")
+        self.frames_shown, self.fps, self.last_result, self.latest_crop = 0, 0.0, None, None
+        self._set_status(" ")
+
     def _buttons(self) -> None:
         running = self.stream is not None
         self.start_btn.setText("■ Stop" if running else "▶ Start")
+        if not running:  # nothing to pause: the button is not left down
+            self.pause_btn.setChecked(False)
+        self.pause_btn.setEnabled(running)
         self.step_btn.setEnabled(running)
         self.sources.setEnabled(not running)
         self.full_speed.setEnabled(not running)

@@ -46,8 +46,9 @@ class TrainResults(QWidget):
         self.status.setWordWrap(True)
         self.figures = {}
         grid = QGridLayout()
-        for i, (key, title) in enumerate((("accuracy", "test accuracy"), ("evaluations", "evaluations / query"),
-                                          ("speedup", "fewer evaluations"), ("time", "training time"))):
+        self.titles = {"accuracy": "test accuracy", "evaluations": "evaluations / query",
+                       "speedup": "fewer evaluations", "time": "training time"}
+        for i, (key, title) in enumerate(self.titles.items()):
             big, small = QLabel("–"), QLabel(title)
             big.setStyleSheet("QLabel { font-size: 20pt; font-weight: bold; }")
             big.setAlignment(Qt.AlignCenter)
@@ -114,8 +115,11 @@ class TrainResults(QWidget):
 
     def clear(self, status: str = "Not trained yet. Choose settings and press Train.") -> None:
         """Empty every figure and the confusion matrix and show ``status`` (data changed or new training)."""
-        for lab in self.figures.values():
+        for key, lab in self.figures.items():  # the figures and their titles: nothing of an old run stays
             lab.setText("–")
+            self.figure_titles[key].setText(self.titles[key])
+            self.figure_titles[key].setToolTip("")
+        self.conf_tabs.setTabText(1, "Top confusions")
         self.per_class.setRowCount(0)
         self.conf_img.clear()
         self.confusion = None
