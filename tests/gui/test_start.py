@@ -43,3 +43,16 @@ def test_first_start_opens_the_demo_and_later_the_last_project(qtbot, tmp_path, 
     qtbot.waitUntil(lambda: not win2.runner.busy, timeout=60000)
     assert win2.project.path == saved and win2.project.class_names == ["bars", "columns", "cross", "ring"]
     win2.close()
+
+
+def test_the_readme_names_the_menu_items_as_the_menus_do(qtbot, window):
+    import re
+
+    menus = {}
+    for top in window.menuBar().actions():
+        items = [a.text().replace("&", "") for a in top.menu().actions() if a.text()]
+        menus[top.text().replace("&", "")] = set(items)
+    named = re.findall(r"\b(File|View) > ([^*(;,]+?)(?=\*|\s+(?:asks|keeps|in the|\())", (ROOT / "README.md").read_text())
+    assert len(named) >= 5
+    for menu, item in named:
+        assert item.strip() in menus[menu], f"README says {menu} > {item.strip()!r}; the menu has {sorted(menus[menu])}"
