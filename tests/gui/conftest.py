@@ -158,3 +158,19 @@ def save_as(qtbot, path):
         buttons = dlg.findChild(QDialogButtonBox, "buttonBox")
         qtbot.mouseClick(buttons.button(QDialogButtonBox.Save), Qt.LeftButton)
     return act
+
+
+def import_folder(qtbot, win, folder):
+    """Open an image folder as the project and wait for it."""
+    with qtbot.waitSignal(win.runner.finished, timeout=20000):
+        win.dataset.import_folder(str(folder))
+
+
+def train_by_click(qtbot, win, settings):
+    """Show ``settings`` in the Train panel, click Train and wait for the recogniser."""
+    from PySide6.QtCore import Qt
+
+    win.train.apply_settings(settings)
+    with qtbot.waitSignal(win.runner.finished, timeout=90000):
+        qtbot.mouseClick(win.train.train_btn, Qt.LeftButton)
+    assert win.project.recogniser is not None, win.runner.last_error

@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from conftest import import_folder as _import
 
 SEGMENTS, FRAMES = 3, 6  # three still scenes of six frames (a blob that dims a little), 15 frames/s
 
@@ -21,11 +22,6 @@ def scenes_video(tmp_path):
             vw.write(img)
     vw.release()
     return path
-
-
-def _import(qtbot, win, folder):
-    with qtbot.waitSignal(win.runner.finished, timeout=20000):
-        win.dataset.import_folder(str(folder))
 
 
 def _select(qtbot, d, row):

@@ -16,59 +16,20 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog, QInputDialog, QLineEdit
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QLineEdit
 
 from classmap_gui.gui.demo import DEMO_VIDEO, demo_video
 from classmap_gui.gui.dialogs import NewProjectDialog
+from conftest import save_as
 
 CLASSES = ("fist", "flat hand", "peace")
-
-
-class DialogDriver:
-    """Acts on the next modal dialog the way a person would, from inside its event loop.
-
-    A failure inside closes the dialog (so the test never hangs) and is raised afterwards by ``check``.
-    """
-
-    def __init__(self, qtbot):
-        self.qtbot, self.error = qtbot, None
-
-    def next(self, kind, act):
-        def run():
-            dlg = QApplication.activeModalWidget()
-            if dlg is None:  # not shown yet: look again shortly
-                QTimer.singleShot(20, run)
-                return
-            try:
-                assert isinstance(dlg, kind), f"expected a {kind.__name__}, got {type(dlg).__name__}"
-                act(dlg)
-            except BaseException as exc:  # noqa: BLE001 - reported by check()
-                self.error = exc
-                dlg.reject()
-        QTimer.singleShot(0, run)
-
-    def check(self):
-        if self.error is not None:
-            raise self.error
 
 
 def _type(qtbot, widget, text):
     widget.setFocus()
     qtbot.keyClick(widget, Qt.Key_A, Qt.ControlModifier)  # select what is there, then type over it
     qtbot.keyClicks(widget, text)
-
-
-def _type_path_and_save(qtbot, path):
-    """Put a path into a save dialog's name box and click Save."""
-    def act(dlg):
-        # the name box's completer fights synthetic key presses under the offscreen platform (it
-        # selected every folder on the path); the name is set as typing would, then Save is clicked
-        dlg.selectFile(str(path))
-        assert dlg.findChild(QLineEdit, "fileNameEdit").text().endswith(Path(path).name)
-        buttons = dlg.findChild(QDialogButtonBox, "buttonBox")
-        qtbot.mouseClick(buttons.button(QDialogButtonBox.Save), Qt.LeftButton)
-    return act
 
 
 def _click(qtbot, widget):
@@ -115,11 +76,10 @@ def _window(qtbot):
     return win
 
 
-def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
+def test_first_session_from_new_project_to_exported_predictor(qtbot, env, dialogs):
     tmp = env
     assert demo_video() is not None and demo_video().name == DEMO_VIDEO  # shipped in resources/
     win = _window(qtbot)
-    dialogs = DialogDriver(qtbot)
 
     # -- File > New project asks for the image size and grey or colour
     def new_project(dlg):
@@ -217,7 +177,7 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
     def check_and_save(dlg):
         assert Path(dlg.directory().absolutePath()) == tmp / "home"
         assert dlg.findChild(QLineEdit, "fileNameEdit").text().endswith(".cmproj")
-        _type_path_and_save(qtbot, saved)(dlg)
+        save_as(qtbot, saved)(dlg)
     dialogs.next(QFileDialog, check_and_save)
     win.act_save.trigger()
     dialogs.check()
@@ -241,7 +201,7 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env):
 
     # -- File > Export into a folder that does not exist yet
     out = tmp / "home" / "exports" / "hands-export"
-    dialogs.next(QFileDialog, _type_path_and_save(qtbot, out))
+    dialogs.next(QFileDialog, save_as(qtbot, out))
     win2.act_export.trigger()
     dialogs.check()
     _idle(qtbot, win2)

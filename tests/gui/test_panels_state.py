@@ -11,19 +11,7 @@ from classmap_gui.core.evaluation import speed_text
 from classmap_gui.gui.dialogs import NewProjectDialog
 from classmap_gui.gui.panels.runs import COLUMNS
 
-from conftest import save_as
-
-
-def _import(qtbot, win, folder):
-    with qtbot.waitSignal(win.runner.finished, timeout=20000):
-        win.dataset.import_folder(str(folder))
-
-
-def _train(qtbot, win, settings):
-    win.train.apply_settings(settings)
-    with qtbot.waitSignal(win.runner.finished, timeout=90000):
-        qtbot.mouseClick(win.train.train_btn, Qt.LeftButton)
-    assert win.project.recogniser is not None, win.runner.last_error
+from conftest import import_folder as _import, save_as, train_by_click as _train
 
 
 def _ok_new_project(qtbot):
