@@ -88,6 +88,7 @@ class DatasetPanel(QWidget):
         self.move_target = QComboBox()
         self.move_target.setMinimumContentsLength(14)
         self.move_target.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.move_target.currentTextChanged.connect(self.move_target.setToolTip)  # the whole name
         self.move_btn = QPushButton("Move selected to:")
         self.move_btn.clicked.connect(lambda: self.move_selected(self.move_target.currentIndex()))
         mid = QWidget()
@@ -200,6 +201,7 @@ class DatasetPanel(QWidget):
                 item.setToolTip(f"{name}: {counts[c]} images")
                 self.classes.addItem(item)
                 self.move_target.addItem(name)
+                self.move_target.setItemData(c, name, Qt.ToolTipRole)
         self.classes.blockSignals(False)
         if self.classes.count():
             self.classes.setCurrentRow(min(cur, self.classes.count() - 1))

@@ -100,6 +100,7 @@ class RunPanel(QWidget):
         self.snap_class = QComboBox()
         self.snap_class.setMinimumContentsLength(10)
         self.snap_class.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.snap_class.currentTextChanged.connect(self.snap_class.setToolTip)  # the whole name
         self.snap_btn = QPushButton("Snapshot into class")
         self.snap_btn.clicked.connect(lambda: self.snapshot())
 

@@ -65,9 +65,11 @@ class TrainResults(QWidget):
             hh.setSectionResizeMode(c, QHeaderView.ResizeToContents)
         self.per_class.verticalHeader().setVisible(False)
         self.per_class.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.per_class.setWordWrap(False)
-        self.per_class.verticalHeader().setDefaultSectionSize(22)
-        self.per_class.setTextElideMode(Qt.ElideRight)  # names read shape first: keep the start
+        # a long name (a hand pose: shape, then its orientation) wraps onto three lines, then is cut at the
+        # end; the end tells orientations apart, so rows of one shape still differ (tooltip: the whole name)
+        self.per_class.setWordWrap(True)
+        self.per_class.verticalHeader().setDefaultSectionSize(3 * self.per_class.fontMetrics().lineSpacing() + 6)
+        self.per_class.setTextElideMode(Qt.ElideRight)
         self.per_class.setToolTip("Same order as the matrix (class number); click a header to sort")
 
         self.conf_plot = pg.PlotWidget(background="w")
