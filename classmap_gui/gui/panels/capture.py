@@ -372,6 +372,7 @@ class CapturePanel(QWidget):
             k = np.flatnonzero(keys == b)
             group = NEW_GROUP if src is None else self.video_bursts.group(self.project.imageset, src, cls, b)
             self.project.add_images(cls, [self.burst[i] for i in k], [self.burst_paths[i] for i in k], group)
+        self.project.message.emit(f"added {len(self.burst)} image(s) to {self.project.class_names[cls]!r}")
 
     def _video_source(self) -> str | None:
         """The video file being recorded from, or None for a camera."""

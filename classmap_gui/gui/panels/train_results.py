@@ -68,7 +68,6 @@ class TrainResults(QWidget):
         # a long name (a hand pose: shape, then its orientation) wraps onto three lines, then is cut at the
         # end; the end tells orientations apart, so rows of one shape still differ (tooltip: the whole name)
         self.per_class.setWordWrap(True)
-        self.per_class.verticalHeader().setDefaultSectionSize(3 * self.per_class.fontMetrics().lineSpacing() + 6)
         self.per_class.setTextElideMode(Qt.ElideRight)
         self.per_class.setToolTip("Same order as the matrix (class number); click a header to sort")
 
@@ -163,6 +162,9 @@ class TrainResults(QWidget):
         per = np.asarray(report.per_class_accuracy, np.float64)
         counts = np.bincount(self.test_labels, minlength=C)
         self.per_class.setSortingEnabled(False)
+        longest = max((self.per_class.fontMetrics().horizontalAdvance(n) for n in names), default=0)
+        lines = 1 if longest < 200 else 3  # short names keep the table dense
+        self.per_class.verticalHeader().setDefaultSectionSize(lines * self.per_class.fontMetrics().lineSpacing() + 6)
         self.per_class.setRowCount(C)
         for c, name in enumerate(names):
             cells = [QTableWidgetItem(), elided_item(name), QTableWidgetItem(), QTableWidgetItem()]
