@@ -1,6 +1,6 @@
 """The Dataset panel's class list: a class without images shows an empty strip (not the next class's
 pictures), and a long class name is shown whole (wrapped) or cut at the end, never in the middle, with
-the whole name in the tooltip and in the header above the images."""
+the whole name in the tooltip and in the header above the images; "Recognised as" cuts it at the end too.
 import numpy as np
 from PySide6.QtCore import Qt
 
@@ -52,3 +52,27 @@ def test_a_long_name_is_readable_in_the_list_and_the_header(qtbot, window, shape
     assert d.grid_label.toolTip().endswith(LONG)  # the header: cut at the end, the whole name as tooltip
     shown = d.grid_label.fontMetrics().horizontalAdvance(super(type(d.grid_label), d.grid_label).text())
     assert shown <= d.grid_label.width()
+
+
+def test_a_long_name_recognised_is_cut_at_the_end_and_keeps_its_place(qtbot, window, shapes_folder, small_settings):
+    from conftest import train_by_click
+
+    win = window
+    win.resize(1280, 800)
+    import_folder(qtbot, win, shapes_folder)
+    for row, old in enumerate(list(win.project.class_names)):  # names alike but for their ends, as hand poses
+        _select(qtbot, win.dataset, row)
+        win.dataset.rename_class(f"{LONG} · with a remark long enough for a third line · {old}")
+    train_by_click(qtbot, win, {**small_settings, "classmap": None})
+    r = win.run
+    win.show_panel("run")
+    place = r.cands.mapTo(win, r.cands.rect().topLeft())
+    r.add_source("folder", str(shapes_folder / "ring"))
+    qtbot.mouseClick(r.full_speed, Qt.LeftButton)
+    qtbot.mouseClick(r.start_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: r.stream is None, timeout=20000)
+    full = r.winner.text()
+    assert full in win.project.class_names and r.winner.toolTip() == full
+    shown = super(type(r.winner), r.winner).text()
+    assert shown.startswith("1 · palm forward") and shown.endswith("…")  # the start kept, the end cut
+    assert r.cands.mapTo(win, r.cands.rect().topLeft()) == place  # the candidates below did not move
