@@ -1,6 +1,6 @@
 """The Dataset panel's class list: a class without images shows an empty strip (not the next class's
 pictures), and a long class name is shown whole (wrapped) or cut at the end, never in the middle, with
-the whole name in the tooltip and in the header above the images; "Recognised as" cuts it at the end too.
+the whole name in the tooltip and in the header above the images; "Recognised as" cuts it at the end too."""
 import numpy as np
 from PySide6.QtCore import Qt
 
