@@ -416,10 +416,9 @@ class CapturePanel(QWidget):
         done = int(np.sum(ims.counts() >= target))
         note = f"{done} of {ims.n_classes} class(es) at the target; {ims.class_names[cls]!r} has {bursts} burst(s)"
         if ims.groups is not None and bursts < HONEST_BURSTS:
-            note += (f" — record at least {HONEST_BURSTS} separate bursts (move, change the light) so it can be "
-                     "tested on frames it was not trained on")
-            if isinstance(self.sources.current(), str):
-                note += "; a video's frames make a new burst where the picture changes, so record as the pose moves"
+            note += (f" — record at least {HONEST_BURSTS}, so it can be tested on frames it was not trained on: "
+                     + ("a video makes a new burst where its picture changes, so hold ● while the pose moves"
+                        if isinstance(self.sources.current(), str) else "separate bursts, move, change the light"))
         self.progress_note.setText(note + ".")
 
     def add_background(self) -> int:
