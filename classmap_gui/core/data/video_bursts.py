@@ -26,7 +26,7 @@ THUMB = 16
 #: mean absolute grey-level difference (0-255) of thumbnails from which a frame starts a new burst
 CHANGE = 12.0
 #: ... and below which it is the same frame again (MJPG decodes a frame identically every time)
-REPEAT = 0.5
+REPEAT = 0.1
 
 
 def thumbnail(image: np.ndarray) -> np.ndarray:
