@@ -149,7 +149,9 @@ class TrainResults(QWidget):
             line = cost_line(report)
             self.figure_titles["speedup"].setText(line.split(" ", 1)[1] if ev > 0 else line)
             self.figure_titles["speedup"].setToolTip("evaluations: classifiers evaluated per image, a count; "
-                                                     "faster: measured time per image against brute force")
+                                                     "faster: measured time per image against brute force, as "
+                                                     "timed when this run was trained (timings vary with the "
+                                                     "machine's load; the Runs table keeps each run's)")
         self.figures["time"].setText("–" if seconds is None or not np.isfinite(seconds) else f"{seconds:.1f} s")
         conf = report.confusion
         if C <= MATRIX_MAX and (conf is None or np.asarray(conf).shape != (C, C)):
