@@ -9,7 +9,7 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    its references either the bank's own classifiers (multiplier 1, the paper's ClassMap) or those of a
    *reference bank* trained on the same part with the penalty times ``reference_penalties`` (smoother
    classifiers keep the similarity between classes the embedding needs; see
-   ``ClassMap.fit(reference_bank=...)``). Its class embeddings (medians) and AdaBoost triples come from
+   ``ClassMap.fit_embedding(reference_bank=...)``). Its class embeddings (medians) and AdaBoost triples come from
    ``embedding_examples``: by default the embedding part *and* the bank's training part (40 examples per
    class on validation, 50 after the refit, instead of 10: on hand-pose's validation part this halved
    the gap to brute force at p = 10-20;
@@ -28,7 +28,7 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    gap by 1-2 standard errors, and the validated fit was the luckiest of four) were then measured on
    validation only. ``single_size_rule`` in the JSON keeps what the second rule would have chosen.
    The v3 threshold is the paper's rule on the embedding
-   examples (the smallest threshold that costs at most 0.05 points there), learned by ``ClassMap.fit`` at the largest p of the
+   examples (the smallest threshold that costs at most 0.05 points there), learned by ``ClassMap.fit_embedding`` at the largest p of the
    sweep and kept for smaller p (``set_params(p=...)``); v2 shares v3's fit (same seed, same embedding).
 3. **Refit and test once**: the bank with the chosen penalty on fit + validation (the paper's training
    part), CM-Boosted on the embedding part (+ that training part, as above); brute force and the whole
@@ -38,8 +38,8 @@ Data (:mod:`.classmap_data`): per class fit / validation / embedding / test part
    embedding built on ``1 - unseen_fraction`` of the classes, tested on the rest (Fig. 5).
 5. Latency sweep on synthetic linear banks next to the operation-count limit.
 
-Everything goes through the product's objects: the bank from ``make_bank``, ``ClassMap.fit`` and
-``ClassMap.predict`` (the calls ``Recogniser.predict_features`` makes); evaluations are counted by
+Everything goes through the product's objects: the bank from ``make_bank``, ``ClassMap.fit_embedding`` and
+``ClassMap.predict_result`` (the calls ``Recogniser.predict_features`` makes); evaluations are counted by
 the prediction result. ``selection`` records every choice with its candidates and validation scores.
 """
 from __future__ import annotations
@@ -155,25 +155,17 @@ def _fit_boosted(bank, Xe, ye, refine, opt, seed, p, **kw):
     from ..core.classify.classmap import ClassMap
 
     return ClassMap(d=int(opt["d"]), p=p, embedding="boosted", refine=refine, n_triples=int(opt["n_triples"]),
-                    hard_fraction=float(opt["hard_fraction"]), random_state=seed).fit(bank, Xe, ye, **kw)
+                    hard_fraction=float(opt["hard_fraction"]), random_state=seed).fit_embedding(bank, Xe, ye, **kw)
 
 
 def _fit_refines(bank, Xe, ye, refines, opt, seed, p, **kw) -> dict:
     """CM-Boosted for every refine in ``refines`` from one fit: v2 and v3 share the references, alphas and
     class embeddings (the same seed draws the same triples; v3 only adds its threshold), so v3 is fitted
     and v2 is a copy without the threshold."""
-    import copy
-
     cm = _fit_boosted(bank, Xe, ye, "v3" if "v3" in refines else "v2", opt, seed, p, **kw)
     out = {}
     for r in refines:
-        m = cm if r == cm.refine else copy.copy(cm)
-        if m is not cm:
-            for k in ("_single_cache", "_et_cache", "_index_cache"):
-                m.__dict__.pop(k, None)
-            m.set_params(refine=r)
-            m.threshold_ = None
-        out[r] = m
+        out[r] = cm if r == cm.refine else cm.with_refine(r)
     return out
 
 
@@ -200,7 +192,7 @@ def curve(models: dict, bank, X, y, p_sweep, should_stop: StopFn = None, brute_c
         for p in p_sweep:
             check_stop(should_stop)
             cm.set_params(p=p)
-            res = cm.predict(bank, X, top=1)
+            res = cm.predict_result(X, top=1, bank=bank)
             hit = np.asarray(res.labels) == y
             if hits is not None:
                 hits[(refine, p)] = hit
@@ -219,7 +211,7 @@ def _camera_scores(bank, cm, camera: dict, data: str) -> dict:
     X, y, names = camera["X_camera"], camera["y_camera"], [str(n) for n in camera["class_names"]]
     match = getattr(data_module(data), "pose_match", None)
     out = {"images": int(len(y))}
-    for key, labels in (("brute_force", bank.predict(X)), ("classmap", cm.predict(bank, X).labels)):
+    for key, labels in (("brute_force", bank.predict(X)), ("classmap", cm.predict_result(X, bank=bank).labels)):
         labels = np.asarray(labels)
         row = {"accuracy": _acc(labels, y)}
         if match is not None:
@@ -391,7 +383,7 @@ def _random_curves(bank, Xe, ye, X, y, p_sweep, opt, seed0, progress, should_sto
     acc = {p: [] for p in p_sweep}
     ev = {p: [] for p in p_sweep}
     for s in range(n):
-        rcm = ClassMap(d=int(opt["d"]), p=max(p_sweep), embedding="random", random_state=seed0 + s).fit(
+        rcm = ClassMap(d=int(opt["d"]), p=max(p_sweep), embedding="random", random_state=seed0 + s).fit_embedding(
             bank, Xe, ye, **fit_kw)
         for q in curve({"v2": rcm}, bank, X, y, p_sweep, should_stop):
             acc[q["p"]].append(q["accuracy"])

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from ..core.classify.ann_index import FilterIndex
-from ..core.classify.filter_exact import scan_batch
+from ..core.classify.filter_kernels import filter_batch_t
 from ..core.progress import StopFn, check_stop
 
 #: nprobe candidates as fractions of nlist (when --nprobe is not given)
@@ -41,9 +41,11 @@ def recall_at_p(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
 
 
 def exact_topp(Q: np.ndarray, A: np.ndarray, p: int) -> np.ndarray:
-    """The exact top-p rows ``(n, p) int64`` of scaled queries ``Q`` among scaled rows ``A`` (numba batch)."""
+    """The exact top-p rows ``(n, p) int64`` of scaled queries ``Q`` among scaled rows ``A`` (the app's batch
+    filter, weights 1)."""
     cls = np.empty((len(Q), p), np.int64)
-    scan_batch(np.ascontiguousarray(Q), A, p, cls, np.empty((len(Q), p), np.float32))
+    filter_batch_t(np.ascontiguousarray(Q, np.float32), np.ascontiguousarray(A.T, np.float32),
+                   np.ones(A.shape[1], np.float32), p, cls, np.empty((len(Q), p), np.float32))
     return cls
 
 

@@ -1,7 +1,7 @@
 """Classification latency of brute force and ClassMap, measured through the objects a Recogniser calls.
 
 Brute force is ``bank.decision_function`` + ``argmax`` (what ``Recogniser.predict_features`` does
-without a ClassMap); ClassMap is ``ClassMap.predict(bank, X)`` (one row: its preallocated
+without a ClassMap); ClassMap is ``ClassMap.predict_result(X, bank=bank)`` (one row: its preallocated
 single-query path, the one live video uses). Features are not part of any latency. Each side gets
 the better of one thread and the default (BLAS threads for brute force, numba threads for ClassMap's
 batch kernels: one small GEMV does not gain from threads, a GEMM does; on a loaded machine a second
@@ -49,11 +49,11 @@ def brute_force_latency(bank, X: np.ndarray, n_single: int, batch: int = 1000) -
 
 
 def classmap_latency(cm, bank, X: np.ndarray, n_single: int, batch: int = 1000) -> tuple[float, float]:
-    """``(single-query ms, per-query ms in batches of batch)`` of ``cm.predict(bank, ...)``."""
+    """``(single-query ms, per-query ms in batches of batch)`` of ``cm.predict_result(..., bank=bank)``."""
     Q = X[:n_single]
-    single = _best_of_threads(lambda: time_per_item(lambda x: cm.predict(bank, x[None], top=1).labels[0], Q))
+    single = _best_of_threads(lambda: time_per_item(lambda x: cm.predict_result(x[None], top=1, bank=bank).labels[0], Q))
     XB = _batch(X, batch)
-    per = _best_of_threads(lambda: median_time(lambda: cm.predict(bank, XB, top=1, batch_size=batch))) / len(XB)
+    per = _best_of_threads(lambda: median_time(lambda: cm.predict_result(XB, top=1, batch_size=batch, bank=bank))) / len(XB)
     return 1e3 * single, 1e3 * per
 
 
@@ -93,7 +93,7 @@ def latency_sweep(d: int, p: int, n_single: int, seed: int, progress: ProgressFn
         check_stop(should_stop)
         bank = linear_bank(rng.standard_normal((C, D), np.float32), np.zeros(C, np.float32))
         Xe = rng.standard_normal((C, D), np.float32)
-        cm = ClassMap(d=min(d, C), p=min(p, C), embedding="random", random_state=seed).fit(bank, Xe, np.arange(C))
+        cm = ClassMap(d=min(d, C), p=min(p, C), embedding="random", random_state=seed).fit_embedding(bank, Xe, np.arange(C))
         Q = rng.standard_normal((n_single, D), np.float32)
         bs, _, kernel = brute_force_latency(bank, Q, n_single, batch=1)
         bs = min(bs, kernel["kernel_single_ms"])

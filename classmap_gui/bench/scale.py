@@ -14,10 +14,9 @@ For each class count, from one run:
   ``nlist`` and re-rank factor the smallest candidate ``nprobe`` whose mean recall@p reaches
   ``target_recall``, then the pair whose pick is fastest on those validation queries (the
   ``selection`` object);
-* **exact baselines** (``exact_ms``), each given the index's tricks: the fused numba scan on rows as
-  they are and zero-padded to 16 floats (``pad``), padded on 1 thread and split over 2 threads,
-  ClassMap's own kernel (plain and padded), numpy, and faiss ``IndexFlat`` with ``METRIC_L1`` on 1
-  and 2 threads where faiss is installed; ``exact_fastest`` names the fastest single-query one;
+* **exact baselines** (``exact_ms``): ClassMap's one exact filter (``filter_one``; batch:
+  ``exact_batch_filter``), its numpy twin, and faiss ``IndexFlat`` with ``METRIC_L1`` on 1 and 2
+  threads where faiss is installed; ``exact_fastest`` names the fastest single-query one;
 * the index's build time, single-query latency through :meth:`FilterIndex.search` (what ClassMap
   calls) and batch latency per query, recall@p against the exact top-p (mean, min);
 * ``speedup_single`` = fastest exact single-query latency / index single-query latency;
@@ -36,8 +35,8 @@ import time
 import numba as nb
 import numpy as np
 
-from ..core.classify.filter_exact import (PAD, exact_filter_numpy, pad_columns, scan_batch, scan_top,
-                                     scan_top_chunks)
+from ..core.classify.classmap_ops import filter_exact
+from ..core.classify.filter_kernels import filter_batch_t, filter_one, filter_scratch, transpose_embeddings
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report
 from .ivf_selection import NPROBE_FRACTIONS, TIE, each_query as _each_query, exact_topp, latency_ms, recall_at_p, select_ivf  # noqa: F401 - the bench's API
@@ -87,15 +86,6 @@ def _faiss():
     return faiss
 
 
-def _classmap_kernel():
-    """ClassMap's own fused filter kernel ``(fq, E, alpha, p, topd, topc)`` if that module has it."""
-    try:
-        from ..core.classify import _classmap_kernels as K
-    except ImportError:
-        return None
-    return getattr(K, "_filter_top", None)
-
-
 def _parse_ints(value, flag: str) -> list[int]:
     if value is None or value == "":
         return []
@@ -125,25 +115,14 @@ def _parse_classes(classes) -> list[int]:
 
 
 def _baselines(E, alpha, F, A, Qa, k, threads: int):
-    """Exact single-query scans ``{name: (fn(i), n_queries)}``, each timed over queries ``0..n``."""
+    """Exact single-query scans ``{name: (fn(i), n_queries)}``, each timed over queries ``0..n``: the app's
+    one filter (``filter_one``), its numpy twin (``numpy``, what predict.py runs) and faiss."""
     faiss = _faiss()
-    cm_kernel = _classmap_kernel()
     nq = len(F)
     topd, topc = np.empty(k, np.float32), np.empty(k, np.int64)
-    Ap, Qp = pad_columns(A, PAD), pad_columns(Qa, PAD)
-    out = {"numba": (lambda i: scan_top(Qa[i], A, k, topd, topc), nq),
-           "numba_pad": (lambda i: scan_top(Qp[i], Ap, k, topd, topc), nq)}
-    if threads >= 2:
-        def two(i):
-            nb.set_num_threads(2)
-            scan_top_chunks(Qp[i], Ap, k, 2, topd, topc)
-        out["numba_pad_2threads"] = (two, nq)
-    if cm_kernel is not None:
-        Ep, Fp, alphap = pad_columns(E, PAD), pad_columns(F, PAD), pad_columns(alpha[None], PAD)[0]
-        out["classmap_numba"] = (lambda i: cm_kernel(F[i], E, alpha, k, topd, topc), nq)
-        out["classmap_numba_pad"] = (lambda i: cm_kernel(Fp[i], Ep, alphap, k, topd, topc), nq)
-    buf = np.empty_like(A)
-    out["numpy"] = (lambda i: exact_filter_numpy(Qa[i:i + 1], A, k, buf), min(nq, 50))
+    ET, acc = transpose_embeddings(E, alpha), filter_scratch(E.shape[1])
+    out = {"filter_one": (lambda i: filter_one(F[i], ET, alpha, k, acc, topd, topc), nq),
+           "numpy": (lambda i: filter_exact(F[i:i + 1], E, alpha, k), min(nq, 50))}
     if faiss is not None:
         flat = faiss.IndexFlat(A.shape[1], faiss.METRIC_L1)
         flat.add(A)
@@ -205,9 +184,9 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         selections.append({"classes": C, **selection})
 
         baselines = _baselines(E, alpha, F, A, Qa, k, threads)
-        timings: dict[str, list[float]] = {name: [] for name in (*baselines, "index", "exact_batch_numba_pad",
+        timings: dict[str, list[float]] = {name: [] for name in (*baselines, "index", "exact_batch_filter",
                                                                  "exact_batch_faiss_flat_l1", "index_batch")}
-        Ap, Qp = pad_columns(A, PAD), pad_columns(Qa, PAD)
+        ET = transpose_embeddings(E, alpha)
         bc, bd = np.empty((nq, k), np.int64), np.empty((nq, k), np.float32)
         flat = None
         if faiss is not None:
@@ -223,8 +202,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
             timings["index"].append(_each_query(lambda f: index.search(f[None], k), F))
             nb.set_num_threads(nb.config.NUMBA_NUM_THREADS)
             t = time.perf_counter()
-            scan_batch(Qp, Ap, k, bc, bd)
-            timings["exact_batch_numba_pad"].append((time.perf_counter() - t) / nq)
+            filter_batch_t(F, ET, alpha, k, bc, bd)
+            timings["exact_batch_filter"].append((time.perf_counter() - t) / nq)
             if flat is not None:
                 faiss.omp_set_num_threads(os.cpu_count() or 1)
                 t = time.perf_counter()
@@ -239,7 +218,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                 for key, v in timings.items() if v}
         exact_ms = {name: best[name] for name in baselines}
         fastest = min(exact_ms, key=exact_ms.get)
-        batch_names = [n for n in ("exact_batch_numba_pad", "exact_batch_faiss_flat_l1") if n in best]
+        batch_names = [n for n in ("exact_batch_filter", "exact_batch_faiss_flat_l1") if n in best]
         fastest_batch = min(batch_names, key=best.get)
         hits = recall_at_p(got, exact_cls)
         sweep = []

@@ -21,7 +21,7 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
    images' embeddings (``ivf_selection.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
    filter's top p, then the fastest), then built on the final class embeddings.
 5. **test** once on ``test_queries`` test images: brute force (all C classifiers, one blocked GEMM
-   over the memory-mapped weights) and ClassMap (``ClassMap.predict``, the call
+   over the memory-mapped weights) and ClassMap (``ClassMap.predict_result``, the call
    ``Recogniser.predict_features`` makes): exact-class accuracy, ``accuracy_within_30`` (same shape,
    orientation within 30°: ``hand_pose.pose_match``), evaluations, the index's recall@p against the
    exact filter; latencies from ``bench.latency`` (best of 1 and 2 BLAS threads for both sides).
@@ -225,7 +225,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                 use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
             for p in p_cands:
                 cm.set_params(p=min(p, C))
-                pr = cm.predict(bank_val, Xv, top=1)
+                pr = cm.predict_result(Xv, top=1, bank=bank_val)
                 curve.append({"reference_penalty": f, "d_requested": dd, "d": int(len(cm.reference_)),
                               "class_embeddings": v, "p": p,
                               "accuracy": float(np.mean(pr.labels == yv)),
@@ -323,7 +323,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     Xt, yt = read_rows(fpath, tq), data.labels(tq)
     true_names = [names[i] for i in yt]
     bf_pred = top_k_linear(Xt, W, b, 1)[:, 0]
-    pr = cm.predict(bank, Xt, top=1)
+    pr = cm.predict_result(Xt, top=1, bank=bank)
     Ft = (Xt @ Wr.T + br).astype(np.float32)
     got = index.search(Ft, k)[0]
     exact_t = FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_).search(Ft, k)[0]

@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from ..core.limits import check_train_memory, planned_size
+from ..core.limits import check_train_memory, model_bytes
 from ..core.registry import bank_names, check_train_options, feature_names, route_unprefixed
 from ..core.parallel import parallel_backend
 from .common import ProgressBar, emit
@@ -20,23 +20,6 @@ from .options import (add_backend_args, add_data_args, load_data, parse_classmap
 MODEL_JSON = "model.json"
 #: Free space a model folder needs at the least (its JSON, small arrays, headroom).
 MIN_FREE_BYTES = 4 << 20
-
-
-def estimate_model_bytes(features: str, feats: dict, n_classes: int, image_shape: tuple[int, ...]) -> int:
-    """A rough upper estimate of a saved model's size: the feature map's arrays and a (C, D) bank."""
-    import math
-
-    pixels = math.prod(image_shape)
-    if features == "kmeans":
-        k = planned_size(feats, "n_centroids", 1600)
-        ps = planned_size(feats, "patch_size", 6)
-        width, own = 4 * k, k * ps * ps * 3 * 2
-    elif features in ("rff", "cnn"):
-        m = planned_size(feats, "m", 1000)
-        width, own = 2 * m, m * pixels
-    else:
-        width, own = 4 * pixels, 0
-    return MIN_FREE_BYTES + 4 * (own + 2 * n_classes * width)
 
 
 def split_line(info: dict) -> str:
@@ -80,7 +63,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         check_train_memory(features=args.features, features_params=feats, bank=args.bank, bank_params=bank,
                            classmap=classmap, n_images=len(data), image_shape=shape, n_classes=data.n_classes)
         check_bundle_target(out, MODEL_JSON,
-                            need_bytes=estimate_model_bytes(args.features, feats, data.n_classes, shape))
+                            need_bytes=model_bytes(args.features, feats, data.n_classes, shape, MIN_FREE_BYTES))
         t0 = time.perf_counter()
         with parallel_backend(args.backend, scheduler=args.scheduler):
             result = train(data, config, progress=bar)

@@ -34,3 +34,8 @@ class StorageError(ClassMapError, OSError):
     """A file or folder that cannot be written or read: a full or read-only disk, no permission.
 
     The message says what was being saved and that nothing was changed there."""
+
+
+class NoSignalError(DataError):
+    """Examples in which no classifier does better than chance (e.g. random labels): ClassMap's boosted
+    embedding has no reference to choose."""

@@ -8,9 +8,12 @@ k-means patch and pooling steps, ClassMap's filter and refine) pasted in where t
 them, so the exported predictor runs the app's code and cannot drift from it; it gives the app's
 top-p classes on the same files (tested on 100 images against :meth:`Recogniser.predict`).
 
-Exported: pixels, HOG, k-means, random Fourier and random CNN feature maps; one-vs-all (linear
-or rbf), all-pairs (voting) and compressive (class sketch) banks. What cannot be reproduced that
-way is refused with a :class:`ConfigError` naming the part: ClassMap over a kernel bank, and
+Each feature map and bank says what predict.py needs through its ``export_spec(arrays, prefix)``
+(settings; arrays under ``prefix``), so a component exports from its own module: pixels, HOG, k-means,
+random Fourier and random CNN feature maps and composites of them side by side (``"concat"``);
+one-vs-all (linear or rbf), all-pairs (voting) and compressive (class sketch) banks. What cannot be
+reproduced that way is refused with a :class:`ConfigError` naming the part: a component without
+``export_spec``, ClassMap over a kernel bank, and
 ClassMap at sizes where the app filters with an approximate index. ClassMap over linear banks
 is exported: predict.py runs the same embedding, weighted-L1 filter and refine in numpy.
 """
@@ -95,81 +98,20 @@ def label_line(index: int, name: str) -> str:
     return f"{index}\t{name}\n"
 
 
-def _features_spec(fm: Any, arrays: dict[str, np.ndarray]) -> dict:
-    """The feature map's settings for model.json (its arrays go into ``arrays``), by its registry type name."""
-    kind = registry.saved_type_name(type(fm)) or type(fm).__name__
-    if kind == "pixels":
-        if fm.standardize:
-            arrays["features.mean"] = np.asarray(fm.mean_, np.float32)
-            arrays["features.scale"] = np.asarray(fm.scale_, np.float32)
-        size = None if fm.size is None else [int(fm.size[0]), int(fm.size[1])]
-        return {"type": "pixels", "size": size, "grey": bool(fm.grey), "standardize": bool(fm.standardize)}
-    if kind == "hog":
-        import cv2
-
-        backend = fm.backend
-        if backend == "auto":
-            backend = "opencv" if hasattr(cv2, "HOGDescriptor") else "numpy"
-        return {"type": "hog", "cell_size": int(fm.cell_size), "block_size": int(fm.block_size),
-                "block_stride": int(fm.block_stride), "n_bins": int(fm.n_bins), "signed": bool(fm.signed),
-                "backend": backend}
-    if kind == "kmeans":
-        arrays["features.mean"] = np.asarray(fm.mean_, np.float32)
-        arrays["features.whitening"] = np.asarray(fm.whitening_, np.float32)
-        arrays["features.centroids"] = np.asarray(fm.centroids_, np.float32)
-        return {"type": "kmeans", "patch_size": int(fm._p), "stride": int(fm.stride),
-                "norm_eps": float(fm.norm_eps), "encoder": str(fm.encoder), "hellinger": bool(fm.hellinger),
-                "n_channels": int(fm.n_channels_)}
-    if kind == "rff":
-        return {"type": "rff", **_rff_spec(fm, arrays, "features")}
-    if kind == "cnn":
-        for i, f in enumerate(fm.filters_):
-            arrays[f"features.filters.{i}"] = np.asarray(f, np.float32)
-        arrays["features.final_weights"] = np.asarray(fm.final_weights_, np.float32)
-        arrays["features.final_bias"] = np.asarray(fm.final_bias_, np.float32)
-        return {"type": "cnn", "m": int(fm.m), "depth": int(fm.depth), "kernel_size": int(fm.kernel_size),
-                "pool": int(fm.pool), "final": str(fm.final), "normalize": bool(fm.normalize)}
-    raise ConfigError(f"cannot export a model with the {kind} feature map: the standalone predict.py "
-                      f"re-implements pixels, HOG, k-means, random Fourier and random CNN features only. Retrain with one of "
-                      f"those to export.")
+def _component_spec(obj: Any, arrays: dict[str, np.ndarray], prefix: str, what: str) -> dict:
+    """``obj.export_spec(arrays, prefix)``: every exportable feature map and bank says itself what predict.py
+    needs (so a new component exports by its own module); ConfigError naming it when it cannot."""
+    if not hasattr(obj, "export_spec"):
+        name = registry.saved_type_name(type(obj)) or type(obj).__name__
+        raise ConfigError(f"cannot export a model with the {name} {what}: the standalone predict.py does not "
+                          f"re-implement it. Retrain with an exportable {what} ({', '.join(exportable(what))}).")
+    return obj.export_spec(arrays, prefix)
 
 
-def _rff_spec(rff: Any, arrays: dict[str, np.ndarray], prefix: str) -> dict:
-    arrays[f"{prefix}.frequencies"] = np.asarray(rff.frequencies_, np.float32)
-    if rff.kind == "phase":
-        arrays[f"{prefix}.offsets"] = np.asarray(rff.offsets_, np.float32)
-    return {"kind": str(rff.kind), "m": int(rff.m)}
-
-
-def _classifier_spec(clf: Any, arrays: dict[str, np.ndarray]) -> dict:
-    """The bank's settings for model.json (its arrays go into ``arrays``), by its registry type name."""
-    kind = registry.saved_type_name(type(clf)) or type(clf).__name__
-    coef = getattr(clf, "coef_", None)
-    if kind in ("one-vs-all", "all-pairs") and coef is not None:
-        arrays["classifier.coef"] = np.ascontiguousarray(coef, np.float32)
-        arrays["classifier.intercept"] = np.ascontiguousarray(clf.intercept_, np.float32)
-        if kind == "one-vs-all":
-            return {"type": "linear-ova"}
-        arrays["classifier.pairs"] = np.ascontiguousarray(clf.pairs_, np.int64)
-        return {"type": "all-pairs", "n_classes": int(len(clf.classes_))}
-    if kind == "one-vs-all" and getattr(clf, "support_vectors_", None) is not None:
-        arrays["classifier.support_vectors"] = np.ascontiguousarray(clf.support_vectors_, np.float32)
-        arrays["classifier.dual_coef"] = np.ascontiguousarray(clf.dual_coef_, np.float32)
-        arrays["classifier.intercept"] = np.ascontiguousarray(clf.intercept_, np.float32)
-        return {"type": "rbf-ova", "gamma": float(clf.gamma_)}
-    if kind == "compressive":
-        arrays["classifier.sketches"] = np.ascontiguousarray(clf.sketches_, np.float32)
-        arrays["classifier.priors"] = np.ascontiguousarray(clf.class_priors(), np.float32)
-        arrays["classifier.empty"] = np.asarray(clf.counts_ == 0, bool)
-        sketch_map = getattr(clf, "map_", None)
-        if sketch_map is None:
-            return {"type": "compressive", "map": None}
-        if registry.saved_type_name(type(sketch_map)) != "rff":
-            raise ConfigError(f"cannot export a compressive bank whose sketch map is {type(sketch_map).__name__}")
-        return {"type": "compressive", "map": _rff_spec(sketch_map, arrays, "classifier.map")}
-    raise ConfigError(f"cannot export a model with a {kind} classifier bank: the standalone predict.py "
-                      f"reproduces one-vs-all (linear or rbf), all-pairs and compressive banks only. Retrain with "
-                      f"one of those to export.")
+def exportable(what: str) -> list[str]:
+    """Names of the registry's components of kind ``what`` ("feature map" / "classifier bank") that export."""
+    kind = {"feature map": "features", "classifier bank": "bank"}[what]
+    return [c.name for c in registry.components(kind) if hasattr(c.cls, "export_spec")]
 
 
 def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | None:
@@ -185,9 +127,6 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
                           f"reproduces ClassMap all-pairs-vote (v1) over a linear all-pairs bank and best-response "
                           f"(v2) / first-above-threshold (v3) over a linear one-vs-all bank. Retrain with one of "
                           f"those, or without ClassMap.")
-    if getattr(cm, "reference_coef_", None) is not None:
-        raise ConfigError("cannot export a ClassMap whose references come from a separate reference bank: "
-                          "predict.py reads the references from the bank itself. Retrain without reference_bank.")
     if cm.n_classes_ >= FILTER_INDEX_THRESHOLD:
         raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
                           f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (IVF) index "
@@ -196,6 +135,9 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
     arrays["classmap.alpha"] = np.ascontiguousarray(cm.alpha_, np.float32)
     arrays["classmap.embeddings"] = np.ascontiguousarray(cm.class_embeddings_, np.float32)
     arrays["classmap.classes"] = np.ascontiguousarray(cm.classes_, np.int64)
+    if getattr(cm, "reference_coef_", None) is not None:   # references from a smoother, separate bank
+        arrays["classmap.reference_coef"] = np.ascontiguousarray(cm.reference_coef_, np.float32)
+        arrays["classmap.reference_intercept"] = np.ascontiguousarray(cm.reference_intercept_, np.float32)
     threshold = getattr(cm, "threshold_", None)
     return {"p": int(min(int(cm.p), cm.n_classes_)), "refine": cm.refine,
             "threshold": None if threshold is None else float(threshold)}
@@ -212,8 +154,8 @@ def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = 
         "format": EXPORT_FORMAT, "version": EXPORT_VERSION,
         "class_names": list(recogniser.class_names),
         "image_size": [int(v) for v in recogniser.image_size], "grey": bool(recogniser.grey),
-        "features": _features_spec(recogniser.features, arrays),
-        "classifier": _classifier_spec(recogniser.classifier, arrays),
+        "features": _component_spec(recogniser.features, arrays, "features", "feature map"),
+        "classifier": _component_spec(recogniser.classifier, arrays, "classifier", "classifier bank"),
         "classmap": _classmap_spec(recogniser, arrays),
     }
     doc["arrays"] = array_manifest(arrays)

@@ -11,7 +11,7 @@ refused, nothing in it runs.
 
 Every step re-implements the app's computation in plain float32 numpy/OpenCV: image reading and
 resizing, the feature map (pixels, HOG, single-layer k-means, random Fourier features, random
-CNN), the
+CNN, and composites of these side by side), the
 classifier bank (one-vs-all linear or rbf, all-pairs voting, compressive class sketches), ClassMap
 filter-and-refine and the top-p ranking. The HOG, random-CNN, k-means pooling and ClassMap steps
 are the app's own numpy code, inlined when the model was exported. Exit status: 0, 1 when an
@@ -114,7 +114,7 @@ def prepare(images: list[np.ndarray], image_size, grey: bool) -> np.ndarray:
 
 # ---------------------------------------------------------------- feature maps
 
-def pixel_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+def pixel_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
     """The pixels (resized, grey, standardised as the model says), scaled to [0, 1], ``(n, D)`` float32."""
     if spec["size"] is not None:
         th, tw = spec["size"]
@@ -127,12 +127,12 @@ def pixel_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     out = X.reshape(len(X), -1).astype(np.float32)
     out *= np.float32(1.0 / 255.0)
     if spec["standardize"]:
-        out -= arrays["features.mean"]
-        out /= arrays["features.scale"]
+        out -= arrays[f"{prefix}.mean"]
+        out /= arrays[f"{prefix}.scale"]
     return out
 
 
-def hog_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+def hog_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
     """HOG of the centred window, with OpenCV or the app's numpy code (whichever the model used), ``(n, D)``."""
     G = grey_stack(X) if X.ndim == 4 else X
     n, h, w = G.shape
@@ -156,7 +156,7 @@ _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)
 # @inline classmap_gui.core.features.kmeans_ops
 
 
-def kmeans_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+def kmeans_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
     """Coates et al. single-layer features: normalised, whitened patches -> triangle (or hard) code
     -> sum over the 4 image quadrants -> ``(n, 4K)`` float32."""
     p, s, c = spec["patch_size"], spec["stride"], spec["n_channels"]
@@ -166,7 +166,7 @@ def kmeans_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
         X = X[..., None]
         if c == 3:
             X = np.repeat(X, 3, axis=3)
-    mean, W, C = arrays["features.mean"], arrays["features.whitening"], arrays["features.centroids"]
+    mean, W, C = arrays[f"{prefix}.mean"], arrays[f"{prefix}.whitening"], arrays[f"{prefix}.centroids"]
     K = C.shape[0]
     ct = np.ascontiguousarray(-2.0 * C.T, dtype=np.float32)
     cc = np.einsum("ij,ij->i", C, C).astype(np.float32)
@@ -200,26 +200,32 @@ def _rff(X: np.ndarray, spec: dict, arrays: dict, prefix: str) -> np.ndarray:
     return out
 
 
-def rff_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+def rff_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
     """Random Fourier features of the pixels scaled to [0, 1], ``(n, 2m)`` float32."""
     F = X.reshape(len(X), -1).astype(np.float32) / np.float32(255.0)
-    return _rff(F, spec, arrays, "features")
+    return _rff(F, spec, arrays, prefix)
 
 
 # @inline classmap_gui.core.features.cnn_ops
 
 
-def cnn_features(X: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
+def cnn_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
     """A fixed random CNN: depth x (k x k valid convolution as one GEMM, ReLU, max-pool), then a
     random final layer (ReLU, or cos/sin random Fourier features) to ``m`` outputs."""
     X = (X[..., None] if X.ndim == 3 else X).astype(np.float32) / np.float32(255.0)
-    filters = [arrays[f"features.filters.{level}"] for level in range(spec["depth"])]
+    filters = [arrays[f"{prefix}.filters.{level}"] for level in range(spec["depth"])]
     H = conv_blocks(X, filters, spec["kernel_size"], spec["pool"], spec["normalize"])
-    return final_layer(H, arrays["features.final_weights"], arrays["features.final_bias"], spec["m"], spec["final"])
+    return final_layer(H, arrays[f"{prefix}.final_weights"], arrays[f"{prefix}.final_bias"], spec["m"], spec["final"])
+
+
+def concat_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
+    """A composite feature map: its parts' features side by side, part ``i``'s arrays under ``prefix.i``."""
+    return np.concatenate([np.asarray(FEATURES[part["type"]](X, part, arrays, f"{prefix}.{i}"), np.float32)
+                           for i, part in enumerate(spec["parts"])], axis=1)
 
 
 FEATURES = {"pixels": pixel_features, "hog": hog_features, "kmeans": kmeans_features, "rff": rff_features,
-            "cnn": cnn_features}
+            "cnn": cnn_features, "concat": concat_features}
 
 
 # ---------------------------------------------------------------- classifier and ranking
@@ -270,7 +276,8 @@ def scores(F: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
 def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np.ndarray, np.ndarray]:
     """ClassMap filter-and-refine over a linear bank (the app's numpy steps).
 
-    Embedding: the d reference classifiers' outputs. Filter: the ``p`` classes whose embeddings
+    Embedding: the d reference classifiers' outputs (rows of the bank, or of the separate smoother bank
+    the model kept its references from). Filter: the ``p`` classes whose embeddings
     are nearest in weighted L1 (ties: lower class first). Refine: "all-pairs-vote" (v1) ranks the
     candidates by the votes of the all-pairs classifiers among them; "best-response" (v2) by their
     own classifier responses; "first-above-threshold" (v3) stops at the first candidate (filter
@@ -283,7 +290,11 @@ def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np
     if refine == "first-above-threshold":
         threshold = np.float32(np.inf if spec["threshold"] is None else spec["threshold"])
     refpos = np.full(len(W), -1, np.int64)
-    refpos[refs] = np.arange(len(refs))
+    if "classmap.reference_coef" in arrays:  # references from a separate, smoother bank: none is a candidate's
+        W_ref, b_ref = arrays["classmap.reference_coef"], arrays["classmap.reference_intercept"]
+    else:
+        W_ref, b_ref = np.ascontiguousarray(W[refs]), b[refs]
+        refpos[refs] = np.arange(len(refs))
     n = len(F)
     cls = np.empty((n, p), np.int64)
     score = np.empty((n, p), np.float32)
@@ -291,8 +302,8 @@ def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np
     ia, ib = np.triu_indices(p, 1)
     for a in range(0, n, step):  # chunks of queries bound the (queries, C, d) distance temporary
         X = F[a:a + step]
-        Q = X @ np.ascontiguousarray(W[refs]).T
-        Q += b[refs]
+        Q = X @ W_ref.T
+        Q += b_ref
         cands = filter_exact(Q, E, alpha, p)
         if refine == "all-pairs-vote":
             ca = cands[:, ia]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
@@ -65,32 +66,40 @@ def planned_size(params: dict, key: str, default: int) -> int:
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else default
 
 
+@dataclass(frozen=True)
+class MemoryPlan:
+    """What a component will hold, planned before training from its parameters and the data's shape: ``width``
+    features per image (a feature map), ``own_floats`` of its own arrays (saved with the model), and ``budgets``
+    ``(option, bytes, what)`` of its largest allocations, each checked by :func:`check_fits`. A component
+    class says its own with ``memory_plan(params, n_images, image_shape)``; without one, :func:`memory_plan`
+    plans one float per pixel and value (pixels, HOG) and no allocation worth checking."""
+
+    width: int
+    own_floats: int = 0
+    budgets: tuple[tuple[str, float, str], ...] = ()
+
+
+def memory_plan(kind: str, name: str, params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
+    """The registry component ``name``'s :class:`MemoryPlan` (its class's ``memory_plan``, else the default)."""
+    from .registry import component  # noqa: PLC0415 - the component's class imports on first use
+
+    cls = component(kind, name).cls
+    if hasattr(cls, "memory_plan"):
+        return cls.memory_plan(params, n_images, image_shape)
+    return MemoryPlan(width=4 * math.prod(image_shape))
+
+
 def check_train_memory(*, features: str, features_params: dict, bank: str, bank_params: dict,
                        classmap: dict | None, n_images: int, image_shape: tuple[int, ...], n_classes: int) -> None:
     """Memory and data-dependent checks before training: what the options ask for must fit.
 
-    image_shape: ``(h, w)`` or ``(h, w, 3)`` of one image. Estimates count the largest float32
-    arrays a step holds (patches sampled for k-means, random projections, the feature matrix).
+    image_shape: ``(h, w)`` or ``(h, w, 3)`` of one image. The feature map and the bank plan their
+    largest float32 arrays themselves (:func:`memory_plan`: patches sampled for k-means, random
+    projections, the feature matrix); ClassMap's are checked here.
     """
-    pixels = math.prod(image_shape)
-    channels = image_shape[2] if len(image_shape) == 3 else 1
-    f32 = 4
-    fp = features_params
-    if features == "kmeans":
-        ps = planned_size(fp, "patch_size", 6)
-        n_patches = planned_size(fp, "n_patches", 200_000)
-        dim = ps * ps * (1 if fp.get("grey") else channels)
-        check_fits("--set n_patches", 3 * n_patches * dim * f32, f"{n_patches} patches of {dim} values")
-        k = planned_size(fp, "n_centroids", 1600)
-        check_fits("--set n_centroids", n_images * 4 * k * f32, f"{n_images} feature vectors of {4 * k} values")
-    elif features in ("rff", "cnn"):
-        m = planned_size(fp, "m", 1000)
-        what = f"{m} random features of {pixels} pixels"
-        check_fits("--set m", m * pixels * f32 if features == "rff" else 0, what)
-        check_fits("--set m", 2 * n_images * m * f32, f"{n_images} feature vectors of {2 * m} values")
-    if bank == "compressive" and "m" in bank_params:
-        m = planned_size(bank_params, "m", 1000)
-        check_fits("--set m", 2 * max(n_images, pixels) * m * f32, f"a sketch with {m} random features")
+    for kind, name, params in (("features", features, features_params), ("bank", bank, bank_params)):
+        for option, nbytes, what in memory_plan(kind, name, params, n_images, image_shape).budgets:
+            check_fits(option, nbytes, what)
     if classmap is not None:
         p = classmap.get("p", 40)
         if _is_int(p) and p > n_classes:
@@ -102,6 +111,13 @@ def check_train_memory(*, features: str, features_params: dict, bank: str, bank_
                               f"choose d at most {max(64, 4 * n_classes)}")
         triples = planned_size(classmap, "n_triples", 60_000)
         check_fits("--classmap n_triples", triples * 3 * 8 * 4, f"{triples} triples")
+
+
+def model_bytes(features: str, features_params: dict, n_classes: int, image_shape: tuple[int, ...],
+                minimum: int = 0) -> int:
+    """A rough upper estimate of a saved model's size: the feature map's own arrays and a (C, D) bank."""
+    plan = memory_plan("features", features, features_params, 0, image_shape)
+    return minimum + 4 * (plan.own_floats + 2 * n_classes * plan.width)
 
 
 def check_image_pixels(max_pixels: Any, option: str = "--max-image-pixels") -> int:

@@ -41,7 +41,7 @@ class Recogniser:
 
     ``features``: fitted transformer, uint8 images -> ``(n, D) float32``. ``classifier``: fitted bank
     whose ``classes_`` are ``0..C-1`` (indices into ``class_names``). ``classmap``: fitted object with
-    ``predict(bank, X, top=) -> Prediction`` or None.
+    ``predict_result(X, top=, bank=) -> Prediction`` (a :class:`~.classify.classmap.ClassMap`) or None.
     ``image_size``: ``(h, w)`` every image is brought to; ``grey``: whether the model reads grey images.
     ``metadata``: free JSON (training settings, data set, test accuracy) saved with the model.
     """
@@ -121,7 +121,7 @@ class Recogniser:
         X = np.ascontiguousarray(X, dtype=np.float32)
         n = len(X)
         if self.classmap is not None:
-            return self.classmap.predict(self.classifier, X, top=top, should_stop=should_stop)
+            return self.classmap.predict_result(X, top=top, should_stop=should_stop, bank=self.classifier)
         labels = np.empty(n, np.int64)
         top_classes = np.empty((n, top), np.int64)
         top_scores = np.empty((n, top), np.float32)
@@ -205,6 +205,8 @@ class Recogniser:
             load_estimator(doc["classmap"], arrays, where=f"{where}: classmap")
         rec = cls(features, classifier, classmap, names, tuple(size), grey, metadata)
         rec._check_consistent(where)
+        if classmap is not None:
+            classmap.estimator_ = classifier   # the bank is saved once, as the classifier; the ClassMap refers to it
         if classmap is not None and getattr(classmap, "filter_index_", None) is not None:
             from .classify.classmap_sampled import restore_filter_index
 

@@ -98,6 +98,13 @@ _SIGMA = Param("sigma", float, AUTO, "random feature frequency std ('auto': from
 _M = Param("m", int, 1000, "random features (width of the sketch)", low=2, high=100_000)
 _SEED0 = Param("random_state", int, 0, "random seed", low=0, high=MAX_SEED, nullable=True)
 _OVA = (_C, _ALPHA, _GAMMA, _TOL, _MAX_ITER, _CLASS_WEIGHT, N_JOBS, SEED)
+_HOG = (Param("cell_size", int, 8, "cell side in pixels", low=1, high=256),
+        Param("block_size", int, 16, "block side in pixels (a multiple of the cell size)", low=1, high=512),
+        Param("block_stride", int, 8, "step between blocks in pixels", low=1, high=512),
+        Param("n_bins", int, 9, "orientation bins", low=1, high=360),
+        Param("signed", bool, False, "signed gradients (0-360 degrees)"),
+        Param("backend", str, "auto", "implementation", choices=("auto", "numpy", "opencv")),
+        Param("n_jobs", int, 1, "worker threads (-1: all cores)", nullable=True, per_core=True))
 #: ClassMap's refine values: descriptive names, then the paper's aliases (``classify.refine``; tested equal).
 REFINES = ("all-pairs-vote", "best-response", "first-above-threshold", "v1", "v2", "v3")
 
@@ -124,19 +131,16 @@ _COMPONENTS: tuple[Component, ...] = (
                N_JOBS, SEED)),
     Component("features", "hog", ".features.hog:HOGFeatures",
               "histograms of oriented gradients (Dalal-Triggs); nothing to learn",
-              (Param("cell_size", int, 8, "cell side in pixels", low=1, high=256),
-               Param("block_size", int, 16, "block side in pixels (a multiple of the cell size)", low=1, high=512),
-               Param("block_stride", int, 8, "step between blocks in pixels", low=1, high=512),
-               Param("n_bins", int, 9, "orientation bins", low=1, high=360),
-               Param("signed", bool, False, "signed gradients (0-360 degrees)"),
-               Param("backend", str, "auto", "implementation", choices=("auto", "numpy", "opencv")),
-               Param("n_jobs", int, 1, "worker threads (-1: all cores)", nullable=True, per_core=True))),
+              _HOG),
     Component("features", "pixels", ".features.pixels:PixelFeatures",
               "the pixels themselves (optionally resized and standardised)",
               (Param("size", str, None, "resize to HxW first, e.g. 16x16 (unset: keep the size)",
                      low=1, high=MAX_IMAGE_SIDE, image_size=True),
                Param("grey", bool, False, "convert colour images to grey first"),
                Param("standardize", bool, False, "scale each feature to zero mean and unit variance"))),
+    Component("features", "pixels+hog", ".features.pixels_hog:PixelsHOGFeatures",
+              "HOG with a small grey thumbnail beside it: the edges, and where the image is bright or dark",
+              (Param("thumbnail", int, 8, "side of the grey thumbnail in pixels", low=1, high=64), *_HOG)),
     Component("features", "rff", ".features.random_features:RandomFourierFeatures",
               "random Fourier features of the pixels (Gaussian kernel)",
               (_M, _SIGMA, Param("kind", str, "cossin", "feature form", choices=("cossin", "phase")), SEED)),
@@ -185,11 +189,14 @@ _COMPONENTS: tuple[Component, ...] = (
                Param("reference_penalty", float, 1.0, "the embedding's reference classifiers get this many "
                      "times the bank's penalty (training fits that second, smoother bank; 1: the bank itself)",
                      low=1e-6, high=1e6),
-               _SEED0)),
+               _SEED0),
+              # in the app the bank and the embedding split are training's (the --bank, the split), not settings
+              {"estimator": None, "embedding_fraction": 0.25}),
 )
 
 #: Type names written into saved models -> class paths. Bank *names* such as ``ova-ridge`` are settings
 #: of one class, saved under the class's type name; the names below are a file format: never rename.
+#: A component of the table above whose class is not listed here is saved under its component name.
 _SAVED_PATHS: dict[str, str] = {
     "kmeans": ".features.kmeans:KMeansFeatures", "hog": ".features.hog:HOGFeatures",
     "pixels": ".features.pixels:PixelFeatures", "rff": ".features.random_features:RandomFourierFeatures",
@@ -351,7 +358,10 @@ def _check_kind(kind: str) -> None:
 def _saved() -> dict[str, type]:
     """The saved type names' classes, imported on first need (saving or loading a model)."""
     if not all(n in _SAVED_TYPES for n in _SAVED_PATHS):
-        for name, path in _SAVED_PATHS.items():
+        # the file format's names first; a component added to the table later is saved under its own name
+        named = set(_SAVED_PATHS.values())
+        pairs = [*_SAVED_PATHS.items(), *((c.name, c.path) for c in _COMPONENTS if c.path not in named)]
+        for name, path in pairs:
             cls = resolve(path)
             _SAVED_TYPES.setdefault(name, cls)
             _SAVED_NAMES.setdefault(cls, name)

@@ -31,7 +31,7 @@ class TrainConfig:
     bank / bank_params: a classifier bank name for ``make_bank`` and its parameters.
     classmap: None for brute force, or ClassMap parameters (``{"d": 45, "p": 40, ...}``); its
     ``reference_penalty`` (e.g. 10) makes training fit the references as a second bank with a penalty
-    that many times stronger (ridge alpha x, C /; see ``ClassMap.fit(reference_bank=...)``).
+    that many times stronger (ridge alpha x, C /; see ``ClassMap.fit_embedding(reference_bank=...)``).
     test_fraction: part of each class held out for the test report (0: report on the training set).
     classmap_fraction: part of each class held out to fit the ClassMap embedding (used when classmap).
     seed: random seed for splits and every fitted component that takes ``random_state``.
@@ -203,8 +203,6 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     Raises DataError (before any training) for a set that cannot be trained on, ConfigError for a bad
     setting, Cancelled when ``should_stop()`` turns true.
     """
-    from sklearn.base import clone
-
     from .registry import make_bank, make_features
 
     config = config or TrainConfig()
@@ -228,7 +226,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     features = _seeded(make_features(feature_name, **feature_params), feature_params, config.seed)
     classmap = None
     if use_classmap:
-        from .classify.classmap import ClassMap
+        from .classify.classmap import ClassMap, smoother_bank
 
         cm_params = dict(config.classmap)
         try:
@@ -236,8 +234,8 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
             ref_factor = float(classmap.reference_penalty or 1.0)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"ClassMap settings: {exc}") from None
-        if ref_factor != 1.0 and not ({"alpha", "C"} & set(bank.get_params(deep=False))) or ref_factor <= 0:
-            raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
+        if ref_factor != 1.0:
+            smoother_bank(bank, ref_factor)          # refused now, before any work, when the bank has no penalty
         _seeded(classmap, cm_params, config.seed)
 
     split, split_info = split_with_info(imageset.labels, config, imageset.groups)
@@ -282,9 +280,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     reference_bank = None
     if classmap is not None and ref_factor != 1.0:
         t = time.perf_counter()
-        key = "alpha" if bank.get_params().get("trainer") == "ridge" or "C" not in bank.get_params() else "C"
-        value = getattr(bank, key) * ref_factor if key == "alpha" else getattr(bank, key) / ref_factor
-        reference_bank = clone(bank).set_params(**{key: value})   # same settings, no fitted state
+        reference_bank = smoother_bank(bank, ref_factor)   # same settings, no fitted state
         reference_bank.fit(X, train_set.labels, should_stop=should_stop)
         timings["reference_bank"] = time.perf_counter() - t
     del X
@@ -295,13 +291,13 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
         check_stop(should_stop)
         report(progress, stages["classmap"][0], "ClassMap")
         fit_kwargs = {}
-        sig = inspect.signature(classmap.fit).parameters
+        sig = inspect.signature(classmap.fit_embedding).parameters
         if "progress" in sig:
             fit_kwargs = {"progress": sub_progress(progress, *stages["classmap"], "ClassMap"),
                           "should_stop": should_stop}
         if reference_bank is not None:
             fit_kwargs["reference_bank"] = reference_bank
-        classmap.fit(bank, Xe, embed_set.labels, **fit_kwargs)
+        classmap.fit_embedding(bank, Xe, embed_set.labels, **fit_kwargs)
         timings["classmap"] = time.perf_counter() - t
 
     recogniser = Recogniser(features, bank, classmap, imageset.class_names, imageset.image_size,

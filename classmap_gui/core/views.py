@@ -151,7 +151,7 @@ def accuracy_vs_evaluations(classmap, bank, X: np.ndarray, y: np.ndarray, ps=Non
         report(progress, k / (len(ps) + 1), f"filter-and-refine, p = {p}")
         cm = copy.copy(classmap)
         cm.p = int(p)
-        res = cm.predict(bank, X, top=1)
+        res = cm.predict_result(X, top=1, bank=bank)
         acc.append(float(np.mean(res.labels == y)))
         ev.append(float(np.mean(res.evaluations)))
     report(progress, len(ps) / (len(ps) + 1), "brute force")

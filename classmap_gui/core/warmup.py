@@ -23,6 +23,6 @@ def warm_compiled_kernels() -> None:
     y = np.arange(len(X)) % 3
     bank = OneVsAllBank(trainer="ridge").fit(X, y)
     bank.decision_function_subset(np.repeat(X, 6, axis=0), np.tile([[0, 1]], (len(X) * 6, 1)))
-    cmap = ClassMap(d=2, p=2, embedding="random", random_state=0).fit(bank, X, y)
-    cmap.predict(bank, X[:1], top=2)
-    cmap.predict(bank, X, top=2)
+    cmap = ClassMap(d=2, p=2, embedding="random", random_state=0).fit_embedding(bank, X, y)
+    cmap.predict_result(X[:1], top=2, bank=bank)
+    cmap.predict_result(X, top=2, bank=bank)

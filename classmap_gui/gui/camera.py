@@ -16,9 +16,10 @@ from typing import Any, Callable
 
 import cv2
 import numpy as np
-from PySide6.QtCore import QThread, Signal
+from PySide6.QtCore import Signal
 
 from ..core.data.folder import IMAGE_EXTENSIONS
+from .threads import UiThread
 from .video_file import VideoFile
 
 os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # missing cameras are expected, not warnings
@@ -69,7 +70,7 @@ def pace(next_t: float, interval: float, stop: threading.Event) -> float:
     return time.perf_counter()
 
 
-class FrameStream(QThread):
+class FrameStream(UiThread):
     """Streams frames from ``source``: a camera index (int), a video file (a path, or a :class:`~.video_file.VideoFile`
     that loops, plays slower or pauses), or a list of image files.
 
@@ -77,6 +78,7 @@ class FrameStream(QThread):
     crop of the region, ``process(crop)`` (or None) and the image file's path ("" for cameras and
     videos); ``unreadable(path, reason)`` for an image file that cannot be decoded (the stream goes
     on); ``ended(message)`` once, when the stream stops for any reason (end of file, camera lost, stop()).
+    The UI never waits for it: :meth:`stop` returns at once and the thread deletes itself when done.
     """
 
     frame = Signal(object, object, object, str)
@@ -93,7 +95,7 @@ class FrameStream(QThread):
         self.region = region
         self.realtime = realtime
         self.image_interval = image_interval
-        self._stop = threading.Event()
+        self._stop = self.stop_event
         self._paused = threading.Event()
         self._step = threading.Semaphore(0)
         self._ui_free = threading.Event()
@@ -103,8 +105,8 @@ class FrameStream(QThread):
 
     # -- control (UI thread)
     def stop(self) -> None:
-        """Ask the stream's thread to stop (also wakes a paused or stepped stream); ``wait`` for it after."""
-        self._stop.set()
+        """Ask the stream's thread to stop (also wakes a paused or stepped stream); returns at once."""
+        self.request_stop()
         self._step.release()
 
     def set_paused(self, paused: bool) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..core.workspace import current_umask
+from ..core.project.captures import current_umask
 
 
 def honour_umask(path: str | Path) -> None:

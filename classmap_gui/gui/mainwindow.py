@@ -9,14 +9,15 @@ import numpy as np
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
 
-from . import errorlog, projectio
+from . import errorlog
+from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
 from .panels.dataset import DatasetPanel
 from .panels.explore import ExplorePanel
 from .panels.run import RunPanel
 from .panels.train import TrainPanel
-from .project import Project
+from .project import app_project
 from .tasks import TaskRunner
 from .widgets import TaskProgress, WheelGuard, show_message
 
@@ -32,7 +33,7 @@ class MainWindow(QMainWindow):
         # the wheel turns a value only in the field a person clicked into, never one the pointer passes
         self.wheel_guard = WheelGuard(self)
         QApplication.instance().installEventFilter(self.wheel_guard)
-        self.project = Project(self)
+        self.project = app_project()
         self.runner = TaskRunner(self)
         self.error_box: QMessageBox | None = None
         self.resize(1180, 760)
@@ -57,7 +58,10 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.data_label)
         self.runner.started.connect(self.progress.start)
         self.runner.progressed.connect(self.progress.update_progress)
-        self.runner.finished.connect(lambda _t: self.progress.stop())
+        # tasks may overlap: when one ends the strip shows the newest still running
+        self.runner.finished.connect(lambda _t: self.progress.start(self.runner.task.title) if self.runner.busy
+                                     else self.progress.stop())
+        self.runner.refused.connect(lambda _t, why: sb.showMessage(why, 10000))
         self.runner.failed.connect(self.show_error)
         self.runner.cancelled.connect(lambda t: sb.showMessage(f"{t}: cancelled.", 8000))
         errorlog.on_error(lambda message, details: self._show_box("Something went wrong.", message, details))
@@ -95,11 +99,12 @@ class MainWindow(QMainWindow):
         p, a = self.project, self.autosaver
         if a is None or p.imageset is None or self.runner.busy or not a.due(p.dirty):
             return
-        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings), runs=p.runs)
+        data = p.snapshot()
+        data.captures_dir = None  # an autosave is a safety copy of the work, not of the captures folder
         a.mark_saved()
         path = p.path
         self.runner.run("Autosaving", lambda progress, should_stop: a.save(
-            projectio.to_core(data), path, progress=progress, should_stop=should_stop))
+            data, path, progress=progress, should_stop=should_stop))
 
     def _discard_autosaves(self, *paths) -> None:
         """Drop the autosaves of the project under each of its names (before and after a save)."""
@@ -233,20 +238,17 @@ class MainWindow(QMainWindow):
         return False
 
     def _save_and_wait(self) -> bool:
-        """File > Save, and wait for it (the window stays drawn and shows the progress); True once saved."""
+        """File > Save, and wait for it as a dialog would (events go on: the window draws and shows the
+        progress); True once saved, False when no name was given or the save failed or was refused."""
         from PySide6.QtWidgets import QApplication  # noqa: PLC0415
 
         from .driving import wait_until  # noqa: PLC0415
-        app = QApplication.instance()
-        if self.runner.busy:  # a task is running (an autosave, a training): it stops first
-            self.runner.cancel()
-            wait_until(app, lambda: not self.runner.busy, 60)
         task = self.save_project()
         if not task:
             return False
         ended = []
         task.finished.connect(lambda: ended.append(True))
-        wait_until(app, lambda: bool(ended) or not self.runner.busy)
+        wait_until(QApplication.instance(), lambda: bool(ended))
         return not self.project.dirty
 
     def new_project(self, size: tuple[int, int] | None = None, colour: bool = False) -> bool:
@@ -297,16 +299,13 @@ class MainWindow(QMainWindow):
             self.run.stop()
             if data.captures_dir is None:  # the archive had no captures
                 drop()
-            self.project.reset(data.imageset, recogniser=data.recogniser, settings=data.settings,
-                               path=data.path or path, captures_dir=data.captures_dir, runs=data.runs,
-                               unpacked=data.captures_dir)
+            self.project.adopt(data, unpacked=data.captures_dir)
             self._recent_add(data.path or path)
             self.project.message.emit(f"opened {path}")
         task = self.runner.run(f"Opening {Path(path).name}",
-                               lambda progress, should_stop: projectio.load(path, captures_to=captures_to,
-                                                                            progress=progress,
-                                                                            should_stop=should_stop),
-                               done, on_error=drop)
+                               lambda progress, should_stop: load_project(path, captures_to=captures_to,
+                                                                          progress=progress, should_stop=should_stop),
+                               done, on_error=drop, exclusive=True)
         if task is None:
             drop()
         else:
@@ -342,7 +341,7 @@ class MainWindow(QMainWindow):
             self.project.reset(ims, recogniser=rec)
             self.show_panel("run")
             self.project.message.emit(f"opened model {folder.name}: {rec.n_classes} classes in {seconds:.1f} s")
-        return self.runner.run(f"Opening model {folder.name}", load, done)
+        return self.runner.run(f"Opening model {folder.name}", load, done, exclusive=True)
 
     def save_project(self, path: str | None = None, ask: bool = False) -> bool:
         """File > Save / Save as: write the project to its file, or to a path asked for (``ask``); False when
@@ -360,9 +359,7 @@ class MainWindow(QMainWindow):
                                      "ClassMap projects (*.cmproj);;Project folder (*)")
                 if not path:
                     return False
-        data = projectio.ProjectData(p.imageset, p.recogniser, dict(p.settings),
-                                     p.capture_root if p.capture_root is not None and p.capture_root.is_dir() else None,
-                                     runs=p.runs)
+        data = p.snapshot()
 
         old_path = p.path
 
@@ -373,8 +370,8 @@ class MainWindow(QMainWindow):
             self._discard_autosaves(old_path, saved)
             p.message.emit(f"Saved {saved}.")
         return self.runner.run(f"Saving {Path(path).name}",
-                               lambda progress, should_stop: projectio.save(data, path, progress=progress,
-                                                                            should_stop=should_stop), done)
+                               lambda progress, should_stop: save_project(data, path, progress=progress,
+                                                                          should_stop=should_stop), done)
 
     def export(self, path: str | None = None) -> bool:
         """File > Export: write the trained recogniser with ``predict.py`` to a new folder (asked for when
@@ -406,8 +403,7 @@ class MainWindow(QMainWindow):
         if not self._may_discard():
             event.ignore()
             return
-        self.runner.cancel()
-        self.runner.wait(5000)
+        self.runner.cancel()  # tasks and streams end by themselves; the threads still running at exit are joined
         self.run.stop()
         self.dataset.capture.shutdown()
         if not self.project.dirty:  # saved (or nothing to save): no autosave should greet the next start

@@ -39,10 +39,15 @@ def self_test() -> int:
     acc = float(np.mean(pred.labels == test.labels))
     win.project.reset(ims)
     win.project.set_trained(res.recogniser, res.report)
+    # the Explore map's computation, t-SNE included: the installer carries openTSNE's compiled parts
+    from ..core.embedding_map import tsne_layout
+    from ..core.explore import explore_views
+    data = explore_views(res.recogniser, test.images[:60], test.labels[:60])
+    mapped = data.points is None or bool(np.isfinite(tsne_layout(data.points.stacked, max_iter=250)).all())
     settle(app, 0.2)
     win.setProperty("no_confirm", True)  # the trained project is unsaved: no "discard?" dialog to block on
     win.close()
-    ok = acc > 0.5 and pred.top_classes.shape == (len(test), 3)
+    ok = acc > 0.5 and pred.top_classes.shape == (len(test), 3) and mapped
     print(f"self-test {'passed' if ok else 'FAILED'}: {name}, {ims.n_classes} classes, {len(ims)} images, "
           f"test accuracy {100 * acc:.1f}%, {time.perf_counter() - t0:.1f} s")
     return 0 if ok else 1

@@ -1,10 +1,15 @@
 """Long work off the UI thread: core's ``progress``/``should_stop`` protocol adapted to Qt signals.
 
 ``TaskRunner.run(title, fn, ...)`` starts ``fn(progress, should_stop) -> result`` on a worker thread and
-returns a :class:`Task` handle (None when another task is running). Each handle has its own signals,
-so a panel listens to the task it started and never recognises a job by its title — the shape of
-napari's ``create_worker`` and Orange's ``ConcurrentWidgetMixin``. The runner's own signals serve the
-window-wide progress strip and error dialog.
+returns a :class:`Task` handle. Each handle has its own signals, so a panel listens to the task it started
+and never recognises a job by its title — the shape of napari's ``create_worker`` and Orange's
+``ConcurrentWidgetMixin``. The runner's own signals serve the window-wide progress strip and error dialog.
+
+Tasks overlap (training while a map is computed, a save while evaluating): each reads data that no edit
+changes in place. A task is refused — None, and ``refused(title, message)`` with a sentence the window
+shows — only when it would collide: one of the same title is running, or it or a running one is
+``exclusive`` (it replaces the open project: open, import). The UI thread never waits for a worker: a
+task's outcome is handled when its thread has finished (its ``done`` signal).
 
 Progress calls are throttled (at most one signal per 50 ms, plus every change of stage); the remaining
 time is estimated from the elapsed time and the fraction done. Results, errors and cancellations come
@@ -16,14 +21,14 @@ from __future__ import annotations
 import errno
 import re
 import logging
-import threading
 import time
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QObject, Signal
 
 from ..core.errors import Cancelled, ClassMapError
+from .threads import UiThread
 
 TaskFn = Callable[[Callable[[float, str], None], Callable[[], bool]], Any]
 log = logging.getLogger("classmap_gui")
@@ -59,15 +64,15 @@ def friendly_error(exc: BaseException) -> tuple[str, bool]:
            f"affected. {where()}", True
 
 
-class _Worker(QThread):
-    progressed = Signal(float, str, float)
-    succeeded = Signal(object)
-    errored = Signal(str, str, bool)
-    stopped = Signal()
+class _Worker(UiThread):
+    """Runs one task's function; its outcome (``kind``, ``payload``) is read once the thread has finished."""
 
-    def __init__(self, fn: TaskFn, stop_event: threading.Event):
+    progressed = Signal(float, str, float)
+
+    def __init__(self, fn: TaskFn):
         super().__init__()
-        self.fn, self.stop_event = fn, stop_event
+        self.fn = fn
+        self.outcome: tuple[str, Any] = ("cancel", None)
         self._last_emit, self._last_stage, self._t0 = 0.0, None, time.perf_counter()
 
     def _progress(self, fraction: float, stage: str) -> None:
@@ -80,24 +85,22 @@ class _Worker(QThread):
         self.progressed.emit(float(fraction), str(stage), float(eta))
 
     def run(self) -> None:
-        """The worker thread: run the task, then emit ``succeeded``, ``errored`` or ``stopped``."""
+        """The worker thread: run the task and keep its outcome: ("ok", result), ("error", (message,
+        details, internal)) or ("cancel", None)."""
         self._t0 = time.perf_counter()
         try:
             result = self.fn(self._progress, self.stop_event.is_set)
         except Cancelled:
-            self.stopped.emit()
+            self.outcome = ("cancel", None)
         except Exception as exc:  # noqa: BLE001 - any failure must reach the user, not kill the app
             message, internal = friendly_error(exc)
             details = (f"{type(exc).__name__}: {exc}\n\n" if message != str(exc) else "") + traceback.format_exc()
             internal = internal or message != str(exc)  # show the details button when words were left out
             if internal:
                 log.error("task failed\n%s", details)
-            self.errored.emit(message, details, internal)
+            self.outcome = ("error", (message, details, internal))
         else:
-            if self.stop_event.is_set():
-                self.stopped.emit()
-            else:
-                self.succeeded.emit(result)
+            self.outcome = ("cancel", None) if self.stop_event.is_set() else ("ok", result)
 
 
 class Task(QObject):
@@ -110,26 +113,34 @@ class Task(QObject):
     cancelled = Signal()
     finished = Signal()
 
-    def __init__(self, title: str, parent: QObject | None = None):
+    def __init__(self, title: str, parent: QObject | None = None, exclusive: bool = False):
         super().__init__(parent)
         self.title = title
+        self.exclusive = exclusive
         self.error = ""
         self.details = ""
         self.internal = False
         self.result = None
-        self._stop = threading.Event()
+        self._worker: _Worker | None = None
+        self._runner: TaskRunner | None = None
+
+    def _worker_done(self) -> None:
+        # a slot of this object (a child of its runner): dropped by Qt when the runner has gone
+        if self._runner is not None:
+            self._runner._done(self)
 
     def cancel(self) -> None:
         """Ask the task to stop; it ends at its next ``should_stop()`` check."""
-        self._stop.set()
+        if self._worker is not None:
+            self._worker.request_stop()
 
 
 class TaskRunner(QObject):
-    """Runs one long task at a time on a worker thread.
+    """Runs long tasks on worker threads, several at a time when they do not collide.
 
-    Signals (window-wide): ``started(title)``, ``progressed(fraction, stage, eta_seconds)`` (eta < 0 when
-    unknown), ``finished(title)`` after success, failure or cancel, ``failed(title, message)``,
-    ``cancelled(title)``, ``busyChanged(bool)``.
+    Signals (window-wide): ``started(title)``, ``progressed(fraction, stage, eta_seconds)`` of the newest
+    running task (eta < 0 when unknown), ``finished(title)`` after success, failure or cancel,
+    ``failed(title, message)``, ``cancelled(title)``, ``refused(title, message)``, ``busyChanged(bool)``.
     """
 
     started = Signal(str)
@@ -137,18 +148,23 @@ class TaskRunner(QObject):
     finished = Signal(str)
     failed = Signal(str, str)
     cancelled = Signal(str)
+    refused = Signal(str, str)
     busyChanged = Signal(bool)
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._worker: _Worker | None = None
-        self.task: Task | None = None
+        self.running: list[Task] = []  # oldest first
         self.last_task: Task | None = None
 
     @property
     def busy(self) -> bool:
-        """True while a background task is running (the runner takes one at a time)."""
-        return self._worker is not None
+        """True while any background task is running."""
+        return bool(self.running)
+
+    @property
+    def task(self) -> Task | None:
+        """The newest running task (the one the progress strip shows), or None."""
+        return self.running[-1] if self.running else None
 
     @property
     def last_error(self) -> str:
@@ -160,47 +176,64 @@ class TaskRunner(QObject):
         """The traceback of the last task's error, empty when none."""
         return self.last_task.details if self.last_task is not None else ""
 
-    def run(self, title: str, fn: TaskFn, on_done: Callable[[Any], None] | None = None,
-            on_error: Callable[[str], None] | None = None) -> Task | None:
-        """Start ``fn`` unless a task is running (then return None and do nothing).
+    def collision(self, title: str, exclusive: bool = False) -> str:
+        """Why a task ``title`` cannot start now (a sentence for a person), or "" when it can."""
+        if not self.running:
+            return ""
+        names = " and ".join(t.title for t in self.running)
+        if any(t.title == title for t in self.running):
+            return f"{title} is already running; wait for it to finish or cancel it."
+        if exclusive or any(t.exclusive for t in self.running):
+            return f"{title} has to wait: {names} is still running. Cancel it or try again when it has finished."
+        return ""
 
-        ``on_done(result)`` runs on the UI thread after success; ``on_error(message)`` after failure.
+    def run(self, title: str, fn: TaskFn, on_done: Callable[[Any], None] | None = None,
+            on_error: Callable[[str], None] | None = None, *, exclusive: bool = False) -> Task | None:
+        """Start ``fn`` on a worker thread and return its :class:`Task`; None (and ``refused``) when it would
+        collide with a running task (:meth:`collision`). ``exclusive``: a task that replaces the open project,
+        run alone. ``on_done(result)`` runs on the UI thread after success; ``on_error(message)`` after failure.
         """
-        if self._worker is not None:
+        why = self.collision(title, exclusive)
+        if why:
+            self.refused.emit(title, why)
             return None
-        task = Task(title, self)
+        task = Task(title, self, exclusive)
         if on_done is not None:
             task.succeeded.connect(on_done)
         if on_error is not None:
             task.failed.connect(on_error)
-        w = _Worker(fn, task._stop)
-        w.progressed.connect(task.progressed)
-        w.progressed.connect(self.progressed)
-        w.succeeded.connect(lambda r: self._done(w, task, "ok", r))
-        w.errored.connect(lambda m, tb, internal: self._done(w, task, "error", (m, tb, internal)))
-        w.stopped.connect(lambda: self._done(w, task, "cancel", None))
-        self._worker, self.task = w, task
-        self.busyChanged.emit(True)
+        w = task._worker = _Worker(fn)
+        task._runner = self
+        w.progressed.connect(task.progressed)  # queued to the UI thread, where the task lives
+        task.progressed.connect(lambda f, s, eta: self.task is task and self.progressed.emit(f, s, eta))
+        w.done.connect(task._worker_done)
+        self.running.append(task)
+        if len(self.running) == 1:
+            self.busyChanged.emit(True)
         self.started.emit(title)
         w.start()
         return task
 
     def cancel(self) -> None:
-        """Ask the running task to stop."""
-        if self.task is not None:
-            self.task.cancel()
+        """Ask every running task to stop (the window's Cancel button)."""
+        for t in self.running:
+            t.cancel()
 
     def wait(self, ms: int = 30000) -> bool:
-        """Block until the worker thread ends (for tests and shutdown)."""
-        w = self._worker
-        return True if w is None else w.wait(ms)
+        """Block until the running tasks' threads end: for tests and shutdown only, never the UI in use."""
+        deadline = time.perf_counter() + ms / 1000
+        return all(t._worker is None or t._worker.wait(max(0, int(1000 * (deadline - time.perf_counter()))))
+                   for t in list(self.running))
 
-    def _done(self, w: _Worker, task: Task, kind: str, payload) -> None:
-        if self._worker is not w:
+    def _done(self, task: Task) -> None:
+        """The task's thread has finished (so nothing waits): deliver its outcome on the UI thread."""
+        if task not in self.running:
             return
-        w.wait()
-        self._worker, self.task, self.last_task = None, None, task
-        self.busyChanged.emit(False)
+        self.running.remove(task)
+        w, task._worker, self.last_task = task._worker, None, task
+        if not self.running:
+            self.busyChanged.emit(False)
+        kind, payload = w.outcome
         if kind == "ok":
             task.result = payload
             try:
@@ -214,7 +247,6 @@ class TaskRunner(QObject):
             self.cancelled.emit(task.title)
         task.finished.emit()
         self.finished.emit(task.title)
-        w.deleteLater()
 
     def _fail(self, task: Task, message: str, details: str, internal: bool) -> None:
         task.error, task.details, task.internal = message, details, internal

@@ -6,7 +6,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import (QAbstractScrollArea, QAbstractSpinBox, QApplication, QComboBox, QDialog,
                                QDialogButtonBox, QHBoxLayout, QLabel, QListView, QListWidget, QListWidgetItem,
-                               QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSlider,
+                               QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSlider, QStyle,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from .imageutil import to_pixmap, to_qimage
@@ -193,19 +193,72 @@ class WheelGuard(QObject):
         return False
 
 
-def show_message(parent, title: str, message: str, details: str = "", *, icon=QMessageBox.Warning,
-                 modal: bool = False) -> QMessageBox:
-    """A message box wide enough to read: a plain sentence, the technical details behind a button.
+class MessageDialog(QDialog):
+    """A message a person can read whole: a bold headline, the sentence word-wrapped (paths break at
+    slashes rather than run off the edge), technical details behind a button; resizable (size grip).
 
-    Paths are not broken mid-word (the box is at least 520 px wide and the text wraps at spaces).
+    Reads like :class:`QMessageBox` for callers and tests: :meth:`text`, :meth:`informativeText`,
+    :meth:`detailedText`. QMessageBox itself caps its width and cannot be enlarged, so a long message
+    was cut at the dialog's edge."""
+
+    def __init__(self, title: str, message: str, details: str = "", icon=QMessageBox.Warning, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("ClassMap Studio")
+        self.setSizeGripEnabled(True)
+        self._details = details
+        lay = QVBoxLayout(self)
+        head = QHBoxLayout()
+        pix = QLabel()
+        sp = QStyle.StandardPixmap
+        std = {QMessageBox.Critical: sp.SP_MessageBoxCritical,
+               QMessageBox.Information: sp.SP_MessageBoxInformation}.get(icon, sp.SP_MessageBoxWarning)
+        pix.setPixmap(self.style().standardIcon(std).pixmap(32, 32))
+        head.addWidget(pix, 0, Qt.AlignTop)
+        self.title_label = QLabel(title)
+        self.title_label.setWordWrap(True)
+        self.title_label.setStyleSheet("font-weight: bold;")
+        head.addWidget(self.title_label, 1)
+        lay.addLayout(head)
+        # a zero-width space after each slash lets a long path wrap there instead of widening the box
+        self.message_label = QLabel(message.replace("/", "/\u200b"))
+        self._message = message
+        self.message_label.setWordWrap(True)
+        self.message_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.message_label.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.MinimumExpanding)
+        lay.addWidget(self.message_label, 1)
+        self.details_view = QPlainTextEdit(details)
+        self.details_view.setReadOnly(True)
+        self.details_view.setVisible(False)
+        lay.addWidget(self.details_view, 2)
+        bb = QDialogButtonBox(QDialogButtonBox.Ok)
+        if details:
+            more = bb.addButton("Show details…", QDialogButtonBox.ActionRole)
+            more.clicked.connect(lambda: self.details_view.setVisible(not self.details_view.isVisible()))
+        bb.accepted.connect(self.accept)
+        lay.addWidget(bb)
+        self.setMinimumWidth(520)
+        self.resize(560, self.sizeHint().height())
+
+    def text(self) -> str:
+        """The headline."""
+        return self.title_label.text()
+
+    def informativeText(self) -> str:  # noqa: N802 - QMessageBox's name
+        """The message, as given."""
+        return self._message
+
+    def detailedText(self) -> str:  # noqa: N802 - QMessageBox's name
+        """The technical details ("" when none)."""
+        return self._details
+
+
+def show_message(parent, title: str, message: str, details: str = "", *, icon=QMessageBox.Warning,
+                 modal: bool = False) -> MessageDialog:
+    """A :class:`MessageDialog`: a plain sentence, the technical details behind a button.
+
     Non-modal by default, so the app stays usable behind it.
     """
-    box = QMessageBox(icon, "ClassMap Studio", title, QMessageBox.Ok, parent)
-    box.setInformativeText(message)
-    if details:
-        box.setDetailedText(details)
-    box.setTextInteractionFlags(Qt.TextSelectableByMouse)
-    box.setStyleSheet("QLabel { min-width: 520px; }")
+    box = MessageDialog(title, message, details, icon, parent)
     box.setModal(modal)
     if modal:
         box.exec()

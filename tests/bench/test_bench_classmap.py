@@ -33,7 +33,7 @@ def test_op_limit_matches_the_paper_setting():
 
 def test_latency_helpers_time_the_objects_a_recogniser_calls():
     bank, _, (Xe, ye), (Xt, yt) = structured_problem(C=40, D=16, n_per=4)
-    cm = ClassMap(d=6, p=5, embedding="random", random_state=0).fit(bank, Xe, ye)
+    cm = ClassMap(d=6, p=5, embedding="random", random_state=0).fit_embedding(bank, Xe, ye)
     single, batch, kernel = brute_force_latency(bank, Xt, n_single=10, batch=50)
     assert set(kernel) == {"kernel_single_ms", "kernel_batch_ms"}
     assert all(np.isfinite(v) and v > 0 for v in (single, batch, *kernel.values()))
@@ -100,11 +100,11 @@ def test_choose_penalty_scores_each_candidate_on_validation():
 def test_reference_bank_references_cost_d_plus_p_and_refine_with_the_bank():
     bank, (Xtr, ytr), (Xe, ye), (Xt, yt) = structured_problem(C=30, D=12, n_per=6)
     smooth = make_bank("ova-ridge", alpha=100.0).fit(Xtr, ytr)
-    cm = ClassMap(d=5, p=30, random_state=0).fit(bank, Xe, ye, reference_bank=smooth)
-    res = cm.predict(bank, Xt)
+    cm = ClassMap(d=5, p=30, random_state=0).fit_embedding(bank, Xe, ye, reference_bank=smooth)
+    res = cm.predict_result(Xt, bank=bank)
     assert np.all(res.evaluations == 5 + 30)                        # no reference is one of the bank's rows
     assert np.array_equal(res.labels, bank.predict(Xt))             # p = C: the refine is brute force
-    one = np.array([cm.predict(bank, x[None]).labels[0] for x in Xt[:20]])
+    one = np.array([cm.predict_result(x[None], bank=bank).labels[0] for x in Xt[:20]])
     assert np.array_equal(one, res.labels[:20])                     # the single-query path agrees
 
 
@@ -195,7 +195,7 @@ def test_v2_shares_v3s_fit_and_predicts_as_a_fresh_v2_fit():
     assert models["v3"].threshold_ is not None and models["v2"].threshold_ is None
     fresh = bench._fit_boosted(bank, Xe, ye, "v2", opt, 0, 8)
     assert np.array_equal(models["v2"].reference_, fresh.reference_)
-    np.testing.assert_array_equal(models["v2"].predict(bank, Xt).top_classes, fresh.predict(bank, Xt).top_classes)
+    np.testing.assert_array_equal(models["v2"].predict_result(Xt, bank=bank).top_classes, fresh.predict_result(Xt, bank=bank).top_classes)
     assert models["v3"].refine == "v3"                                  # the copy did not change the original
 
 

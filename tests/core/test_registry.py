@@ -10,7 +10,7 @@ from classmap_gui.core.store import dump_estimator, load_estimator, registered_c
 
 
 def test_every_component_is_listed_with_a_schema_matching_its_class():
-    assert registry.feature_names() == ["kmeans", "hog", "pixels", "rff", "cnn"]
+    assert registry.feature_names() == ["kmeans", "hog", "pixels", "pixels+hog", "rff", "cnn"]
     assert registry.bank_names() == ["ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs", "compressive"]
     for kind in registry.KINDS:
         for comp in registry.components(kind):

@@ -16,18 +16,18 @@ def test_corrupt_project_is_a_plain_message_with_details_kept(qtbot, window, tmp
     assert "corrupt" in text and str(bad) in text
     assert "JSONDecodeError" not in text and "char" not in text  # the parser's words are in the details
     assert "JSONDecodeError" in box.detailedText()
-    assert box.minimumSizeHint().width() >= 520 or "min-width: 520px" in box.styleSheet()
+    assert box.width() >= 520
 
 
 def test_full_disk_while_saving_is_said_plainly(qtbot, window, tmp_path, monkeypatch):
-    from classmap_gui.gui import projectio
+    from classmap_gui.gui import mainwindow
 
     window.new_project((16, 16))
     window.project.add_class("a")
 
     def full(*_a, **_k):
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "p.cmproj"))
-    monkeypatch.setattr(projectio, "save", full)
+    monkeypatch.setattr(mainwindow, "save_project", full)
     with qtbot.waitSignal(window.runner.finished, timeout=10000):
         window.save_project(str(tmp_path / "p.cmproj"))
     text = window.error_box.informativeText()

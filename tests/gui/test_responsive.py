@@ -1,18 +1,65 @@
-"""The UI thread keeps running while training and while streaming: a timer heartbeat measures it."""
+"""The UI thread keeps running while work runs beside it: a 10 ms timer on the UI thread measures the
+gaps between its beats while training, streaming, computing the Explore map and finding the hand, each with
+a CPU-burning process spinning on every core beside the app (started and killed by the test, in the test's
+own session so the scheduler weighs it against the app's threads one for one).
+
+The bound is what a person notices: no pause over 100 ms caused by the app. A gap is the UI thread running
+(Python on the UI thread), blocked (on the GIL a worker holds, or the timer's own 10 ms sleep) or runnable
+but given no CPU. The time any thread of the app was runnable but given no CPU (Linux schedstat: the UI
+thread itself, or the worker holding the GIL) is the machine's load, not the app's doing, and is left out.
+What remains must stay under 100 ms in all but 2 % of the beats and under 300 ms always: measured on the
+shared 2-core development machine at load 14-18 (seven sessions), the app's part still reached 100-145 ms
+a few times per run (the raw gaps, printed beside it, 165-425 ms), so the strict bound is not asserted.
+"""
+import faulthandler
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QTimer
+
+BOUND = 0.1        # seconds: the longest pause of the window a person does not notice
+LATE_SHARE = 0.02  # share of the beats the app may hold over BOUND (see the module's note on load)
+WORST = 0.3        # seconds: no pause the app causes is longer than this, whatever the load
 
 
 class Heartbeat:
-    """Ticks every 10 ms on the UI thread and records the gaps between ticks (seconds)."""
+    """Ticks every 10 ms on the UI thread and records the gaps between ticks (seconds), each thread's time
+    spent waiting for a CPU (Linux schedstat) and, when a beat is late, every thread's stack (faulthandler
+    writes it from its own thread, without the GIL), so a failure says what froze the window."""
 
     def __init__(self):
-        self.times = []
+        self.times: list[float] = []
+        self.waits: list[dict[str, int]] = []  # every thread's time waiting for a CPU at each beat, ns
+        self.ran: list[int] = []               # the UI thread's time on a CPU at each beat, ns
+        self.dumped: list[int] = []            # size of the stack dumps at each beat: gap i's dump lies between
+        self._dumps = tempfile.TemporaryFile("w+")
         self.timer = QTimer()
         self.timer.setInterval(10)
-        self.timer.timeout.connect(lambda: self.times.append(time.perf_counter()))
+        self.timer.timeout.connect(self._beat)
+
+    def _beat(self) -> None:
+        self.times.append(time.perf_counter())
+        self.dumped.append(os.lseek(self._dumps.fileno(), 0, os.SEEK_END))
+        faulthandler.dump_traceback_later(0.6 * BOUND, file=self._dumps)
+        ran, waits = 0, {}
+        if os.path.isdir("/proc/self/task"):  # Linux: else the gaps are measured, not explained
+            for task in os.listdir("/proc/self/task"):
+                try:
+                    with open(f"/proc/self/task/{task}/schedstat") as f:
+                        run, wait = (int(v) for v in f.read().split()[:2])
+                except OSError:  # the thread just ended
+                    continue
+                waits[task] = wait
+                ran = run if int(task) == threading.get_native_id() else ran
+        self.waits.append(waits)
+        self.ran.append(ran)
 
     def __enter__(self):
         self.timer.start()
@@ -20,12 +67,47 @@ class Heartbeat:
 
     def __exit__(self, *exc):
         self.timer.stop()
+        faulthandler.cancel_dump_traceback_later()
 
     def gaps(self) -> np.ndarray:
         return np.diff(self.times)
 
+    def check(self, name: str) -> None:
+        """The timer kept firing while the work ran, and the app never held the window up for long."""
+        g = self.gaps()
+        assert len(g) > 20
+        # the longest any of the app's threads was runnable but given no CPU in each gap: the UI thread itself,
+        # or the worker holding the GIL the UI thread waits for (the machine's load, not the app's doing)
+        waited = np.array([1e-9 * max([w1[t] - w0[t] for t in w1.keys() & w0.keys()] or [0])
+                           for w0, w1 in zip(self.waits, self.waits[1:])])
+        held = g - np.minimum(waited, g)
+        i = int(held.argmax())
+        self._dumps.seek(self.dumped[i])
+        stacks = self._dumps.read(self.dumped[i + 1] - self.dumped[i])
+        where = "\n".join(line for line in stacks.splitlines() if "classmap_gui" in line or line.startswith("Thread"))
+        print(f"{name}: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, 99th percentile "
+              f"{1000 * np.percentile(g, 99):.0f} ms, load {os.getloadavg()[0]:.1f}; the longest the app caused "
+              f"{1000 * held[i]:.0f} ms (of {1000 * g[i]:.0f} ms: the UI thread ran "
+              f"{1e-6 * (self.ran[i + 1] - self.ran[i]):.0f} ms, a thread waited {1000 * waited[i]:.0f} ms for a CPU); "
+              f"beats the app held over {1000 * BOUND:.0f} ms: {np.mean(held > BOUND):.1%}\n{where}")
+        assert np.mean(held > BOUND) <= LATE_SHARE and held.max() <= WORST, \
+            f"{name}: the window froze for {1000 * g[i]:.0f} ms; every thread 60 ms into it:\n{where}"
 
-def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_settings, shapes_folder, shapes_video):
+
+@pytest.fixture
+def busy_cpu():
+    """A process spinning on every core (it forks one spinner per core) for the length of the test; its own
+    process group (to end it and its spinners), the test's session (scheduled against the app's threads)."""
+    spin = "import os\nfor _ in range(os.cpu_count() - 1):\n    if os.fork() == 0: break\nwhile True: pass\n"
+    proc = subprocess.Popen([sys.executable, "-c", spin], process_group=0)
+    time.sleep(0.3)  # the spinners are running before the work starts
+    yield proc
+    os.killpg(proc.pid, signal.SIGKILL)  # the spinners are the group this test started
+    proc.wait()
+
+
+def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_settings, shapes_folder, shapes_video,
+                                                        busy_cpu):
     win = window
     with qtbot.waitSignal(win.runner.finished, timeout=20000):
         win.dataset.import_folder(str(shapes_folder))
@@ -41,39 +123,33 @@ def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_sett
     win.run.full_speed.setChecked(True)
     with Heartbeat() as hb_run:
         win.run.start()
-        qtbot.waitUntil(lambda: win.run.stream is None, timeout=30000)
-    for name, hb in (("training", hb_train), ("streaming", hb_run)):
-        g = hb.gaps()
-        print(f"{name}: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
-              f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
-        assert len(g) > 20  # the timer kept firing while the work ran
-        # The design bound is 100 ms. The test machine is shared and loaded, so a rare scheduler hiccup
-        # is tolerated: at most 1% of the beats may be late, and none by more than half a second.
-        assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5
+        qtbot.waitUntil(lambda: win.run.stream is None, timeout=120000)
+    hb_train.check("training")
+    hb_run.check("streaming")
 
 
-def test_ui_keeps_beating_while_tsne_arranges_the_map(qtbot, window):
+def test_ui_keeps_beating_while_the_map_is_computed(qtbot, window, busy_cpu):
     from conftest import train_hand_pose
+    from PySide6.QtCore import Qt
 
     win = window
     # 300 classes and their held-out images: a t-SNE of about a thousand points, seconds of work
     train_hand_pose(qtbot, win, shapes="V,A,L,B,Y,5,1,S,C,O", orientations=30, images_per_class=6)
     ex = win.explore
-    with qtbot.waitSignal(win.runner.finished, timeout=60000):
-        ex.compute()
+    win.show_panel("explore")
+    with Heartbeat() as hb_views:
+        with qtbot.waitSignal(win.runner.finished, timeout=60000):
+            qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
     assert ex.data is not None, win.runner.last_error
     fractions = []
     win.runner.progressed.connect(lambda f, stage, _eta: stage.startswith("t-SNE") and fractions.append(f))
-    with Heartbeat() as hb:
+    with Heartbeat() as hb_tsne:
         with qtbot.waitSignal(win.runner.finished, timeout=300000):
             ex.mode.setCurrentIndex(ex.mode.findData("tsne"))
     assert "tsne" in ex.data.layouts, win.runner.last_error
     assert len(fractions) >= 5 and fractions[-1] == 1.0  # the progress bar moved while it ran
-    g = hb.gaps()
-    print(f"t-SNE of {len(ex.data.layouts['tsne'])} points: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
-          f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
-    assert len(g) > 20
-    assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5  # the same bound as above
+    hb_views.check("computing the views (predictions, PCA, accuracy curve)")
+    hb_tsne.check(f"t-SNE of {len(ex.data.layouts['tsne'])} points")
 
 def write_hand_video(path, poses, seed=7):
     """A short MJPG video of a hand moving across clutter (the find-the-hand demo's generator)."""
@@ -89,7 +165,7 @@ def write_hand_video(path, poses, seed=7):
     return path
 
 
-def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, detector_poses, tmp_path):
+def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, detector_poses, tmp_path, busy_cpu):
     from PySide6.QtCore import Qt
 
     win = window
@@ -124,8 +200,4 @@ def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, d
     assert "ended" in fh.last_message
     qtbot.mouseClick(win.run.find_btn, Qt.LeftButton)                        # back to recognition
     assert win.run.view.isVisible() and not fh.isVisible()
-    g = hb.gaps()
-    print(f"find the hand: {len(g)} beats, longest gap {1000 * g.max():.0f} ms, "
-          f"99th percentile {1000 * np.percentile(g, 99):.0f} ms")
-    assert len(g) > 20
-    assert np.mean(g > 0.1) <= 0.01 and g.max() < 0.5      # the same bound and tolerance as above
+    hb.check("find the hand")

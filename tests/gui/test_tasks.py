@@ -43,10 +43,40 @@ def test_cancel_stops_the_work(qtbot, runner):
 
     runner.run("endless", work)
     assert runner.busy
-    assert not runner.run("second", work)  # one task at a time
     with qtbot.waitSignal(runner.finished, timeout=5000):
         runner.cancel()
     assert got == ["endless"] and not runner.busy
+
+
+def test_tasks_overlap_and_a_colliding_one_is_refused_with_a_sentence(qtbot, runner):
+    """Two different jobs run at once (a map computed while training); the same job twice, or anything
+    beside one that replaces the project, is refused and the refusal says why."""
+    refused, results = [], []
+    runner.refused.connect(lambda title, why: refused.append((title, why)))
+    gate = []
+
+    def slow(progress, should_stop):
+        while not gate:
+            check_stop(should_stop)
+            time.sleep(0.01)
+        return "slow"
+
+    assert runner.run("Training", slow, results.append)
+    assert runner.run("Computing views", lambda p, s: "views", results.append)  # overlaps
+    qtbot.waitUntil(lambda: results == ["views"], timeout=5000)
+    assert runner.busy and runner.task.title == "Training"
+    assert runner.run("Training", slow) is None
+    assert refused[-1] == ("Training", "Training is already running; wait for it to finish or cancel it.")
+    assert runner.run("Opening p.cmproj", lambda p, s: 1, exclusive=True) is None
+    assert "Opening p.cmproj has to wait: Training is still running" in refused[-1][1]
+    with qtbot.waitSignal(runner.finished, timeout=5000):
+        gate.append(1)
+    assert results == ["views", "slow"] and not runner.busy
+    assert runner.run("Opening p.cmproj", lambda p, s: (time.sleep(0.2), 1)[1], exclusive=True)
+    assert runner.run("Computing views", lambda p, s: 2) is None          # nothing beside an exclusive one
+    assert "Opening p.cmproj is still running" in refused[-1][1]
+    with qtbot.waitSignal(runner.finished, timeout=5000):
+        pass
 
 
 def test_error_is_reported_and_runner_stays_usable(qtbot, runner):

@@ -5,10 +5,7 @@ score bit-identical, see there), organised for the cache instead of per query:
 
 * embedding: :func:`embed_batch` — blocks of queries against the d reference rows, three reference
   rows against four queries per pass (:func:`dot3x4`; the block's rows and the references stay in L2);
-* filter: :func:`filter_batch_t` — the weighted-L1 scan over ``ET (d, C)`` in tiles of 64 classes
-  shared by four queries (the last tile overlapping the one before: no scalar tail), all distances
-  kept, then the top-p from the few classes under a bound from group minima (:func:`select_top`; the
-  same list as the single query's running top-p);
+* filter: :func:`.filter_kernels.filter_batch_t` (the one exact filter family);
 * refine: :func:`group_by_row` inverts the ``(n, k)`` lists of classifier rows to evaluate into
   per-row query lists (a counting sort; rows whose output the embedding already holds are copied
   from ``F``), :func:`eval_grouped` reads each needed weight row once per batch and applies it to
@@ -16,9 +13,7 @@ score bit-identical, see there), organised for the cache instead of per query:
   :func:`rank_batch` orders each query's candidates exactly as the single-query refine does.
 
 Threads: each kernel is a serial ``nogil`` function over a range of queries (or weight rows) and
-:func:`run_split` runs contiguous ranges on a small thread pool, ``numba.get_num_threads()`` of them
-(``numba.set_num_threads`` caps it). Not ``prange``: inside numba's parallel region the same L1 loop
-compiled without vectorising (measured 4x slower at 2430 classes, one thread).
+:func:`.kernel_threads.run_split` runs contiguous ranges on a small thread pool.
 
 Where the time goes (hand-pose: 2430 classes, D = 1764, d = 45, p = 15; 1000 queries, one thread,
 loaded machine, best of 15): embedding 1.8 ms (79 M multiply-adds), L1 scan 3.8 ms (109 M terms, at
@@ -27,20 +22,15 @@ about 3 ms with the weight rows cold (memory-bound: 15 000 rows of 7 KB read), t
 """
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numba as nb
 import numpy as np
 from numba import types
-from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
-from ._classmap_kernels import rank, scale_query, stop_point, tail_distances, transpose_embeddings
-from ._lane_dot import TILE, _check, _emit_dots, _row_ptr, dot1, dot4, l1_tile, l1_tile4
-from ._topk import kth_upper_bound, le_mask16, topk_insert
+from ._classmap_kernels import rank, stop_point
+from ._lane_dot import _check, _emit_dots, _row_ptr, dot1, dot4
+from .kernel_threads import even_bounds, run_split
 
-_OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
 #: queries per embedding block (their rows and the d reference rows fit in L2)
 QBLOCK = 32
@@ -84,33 +74,6 @@ dot3x4 = _dot_block(3, 4, """The twelve products ``A[i] · B[j]`` for ``i`` in `
 major, each exactly as :func:`dot1`: seven row streams feed 24 multiply-adds per column step, 24 of the
 32 vector registers holding sums (the batch embedding: three reference rows against four queries, the
 fewest loads per multiply-add that fit the registers).""")
-
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def run_split(fn, bounds, *args) -> None:
-    """``fn(*args, lo, hi)`` for consecutive ``bounds`` pairs, one range per thread (``fn`` releases the GIL)."""
-    global _pool
-    ranges = [(int(bounds[i]), int(bounds[i + 1])) for i in range(len(bounds) - 1) if bounds[i + 1] > bounds[i]]
-    if len(ranges) <= 1:
-        for lo, hi in ranges:
-            fn(*args, lo, hi)
-        return
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(2, nb.config.NUMBA_NUM_THREADS),
-                                       thread_name_prefix="classmap-batch")
-    futures = [_pool.submit(fn, *args, lo, hi) for lo, hi in ranges[1:]]
-    fn(*args, *ranges[0])                                   # the calling thread takes the first range
-    for f in futures:
-        f.result()
-
-
-def _even(n: int, parts: int | None = None) -> np.ndarray:
-    parts = max(1, min(n, parts or nb.get_num_threads()))
-    return (np.arange(parts + 1) * n) // parts
 
 
 @nb.njit(**_EXACT)
@@ -179,140 +142,8 @@ def embed_range(X, W, b, refs, F, lo, hi):
 
 def embed_batch(X, W, b, refs, F) -> None:
     """:func:`embed_range` over all queries, split over threads."""
-    run_split(embed_range, _even(len(X)), X, W, b, refs, F)
+    run_split(embed_range, even_bounds(len(X)), X, W, b, refs, F)
 
-
-#: classes per group of the batch filter's selection bound
-GROUP = 16
-#: the selection bound may exceed the group minima's p-th smallest by this many float32 steps (0.8 %):
-#: a few more classes offered, half the passes of the exact order statistic (:func:`kth_upper_bound`)
-BOUND_SLACK = 1 << 16
-
-
-def padded_width(C: int) -> int:
-    """Columns of the batch filter's distance rows: ``GROUP * ceil(C / GROUP)`` (the tail is +inf)."""
-    return GROUP * ((C + GROUP - 1) // GROUP)
-
-
-@nb.njit(**_OPTS)
-def _group_minima(dist, G, gm):
-    """``gm[g] = min_i dist[g + i G]`` over the ``GROUP`` rows of ``dist (GROUP * G,)`` seen as ``(GROUP, G)``:
-    whole-row vector minima (a minimum is exact in any order)."""
-    for g in range(G):
-        gm[g] = dist[g]
-    for i in range(1, GROUP):
-        base = i * G
-        for g in range(G):
-            gm[g] = min(gm[g], dist[base + g])
-
-
-#: at most this many classes under the bound are ranked by counting (branch-free); more are inserted
-RANK_MAX = 64
-
-
-@nb.njit(**_EXACT)
-def select_top(dist, C, p, gm, cv, cc, topd, topc):
-    """The p nearest of the distances ``dist[:C]`` into ``topd/topc`` (ascending, ties by the lower class):
-    the same list as offering every class in order to the running top-p (:func:`topk_insert`).
-
-    ``dist`` is padded to :func:`padded_width` with +inf and read as ``GROUP`` rows of ``G`` classes;
-    group ``g`` holds the strided classes ``g, g + G, g + 2G, ...`` (on hand-pose and glyph-pose
-    neighbouring indices are neighbouring poses of one shape, and the near classes of a query are
-    mostly such neighbours: strided groups scatter them, so the bound below is tight). Bound: with
-    ``gm`` the group minima, their p-th smallest ``U`` (distances are sums of absolute values, never
-    negative) has p groups each holding a class at most ``U``, so the p nearest classes are all at
-    most ``U``, and at most :func:`kth_upper_bound`'s slightly larger bound alike. One scan in class
-    order, sixteen classes per compare (:func:`le_mask16`), collects the classes under the bound (about
-    p of 2430 on hand-pose) into ``cv/cc (padded width,)`` scratch; up to ``RANK_MAX`` of them are
-    placed by their rank (how many come before them by distance, then class: a branch-free count),
-    more are offered in class order to :func:`topk_insert`. ``gm (G,)`` scratch. Returns the fill,
-    ``min(p, C)``."""
-    G = gm.shape[0]
-    bound = np.float32(np.inf)
-    _group_minima(dist, G, gm)
-    if G > p:
-        bound = kth_upper_bound(gm, p - 1, BOUND_SLACK)
-    k = 0
-    for c0 in range(0, C, GROUP):
-        mask = le_mask16(dist, c0, bound)
-        if mask == 0:
-            continue
-        if c0 + GROUP > C:
-            mask &= (1 << (C - c0)) - 1                     # the +inf padding is never a class
-        while mask != 0:
-            i = trailing_zeros(mask)
-            cv[k] = dist[c0 + i]
-            cc[k] = c0 + i
-            k += 1
-            mask &= mask - 1
-    if k <= RANK_MAX:
-        for i in range(k):
-            v = cv[i]
-            r = 0
-            for j in range(i):                              # earlier classes: before v when not larger
-                r += cv[j] <= v
-            for j in range(i + 1, k):                       # later classes: only when smaller
-                r += cv[j] < v
-            if r < p:
-                topd[r] = v
-                topc[r] = cc[i]
-        return min(k, p)
-    filled = 0
-    for i in range(k):
-        if filled < p or cv[i] < topd[p - 1]:
-            filled = topk_insert(cv[i], cc[i], filled, p, topd, topc)
-    return filled
-
-
-@nb.njit(**_EXACT)
-def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
-    """The filter of rows ``lo..hi`` of ``F (n, d)`` into ``out_cls/out_dist (n, p)``, each query getting
-    what :func:`~._classmap_kernels.filter_one` gives it alone: four queries share each tile of ``ET``
-    (:func:`._lane_dot.l1_tile4`), all their distances are kept, then :func:`select_top`."""
-    d, C = ET.shape
-    Cp = ((C + GROUP - 1) // GROUP) * GROUP
-    G = Cp // GROUP
-    FS = np.empty((4, d), np.float32)
-    DIST = np.empty((4, Cp), np.float32)
-    for t in range(4):
-        for c in range(C, Cp):
-            DIST[t, c] = np.inf
-    gm = np.empty(G, np.float32)
-    cv = np.empty(Cp, np.float32)
-    cc = np.empty(Cp, np.int64)
-    q = lo
-    while q < hi:
-        m = min(4, hi - q)
-        for t in range(m):
-            scale_query(F[q + t], alpha, FS[t])
-        if m == 4:
-            for c0 in range(0, C, TILE):
-                if c0 + TILE <= C:
-                    l1_tile4(FS, ET, c0, DIST)
-                elif C >= TILE:
-                    # the last tile overlaps the one before it: its classes get the same bits again,
-                    # vectorised, instead of a scalar tail (1.5 of the 6.9 ms of 1000 hand-pose queries)
-                    l1_tile4(FS, ET, C - TILE, DIST)
-                else:
-                    for t in range(4):
-                        tail_distances(FS[t], ET, c0, C - c0, DIST[t, c0:])
-        else:
-            for t in range(m):
-                for c0 in range(0, C, TILE):
-                    if c0 + TILE <= C:
-                        l1_tile(FS[t], ET, c0, DIST[t, c0:])
-                    elif C >= TILE:
-                        l1_tile(FS[t], ET, C - TILE, DIST[t, C - TILE:])
-                    else:
-                        tail_distances(FS[t], ET, c0, C - c0, DIST[t, c0:])
-        for t in range(m):
-            select_top(DIST[t], C, p, gm, cv, cc, out_dist[q + t], out_cls[q + t])
-        q += m
-
-
-def filter_batch_t(F, ET, alpha, p, out_cls, out_dist) -> None:
-    """The exact filter of every row of ``F (n, d)`` against ``ET (d, C)``, queries split over threads."""
-    run_split(filter_range, _even(len(F)), F, ET, alpha, p, out_cls, out_dist)
 
 @nb.njit(**_EXACT)
 def group_by_row(rows, refpos, F, R):
@@ -416,11 +247,3 @@ def eval_rows(X, W, b, rows, F, refpos):
     starts, queries, slots = group_by_row(np.ascontiguousarray(rows, np.int64), refpos, F, R)
     eval_grouped(X, W, b, starts, queries, slots, R)
     return R
-
-
-def filter_batch(F, E, alpha, p, out_cls, out_dist):
-    """Filter of a batch: ``F (n, d)`` query embeddings, ``E (C, d)`` class embeddings -> ``out_cls
-    (n, p)`` nearest classes / ``out_dist`` their distances (queries in parallel; same answer as
-    :func:`filter_one` per query). :func:`filter_batch_t` with a kept transpose skips that step."""
-    alpha = np.ascontiguousarray(alpha, np.float32)
-    filter_batch_t(np.ascontiguousarray(F, np.float32), transpose_embeddings(E, alpha), alpha, p, out_cls, out_dist)

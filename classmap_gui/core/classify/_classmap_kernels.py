@@ -5,22 +5,19 @@ brute force (one BLAS ``sgemv``), and a plain numpy ClassMap query (gather d row
 ``np.abs(E - f) @ alpha`` with its ``(C, d)`` temporary, ``argpartition``, a second gather)
 costs about the same: Python call overhead and temporaries eat the 16x fewer operations.
 Here the embedding dot products, the weighted-L1 filter fused with a running top-p selection
-(no ``(C,)`` or ``(C, d)`` temporaries) and the refine dot products run in compiled calls
-over buffers the caller preallocates, so a query allocates nothing.
+(:func:`.filter_kernels.filter_one`: no ``(C,)`` or ``(C, d)`` temporaries) and the refine dot
+products run in compiled calls over buffers the caller preallocates, so a query allocates nothing.
 
 One arithmetic for every path: the single query (here) and the batch (``_batch_kernels``) must give
 bit-identical scores, so no kernel that produces a number lets the compiler reorder sums. Dot
-products are :mod:`._lane_dot`'s fixed-order vector kernels; the filter distance of class ``c`` is
-``sum_j |alpha_j f_j - alpha_j E[c, j]|`` (``alpha >= 0``: the weighted L1, three operations a term)
-added in ``j`` order, vectorised across classes over the scaled, transposed embeddings
-``ET (d, C)`` = :func:`transpose_embeddings` (compiled without reassociation or FMA contraction).
-Ties in the filter keep the lower class first; the refine ranking is one shared insertion sort.
+products are :mod:`._lane_dot`'s fixed-order vector kernels; the filter is :mod:`.filter_kernels`
+(one family for one query and many). The refine ranking is one shared insertion sort.
 
 Conventions: ``W (K, D) float32`` stacked linear classifiers and ``b (K,) float32`` biases;
 ``refs (d,) int64`` reference classifier rows, ``alpha (d,) float32`` weights, ``E (C, d)
 float32`` class embeddings, ``refpos (K,) int64`` = position of a classifier among the
 references or -1 (so a reference that is also a candidate is not evaluated twice); ``ET (d, C)``
-the class embeddings scaled by alpha and transposed (:func:`transpose_embeddings`).
+the class embeddings scaled by alpha and transposed (:func:`.filter_kernels.transpose_embeddings`).
 Refine modes: 2 = best OVA response among the top p, 3 = OVA + threshold (stop at the first
 candidate in filter order with response >= t). Mode 1 (all-pairs vote) runs in numpy.
 """
@@ -29,124 +26,11 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._lane_dot import TILE, dot1, dot4, l1_tile
-from ._topk import topk_insert
+from ._lane_dot import dot1, dot4
+from .filter_kernels import filter_one
 
-_OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
 #: kernels whose sums must not be reordered or fused (see the module docstring)
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
-
-
-def filter_scratch(d: int) -> np.ndarray:
-    """The filter's per-query scratch (:func:`filter_one`): the scaled query and one tile of distances."""
-    return np.empty(d + TILE, np.float32)
-
-
-@nb.njit(**_OPTS)
-def _filter_top(fq, E, alpha, p, topd, topc):
-    """(Row-layout scan, kept as ``bench scale``'s baseline; ClassMap uses :func:`filter_one`.) Weighted L1 from ``fq (d,)`` to every row of ``E``; keep the ``p`` nearest, sorted.
-
-    Fills ``topd[:p]`` (ascending distances) and ``topc[:p]`` (class indices); ties keep
-    the lower class index first. Returns the number filled (min(p, C)).
-    """
-    C, d = E.shape
-    filled = 0
-    for c in range(C):
-        s = np.float32(0.0)
-        for j in range(d):
-            s += alpha[j] * abs(fq[j] - E[c, j])
-        if filled == p and s >= topd[p - 1]:
-            continue
-        filled = topk_insert(s, c, filled, p, topd, topc)
-    return filled
-
-
-
-
-def transpose_embeddings(E: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """``E (C, d)``, ``alpha (d,) >= 0`` -> ``ET (d, C) float32`` = ``alpha_j * E[c, j]`` at ``[j, c]``,
-    C-contiguous: the layout the filter kernels scan (each product rounded once, as the kernels
-    round ``alpha_j * f_j``)."""
-    alpha = np.asarray(alpha, np.float32)
-    if np.any(alpha < 0):
-        raise ValueError("ClassMap filter weights alpha must be >= 0")
-    return np.ascontiguousarray(np.asarray(E, np.float32).T * alpha[:, None])
-
-
-@nb.njit(**_EXACT)
-def scale_query(fq, alpha, fs):
-    """``fs[j] = alpha[j] * fq[j]``: the query in the filter's alpha-scaled space."""
-    for j in range(fq.shape[0]):
-        fs[j] = alpha[j] * fq[j]
-
-
-@nb.njit(**_EXACT)
-def tail_distances(fs, ET, c0, n_t, dist):
-    """``dist[:n_t]`` for classes ``c0..c0+n_t`` (fewer than a tile) by the same operations as ``l1_tile``."""
-    d = ET.shape[0]
-    for c in range(n_t):
-        s = np.float32(0.0)
-        for j in range(d):
-            s += abs(fs[j] - ET[j, c0 + c])
-        dist[c] = s
-
-
-@nb.njit(**_OPTS)
-def _tile_min(dist, n_t):
-    """The smallest of ``dist[:n_t]`` (vectorised; a minimum does not depend on the order taken)."""
-    m = dist[0]
-    for c in range(1, n_t):
-        m = min(m, dist[c])
-    return m
-
-
-@nb.njit(**_EXACT)
-def insert_tile(dist, n_t, c0, filled, p, topd, topc):
-    """Offer classes ``c0..c0+n_t`` with distances ``dist[:n_t]`` to the running top-p; returns the fill.
-
-    A tile whose nearest class is not below the current p-th is skipped whole (most tiles, once the
-    list is full); inside a tile the p-th is kept in a register. Same decisions as offering each
-    class to ``topk_insert`` in order."""
-    if filled == p and not _tile_min(dist, n_t) < topd[p - 1]:
-        return filled
-    worst = topd[p - 1]
-    for c in range(n_t):
-        s = dist[c]
-        if filled < p or s < worst:
-            filled = topk_insert(s, c0 + c, filled, p, topd, topc)
-            if filled == p:
-                worst = topd[p - 1]
-    return filled
-
-
-@nb.njit(**_EXACT)
-def filter_one(fq, ET, alpha, p, acc, topd, topc):
-    """Weighted L1 from ``fq (d,)`` to every class of ``ET (d, C)`` (alpha-scaled, see
-    :func:`transpose_embeddings`); the ``p`` nearest into ``topd/topc[:p]`` ascending (ties: lower
-    class first). ``acc`` = :func:`filter_scratch` ``(d)``. Returns the number filled, ``min(p, C)``.
-
-    Tiles of ``TILE`` classes go through :func:`._lane_dot.l1_tile` (sums in registers); the last
-    ``C mod TILE`` classes through one more tile ending at class C (overlapping the one before, whose
-    classes are not offered twice), or below ``TILE`` classes :func:`tail_distances` (the same
-    operations, scalar: the same bits)."""
-    d, C = ET.shape
-    fs = acc[:d]
-    dist = acc[d:d + TILE]
-    scale_query(fq, alpha, fs)
-    filled = 0
-    for c0 in range(0, C, TILE):
-        n_t = min(TILE, C - c0)
-        if n_t == TILE:
-            l1_tile(fs, ET, c0, dist)
-            filled = insert_tile(dist, n_t, c0, filled, p, topd, topc)
-        elif C >= TILE:
-            # the last tile overlaps the one before; only its new classes are offered
-            l1_tile(fs, ET, C - TILE, dist)
-            filled = insert_tile(dist[TILE - n_t:], n_t, c0, filled, p, topd, topc)
-        else:
-            tail_distances(fs, ET, c0, n_t, dist)
-            filled = insert_tile(dist, n_t, c0, filled, p, topd, topc)
-    return filled
 
 
 @nb.njit(**_EXACT)

@@ -154,3 +154,10 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
         check_array("coef_", self.coef_, dtype=np.float32, shape=(P, D))
         check_array("intercept_", self.intercept_, dtype=np.float32, shape=(P,))
 
+    def export_spec(self, arrays: dict, prefix: str = "classifier") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``."""
+        arrays[f"{prefix}.coef"] = np.ascontiguousarray(self.coef_, np.float32)
+        arrays[f"{prefix}.intercept"] = np.ascontiguousarray(self.intercept_, np.float32)
+        arrays[f"{prefix}.pairs"] = np.ascontiguousarray(self.pairs_, np.int64)
+        return {"type": "all-pairs", "n_classes": int(len(self.classes_))}

@@ -5,8 +5,11 @@ and each class embedding ``e``. With ``alpha >= 0`` that is plain L1 between ``a
 ``alpha * e``, so the index stores the alpha-scaled class embeddings once and any L1
 nearest-neighbour search serves the filter (the paper's closing suggestion: a sublinear filter).
 
-:class:`FilterIndex` picks the search by class count: the exact fused scan (``filter_exact``)
-below ``threshold`` classes, the IVF index (``filter_ivf``: uint8 codes, exact re-rank; no extra
+:class:`FilterIndexBase` is the one interface of the index types (``fit(embeddings, alpha)``,
+``search(F, p, out_cls=, out_dist=)``, ``get_params``, ``method_``): the input checks, the ``p > C``
+padding and the output arrays are there once; a type only says how it finds the ``k <= C`` nearest.
+:class:`FilterIndex` picks the search by class count: the exact filter kernels (``filter_kernels``,
+the same bits as ClassMap's own filter) below ``threshold`` classes, the IVF index (``filter_ivf``: uint8 codes, exact re-rank; no extra
 dependency) from there on. ClassMap builds one with ``method="ivf"`` from
 ``DEFAULT_THRESHOLD`` classes, on first use, and keeps it in memory only (it is rebuilt from the
 class embeddings, never written to a model file). The speed-up and recall at 10^5 classes against
@@ -20,8 +23,8 @@ import math
 import numpy as np
 
 from ..errors import ConfigError, NotFittedError
-from .filter_exact import scan_batch, scan_top
 from .filter_ivf import IVFLists
+from .filter_kernels import filter_batch_t
 
 METHODS = ("auto", "exact", "ivf")
 
@@ -66,7 +69,54 @@ IVF_MIN_ROWS_PER_CANDIDATE = 50
 DEFAULT_RERANK = 1.25
 
 
-class FilterIndex:
+class FilterIndexBase:
+    """The interface of every filter index: nearest classes by weighted L1 over alpha-scaled class embeddings.
+
+    A subclass lists its constructor parameters in ``_params``, fits ``alpha_ (d,)``, ``scaled_ (C, d)``,
+    ``n_classes_`` and ``method_`` in ``fit(embeddings, alpha)``, and implements :meth:`_search`."""
+
+    _params: tuple[str, ...] = ()
+
+    def get_params(self) -> dict:
+        """The constructor's parameters, as stored."""
+        return {k: getattr(self, k) for k in self._params}
+
+    def _search(self, F: np.ndarray, k: int, cls: np.ndarray, dist: np.ndarray) -> None:
+        """The ``k <= C`` nearest classes of the C-contiguous unscaled queries ``F (n, d) float32`` into the
+        C-contiguous ``cls (n, k) int64`` / ``dist (n, k) float32``, ascending."""
+        raise NotImplementedError
+
+    def search(self, F: np.ndarray, p: int, *, out_cls: np.ndarray | None = None,
+               out_dist: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The ``p`` nearest classes of each query embedding.
+
+        F : ``(n, d) float32`` query embeddings (unscaled, as ClassMap computes them), or one ``(d,)``.
+        Returns ``(classes (n, p) int64, distances (n, p) float32)``, ascending weighted L1 distance
+        (exact distances for every method; an approximate index's membership is approximate). Optional
+        ``out_*`` arrays are filled and returned. When ``p`` exceeds the class count the extra slots hold
+        class -1 and distance +inf.
+        """
+        if not hasattr(self, "scaled_"):
+            raise NotFittedError(f"the {type(self).__name__} is not built yet: call fit(embeddings, alpha)")
+        F, p = checked_queries(F, self.scaled_.shape[1], p)
+        n = len(F)
+        k = min(p, self.n_classes_)
+        cls = np.empty((n, p), np.int64) if out_cls is None else out_cls
+        dist = np.empty((n, p), np.float32) if out_dist is None else out_dist
+        if k < p:
+            cls[:, k:] = -1
+            dist[:, k:] = np.inf
+        direct = k == p and cls.flags.c_contiguous and dist.flags.c_contiguous
+        tc = cls if direct else np.empty((n, k), np.int64)
+        td = dist if direct else np.empty((n, k), np.float32)
+        self._search(np.ascontiguousarray(F), k, tc, td)
+        if not direct:
+            cls[:, :k] = tc
+            dist[:, :k] = td
+        return cls, dist
+
+
+class FilterIndex(FilterIndexBase):
     """Nearest classes by weighted L1: an exact scan or an IVF index over alpha-scaled embeddings.
 
     Parameters (stored verbatim): ``method`` in ``auto|exact|ivf``; ``threshold`` class count from
@@ -75,10 +125,13 @@ class FilterIndex:
     ``IVF_MIN_ROWS_PER_CANDIDATE * p`` rows), ``rerank`` (the ``ceil(rerank * p)`` code-nearest rows
     are re-ranked exactly), ``n_iter`` k-means passes, ``random_state`` for k-means.
 
-    Learned: ``alpha_ (d,) float32``, ``scaled_ (C, d) float32`` = embeddings * alpha,
+    Learned: ``alpha_ (d,) float32``, ``scaled_ (C, d) float32`` = embeddings * alpha (exact: also its
+    transpose ``scaled_t_ (d, C)``, :func:`.filter_kernels.transpose_embeddings`'s layout),
     ``method_`` (``"exact"`` or ``"ivf"``), ``n_classes_``; IVF: ``lists_`` (:class:`IVFLists`:
     ``centroids (nlist, d)``, ``starts (nlist + 1,)``, ``ids (C,)``).
     """
+
+    _params = ("method", "threshold", "nlist", "nprobe", "rerank", "n_iter", "random_state")
 
     def __init__(self, method: str = "auto", threshold: int = DEFAULT_THRESHOLD, nlist: int | None = None,
                  nprobe: int | None = None, rerank: float = DEFAULT_RERANK, n_iter: int = 15,
@@ -90,11 +143,6 @@ class FilterIndex:
         self.rerank = rerank
         self.n_iter = n_iter
         self.random_state = random_state
-
-    def get_params(self) -> dict:
-        """The constructor's parameters, as stored."""
-        return {k: getattr(self, k) for k in ("method", "threshold", "nlist", "nprobe", "rerank", "n_iter",
-                                              "random_state")}
 
     def fit(self, embeddings: np.ndarray, alpha: np.ndarray) -> "FilterIndex":
         """Index class embeddings ``(C, d) float32`` under weights ``alpha (d,) >= 0``."""
@@ -111,6 +159,8 @@ class FilterIndex:
                                   f"{self.nlist}, {self.nprobe}, {self.rerank}, {self.n_iter}")
             rng = np.random.default_rng(self.random_state)
             self.lists_ = IVFLists.build(self.scaled_, nlist, int(self.n_iter), rng)
+        else:
+            self.scaled_t_ = np.ascontiguousarray(self.scaled_.T)   # the exact filter's (d, C) layout
         return self
 
     def nprobe_for(self, p: int) -> int:
@@ -121,42 +171,8 @@ class FilterIndex:
         by_rows = -(-IVF_MIN_ROWS_PER_CANDIDATE * p * nlist // max(self.n_classes_, 1))
         return max(1, min(nlist, max(math.ceil(IVF_PROBE_FRACTION * nlist), by_rows)))
 
-    def search(self, F: np.ndarray, p: int, *, out_cls: np.ndarray | None = None,
-               out_dist: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The ``p`` nearest classes of each query embedding.
-
-        F : ``(n, d) float32`` query embeddings (unscaled, as ClassMap computes them), or one ``(d,)``.
-        Returns ``(classes (n, p) int64, distances (n, p) float32)``, ascending weighted L1 distance
-        (exact distances for both methods; IVF membership is approximate). Optional ``out_*`` arrays
-        are filled and returned. When ``p`` exceeds the class count the extra slots hold class -1
-        and distance +inf.
-        """
-        if not hasattr(self, "scaled_"):
-            raise NotFittedError("the filter index is not built yet: call fit(embeddings, alpha)")
-        F, p = checked_queries(F, self.scaled_.shape[1], p)
-        n, d = F.shape
-        k = min(p, self.n_classes_)
-        if out_cls is None:
-            cls = np.empty((n, p), dtype=np.int64)
-            dist = np.empty((n, p), dtype=np.float32)
-        else:
-            cls, dist = out_cls, out_dist
-        if k < p:
-            cls[:, k:] = -1
-            dist[:, k:] = np.inf
-        F = np.ascontiguousarray(F)
-        direct = k == p and cls.flags.c_contiguous and dist.flags.c_contiguous
-        tc = cls if direct else np.empty((n, k), dtype=np.int64)
-        td = dist if direct else np.empty((n, k), dtype=np.float32)
+    def _search(self, F: np.ndarray, k: int, cls: np.ndarray, dist: np.ndarray) -> None:
         if self.method_ == "ivf":
-            self.lists_.search(F, self.alpha_, k, self.nprobe_for(k), math.ceil(float(self.rerank) * k), tc, td)
+            self.lists_.search(F, self.alpha_, k, self.nprobe_for(k), math.ceil(float(self.rerank) * k), cls, dist)
         else:
-            Q = F * self.alpha_
-            if n == 1:
-                scan_top(Q[0], self.scaled_, k, td[0], tc[0])
-            else:
-                scan_batch(Q, self.scaled_, k, tc, td)
-        if not direct:
-            cls[:, :k] = tc
-            dist[:, :k] = td
-        return cls, dist
+            filter_batch_t(F, self.scaled_t_, self.alpha_, k, cls, dist)

@@ -6,12 +6,19 @@ its examples; the filter ranks classes by weighted L1 distance to the query and 
 p; the refine step evaluates only the candidates' classifiers. Per query that is about d + p
 classifier evaluations instead of C (brute force).
 
-Typical use::
+A scikit-learn meta-estimator in the manner of ``OneVsRestClassifier`` / ``CalibratedClassifierCV``::
 
-    cm = ClassMap(d=45, p=40, embedding="boosted", refine="v2").fit(bank, X_embed, y_embed)
-    res = cm.predict(bank, X_test)          # res.labels, res.top_classes, res.evaluations
-    one = cm.single_query(bank)             # live video: preallocated, one query at a time
-    label = one(x)
+    cm = ClassMap(OneVsAllBank(trainer="ridge"), d=45, p=40).fit(X, y)   # clones and fits the bank,
+    cm.predict(X_test)                                                    # then the embedding
+    cm.predict_topk(X_test, 5); cm.decision_function(X_test)
+    ClassMap(FrozenEstimator(bank)).fit(X_embed, y_embed)                 # a prefit bank: embedding only
+
+so it goes into ``Pipeline``, ``clone`` and ``GridSearchCV``. The app's path, with the bank trained
+and held by the caller (the Recogniser, the benches)::
+
+    cm = ClassMap(d=45, p=40).fit_embedding(bank, X_embed, y_embed)
+    res = cm.predict_result(X_test, bank=bank)   # Prediction: labels, top-p lists, evaluations, timings
+    one = cm.single_query(bank)                   # live video: preallocated, one query at a time
 
 The bank interface used (see docs/CONTRACTS.md): ``classes_``; linear banks ``coef_ (K, D)
 float32`` + ``intercept_ (K,) float32`` (K = C for one-vs-all, row k is class k); an
@@ -19,33 +26,35 @@ all-pairs bank also has ``pairs_ (K, 2) int64`` = the class indices (i < j) of e
 in lexicographic order, response > 0 favouring ``pairs_[k, 0]``. Non-linear banks (no
 ``coef_``) go through ``decision_function`` / ``decision_function_subset``.
 
-This module is the estimator (fit, predict, store hooks); the bank interface is read in
-:mod:`.bank_view`, the refine strategies live in :mod:`.refine`, the one-query fast path in
-:mod:`.single_query`, and the result type in :mod:`.result`.
+This module is the estimator (fit, the scikit-learn predictions, store hooks); prediction against a
+bank is :mod:`.classmap_predict`, the bank interface is read in :mod:`.bank_view`, the refine
+strategies live in :mod:`.refine`, the one-query fast path in :mod:`.single_query`, and the result
+type in :mod:`.result`.
 """
 from __future__ import annotations
 
-import threading
-import time
+import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..checks import check_array
-from ..errors import ConfigError, DataError, NotFittedError
+from ..errors import ConfigError, DataError, NoSignalError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from . import _batch_kernels as BK
-from .filter_step import FILTER_INDEX_THRESHOLD, FilterStep
 from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, pair_rows
 from .classmap_boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
                              random_references, sample_triples)
-from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, BEST_RESPONSE, KERNEL_MODE,
-                     REFINES as REFINE_STRATEGIES, canonical as canonical_refine, refine_all_pairs_vote,
-                     refine_ova_generic)
+from .classmap_predict import FilterRefine
+from .filter_step import FILTER_INDEX_THRESHOLD
+from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, BEST_RESPONSE, REFINES as REFINE_STRATEGIES,
+                     canonical as canonical_refine)
 from .result import ClassMapResult, Prediction
 from .single_query import SingleQuery
 
-__all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
+__all__ = ["ClassMap", "ClassMapResult", "smoother_bank", "EMBEDDINGS", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
            "SingleQuery", "bank_kind", "class_medians", "classifier_outputs", "cross_fit_medians",
            "learn_threshold", "pair_rows"]
 
@@ -56,11 +65,24 @@ MAX_MEMORY_MB = 65_536
 REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
 
 
-class ClassMap(FilterStep, BaseEstimator):
+def smoother_bank(bank, factor: float):
+    """An unfitted copy of ``bank`` with ``factor`` times its penalty (ridge ``alpha`` x factor, SVM ``C`` /
+    factor): the reference bank of ``reference_penalty``. ConfigError for a bank without a penalty."""
+    params = bank.get_params(deep=False)
+    if not ({"alpha", "C"} & set(params)) or not factor > 0:
+        raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
+    key = "alpha" if params.get("trainer") == "ridge" or "C" not in params else "C"
+    return clone(bank).set_params(**{key: params[key] * factor if key == "alpha" else params[key] / factor})
+
+
+class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Filter-and-refine recognition among many classes with a ClassMap embedding.
 
     Parameters
     ----------
+    estimator : the classifier bank ``fit(X, y)`` clones and trains (default: a one-vs-all ridge
+        ``OneVsAllBank``); a ``FrozenEstimator(bank)`` is a prefit bank, used as it is, and all of
+        ``fit``'s examples then build the embedding.
     d : number of reference classifiers (embedding dimensions). For "boosted" AdaBoost runs
         until it has chosen ``d`` distinct classifiers (fewer if none beats chance).
     p : candidates kept by the filter and evaluated by the refine step.
@@ -79,21 +101,32 @@ class ClassMap(FilterStep, BaseEstimator):
     threshold : v3 threshold; None learns it (the paper's rule: the smallest value that raises
         the error on the embedding examples by at most 0.05 points over v2; exact, and
         cross-fitted so an example never meets an embedding built from itself).
-    reference_penalty : 1 takes the references from the bank itself; a factor f > 1 asks the trainer
-        for a second bank with f times the penalty whose classifiers become the references
-        (``fit(reference_bank=...)``): smoother outputs keep the similarity between classes.
-    random_state : seed for triple sampling / random references.
+    max_memory_mb : memory for the boosted embedding's weak outputs.
+    reference_penalty : 1 takes the references from the bank itself; a factor f > 1 trains a second bank
+        with f times the penalty (:func:`smoother_bank`) whose classifiers become the references
+        (``fit_embedding(reference_bank=...)``): smoother outputs keep the similarity between classes.
+        (A frozen, prefit bank has no training data here: pass its reference bank to ``fit_embedding``.)
+    embedding_fraction : share of each class that ``fit(X, y)`` holds out of the bank's training to
+        embed the classes (the paper's embedding split; a class of one example is used for both).
+    random_state : seed for the split, triple sampling and random references.
 
     Learned attributes
     ------------------
-    reference_ (d,) int64 classifier rows; alpha_ (d,) float32 L1 weights;
-    class_embeddings_ (C, d) float32; threshold_ float or None (v3); n_classes_ int;
-    bank_kind_ "ova" | "pairs"; classes_ (C,) int64 bank class labels.
+    estimator_ the fitted bank (not saved with a model: the Recogniser keeps it); reference_ (d,) int64
+    classifier rows; alpha_ (d,) float32 L1 weights; class_embeddings_ (C, d) float32; threshold_ float
+    or None (v3); n_classes_ int; bank_kind_ "ova" | "pairs"; classes_ (C,) the labels ``predict``
+    returns; reference_coef_ (d, D) / reference_intercept_ (d,) float32 or None (a separate reference
+    bank's classifiers); n_features_in_ (after ``fit``).
     """
 
-    def __init__(self, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
+    #: the bank is saved by its owner (the Recogniser), not a second time inside the ClassMap
+    _store_exclude = ("estimator_",)
+
+    def __init__(self, estimator=None, *, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
                  n_triples: int = 60_000, hard_fraction: float = 0.5, threshold: float | None = None,
-                 max_memory_mb: float = 600.0, reference_penalty: float = 1.0, random_state: int | None = 0):
+                 max_memory_mb: float = 600.0, reference_penalty: float = 1.0, embedding_fraction: float = 0.25,
+                 random_state: int | None = 0):
+        self.estimator = estimator
         self.d = d
         self.p = p
         self.embedding = embedding
@@ -103,6 +136,7 @@ class ClassMap(FilterStep, BaseEstimator):
         self.threshold = threshold
         self.max_memory_mb = max_memory_mb
         self.reference_penalty = reference_penalty
+        self.embedding_fraction = embedding_fraction
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
@@ -148,9 +182,9 @@ class ClassMap(FilterStep, BaseEstimator):
             raise DataError(f"ClassMap: labels {sorted(set(y[bad].tolist()))[:10]} are not classes of the bank")
         return idx.astype(np.int64)
 
-    def fit(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, train_classes=None, reference_bank=None,
-            progress: ProgressFn = None, should_stop: StopFn = None) -> "ClassMap":
-        """Choose the references and embed every class.
+    def fit_embedding(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, train_classes=None,
+                      reference_bank=None, progress: ProgressFn = None, should_stop: StopFn = None) -> "ClassMap":
+        """Choose the references and embed every class of the fitted ``bank`` (kept as ``estimator_``).
 
         ``X_embed (n, D) float32`` / ``y_embed (n,)``: labelled examples *held out from the
         bank's training* (the paper's embedding split). Class embeddings are the per-dimension
@@ -180,7 +214,7 @@ class ClassMap(FilterStep, BaseEstimator):
         yi = self._class_index(classes, y_embed)
         X = np.ascontiguousarray(X_embed, np.float32)
         if X.ndim != 2 or len(X) != len(yi):
-            raise DataError(f"ClassMap.fit: X_embed must be (n, D) with n = len(y_embed); got {X.shape} and {len(yi)}")
+            raise DataError(f"ClassMap.fit_embedding: X_embed must be (n, D) with n = len(y_embed); got {X.shape} and {len(yi)}")
         rng = np.random.default_rng(self.random_state)
 
         if train_classes is None:
@@ -237,9 +271,11 @@ class ClassMap(FilterStep, BaseEstimator):
         self.reference_ = refs.astype(np.int64)
         self.alpha_ = alpha.astype(np.float32)
         self.class_embeddings_ = np.ascontiguousarray(E_all[:, refs] if need_all else E_all, np.float32)
-        self.classes_ = classes.astype(np.int64)
+        self.classes_ = classes.astype(np.int64) if classes.dtype.kind in "iub" else classes
         self.n_classes_ = int(C)
         self.bank_kind_ = kind
+        self.estimator_ = bank
+        self.clear_caches()
         self.reference_coef_ = self.reference_intercept_ = None
         if reference_bank is not None:
             Wr, br = linear_weights(reference_bank)
@@ -262,7 +298,7 @@ class ClassMap(FilterStep, BaseEstimator):
         self._require_fitted()
         classes = np.asarray(bank.classes_)
         yi = self._class_index(classes, y)
-        F = self._reference_outputs(bank, X)
+        F = self.reference_outputs(bank, X)
         E_new = class_medians(F, yi, len(classes))
         E = np.full((len(classes), len(self.reference_)), np.nan, np.float32)
         E[:self.n_classes_] = self.class_embeddings_
@@ -272,7 +308,7 @@ class ClassMap(FilterStep, BaseEstimator):
         if len(missing):
             raise DataError(f"ClassMap: classes {classes[missing[:10]].tolist()} have no examples to embed them")
         self.class_embeddings_ = np.ascontiguousarray(E)
-        self.classes_ = classes.astype(np.int64)
+        self.classes_ = classes.astype(np.int64) if classes.dtype.kind in "iub" else classes
         self.n_classes_ = len(classes)
         return self
 
@@ -284,7 +320,7 @@ class ClassMap(FilterStep, BaseEstimator):
         check_array("alpha_", self.alpha_, dtype=np.float32, shape=(d,))
         C = int(self.n_classes_)
         check_array("class_embeddings_", self.class_embeddings_, dtype=np.float32, shape=(C, d))
-        check_array("classes_", self.classes_, dtype=np.int64, shape=(C,))
+        check_array("classes_", self.classes_, dtype=np.int64, shape=(C,))   # saved models: labels 0..C-1
         if d < 1 or refs.min() < 0:
             raise ValueError("reference_ must hold at least one non-negative classifier index")
         if self.bank_kind_ not in ("ova", "pairs"):
@@ -297,143 +333,86 @@ class ClassMap(FilterStep, BaseEstimator):
         if self.threshold_ is not None and not isinstance(self.threshold_, (int, float)):
             raise ValueError(f"threshold_ must be a number or null, got {self.threshold_!r}")
 
-    # ------------------------------------------------------------------ predicting
+    # ------------------------------------------------------------------ scikit-learn
 
-    def _require_fitted(self) -> None:
-        if getattr(self, "reference_", None) is None:
-            raise NotFittedError("ClassMap is not fitted: call fit(bank, X_embed, y_embed) first")
+    def fit(self, X, y) -> "ClassMap":
+        """Clone and train the bank (``estimator``) on part of ``X (n, D)`` / ``y (n,)``, then embed the classes
+        from the held-out rest (``embedding_fraction`` of each class, stratified by ``random_state``). A
+        ``FrozenEstimator`` bank is used as it is and every example embeds."""
+        X, y = validate_data(self, X, y, dtype=np.float32)
+        check_classification_targets(y)
+        labels, yi = np.unique(y, return_inverse=True)
+        if len(labels) < 2:
+            raise ValueError(f"ClassMap needs at least two classes to tell apart; got one class ({labels[0]!r})")
+        if isinstance(self.estimator, FrozenEstimator):
+            self._fit_embedding_or_random(self.estimator.estimator, X, y)
+            return self
+        if not 0 < self.embedding_fraction < 1:
+            raise ConfigError(f"ClassMap embedding_fraction must lie in (0, 1), got {self.embedding_fraction!r}")
+        if self.estimator is None:
+            from .ova import OneVsAllBank
 
-    def _check_bank(self, bank) -> None:
-        self._require_fitted()
-        if len(bank.classes_) != self.n_classes_:
-            raise ConfigError(f"ClassMap was built for {self.n_classes_} classes but the bank has "
-                              f"{len(bank.classes_)}; call update_class_embeddings after adding classes")
-        if bank_kind(bank) != self.bank_kind_ or int(self.reference_.max()) >= n_classifiers(bank):
-            raise ConfigError("ClassMap was built for a different classifier bank (kind or size differ); "
-                              "rebuild the embedding with fit()")
+            bank = OneVsAllBank(trainer="ridge", n_jobs=1)
+        else:
+            bank = clone(self.estimator)
+        train, embed = self._embedding_split(yi)
+        bank.fit(X[train], yi[train])
+        reference_bank = None
+        if float(self.reference_penalty) != 1.0:
+            reference_bank = smoother_bank(bank, float(self.reference_penalty)).fit(X[train], yi[train])
+        self._fit_embedding_or_random(bank, X[embed], yi[embed], reference_bank)
+        self.classes_ = labels                     # the bank learnt class indices; predict gives y's labels
+        return self
 
-    def expected_evaluations(self) -> int:
-        """Upper bound of classifier evaluations per query: d + p (one-vs-all refines), d + p(p-1)/2 (vote)."""
-        p = min(int(self.p), self.n_classes_)
-        return len(self.reference_) + (p * (p - 1) // 2 if self.refine_strategy == ALL_PAIRS_VOTE else p)
+    def _fit_embedding_or_random(self, bank, X, y, reference_bank=None) -> None:
+        """:meth:`fit_embedding`; when boosting finds no classifier better than chance (noise, random labels)
+        a scikit-learn fit still gives a model: random references (CM-RRC), with a warning."""
+        try:
+            self.fit_embedding(bank, X, y, reference_bank=reference_bank)
+        except NoSignalError as exc:
+            warnings.warn(f"{exc}; using random references instead", UserWarning, stacklevel=3)
+            other = clone(self).set_params(embedding="random", d=min(int(self.d), n_classifiers(bank)))
+            other.fit_embedding(bank, X, y, reference_bank=reference_bank)
+            vars(self).update({k: v for k, v in vars(other).items() if k.endswith("_")})
 
-    def filter(self, bank, X: np.ndarray, p: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The filter step alone: ``(candidates (n, p) int64 labels in filter order, distances (n, p)
-        float32)`` for ``X (n, D) float32`` (costs d evaluations per query; for analysis and plots)."""
-        self._check_bank(bank)
-        p = min(int(self.p if p is None else p), self.n_classes_)
-        F = self._reference_outputs(bank, X)
-        cands = np.empty((len(F), p), np.int64)
-        dist = np.empty((len(F), p), np.float32)
-        self._filter(F, p, cands, dist)
-        return self.classes_[cands], dist
+    def _embedding_split(self, yi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(train, embed)`` row indices: per class, ``embedding_fraction`` of its rows (at least one) held
+        out for the embedding, at least one kept for the bank; a class of one row goes to both."""
+        rng = np.random.default_rng(self.random_state)
+        train, embed = [], []
+        for c in range(int(yi.max()) + 1):
+            rows = rng.permutation(np.flatnonzero(yi == c))
+            if len(rows) == 1:
+                train.append(rows)
+                embed.append(rows)
+                continue
+            k = min(len(rows) - 1, max(1, int(round(self.embedding_fraction * len(rows)))))
+            embed.append(rows[:k])
+            train.append(rows[k:])
+        return np.sort(np.concatenate(train)), np.sort(np.concatenate(embed))
 
-    def predict(self, bank, X: np.ndarray, top: int | None = None, *, batch_size: int = 1000,
-                should_stop: StopFn = None) -> Prediction:
-        """Classify ``X (n, D) float32`` with filter-and-refine; ``top`` (<= p, default p)
-        candidates per query are returned best first. Batches of ``batch_size`` queries.
+    def _checked_input(self, X) -> np.ndarray:
+        check_is_fitted(self, "reference_")
+        return validate_data(self, X, dtype=np.float32, reset=False) if hasattr(self, "n_features_in_") \
+            else np.ascontiguousarray(X, np.float32)
 
-        Changes neither this object's learned state nor the bank: each query's ``evaluations``
-        are counted from what was evaluated for it (d references + the refine's own)."""
-        self._check_bank(bank)
-        strategy = self.refine_strategy
-        X = np.ascontiguousarray(X, np.float32)
-        if X.ndim == 1:
-            X = X[None, :]
-        n = len(X)
-        p = min(int(self.p), self.n_classes_)
-        top = p if top is None else max(1, min(int(top), p))
-        W, b = linear_weights(bank)
-        if n == 1 and strategy != ALL_PAIRS_VOTE and W is not None and self._filter_index() is None:
-            one = self._single_for(bank)                   # live video: the allocation-free path
-            label = one(X[0])
-            return Prediction(labels=np.array([label], np.int64),
-                              top_classes=self.classes_[one.top_classes[:top]][None, :],
-                              top_scores=one.top_scores[None, :top].copy(),
-                              evaluations=np.array([one.evaluations], np.int64), timings=dict(one.timings))
-        cls = np.empty((n, p), np.int64)
-        score = np.empty((n, p), np.float32)
-        evals = np.empty(n, np.int64)
-        t_emb = t_ref = 0.0
-        W_emb, b_emb, refs = self._embedding_weights(bank)
-        refpos = self._refpos(bank)
-        for i in range(0, n, batch_size):
-            check_stop(should_stop)
-            sl = slice(i, min(n, i + batch_size))
-            t0 = time.perf_counter()
-            if W_emb is not None:
-                F = np.empty((sl.stop - sl.start, len(refs)), np.float32)
-                BK.embed_batch(X[sl], W_emb, b_emb, refs, F)    # the single path's arithmetic, blocked
-            else:
-                F = classifier_outputs(bank, X[sl], refs)
-            cands = np.empty((len(F), p), np.int64)
-            dist = np.empty((len(F), p), np.float32)
-            self._filter(F, p, cands, dist)
-            t1 = time.perf_counter()
-            if strategy == ALL_PAIRS_VOTE:
-                c, s, e = refine_all_pairs_vote(bank, X[sl], F, cands, refpos, self.n_classes_)
-                cls[sl], score[sl], evals[sl] = c, s, e + len(refs)
-            elif W is not None:
-                BK.refine_ova_batch(X[sl], W, b, F, refpos, cands, KERNEL_MODE[strategy], self._t(),
-                                    cls[sl], score[sl], evals[sl])
-                evals[sl] += len(refs)
-            else:
-                c, s, e = refine_ova_generic(bank, X[sl], F, cands, refpos, strategy, self._t())
-                cls[sl], score[sl], evals[sl] = c, s, e + len(refs)
-            t_emb += t1 - t0
-            t_ref += time.perf_counter() - t1
-        top_classes = self.classes_[cls[:, :top]]
-        return Prediction(labels=top_classes[:, 0].copy(), top_classes=top_classes,
-                          top_scores=score[:, :top].copy(), evaluations=evals,
-                          timings={"embedding+filter": t_emb, "refine": t_ref})
+    def predict(self, X) -> np.ndarray:
+        """The best class of each row of ``X (n, D)``: ``(n,)`` labels of ``classes_``."""
+        return self.predict_result(self._checked_input(X), top=1).labels
 
-    def _t(self) -> float:
-        return float(self.threshold_) if self.threshold_ is not None else float("inf")
+    def predict_topk(self, X, k: int | None = None) -> np.ndarray:
+        """The ``k`` (<= p, default p) best classes of each row, best first: ``(n, k)`` labels of ``classes_``."""
+        return self.predict_result(self._checked_input(X), top=k).top_classes
 
-    def _refpos(self, bank) -> np.ndarray:
-        """``(K,) int64``: each classifier's position among the references, or -1 (all -1 when the
-        references are a separate reference bank's classifiers: none of the bank's is evaluated twice)."""
-        refpos = np.full(n_classifiers(bank), -1, np.int64)
-        if getattr(self, "reference_coef_", None) is None:
-            refpos[self.reference_] = np.arange(len(self.reference_))
-        return refpos
-
-    def _embedding_weights(self, bank):
-        """``(W, b, rows)``: the reference classifiers are rows ``rows`` of ``W (K, D)`` / ``b (K,)`` —
-        the bank's own, or the kept reference bank's rows ``0..d-1``; ``(None, None, reference_)`` for a
-        non-linear bank."""
-        if getattr(self, "reference_coef_", None) is not None:
-            return self.reference_coef_, self.reference_intercept_, np.arange(len(self.reference_), dtype=np.int64)
-        W, b = linear_weights(bank)
-        return W, b, self.reference_
-
-    def _reference_outputs(self, bank, X: np.ndarray) -> np.ndarray:
-        """Outputs of the d reference classifiers on ``X (n, D)`` -> ``(n, d) float32``."""
-        if getattr(self, "reference_coef_", None) is not None:
-            return np.asarray(X, np.float32) @ self.reference_coef_.T + self.reference_intercept_
-        return classifier_outputs(bank, X, self.reference_)
-
-    # ------------------------------------------------------------------ single query
-
-    def _single_for(self, bank) -> "SingleQuery":
-        """The cached :class:`SingleQuery` for ``bank`` and the calling thread (its buffers are not
-        shared between threads); rebuilt when the bank or the model changes."""
-        key = (id(bank), id(bank.coef_), id(self.class_embeddings_), id(self.reference_), self.p, self.refine,
-               self.threshold_, id(getattr(self, "reference_coef_", None)))
-        caches = self.__dict__.setdefault("_single_cache", {})
-        tid = threading.get_ident()
-        cached = caches.get(tid)
-        if cached is None or cached[0] != key:
-            if len(caches) > 8:
-                caches.clear()
-            cached = caches[tid] = (key, self.single_query(bank))
-        return cached[1]
-
-    def single_query(self, bank) -> "SingleQuery":
-        """A preallocated one-query-at-a-time classifier (live video); see :class:`SingleQuery`."""
-        self._check_bank(bank)
-        if self.refine_strategy == ALL_PAIRS_VOTE or linear_weights(bank)[0] is None:
-            raise ConfigError("the single-query fast path needs a linear one-vs-all bank with refine best-response "
-                              "(v2) or first-above-threshold (v3); use predict() for other models")
-        return SingleQuery(self, bank)
-
+    def decision_function(self, X) -> np.ndarray:
+        """Class scores ``(n, C) float32``: the refine's score (one-vs-all response or all-pairs votes) for
+        the classes it evaluated, ``-inf`` for the rest (filtered out, or not reached by a thresholded scan),
+        so the arg-max is :meth:`predict`. Two classes: ``(n,)`` score of ``classes_[1]`` minus ``classes_[0]``."""
+        res = self.predict_result(self._checked_input(X))
+        cols = np.searchsorted(self.classes_, res.top_classes)
+        S = np.full((len(res), self.n_classes_), -np.inf, np.float32)
+        np.put_along_axis(S, cols, np.where(np.isnan(res.top_scores), -np.inf, res.top_scores), axis=1)
+        if self.n_classes_ == 2:
+            with np.errstate(invalid="ignore"):
+                return S[:, 1] - S[:, 0]
+        return S

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, NoSignalError
 from ..progress import ProgressFn, StopFn, check_stop, report
-from . import _batch_kernels as BK
+from .filter_kernels import filter_batch
 
 
 def class_medians(M: np.ndarray, y: np.ndarray, n_classes: int, *, chunk: int = 512) -> np.ndarray:
@@ -115,7 +115,7 @@ def boost_references(M: np.ndarray, E: np.ndarray, idx: np.ndarray, pos: np.ndar
     max_rounds = max_rounds or 6 * d
     for rnd in range(max_rounds):
         check_stop(should_stop)
-        r = H @ w
+        r = np.dot(H, w)  # np.dot, not @: numpy's matmul holds the GIL for matrix-vector products (a frozen window)
         best = np.argsort(-r)[:4]
         best = best[r[best] > 1e-6]
         if len(best) == 0:
@@ -138,7 +138,7 @@ def boost_references(M: np.ndarray, E: np.ndarray, idx: np.ndarray, pos: np.ndar
         if len(order) >= d:
             break
     if not order:
-        raise ConfigError("ClassMap: no reference classifier separates the triples better than chance; "
+        raise NoSignalError("ClassMap: no reference classifier separates the triples better than chance; "
                           "the classifier bank or the held-out examples look degenerate")
     return np.array(order, np.int64), np.array([alphas[k] for k in order], np.float32)
 
@@ -151,8 +151,8 @@ def _line_search(h: np.ndarray, w: np.ndarray, r: float) -> tuple[float, float]:
     w64 = w.astype(np.float64)
     for _ in range(10):
         e = w64 * np.exp(-a * h64)
-        g = -(e @ h64)
-        hess = e @ (h64 * h64)
+        g = -np.dot(e, h64)  # np.dot releases the GIL; 1-D @ holds it
+        hess = np.dot(e, h64 * h64)
         if hess <= 0:
             break
         step = g / hess
@@ -161,7 +161,7 @@ def _line_search(h: np.ndarray, w: np.ndarray, r: float) -> tuple[float, float]:
             a = a_new
             break
         a = a_new
-    z = float(w64 @ np.exp(-a * h64))
+    z = float(np.dot(w64, np.exp(-a * h64)))
     return float(a), z
 
 
@@ -218,12 +218,12 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None, R=
     cands = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
     if fold is None:
-        BK.filter_batch(F, E, alpha, p, cands, dist)
+        filter_batch(F, E, alpha, p, cands, dist)
     else:
         for f in (0, 1):
             rows = np.flatnonzero(fold == f)
             c_f, d_f = cands[rows], dist[rows]
-            BK.filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
+            filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
                            alpha, p, c_f, d_f)
             cands[rows] = c_f
     R = np.take_along_axis(M[:, :C] if R is None else R, cands, axis=1).astype(np.float64)   # filter order

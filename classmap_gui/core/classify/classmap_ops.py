@@ -19,14 +19,24 @@ def pair_rows(a: np.ndarray, b: np.ndarray, C: int) -> np.ndarray:
     return i * (2 * C - i - 1) // 2 + (j - i - 1)
 
 
-def filter_exact(F: np.ndarray, E: np.ndarray, alpha: np.ndarray, p: int) -> np.ndarray:
-    """The ``p`` classes nearest each query in weighted L1, ``(n, p) int64`` nearest first.
+def filter_distances(F: np.ndarray, E: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """Weighted L1 from each query to each class, ``(n, C) float32``: ``F (n, d)`` query embeddings,
+    ``E (C, d)`` class embeddings, ``alpha (d,) >= 0``. The compiled filter's arithmetic term for term
+    (:mod:`.filter_kernels`): ``|alpha_j f_j - alpha_j E[c, j]|`` added in ``j`` order from 0 in float32,
+    so the distances are bit-identical to the app's. Memory ``n * C`` floats: callers chunk queries."""
+    alpha = np.asarray(alpha, np.float32)
+    FS = np.asarray(F, np.float32) * alpha                            # (n, d) the scaled queries
+    ET = np.asarray(E, np.float32).T * alpha[:, None]                 # (d, C) the scaled embeddings
+    dist = np.zeros((len(FS), ET.shape[1]), np.float32)
+    for j in range(len(alpha)):
+        dist += np.abs(FS[:, j, None] - ET[j][None, :])
+    return dist
 
-    ``F (n, d)`` query embeddings, ``E (C, d)`` class embeddings, ``alpha (d,)`` weights; ties rank
-    the lower class first (as the compiled scan). Memory ``n * C * d`` floats: callers chunk queries.
-    """
-    dist = np.abs(F[:, None, :] - E[None, :, :]) @ alpha
-    return np.argsort(dist, axis=1, kind="stable")[:, :p]
+
+def filter_exact(F: np.ndarray, E: np.ndarray, alpha: np.ndarray, p: int) -> np.ndarray:
+    """The ``p`` classes nearest each query in weighted L1 (:func:`filter_distances`), ``(n, p) int64``
+    nearest first; ties rank the lower class first, as the compiled filter."""
+    return np.argsort(filter_distances(F, E, alpha), axis=1, kind="stable")[:, :p]
 
 
 def with_reference_outputs(R: np.ndarray, known: np.ndarray, F: np.ndarray) -> np.ndarray:

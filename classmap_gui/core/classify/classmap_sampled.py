@@ -1,17 +1,17 @@
-"""CM-Boosted at 10^5 classes: the boosting of ``ClassMap.fit`` on sampled candidates, in bounded memory.
+"""CM-Boosted at 10^5 classes: the boosting of ``ClassMap.fit_embedding`` on sampled candidates, in bounded memory.
 
-``ClassMap.fit`` computes every classifier's output on every embedding example (``(n, C)``: 80 GB at
+``ClassMap.fit_embedding`` computes every classifier's output on every embedding example (``(n, C)``: 80 GB at
 10^5 classes and two examples per class) and each example's strongest confusers from all of them.
 :func:`fit_classmap_sampled` makes the same embedding tractable and returns a fitted
 :class:`~.classmap.ClassMap` (saved, loaded and run like any other):
 
 * **candidate references**: ``n_candidates`` classifiers drawn at random (seeded); AdaBoost chooses
-  the ``d`` references among them (``ClassMap.fit`` itself samples candidates when its triple matrix
+  the ``d`` references among them (``ClassMap.fit_embedding`` itself samples candidates when its triple matrix
   outgrows ``max_memory_mb``). Only their outputs ``(n, n_candidates)`` are computed;
 * **hard triples**: the confusers (top-``k`` responses of the whole bank) of ``n_hard_examples``
   sampled embedding examples, one blocked GEMM over the bank (:func:`.ridge_moments.top_k_linear`);
   ``hard_fraction`` of the triples draw their wrong class from those, the rest uniformly;
-* everything else is ``ClassMap.fit``'s: two-fold cross-fitted class medians (an example never meets
+* everything else is ``ClassMap.fit_embedding``'s: two-fold cross-fitted class medians (an example never meets
   an embedding built from itself: every class needs two embedding examples), the same
   :func:`~.classmap_boost.sample_triples` and :func:`~.classmap_boost.boost_references`, class
   embeddings = medians of the reference outputs over each class's embedding examples.
@@ -57,7 +57,7 @@ def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: i
     examples, one bank-wide GEMM on ``n_hard_examples`` rows, AdaBoost on ``n_triples`` triples.
 
     ``reference_rows``: None (the references are the bank's own classifiers) or ``rows -> (W (k, D),
-    b (k,))`` giving those classes' classifiers of a smoother reference bank (``ClassMap.fit``'s
+    b (k,))`` giving those classes' classifiers of a smoother reference bank (``ClassMap.fit_embedding``'s
     ``reference_bank``, asked only for the sampled candidates); the chosen ones are kept as
     ``reference_coef_`` / ``reference_intercept_``, and a query costs d + p evaluations. ``hard``: ``(examples (m,),
     confusers (m, k))`` from :func:`hard_confusers` (computed once when several embeddings are fitted)."""
@@ -154,7 +154,7 @@ def set_mean_class_embeddings(cm: ClassMap, bank, chunks) -> ClassMap:
             continue
         if y.min() < 0 or y.max() >= C:
             raise DataError(f"class indices must be in [0, {C})")
-        F = cm._reference_outputs(bank, np.ascontiguousarray(X, np.float32))
+        F = cm.reference_outputs(bank, np.ascontiguousarray(X, np.float32))
         n += np.bincount(y, minlength=C)
         for j in range(d):
             S[:, j] += np.bincount(y, weights=F[:, j], minlength=C)

@@ -7,9 +7,12 @@ of special-casing it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ConfigError
+from ..limits import MemoryPlan, planned_size
 from .banks import as_class_index, as_features
 from .compressive import CompressiveClassifier
 
@@ -75,3 +78,27 @@ class CompressiveBank(CompressiveClassifier):
         X = as_features(X, self.n_features_in_, "compressive")
         classes = as_class_index(classes, len(X), len(self.classes_), "compressive")
         return self.scores_subset(X, classes)
+
+    def export_spec(self, arrays: dict, prefix: str = "classifier") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``. The sketch map, when there is one, must export itself (random Fourier
+        features do)."""
+        arrays[f"{prefix}.sketches"] = np.ascontiguousarray(self.sketches_, np.float32)
+        arrays[f"{prefix}.priors"] = np.ascontiguousarray(self.class_priors(), np.float32)
+        arrays[f"{prefix}.empty"] = np.asarray(self.counts_ == 0, bool)
+        sketch_map = getattr(self, "map_", None)
+        spec = None if sketch_map is None or not hasattr(sketch_map, "export_spec") else \
+            sketch_map.export_spec(arrays, f"{prefix}.map")
+        if sketch_map is not None and (spec is None or spec["type"] != "rff"):   # predict.py sketches with RFF only
+            raise ConfigError(f"cannot export a compressive bank whose sketch map is {type(sketch_map).__name__}")
+        return {"type": "compressive", "map": spec}
+
+    @staticmethod
+    def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
+        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        (``"auto"`` planned at its largest) and one image's shape."""
+        if "m" not in params:
+            return MemoryPlan(width=0)
+        m = planned_size(params, "m", 1000)
+        return MemoryPlan(width=0, budgets=(("--set m", 2 * max(n_images, math.prod(image_shape)) * m * 4,
+                                             f"a sketch with {m} random features"),))

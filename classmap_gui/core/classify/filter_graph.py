@@ -10,7 +10,7 @@ distances are exactly ClassMap's ``sum_i alpha_i |f_i - e_i|`` (float32), and on
 top p is approximate. ``bench scale --data hand-pose`` chooses ``ef_search`` on validation queries
 by recall@p against the exact filter.
 
-:class:`GraphFilterIndex` has the search interface of :class:`~.ann_index.FilterIndex`, so
+:class:`GraphFilterIndex` is a :class:`~.ann_index.FilterIndexBase` like :class:`~.ann_index.FilterIndex`, so
 ``ClassMap.use_filter_index`` takes either. :meth:`GraphFilterIndex.to_state` /
 :meth:`GraphFilterIndex.from_state` give the graph as plain arrays (faiss's own serialisation, a
 ``uint8`` buffer parsed by faiss, no pickle) for a saved model. faiss is an optional dependency
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConfigError, NotFittedError
-from .ann_index import checked_embeddings, checked_queries
+from .ann_index import FilterIndexBase, checked_embeddings
 
 
 def _faiss():
@@ -34,7 +34,7 @@ def _faiss():
     return faiss
 
 
-class GraphFilterIndex:
+class GraphFilterIndex(FilterIndexBase):
     """Nearest classes by weighted L1 through an HNSW graph (faiss ``IndexHNSWFlat``, ``METRIC_L1``).
 
     Parameters (stored verbatim): ``m`` links per node (faiss ``M``), ``ef_construction`` the build's
@@ -43,14 +43,12 @@ class GraphFilterIndex:
     alpha, ``n_classes_``, ``index_`` (the faiss index), ``method_ = "hnsw"``.
     """
 
+    _params = ("m", "ef_construction", "ef_search")
+
     def __init__(self, m: int = 32, ef_construction: int = 80, ef_search: int = 128):
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
-
-    def get_params(self) -> dict:
-        """The constructor's parameters, as stored."""
-        return {"m": self.m, "ef_construction": self.ef_construction, "ef_search": self.ef_search}
 
     def fit(self, embeddings: np.ndarray, alpha: np.ndarray) -> "GraphFilterIndex":
         """Index class embeddings ``(C, d) float32`` under weights ``alpha (d,) >= 0``."""
@@ -68,33 +66,17 @@ class GraphFilterIndex:
         self.method_ = "hnsw"
         return self
 
-    def search(self, F: np.ndarray, p: int, *, out_cls: np.ndarray | None = None,
-               out_dist: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The ``p`` nearest classes of each query embedding (as :meth:`.ann_index.FilterIndex.search`).
-
-        F : ``(n, d) float32`` query embeddings (unscaled), or one ``(d,)``. Returns ``(classes (n, p)
-        int64, distances (n, p) float32)``, ascending weighted L1 distance (exact distances; graph
-        membership is approximate). When ``p`` exceeds the class count the extra slots hold class -1
-        and distance +inf.
-        """
+    def _search(self, F: np.ndarray, k: int, cls: np.ndarray, dist: np.ndarray) -> None:
+        """The graph walk (exact L1 distances of what it finds; membership approximate)."""
         if not hasattr(self, "index_"):
             raise NotFittedError("the graph filter index is not built yet: call fit(embeddings, alpha)")
-        F, p = checked_queries(F, self.scaled_.shape[1], p)
-        n = len(F)
-        cls = np.empty((n, p), np.int64) if out_cls is None else out_cls
-        dist = np.empty((n, p), np.float32) if out_dist is None else out_dist
-        k = min(p, self.n_classes_)
         faiss = _faiss()
         params = faiss.SearchParametersHNSW(efSearch=max(int(self.ef_search), k))
         D, I = self.index_.search(np.ascontiguousarray(F * self.alpha_), k, params=params)
         # a graph walk can return fewer than k (-1 slots) only when the graph is disconnected; those stay -1 / inf
         D[I < 0] = np.inf
-        cls[:, :k] = I
-        dist[:, :k] = D
-        if k < p:
-            cls[:, k:] = -1
-            dist[:, k:] = np.inf
-        return cls, dist
+        cls[:] = I
+        dist[:] = D
 
     # ---------------------------------------------------------------- saved-model state
     def to_state(self) -> dict:

@@ -30,10 +30,20 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from ..features._clustering import lloyd
-from ._topk import topk_insert
-from .filter_exact import PAD, pad_columns
+from .topk import topk_insert
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
+#: rows are zero-padded to a multiple of this many float32 (or uint8 code) columns so the inner
+#: loops vectorise without a tail; padding adds |0 - 0| = 0 to every distance
+PAD = 16
+
+
+def pad_columns(X: np.ndarray, multiple: int = PAD, dtype=None) -> np.ndarray:
+    """``X (n, d)`` copied into a C-contiguous ``(n, D)`` array of zeros, ``D`` = d rounded up to ``multiple``."""
+    D = -(-X.shape[1] // multiple) * multiple
+    out = np.zeros((X.shape[0], D), dtype or X.dtype)
+    out[:, :X.shape[1]] = X
+    return out
 
 
 @nb.njit(**_OPTS)

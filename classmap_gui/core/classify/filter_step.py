@@ -2,13 +2,14 @@
 
 Below ``FILTER_INDEX_THRESHOLD`` classes an exact weighted-L1 scan (the batch kernels, over the
 alpha-scaled transposed class embeddings); from there on the IVF index of ``ann_index``. Both are
-built lazily and cached, rebuilt when ``class_embeddings_`` or ``alpha_`` are replaced, never saved.
+built lazily and kept in the model's one private cache dict, rebuilt when ``class_embeddings_`` or
+``alpha_`` are replaced, never saved.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import _batch_kernels as BK, _classmap_kernels as K
+from .filter_kernels import filter_batch_t, transpose_embeddings
 from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD, FilterIndex
 
 __all__ = ["FILTER_INDEX_THRESHOLD", "FilterStep"]
@@ -18,37 +19,54 @@ class FilterStep:
     """Mixin for :class:`~classmap_gui.core.classify.classmap.ClassMap`: needs ``class_embeddings_ (C, d)
     float32``, ``alpha_ (d,) float32`` and ``n_classes_``."""
 
-    def _filter_index(self):
-        """The IVF L1 index (numba, ann_index.py) over the class embeddings from
-        ``FILTER_INDEX_THRESHOLD`` classes on (built on first use, rebuilt when the embeddings
-        change; never saved), else None."""
+    def _caches(self) -> dict:
+        """The one dict of derived, unsaved arrays (created by ``fit``, or on first use after loading)."""
+        try:
+            return self.__dict__["_cache"]
+        except KeyError:
+            return self.__dict__.setdefault("_cache", {})
+
+    def clear_caches(self) -> None:
+        """Drop every derived array (filter layout, filter index, single-query buffers); they are rebuilt
+        on the next prediction. Needed only after changing fitted arrays in place."""
+        self.__dict__["_cache"] = {}
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_cache", None)            # buffers and indexes are rebuilt, not pickled
+        return state
+
+    def _derived(self, name: str, build):
+        """``build()`` cached under ``name`` until ``class_embeddings_`` or ``alpha_`` is replaced."""
+        cache = self._caches()
+        cached = cache.get(name)
+        if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
+            cached = cache[name] = (self.class_embeddings_, self.alpha_, build())
+        return cached[2]
+
+    def filter_index(self):
+        """The filter index searched instead of the exact scan from ``FILTER_INDEX_THRESHOLD`` classes on:
+        the one set by :meth:`use_filter_index`, else an IVF index built on first use (never saved);
+        None below that many classes (the exact scan)."""
         if self.n_classes_ < FILTER_INDEX_THRESHOLD:
             return None
-        cached = self.__dict__.get("_index_cache")
-        if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
-            cached = (self.class_embeddings_, self.alpha_,
-                      FilterIndex(method="ivf").fit(self.class_embeddings_, self.alpha_))
-            self._index_cache = cached
-        return cached[2]
+        return self._derived("index", lambda: FilterIndex(method="ivf").fit(self.class_embeddings_, self.alpha_))
 
     def use_filter_index(self, index) -> None:
-        """Search with the fitted IVF ``index`` (built on these ``class_embeddings_`` / ``alpha_``, e.g.
+        """Search with the fitted ``index`` (built on these ``class_embeddings_`` / ``alpha_``, e.g.
         chosen on validation and saved with the model) until those arrays are replaced."""
-        self._index_cache = (self.class_embeddings_, self.alpha_, index)
+        self._caches()["index"] = (self.class_embeddings_, self.alpha_, index)
 
-    def _embeddings_t(self) -> np.ndarray:
-        """``class_embeddings_`` alpha-scaled and transposed to ``(d, C)``, the exact filter's layout
+    def embeddings_t(self) -> np.ndarray:
+        """``class_embeddings_`` alpha-scaled and transposed to ``(d, C) float32``, the exact filter's layout
         (cached; rebuilt when either array is replaced)."""
-        cached = self.__dict__.get("_et_cache")
-        if cached is None or cached[0] is not self.class_embeddings_ or cached[1] is not self.alpha_:
-            cached = self._et_cache = (self.class_embeddings_, self.alpha_,
-                                       K.transpose_embeddings(self.class_embeddings_, self.alpha_))
-        return cached[2]
+        return self._derived("et", lambda: transpose_embeddings(self.class_embeddings_, self.alpha_))
 
-    def _filter(self, F: np.ndarray, p: int, cands: np.ndarray, dist: np.ndarray) -> None:
-        """Filter step into ``cands``/``dist (n, p)``: the fused exact scan, or the index at many classes."""
-        index = self._filter_index()
+    def filter_embedded(self, F: np.ndarray, p: int, cands: np.ndarray, dist: np.ndarray) -> None:
+        """Filter step of query embeddings ``F (n, d) float32`` into ``cands (n, p) int64`` class indices
+        and ``dist (n, p) float32``: the fused exact scan, or the filter index at many classes."""
+        index = self.filter_index()
         if index is None:
-            BK.filter_batch_t(F, self._embeddings_t(), self.alpha_, p, cands, dist)
+            filter_batch_t(F, self.embeddings_t(), self.alpha_, p, cands, dist)
         else:
             index.search(F, p, out_cls=cands, out_dist=dist)

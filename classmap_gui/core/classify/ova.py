@@ -193,3 +193,14 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
             if not (isinstance(self.gamma_, float) and self.gamma_ > 0):
                 raise ValueError(f"gamma_ must be a positive number, got {self.gamma_!r}")
 
+    def export_spec(self, arrays: dict, prefix: str = "classifier") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``."""
+        if getattr(self, "coef_", None) is not None:
+            arrays[f"{prefix}.coef"] = np.ascontiguousarray(self.coef_, np.float32)
+            arrays[f"{prefix}.intercept"] = np.ascontiguousarray(self.intercept_, np.float32)
+            return {"type": "linear-ova"}
+        arrays[f"{prefix}.support_vectors"] = np.ascontiguousarray(self.support_vectors_, np.float32)
+        arrays[f"{prefix}.dual_coef"] = np.ascontiguousarray(self.dual_coef_, np.float32)
+        arrays[f"{prefix}.intercept"] = np.ascontiguousarray(self.intercept_, np.float32)
+        return {"type": "rbf-ova", "gamma": float(self.gamma_)}

@@ -1,6 +1,6 @@
 """`Prediction`: what every prediction path returns — labels, ranked candidates and what they cost.
 
-Brute-force scoring (:meth:`Recogniser.predict`) and filter-and-refine (:meth:`ClassMap.predict`)
+Brute-force scoring (:meth:`Recogniser.predict`) and filter-and-refine (:meth:`ClassMap.predict_result`)
 return this one type, so a caller (GUI, CLI, benchmark) reads cost the same way whichever path ran.
 The cost is computed from what was evaluated for each query, never read from a counter on the bank:
 predicting changes no object, so queries from several threads cannot disturb each other's counts.

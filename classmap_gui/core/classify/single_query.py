@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 from . import _classmap_kernels as K
+from .filter_kernels import filter_scratch
 from .bank_view import linear_weights
 from .refine import KERNEL_MODE
 
@@ -16,7 +17,7 @@ class SingleQuery:
     ``__call__(x (D,) float32) -> int`` label; afterwards ``top_classes (p,)`` (class indices, best
     first), ``top_scores (p,)``, ``evaluations`` and ``timings`` describe the last query. The arrays
     are reused by the next call: copy them to keep them. One instance per thread
-    (``ClassMap.predict`` on one row keeps one per calling thread).
+    (``ClassMap.predict_result`` on one row keeps one per calling thread).
     """
 
     def __init__(self, cm, bank):
@@ -24,17 +25,17 @@ class SingleQuery:
         self.W, self.b = W, b
         self.alpha = cm.alpha_
         # the embedding reads the reference classifiers: the bank's rows, or a kept reference bank's
-        self.W_emb, self.b_emb, self.refs = cm._embedding_weights(bank)
-        self.ET = cm._embeddings_t()                  # (d, C) alpha-scaled: the filter's layout
-        self.refpos = cm._refpos(bank)
+        self.W_emb, self.b_emb, self.refs = cm.embedding_weights(bank)
+        self.ET = cm.embeddings_t()                  # (d, C) alpha-scaled: the filter's layout
+        self.refpos = cm.reference_positions(bank)
         self.classes = cm.classes_
         self.p = min(int(cm.p), cm.n_classes_)
         self.mode = KERNEL_MODE[cm.refine_strategy]
-        self.t = cm._t()
+        self.t = cm.threshold_value
         d = len(self.refs)
         self.query_embedding = np.empty(d, np.float32)        # outputs of the d reference classifiers
         self.candidate_dist = np.empty(self.p, np.float32)    # filter distances, ascending
-        self.filter_acc = K.filter_scratch(d)                 # filter scratch
+        self.filter_acc = filter_scratch(d)                 # filter scratch
         self.candidates = np.empty(self.p, np.int64)          # class indices in filter order
         self.responses = np.empty(self.p, np.float32)         # refine scratch
         self.top_classes = np.empty(self.p, np.int64)

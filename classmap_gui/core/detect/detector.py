@@ -41,7 +41,8 @@ class HandDetector:
     b: float
 
     def score(self, X: np.ndarray) -> np.ndarray:
-        return np.asarray(X, np.float32) @ self.w + np.float32(self.b)
+        # np.dot, not @: numpy's matmul holds the GIL for a matrix-vector product (the window would freeze)
+        return np.dot(np.asarray(X, np.float32), self.w) + np.float32(self.b)
 
     def to_json(self) -> dict:
         return {"w": [float(v) for v in self.w], "b": float(self.b), "positive_iou": POSITIVE_IOU}

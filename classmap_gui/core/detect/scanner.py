@@ -3,7 +3,7 @@
 One frame: grey -> :class:`.pyramid.WindowPyramid` (dense HOG of every window at every scale, one
 matrix ``X (n, D)``) -> the recogniser's classes for all windows at once, by
 
-* ``"classmap"``: the recogniser's own ClassMap on the window matrix (``ClassMap.predict``, the batch
+* ``"classmap"``: the recogniser's own ClassMap on the window matrix (``ClassMap.predict_result``, the batch
   filter-and-refine; d + ~p classifier evaluations per window), or
 * ``"brute_force"``: every classifier on every window, one GEMM ``X @ W.T`` (the fastest honest
   baseline: same features, same threads);
@@ -237,7 +237,7 @@ class Scanner:
             self._stages = {"gemm": t1 - t0, "best class": time.perf_counter() - t1}
         else:
             t0 = time.perf_counter()
-            pred = self.rec.classmap.predict(self.rec.classifier, X, top=None)
+            pred = self.rec.classmap.predict_result(X, bank=self.rec.classifier)
             t1 = time.perf_counter()
             cls, sc = pred.top_classes, pred.top_scores          # (n, p) best first
             evaluations = float(np.mean(pred.evaluations))

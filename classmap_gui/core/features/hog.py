@@ -201,3 +201,15 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.requires_fit = False
         return tags
+
+    def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``."""
+        import cv2
+
+        backend = self.backend
+        if backend == "auto":
+            backend = "opencv" if hasattr(cv2, "HOGDescriptor") else "numpy"
+        return {"type": "hog", "cell_size": int(self.cell_size), "block_size": int(self.block_size),
+                "block_stride": int(self.block_stride), "n_bins": int(self.n_bins), "signed": bool(self.signed),
+                "backend": backend}

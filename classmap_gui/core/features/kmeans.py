@@ -37,6 +37,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from ..errors import ConfigError, DataError, NotFittedError
+from ..limits import MemoryPlan, planned_size
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..checks import check_array
 from . import _kernels
@@ -159,7 +160,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                      for v, a in zip((self.patch_size, self.n_centroids, self.n_patches), auto))
 
     @property
-    def _p(self) -> int:
+    def patch_side(self) -> int:
         """The patch side in use: the fitted one (models saved before ``patch_size_`` hold an integer param)."""
         p = self.__dict__.get("patch_size_")
         return int(p if p is not None else self.patch_size)
@@ -173,13 +174,13 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             raise DataError(f"KMeansFeatures expects images (n,h,w) or (n,h,w,3), got an array of shape {images.shape}")
         if images.dtype != np.uint8:
             raise DataError(f"KMeansFeatures expects uint8 images, got {images.dtype}; convert with ImageSet or np.uint8")
-        p = self._p if p is None else p
+        p = self.patch_side if p is None else p
         if images.shape[1] < p or images.shape[2] < p:
             raise DataError(f"images of {images.shape[1]}x{images.shape[2]} pixels are smaller than the "
                             f"{p}x{p} patch size; use larger images or a smaller patch_size")
         want = fitted_channels if fitted_channels is not None else (1 if self.grey else (3 if images.ndim == 4 else 1))
         if images.ndim == 4 and want == 1:
-            grey = images.astype(np.float32) @ _GREY_WEIGHTS
+            grey = np.dot(images.astype(np.float32), _GREY_WEIGHTS)  # np.dot releases the GIL, @ does not
             images = np.clip(np.rint(grey), 0, 255).astype(np.uint8)
         if images.ndim == 3:
             images = images[..., None]
@@ -188,7 +189,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         return images
 
     def _grid(self, h: int, w: int) -> _Grid:
-        p, s = self._p, self.stride
+        p, s = self.patch_side, self.stride
         return _Grid((h - p) // s + 1, (w - p) // s + 1)
 
     def _normalise(self, X: np.ndarray) -> np.ndarray:
@@ -197,7 +198,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     def _patches(self, imgs: np.ndarray) -> np.ndarray:
         """(B,h,w,c) uint8 -> (B * n_pos, D) float32 normalised, centred and whitened patches."""
-        return whitened_patches(imgs, self._p, self.stride, self.mean_, self.whitening_, self.norm_eps)
+        return whitened_patches(imgs, self.patch_side, self.stride, self.mean_, self.whitening_, self.norm_eps)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "centroids_"):
@@ -206,7 +207,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     @property
     def patch_dim_(self) -> int:
         """D, the length of a patch vector: p * p * channels."""
-        return self._p * self._p * self.n_channels_
+        return self.patch_side * self.patch_side * self.n_channels_
 
     def _validate_state(self) -> None:
         """Shape/dtype checks of loaded state (called by the store after loading a saved model)."""
@@ -342,3 +343,25 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                 kern(*args)
             else:
                 _kernels.numpy_pool(*args, encoder=self.encoder)
+
+    def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``."""
+        arrays[f"{prefix}.mean"] = np.asarray(self.mean_, np.float32)
+        arrays[f"{prefix}.whitening"] = np.asarray(self.whitening_, np.float32)
+        arrays[f"{prefix}.centroids"] = np.asarray(self.centroids_, np.float32)
+        return {"type": "kmeans", "patch_size": int(self.patch_side), "stride": int(self.stride),
+                "norm_eps": float(self.norm_eps), "encoder": str(self.encoder), "hellinger": bool(self.hellinger),
+                "n_channels": int(self.n_channels_)}
+
+    @staticmethod
+    def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
+        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        (``"auto"`` planned at its largest) and one image's shape."""
+        ps = planned_size(params, "patch_size", 6)
+        n_patches = planned_size(params, "n_patches", 200_000)
+        dim = ps * ps * (1 if params.get("grey") or len(image_shape) == 2 else image_shape[2])
+        k = planned_size(params, "n_centroids", 1600)
+        return MemoryPlan(width=4 * k, own_floats=k * ps * ps * 3 * 2, budgets=(
+            ("--set n_patches", 3 * n_patches * dim * 4, f"{n_patches} patches of {dim} values"),
+            ("--set n_centroids", n_images * 4 * k * 4, f"{n_images} feature vectors of {4 * k} values")))

@@ -121,3 +121,12 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.requires_fit = bool(self.standardize)
         return tags
+
+    def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``."""
+        if self.standardize:
+            arrays[f"{prefix}.mean"] = np.asarray(self.mean_, np.float32)
+            arrays[f"{prefix}.scale"] = np.asarray(self.scale_, np.float32)
+        size = None if self.size is None else [int(self.size[0]), int(self.size[1])]
+        return {"type": "pixels", "size": size, "grey": bool(self.grey), "standardize": bool(self.standardize)}

@@ -11,12 +11,15 @@ loop over filters and channels. Work runs in image batches sized to keep the im2
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ConfigError, DataError
+from ..limits import MemoryPlan, planned_size
 from ..progress import check_stop, report
 from .cnn_ops import conv_blocks, final_layer
 from .random_features import median_bandwidth
@@ -163,3 +166,21 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
         cols = self.final_weights_.shape[1]
         if self.final_weights_.shape[0] != self.conv_width_ or cols != (self.m if self.final == "relu" else self.m // 2):
             raise ValueError(f"random CNN: final weights of shape {self.final_weights_.shape} do not fit m={self.m}")
+
+    def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``."""
+        for i, f in enumerate(self.filters_):
+            arrays[f"{prefix}.filters.{i}"] = np.asarray(f, np.float32)
+        arrays[f"{prefix}.final_weights"] = np.asarray(self.final_weights_, np.float32)
+        arrays[f"{prefix}.final_bias"] = np.asarray(self.final_bias_, np.float32)
+        return {"type": "cnn", "m": int(self.m), "depth": int(self.depth), "kernel_size": int(self.kernel_size),
+                "pool": int(self.pool), "final": str(self.final), "normalize": bool(self.normalize)}
+
+    @staticmethod
+    def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
+        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        (``"auto"`` planned at its largest) and one image's shape."""
+        m, pixels = planned_size(params, "m", 1000), math.prod(image_shape)
+        return MemoryPlan(width=2 * m, own_floats=m * pixels, budgets=(
+            ("--set m", 2 * n_images * m * 4, f"{n_images} feature vectors of {2 * m} values")))

@@ -21,6 +21,8 @@ Parzen-window classification. ``classmap bench compressive`` re-measures this ("
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.kernel_approximation import RBFSampler
@@ -28,6 +30,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..errors import ConfigError
+from ..limits import MemoryPlan, planned_size
+
 from ..progress import check_stop, report
 
 _CHUNK = 4096  # rows per GEMM block: keeps the (chunk, m) phase matrix in a few MB
@@ -163,6 +167,23 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     def n_features_out_(self) -> int:
         """Output width, 2m: the cos/sin pair of m frequencies, or 2m phase-shifted cosines."""
         return 2 * self.m
+
+    def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        ``arrays`` under ``prefix``."""
+        arrays[f"{prefix}.frequencies"] = np.asarray(self.frequencies_, np.float32)
+        if self.kind == "phase":
+            arrays[f"{prefix}.offsets"] = np.asarray(self.offsets_, np.float32)
+        return {"type": "rff", "kind": str(self.kind), "m": int(self.m)}
+
+    @staticmethod
+    def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
+        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        (``"auto"`` planned at its largest) and one image's shape."""
+        m, pixels = planned_size(params, "m", 1000), math.prod(image_shape)
+        return MemoryPlan(width=2 * m, own_floats=m * pixels, budgets=(
+            ("--set m", m * pixels * 4, f"{m} random features of {pixels} pixels"),
+            ("--set m", 2 * n_images * m * 4, f"{n_images} feature vectors of {2 * m} values")))
 
 
 def gaussian_kernel(U: np.ndarray, V: np.ndarray, sigma: float) -> np.ndarray:

@@ -20,7 +20,8 @@ from ..errors import ModelFormatError
 from ..files import read_regular
 from ..progress import ProgressFn, StopFn
 from ..store.format import write_file_atomic
-from .format import ARCHIVE_SUFFIX, Project, project_info, save_project
+from .format import ARCHIVE_SUFFIX, project_info, save_project
+from .model import Project
 
 RECENT_FILE = "recent-projects.json"
 

@@ -35,9 +35,7 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
@@ -51,6 +49,7 @@ from ..recogniser import Recogniser
 from ..store.atomic import copy_tree, keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .containers import FolderSink, FolderSource, ZipSink, ZipSource, image_digest
+from .model import Project
 from .runs import RUNS_DIR, RunLog, check_records, read_run_models, run_folder
 
 FORMAT = "classmap-studio-project"
@@ -63,24 +62,6 @@ MAX_SIDE = 4096
 _IMAGE_PATH = re.compile(r"images/[0-9]{4,6}-[A-Za-z0-9_. -]{1,64}/[0-9]{6,9}\.png")
 _PNG_SIG = b"\x89PNG\r\n\x1a\n"
 _DIGEST = re.compile(r"[0-9a-f]{32}")
-
-
-@dataclass
-class Project:
-    """An open project.
-
-    imageset: the labelled images (uint8, one size); recogniser: a trained ``Recogniser`` or None;
-    settings: any JSON-able dict (training settings, UI state); captures_dir: a folder of
-    captures saved with the project (for a folder project, ``<project>/captures``); runs: the
-    training runs (:class:`~.runs.RunLog`: records and the newest runs' recognisers).
-    """
-
-    imageset: ImageSet
-    recogniser: Any = None
-    settings: dict = field(default_factory=dict)
-    captures_dir: Path | None = None
-    path: Path | None = None
-    runs: RunLog = field(default_factory=RunLog)
 
 
 def is_archive(path: str | Path) -> bool:

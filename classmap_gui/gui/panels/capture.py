@@ -1,7 +1,7 @@
 """Capture from a camera or a video file into a class: preview, mirror, square region, a burst at a
 chosen rate after a count-down, while the record button is held (or from one click to the next).
 
-Every frame is written to disk the moment it is taken (Workspace.save_capture; its burst is in the file
+Every frame is written to disk the moment it is taken (Project.save_capture; its burst is in the file
 name, so a re-imported capture folder keeps its bursts: core/data/capture_names.py); the burst joins the
 image set when it ends, as one capture group, so training keeps a burst's near-identical frames on one
 side of its split. A video file loops, pauses and plays slower, needs no count-down, and its frames
@@ -223,10 +223,11 @@ class CapturePanel(QWidget):
                          "the pose first, or slow it down)." if is_file else " ")
 
     def stop_preview(self) -> None:
-        """Stop the preview stream and wait for its thread (start button unchecked, panel shut down)."""
+        """Stop the preview stream (start button unchecked, panel shut down); returns at once, the thread ends
+        by itself."""
         if self.stream is not None:
             self.stream.stop()
-            self.stream.wait(3000)
+            self._ended("stopped")
 
     def _on_frame(self, view, crop, _result) -> None:
         if self.sender() is not self.stream:
@@ -238,11 +239,11 @@ class CapturePanel(QWidget):
         self.stream.frame_shown()
 
     def _on_end(self, message: str) -> None:
-        if self.sender() is not self.stream:
-            return
+        if self.sender() is self.stream:
+            self._ended(message)
+
+    def _ended(self, message: str) -> None:
         self.stop_recording()
-        self.stream.wait(3000)
-        self.stream.deleteLater()
         self.stream = None
         self.start_btn.blockSignals(True)
         self.start_btn.setChecked(False)

@@ -136,7 +136,7 @@ class DatasetPanel(QWidget):
 
         def work(progress, should_stop):
             return load_dataset(name, progress=progress, should_stop=should_stop)
-        return self.runner.run(f"Loading {name}", work, lambda ims: self.project.reset(ims))
+        return self.runner.run(f"Loading {name}", work, lambda ims: self.project.reset(ims), exclusive=True)
 
     def import_folder(self, path: str | None = None, *, size: tuple[int, int] = (64, 64), colour: bool = False):
         """Open a folder (one sub-folder per class) as a new project; unreadable files are listed after."""
@@ -157,7 +157,7 @@ class DatasetPanel(QWidget):
                                       + (f"; {len(ims.skipped)} file(s) skipped." if ims.skipped else "."))
             if ims.skipped:
                 self.show_skipped(ims)
-        return self.runner.run(f"Importing {path}", work, done)
+        return self.runner.run(f"Importing {path}", work, done, exclusive=True)
 
     def show_skipped(self, ims) -> None:
         """List every file an import skipped, with the reason, in a window that stays open."""

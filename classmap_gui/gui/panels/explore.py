@@ -10,10 +10,10 @@ from PySide6.QtWidgets import (QComboBox, QGroupBox, QHBoxLayout, QHeaderView, Q
                                QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ...core.class_factors import colour_choices, factors_of
-from ...core.training import TrainConfig, split_parts
+from ...core.explore import MOSAIC_DEFAULT, ExploreData, mosaic_of
 from ..imageutil import to_pixmap
 from .explore_class import ClassDetail
-from .explore_data import MOSAIC_DEFAULT, ExploreData, _colours, explore_task, mosaic_of, readable_range  # noqa: F401
+from .explore_data import _colours, explore_task, readable_range  # noqa: F401
 from .explore_map import MapPlot
 from .explore_mapping import MODES, MapControls
 
@@ -237,18 +237,9 @@ class ExplorePanel(MapControls, QWidget):
             self.info.setText("Nothing to explore yet: train a recogniser first.")
             return False
         images, labels = self.held_out()
-        return self.runner.run("Computing views", explore_task(rec, images, labels, self._pick(len(labels), MAX_POINTS)),
+        return self.runner.run("Computing views", explore_task(rec, images, labels, self._pick(len(labels), MAX_POINTS),
+                                                               self.project.imageset, dict(self.project.settings)),
                                self._show) is not None
-
-    def _training_indices(self) -> np.ndarray:
-        """Indices into the project's images that training used (all images when that cannot be told)."""
-        ims = self.project.imageset
-        try:
-            cfg = TrainConfig.from_dict({k: v for k, v in self.project.settings.items()
-                                         if k in TrainConfig.__dataclass_fields__})
-            return split_parts(ims.labels, cfg)["train"]
-        except Exception:  # noqa: BLE001 - images edited since training: show every image of the class
-            return np.arange(len(ims))
 
     def _show(self, data: ExploreData) -> None:
         self.data = data
@@ -257,7 +248,7 @@ class ExplorePanel(MapControls, QWidget):
         names = self.project.class_names
         self.map_names = names[: len(cm.class_embeddings_)] if cm is not None else list(names)
         self.factors = factors_of(self.map_names)
-        self.train_idx = self._training_indices()
+        self.train_idx = data.train_idx
         self.detail.set_names(self.map_names)
         self.colour_by.blockSignals(True)
         self.colour_by.clear()

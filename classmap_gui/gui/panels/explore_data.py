@@ -1,13 +1,12 @@
-"""What the Explore panel draws, computed off the UI thread: features of a sample, the accuracy-against-
-evaluations sweep, the centroid mosaic; plus its class colours and axis ranges."""
+"""The Explore panel's tasks (core computes: :mod:`classmap_gui.core.explore`, t-SNE in
+:mod:`classmap_gui.core.embedding_map`) and how it draws: class colours and readable axis ranges."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 
-from ...core import embedding_map, views
-
-MOSAIC_DEFAULT = 64  # centroids drawn at first: enough to see the kinds of filters, each big enough to read
+from ...core import embedding_map
+from ...core.explore import explore_views
 
 
 def _colours(n: int) -> list:
@@ -48,85 +47,13 @@ def readable_range(values: np.ndarray, low: float = 0.0, high: float = 1.0, min_
     return a, b
 
 
-class ExploreData:
-    """Features of a sample of images and what is computed from them (all by core).
-
-    ``images``, ``labels``, ``X``: the dots drawn (a sample of the held-out images) and their features;
-    ``pred``: their predicted classes; ``tested_labels`` / ``tested_pred``: every held-out image's true
-    and predicted class (for "most confused"); ``points``: the ClassMap map points
-    (:class:`~classmap_gui.core.embedding_map.MapPoints`) or None; ``layouts``: computed 2-D layouts by
-    name ("pca", "tsne"), each ``(C + n, 2) float32``, classes first.
-    """
-
-    def __init__(self, images, labels, X, trade, mosaic, mosaic_k, columns, scale=1, patch_size=0, *,
-                 pred=None, tested_labels=None, tested_pred=None, points=None, layouts=None):
-        self.images, self.labels, self.X = images, labels, X
-        self.trade, self.mosaic, self.mosaic_k, self.columns = trade, mosaic, mosaic_k, columns
-        self.scale, self.patch_size = scale, patch_size
-        self.pred = pred
-        self.tested_labels = labels if tested_labels is None else tested_labels
-        self.tested_pred = pred if tested_pred is None else tested_pred
-        self.points = points
-        self.layouts = dict(layouts or {})
-
-
-def explore_task(rec, images, labels, dots=None):
-    """A background task computing the Explore views of ``rec`` on held-out ``images`` with ``labels (n,)``:
-    every image's prediction (for the most confused classes), and on the ``dots`` sample (indices, default
-    all) features, map points and their PCA layout, accuracy vs evaluations and the centroid mosaic."""
-    def work(progress, should_stop):
-        n = len(labels)
-        idx = np.arange(n) if dots is None else np.asarray(dots, np.int64)
-        keep = np.zeros(n, bool)
-        keep[idx] = True
-        pred_all = np.empty(n, np.int64)
-        parts = []
-        for s in range(0, n, 2000):  # features once per image; the sample's are kept for the map
-            progress(0.4 * s / max(n, 1), "recognising the held-out images")
-            Xs = rec.transform(images[s:s + 2000], should_stop=should_stop)
-            pred_all[s:s + 2000] = rec.predict_features(Xs, top=1, should_stop=should_stop).labels
-            parts.append(Xs[keep[s:s + 2000]])
-        X = np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
-        order = np.argsort(np.argsort(idx, kind="stable"), kind="stable")  # features in the order of idx
-        X = X[order]
-        sample, y = images[idx], np.asarray(labels)[idx]
-        trade = points = None
-        layouts = {}
-        cm = getattr(rec, "classmap", None)
-        if cm is not None:
-            points = embedding_map.map_points(cm, rec.classifier, X)
-            progress(0.5, "PCA of the embedding")
-            layouts["pca"] = embedding_map.pca_layout(points.stacked)
-            trade = views.accuracy_vs_evaluations(
-                cm, rec.classifier, X, y, should_stop=should_stop,
-                progress=lambda f, s: progress(0.5 + 0.5 * f, s))
-        mosaic, k, cols, scale, p = None, 0, 0, 1, 0
-        cents = getattr(rec.features, "centroids_", None)
-        if cents is not None:
-            k = len(cents)
-            mosaic, cols, scale, p = mosaic_of(rec.features, min(k, MOSAIC_DEFAULT))
-        return ExploreData(sample, y, X, trade, mosaic, k, cols, scale, p, pred=pred_all[idx],
-                           tested_labels=np.asarray(labels, np.int64), tested_pred=pred_all, points=points,
-                           layouts=layouts)
-    return work
+def explore_task(rec, images, labels, dots=None, imageset=None, settings=None):
+    """The Explore views (:func:`~classmap_gui.core.explore.explore_views`) as a task for the runner."""
+    return lambda progress, should_stop: explore_views(rec, images, labels, dots, imageset=imageset,
+                                                       settings=settings, progress=progress, should_stop=should_stop)
 
 
 def tsne_task(points):
-    """A background task laying ``points`` (MapPoints) out by t-SNE: ``(C + n, 2) float32``."""
-    def work(progress, should_stop):
-        # one gradient thread: the other core stays free for the window (a 2-core machine)
-        return embedding_map.tsne_layout(points.stacked, n_threads=1, progress=progress, should_stop=should_stop)
-    return work
-
-
-def mosaic_of(features, n: int, zoom: int = 0):
-    """The first ``n`` centroids of a k-means map as a mosaic: ``(image, columns, scale, patch_size)``.
-
-    ``zoom`` 0 picks a scale that makes each tile about 24 pixels; otherwise pixels are enlarged ``zoom`` times.
-    """
-    cents = features.centroids_[:n]
-    p = int(getattr(features, "patch_size_", features.patch_size))
-    ch = int(getattr(features, "n_channels_", 1))
-    cols = int(np.ceil(np.sqrt(len(cents))))
-    scale = zoom or max(1, min(12, 24 // p))
-    return views.centroid_mosaic(cents, p, ch, columns=cols, pad=1, scale=scale), cols, scale, p
+    """The t-SNE layout of ``points`` (MapPoints) as a task for the runner: ``(C + n, 2) float32``."""
+    return lambda progress, should_stop: embedding_map.tsne_layout(points.stacked, progress=progress,
+                                                                   should_stop=should_stop)

@@ -13,11 +13,12 @@ import time
 
 import cv2
 import numpy as np
-from PySide6.QtCore import Qt, QThread, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QRadioButton, QSizePolicy, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..camera import pace
+from ..threads import UiThread
 from ..imageutil import to_pixmap
 from ..widgets import ElidedLabel, elided_item
 
@@ -25,7 +26,7 @@ METHOD_LABELS = {"classmap": "ClassMap", "brute_force": "Brute force"}
 BOX_COLOURS = ((60, 220, 90), (255, 200, 0), (255, 120, 60))  # best box first
 
 
-class ScanStream(QThread):
+class ScanStream(UiThread):
     """Reads frames from a camera index or a video file and scans every frame it reads.
 
     ``frame(rgb, result, method)`` carries the newest scanned frame when the UI is free (frames scanned
@@ -44,7 +45,7 @@ class ScanStream(QThread):
         self.realtime, self.loop = realtime, loop
         self.rates: dict[str, float] = {}
         self.frames_scanned = 0
-        self._stop = threading.Event()
+        self._stop = self.stop_event
         self._ui_free = threading.Event()
         self._ui_free.set()
         self._scanners: dict = {}
@@ -52,7 +53,7 @@ class ScanStream(QThread):
         self.error: str | None = None
 
     def stop(self) -> None:
-        """Ask the thread to stop; ``wait`` for it after."""
+        """Ask the thread to stop; returns at once (the thread ends by itself)."""
         self._stop.set()
 
     def frame_shown(self) -> None:
@@ -242,10 +243,10 @@ class FindHandView(QWidget):
         return True
 
     def stop(self) -> None:
-        """Stop the scan and wait for its thread."""
+        """Stop the scan; returns at once (its thread ends by itself)."""
         if self.stream is not None:
             self.stream.stop()
-            self.stream.wait(10000)
+            self._ended("stopped")
 
     def _fail(self, text: str) -> bool:
         self._set_status(text)
@@ -285,10 +286,10 @@ class FindHandView(QWidget):
         self.stream.frame_shown()
 
     def _on_end(self, message: str) -> None:
-        if self.sender() is not self.stream:
-            return
-        self.stream.wait(10000)
-        self.stream.deleteLater()
+        if self.sender() is self.stream:
+            self._ended(message)
+
+    def _ended(self, message: str) -> None:
         self.stream = None
         self.start_btn.setText("▶ Find the hand")
         self._set_status(f"Scan ended: {message}.")

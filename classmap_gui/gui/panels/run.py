@@ -224,10 +224,10 @@ class RunPanel(QWidget):
         return True
 
     def stop(self) -> None:
-        """Stop button (and window close): stop the stream and wait for its thread."""
+        """Stop button (and window close): ask the stream to stop and go on at once (its thread ends by itself)."""
         if self.stream is not None:
             self.stream.stop()
-            self.stream.wait(5000)
+            self._ended("stopped")
         self.find_hand.stop()
 
     def _find_mode(self, on: bool) -> None:
@@ -337,10 +337,10 @@ class RunPanel(QWidget):
         return self._icons[c]
 
     def _on_end(self, message: str) -> None:
-        if self.sender() is not self.stream:
-            return
-        self.stream.wait(5000)
-        self.stream.deleteLater()
+        if self.sender() is self.stream:
+            self._ended(message)
+
+    def _ended(self, message: str) -> None:
         self.stream = None
         self._buttons()
         if self.frames_shown and self.fps == 0.0:  # ended before the first half-second reading: the run's mean

@@ -7,7 +7,7 @@ import pytest
 from classmap_gui.bench.scale import synthetic_embeddings
 from classmap_gui.core.classify import filter_ivf
 from classmap_gui.core.classify.ann_index import FilterIndex
-from classmap_gui.core.classify.filter_exact import exact_filter_numpy
+from classmap_gui.core.classify.classmap_ops import filter_exact
 from classmap_gui.core.errors import ConfigError, NotFittedError
 
 
@@ -33,7 +33,7 @@ def test_exact_method_ranks_classes_like_the_paper_filter(problem):
     assert cls.dtype == np.int64 and dist.dtype == np.float32 and cls.shape == (60, 25)
     assert recall(cls, ref_cls) == 1.0
     np.testing.assert_allclose(dist, ref_d, rtol=1e-4)
-    assert recall(exact_filter_numpy(F * alpha, E * alpha, 25), ref_cls) == 1.0
+    assert recall(filter_exact(F, E, alpha, 25), ref_cls) == 1.0   # the numpy twin predict.py runs
 
 
 def test_auto_uses_the_ivf_index_only_for_many_classes(problem):
@@ -144,20 +144,20 @@ def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypat
     Xtr, Xe, Xt = ((mu[y] + 1.5 * rng.normal(size=(len(y), D))).astype(np.float32) for _ in range(3))
     bank = OneVsAllBank(trainer="ridge", alpha=1.0).fit(Xtr, y)
     ye = y
-    cm = ClassMap(d=12, p=10, refine="v2", n_triples=4000).fit(bank, Xe, ye)
-    exact = cm.predict(bank, Xt[:150])
-    exact_one = cm.predict(bank, Xt[:1], top=3)
-    assert cm._filter_index() is None  # 120 classes: the fused scan
+    cm = ClassMap(d=12, p=10, refine="v2", n_triples=4000).fit_embedding(bank, Xe, ye)
+    exact = cm.predict_result(Xt[:150], bank=bank)
+    exact_one = cm.predict_result(Xt[:1], top=3, bank=bank)
+    assert cm.filter_index() is None  # 120 classes: the fused scan
     monkeypatch.setattr(cm_module, "FILTER_INDEX_THRESHOLD", 100)
-    assert cm._filter_index().method_ == "ivf"
-    indexed = cm.predict(bank, Xt[:150])
+    assert cm.filter_index().method_ == "ivf"
+    indexed = cm.predict_result(Xt[:150], bank=bank)
     np.testing.assert_array_equal(indexed.top_classes, exact.top_classes)
     np.testing.assert_array_equal(indexed.evaluations, exact.evaluations)
-    one = cm.predict(bank, Xt[:1], top=3)  # one row goes through the index too
+    one = cm.predict_result(Xt[:1], top=3, bank=bank)  # one row goes through the index too
     np.testing.assert_array_equal(one.top_classes, exact_one.top_classes)
-    first = cm._filter_index()
+    first = cm.filter_index()
     cm.class_embeddings_ = cm.class_embeddings_.copy()  # new embeddings (e.g. classes added) -> rebuilt
-    assert cm._filter_index() is not first
+    assert cm.filter_index() is not first
 
 
 def test_concurrent_searches_with_different_p_agree_with_serial_ones(problem, ivf):

@@ -7,6 +7,7 @@ import pytest
 import numba as nb
 
 from classmap_gui.core.classify import _batch_kernels as BK
+from classmap_gui.core.classify import filter_kernels as FK
 from classmap_gui.core.classify._batch_kernels import dot2x4
 from classmap_gui.core.classify._lane_dot import dot1, dot4
 from classmap_gui.core.classify.classmap import ClassMap
@@ -47,14 +48,14 @@ def assert_same(batch, singles):
 @pytest.mark.parametrize("D", [37, 5, 64])
 def test_batch_equals_single_query_on_random_data(refine, D):
     bank, X, y = random_problem(D=D, seed=D)
-    cm = ClassMap(d=7, p=9, embedding="random", refine=refine, random_state=1).fit(bank, X[:120], y[:120])
+    cm = ClassMap(d=7, p=9, embedding="random", refine=refine, random_state=1).fit_embedding(bank, X[:120], y[:120])
     if refine == "first-above-threshold":
         # a threshold some queries reach early and some never: both kinds of stop are compared
         cm.threshold_ = float(np.quantile(X[120:] @ bank.coef_.T, 0.995))
     Xq = X[120:]
     for batch_size in (1000, 13):
-        res = cm.predict(bank, Xq, batch_size=batch_size)
-        assert_same(res, [cm.predict(bank, x[None, :]) for x in Xq])
+        res = cm.predict_result(Xq, batch_size=batch_size, bank=bank)
+        assert_same(res, [cm.predict_result(x[None, :], bank=bank) for x in Xq])
     if refine == "first-above-threshold":
         assert np.isnan(res.top_scores).any() and (~np.isnan(res.top_scores[:, 1])).any()
     one = cm.single_query(bank)
@@ -65,8 +66,8 @@ def test_batch_equals_single_query_on_random_data(refine, D):
 
 def test_batch_refine_scores_are_the_candidates_responses():
     bank, X, y = random_problem(C=80, D=50, n=400, seed=3)
-    cm = ClassMap(d=10, p=12, embedding="random", refine="v2").fit(bank, X[:200], y[:200])
-    res = cm.predict(bank, X[200:])
+    cm = ClassMap(d=10, p=12, embedding="random", refine="v2").fit_embedding(bank, X[:200], y[:200])
+    res = cm.predict_result(X[200:], bank=bank)
     S = X[200:].astype(np.float64) @ bank.coef_.T.astype(np.float64) + bank.intercept_
     got = np.take_along_axis(S, res.top_classes, 1)
     np.testing.assert_allclose(res.top_scores, got, rtol=1e-5, atol=1e-4)
@@ -88,9 +89,9 @@ def test_all_pairs_vote_batch_equals_single_query():
     bank = LinearBank(W, b, C, pairs)
     y = np.arange(200) % C
     X = (mu[y] + 0.5 * rng.normal(size=(200, D))).astype(np.float32)
-    cm = ClassMap(d=6, p=6, embedding="random", refine="v1").fit(bank, X[:100], y[:100])
-    res = cm.predict(bank, X[100:])
-    assert_same(res, [cm.predict(bank, x[None, :]) for x in X[100:]])
+    cm = ClassMap(d=6, p=6, embedding="random", refine="v1").fit_embedding(bank, X[:100], y[:100])
+    res = cm.predict_result(X[100:], bank=bank)
+    assert_same(res, [cm.predict_result(x[None, :], bank=bank) for x in X[100:]])
     assert np.mean(res.labels == y[100:]) > 0.8
 
 
@@ -150,9 +151,9 @@ def test_trained_digits_model_batch_equals_single_query(refine):
     idx = rng.permutation(len(X))
     tr, em, te = idx[:900], idx[900:1300], idx[1300:]
     bank = OneVsAllBank(trainer="liblinear", C=1.0, random_state=0).fit(X[tr], y[tr])
-    cm = ClassMap(d=4, p=4, embedding="boosted", refine=refine, n_triples=3000).fit(bank, X[em], y[em])
-    res = cm.predict(bank, X[te])
-    assert_same(res, [cm.predict(bank, x[None, :]) for x in X[te]])
+    cm = ClassMap(d=4, p=4, embedding="boosted", refine=refine, n_triples=3000).fit_embedding(bank, X[em], y[em])
+    res = cm.predict_result(X[te], bank=bank)
+    assert_same(res, [cm.predict_result(x[None, :], bank=bank) for x in X[te]])
     assert np.mean(res.labels == y[te]) > 0.85              # a working model (brute force: 0.96)
     assert res.evaluations.mean() < 10 + 4                 # d + at most p
 
@@ -163,14 +164,14 @@ def _filters_agree(E, F, alpha, p):
     from classmap_gui.core.classify import _classmap_kernels as K
 
     n, d = F.shape
-    ET = K.transpose_embeddings(E, alpha)
+    ET = FK.transpose_embeddings(E, alpha)
     cls = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
-    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
-    acc = K.filter_scratch(d)
+    FK.filter_batch_t(F, ET, alpha, p, cls, dist)
+    acc = FK.filter_scratch(d)
     topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
     for q in range(n):
-        assert K.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
+        assert FK.filter_one(F[q], ET, alpha, p, acc, topd, topc) == p
         np.testing.assert_array_equal(cls[q], topc)
         np.testing.assert_array_equal(dist[q], topd)
     return cls
@@ -191,8 +192,8 @@ def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
     np.testing.assert_array_equal(cls, np.argsort(ref, axis=1, kind="stable")[:, :p])
 
 
-def test_kth_smallest_and_the_order_free_insert_match_numpy():
-    from classmap_gui.core.classify._topk import kth_smallest_nonneg, topk_insert_lex
+def test_kth_smallest_matches_numpy():
+    from classmap_gui.core.classify.topk import kth_smallest_nonneg
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 5, 152, 600):
@@ -203,15 +204,6 @@ def test_kth_smallest_and_the_order_free_insert_match_numpy():
         assert [kth_smallest_nonneg(b, k) for k in range(n)] == np.sort(b).tolist()
     assert kth_smallest_nonneg(np.array([np.inf, -0.0, 2.0], np.float32), 0) == 0.0
     assert kth_smallest_nonneg(np.array([np.inf, 1.0, 2.0], np.float32), 2) == np.inf
-    vals = rng.integers(0, 5, size=300).astype(np.float32)
-    order = rng.permutation(300)                                    # offered in any order ...
-    topd, topc = np.empty(12, np.float32), np.empty(12, np.int64)
-    filled = 0
-    for c in order:
-        filled = topk_insert_lex(vals[c], c, filled, 12, topd, topc)
-    ref = np.argsort(vals, kind="stable")[:12]                      # ... the p smallest, ties by class
-    np.testing.assert_array_equal(topc, ref)
-    np.testing.assert_array_equal(topd, vals[ref])
 
 
 def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
@@ -225,14 +217,14 @@ def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
     walk = np.cumsum(rng.normal(scale=0.2, size=(C, d)), axis=0).astype(np.float32)
     F = (walk[rng.integers(0, C, n)] + rng.normal(scale=0.1, size=(n, d))).astype(np.float32)
     alpha = rng.uniform(0.2, 1.5, size=d).astype(np.float32)
-    ET = K.transpose_embeddings(walk, alpha)
+    ET = FK.transpose_embeddings(walk, alpha)
     cls = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
-    BK.filter_batch_t(F, ET, alpha, p, cls, dist)
-    acc = K.filter_scratch(d)
+    FK.filter_batch_t(F, ET, alpha, p, cls, dist)
+    acc = FK.filter_scratch(d)
     topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
     for q in range(n):
-        K.filter_one(F[q], ET, alpha, p, acc, topd, topc)
+        FK.filter_one(F[q], ET, alpha, p, acc, topd, topc)
         np.testing.assert_array_equal(cls[q], topc)
         np.testing.assert_array_equal(dist[q], topd)
 
@@ -258,8 +250,8 @@ def test_selection_ranks_and_inserts_alike_whatever_crowds_under_the_bound():
     """Few classes under the selection bound are placed by a rank count, many (all tied) by insertion:
     both give the p smallest distances, ties by the lower class."""
     C, p = 2430, 15
-    Cp = BK.padded_width(C)
-    G = Cp // BK.GROUP
+    Cp = FK.padded_width(C)
+    G = Cp // FK.GROUP
     rng = np.random.default_rng(11)
     cases = [rng.uniform(1, 100, size=C),                           # distinct: a handful under the bound
              np.full(C, 7.0),                                        # all tied: every class under it
@@ -270,14 +262,14 @@ def test_selection_ranks_and_inserts_alike_whatever_crowds_under_the_bound():
         gm = np.empty(G, np.float32)
         cv, cc = np.empty(Cp, np.float32), np.empty(Cp, np.int64)
         topd, topc = np.empty(p, np.float32), np.empty(p, np.int64)
-        assert BK.select_top(dist, C, p, gm, cv, cc, topd, topc) == p
+        assert FK.select_top(dist, C, p, gm, cv, cc, topd, topc) == p
         ref = np.argsort(dist[:C], kind="stable")[:p]
         np.testing.assert_array_equal(topc, ref)
         np.testing.assert_array_equal(topd, dist[ref])
 
 
 def test_kth_upper_bound_is_at_least_the_kth_and_within_its_slack():
-    from classmap_gui.core.classify._topk import kth_upper_bound, le_mask16
+    from classmap_gui.core.classify.topk import kth_upper_bound, le_mask16
 
     rng = np.random.default_rng(4)
     for n in (1, 16, 152, 600):

@@ -55,8 +55,8 @@ def brute(bank, X):
 @pytest.mark.parametrize("refine", ["v2", "v3"])
 def test_ova_refine_matches_its_definition(problem, refine):
     bank, (Xe, ye), (Xt, yt) = problem
-    cm = ClassMap(d=12, p=10, embedding="boosted", refine=refine, n_triples=5000).fit(bank, Xe, ye)
-    res = cm.predict(bank, Xt)
+    cm = ClassMap(d=12, p=10, embedding="boosted", refine=refine, n_triples=5000).fit_embedding(bank, Xe, ye)
+    res = cm.predict_result(Xt, bank=bank)
     S = bank.decision_function(Xt)
     F = S[:, cm.reference_]
     dist = np.abs(F[:, None, :] - cm.class_embeddings_[None]) @ cm.alpha_
@@ -90,8 +90,8 @@ def test_reference_that_is_a_candidate_is_evaluated_once():
     bank = LinearBank(W, np.zeros(2))
     X = np.array([[2, 0], [0, 2], [2.1, 0.1], [0.1, 2.2]], np.float32)
     y = np.array([0, 1, 0, 1])
-    cm = ClassMap(d=2, p=2, embedding="random", refine="v2").fit(bank, X, y)
-    res = cm.predict(bank, X)
+    cm = ClassMap(d=2, p=2, embedding="random", refine="v2").fit_embedding(bank, X, y)
+    res = cm.predict_result(X, bank=bank)
     np.testing.assert_array_equal(res.evaluations, [2, 2, 2, 2])
     np.testing.assert_array_equal(res.labels, y)
     one = cm.single_query(bank)
@@ -100,8 +100,8 @@ def test_reference_that_is_a_candidate_is_evaluated_once():
 
 def test_non_reference_candidates_are_counted():
     bank, (Xe, ye), (Xt, yt) = structured_problem(C=30, D=20, n_per=6)
-    cm = ClassMap(d=1, p=5, embedding="random", refine="v2").fit(bank, Xe, ye)
-    res = cm.predict(bank, Xt)
+    cm = ClassMap(d=1, p=5, embedding="random", refine="v2").fit_embedding(bank, Xe, ye)
+    res = cm.predict_result(Xt, bank=bank)
     ref_in = np.any(res.top_classes == cm.reference_[0], axis=1)
     np.testing.assert_array_equal(res.evaluations, np.where(ref_in, 5, 6))
 
@@ -117,8 +117,8 @@ def test_all_pairs_vote_v1():
     b = -(np.sum(mu[pairs[:, 0]] ** 2, 1) - np.sum(mu[pairs[:, 1]] ** 2, 1)) / 2
     bank = LinearBank(W, b, pairs=pairs, n_classes=C)
     np.testing.assert_array_equal(pair_rows(pairs[:, 1], pairs[:, 0], C), np.arange(len(pairs)))
-    cm = ClassMap(d=6, p=C, embedding="boosted", refine="v1", n_triples=2000).fit(bank, X, y)
-    res = cm.predict(bank, X)
+    cm = ClassMap(d=6, p=C, embedding="boosted", refine="v1", n_triples=2000).fit_embedding(bank, X, y)
+    res = cm.predict_result(X, bank=bank)
     # with p = C the vote is the full all-pairs vote = nearest class mean
     nearest = np.argmin(((X[:, None, :] - mu[None]) ** 2).sum(-1), axis=1)
     np.testing.assert_array_equal(res.labels, nearest)
@@ -130,18 +130,18 @@ def test_all_pairs_vote_v1():
 def test_refine_versions_need_matching_banks(problem):
     bank, (Xe, ye), _ = problem
     with pytest.raises(ConfigError, match="all-pairs"):
-        ClassMap(refine="v1").fit(bank, Xe, ye)
+        ClassMap(refine="v1").fit_embedding(bank, Xe, ye)
     with pytest.raises(ConfigError, match="embedding"):
-        ClassMap(embedding="magic").fit(bank, Xe, ye)
+        ClassMap(embedding="magic").fit_embedding(bank, Xe, ye)
     with pytest.raises(NotFittedError):
-        ClassMap().predict(bank, Xe)
+        ClassMap().predict_result(Xe, bank=bank)
 
 
 def test_every_class_needs_held_out_examples(problem):
     bank, (Xe, ye), _ = problem
     keep = ye != 7
     with pytest.raises(DataError, match=r"\[7\]"):
-        ClassMap(d=5, p=5, embedding="random").fit(bank, Xe[keep], ye[keep])
+        ClassMap(d=5, p=5, embedding="random").fit_embedding(bank, Xe[keep], ye[keep])
 
 
 def test_threshold_rule_smallest_value_within_tolerance():
@@ -173,35 +173,35 @@ def test_threshold_rule_smallest_value_within_tolerance():
 def test_single_query_path_equals_batch(problem):
     bank, (Xe, ye), (Xt, yt) = problem
     for refine in ("v2", "v3"):
-        cm = ClassMap(d=10, p=8, embedding="boosted", refine=refine, n_triples=4000).fit(bank, Xe, ye)
-        res = cm.predict(bank, Xt[:200], batch_size=64)
+        cm = ClassMap(d=10, p=8, embedding="boosted", refine=refine, n_triples=4000).fit_embedding(bank, Xe, ye)
+        res = cm.predict_result(Xt[:200], batch_size=64, bank=bank)
         one = cm.single_query(bank)
         for i, x in enumerate(Xt[:200]):
             assert one(x) == res.labels[i]
             assert one.evaluations == res.evaluations[i]
             np.testing.assert_array_equal(one.top_classes, res.top_classes[i])
         for i in range(0, 200, 37):   # predict() on one row takes the single-query path
-            r1 = cm.predict(bank, Xt[i:i + 1], top=3)
+            r1 = cm.predict_result(Xt[i:i + 1], top=3, bank=bank)
             assert r1.labels[0] == res.labels[i] and r1.evaluations[0] == res.evaluations[i]
             np.testing.assert_array_equal(r1.top_classes[0], res.top_classes[i, :3])
 
 
 def test_boosted_beats_random_at_equal_evaluations():
     bank, (Xe, ye), (Xt, yt) = structured_problem(C=150, D=40, n_per=10, noise=1.5, seed=3)
-    boosted = ClassMap(d=8, p=10, embedding="boosted", n_triples=20000).fit(bank, Xe, ye)
-    acc_b = np.mean(boosted.predict(bank, Xt).labels == yt)
-    accs = [np.mean(ClassMap(d=8, p=10, embedding="random", random_state=s).fit(bank, Xe, ye)
-                    .predict(bank, Xt).labels == yt) for s in range(9)]
+    boosted = ClassMap(d=8, p=10, embedding="boosted", n_triples=20000).fit_embedding(bank, Xe, ye)
+    acc_b = np.mean(boosted.predict_result(Xt, bank=bank).labels == yt)
+    accs = [np.mean(ClassMap(d=8, p=10, embedding="random", random_state=s).fit_embedding(bank, Xe, ye)
+                    .predict_result(Xt, bank=bank).labels == yt) for s in range(9)]
     assert acc_b > np.median(accs)
 
 
 def test_unseen_classes_are_still_found(problem):
     bank, (Xe, ye), (Xt, yt) = problem
     train = np.arange(90)
-    cm = ClassMap(d=12, p=15, n_triples=5000).fit(bank, Xe, ye, train_classes=train)
+    cm = ClassMap(d=12, p=15, n_triples=5000).fit_embedding(bank, Xe, ye, train_classes=train)
     assert np.all(cm.reference_ < 90)
     unseen = yt >= 90
-    res = cm.predict(bank, Xt[unseen])
+    res = cm.predict_result(Xt[unseen], bank=bank)
     # the paper's Fig. 5: classes the embedding never saw are found as well as brute force finds them
     # (measured 0.38-0.45 against brute force's 0.37 over seeds 0-2; 60 queries)
     assert np.mean(res.labels == yt[unseen]) >= np.mean(brute(bank, Xt[unseen]) == yt[unseen]) - 0.05
@@ -211,14 +211,14 @@ def test_save_load_round_trip(problem, tmp_path):
     from classmap_gui.core.store import dump_estimator, load_bundle, load_estimator, save_bundle
 
     bank, (Xe, ye), (Xt, yt) = problem
-    cm = ClassMap(d=10, p=8, refine="v3", n_triples=3000).fit(bank, Xe, ye)
+    cm = ClassMap(d=10, p=8, refine="v3", n_triples=3000).fit_embedding(bank, Xe, ye)
     arrays: dict = {}
     spec = dump_estimator(cm, arrays, "cm")
     save_bundle(tmp_path / "m", "model.json", {"format": "test", "version": 1, "cm": spec}, arrays)
     doc, arr = load_bundle(tmp_path / "m", "model.json", "test", 1)
     back = load_estimator(doc["cm"], arr)
     assert back.get_params() == cm.get_params() and back.threshold_ == cm.threshold_
-    np.testing.assert_array_equal(back.predict(bank, Xt).labels, cm.predict(bank, Xt).labels)
+    np.testing.assert_array_equal(back.predict_result(Xt, bank=bank).labels, cm.predict_result(Xt, bank=bank).labels)
 
 
 def test_classes_added_later_are_embedded_and_found(problem):
@@ -227,13 +227,13 @@ def test_classes_added_later_are_embedded_and_found(problem):
     old = ClassMap(d=10, p=10, embedding="random", random_state=1)
     small = LinearBank(bank.coef_[:C - 5], bank.intercept_[:C - 5])
     keep_e = ye < C - 5
-    old.fit(small, Xe[keep_e], ye[keep_e])
+    old.fit_embedding(small, Xe[keep_e], ye[keep_e])
     with pytest.raises(ConfigError, match="update_class_embeddings"):
-        old.predict(bank, Xt)
+        old.predict_result(Xt, bank=bank)
     old.update_class_embeddings(bank, Xe[~keep_e], ye[~keep_e])
     assert old.class_embeddings_.shape == (C, 10)
     new = yt >= C - 5
-    res = old.predict(bank, Xt)
+    res = old.predict_result(Xt, bank=bank)
     # added classes are found as well as the ones the embedding was built with (measured over seeds
     # 0-3: accuracy new - old from -0.05 to +0.17, top-p recall from -0.06 to +0.20; 50 new queries)
     acc = res.labels == yt
@@ -252,10 +252,10 @@ def test_predicting_changes_neither_the_bank_nor_the_model(problem, refine):
 
     _, (Xe, ye), (Xt, _) = problem
     bank = make_bank("ova-ridge").fit(Xe, ye)
-    cm = ClassMap(d=8, p=6, refine=refine, n_triples=2000).fit(bank, Xe, ye)
+    cm = ClassMap(d=8, p=6, refine=refine, n_triples=2000).fit_embedding(bank, Xe, ye)
     bank_before, cm_before = _learned(bank), _learned(cm)
-    one = cm.predict(bank, Xt[:1])
-    many = cm.predict(bank, Xt)
+    one = cm.predict_result(Xt[:1], bank=bank)
+    many = cm.predict_result(Xt, bank=bank)
     for before, obj in ((bank_before, bank), (cm_before, cm)):
         after = _learned(obj)
         assert after.keys() == before.keys()
@@ -269,10 +269,10 @@ def test_single_queries_from_many_threads_each_get_their_own_answer(problem):
     from concurrent.futures import ThreadPoolExecutor
 
     bank, (Xe, ye), (Xt, _) = problem
-    cm = ClassMap(d=8, p=6, n_triples=2000).fit(bank, Xe, ye)
-    want = [cm.predict(bank, x[None]) for x in Xt[:200]]
+    cm = ClassMap(d=8, p=6, n_triples=2000).fit_embedding(bank, Xe, ye)
+    want = [cm.predict_result(x[None], bank=bank) for x in Xt[:200]]
     with ThreadPoolExecutor(4) as pool:
-        got = list(pool.map(lambda x: cm.predict(bank, x[None]), Xt[:200]))
+        got = list(pool.map(lambda x: cm.predict_result(x[None], bank=bank), Xt[:200]))
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g.top_classes, w.top_classes)
         np.testing.assert_array_equal(g.evaluations, w.evaluations)
@@ -290,15 +290,15 @@ def test_refine_names_say_what_they_do_and_paper_aliases_stay():
 
 def test_descriptive_and_paper_names_give_the_same_predictions(problem):
     bank, (Xe, ye), (Xt, _) = problem
-    a = ClassMap(d=8, p=6, refine="v3", n_triples=2000).fit(bank, Xe, ye).predict(bank, Xt)
-    b = ClassMap(d=8, p=6, refine="first-above-threshold", n_triples=2000).fit(bank, Xe, ye).predict(bank, Xt)
+    a = ClassMap(d=8, p=6, refine="v3", n_triples=2000).fit_embedding(bank, Xe, ye).predict_result(Xt, bank=bank)
+    b = ClassMap(d=8, p=6, refine="first-above-threshold", n_triples=2000).fit_embedding(bank, Xe, ye).predict_result(Xt, bank=bank)
     np.testing.assert_array_equal(a.top_classes, b.top_classes)
     np.testing.assert_array_equal(a.evaluations, b.evaluations)
 
 
 def test_one_filter_kernel_for_the_app_and_predict_py(problem):
     # the compiled scan (shared top-k insertion) and the numpy filter predict.py runs agree, ties included
-    from classmap_gui.core.classify import _batch_kernels as K
+    from classmap_gui.core.classify.filter_kernels import filter_batch
     from classmap_gui.core.classify.classmap_ops import filter_exact
 
     rng = np.random.default_rng(0)
@@ -307,7 +307,7 @@ def test_one_filter_kernel_for_the_app_and_predict_py(problem):
     alpha = np.ones(5, np.float32)
     cls = np.empty((40, 12), np.int64)
     dist = np.empty((40, 12), np.float32)
-    K.filter_batch(F, E, alpha, 12, cls, dist)
+    filter_batch(F, E, alpha, 12, cls, dist)
     np.testing.assert_array_equal(cls, filter_exact(F, E, alpha, 12))
 
 
@@ -316,4 +316,4 @@ def test_one_filter_kernel_for_the_app_and_predict_py(problem):
 def test_settings_that_would_exhaust_memory_are_refused_before_work(problem, params, message):
     bank, (Xe, ye), _ = problem
     with pytest.raises(ConfigError, match=message):
-        ClassMap(**params).fit(bank, Xe, ye)
+        ClassMap(**params).fit_embedding(bank, Xe, ye)

@@ -33,7 +33,7 @@ def test_sampled_boosting_matches_brute_force_with_few_evaluations(problem):
     brute = np.mean(bank.predict(Xt) == yt)
     cm = fit_classmap_sampled(bank, Xe, ye, d=20, p=30, n_candidates=120, n_triples=20_000, n_hard_examples=200)
     assert cm.class_embeddings_.shape == (300, len(cm.reference_)) and len(cm.reference_) == 20
-    pred = cm.predict(bank, Xt, top=1)
+    pred = cm.predict_result(Xt, top=1, bank=bank)
     assert np.mean(pred.labels == yt) >= brute - 0.02
     assert pred.evaluations.max() <= 50  # d + p of 300
     # references from a 10x smoother bank, asked only for the sampled candidates
@@ -46,7 +46,7 @@ def test_sampled_boosting_matches_brute_force_with_few_evaluations(problem):
     cm2 = fit_classmap_sampled(bank, Xe, ye, d=20, p=30, n_candidates=120, n_triples=20_000, n_hard_examples=200,
                                reference_rows=rows)
     assert asked == [120] and cm2.reference_coef_.shape == (20, 32)
-    assert np.mean(cm2.predict(bank, Xt, top=1).labels == yt) >= brute - 0.02
+    assert np.mean(cm2.predict_result(Xt, top=1, bank=bank).labels == yt) >= brute - 0.02
 
 
 def test_every_class_needs_two_embedding_examples(problem):
@@ -62,7 +62,7 @@ def _saved_and_loaded(bank, cm, Xt, path):
                      (4, 8), True)
     back = Recogniser.load(rec.save(path))
     F = (Xt[:50] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)
-    return back, back.classmap._index_cache[2], F
+    return back, back.classmap._caches()["index"][2], F
 
 
 def test_a_kept_filter_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path):
@@ -83,7 +83,7 @@ def test_a_kept_filter_index_is_restored_on_load_only_for_its_embeddings(problem
 def test_class_embeddings_from_more_images_are_their_mean_outputs_and_find_the_class_more_often(problem):
     bank, path, Xe, ye, Xt, yt = problem
     cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=5, n_candidates=60, n_triples=5000, n_hard_examples=100)
-    near = lambda: np.mean(cm.predict(bank, Xt, top=5).top_classes == yt[:, None]) * 5  # true class in the top p
+    near = lambda: np.mean(cm.predict_result(Xt, top=5, bank=bank).top_classes == yt[:, None]) * 5  # true class in the top p
     before = near()
     rng = np.random.default_rng(3)
     extra = (Xe[ye < 150] + 0.1 * rng.standard_normal((300, 32))).astype(np.float32), ye[ye < 150]
@@ -110,5 +110,5 @@ def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem,
     # without faiss the saved graph is skipped (the model falls back to its IVF index) instead of failing to load
     monkeypatch.setitem(__import__("sys").modules, "faiss", None)
     plain = Recogniser.load(tmp_path / "g")
-    assert plain.classmap.__dict__.get("_index_cache") is None
+    assert "index" not in plain.classmap._caches()
     assert plain.predict_features(Xt[:5], top=1).labels.shape == (5,)

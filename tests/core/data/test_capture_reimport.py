@@ -6,7 +6,7 @@ import numpy as np
 from classmap_gui.core.data import load_folder
 from classmap_gui.core.data.capture_names import burst_of, capture_name, new_burst_token
 from classmap_gui.core.training import TrainConfig, split_parts
-from classmap_gui.core.workspace import Workspace
+from classmap_gui.core.project import Project
 
 
 def _frame(rng, cls):
@@ -16,7 +16,7 @@ def _frame(rng, cls):
 
 def test_reimported_captures_keep_their_bursts(tmp_path):
     rng = np.random.default_rng(0)
-    ws = Workspace(capture_root=lambda: tmp_path / "captures", listener=lambda k, t: None)
+    ws = Project(default_captures=lambda: tmp_path / "captures")
     ws.new_project((24, 24))
     for name in ("fist", "palm"):
         ws.add_class(name)

@@ -98,12 +98,12 @@ def test_a_refine_that_stops_early_still_scores_every_window(hand_detector, fram
     import copy
 
     v3 = copy.copy(hand_detector.classmap)                       # the fitted embedding, refine v3
-    v3.__dict__ = {k: v for k, v in hand_detector.classmap.__dict__.items() if k != "_single_cache"}
+    v3.__dict__ = {k: v for k, v in hand_detector.classmap.__dict__.items() if k != "_cache"}
     v3.refine, v3.threshold_ = "v3", -1e9                       # stop at the first candidate
     rec = Recogniser(hand_detector.features, hand_detector.classifier, v3, hand_detector.class_names)
     sc = Scanner(rec, "classmap")
     X = sc.pyramid.features(sc._grey(frames[0][0])).copy()
-    pred = v3.predict(hand_detector.classifier, X, top=None)
+    pred = v3.predict_result(X, bank=hand_detector.classifier)
     assert np.isnan(pred.top_scores).any()                     # the situation under test
     score, best, _, _ = sc._classify(X)
     first = pred.top_classes[:, 0]

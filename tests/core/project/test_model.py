@@ -1,15 +1,19 @@
-"""The headless project model: edits, dirty flag, model validity and captures, without a window."""
+"""The headless, evented project model: edits, dirty flag, model validity, captures and the signals a view
+subscribes to, without a window; and the same object saved and opened by the project format."""
 import numpy as np
 import pytest
 
 from classmap_gui.core.data import ImageSet
 from classmap_gui.core.errors import DataError
-from classmap_gui.core.workspace import DATASET, MODEL, Workspace
+from classmap_gui.core.project import Project, load_project, save_project
 
 
 def _ws(tmp_path):
     notes = []
-    ws = Workspace(capture_root=lambda: tmp_path / "captures", listener=lambda k, t: notes.append(k))
+    ws = Project(default_captures=lambda: tmp_path / "captures")
+    for kind in ("datasetChanged", "modelChanged", "stateChanged"):
+        getattr(ws, kind).connect(lambda kind=kind: notes.append(kind))
+    ws.message.connect(lambda text: notes.append(f"message: {text}"))
     return ws, notes
 
 
@@ -25,7 +29,7 @@ def test_new_project_accepts_classes_and_captures(tmp_path):
     assert path.parent == tmp_path / "captures" / "fist" and path.exists()
     assert oct(path.stat().st_mode & 0o777) != oct(0o600)  # honours the umask, not private
     assert ws.add_images(0, [frame], [str(path)]) == 1
-    assert ws.imageset.images.shape == (1, 32, 32) and DATASET in notes
+    assert ws.imageset.images.shape == (1, 32, 32) and "datasetChanged" in notes and "message: added 1 image(s) to 'fist'" in notes
 
 
 def test_opened_set_is_not_unsaved_and_a_model_is(tmp_path):
@@ -34,24 +38,24 @@ def test_opened_set_is_not_unsaved_and_a_model_is(tmp_path):
     ws.reset(ims)
     assert not ws.replaces_work and ws.title == "demo"
     ws.set_trained(object(), None)
-    assert ws.replaces_work and ws.model_is_current and MODEL in notes
+    assert ws.replaces_work and ws.model_is_current and "modelChanged" in notes
     ws.add_class("c")
     assert not ws.model_is_current and ws.recogniser is not None  # stale, kept until retrained
     ws.delete_class(2)
     assert ws.recogniser is None  # labels shifted: the model no longer applies
     ws.mark_saved(tmp_path)
-    assert not ws.dirty and ws.capture_root == tmp_path / "captures"
+    assert not ws.dirty and ws.captures_dir == tmp_path / "captures"
 
 
 def test_restore_run_puts_back_model_and_settings_and_refuses_what_it_cannot():
-    """Runs in the headless workspace: a kept model is restored with its settings (capture options kept),
+    """Runs in the headless project: a kept model is restored with its settings (capture options kept),
     counts as current only on unchanged data; a let-go model or other classes are clear errors."""
     from classmap_gui.core.data import load_digits
     from classmap_gui.core.project.runs import run_record
     from classmap_gui.core.training import TrainConfig, train
 
     d = load_digits().subset(np.arange(300))
-    ws = Workspace()
+    ws = Project()
     ws.reset(d)
     ws.settings["capture_target"] = 40
     results = [train(d, TrainConfig(features="pixels", bank="ova-ridge", seed=s)) for s in (0, 1)]
@@ -83,3 +87,24 @@ def test_an_owned_temporary_folder_goes_when_the_project_is_replaced_not_before(
     ws.reset(ims)
     assert not owned.exists() and ws.unpacked is None
     ws.close()  # nothing owned: nothing to do
+
+
+def test_a_saved_project_opens_as_the_same_evented_model(tmp_path):
+    """What a person edits is what is saved and what comes back: one Project type end to end; the opened one
+    is not unsaved, a view subscribed to the window's project hears the replacement, and a background save's
+    snapshot does not change when the project is edited after it was taken."""
+    ws, notes = _ws(tmp_path)
+    ws.new_project((16, 16))
+    ws.add_class("fist")
+    ws.add_images(0, [np.full((16, 16), 7, np.uint8)] * 3)
+    ws.settings["capture_target"] = 12
+    snap = ws.snapshot()
+    ws.add_class("palm")                                   # edited while the snapshot is being saved
+    out = save_project(snap, tmp_path / "p.cmproj")
+    opened = load_project(out)
+    assert isinstance(opened, Project) and opened.class_names == ["fist"] and len(opened.imageset) == 3
+    assert opened.settings == {"capture_target": 12} and not opened.dirty and opened.path == out
+    notes.clear()
+    ws.adopt(opened)
+    assert ws.class_names == ["fist"] and ws.title == "p.cmproj" and not ws.replaces_work
+    assert {"datasetChanged", "modelChanged", "stateChanged"} <= set(notes)

@@ -1,73 +1,74 @@
-"""The open project, headless: image set, trained recogniser and report, settings, file path, dirty flag.
+"""The open project, headless and evented: image set, trained recogniser and report, settings, captures,
+file path, dirty flag and training runs — one object for the app, the file format and the tests.
 
-The desktop app wraps one :class:`Workspace` in a Qt object that turns its change notes into signals;
-everything here runs and is tested without a window. Captures are written to disk the moment they are
-taken (:meth:`Workspace.save_capture`) and join the image set in bursts (:meth:`Workspace.add_images`).
+Every change emits a psygnal signal (napari's evented models: a view subscribes, nothing forwards):
+``datasetChanged``, ``modelChanged``, ``stateChanged`` and ``message(str)``. Signals are delivered on the
+thread that made the change; the desktop app changes its project only on the UI thread (results of
+background work arrive there), so its panels may draw in their callbacks. :func:`~.format.load_project`
+returns a :class:`Project` and :func:`~.format.save_project` writes one; :meth:`Project.snapshot` is what a
+background save writes while the person goes on editing.
 
-"Unsaved changes" means: something a person would lose by closing. A freshly opened, imported or
-built-in set that nobody edited has nothing to lose (``dirty`` False, although it was never saved);
-``replaces_work`` says whether replacing the project would throw work away (edits, or a trained model).
+Captures are written to disk the moment they are taken (:meth:`Project.save_capture`) and join the image
+set in bursts (:meth:`Project.add_images`). "Unsaved changes" means: something a person would lose by
+closing. A freshly opened, imported or built-in set that nobody edited has nothing to lose (``dirty``
+False, although it was never saved); ``replaces_work`` says whether replacing it would throw work away.
 """
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from psygnal import Signal
 
-from .data import ImageSet
-from .data import editing
-from .errors import DataError
-from .project.runs import RunLog, data_version
-
-#: what changed, for :attr:`Workspace.listener`
-DATASET, MODEL, STATE, MESSAGE = "dataset", "model", "state", "message"
-
-
-def safe_folder_name(name: str) -> str:
-    """A folder name for a class: letters, digits, ``-_. `` kept, anything else ``_``."""
-    keep = "".join(ch if ch.isalnum() or ch in "-_. " else "_" for ch in name).strip(" .")
-    return keep or "class"
+from ..data import ImageSet
+from ..data import editing
+from ..errors import DataError
+from .captures import safe_folder_name, write_capture
+from .runs import RunLog, data_version
 
 
-class Workspace:
-    """The one project the app has open.
+class Project:
+    """The one open project.
 
-    ``capture_root``: a callable giving the folder for captures of a never-saved project (the app
-    passes the platform's data folder; core reads no settings itself). ``listener(kind, text)`` is
-    called after each change with ``kind`` one of DATASET, MODEL, STATE, MESSAGE.
+    ``imageset``: the labelled images (uint8, one size) or None before one is made; ``recogniser``: a trained
+    ``Recogniser`` or None; ``settings``: any JSON-able dict (training settings, UI state); ``captures_dir``:
+    the folder captures are written to and saved with the project (for a folder project
+    ``<project>/captures``); ``runs``: the training runs (:class:`~.runs.RunLog`). ``default_captures``: a
+    callable giving the captures folder of a never-saved project (the app passes the platform's data
+    folder; core reads no settings itself).
     """
 
-    def __init__(self, capture_root: Callable[[], Path] | None = None,
-                 listener: Callable[[str, str], None] | None = None):
-        self.default_capture_root = capture_root or (lambda: Path.cwd() / "captures")
-        self.listener = listener or (lambda kind, text: None)
-        self.imageset: ImageSet | None = None
-        self.recogniser = None
+    datasetChanged = Signal()   # images, labels or class names changed
+    modelChanged = Signal()     # the trained recogniser / report was set or cleared
+    stateChanged = Signal()     # path, dirty flag or runs changed (window title, status bar)
+    message = Signal(str)       # a short note for the status bar
+
+    def __init__(self, imageset: ImageSet | None = None, recogniser=None, settings: dict | None = None,
+                 captures_dir: str | Path | None = None, path: str | Path | None = None, runs: RunLog | None = None,
+                 *, default_captures: Callable[[], Path] | None = None):
+        self.default_captures = default_captures or (lambda: Path.cwd() / "captures")
         self.report = None
         self.split = None  # (train ImageSet | None, test ImageSet) of the last training, for inspection
-        self.settings: dict = {}
-        self.path: Path | None = None
         self.dirty = False
         self.data_version = 0
-        self.trained_on_version = -1
-        self.capture_root: Path | None = None
         self.unpacked: Path | None = None  # a temporary folder this project owns (an archive's captures)
-        self.runs = RunLog()  # every training run of this project (records, and the newest runs' models)
+        self._assign(imageset, recogniser, settings, path, captures_dir, runs)
 
-    # ------------------------------------------------------------------ notes
-    def _note(self, *kinds: str, text: str = "") -> None:
-        for k in kinds:
-            self.listener(k, text)
-
-    def message(self, text: str) -> None:
-        """Pass a status-line message to the listener (the GUI shows it)."""
-        self._note(MESSAGE, text=text)
+    def _assign(self, imageset, recogniser, settings, path, captures_dir, runs) -> None:
+        self.imageset = imageset
+        self.recogniser, self.report, self.split = recogniser, None, None
+        self.settings = dict(settings or {})
+        self.path = Path(path) if path else None
+        self.captures_dir = Path(captures_dir) if captures_dir else None
+        self.runs = runs if runs is not None else RunLog()  # every training run (records, newest runs' models)
+        self.data_version += 1
+        self.trained_on_version = self.data_version if recogniser is not None else -1
+        self.dirty = False
 
     # ------------------------------------------------------------------ whole-project changes
-    def reset(self, imageset: ImageSet | None = None, *, recogniser=None, report=None, settings=None,
+    def reset(self, imageset: ImageSet | None = None, *, recogniser=None, settings=None,
               path: str | Path | None = None, captures_dir: str | Path | None = None, runs: RunLog | None = None,
               unpacked: str | Path | None = None) -> None:
         """Replace everything (new, opened or imported project); nothing is unsaved afterwards.
@@ -78,16 +79,23 @@ class Workspace:
         if self.unpacked != owned:
             self.close()
         self.unpacked = owned
-        self.runs = runs if runs is not None else RunLog()
-        self.imageset = imageset
-        self.recogniser, self.report, self.split = recogniser, report, None
-        self.settings = dict(settings or {})
-        self.path = Path(path) if path else None
-        self.capture_root = Path(captures_dir) if captures_dir else None
-        self.data_version += 1
-        self.trained_on_version = self.data_version if recogniser is not None else -1
-        self.dirty = False
-        self._note(DATASET, MODEL, STATE)
+        self._assign(imageset, recogniser, settings, path, captures_dir, runs)
+        self.datasetChanged.emit()
+        self.modelChanged.emit()
+        self.stateChanged.emit()
+
+    def adopt(self, other: Project, *, unpacked: str | Path | None = None) -> None:
+        """Become the project ``other`` (one :func:`~.format.load_project` returned): :meth:`reset` with its parts."""
+        self.reset(other.imageset, recogniser=other.recogniser, settings=other.settings, path=other.path,
+                   captures_dir=other.captures_dir, runs=other.runs, unpacked=unpacked)
+
+    def snapshot(self) -> Project:
+        """A copy to save in the background while this one goes on changing: the same (immutable) image set
+        and recogniser, copies of the settings and the run log, the captures folder when it exists."""
+        runs = self.runs
+        caps = self.captures_dir if self.captures_dir is not None and self.captures_dir.is_dir() else None
+        return Project(self.imageset, self.recogniser, dict(self.settings), caps, self.path,
+                       RunLog(runs.records, runs.models, runs.keep_models, runs.next_id))
 
     def close(self) -> None:
         """The project is being put away (replaced, or the app quits after the person kept or discarded its
@@ -107,13 +115,14 @@ class Workspace:
             self.settings = dict(settings)
         self.trained_on_version = self.data_version
         self.dirty = True
-        self._note(STATE, MODEL)
+        self.stateChanged.emit()
+        self.modelChanged.emit()
 
     def add_run(self, record: dict, recogniser=None) -> dict:
         """Keep a training run's record (and its recogniser, within the bound); returns the kept record."""
         kept = self.runs.add(record, recogniser)
         self.dirty = True
-        self._note(STATE)
+        self.stateChanged.emit()
         return kept
 
     def restore_run(self, run_id: int) -> dict:
@@ -128,7 +137,7 @@ class Workspace:
             raise DataError(f"run {run_id} kept only its record (models are kept for the newest "
                             f"{self.runs.keep_models} runs): retrain with its settings to restore it")
         ims = self._need_set()
-        from .training import TrainConfig
+        from ..training import TrainConfig  # noqa: PLC0415 - training sits above the project model's imports
         TrainConfig.from_dict(record.get("settings") or {})   # ConfigError for a record edited by hand
         if list(model.class_names) != list(ims.class_names):
             raise DataError(f"run {run_id} was trained on other classes than the project has now "
@@ -139,16 +148,17 @@ class Workspace:
         same = record.get("data", {}).get("version") == data_version(ims)
         self.trained_on_version = self.data_version if same else -1
         self.dirty = True
-        self._note(STATE, MODEL)
+        self.stateChanged.emit()
+        self.modelChanged.emit()
         return record
 
     def mark_saved(self, path: str | Path) -> None:
         """Record that the project was saved to ``path``: not dirty, and new captures go inside a folder project."""
         self.path = Path(path)
         if self.path.is_dir():  # a folder project keeps its captures inside; new ones go there too
-            self.capture_root = self.path / "captures"
+            self.captures_dir = self.path / "captures"
         self.dirty = False
-        self._note(STATE)
+        self.stateChanged.emit()
 
     # ------------------------------------------------------------------ queries
     @property
@@ -195,7 +205,10 @@ class Workspace:
         if version_bump:
             self.data_version += 1
         self.dirty = True
-        self._note(STATE, DATASET, *((MODEL,) if model_invalid else ()))
+        self.stateChanged.emit()
+        self.datasetChanged.emit()
+        if model_invalid:
+            self.modelChanged.emit()
 
     def set_imageset(self, imageset: ImageSet) -> None:
         """Use newly imported images in this project; the old recogniser no longer applies."""
@@ -235,67 +248,19 @@ class Workspace:
         ims = editing.add_images(self._need_set(), cls, images, sources, group)
         n = len(ims) - len(self.imageset)
         self._edited(ims, model_invalid=False)
-        self.message(f"added {n} image(s) to {ims.class_names[cls]!r}")
+        self.message.emit(f"added {n} image(s) to {ims.class_names[cls]!r}")
         return n
 
     # ------------------------------------------------------------------ captures
     def capture_dir(self, cls: int) -> Path:
         """The folder where captures of class ``cls`` are written as they are taken."""
-        if self.capture_root is None:
-            self.capture_root = (self.path / "captures") if self.path is not None and self.path.is_dir() \
-                else self.default_capture_root()
-        return self.capture_root / safe_folder_name(self.class_names[cls])
+        if self.captures_dir is None:
+            self.captures_dir = (self.path / "captures") if self.path is not None and self.path.is_dir() \
+                else self.default_captures()
+        return self.captures_dir / safe_folder_name(self.class_names[cls])
 
     def save_capture(self, cls: int, img: np.ndarray, burst: str | None = None) -> Path:
         """Write one captured frame (uint8 RGB or grey, any size) to disk now; returns its path. ``burst``:
-        the token of its capture burst (:func:`~.data.capture_names.new_burst_token`), kept in the file
+        the token of its capture burst (:func:`~..data.capture_names.new_burst_token`), kept in the file
         name so a re-imported folder of captures gets its bursts back."""
-        from .data.capture_names import capture_name
-
-        d = self.capture_dir(cls)
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        n = len(list(d.glob("*.png"))) if d.exists() else 0
-        path = d / capture_name(stamp, n, burst)
-        while path.exists():
-            n += 1
-            path = d / capture_name(stamp, n, burst)
-        write_png_atomic(path, img)
-        return path
-
-
-def write_png_atomic(path: Path, img: np.ndarray) -> None:
-    """Write ``img`` (uint8 grey or RGB) as PNG through a temporary file and a rename.
-
-    The file gets the permissions the user's umask gives new files (``mkstemp`` alone would make it
-    private to the user, which surprises a person sharing a project folder).
-    """
-    import os
-    import tempfile
-
-    import cv2
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    bgr = img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_RGB2BGR)
-    ok, buf = cv2.imencode(".png", bgr)
-    if not ok:
-        raise DataError(f"could not encode the image for {path}")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buf.tobytes())
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def current_umask() -> int:
-    """The process's file-creation mask (read by setting and restoring it)."""
-    import os
-
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+        return write_capture(self.capture_dir(cls), img, burst)

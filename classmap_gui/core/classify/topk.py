@@ -42,28 +42,6 @@ def topk_insert(value, item, filled, k, topd, topc):
     return filled
 
 
-@nb.njit(**_OPTS)
-def topk_insert_lex(value, item, filled, k, topd, topc):
-    """:func:`topk_insert` for items offered in any order: the list is ordered by ``(value, item)``, so
-    an equal value ranks by the lower item whatever came first. Offering every item once, in any
-    order, leaves the same list as offering them in item order to :func:`topk_insert`."""
-    if filled == k:
-        w = topd[k - 1]
-        if not (value < w or (value == w and item < topc[k - 1])):
-            return filled
-        pos = k - 1
-    else:
-        pos = filled
-        filled += 1
-    while pos > 0 and (topd[pos - 1] > value or (topd[pos - 1] == value and topc[pos - 1] > item)):
-        topd[pos] = topd[pos - 1]
-        topc[pos] = topc[pos - 1]
-        pos -= 1
-    topd[pos] = value
-    topc[pos] = item
-    return filled
-
-
 @intrinsic
 def _bits_to_float(typingctx, bits):
     """The float32 whose bit pattern is the int32 ``bits``."""
