@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 sysdeps:
 	@bash .ci/sysdeps
 
+# the app on the project saved last (the built-in demo the first time; `classmap-gui --demo` for the demo)
 run: sysdeps $(STAMP)
-	$(VENV)/bin/classmap-gui --demo
+	$(VENV)/bin/classmap-gui
 
 demo: $(STAMP)
 	$(VENV)/bin/classmap train --data digits --features kmeans --bank ova-liblinear --out out/digits-model

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import errno
+import faulthandler
 import os
 import sys
 
 from ..core.errors import ClassMapError
-from . import bench, model, train
+from . import bench, hand_model, model, train
 from .common import ProgressBar, emit, parse_sets, parse_value
 
 __all__ = ["ProgressBar", "build_parser", "emit", "main", "parse_sets", "parse_value"]
@@ -50,6 +51,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     bench.add_commands(sub, load_options=full or "bench" in (argv or []))
     train.add_commands(sub, with_choices=full)
     model.add_commands(sub)
+    hand_model.add_commands(sub)
     return p
 
 
@@ -65,29 +67,37 @@ def _os_error_line(exc: OSError) -> str:
 
 
 def _log_internal_error(exc: BaseException) -> str:
-    """Write the traceback of a bug to a log file; returns where it went."""
+    """Write the traceback of a bug to a log file; returns where it went.
+
+    The user's log folder gets ``classmap-cli.log``, appended to but never through a link. When that
+    folder cannot be written, a new private file in the temporary folder (``mkstemp``: a name no one
+    could prepare, mode 0600) takes the traceback: a fixed name there could be another user's link.
+    """
     import tempfile
     import time
     import traceback
 
+    text = f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} classmap {' '.join(sys.argv[1:])}\n" + \
+        "".join(traceback.format_exception(exc))
     try:
         from platformdirs import user_log_dir
 
         folder = user_log_dir("classmap-studio", appauthor=False)
-    except Exception:  # platformdirs missing or no home: the temporary folder still works
-        folder = tempfile.gettempdir()
-    text = f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} classmap {' '.join(sys.argv[1:])}\n" + \
-        "".join(traceback.format_exception(exc))
-    for d in (folder, tempfile.gettempdir()):
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "classmap-cli.log")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) |
+                     getattr(os, "O_CLOEXEC", 0), 0o600)
+    except Exception:  # noqa: BLE001 - platformdirs missing, no home, read-only, a link: use a private file
         try:
-            os.makedirs(d, exist_ok=True)
-            path = os.path.join(d, "classmap-cli.log")
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(text)
-            return path
+            fd, path = tempfile.mkstemp(prefix="classmap-cli-", suffix=".log")
         except OSError:
-            continue
-    return "(no log: nowhere writable)"
+            return "(no log: nowhere writable)"
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError:
+        return "(no log: the log file could not be written)"
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,6 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             stream.reconfigure(errors="surrogateescape")
         except (AttributeError, ValueError):  # pragma: no cover - a replaced stream (tests, pipes)
+            pass
+    if not faulthandler.is_enabled():  # a mapped model overwritten in place (SIGBUS) must not end silently
+        try:
+            faulthandler.enable()
+        except (AttributeError, ValueError, OSError):  # pragma: no cover - stderr replaced by an object without a fd
             pass
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)

@@ -4,6 +4,9 @@ The names below are imported on first use (PEP 562), so a light import such as
 ``classmap_gui.core.errors`` (the CLI's early checks) does not load scikit-learn and numba.
 """
 from .errors import Cancelled, ClassMapError, ConfigError, DataError, ModelFormatError, NotFittedError
+from .numba_cache import ensure_writable_cache
+
+ensure_writable_cache()  # before any kernel module imports numba: a read-only install must still run
 
 __all__ = ["Cancelled", "ClassMapError", "CompressiveClassifier", "ConfigError", "DataError", "ImageSet", "ModelFormatError",
            "NotFittedError", "load_dataset"]

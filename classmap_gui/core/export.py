@@ -39,11 +39,12 @@ EXPORT_FORMAT = "classmap-export"
 EXPORT_VERSION = 1
 TEMPLATE = Path(__file__).with_name("export_predict_template.py")
 #: modules of the package that predict.py runs verbatim; each may import only numpy (and OpenCV)
-INLINED = ("classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops", "classmap_gui.core.features.kmeans_ops",
+INLINED = ("classmap_gui.core.store.bounded_zip", "classmap_gui.core.data.image_header",
+           "classmap_gui.core.data.image_decode", "classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops", "classmap_gui.core.features.kmeans_ops",
            "classmap_gui.core.features.cnn_ops", "classmap_gui.core.classify.classmap_ops",
            "classmap_gui.core.classify.ranking_ops")
 _INLINE_MARK = "# @inline "
-_STANDALONE_IMPORTS = {"__future__", "numpy", "cv2"}
+_STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "math", "struct", "zipfile", "zlib"}
 
 
 def predict_source() -> str:

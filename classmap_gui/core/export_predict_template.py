@@ -22,6 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import stat
+import struct
 import sys
 import zipfile
 import zlib
@@ -29,54 +33,104 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from numpy.lib import format as npy_format
 
 FORMAT = "classmap-export"
 VERSION = 1
 #: the paper's refine names, as models store them
 REFINE_ALIASES = {"v1": "all-pairs-vote", "v2": "best-response", "v3": "first-above-threshold"}
-_KINDS = "biuf"
+#: the app's limits: a model description is kilobytes; an image may declare at most this many pixels
+MAX_JSON_BYTES = 16 * 1024 * 1024
+MAX_IMAGE_PIXELS = 50_000_000
+MAX_MEMBERS = 100_000
 
 
 class ModelError(Exception):
     """The exported model is missing, damaged, unsafe or from a newer ClassMap Studio."""
 
 
-# ---------------------------------------------------------------- model files
+# ---------------------------------------------------------------- guards: files, model, images
+
+# @inline classmap_gui.core.store.bounded_zip
+
+
+# @inline classmap_gui.core.data.image_header
+
+
+# @inline classmap_gui.core.data.image_decode
+
+
+def open_regular(path: str | Path):
+    """A binary file object on the regular file ``path``; OSError for a FIFO, device, socket or folder.
+    Opened non-blocking (a FIFO cannot hang the open) and checked on the open descriptor (no race)."""
+    fd = os.open(str(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file (a FIFO, device, socket or folder); refused")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | Path, max_bytes: int, what: str) -> bytes:
+    """The bytes of the regular file ``path``, refused (OSError) when larger than ``max_bytes``."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise OSError(f"{path} is too large to be {what} ({size} bytes, at most {max_bytes})")
+        data = fh.read(size + 1)
+    if len(data) > max_bytes:
+        raise OSError(f"{path} grew while being read; refused")
+    return data
+
+
+def read_arrays(npz: Path, manifest: dict) -> dict[str, np.ndarray]:
+    """The arrays of ``npz`` exactly as ``manifest`` declares them: every member's size checked against
+    the manifest before any is inflated, then each inflated into its declared array and no further."""
+    specs = parse_specs(manifest, MAX_MEMBERS)
+    with open_regular(npz) as fh:
+        count = entry_count(fh)
+        if count is not None and count > len(specs):
+            raise ModelError(f"{npz} has {count} members, model.json declares {len(specs)}; refused")
+        with zipfile.ZipFile(fh) as zf:
+            infos = {}
+            for info in zf.infolist():
+                key = info.filename[:-4]
+                if not info.filename.endswith(".npy") or key in infos or key not in specs \
+                        or info.flag_bits & 0x1 or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                    raise ModelError(f"{npz}: unexpected member {info.filename[:80]!r}; refused")
+                infos[key] = info
+            if set(infos) != set(specs):
+                raise ModelError(f"{npz}: members differ from those model.json declares")
+            check_npz_sizes(infos, specs, os.fstat(fh.fileno()).st_size)
+            return {key: read_npy_member(zf, infos[key], key, dt, shape) for key, (dt, shape) in specs.items()}
+
 
 def load_model(folder: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
     """``(doc, arrays)`` of the export in ``folder``; ModelError when anything is not as declared."""
     folder = Path(folder)
     try:
-        doc = json.loads((folder / "model.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{folder / 'model.json'}: cannot read the model ({exc})") from None
+        doc = json.loads(read_regular(folder / "model.json", MAX_JSON_BYTES, "a model description").decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ModelError(f"{folder / 'model.json'}: cannot read the model ({str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelError(f"{folder}: not a ClassMap Studio export")
     if not isinstance(doc.get("version"), int) or doc["version"] > VERSION:
-        raise ModelError(f"{folder}: export format {doc.get('version')!r} is newer than this predict.py reads")
+        raise ModelError(f"{folder}: export format {str(doc.get('version'))[:20]!r} is newer than this predict.py reads")
     manifest = doc.get("arrays")
     if not isinstance(manifest, dict):
         raise ModelError(f"{folder}: the array manifest is missing")
-    arrays = {}
     try:
-        with np.load(folder / "arrays.npz", allow_pickle=False) as z:
-            if set(z.files) != set(manifest):
-                raise ModelError(f"{folder / 'arrays.npz'}: members differ from those model.json declares")
-            for key, spec in manifest.items():
-                dtype, shape = np.dtype(str(spec["dtype"])), tuple(int(s) for s in spec["shape"])
-                if dtype.kind not in _KINDS:
-                    raise ModelError(f"{folder / 'arrays.npz'}: array {key!r} declares dtype {dtype}; refused")
-                arr = z[key]  # allow_pickle=False: an object (pickled) array raises ValueError, runs nothing
-                if arr.dtype != dtype or arr.shape != shape:
-                    raise ModelError(f"{folder / 'arrays.npz'}: array {key!r} is {arr.dtype}{arr.shape}, "
-                                     f"declared {dtype}{shape}")
-                arrays[key] = arr
+        arrays = read_arrays(folder / "arrays.npz", manifest)
     except ModelError:
         raise
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-        if "pickle" in str(exc).lower():
-            raise ModelError(f"{folder / 'arrays.npz'} holds a pickled object; refused without loading it") from None
-        raise ModelError(f"{folder / 'arrays.npz'}: corrupt ({exc})") from None
+    except ZipLimitError as exc:
+        raise ModelError(f"{folder / 'arrays.npz'}: {exc}") from None
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error, struct.error,
+            NotImplementedError, RuntimeError, SyntaxError) as exc:
+        raise ModelError(f"{folder / 'arrays.npz'}: corrupt ({str(exc)[:200]})") from None
     return doc, arrays
 
 
@@ -86,21 +140,30 @@ class UnreadableImage(Exception):
     """An image file that cannot be read; the message is the reason."""
 
 
-def read_image(path: str | Path, grey: bool) -> np.ndarray:
-    """uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, as ClassMap Studio reads files; UnreadableImage saying why."""
+def read_image(path: str | Path, grey: bool, max_pixels: int = MAX_IMAGE_PIXELS) -> np.ndarray:
+    """uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, as ClassMap Studio reads files; UnreadableImage saying
+    why. Only regular files; the size the header declares is checked before anything is decoded."""
     try:
-        buf = np.fromfile(str(path), dtype=np.uint8)
+        data = read_regular(path, max(1 << 20, 8 * max_pixels), "an image within the pixel limit")
     except OSError as exc:
         raise UnreadableImage(exc.strerror or str(exc)) from None
-    if buf.size == 0:
+    if not data:
         raise UnreadableImage("the file is empty")
+    dims = image_dimensions(data)
+    if dims is None:
+        raise UnreadableImage("not a PNG, JPEG, BMP, TIFF, WebP or GIF image, or its header is damaged")
+    fmt, w, h = dims
+    if w < 1 or h < 1 or w * h > max_pixels:
+        raise UnreadableImage(f"its header declares {w}x{h} pixels; the limit is {max_pixels} pixels")
     try:
-        img = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR)
+        img = decode_pixels(data, grey)
     except cv2.error as exc:
         raise UnreadableImage(f"OpenCV failed to decode it ({str(exc).strip().splitlines()[-1]})") from None
     if img is None or img.size == 0:
-        raise UnreadableImage("not an image format OpenCV can decode, or the file is damaged")
-    return img if grey else cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+        raise UnreadableImage(f"the {fmt.upper()} data is corrupt, truncated or of an unsupported kind")
+    if sorted(img.shape[:2]) != sorted((h, w)):
+        raise UnreadableImage(f"its header declares {w}x{h} pixels, the decoder found {img.shape[1]}x{img.shape[0]}")
+    return img
 
 
 # @inline classmap_gui.core.image_ops
@@ -347,13 +410,18 @@ def main(argv: list[str] | None = None) -> int:
     paths, images, unreadable = [], [], 0
     for p in args.images:
         try:
-            images.append(read_image(p, doc["grey"]))
+            images.append(read_image(p, doc.get("grey") is True))
             paths.append(p)
         except UnreadableImage as exc:
             print(f"{p}: cannot read image: {exc}", file=sys.stderr)
             unreadable += 1
     names = doc["class_names"]
-    cls, val = predict(images, doc, arrays, args.top) if images else ([], [])
+    try:
+        cls, val = predict(images, doc, arrays, args.top) if images else ([], [])
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError, cv2.error) as exc:
+        print(f"predict.py: error: {args.model}: model.json is invalid ({type(exc).__name__}: "
+              f"{' '.join(str(exc).split())[:200]})", file=sys.stderr)
+        return 2
     if args.json:
         rows = [{"image": str(p), "top": [{"class": names[c], "index": int(c), "score": float(v)}
                                           for c, v in zip(cr, vr)]} for p, cr, vr in zip(paths, cls, val)]

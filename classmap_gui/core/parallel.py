@@ -92,6 +92,9 @@ def _dask_client(scheduler: str | None, n_workers: int | None, timeout: float):
     except (OSError, TimeoutError) as exc:
         raise ConfigError(f"cannot reach the Dask scheduler at {scheduler!r} ({exc}); start one with "
                           "`dask scheduler` and workers with `dask worker ADDRESS`, or check the address") from exc
+    except Exception as exc:  # noqa: BLE001 - MemoryError, struct.error, ...: the peer spoke another protocol
+        raise ConfigError(f"{scheduler!r} did not answer as a Dask scheduler ({type(exc).__name__}: "
+                          f"{str(exc)[:120]}); check the address and port (`dask scheduler` prints it)") from None
     return client, None
 
 

@@ -41,7 +41,6 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from . import errorlog
-    from .demo import open_demo
     from .mainwindow import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -49,16 +48,27 @@ def main(argv: list[str] | None = None) -> int:
     errorlog.setup()
     win = MainWindow()
     win.show()
-    if args.project:
-        win.open_project(args.project)
-    elif not win.offer_recovery():
-        recent = win.recent.list() if win.recent is not None and not args.demo else []
-        if recent:
-            win.open_project(str(recent[0]))
-        else:
-            open_demo(win, args.features)
+    open_at_start(win, args)
     return app.exec()
 
+
+def open_at_start(win, args) -> str:
+    """What the window opens (``make run`` and a plain ``classmap-gui``): the project named, else an autosave
+    the person chose to recover, else the project saved last (that still exists), else the built-in demo
+    (the first start, or ``--demo``). Returns which: "project", "recovered", "recent" or "demo"."""
+    from .demo import open_demo
+
+    if args.project:
+        win.open_project(args.project)
+        return "project"
+    if win.offer_recovery():
+        return "recovered"
+    recent = win.recent.list() if win.recent is not None and not args.demo else []
+    if recent:
+        win.open_project(str(recent[0]))
+        return "recent"
+    open_demo(win, args.features)
+    return "demo"
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

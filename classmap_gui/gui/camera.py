@@ -20,6 +20,7 @@ from PySide6.QtCore import Signal
 
 from ..core.data.folder import IMAGE_EXTENSIONS
 from .threads import UiThread
+from .video_file import VideoFile
 
 os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # missing cameras are expected, not warnings
 
@@ -70,7 +71,8 @@ def pace(next_t: float, interval: float, stop: threading.Event) -> float:
 
 
 class FrameStream(UiThread):
-    """Streams frames from ``source``: a camera index (int), a video file, or a list of image files.
+    """Streams frames from ``source``: a camera index (int), a video file (a path, or a :class:`~.video_file.VideoFile`
+    that loops, plays slower or pauses), or a list of image files.
 
     Signals: ``frame(view, crop, result, name)`` — the full RGB frame with the region drawn, the RGB
     crop of the region, ``process(crop)`` (or None) and the image file's path ("" for cameras and
@@ -131,7 +133,10 @@ class FrameStream(UiThread):
             if not files:
                 raise OSError("no image files found in the chosen files or folder")
             return None, files
-        cap = cv2.VideoCapture(self.source) if isinstance(self.source, int) else cv2.VideoCapture(str(self.source))
+        if isinstance(self.source, VideoFile):
+            cap = self.source
+        else:
+            cap = cv2.VideoCapture(self.source) if isinstance(self.source, int) else cv2.VideoCapture(str(self.source))
         if not cap.isOpened():
             cap.release()
             what = f"camera {self.source}" if isinstance(self.source, int) else f"video file {self.source}"
@@ -203,6 +208,8 @@ class FrameStream(UiThread):
                         cv2.rectangle(view, (x, y), (x + s - 1, y + s - 1), (255, 200, 0), max(1, s // 100))
                     self._ui_free.clear()
                     self.frame.emit(view, crop, result, name)
+                if isinstance(cap, VideoFile):  # its speed may change while it plays
+                    interval = cap.interval
                 if self.realtime and interval and not is_camera and not self._paused.is_set():
                     next_t = pace(next_t, interval, self._stop)
         except Exception as exc:  # noqa: BLE001 - a failing source or model ends the stream, not the app

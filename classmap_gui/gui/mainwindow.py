@@ -13,13 +13,14 @@ from . import errorlog
 from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
+from .hand_model import get_hand_model
 from .panels.dataset import DatasetPanel
 from .panels.explore import ExplorePanel
 from .panels.run import RunPanel
 from .panels.train import TrainPanel
 from .project import app_project
 from .tasks import TaskRunner
-from .widgets import TaskProgress, show_message
+from .widgets import TaskProgress, WheelGuard, show_message
 
 PANELS = ("dataset", "train", "run", "explore")
 
@@ -29,6 +30,10 @@ class MainWindow(QMainWindow):
     and the one background task runner."""
     def __init__(self, parent=None):
         super().__init__(parent)
+        from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+        # the wheel turns a value only in the field a person clicked into, never one the pointer passes
+        self.wheel_guard = WheelGuard(self)
+        QApplication.instance().installEventFilter(self.wheel_guard)
         self.project = app_project()
         self.runner = TaskRunner(self)
         self.error_box: QMessageBox | None = None
@@ -179,6 +184,7 @@ class MainWindow(QMainWindow):
         self.act_new = act("&New project", lambda: self.new_project(), QKeySequence.New)
         self.act_open = act("&Open project…", lambda: self.open_project(), QKeySequence.Open)
         self.act_open_model = act("Open &model…", lambda: self.open_model())
+        self.act_hand_model = act("Get the &hand-pose model…", lambda: get_hand_model(self))  # gui/hand_model.py
         self.recent_menu = m.addMenu("Open &recent")
         self.act_save = act("&Save project", lambda: self.save_project(), QKeySequence.Save)
         self.act_save_as = act("Save project &as…", lambda: self.save_project(ask=True), QKeySequence.SaveAs)
@@ -220,15 +226,33 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ project actions
     def _may_discard(self) -> bool:
-        """True when the open project may be replaced: nothing unsaved, or the person said so."""
+        """True when the open project may be replaced: nothing unsaved, or the person saved it (Save) or said
+        to drop the changes (Discard); False for Cancel, a save dialog cancelled, or a save that failed."""
         if not self.project.replaces_work or self.property("no_confirm"):
             return True
         r = QMessageBox.question(self, "Unsaved changes", f"{self.project.title} has unsaved changes. "
-                                 "Discard them?", QMessageBox.Discard | QMessageBox.Cancel)
+                                 "Save them first?", QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel,
+                                 QMessageBox.Save)
+        if r == QMessageBox.Save:
+            return self._save_and_wait()
         if r == QMessageBox.Discard:
             self._discard_autosaves(self.project.path)
             return True
         return False
+
+    def _save_and_wait(self) -> bool:
+        """File > Save, and wait for it as a dialog would (events go on: the window draws and shows the
+        progress); True once saved, False when no name was given or the save failed or was refused."""
+        from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+
+        from .driving import wait_until  # noqa: PLC0415
+        task = self.save_project()
+        if not task:
+            return False
+        ended = []
+        task.finished.connect(lambda: ended.append(True))
+        wait_until(QApplication.instance(), lambda: bool(ended))
+        return not self.project.dirty
 
     def new_project(self, size: tuple[int, int] | None = None, colour: bool = False) -> bool:
         """File > New project: asks the image size and grey or colour (unless given), then an empty project."""

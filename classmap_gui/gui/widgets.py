@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPixmap
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QListView, QListWidget,
-                               QListWidgetItem, QMessageBox, QPlainTextEdit, QProgressBar, QPushButton,
-                               QSizePolicy, QStyle, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractScrollArea, QAbstractSpinBox, QApplication, QComboBox, QDialog,
+                               QDialogButtonBox, QHBoxLayout, QLabel, QListView, QListWidget, QListWidgetItem,
+                               QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSlider, QStyle,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from .imageutil import to_pixmap, to_qimage
 
@@ -97,43 +98,99 @@ class ImageGridDialog(QDialog):
 
 
 def elided_item(text: str, tooltip: str | None = None) -> QTableWidgetItem:
-    """A table cell whose full text is its tooltip (the view elides long names in the middle)."""
+    """A table cell whose full text is its tooltip (views elide long names at the end: a class name
+    reads shape first, so the end is the part to drop)."""
     item = QTableWidgetItem(text)
     item.setToolTip(tooltip or text)
     return item
 
 
-class ElidedLabel(QLabel):
-    """A one-line label that elides its text in the middle to fit, with the full text as tooltip.
+def elide_end(fm, text: str, width: int, lines: int = 1) -> str:
+    """``text`` cut at the end with "…" so that, word-wrapped at ``width`` pixels in the font of ``fm``
+    (QFontMetrics), it takes at most ``lines`` lines."""
+    if lines <= 1:
+        return fm.elidedText(text, Qt.ElideRight, width)
+    from PySide6.QtCore import QRect  # noqa: PLC0415
 
-    It never asks for more width than it has, so a long class name cannot widen its column.
+    def fits(t: str) -> bool:
+        return fm.boundingRect(QRect(0, 0, width, 10 ** 6), int(Qt.TextWordWrap), t).height() <= lines * fm.lineSpacing()
+    if fits(text):
+        return text
+    lo, hi = 0, len(text)  # the longest prefix that fits with its ellipsis
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(text[:mid].rstrip() + "…") else (lo, mid - 1)
+    return text[:lo].rstrip() + "…"
+
+
+class ElidedLabel(QLabel):
+    """A label of at most ``lines`` lines that cuts its text at the end to fit (full text as tooltip).
+
+    Its height is fixed to those lines and it never asks for more width than it has, so a long class
+    name neither widens its column nor moves the widgets below it.
     """
 
-    def __init__(self, text: str = "", parent=None):
+    def __init__(self, text: str = "", parent=None, lines: int = 1):
         super().__init__(parent)
         self._full = ""
-        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.lines = lines
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.setMinimumWidth(40)
+        self.setWordWrap(lines > 1)
+        self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt API
-        """Keep the full ``text`` (also as tooltip) and show it elided to the width."""
+        """Keep the full ``text`` (also as tooltip) and show it cut to the width."""
         self._full = str(text)
         self.setToolTip(self._full)
         self._fit()
 
     def text(self) -> str:
-        """The full text, not the elided one shown."""
+        """The full text, not the cut one shown."""
         return self._full
 
+    def changeEvent(self, e) -> None:  # noqa: N802 - a style sheet's larger font: a new height
+        """Font changes (a style sheet) refit the height and text."""
+        super().changeEvent(e)
+        if e.type() in (QEvent.FontChange, QEvent.StyleChange):
+            self._fit()
+
     def _fit(self) -> None:
-        width = max(10, self.width() - 4)
-        super().setText(self.fontMetrics().elidedText(self._full, Qt.ElideMiddle, width))
+        fm = self.fontMetrics()
+        m = self.contentsMargins()
+        self.setFixedHeight(self.lines * fm.lineSpacing() + m.top() + m.bottom() + 2)
+        super().setText(elide_end(fm, self._full, max(10, self.width() - 4), self.lines))
 
     def resizeEvent(self, e) -> None:  # noqa: N802
-        """Re-elide the text to the new width."""
+        """Re-cut the text to the new width."""
         super().resizeEvent(e)
         self._fit()
+
+
+class WheelGuard(QObject):
+    """An application-wide event filter: the mouse wheel changes a spin box, drop-down or slider only while
+    it has the keyboard focus (a click into it first). Otherwise the wheel scrolls what is around it, so a
+    pointer passing over a field while the page scrolls changes nothing."""
+
+    TYPES = (QAbstractSpinBox, QComboBox, QSlider)
+
+    def eventFilter(self, obj, e) -> bool:  # noqa: N802 - Qt API
+        """Polish: give the value widgets focus by click or tab only (not by wheel); Wheel: let it pass to
+        the parent unless the widget has the focus."""
+        t = e.type()
+        if t == QEvent.Polish and isinstance(obj, self.TYPES) and obj.focusPolicy() == Qt.WheelFocus:
+            obj.setFocusPolicy(Qt.StrongFocus)
+        elif t == QEvent.Wheel and isinstance(obj, self.TYPES) and not obj.hasFocus():
+            area = obj.parentWidget()
+            while area is not None and not isinstance(area, QAbstractScrollArea):
+                area = area.parentWidget()
+            if area is not None:  # the page around it scrolls, as if the field were not there
+                QApplication.sendEvent(area.viewport(), e)
+            else:
+                e.ignore()
+            return True
+        return False
 
 
 class MessageDialog(QDialog):

@@ -90,13 +90,12 @@ def journey() -> None:
     win.show()
     win.new_project((32, 32))
     d, cap = win.dataset, win.dataset.capture
-    cap.countdown.setValue(0)
-    cap.start_preview()
+    cap.start_preview()  # the defaults: the demo video at ½× speed, no count-down
     wait_until(app, lambda: cap.latest_crop is not None, 20)
     for i, name in enumerate(("fist", "flat hand", "peace")):
         d.add_class(name)
-        cap.record_btn.held.emit()  # as a hold of 1.5 s; the video shows each glyph for 3 s
-        settle(app, 1.5)
+        cap.record_btn.held.emit()  # as a hold until the README's 20 frames
+        wait_until(app, lambda: len(cap.burst) >= 20, 20)
         cap.record_btn.let_go.emit()
         settle(app, 1.5)
     settle(app, 0.5)

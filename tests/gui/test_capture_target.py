@@ -1,5 +1,5 @@
-"""Capture panel: every recorded burst is one capture group (bursts from one video file into one class
-share one), the per-class target shows progress, and one click adds the background class."""
+"""Capture panel: recorded bursts become capture groups (a video file's frames by what changes in it,
+tests/gui/test_capture_video.py), the per-class target shows progress, and one click adds the background class."""
 import numpy as np
 from PySide6.QtCore import Qt
 
@@ -37,14 +37,15 @@ def test_bursts_become_capture_groups_and_progress_counts_them(qtbot, window, sh
     ims = win.project.imageset
     new = np.flatnonzero(ims.labels == 4)
     n1 = len(new)
-    assert n1 >= 4 and len(np.unique(ims.groups[new])) == 1                  # one burst, one group
+    bursts = len(np.unique(ims.groups[new]))
+    assert n1 >= 4 and bursts >= 1 and not set(ims.groups[new]) & set(ims.groups[ims.labels != 4])
     assert len(np.unique(ims.groups[ims.labels != 4])) == 56                 # imported files: each its own
     assert cap.progress.format() == f"new: {n1} / 20" and cap.progress.value() == min(n1, 20)
-    assert "1 burst(s)" in cap.progress_note.text() and "at least 3 separate bursts" in cap.progress_note.text()
+    assert f"{bursts} burst(s)" in cap.progress_note.text()
     _record(qtbot, cap, 3)                                                    # same video, same class
     ims = win.project.imageset
     new = np.flatnonzero(ims.labels == 4)
-    assert len(new) > n1 and len(np.unique(ims.groups[new])) == 1            # frames of one video stay together
+    assert len(new) > n1
     assert cap.progress.value() == min(len(new), 20)
     assert f"{int(len(new) >= 20)} of 5 class(es) at the target" in cap.progress_note.text()
     # recorded into another class, the same video is another group

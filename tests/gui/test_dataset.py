@@ -89,8 +89,9 @@ def test_capture_burst_from_video_saves_every_frame(qtbot, window, shapes_folder
 def test_countdown_then_release_records_nothing(qtbot, window, shapes_folder, shapes_video):
     _import(qtbot, window, shapes_folder)
     cap = window.dataset.capture
-    cap.countdown.setValue(3)
     cap.choose_video(str(shapes_video))
+    assert cap.countdown.text() == "none"  # a video file needs no count-down; a person may still set one
+    cap.countdown.setValue(3)
     cap.start_preview()
     qtbot.mousePress(cap.record_btn, Qt.LeftButton)
     assert "in 3" in cap.last_message
@@ -137,7 +138,8 @@ def test_no_camera_is_a_clear_message_and_the_demo_video_is_listed(qtbot, window
     assert not cap.start_preview()
     assert "no camera was found" in cap.last_message.lower()
     cap.choose_video("/tmp/some-video.avi")
-    assert cap.last_message.strip() == ""  # the "No source" note goes once a video is chosen
+    assert "no camera" not in cap.last_message.lower()  # the "No source" note goes once a video is chosen
+    assert "no count-down" in cap.last_message  # and what differs for a video file is said
 
 
 def test_camera_that_cannot_open_or_stops_ends_cleanly(qtbot, shapes_video):

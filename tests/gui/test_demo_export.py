@@ -12,7 +12,7 @@ import sys
 import cv2
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QLabel
-from test_journey import DialogDriver, _type_path_and_save
+from conftest import DialogDriver, save_as
 
 from classmap_gui.gui.demo import demo_dataset, open_demo
 
@@ -32,8 +32,8 @@ def test_the_one_click_demo_model_exports_and_its_predictor_runs(qtbot, window, 
     assert rec.classmap is not None, window.runner.last_error
 
     out = tmp_path / "demo-export"
-    dialogs = DialogDriver(qtbot)
-    dialogs.next(QFileDialog, _type_path_and_save(qtbot, out))
+    dialogs = DialogDriver()
+    dialogs.next(QFileDialog, save_as(qtbot, out))
     window.act_export.trigger()                              # File > Export recogniser…
     dialogs.check()
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=60000)

@@ -153,3 +153,33 @@ def test_tsne_cancel_falls_back_to_pca(qtbot, window):
     C = len(ex.map_names)
     stars = np.c_[ex.class_points.data["x"], ex.class_points.data["y"]]
     assert np.allclose(stars, ex.data.layouts["tsne"][:C])
+
+
+def test_a_key_for_25_shapes_and_a_search_that_finds_nothing_says_so_at_once(qtbot, window):
+    from classmap_gui.core.data.hand_pose import SMALL_SHAPES, generate_hand_pose
+
+    win = window
+    ims = generate_hand_pose(shapes=",".join(SMALL_SHAPES), orientations=1, images_per_class=6, size=(32, 32))
+    win.project.reset(ims)
+    win.train.apply_settings({**POSE_SETTINGS, "classmap": {**POSE_SETTINGS["classmap"], "d": 6}})
+    with qtbot.waitSignal(win.runner.finished, timeout=120000):
+        qtbot.mouseClick(win.train.train_btn, Qt.LeftButton)
+    ex = win.explore
+    win.resize(1280, 800)
+    win.show_panel("explore")
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
+    _choose(ex.colour_by, "shape")
+    key = ex.map.legend
+    shapes = sorted(set(class_factors(ims.class_names)["shape"]))
+    assert len(shapes) == 25 and sorted(key.names()) == shapes  # every shape has its swatch and name
+    assert "25 groups" in key.note.text()
+    for i in (0, key.list.count() - 1):  # a key taller than its rows scrolls: the first and the last are reachable
+        key.list.scrollToItem(key.list.item(i))
+        assert key.list.viewport().rect().intersects(key.list.visualItemRect(key.list.item(i)))
+    ex.detail.search.setFocus()
+    QTest.keyClicks(ex.detail.search, "no such hand")  # no Return: it says so as you type
+    assert "No class matches 'no such hand'" in ex.detail.title.text()
+    QTest.keyClick(ex.detail.search, Qt.Key_A, Qt.ControlModifier)
+    QTest.keyClicks(ex.detail.search, "bent-B")
+    assert "No class matches" not in ex.detail.title.text()

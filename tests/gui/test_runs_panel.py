@@ -7,18 +7,7 @@ from classmap_gui.core.data import ImageSet
 from classmap_gui.core.project.runs import predictions_match
 from classmap_gui.gui.panels.runs import COLUMNS
 from classmap_gui.gui.panels.train import held_out_part
-
-
-def _import(qtbot, win, folder):
-    with qtbot.waitSignal(win.runner.finished, timeout=20000):
-        win.dataset.import_folder(str(folder))
-
-
-def _train(qtbot, win, settings):
-    win.train.apply_settings(settings)
-    with qtbot.waitSignal(win.runner.finished, timeout=90000):
-        qtbot.mouseClick(win.train.train_btn, Qt.LeftButton)
-    assert win.project.recogniser is not None, win.runner.last_error
+from conftest import import_folder as _import, train_by_click as _train
 
 
 def _click_cell(qtbot, table, row, col):

@@ -20,8 +20,8 @@ import numpy as np
 
 CLEAN_FAMILIES = ("blobs", "fractal", "grain", "foliage")
 CAMERA_FAMILIES = ("room", "shelf", "tiles", "posters")
-STYLE_FAMILIES = {"clean": CLEAN_FAMILIES, "camera": CAMERA_FAMILIES}
-_STYLE_SALT = {"clean": 11, "camera": 23}  # separate random streams, so no tile is shared
+STYLE_FAMILIES = {"clean": CLEAN_FAMILIES, "camera": CAMERA_FAMILIES, "varied": CLEAN_FAMILIES}
+_STYLE_SALT = {"clean": 11, "camera": 23, "varied": 37}  # separate random streams, so no tile is shared
 
 
 def _pink(rng: np.random.Generator, side: int, beta: float, channels: int = 3) -> np.ndarray:
@@ -209,7 +209,7 @@ def make_tile(family: str, rng: np.random.Generator, side: int) -> np.ndarray:
 
 @lru_cache(maxsize=8)
 def tile_bank(style: str, n: int, side: int, seed: int = 0) -> np.ndarray:
-    """``n`` tiles for ``style`` (``clean`` or ``camera``), families in turn: ``(n, side, side, 3)`` uint8
+    """``n`` tiles for ``style`` (``clean``, ``camera`` or ``varied``: the clean families, other tiles), families in turn: ``(n, side, side, 3)`` uint8
     RGB. Read-only (shared by threads). Deterministic for (style, n, side, seed)."""
     fams = STYLE_FAMILIES[style]
     out = np.empty((n, side, side, 3), np.uint8)

@@ -19,6 +19,7 @@ from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..image_ops import fit_size
 from .capture_names import groups_from_names
+from .image_decode import decode_pixels
 from .image_header import image_dimensions
 from .imageset import ImageSet, check_class_name
 
@@ -85,13 +86,14 @@ def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE,
         raise ImageReadError(path, f"{w}x{h} pixels ({w * h / 1e6:.0f} megapixels) is more than the limit of "
                                    f"{max_pixels / 1e6:g} megapixels (--max-image-pixels)")
     try:
-        img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE if grey else cv2.IMREAD_COLOR)
+        img = decode_pixels(data, grey)
     except cv2.error as exc:  # OpenCV's own limits and decoder failures
         raise ImageReadError(path, f"OpenCV cannot decode it ({_first_line(exc)})") from None
     if img is None:
         raise ImageReadError(path, f"the {fmt.upper()} data is corrupt, truncated or of an unsupported kind")
-    if not grey:
-        img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+    if sorted(img.shape[:2]) != sorted((h, w)):  # the decoder saw another size than the header (EXIF may rotate)
+        raise ImageReadError(path, f"its header declares {w}x{h} pixels, the decoder found "
+                                   f"{img.shape[1]}x{img.shape[0]}")
     return fit_size(img, size)
 
 

@@ -35,7 +35,7 @@ from .catalog import BuiltinDataset
 from .hand_model import LIMITS, N_PARAMS, forward_kinematics_many
 from .hand_render import add_noise, composite, frame_hands, render_hands
 from .hand_orientations import orientation_grid, parse_orientation
-from .hand_style import CAMERA, CLEAN, STYLES, HandStyle
+from .hand_style import CAMERA, CLEAN, STYLES, VARIED, HandStyle, draw
 from .hand_shapes import SHAPE_NAMES, all_poses
 from .imageset import ImageSet
 from .pose_split import BENCH_SPLIT, rotations, split_per_class
@@ -124,6 +124,24 @@ def pose_match(true_names: list[str], predicted_names: list[str], max_degrees: f
     return (t["shape_index"] == p["shape_index"]) & (orientation_distance(ot, op) <= max_degrees + 1e-6)
 
 
+def pose_scores(true_names: list[str], predicted_names: list) -> dict:
+    """What a person sees right: ``class_accuracy`` (the exact class), ``shape_accuracy`` (the shape, orientation
+    ignored) and ``pose_accuracy_within_30`` (:func:`pose_match`) of ``predicted_names`` against ``true_names``;
+    a prediction of None (no hand named, or named at the wrong place) is wrong. None values for no names."""
+    if not len(true_names):
+        return {"class_accuracy": None, "shape_accuracy": None, "pose_accuracy_within_30": None}
+    said = np.array([p is not None for p in predicted_names])
+    t = [a for a, ok in zip(true_names, said) if ok]
+    p = [b for b, ok in zip(predicted_names, said) if ok]
+    exact, shape, pose = (np.zeros(len(true_names), bool) for _ in range(3))
+    if t:
+        exact[said] = [a == b for a, b in zip(t, p)]
+        shape[said] = class_factors(t)["shape_index"] == class_factors(p)["shape_index"]
+        pose[said] = pose_match(t, p, 30)
+    return {"class_accuracy": float(exact.mean()), "shape_accuracy": float(shape.mean()),
+            "pose_accuracy_within_30": float(pose.mean())}
+
+
 def pick_indices(total: int, k, what: str, names: tuple[str, ...] | None = None) -> np.ndarray:
     """Indices into ``range(total)``: all (None), ``k`` spread evenly (int), or named (list / comma text)."""
     if k is None or (isinstance(k, (int, np.integer)) and k == total):
@@ -180,17 +198,17 @@ def render_block(block: int, shapes: np.ndarray, orients: np.ndarray, size: tupl
     fill = style.fill * (1.0 + rng.uniform(-style.scale_jitter, style.scale_jitter, m))
     shift = rng.uniform(-style.shift_jitter, style.shift_jitter, (m, 2))
     light = style.draw_lights(rng, m)
-    ambient = rng.uniform(*style.ambient, m)
+    ambient = draw(rng, style.ambient, m)
     skin = np.asarray(style.skins, np.float64)[rng.integers(0, len(style.skins), m)]
     skin = skin * rng.uniform(0.93, 1.07, (m, 1))
     tile = rng.integers(0, n_tiles, m)
     zoom = rng.integers(0, 2, m)
     bg_u = rng.random((m, 2))
     flip = rng.integers(0, 4, m)
-    contrast = rng.uniform(*style.background_contrast, m)
-    blur = rng.uniform(*style.blur, m)
-    sigma = rng.uniform(*style.noise, m)
-    quality = rng.integers(style.jpeg_quality[0], style.jpeg_quality[1] + 1, m) if style.jpeg_quality else None
+    contrast = draw(rng, style.background_contrast, m)
+    blur = draw(rng, style.blur, m)
+    sigma = draw(rng, style.noise, m)
+    quality = draw(rng, style.jpeg_quality, m, integers=True) if style.jpeg_quality else None
 
     caps = forward_kinematics_many(params)
     R = _rotations(ang[:, 0], ang[:, 1], ang[:, 2])
@@ -320,4 +338,4 @@ BUILTINS = (
 
 __all__ = ["BENCH_SPLIT", "BLOCK", "BUILTINS", "CAMERA", "CLEAN", "GENERATOR_VERSION", "HandStyle", "N_ORIENTATIONS", "N_SHAPES",
            "SMALL_SHAPES", "class_factors", "class_name", "generate_hand_pose", "orientation_distance",
-           "orientation_name", "orientation_table", "orientations", "pick_indices", "pose_match", "render_block", "shape_names", "split_per_class"]
+           "orientation_name", "orientation_table", "orientations", "pick_indices", "pose_match", "pose_scores", "render_block", "shape_names", "split_per_class"]

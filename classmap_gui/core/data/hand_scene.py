@@ -15,6 +15,8 @@ from .clutter import CLEAN_FAMILIES, make_tile
 from .hand_render import render_pose
 from .hand_style import CLEAN
 
+#: the square a hand is rendered into, as a multiple of its box: the forearm shows past the box's edge
+ARM_REACH = 3.0
 #: the scenes' clutter contrast about its mean: the clean style's strongest (training spans 0.3 .. 0.75)
 SCENE_CONTRAST = 0.75
 
@@ -39,7 +41,12 @@ def paste_hand(scene: np.ndarray, params: np.ndarray, angles, box, *, skin=(214,
     h, w = scene.shape[:2]
     x, y, side = (int(round(v)) for v in box)
     fill = CLEAN.fill if fill is None else fill
-    shade, alpha = render_pose(params, *angles, (side, side), fill=fill, light=light, ambient=ambient)
+    # rendered into a square ARM_REACH times the box, centred on it, so the forearm runs on past the box's
+    # edge as a real arm does (cut at the box, its end would be a cue no real hand gives)
+    pad = int(round(side * (ARM_REACH - 1) / 2))
+    big = side + 2 * pad
+    shade, alpha = render_pose(params, *angles, (big, big), fill=fill * side / big, light=light, ambient=ambient)
+    x, y, side = x - pad, y - pad, big
     out = scene.astype(np.float32)
     x0, y0, x1, y1 = max(0, x), max(0, y), min(w, x + side), min(h, y + side)
     if x1 <= x0 or y1 <= y0:
@@ -76,4 +83,4 @@ def random_hand_scene(rng: np.random.Generator, height: int = 240, width: int = 
     return cv2.cvtColor(finish(img, rng), cv2.COLOR_RGB2GRAY), box
 
 
-__all__ = ["SCENE_CONTRAST", "clutter_scene", "finish", "paste_hand", "random_hand_scene"]
+__all__ = ["ARM_REACH", "SCENE_CONTRAST", "clutter_scene", "finish", "paste_hand", "random_hand_scene"]

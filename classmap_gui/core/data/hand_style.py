@@ -37,7 +37,8 @@ class HandStyle:
     fill: float = 0.85  # the hand's bounding box spans this much of the crop, at scale 1
     scale_jitter: float = 0.05  # uniform +- relative
     shift_jitter: float = 0.03  # uniform +- of the centre, each axis
-    light_angle: tuple[float, float] = (0.0, 40.0)  # light direction's angle from the camera axis
+    # a range (lo, hi), or a union of ranges ((lo, hi), (lo, hi)) (:func:`draw`), for every range knob below
+    light_angle: tuple = (0.0, 40.0)  # light direction's angle from the camera axis
     ambient: tuple[float, float] = (0.25, 0.45)
     skins: tuple[tuple[int, int, int], ...] = ()  # RGB albedos, one per image (x a 0.93..1.07 jitter)
     background_contrast: tuple[float, float] = (0.3, 0.75)
@@ -53,7 +54,7 @@ class HandStyle:
 
     def draw_lights(self, rng: np.random.Generator, m: int) -> np.ndarray:
         """``(m, 3)`` unit vectors toward the light (image frame: x right, y down, z to the camera)."""
-        th = np.deg2rad(rng.uniform(*self.light_angle, m))
+        th = np.deg2rad(draw(rng, self.light_angle, m))
         ph = rng.uniform(0.0, 2.0 * np.pi, m)
         return np.stack([np.sin(th) * np.cos(ph), np.sin(th) * np.sin(ph), np.cos(th)], 1)
 
@@ -65,6 +66,19 @@ class HandStyle:
     def as_dict(self) -> dict:
         """The style as a JSON-able dict (for reports)."""
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+def draw(rng: np.random.Generator, spec, m: int, integers: bool = False) -> np.ndarray:
+    """``m`` uniform draws from a range ``(lo, hi)`` (exactly ``rng.uniform(lo, hi, m)``, or
+    ``rng.integers(lo, hi + 1, m)``), or from a union of ranges ``((lo, hi), (lo, hi), ...)``: one range
+    per draw, in proportion to its width, then uniform inside it."""
+    if not isinstance(spec[0], (tuple, list)):
+        return rng.integers(spec[0], spec[1] + 1, m) if integers else rng.uniform(spec[0], spec[1], m)
+    lo, hi = (np.array([r[k] for r in spec], np.float64) for k in (0, 1))
+    width = hi - lo + (1 if integers else 0)
+    which = rng.choice(len(spec), m, p=width / width.sum())
+    u = lo[which] + rng.random(m) * width[which]
+    return np.floor(u).astype(np.int64) if integers else u
 
 
 @lru_cache(maxsize=8)
@@ -95,6 +109,18 @@ CAMERA = HandStyle(
     skins=((228, 178, 140), (201, 146, 110), (174, 118, 84), (140, 92, 64), (104, 68, 48), (250, 220, 196)),
     background_contrast=(0.8, 1.2), blur=(0.7, 1.5), noise=(5.0, 10.0), jpeg_quality=(20, 50), n_tiles=64,
 )
-STYLES = {"clean": CLEAN, "camera": CAMERA}
+#: the hand model's training domain (``classmap hand-model``): randomised light, skins, scenes, blur, sensor noise,
+#: JPEG and framing, wider than ``CLEAN`` on every knob, but never inside a ``CAMERA`` range, tile or skin
+#: (each range brackets the camera's from both sides, so the camera style stays a held-out style)
+VARIED = HandStyle(
+    "varied", 2,
+    angle_jitter=5.0, joint_jitter=5.0, scale_jitter=0.10, shift_jitter=0.06,
+    light_angle=((0.0, 48.0), (77.0, 88.0)), ambient=((0.05, 0.11), (0.23, 0.5)),
+    skins=((236, 188, 152), (214, 160, 122), (190, 134, 98), (158, 104, 72), (122, 80, 56), (245, 208, 180),
+           (232, 182, 165), (204, 162, 118), (168, 124, 102), (112, 76, 62), (252, 214, 168), (138, 102, 82)),
+    background_contrast=((0.2, 0.78), (1.22, 1.5)), blur=((0.0, 0.65), (1.6, 1.9)), noise=((1.0, 4.8), (10.5, 12.0)),
+    jpeg_quality=((10, 18), (55, 95)), n_tiles=96,
+)
+STYLES = {"clean": CLEAN, "camera": CAMERA, "varied": VARIED}
 
-__all__ = ["CAMERA", "CLEAN", "STYLES", "HandStyle"]
+__all__ = ["CAMERA", "CLEAN", "STYLES", "VARIED", "HandStyle", "draw"]

@@ -89,6 +89,18 @@ def demo_labels(fps: float = 15.0, hold: float = 0.8, move: float = 0.5) -> list
     return [lab for _, _, lab in _timeline([(zero, zero, k) for k in KEY_POSES], n_hold, n_move)]
 
 
+def random_key_poses(seed: int, n: int = len(KEY_POSES)) -> tuple[tuple[str, int, int, int], ...]:
+    """``n`` key poses ``(shape, yaw, pitch, roll)`` drawn from all 2430 hand-pose classes (81 shapes x 30
+    grid orientations), from ``seed`` alone: the poses of ``bench scan``'s validation and test videos."""
+    from .hand_pose import orientations
+    from .hand_shapes import SHAPE_NAMES
+
+    rng = np.random.default_rng([int(seed), 139])
+    grid = orientations()
+    return tuple((SHAPE_NAMES[int(rng.integers(len(SHAPE_NAMES)))], *grid[int(rng.integers(len(grid)))])
+                 for _ in range(int(n)))
+
+
 #: the find-the-hand video's hand: box side as a fraction of the frame's shorter side (min, max)
 FIND_HAND_SIDES = (0.35, 0.55)
 

@@ -28,7 +28,7 @@ def image_dimensions(data: bytes) -> tuple[str, int, int] | None:
             return "gif", w, h
         if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
             return _webp(data)
-        if data[:4] in (b"II*\x00", b"MM\x00*"):
+        if data[:4] in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+"):
             return _tiff(data)
     except (struct.error, IndexError, ValueError):
         return None
@@ -91,15 +91,46 @@ def _webp(data: bytes) -> tuple[str, int, int] | None:
     return None
 
 
+#: TIFF field types libtiff accepts for ImageWidth/ImageLength (TIFFReadDirEntryLong), with their sizes:
+#: BYTE, SHORT, LONG, SBYTE, SSHORT, SLONG, LONG8, SLONG8, IFD8
+_TIFF_INT_TYPES = {1: "B", 3: "H", 4: "I", 6: "b", 8: "h", 9: "i", 16: "Q", 17: "q", 18: "Q"}
+
+
 def _tiff(data: bytes) -> tuple[str, int, int] | None:
+    """Width and height of the first image of a TIFF or BigTIFF, read as libtiff (OpenCV's decoder)
+    reads them: the first of duplicated tags wins (libtiff ignores the later ones), any integer type
+    of count 1, a value that does not fit the entry read from its offset, a negative or over-32-bit
+    value refused. A header libtiff would decode differently must not pass the pixel limit."""
     end = "<" if data[:2] == b"II" else ">"
-    ifd = struct.unpack_from(end + "I", data, 4)[0]
-    count = struct.unpack_from(end + "H", data, ifd)[0]
-    dims: dict[int, int] = {}
+    big = data[2:4] in (b"+\x00", b"\x00+")
+    if big:
+        if struct.unpack_from(end + "HH", data, 4) != (8, 0):
+            return None
+        ifd = struct.unpack_from(end + "Q", data, 8)[0]
+        count = struct.unpack_from(end + "Q", data, ifd)[0]
+        entry, first, inline, count_fmt = 20, ifd + 8, 8, "Q"
+    else:
+        ifd = struct.unpack_from(end + "I", data, 4)[0]
+        count = struct.unpack_from(end + "H", data, ifd)[0]
+        entry, first, inline, count_fmt = 12, ifd + 2, 4, "I"
+    dims: dict[int, int | None] = {}
     for k in range(min(count, 4096)):
-        tag, typ, _, value = struct.unpack_from(end + "HHI4s", data, ifd + 2 + 12 * k)
-        if tag in (256, 257):
-            dims[tag] = struct.unpack_from(end + ("H" if typ == 3 else "I"), value)[0]
-    if 256 in dims and 257 in dims:
-        return "tiff", dims[256], dims[257]
-    return None
+        pos = first + entry * k
+        tag, typ = struct.unpack_from(end + "HH", data, pos)
+        if tag not in (256, 257) or tag in dims:  # libtiff ignores every later duplicate of a tag
+            continue
+        n = struct.unpack_from(end + count_fmt, data, pos + 4)[0]
+        fmt = _TIFF_INT_TYPES.get(typ)
+        if fmt is None or n != 1:
+            dims[tag] = None  # libtiff refuses the directory
+            continue
+        size = struct.calcsize(fmt)
+        where = pos + 4 + struct.calcsize(count_fmt)
+        if size > inline:  # too large for the entry: the entry holds the value's offset
+            where = struct.unpack_from(end + count_fmt, data, where)[0]
+        value = struct.unpack_from(end + fmt, data, where)[0]
+        dims[tag] = value if 0 <= value <= 0xFFFFFFFF else None
+    w, h = dims.get(256), dims.get(257)
+    if w is None or h is None:
+        return None
+    return "tiff", w, h

@@ -106,6 +106,9 @@ class Scanner:
     ``metadata["detection"]["detector_weight"]``, else 1 when the model has a detector; 0 switches it off).
     ``vote_overlap`` / ``vote_temperature``: box voting (module docstring; None: the model's
     ``metadata["detection"]`` values, else :data:`VOTE_OVERLAP` / :data:`VOTE_TEMPERATURE`).
+    ``found_threshold``: a box holds a hand when its score reaches this ("model": the model's
+    ``metadata["detection"]["found_threshold"][method]``, calibrated on validation; None, or a model without
+    one: when the best hand response beats the background response by ``threshold``).
     ``bench scan`` and the screenshot script set them from their validation choice.
     Not thread-safe (buffers are reused): one scanner per thread.
     """
@@ -113,7 +116,7 @@ class Scanner:
     def __init__(self, recogniser, method: str = "classmap", sides=None, top: int = 5,
                  max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float | None = None,
                  detector_weight: float | None = None, vote_overlap: float | None = None,
-                 vote_temperature: float | None = None):
+                 vote_temperature: float | None = None, found_threshold: float | None | str = "model"):
         if method not in METHODS:
             raise ConfigError(f"scan method must be one of {', '.join(METHODS)}, got {method!r}")
         rec = recogniser
@@ -150,6 +153,9 @@ class Scanner:
         if not 0 < self.vote_overlap <= 1 or not self.vote_temperature >= 0:
             raise ConfigError(f"box voting needs 0 < vote_overlap <= 1 and vote_temperature >= 0, got "
                               f"{self.vote_overlap}, {self.vote_temperature}")
+        if found_threshold == "model":
+            found_threshold = (detection.get("found_threshold") or {}).get(method)
+        self.found_threshold = None if found_threshold is None else float(found_threshold)
         self.detector = None
         if detection.get("detector") is not None:
             self.detector = HandDetector.from_json(detection["detector"], self.W.shape[1])
@@ -300,7 +306,7 @@ class Scanner:
             for i, k in enumerate(kept):
                 out[i] = vote_box(boxes, score, int(k), self.vote_overlap, self.vote_temperature)
         t3 = time.perf_counter()
-        found = self._is_hand[kept]
+        found = self._is_hand[kept] if self.found_threshold is None else score[kept] >= self.found_threshold
         return ScanResult(out, score[kept].astype(np.float32), labels, found, np.asarray(top_c, np.int64),
                           np.asarray(top_s, np.float32), n, evaluations,
                           {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0,

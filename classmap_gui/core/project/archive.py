@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+import struct
 import tempfile
 import zipfile
 import zlib
@@ -24,10 +25,13 @@ from ..errors import ModelFormatError
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..files import NotRegularFile, open_regular
 from ..store.atomic import fault_point, fsync_dir
+from ..store.bounded_zip import entry_count
 
 #: Default bound on the total uncompressed size of an archive (bytes).
 MAX_TOTAL_BYTES = 8 * 1024 ** 3
-MAX_MEMBERS = 2_000_000
+#: Most entries an archive may list (one per image, capture and model file). Counted from the central
+#: directory's end record before ``zipfile`` builds ~1 KB of bookkeeping per entry.
+MAX_MEMBERS = 200_000
 #: Inflating more than this many bytes per compressed byte is a zip bomb, not a project.
 MAX_RATIO = 200
 _CHUNK = 1 << 20
@@ -116,9 +120,16 @@ class SafeArchive:
         except OSError as exc:
             raise ModelFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
+            count = entry_count(self._fh)
+            if count is not None and count > MAX_MEMBERS:
+                raise ModelFormatError(f"{path} lists {count} entries, more than a project can hold "
+                                       f"({MAX_MEMBERS}); refused")
             self._zf = zipfile.ZipFile(self._fh)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, NotImplementedError) as exc:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, NotImplementedError,
+                struct.error) as exc:
             self._fh.close()  # NotImplementedError: a header claiming a zip version zipfile cannot read
+            if isinstance(exc, ModelFormatError):
+                raise
             raise ModelFormatError(f"{path} is not a ClassMap Studio archive (not a readable zip: {exc})") from None
         try:
             files = check_archive(self._zf, allowed_top=allowed_top, max_total_bytes=max_total_bytes, label=self.label)
@@ -165,11 +176,15 @@ class SafeArchive:
         except OSError as exc:
             raise ModelFormatError(f"cannot read {self.label}: {exc.strerror or exc}") from None
 
-    def read(self, name: str) -> bytes:
-        """The bytes of member ``name``; ModelFormatError when it is missing or corrupt."""
+    def read(self, name: str, max_bytes: int | None = None) -> bytes:
+        """The bytes of member ``name``; ModelFormatError when it is missing, corrupt, or declares more
+        than ``max_bytes`` (refused from the directory entry, before a byte is inflated)."""
         info = self._files.get(name)
         if info is None:
             raise ModelFormatError(f"{self.label}: member {name!r} is missing")
+        if max_bytes is not None and info.file_size > max_bytes:
+            raise ModelFormatError(f"{self.label}: member {name!r} declares {info.file_size} bytes, more than "
+                                   f"it can need ({max_bytes}); refused before reading it")
         parts: list[bytes] = []
         self._stream(info, parts.append)
         return b"".join(parts)
@@ -226,23 +241,40 @@ class ArchiveWriter:
         self._zf = zipfile.ZipFile(self._fh, "w", allowZip64=True)
         return self
 
-    def write(self, name: str, data: bytes) -> None:
-        """Add member ``name`` (a relative posix path) holding ``data``."""
-        comp = zipfile.ZIP_STORED if name.lower().endswith(_STORED) else zipfile.ZIP_DEFLATED
+    def _info(self, name: str) -> zipfile.ZipInfo:
         info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
         info.external_attr = (stat.S_IFREG | 0o644) << 16
         info.create_system = 3
-        self._zf.writestr(info, data, compress_type=comp)
+        info.compress_type = zipfile.ZIP_STORED if name.lower().endswith(_STORED) else zipfile.ZIP_DEFLATED
+        return info
+
+    def write(self, name: str, data: bytes) -> None:
+        """Add member ``name`` (a relative posix path) holding ``data``."""
+        info = self._info(name)
+        self._zf.writestr(info, data, compress_type=info.compress_type)
+
+    def add_file(self, name: str, path: str | Path) -> None:
+        """Add member ``name`` holding the regular file ``path``, copied in chunks (a model's arrays may
+        be larger than memory); a link or special file is refused (NotRegularFile)."""
+        with os.fdopen(open_regular(path, follow_links=False), "rb") as src:
+            info = self._info(name)
+            info.file_size = os.fstat(src.fileno()).st_size
+            with self._zf.open(info, "w") as out:
+                while chunk := src.read(_CHUNK):
+                    out.write(chunk)
 
     def add_tree(self, prefix: str, folder: str | Path) -> None:
-        """Add every regular file under ``folder`` as ``prefix/<relative path>`` (symlinks skipped)."""
+        """Add every regular file under ``folder`` as ``prefix/<relative path>``. Links are skipped,
+        ``folder`` itself included: nothing outside the folder gets into the archive."""
         folder = Path(folder)
+        if folder.is_symlink():
+            return
         for d, dirs, names in os.walk(folder):
             dirs.sort()
             for n in sorted(names):
                 f = Path(d) / n
                 if f.is_file() and not f.is_symlink() and not n.endswith(".tmp"):
-                    self.write(f"{prefix}/{f.relative_to(folder).as_posix()}", f.read_bytes())
+                    self.add_file(f"{prefix}/{f.relative_to(folder).as_posix()}", f)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
@@ -271,6 +303,6 @@ def write_archive(folder: str | Path, path: str | Path, *, progress: ProgressFn 
             if entry.is_dir() and not entry.is_symlink():
                 zw.add_tree(entry.name, entry)
             elif entry.is_file() and not entry.is_symlink():
-                zw.write(entry.name, entry.read_bytes())
+                zw.add_file(entry.name, entry)
     report(progress, 1.0, "writing the archive")
     return Path(path)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+import shutil
 from pathlib import Path
 
 import numpy as np
 
+from ..errors import ModelFormatError
 from ..files import NotRegularFile, inside, read_regular
-from ..store.atomic import copy_tree, fault_point, fsync_dir
+from ..store.atomic import copy_tree, fault_point, fsync_dir, private_tempdir
 from .archive import ArchiveWriter, SafeArchive
 
 
@@ -104,9 +105,12 @@ class ZipSink:
 
     def save_model(self, recogniser, where: str = "model") -> None:
         """Save the recogniser to a temporary folder and add it to the archive as ``where/`` (``model/``, ...)."""
-        with tempfile.TemporaryDirectory(prefix="classmap-model-") as tmp:
-            recogniser.save(Path(tmp) / "model")
-            self.zw.add_tree(where, Path(tmp) / "model")
+        tmp = Path(private_tempdir("classmap-model-"))  # a killed save's leftover goes at the next save
+        try:
+            recogniser.save(tmp / "model")
+            self.zw.add_tree(where, tmp / "model")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def finish(self) -> None:
         """Nothing to do: the archive is completed and synced by its writer."""
@@ -142,13 +146,24 @@ class ZipSource:
     def __init__(self, arc: SafeArchive):
         self.arc = arc
 
-    def read(self, rel: str) -> bytes:
-        """The bytes of the archive member ``rel``; FileNotFoundError when it is missing."""
+    def read(self, rel: str, max_bytes: int | None = None) -> bytes:
+        """The bytes of the archive member ``rel``; FileNotFoundError when it is missing, ModelFormatError
+        when it declares more than ``max_bytes`` (checked before reading)."""
         if not self.arc.has(rel):
             raise FileNotFoundError(f"{rel} is not in the archive")
-        return self.arc.read(rel)
+        return self.arc.read(rel, max_bytes)
 
     def model_dir(self, tmp: Path, where: str = "model") -> Path:
         """Extract the archive's ``where/`` (``model/``, ``runs/NNNN``) into ``tmp`` and return that folder."""
         self.arc.extract(tmp, where)
         return tmp.joinpath(*where.split("/"))
+
+
+def captures_in(folder: Path) -> Path | None:
+    """A folder project's ``captures/`` when it is a real folder inside the project, else None; a link
+    there (a save would follow it and copy files from elsewhere into the project) is refused."""
+    captures = folder / "captures"
+    if captures.is_symlink() or (captures.exists() and not inside(captures, folder)):
+        raise ModelFormatError(f"{folder}: captures/ is a link (to outside the project?); refused. Replace it "
+                               f"by a folder holding the captures")
+    return captures if captures.is_dir() else None

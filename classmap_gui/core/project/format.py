@@ -48,7 +48,7 @@ from ..progress import ProgressFn, StopFn, check_stop, report
 from ..recogniser import Recogniser
 from ..store.atomic import copy_tree, keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
-from .containers import FolderSink, FolderSource, ZipSink, ZipSource, image_digest
+from .containers import FolderSink, FolderSource, ZipSink, ZipSource, captures_in, image_digest
 from .model import Project
 from .runs import RUNS_DIR, RunLog, check_records, read_run_models, run_folder
 
@@ -57,7 +57,9 @@ VERSION = 2
 MANIFEST = "project.json"
 ARCHIVE_SUFFIX = ".cmproj"
 TOP_LEVEL = (MANIFEST, "images", "captures", "model", RUNS_DIR)
-MAX_MANIFEST_BYTES = 256 * 1024 * 1024
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+#: lists and objects a project.json may hold: one list per image entry, a few more per run and setting
+MAX_MANIFEST_CONTAINERS = 1_000_000
 MAX_SIDE = 4096
 _IMAGE_PATH = re.compile(r"images/[0-9]{4,6}-[A-Za-z0-9_. -]{1,64}/[0-9]{6,9}\.png")
 _PNG_SIG = b"\x89PNG\r\n\x1a\n"
@@ -94,7 +96,7 @@ def save_project(project: Project, path: str | Path, *, progress: ProgressFn = N
     except OSError as exc:
         raise StorageError(f"cannot save the project to {path}: {exc.strerror or exc}") from None
     captures = project.captures_dir
-    if captures is None and path.is_dir() and (path / "captures").is_dir():
+    if captures is None and path.is_dir() and (path / "captures").is_dir() and not (path / "captures").is_symlink():
         captures = path / "captures"
     try:
         if is_archive(path):
@@ -218,8 +220,9 @@ def _looks_like_archive(path: Path) -> bool:
 
 
 def _rescue_captures(old: Path, new: Path) -> None:
-    """Move captures written into the old version while the save ran (the camera does not wait)."""
-    if not old.is_dir():
+    """Move captures written into the old version while the save ran (the camera does not wait); a link
+    there is not followed (it would move a folder elsewhere into the project)."""
+    if not old.is_dir() or old.is_symlink():
         return
     for d, _, names in os.walk(old):
         for n in names:
@@ -258,8 +261,9 @@ def load_project(path: str | Path, *, captures_to: str | Path | None = None, loa
     folder = _recover(path)
     proj = _read_project(FolderSource(folder), str(folder), load_model, progress, should_stop)
     proj.path = folder
-    proj.captures_dir = folder / "captures" if (folder / "captures").is_dir() else None
+    proj.captures_dir = captures_in(folder)
     return proj
+
 
 
 def _recover(path: Path) -> Path:
@@ -284,12 +288,13 @@ def _read_manifest(source, where: str) -> dict:
     if isinstance(source, Path):
         source = FolderSource(source)
     try:
-        raw = source.read(MANIFEST)
+        raw = source.read(MANIFEST, max_bytes=MAX_MANIFEST_BYTES)  # a huge one is refused before reading
     except NotRegularFile as exc:
         raise _fail(where, f"{MANIFEST} cannot be read: {exc}") from None
     except (OSError, KeyError):
         raise _fail(where, f"not a ClassMap Studio project ({MANIFEST} is missing)") from None
-    if len(raw) > MAX_MANIFEST_BYTES:
+    # each [] or {} costs ~60 bytes parsed: bounded, so a manifest of empty lists cannot take gigabytes
+    if len(raw) > MAX_MANIFEST_BYTES or raw.count(b"[") + raw.count(b"{") > MAX_MANIFEST_CONTAINERS:
         raise _fail(where, f"{MANIFEST} is too large to be a project description")
     try:
         doc = json.loads(raw.decode("utf-8"))
@@ -357,12 +362,13 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
     except MemoryError:
         raise too_big from None
     labels = np.empty(n, np.int64)
+    png_bytes = 2 * h * w * (3 if colour else 1) + 65536  # the largest PNG of one such image, stored raw
     for i, (rel, label, digest) in enumerate(entries):
         if i % 64 == 0:
             check_stop(should_stop)
             report(progress, 0.85 * i / max(1, n), "reading images")
         try:
-            data = source.read(rel)
+            data = source.read(rel, max_bytes=png_bytes)
         except OSError as exc:
             raise _fail(where, f"image {rel} is missing or unreadable ({exc.strerror or exc})") from None
         if _png_size(data) != (h, w):

@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -141,7 +142,8 @@ def swap_dir(tmp: Path, path: Path, before_removing_old: Callable[[Path], None] 
     return kept
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (a leftover named after a dead one is stale)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -159,11 +161,35 @@ def remove_stale(path: Path, complete: bool) -> None:
         return
     for p in path.parent.glob(f".{glob_escape(path.name)}.*"):
         m = re.match(rf"\.{re.escape(path.name)}\.(?:{kinds})-(\d+)-", p.name)
-        if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))):
             try:
                 shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
             except OSError:  # read-only or vanished: leave it, it harms nothing
                 pass
+
+
+def private_tempdir(prefix: str) -> str:
+    """A new private folder ``<tmp>/<prefix><pid>-*``, after deleting the ones of this user's dead
+    processes (a save killed while it held one): named with the pid, so no live process's folder
+    and no other user's is ever touched."""
+    base = tempfile.gettempdir()
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        entries = os.listdir(base)
+    except OSError:
+        entries = []
+    for name in entries:
+        m = re.fullmatch(rf"{re.escape(prefix)}(\d+)-[^/]+", name)
+        if not m or int(m.group(1)) == os.getpid() or pid_alive(int(m.group(1))):
+            continue
+        p = os.path.join(base, name)
+        try:
+            st = os.lstat(p)
+            if stat.S_ISDIR(st.st_mode) and (uid is None or st.st_uid == uid):
+                shutil.rmtree(p)
+        except OSError:  # vanished, or not ours to remove: harmless
+            pass
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=base)
 
 
 def glob_escape(name: str) -> str:
@@ -186,7 +212,7 @@ def recover_dir(path: Path, is_complete: Callable[[Path], bool]) -> bool:
         m = pat.match(p.name)
         if not m or p.is_symlink() or not p.is_dir() or not is_complete(p):
             continue
-        if m.group(1) == "saving" and (int(m.group(2)) == os.getpid() or _pid_alive(int(m.group(2)))):
+        if m.group(1) == "saving" and (int(m.group(2)) == os.getpid() or pid_alive(int(m.group(2)))):
             continue
         found.append((m.group(1) == "old", p.stat().st_mtime, p))
     if not found:
@@ -223,9 +249,14 @@ def write_file_atomic(path: str | Path, data: bytes) -> None:
 def copy_tree(src: Path, dst: Path, *, keep_links: bool = False) -> None:
     """Copy regular files under ``src`` to ``dst`` (hard links when possible: captures never change).
 
-    Links are skipped (never followed out of ``src``), or re-created as links with ``keep_links``
-    (carrying a user's folder into a new save without reading what its links point at).
+    Links are skipped (never followed out of ``src``; ``src`` itself being a link copies nothing), or
+    re-created as links with ``keep_links`` (carrying a user's folder into a new save without reading
+    what its links point at).
     """
+    if src.is_symlink():
+        if keep_links:
+            os.symlink(os.readlink(src), dst)
+        return
     for d, dirs, names in os.walk(src):
         rel = Path(d).relative_to(src)
         (dst / rel).mkdir(parents=True, exist_ok=True)

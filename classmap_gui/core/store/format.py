@@ -25,11 +25,14 @@ from ..errors import ConfigError, ModelFormatError, StorageError
 from ..files import NotRegularFile, read_regular
 from .atomic import (fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
                      swap_dir, write_file_atomic)
-from .npz import ALLOWED_KINDS, read_npz, write_npz
+from .bounded_zip import ALLOWED_KINDS
+from .npz import read_npz, write_npz
 
 ARRAYS_FILE = "arrays.npz"
 #: Largest ``model.json`` read (a model's description is kilobytes; class names of 10 000 classes ~1 MB).
 MAX_JSON_BYTES = 16 * 1024 * 1024
+#: Most lists and objects a ``model.json`` may hold (a model has hundreds; 16 MB of ``[],`` parse to 400 MB).
+MAX_JSON_CONTAINERS = 200_000
 
 __all__ = ["ARRAYS_FILE", "MAX_JSON_BYTES", "array_manifest", "check_bundle_target", "fault_point", "fsync_file",
            "load_bundle", "parse_json", "save_bundle", "swap_dir", "write_file_atomic", "fsync_dir"]
@@ -196,6 +199,8 @@ def load_bundle(path: str | Path, json_name: str, format_name: str, max_version:
         raise ModelFormatError(str(exc)) from None
     except OSError as exc:
         raise ModelFormatError(f"cannot read {jpath}: {exc.strerror or exc}") from None
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_CONTAINERS:  # ~60 bytes each once parsed: refused unparsed
+        raise ModelFormatError(f"{jpath} is too large to be a model description (too many lists and objects)")
     doc = parse_json(raw, str(jpath))
     if not isinstance(doc, dict) or doc.get("format") != format_name:
         raise ModelFormatError(f"{jpath} is not a {format_name} file (format field is "

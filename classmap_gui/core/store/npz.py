@@ -7,17 +7,19 @@ read (without pickles) and compared with the manifest, and then exactly the decl
 bytes is inflated straight into the array, in chunks; one byte more is a refusal. Peak memory is
 the declared, budget-checked size plus one chunk.
 
-Large arrays are memory-mapped instead of read: :func:`write_npz` stores members uncompressed with
-their data 64-byte aligned (an extra field in the zip's local header pads it, as Android's zipalign
-does), and a stored member of at least ``MMAP_MIN_BYTES`` whose header checks out is returned as a
-read-only ``np.memmap`` of the file (no copy; a 10^5-class bank's 700 MB of weights open in
-milliseconds and pages come in as queries touch them). Such members do not count against the
-memory budget (the file must really hold them: its size is checked). The file is still a plain
-``.npz`` that ``np.load`` reads.
+Arrays too large for the memory available are memory-mapped instead of read: :func:`write_npz`
+stores members uncompressed with their data 64-byte aligned (an extra field in the zip's local
+header pads it, as Android's zipalign does), and a stored member of at least ``MMAP_MIN_BYTES``
+whose header checks out can be returned as a read-only ``np.memmap`` of the file (no copy; a
+10^5-class bank's 700 MB of weights need not fit in memory). A model whose arrays fit in
+``READ_SHARE`` of the available memory is read whole instead, because a map dies with SIGBUS when
+its file is overwritten in place while open (``cp new.npz arrays.npz``, ``rsync --inplace``, sync
+tools that rewrite files in place); a read copy survives that. Saves by ClassMap Studio (and ``mv``,
+``rsync`` without ``--inplace``) replace the file by a rename, which is safe even for a mapped model.
+The file is still a plain ``.npz`` that ``np.load`` reads.
 """
 from __future__ import annotations
 
-import math
 import os
 import struct
 import zipfile
@@ -30,14 +32,16 @@ from numpy.lib import format as npy_format
 from ..errors import ModelFormatError
 from ..files import NotRegularFile, open_regular
 from ..limits import MEMORY_SHARE, available_memory, fmt_bytes
+from .bounded_zip import (ZipLimitError, check_npy_header, check_npz_sizes, entry_count, member_bytes,
+                          npy_header, parse_specs, read_npy_member)
 
-#: dtype kinds an array in a bundle may have: bool, signed/unsigned int, float.
-ALLOWED_KINDS = "biuf"
 _CHUNK = 1 << 20
 #: Most members an arrays file may have (a model has tens).
 MAX_MEMBERS = 100_000
-#: stored (uncompressed) members at least this large are memory-mapped on load
+#: stored (uncompressed) members at least this large may be memory-mapped on load (when they do not fit in memory)
 MMAP_MIN_BYTES = 16 << 20
+#: a model whose arrays fit in this share of the available memory is read whole, never mapped
+READ_SHARE = 0.5
 #: alignment of every member's data in files written by :func:`write_npz`
 ALIGN = 64
 _ZIPALIGN_ID = 0xD935  # the extra-field id Android's zipalign pads with
@@ -77,23 +81,10 @@ def default_budget() -> int:
 
 def parse_manifest(npz_path: Path, manifest: dict) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
     """``{key: (dtype, shape)}`` from the JSON manifest; ModelFormatError for any bad entry."""
-    if len(manifest) > MAX_MEMBERS:
-        raise ModelFormatError(f"{npz_path}: the manifest declares {len(manifest)} arrays; refused")
-    out = {}
-    for key, spec in manifest.items():
-        try:
-            dtype = np.dtype(str(spec["dtype"]))
-            shape = tuple(spec["shape"])
-            if len(shape) > 32 or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 62
-                                          for s in shape):
-                raise ValueError
-        except (KeyError, TypeError, ValueError):
-            raise ModelFormatError(f"{npz_path}: bad manifest entry for {key!r}") from None
-        if dtype.kind not in ALLOWED_KINDS or dtype.hasobject:
-            raise ModelFormatError(f"{npz_path}: array {key!r} declares dtype {dtype}, which a model never holds "
-                                   f"(possible pickle); refused")
-        out[key] = (dtype, shape)
-    return out
+    try:
+        return parse_specs(manifest, MAX_MEMBERS)
+    except ZipLimitError as exc:
+        raise ModelFormatError(f"{npz_path}: {exc}") from None
 
 
 def read_npz(npz_path: Path, manifest: dict, *, budget: int | None = None) -> dict[str, np.ndarray]:
@@ -116,8 +107,14 @@ def read_npz(npz_path: Path, manifest: dict, *, budget: int | None = None) -> di
         raise ModelFormatError(f"cannot read {npz_path}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as fh:
         try:
+            count = entry_count(fh)
+            if count is not None and count > max(MAX_MEMBERS, len(specs)):
+                raise ModelFormatError(f"{npz_path} has {count} members, the model declares {len(specs)}; refused")
             zf = zipfile.ZipFile(fh)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, NotImplementedError):
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError, NotImplementedError,
+                struct.error) as exc:
+            if isinstance(exc, ModelFormatError):
+                raise
             raise ModelFormatError(f"{npz_path} is corrupt: not a valid .npz archive (truncated, or not a zip); "
                                    f"the model is damaged") from None
         with zf:
@@ -126,8 +123,6 @@ def read_npz(npz_path: Path, manifest: dict, *, budget: int | None = None) -> di
 
 def _read_members(npz_path: Path, zf: zipfile.ZipFile, specs: dict, fh, budget: int) -> dict[str, np.ndarray]:
     infos = zf.infolist()
-    if len(infos) > MAX_MEMBERS:
-        raise ModelFormatError(f"{npz_path} has {len(infos)} members; refused")
     by_key: dict[str, zipfile.ZipInfo] = {}
     for info in infos:
         if not info.filename.endswith(".npy") or info.filename[:-4] in by_key:
@@ -143,11 +138,13 @@ def _read_members(npz_path: Path, zf: zipfile.ZipFile, specs: dict, fh, budget: 
     if extra:
         raise ModelFormatError(f"{npz_path} holds members the model does not declare: {', '.join(extra[:5])}")
     size = os.fstat(fh.fileno()).st_size
-    # mapped: stored members the file can really hold (a member declaring more counts against the budget)
-    mapped = {key for key, (dt, shape) in specs.items()
-              if by_key[key].compress_type == zipfile.ZIP_STORED
-              and MMAP_MIN_BYTES <= math.prod(shape) * dt.itemsize <= size}
-    declared = sum(math.prod(shape) * dt.itemsize for key, (dt, shape) in specs.items() if key not in mapped)
+    try:  # every member against the manifest before one is inflated
+        check_npz_sizes(by_key, specs, size)
+    except ZipLimitError as exc:
+        raise ModelFormatError(f"{npz_path}: {exc}") from None
+    # mapped: stored members too large to read into the memory available now (see the module docstring)
+    mapped = _to_map(specs, by_key, size, _mostly_holes(fh))
+    declared = sum(member_bytes(dt, shape) for key, (dt, shape) in specs.items() if key not in mapped)
     if declared > budget:
         raise ModelFormatError(f"{npz_path}: the model declares {fmt_bytes(declared)} of arrays, more than the "
                                f"{fmt_bytes(budget)} of memory this computer can give it; refused before reading")
@@ -158,16 +155,42 @@ def _read_members(npz_path: Path, zf: zipfile.ZipFile, specs: dict, fh, budget: 
     return out
 
 
+def _mostly_holes(fh) -> bool:
+    """Whether the file occupies less than half its size on disk: sparse (a 4 GB "model" made of holes
+    costs nothing to write) or compressed by the file system. Its large members are then mapped, not
+    read, so the classes' shape checks run before their pages cost memory."""
+    st = os.fstat(fh.fileno())
+    return hasattr(st, "st_blocks") and st.st_size > MMAP_MIN_BYTES and st.st_blocks * 512 < st.st_size // 2
+
+
+def _to_map(specs: dict, by_key: dict, size: int, sparse: bool = False) -> set[str]:
+    """Keys of the stored members to memory-map: none when all arrays fit in :data:`READ_SHARE` of the
+    memory available (read, they survive the file being overwritten in place; a map would die of
+    SIGBUS), else the large stored ones, largest first, until the rest fits; every large stored one
+    when the file is ``sparse``."""
+    sizes = {key: member_bytes(dt, shape) for key, (dt, shape) in specs.items()}
+    room = 0 if sparse else READ_SHARE * available_memory()
+    total = sum(sizes.values())
+    mapped: set[str] = set()
+    for key in sorted(sizes, key=sizes.get, reverse=True):
+        if total <= room:
+            break
+        if by_key[key].compress_type == zipfile.ZIP_STORED and MMAP_MIN_BYTES <= sizes[key] <= size:
+            mapped.add(key)
+            total -= sizes[key]
+    return mapped
+
+
 def _map_member(npz_path: Path, zf: zipfile.ZipFile, fh, info: zipfile.ZipInfo, key: str, dtype: np.dtype,
                 shape: tuple[int, ...]) -> np.ndarray | None:
     """A stored member as a read-only memory map of the file, after the same header checks as a read;
     None when its data is not aligned for ``dtype`` (then it is read instead)."""
-    nbytes = math.prod(shape) * dtype.itemsize
+    nbytes = member_bytes(dtype, shape)
     try:
         with zf.open(info) as src:
-            h_shape, fortran, h_dtype = _npy_header(src)
+            h_shape, fortran, h_dtype = npy_header(src)
             header_len = src.tell()
-        _check_header(npz_path, key, h_shape, h_dtype, dtype, shape)
+        check_npy_header(key, h_shape, h_dtype, dtype, shape)
         if info.file_size != header_len + nbytes or info.compress_size != info.file_size:
             raise ModelFormatError(f"{npz_path}: member {key!r} holds {info.file_size - header_len} bytes, its "
                                    f"declared {dtype}{list(shape)} needs {nbytes}; refused")
@@ -183,6 +206,8 @@ def _map_member(npz_path: Path, zf: zipfile.ZipFile, fh, info: zipfile.ZipInfo, 
             raise ModelFormatError(f"{npz_path}: array {key!r} is truncated")
     except ModelFormatError:
         raise
+    except ZipLimitError as exc:
+        raise ModelFormatError(f"{npz_path}: {exc}") from None
     except (ValueError, zipfile.BadZipFile, EOFError, OSError, struct.error, NotImplementedError, RuntimeError) as exc:
         raise ModelFormatError(f"{npz_path}: member {key!r} is corrupt ({str(exc)[:160]})") from None
     if nbytes == 0:
@@ -190,48 +215,12 @@ def _map_member(npz_path: Path, zf: zipfile.ZipFile, fh, info: zipfile.ZipInfo, 
     return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
 
 
-def _npy_header(src):
-    """``(shape, fortran_order, dtype)`` from the ``.npy`` header at ``src``'s position (never unpickles)."""
-    version = npy_format.read_magic(src)
-    if version == (1, 0):
-        return npy_format.read_array_header_1_0(src)
-    if version in ((2, 0), (3, 0)):
-        return npy_format.read_array_header_2_0(src)
-    raise ValueError(f"unknown .npy version {version}")
-
-
-def _check_header(npz_path, key, h_shape, h_dtype, dtype, shape) -> None:
-    if h_dtype.hasobject:
-        raise ModelFormatError(f"{npz_path}: member {key!r} holds Python objects (a pickle); model files "
-                               f"never do, so it was refused without loading it")
-    if h_dtype != dtype or tuple(h_shape) != shape:
-        raise ModelFormatError(f"{npz_path}: array {key!r} is {h_dtype}{list(h_shape)}, the model declares "
-                               f"{dtype}{list(shape)}")
-
-
 def _read_member(npz_path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, dtype: np.dtype,
                  shape: tuple[int, ...]) -> np.ndarray:
-    nbytes = math.prod(shape) * dtype.itemsize
-    if info.file_size > nbytes + 65536 + 128:  # the .npy header is small; a larger member lies
-        raise ModelFormatError(f"{npz_path}: member {key!r} says it inflates to {fmt_bytes(info.file_size)}, "
-                               f"more than its declared {dtype}{list(shape)}; refused")
     try:
-        with zf.open(info) as src:
-            h_shape, fortran, h_dtype = _npy_header(src)
-            _check_header(npz_path, key, h_shape, h_dtype, dtype, shape)
-            arr = np.empty(shape, dtype, order="F" if fortran else "C")
-            view = memoryview(arr.reshape(-1, order="A").view(np.uint8)) if arr.size else memoryview(b"")
-            got = 0
-            while got < nbytes:
-                n = src.readinto(view[got:got + _CHUNK])
-                if not n:
-                    raise ModelFormatError(f"{npz_path}: array {key!r} is truncated ({got} of {nbytes} bytes)")
-                got += n
-            if src.read(1):
-                raise ModelFormatError(f"{npz_path}: member {key!r} holds more data than its declared "
-                                       f"{dtype}{list(shape)}; refused")
-    except ModelFormatError:
-        raise
-    except (ValueError, zipfile.BadZipFile, EOFError, zlib.error, OSError, RuntimeError, SyntaxError, NotImplementedError) as exc:
+        return read_npy_member(zf, info, key, dtype, shape)
+    except ZipLimitError as exc:
+        raise ModelFormatError(f"{npz_path}: {exc}") from None
+    except (ValueError, zipfile.BadZipFile, EOFError, zlib.error, OSError, RuntimeError, SyntaxError,
+            NotImplementedError) as exc:
         raise ModelFormatError(f"{npz_path}: member {key!r} is corrupt ({str(exc)[:160]})") from None
-    return arr

@@ -30,6 +30,7 @@ import numpy as np
 from ..checks import check_array  # noqa: F401  (re-exported: components' state checks)
 from .. import registry
 from ..errors import ConfigError, ModelFormatError
+from .saved_values import check_saved_params, check_saved_state
 
 T = TypeVar("T", bound=type)
 
@@ -153,9 +154,11 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
     state = _decode(spec.get("state", {}), arrays, used, where)
     if not isinstance(params, dict) or not isinstance(state, dict):
         raise ModelFormatError(f"{where}: params and state must be objects")
+    params = check_saved_params(cls, params, where)
+    check_saved_state(spec["type"], state, where)
     try:
         est = cls(**params)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, ArithmeticError) as exc:
         raise ModelFormatError(f"{where}: parameters do not fit this version: {exc}") from None
     for k, v in state.items():
         if not k.endswith("_") or k.startswith("_"):
@@ -168,8 +171,10 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
             est.after_load()
     except ModelFormatError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
-        raise ModelFormatError(f"{where}: inconsistent saved state: {exc}") from None
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
+        # ArithmeticError: int(-Infinity) and the like, from a value no model holds
+        raise ModelFormatError(f"{where}: model file is invalid: inconsistent saved state: "
+                               f"{str(exc)[:200]}") from None
     return est
 
 

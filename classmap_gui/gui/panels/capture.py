@@ -3,8 +3,9 @@ chosen rate after a count-down, while the record button is held (or from one cli
 
 Every frame is written to disk the moment it is taken (Project.save_capture; its burst is in the file
 name, so a re-imported capture folder keeps its bursts: core/data/capture_names.py); the burst joins the
-image set when it ends, as one capture group (frames recorded from one video file into one class share
-a group), so training keeps a burst's near-identical frames on one side of its split. A maximum
+image set when it ends, as one capture group, so training keeps a burst's near-identical frames on one
+side of its split. A video file loops, pauses and plays slower, needs no count-down, and its frames
+are split into bursts by what changes in it (:mod:`.capture_video`). A maximum
 duration stops a burst nobody stops. A per-class target count shows how far each class is, and one
 click adds the "background" class (:data:`BACKGROUND_CLASS`: scenes without the object).
 """
@@ -23,6 +24,9 @@ from ...core.data.imageset import BACKGROUND_CLASS
 from ..camera import FrameStream
 from ..imageutil import to_pixmap
 from ..sources import SourcePicker
+from ..video_file import VideoFile
+from ..widgets import ElidedLabel
+from .capture_video import VIDEO_COUNTDOWN, PlaybackRow, VideoBursts
 from .hold_button import HoldButton  # noqa: F401 - also imported from here by scripts
 
 #: a press shorter than this is a click: recording then runs until the next click
@@ -46,9 +50,12 @@ class CapturePanel(QWidget):
 
     def __init__(self, project, current_class, parent=None):
         super().__init__(parent)
-        self.video_groups: dict[tuple[str, int], int] = {}  # (video file, class) -> its capture group
-        self.video_tokens: dict[tuple[str, int], str] = {}  # (video file, class) -> burst token in file names
+        self.video_bursts = VideoBursts()
         self.burst_token = ""
+        self.burst_keys: list[int] = []   # the video burst of every frame of the recording (camera: all 0)
+        self.repeats = 0                  # frames of this recording skipped as already recorded
+        self._countdowns = {False: 3, True: VIDEO_COUNTDOWN}   # seconds, for a camera and for a video file
+        self._file_source = False
         self.project = project
         self.current_class = current_class
         self.stream: FrameStream | None = None
@@ -66,7 +73,8 @@ class CapturePanel(QWidget):
 
         self.sources = SourcePicker(images=False)
         self.sources.status.connect(self._set_status)
-        self.sources.changed.connect(lambda: self._set_status(" "))
+        self.sources.changed.connect(self._source_changed)
+        self.playback = PlaybackRow()
         self.start_btn = QPushButton("Start preview")
         self.start_btn.setCheckable(True)
         self.start_btn.toggled.connect(self._toggle)
@@ -92,6 +100,9 @@ class CapturePanel(QWidget):
         self.countdown.setRange(0, 10)
         self.countdown.setValue(3)
         self.countdown.setSuffix(" s")
+        self.countdown.setSpecialValueText("none")
+        self.countdown.setToolTip("Seconds between pressing ● and the first frame (time to get your hand into place). "
+                                  "A video file needs none: pause it on the pose, then hold ●")
         self.max_seconds = QSpinBox()
         self.max_seconds.setRange(1, 600)
         self.max_seconds.setValue(30)
@@ -110,8 +121,7 @@ class CapturePanel(QWidget):
         self.target.valueChanged.connect(self._target_changed)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
-        self.progress_note = QLabel(" ")
-        self.progress_note.setWordWrap(True)
+        self.progress_note = ElidedLabel(" ", lines=3)  # fixed height: the record button above never moves
         self.background_btn = QPushButton(f"+ \"{BACKGROUND_CLASS}\" class")
         self.background_btn.setToolTip("Add (or select) the class for scenes without the object: the empty room, "
                                        "other things. Detection rejects windows this class wins.")
@@ -128,6 +138,7 @@ class CapturePanel(QWidget):
         opts.addWidget(QLabel("Box"))
         opts.addWidget(self.region, 1)
         form.addRow("View", opts)
+        form.addRow("Video", self.playback)
         rr = QHBoxLayout()
         rr.addWidget(self.rate)
         rr.addWidget(QLabel("count-down"))
@@ -152,6 +163,7 @@ class CapturePanel(QWidget):
         lay.addWidget(self.status)
         project.datasetChanged.connect(self.update_progress)
         self.update_progress()
+        self._source_changed()  # the demo video is listed first: no count-down
 
         self.tick = QTimer(self)
         self.tick.timeout.connect(self._take)
@@ -161,11 +173,6 @@ class CapturePanel(QWidget):
         self._count_left = 0
 
     # ------------------------------------------------------------------ sources (kept for scripts)
-    @property
-    def source(self):
-        """The source combo box (cameras and video files) of the shared source picker."""
-        return self.sources.combo
-
     def refresh_cameras(self) -> list[int]:
         """Find cameras button: probe for cameras and list them; returns their indices."""
         return self.sources.refresh_cameras()
@@ -187,8 +194,10 @@ class CapturePanel(QWidget):
             self._set_status("No source: no camera was found. Press Find cameras, or choose a video file.")
             self.start_btn.setChecked(False)
             return False
-        self.stream = FrameStream(src, mirror=self.mirror.isChecked(), region=self.region.value() / 100,
+        video = VideoFile(src, loop=True) if isinstance(src, str) else None  # a file loops: poses come round again
+        self.stream = FrameStream(video or src, mirror=self.mirror.isChecked(), region=self.region.value() / 100,
                                   realtime=True, parent=self)
+        self.playback.set_video(video, video is not None)
         self.stream.frame.connect(self._on_frame)
         self.stream.ended.connect(self._on_end)
         self.stream.start()
@@ -198,8 +207,20 @@ class CapturePanel(QWidget):
         self.start_btn.blockSignals(False)
         self.sources.setEnabled(False)
         self.record_btn.setEnabled(True)
-        self._set_status(f"Preview of {self.sources.current_text()}. Select a class, then hold ● to record.")
+        self._set_status(f"Preview of {self.sources.current_text()}. Select a class, then hold ● to record"
+                         + (" (Pause video stops it on a pose)." if video is not None else "."))
         return True
+
+    def _source_changed(self) -> None:
+        """Another source chosen: a video file gets no count-down and its speed control, a camera its own."""
+        is_file = isinstance(self.sources.current(), str)
+        if is_file != self._file_source:  # the kind of source changed: each kind keeps its own count-down
+            self._countdowns[self._file_source] = self.countdown.value()
+            self.countdown.setValue(self._countdowns[is_file])
+            self._file_source = is_file
+        self.playback.set_video(None, is_file)
+        self._set_status("A video file needs no count-down: recording starts when you press ● (pause the video on "
+                         "the pose first, or slow it down)." if is_file else " ")
 
     def stop_preview(self) -> None:
         """Stop the preview stream (start button unchecked, panel shut down); returns at once, the thread ends
@@ -230,6 +251,7 @@ class CapturePanel(QWidget):
         self.start_btn.blockSignals(False)
         self.sources.setEnabled(True)
         self.record_btn.setEnabled(False)
+        self.playback.set_video(None, isinstance(self.sources.current(), str))
         self.preview.setText(f"Preview ended: {message}")
         self._set_status(f"Preview ended: {message}")
 
@@ -247,7 +269,7 @@ class CapturePanel(QWidget):
         self.burst_class = cls
         self._count_left = self.countdown.value()
         self.recording, self.latched = True, False
-        self.burst, self.burst_paths = [], []
+        self.burst, self.burst_paths, self.burst_keys, self.repeats = [], [], [], 0
         if self._count_left > 0:
             self._set_status(f"Recording into {self.project.class_names[cls]!r} in {self._count_left}…")
             self.record_btn.setText(f"● Recording in {self._count_left}… release to cancel")
@@ -266,10 +288,6 @@ class CapturePanel(QWidget):
             return
         self.stop_recording()
 
-    def release_record(self) -> None:
-        """End the recording now (kept for scripts: same as letting go after a hold)."""
-        self.stop_recording()
-
     def _count(self) -> None:
         self._count_left -= 1
         if self._count_left > 0:
@@ -283,9 +301,11 @@ class CapturePanel(QWidget):
 
     def _begin(self) -> None:
         self._taken_id = self._latest_id  # start from the next fresh frame
-        src = self._video_source()  # the files name their burst (one per video file and class, as the groups)
-        self.burst_token = new_burst_token() if src is None else \
-            self.video_tokens.setdefault((src, self.burst_class), new_burst_token())
+        src = self._video_source()  # the files name their burst; a video's bursts come from its frames
+        self.burst_token = new_burst_token()
+        if src is not None:
+            self.video_bursts.start(self.project.imageset, src, self.burst_class)
+        self.playback.play_while(True)
         self._began_at = time.monotonic()
         self.tick.start(int(1000 / self.rate.value()))
         self.record_btn.setText("● Recording… " + ("click to stop" if self.latched else "release to stop"))
@@ -297,8 +317,15 @@ class CapturePanel(QWidget):
         if self.latest_crop is None or self._taken_id == self._latest_id:
             return
         self._taken_id = self._latest_id
+        src, burst, token = self._video_source(), 0, self.burst_token
+        if src is not None:
+            taken = self.video_bursts.take(src, self.burst_class, self.latest_crop)
+            if taken is None:  # the same frame again (the video looped or stands paused)
+                self.repeats += 1
+                return
+            burst, token = taken
         try:
-            path = self.project.save_capture(self.burst_class, self.latest_crop, self.burst_token)
+            path = self.project.save_capture(self.burst_class, self.latest_crop, token)
         except OSError as exc:
             from ..tasks import friendly_error  # noqa: PLC0415
             self.stop_recording()
@@ -306,6 +333,7 @@ class CapturePanel(QWidget):
             return
         self.burst.append(self.latest_crop)
         self.burst_paths.append(str(path))
+        self.burst_keys.append(burst)
         self._set_status(f"{len(self.burst)} frame(s) → {self.project.class_names[self.burst_class]!r}, "
                          f"each saved as it is taken.")
         self.update_progress()
@@ -318,36 +346,39 @@ class CapturePanel(QWidget):
         self.recording = self.latched = False
         self.count_timer.stop()
         self.tick.stop()
+        self.playback.play_while(False)
         self.record_btn.setText("● Hold to record")
+        skipped = f"; {self.repeats} frame(s) skipped, recorded before" if self.repeats else ""
         if self.burst:
             n, name = len(self.burst), self.project.class_names[self.burst_class]
             folder = self.project.capture_dir(self.burst_class)
             self.project.settings["capture_mirror"] = self.mirror.isChecked()  # Run recognises the same way
-            self.project.add_images(self.burst_class, self.burst, self.burst_paths, self._burst_group())
-            self._set_status(f"Recorded {n} frame(s) into {name!r}{' (' + why + ')' if why else ''}. "
+            self._add_bursts()
+            self._set_status(f"Recorded {n} frame(s) into {name!r}{' (' + why + ')' if why else ''}{skipped}. "
                              f"Files: {folder}")
+        elif self.repeats:
+            self._set_status(f"Nothing new recorded{skipped}: let the video play on to other frames.")
         elif self._count_left > 0:
             self._set_status("Count-down cancelled; nothing recorded.")
         else:
             self._set_status("Nothing recorded: no new frame arrived.")
-        self.burst, self.burst_paths = [], []
+        self.burst, self.burst_paths, self.burst_keys = [], [], []
 
-    def _burst_group(self):
-        """The capture group of the burst being added: a new one, or the group earlier frames of the same
-        video file in the same class have (frames of one video stay together)."""
-        src = self._video_source()
-        if src is None:
-            return NEW_GROUP
-        ims, key = self.project.imageset, (src, self.burst_class)
-        g = self.video_groups.get(key)
-        if g is not None and ims.groups is not None and np.any((ims.groups == g) & (ims.labels == self.burst_class)):
-            return g
-        self.video_groups[key] = int(ims.group_ids().max()) + 1 if len(ims) else 0
-        return NEW_GROUP
+    def _add_bursts(self) -> None:
+        """Add the recording to its class: one new capture group from a camera; from a video, one group per
+        burst of change (the group earlier frames of that burst have, when there are some)."""
+        src, cls = self._video_source(), self.burst_class
+        keys = np.asarray(self.burst_keys)
+        for b in dict.fromkeys(self.burst_keys):
+            k = np.flatnonzero(keys == b)
+            group = NEW_GROUP if src is None else self.video_bursts.group(self.project.imageset, src, cls, b)
+            self.project.add_images(cls, [self.burst[i] for i in k], [self.burst_paths[i] for i in k], group)
+        self.project.message.emit(f"added {len(self.burst)} image(s) to {self.project.class_names[cls]!r}")
 
     def _video_source(self) -> str | None:
         """The video file being recorded from, or None for a camera."""
-        src = self.stream.source if self.stream is not None and hasattr(self.stream, "source") else self.sources.current()
+        src = getattr(self.stream, "source", None) if self.stream is not None else self.sources.current()
+        src = src.path if isinstance(src, VideoFile) else src
         return src if isinstance(src, str) else None
 
     # ------------------------------------------------------------------ target and background
@@ -377,14 +408,18 @@ class CapturePanel(QWidget):
             n += len(self.burst)
         self.progress.setRange(0, target)
         self.progress.setValue(min(n, target))
-        self.progress.setFormat(f"{ims.class_names[cls]}: {n} / {target}")
+        # one line inside the bar: the name cut at the end to what is left beside the count (tooltip: all)
+        count = f": {n} / {target}"
+        fm = self.progress.fontMetrics()
+        room = max(30, self.progress.width() - fm.horizontalAdvance(count) - 24)
+        self.progress.setFormat(fm.elidedText(ims.class_names[cls], Qt.ElideRight, room).replace("%", "%%") + count)
+        self.progress.setToolTip(f"{ims.class_names[cls]}{count}")
         done = int(np.sum(ims.counts() >= target))
         note = f"{done} of {ims.n_classes} class(es) at the target; {ims.class_names[cls]!r} has {bursts} burst(s)"
         if ims.groups is not None and bursts < HONEST_BURSTS:
-            note += (f" — record at least {HONEST_BURSTS} separate bursts (move, change the light) so it can be "
-                     "tested on frames it was not trained on")
-            if isinstance(self.sources.current(), str):
-                note += "; all frames of one video file count as one burst"
+            note += (f" — record at least {HONEST_BURSTS}, so it can be tested on frames it was not trained on: "
+                     + ("a video makes a new burst where its picture changes, so hold ● while the pose moves"
+                        if isinstance(self.sources.current(), str) else "separate bursts, move, change the light"))
         self.progress_note.setText(note + ".")
 
     def add_background(self) -> int:

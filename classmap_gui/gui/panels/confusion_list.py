@@ -106,9 +106,10 @@ class ConfusionList(QWidget):
         self.view.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.view.setIconSize(QSize(THUMB, THUMB))
         self.view.verticalHeader().setVisible(False)
-        self.view.verticalHeader().setDefaultSectionSize(THUMB + 4)
-        self.view.setTextElideMode(Qt.ElideMiddle)
-        self.view.setWordWrap(False)
+        # rows as tall as a thumbnail or three lines of a wrapped name (cut at the end beyond; tooltip: all)
+        self.view.verticalHeader().setDefaultSectionSize(max(THUMB + 4, 3 * self.view.fontMetrics().lineSpacing() + 6))
+        self.view.setTextElideMode(Qt.ElideRight)
+        self.view.setWordWrap(True)
         hh = self.view.horizontalHeader()
         for c in (0, 1):
             hh.setSectionResizeMode(c, QHeaderView.Stretch)

@@ -12,7 +12,7 @@ from ...core.data import builtin_datasets, load_dataset
 from ...core.errors import ClassMapError
 from ..dialogs import ImportDialog
 from ..imageutil import to_pixmap
-from ..widgets import ReportDialog, show_message, strip_icon
+from ..widgets import ElidedLabel, ReportDialog, show_message, strip_icon
 from .capture import CapturePanel
 
 MAX_GRID = 400  # images shown per class; the rest are counted, not drawn
@@ -52,8 +52,11 @@ class DatasetPanel(QWidget):
         # -- class list with thumbnail strips
         self.classes = QListWidget()
         self.classes.setIconSize(QSize(5 * 28, 28))
+        # long names (hand poses: "1 · palm forward · turned 60° left · …") wrap onto a second line and
+        # are cut at the end beyond it; the tooltip has the whole name
+        self.classes.setWordWrap(True)
         self.classes.setUniformItemSizes(True)
-        self.classes.setTextElideMode(Qt.ElideMiddle)
+        self.classes.setTextElideMode(Qt.ElideRight)
         self.classes.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.classes.currentRowChanged.connect(self._show_class)
         self.add_btn, self.rename_btn, self.del_class_btn = (QPushButton(t) for t in ("Add class…", "Rename…", "Delete class"))
@@ -79,12 +82,13 @@ class DatasetPanel(QWidget):
         self.grid.setSpacing(3)
         self.grid.setUniformItemSizes(True)
         self.grid.setSelectionMode(QAbstractItemView.ExtendedSelection)
-        self.grid_label = QLabel("Images")
+        self.grid_label = ElidedLabel("Images")
         self.del_img_btn = QPushButton("Delete selected")
         self.del_img_btn.clicked.connect(lambda: self.delete_selected())
         self.move_target = QComboBox()
         self.move_target.setMinimumContentsLength(14)
         self.move_target.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.move_target.currentTextChanged.connect(self.move_target.setToolTip)  # the whole name
         self.move_btn = QPushButton("Move selected to:")
         self.move_btn.clicked.connect(lambda: self.move_selected(self.move_target.currentIndex()))
         mid = QWidget()
@@ -187,16 +191,17 @@ class DatasetPanel(QWidget):
                 self.builtin.setCurrentIndex(i)
             order = np.argsort(ims.labels, kind="stable")
             starts = np.concatenate([[0], np.cumsum(counts)])
-            blank = None  # one icon for every class without images (a model opened alone: 10^5 of them)
+            blank = None  # one empty strip for every class without images (a model opened alone: 10^5 of them)
             for c, name in enumerate(ims.class_names):
                 idx = order[starts[c]:starts[c] + 6]
                 if counts[c] == 0:
-                    blank = strip_icon(ims.images[idx], 5) if blank is None else blank
+                    blank = strip_icon(ims.images[:0], 5) if blank is None else blank
                 item = QListWidgetItem(blank if counts[c] == 0 else strip_icon(ims.images[idx], 5),
                                        f"{counts[c]:>4} · {name}")
                 item.setToolTip(f"{name}: {counts[c]} images")
                 self.classes.addItem(item)
                 self.move_target.addItem(name)
+                self.move_target.setItemData(c, name, Qt.ToolTipRole)
         self.classes.blockSignals(False)
         if self.classes.count():
             self.classes.setCurrentRow(min(cur, self.classes.count() - 1))
@@ -212,7 +217,7 @@ class DatasetPanel(QWidget):
         idx = self.project.images_of(cls)
         self._grid_index = idx[:MAX_GRID]
         more = f" (showing the first {MAX_GRID})" if len(idx) > MAX_GRID else ""
-        self.grid_label.setText(f"Images of <b>{ims.class_names[cls]}</b>: {len(idx)}{more}")
+        self.grid_label.setText(f"{len(idx)} images{more} of {ims.class_names[cls]}")
         for i in self._grid_index:
             item = QListWidgetItem(QIcon(to_pixmap(ims.images[i], 56)), "")
             if ims.sources is not None and ims.sources[i]:

@@ -46,6 +46,7 @@ class ClassDetail(QWidget):
         self.search.setCompleter(self.completer)
         self.completer.activated.connect(self._search)
         self.search.returnPressed.connect(lambda: self._search(self.search.text()))
+        self.search.textEdited.connect(self._typed)
         self.title = QLabel("Click a star, or search, to choose a class.")
         self.title.setWordWrap(True)
         self.title.setStyleSheet("QLabel { font-weight: bold; }")
@@ -89,12 +90,26 @@ class ClassDetail(QWidget):
         for w in (self.images, self.nearest, self.confused):
             w.clear()
 
+    def _no_match(self, text: str) -> bool:
+        """Say so when ``text`` matches no class (or there are none to search yet); True then."""
+        if not text.strip() or find_class(self.names, text) is not None:
+            return False
+        self.title.setText(f"No class matches {text.strip()!r}." if self.names else
+                           "Nothing to search yet: press Compute views.")
+        self.title.setStyleSheet("QLabel { font-weight: bold; color: #b00020; }")
+        return True
+
+    def _typed(self, text: str) -> None:
+        """While typing: say at once when nothing matches (the drop-down of matches just stays closed)."""
+        if not self._no_match(text) and self.title.styleSheet().endswith("#b00020; }"):
+            self.title.setText("Click a star, or search, to choose a class.")
+            self.title.setStyleSheet("QLabel { font-weight: bold; }")
+
     def _search(self, text: str) -> None:
-        c = find_class(self.names, text)
-        if c is None:
-            self.title.setText(f"No class matches {text.strip()!r}.")
+        if self._no_match(text) or not text.strip():
             return
-        self.classChosen.emit(c)
+        self.title.setStyleSheet("QLabel { font-weight: bold; }")
+        self.classChosen.emit(find_class(self.names, text))
 
     def show_class(self, c: int, images: np.ndarray, n_images: int, nearest, confused) -> None:
         """Show class ``c``: up to a few of its ``n_images`` training ``images``, ``nearest`` as

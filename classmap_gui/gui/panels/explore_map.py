@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtWidgets import QAbstractItemView, QLabel, QListView, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from .explore_data import class_colours
 
@@ -42,6 +43,59 @@ def group_colours(names: list[str], ordered: bool, right_wrong: bool = False) ->
         return scale_colours(len(names))
     base = class_colours(min(len(names), CLASS_HUES))
     return [base[k % len(base)] for k in range(len(names))]
+
+
+class Legend(QWidget):
+    """The colour key under the map: one swatch and name per group, laid out in rows that wrap, scrolling
+    past three rows (25 hand shapes or 2430 classes stay readable one by one), and a line saying how many
+    groups there are (and when hues repeat)."""
+
+    ROWS = 3
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.note = QLabel()
+        self.list = QListWidget()
+        self.list.setViewMode(QListView.ListMode)
+        self.list.setFlow(QListView.LeftToRight)
+        self.list.setWrapping(True)
+        self.list.setResizeMode(QListView.Adjust)
+        self.list.setSelectionMode(QAbstractItemView.NoSelection)
+        self.list.setFocusPolicy(Qt.NoFocus)
+        self.list.setIconSize(QSize(12, 12))
+        self.list.setSpacing(1)
+        self.list.setStyleSheet("QListWidget { background: transparent; border: none; }")
+        row = max(16, self.list.fontMetrics().height() + 4)
+        self.list.setFixedHeight(self.ROWS * (row + 2) + 4)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.note)
+        lay.addWidget(self.list)
+        self._icons: dict = {}
+
+    def set_groups(self, colours: list, names: list[str], note: str = "") -> None:
+        """Show ``names`` with their ``colours`` (QColor) and the ``note``."""
+        self.list.clear()
+        for c, n in zip(colours, names):
+            key = c.rgba()
+            if key not in self._icons:
+                pm = QPixmap(12, 12)
+                pm.fill(c)
+                self._icons[key] = QIcon(pm)
+            it = QListWidgetItem(self._icons[key], str(n))
+            it.setToolTip(str(n))
+            self.list.addItem(it)
+        self.note.setText(note)
+        self.note.setVisible(bool(note))
+
+    def names(self) -> list[str]:
+        """The group names listed, in order."""
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def text(self) -> str:
+        """The note and every name, as one line of text."""
+        return " ".join([self.note.text(), *self.names()]).strip()
 
 
 class _Marks(pg.ScatterPlotItem):
@@ -83,9 +137,7 @@ class MapPlot(QWidget):
         self.stars.sigClicked.connect(lambda _i, pts, _e: len(pts) and self.classClicked.emit(int(pts[0].data())))
         self.dots.sigHovered.connect(lambda _i, pts, _e: len(pts) and self.dotHovered.emit(int(pts[0].data())))
         self._brushes: dict = {}  # one QBrush per colour, reused: pyqtgraph caches a symbol per brush object
-        self.legend = QLabel()
-        self.legend.setWordWrap(True)
-        self.legend.setTextFormat(Qt.RichText)
+        self.legend = Legend()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plot, 1)
@@ -99,7 +151,7 @@ class MapPlot(QWidget):
         self.Y, self.n_classes = None, 0
         for it in (self.dots, self.stars, self.class_dots, self.near, self.chosen, self.dot_ring):
             it.clear()
-        self.legend.setText("")
+        self.legend.set_groups([], [])
 
     def set_points(self, Y: np.ndarray, names: list[str], dot_labels: np.ndarray, axes: tuple[str, str]) -> None:
         """Coordinates ``Y (C + n, 2)``: the classes ``names`` first, then dots of classes ``dot_labels (n,)``."""
@@ -111,7 +163,8 @@ class MapPlot(QWidget):
 
     def colour(self, class_codes: np.ndarray, dot_codes: np.ndarray, colours: list, names: list[str],
                legend_max: int = 12) -> None:
-        """Draw every point coloured by its group code; the legend lists up to ``legend_max`` groups."""
+        """Draw every point coloured by its group code; the legend lists every group, and beyond
+        ``legend_max`` says how many there are."""
         if self.Y is None:
             return
         C = self.n_classes
@@ -119,12 +172,10 @@ class MapPlot(QWidget):
         S, D = self.Y[:C], self.Y[C:]
         self.dots.setData(x=D[:, 0], y=D[:, 1], data=np.arange(len(D)), brush=[brushes[k] for k in dot_codes])
         self.stars.setData(x=S[:, 0], y=S[:, 1], data=np.arange(C), brush=[brushes[k] for k in class_codes])
-        if len(names) <= legend_max:
-            self.legend.setText("  ".join(f"<span style='color:{c.name()}; font-size:14pt'>■</span> {n}"
-                                          for c, n in zip(colours, names)))
-        else:
-            self.legend.setText(f"{len(names)} groups" + (f" in {CLASS_HUES} repeating hues" if len(names) > CLASS_HUES
-                                                          else "") + ": hover a star or choose a class to see which")
+        note = "" if len(names) <= legend_max else (
+            f"{len(names)} groups" + (f" in {CLASS_HUES} repeating hues (hover a star to see its class)"
+                                      if len(names) > CLASS_HUES else ""))
+        self.legend.set_groups(colours, names, note)
         self.plot.enableAutoRange()
 
     def _brush(self, colour):

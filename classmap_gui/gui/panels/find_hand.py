@@ -20,21 +20,27 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QHBoxLayout, QHeaderView
 from ..camera import pace
 from ..threads import UiThread
 from ..imageutil import to_pixmap
-from ..widgets import ElidedLabel, elided_item
+from ..widgets import elided_item
 
 METHOD_LABELS = {"classmap": "ClassMap", "brute_force": "Brute force"}
 BOX_COLOURS = ((60, 220, 90), (255, 200, 0), (255, 120, 60))  # best box first
+#: what the boxes mean (shown under the frame)
+BOX_LEGEND = ("<span style='color:#3cdc5a'>■</span> the hand (best window) · "
+              "<span style='color:#ffc800'>■</span> runner-up: the next-best place that also passes the hand-found test "
+              "· <span style='color:#969696'>■</span> best window, but no hand found there")
 
 
 class ScanStream(UiThread):
     """Reads frames from a camera index or a video file and scans every frame it reads.
 
-    ``frame(rgb, result, method)`` carries the newest scanned frame when the UI is free (frames scanned
-    while it is busy are counted, not queued); ``rates`` maps each method to its frames/s over the last
+    ``frame(rgb, result, method, reading)`` carries the newest scanned frame and what the hand reader
+    (:class:`~classmap_gui.core.detect.reading.HandReader`: the voted box re-cropped, classified and integrated
+    along the hand's track) makes of it, when the UI is free (frames scanned while it is busy are counted,
+    not queued); ``rates`` maps each method to its frames/s over the last
     second of scanning; ``ended(message)`` once when it stops. ``method`` may change while running.
     """
 
-    frame = Signal(object, object, str)
+    frame = Signal(object, object, str, object)
     ended = Signal(str)
 
     def __init__(self, source, recogniser, method: str = "classmap", *, realtime: bool = True, loop: bool = True,
@@ -49,6 +55,7 @@ class ScanStream(UiThread):
         self._ui_free = threading.Event()
         self._ui_free.set()
         self._scanners: dict = {}
+        self._readers: dict = {}
         self._times: dict[str, list[float]] = {}
         self.error: str | None = None
 
@@ -63,8 +70,11 @@ class ScanStream(UiThread):
     def _scanner(self, method: str):
         from ...core.detect.scanner import Scanner  # noqa: PLC0415
 
+        from ...core.detect.reading import HandReader  # noqa: PLC0415
+
         if method not in self._scanners:
             self._scanners[method] = Scanner(self.rec, method)
+            self._readers[method] = HandReader(self.rec, method)
         return self._scanners[method]
 
     def _rate(self, method: str, now: float) -> None:
@@ -97,11 +107,12 @@ class ScanStream(UiThread):
                 rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
                 method = self.method
                 result = self._scanner(method).scan(rgb)
+                reading = self._readers[method].read(rgb, result)
                 self.frames_scanned += 1
                 self._rate(method, time.perf_counter())
                 if self._ui_free.is_set():
                     self._ui_free.clear()
-                    self.frame.emit(rgb, result, method)
+                    self.frame.emit(rgb, result, method, reading)
                 if interval:
                     next_t = pace(next_t, interval, self._stop)
         except Exception as exc:  # noqa: BLE001 - a failing source or model ends the scan, not the app
@@ -165,8 +176,20 @@ class FindHandView(QWidget):
         self.view.setStyleSheet("QLabel { background: #202428; color: #d0d4d8; }")
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
-        self.winner = ElidedLabel("–")
-        self.winner.setStyleSheet("QLabel { font-size: 16pt; font-weight: bold; color: #1a7f37; }")
+        from ..hand_reading import HandReadingView  # noqa: PLC0415
+
+        self.reading = HandReadingView()
+        self.legend = QLabel(BOX_LEGEND)
+        self.legend.setWordWrap(True)
+        self.warning = QLabel("")
+        self.warning.setWordWrap(True)
+        self.warning.setStyleSheet("QLabel { background: #fff4d6; color: #5c4400; padding: 4px; }")
+        self.warning.hide()
+        self.add_bg_btn = QPushButton("Add a background class with generated clutter and retrain")
+        self.add_bg_btn.setToolTip("Adds a 'background' class of generated clutter crops and near misses to the "
+                                   "data set, then trains again with the same settings")
+        self.add_bg_btn.clicked.connect(self.add_background)
+        self.add_bg_btn.hide()
         self.cands = QTableWidget(0, 2)
         self.cands.setHorizontalHeaderLabels(["class", "score"])
         self.cands.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
@@ -187,10 +210,13 @@ class FindHandView(QWidget):
             bar.addWidget(lab)
         left = QVBoxLayout()
         left.addWidget(self.view, 1)
+        left.addWidget(self.legend)
         left.addWidget(self.status)
         right = QVBoxLayout()
-        right.addWidget(QLabel("Hand found:"))
-        right.addWidget(self.winner)
+        right.addWidget(self.warning)
+        right.addWidget(self.add_bg_btn)
+        right.addWidget(QLabel("The hand:"))
+        right.addWidget(self.reading)
         right.addWidget(QLabel("Top candidates (best window)"))
         right.addWidget(self.cands, 1)
         right.addWidget(self.details)
@@ -204,6 +230,53 @@ class FindHandView(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(bar)
         lay.addLayout(body, 1)
+
+        project.modelChanged.connect(self.check_background)
+        self.check_background()
+
+    def check_background(self) -> bool:
+        """Warn (with the one-click fix) when the model has no background class: every window is then some
+        class, so the best box lands on clutter as readily as on a hand. True when it has one."""
+        from ...core.data.imageset import BACKGROUND_CLASS  # noqa: PLC0415
+
+        rec = self.project.recogniser
+        missing = rec is not None and BACKGROUND_CLASS not in list(rec.class_names)
+        self.warning.setText(f"This model has no \"{BACKGROUND_CLASS}\" class, so it cannot tell a hand from "
+                             "clutter: every window is some class and the box lands anywhere. Add one (generated "
+                             "clutter crops, or record your empty scene on the Capture panel) and train again."
+                             if missing else "")
+        self.warning.setVisible(missing)
+        self.add_bg_btn.setVisible(missing)
+        return not missing
+
+    def add_background(self) -> bool:
+        """The one-click fix: a ``background`` class of generated clutter and near-miss crops added to the data
+        set, then the same training again (the Train panel's). False when there is nothing to retrain."""
+        from ...core.data.imageset import BACKGROUND_CLASS  # noqa: PLC0415
+
+        ims = self.project.imageset
+        win = self.window()
+        if ims is None or len(ims) == 0 or not hasattr(win, "runner"):
+            return self._fail("This model came without its images, so it cannot be retrained here: open the project "
+                              "it was trained from, or use File > Get the hand-pose model.")
+        n = int(min(2000, max(300, 5 * len(ims) // max(1, ims.n_classes))))
+        size, colour = ims.image_size, ims.is_color
+
+        def work(progress, should_stop):
+            import cv2  # noqa: PLC0415
+
+            from ...core.detect.background import background_images  # noqa: PLC0415
+
+            bg = background_images(n, size, seed=int(len(ims)), progress=progress, should_stop=should_stop)
+            return np.stack([cv2.cvtColor(b, cv2.COLOR_GRAY2RGB) for b in bg]) if colour else bg
+
+        def done(bg):
+            names = list(self.project.imageset.class_names)
+            cls = names.index(BACKGROUND_CLASS) if BACKGROUND_CLASS in names else self.project.add_class(BACKGROUND_CLASS)
+            self.project.add_images(cls, bg)
+            self._set_status(f"Added {len(bg)} generated background images; training again…")
+            win.train.start_training()
+        return bool(win.runner.run("Generating background images", work, done))
 
     @property
     def method(self) -> str:
@@ -227,6 +300,7 @@ class FindHandView(QWidget):
         src = self.sources.current()
         if src is None or isinstance(src, (list, tuple)):
             return self._fail("Find the hand scans a video file or a camera: choose one as the source.")
+        self.check_background()
         try:  # check the model here, where the message can be shown, not in the thread
             Scanner(rec, self.method)
         except ClassMapError as exc:
@@ -252,7 +326,7 @@ class FindHandView(QWidget):
         self._set_status(text)
         return False
 
-    def _on_frame(self, rgb, result, method: str) -> None:
+    def _on_frame(self, rgb, result, method: str, reading=None) -> None:
         if self.sender() is not self.stream:
             return
         self.last_result = result
@@ -263,15 +337,11 @@ class FindHandView(QWidget):
         def name(c):
             return names[c] if 0 <= c < len(names) else str(c)
 
+        # the reading names the shape, or "no hand" (still saying what the best window looked most like)
+        self.reading.show_reading(reading, "" if result.label is None else name(result.label))
         if result.label is None:
-            self.winner.setText("no hand")
             self.cands.setRowCount(0)
         else:
-            # background beats even the best window: say so, and still show what it looked most like
-            found = result.hand_found
-            self.winner.setText(name(result.label) if found else f"no hand (closest: {name(result.label)})")
-            self.winner.setStyleSheet("QLabel { font-size: 16pt; font-weight: bold; color: %s; }"
-                                      % ("#1a7f37" if found else "#8a8f94"))
             self.cands.setRowCount(len(result.top_classes))
             for r, (c, s) in enumerate(zip(result.top_classes, result.top_scores)):
                 self.cands.setItem(r, 0, elided_item(name(int(c))))

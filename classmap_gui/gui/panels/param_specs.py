@@ -3,9 +3,14 @@
 The settings form is built from the registry's :class:`~classmap_gui.core.schema.Param` descriptions
 (``name, kind, default, help, choices, low, high, auto``), so the panel offers exactly the components
 and values the command line and a saved model accept. What is left here is a view decision: which
-parameters are too technical to show a person (worker counts, seeds, batch sizes).
+parameters are too technical to show a person (worker counts, seeds, batch sizes), and showing a
+penalty that training chooses by itself when it is not given (a ridge bank's ``alpha``) as the explicit
+choice "auto": otherwise the form showed the registry's default 1.0, a typed 1.0 equalled it and was left
+out, and training quietly chose another value.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ...core import registry
 from ...core.schema import Param
@@ -38,5 +43,15 @@ def feature_params(name: str) -> list[Param]:
 
 
 def bank_params(name: str) -> list[Param]:
-    """The parameters of classifier bank ``name`` that its trainer reads, as descriptions."""
-    return _shown("bank", name)
+    """The parameters of classifier bank ``name`` that its trainer reads, as descriptions; one that training
+    chooses when unset defaults to "auto" (a number typed in is then always passed on)."""
+    from ...core.training import auto_params  # noqa: PLC0415
+
+    try:
+        chosen = set(auto_params(name, {}))
+    except Exception:  # noqa: BLE001 - an unknown bank (an old project's setting): nothing is chosen
+        chosen = set()
+    return [replace(p, default="auto", auto=True,
+                    help=f"{p.help}. auto: training chooses it on a validation part of the training images "
+                         "(the Stages log says \"choosing {p.name}\"); type a number to fix it")
+            if p.name in chosen else p for p in _shown("bank", name)]

@@ -67,7 +67,7 @@ class RunPanel(QWidget):
         self.top.setValue(5)
         self.top.setPrefix("top ")
 
-        self.view = QLabel("Train a recogniser, pick a source and press Start.")
+        self.view = QLabel()
         self.view.setAlignment(Qt.AlignCenter)
         self.view.setMinimumSize(320, 240)
         self.view.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
@@ -78,8 +78,10 @@ class RunPanel(QWidget):
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
 
-        self.winner = ElidedLabel("–")
+        self.winner = ElidedLabel("–", lines=2)  # two lines, then cut at the end; fixed height
         self.winner.setStyleSheet("QLabel { font-size: 18pt; font-weight: bold; color: #1a7f37; }")
+        from ..hand_reading import HandReadingView  # noqa: PLC0415 - the shape large, its orientation second
+        self.reading = HandReadingView()
         self.cands = QTableWidget(0, 3)
         self.cands.setHorizontalHeaderLabels(["", "class", "score"])
         self.cands.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
@@ -88,7 +90,7 @@ class RunPanel(QWidget):
         self.cands.verticalHeader().setDefaultSectionSize(44)
         self.cands.setColumnWidth(0, 48)
         self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.cands.setTextElideMode(Qt.ElideMiddle)
+        self.cands.setTextElideMode(Qt.ElideRight)
         self.timings = QLabel("stage timings: –")
         self.timings.setWordWrap(True)
         self.files = QTableWidget(0, 3)
@@ -102,6 +104,7 @@ class RunPanel(QWidget):
         self.snap_class = QComboBox()
         self.snap_class.setMinimumContentsLength(10)
         self.snap_class.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.snap_class.currentTextChanged.connect(self.snap_class.setToolTip)  # the whole name
         self.snap_btn = QPushButton("Snapshot into class")
         self.snap_btn.clicked.connect(lambda: self.snapshot())
 
@@ -134,6 +137,7 @@ class RunPanel(QWidget):
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addWidget(QLabel("Recognised as"))
         rl.addWidget(self.winner)
+        rl.addWidget(self.reading)
         rl.addWidget(QLabel("Top candidates"))
         rl.addWidget(self.cands, 2)
         rl.addWidget(self.timings)
@@ -158,7 +162,9 @@ class RunPanel(QWidget):
                                              if bar2.itemAt(i).widget() is not None]
         project.datasetChanged.connect(self._classes_changed)
         project.modelChanged.connect(self._classes_changed)
+        project.modelChanged.connect(self._model_changed)
         self._classes_changed()
+        self._model_changed()
         self._buttons()
 
     # ------------------------------------------------------------------ sources
@@ -242,9 +248,27 @@ class RunPanel(QWidget):
             self._set_status(f"{'Paused' if paused else 'Running'} on {self.sources.current_text()}"
                              + (": Step advances one frame." if paused else "."))
 
+    def _model_changed(self) -> None:
+        """Another recogniser (or none: a new project): nothing of the last run stays on screen."""
+        if self.stream is not None:
+            return
+        self.view.clear()
+        self.view.setText("Pick a source and press Start." if self.project.recogniser is not None else
+                          "Train a recogniser (Train panel) or open a project, then pick a source and press Start.")
+        self.winner.setText("–")
+        self.cands.setRowCount(0)
+        self.files.setRowCount(0)
+        self.timings.setText("stage timings: –")
+        self.fps_label.setText("– frames/s")
+        self.frames_shown, self.fps, self.last_result, self.latest_crop = 0, 0.0, None, None
+        self._set_status(" ")
+
     def _buttons(self) -> None:
         running = self.stream is not None
         self.start_btn.setText("■ Stop" if running else "▶ Start")
+        if not running:  # nothing to pause: the button is not left down
+            self.pause_btn.setChecked(False)
+        self.pause_btn.setEnabled(running)
         self.step_btn.setEnabled(running)
         self.sources.setEnabled(not running)
         self.full_speed.setEnabled(not running)
@@ -308,6 +332,8 @@ class RunPanel(QWidget):
             self.cands.setItem(r, 1, name_item)
             self.cands.setItem(r, 2, score_item)
         self.winner.setText(self._name(int(classes[0])) if len(classes) else "–")
+        if self.project.recogniser is not None and len(classes):
+            self.reading.show_scores(self.project.recogniser, classes, scores)
         parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
         self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
                              f"{evals} classifier evaluations of {self._brute}")

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QPushButton, QS
 from ...core.defaults import suggest_config
 from ...core.errors import ClassMapError
 from .runs import RunsView
-from .train_jobs import (TrainOutcome, evaluate_task, held_out_part, split_preview, split_text,  # noqa: F401
-                         train_task)
+from .train_jobs import (TrainOutcome, as_recorded, evaluate_task, held_out_part, split_preview,  # noqa: F401
+                         split_text, train_task)
 from .train_results import TrainResults
 from .train_settings import TrainSettings
 
@@ -151,6 +151,7 @@ class TrainPanel(QWidget):
         retrain_of, self.pending_restore = self.pending_restore, None
 
         def done(out: TrainOutcome):
+            self._log_stage_end()  # now, before the results are drawn (drawing is not a training stage)
             self.outcome = out
             keep = {k: v for k, v in self.project.settings.items() if k.startswith("capture_")}
             if out.record is not None:
@@ -158,7 +159,6 @@ class TrainPanel(QWidget):
                     self._version_of, self._version = ims, out.record["data"]["version"]
                 self.project.add_run(out.record, out.recogniser)
             self.project.set_trained(out.recogniser, out.report, (None, out.test_set), {**settings, **keep})
-            self._log_stage_end()
             self.stages.addItem(f"done in {out.seconds:.1f} s")
             self.stages.scrollToBottom()
             self._show_split(out.split_info)
@@ -183,6 +183,8 @@ class TrainPanel(QWidget):
         if stage == self._stage:
             return
         self._log_stage_end()
+        if stage == "done":  # core's end mark, not a stage: "done in …" closes the log
+            return
         self._stage, self._stage_t0 = stage, time.perf_counter()
         self.stages.addItem(f"{stage} …")
         self.stages.scrollToBottom()
@@ -205,9 +207,11 @@ class TrainPanel(QWidget):
 
     def _model_changed(self) -> None:
         p = self.project
-        if p.recogniser is None:
+        if p.recogniser is None:  # a new project, or the model was discarded: no old run's figures or stages
             self.outcome = None
             self.results.clear()
+            if not self.runner.busy:
+                self.stages.clear()
             return
         if self.outcome is None or self.outcome.recogniser is not p.recogniser:
             self.outcome = None  # opened from a file: the test results are recomputed in the background
@@ -233,6 +237,9 @@ class TrainPanel(QWidget):
 
         def done(out):
             if self.project.recogniser is rec:
+                runs = self.project.runs
+                run_id = runs.current_of(rec)
+                out = as_recorded(out, runs.get(run_id) if run_id is not None else None)
                 self.outcome = out
                 self.project.report = out.report
                 self.project.split = (None, out.test_set)  # Explore shows the same held-out images

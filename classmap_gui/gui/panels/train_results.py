@@ -23,8 +23,8 @@ MATRIX_MAX = 100  # classes up to which the confusion matrix is drawn (beyond: t
 
 
 def short(name: str, n: int = 14) -> str:
-    """``name`` elided in the middle to ``n`` characters."""
-    return name if len(name) <= n else name[: (n - 1) // 2] + "…" + name[-(n - 1 - (n - 1) // 2):]
+    """``name`` cut at the end to ``n`` characters (the start tells a class apart: its shape)."""
+    return name if len(name) <= n else name[: n - 1].rstrip() + "…"
 
 
 def class_ticks(names: list[str], max_ticks: int = MAX_TICKS, numbers: bool = False) -> list[tuple[float, str]]:
@@ -46,8 +46,9 @@ class TrainResults(QWidget):
         self.status.setWordWrap(True)
         self.figures = {}
         grid = QGridLayout()
-        for i, (key, title) in enumerate((("accuracy", "test accuracy"), ("evaluations", "evaluations / query"),
-                                          ("speedup", "fewer evaluations"), ("time", "training time"))):
+        self.titles = {"accuracy": "test accuracy", "evaluations": "evaluations / query",
+                       "speedup": "fewer evaluations", "time": "training time"}
+        for i, (key, title) in enumerate(self.titles.items()):
             big, small = QLabel("–"), QLabel(title)
             big.setStyleSheet("QLabel { font-size: 20pt; font-weight: bold; }")
             big.setAlignment(Qt.AlignCenter)
@@ -64,9 +65,10 @@ class TrainResults(QWidget):
             hh.setSectionResizeMode(c, QHeaderView.ResizeToContents)
         self.per_class.verticalHeader().setVisible(False)
         self.per_class.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.per_class.setWordWrap(False)
-        self.per_class.verticalHeader().setDefaultSectionSize(22)
-        self.per_class.setTextElideMode(Qt.ElideMiddle)
+        # a long name (a hand pose: shape, then its orientation) wraps onto three lines, then is cut at the
+        # end; the end tells orientations apart, so rows of one shape still differ (tooltip: the whole name)
+        self.per_class.setWordWrap(True)
+        self.per_class.setTextElideMode(Qt.ElideRight)
         self.per_class.setToolTip("Same order as the matrix (class number); click a header to sort")
 
         self.conf_plot = pg.PlotWidget(background="w")
@@ -114,8 +116,11 @@ class TrainResults(QWidget):
 
     def clear(self, status: str = "Not trained yet. Choose settings and press Train.") -> None:
         """Empty every figure and the confusion matrix and show ``status`` (data changed or new training)."""
-        for lab in self.figures.values():
+        for key, lab in self.figures.items():  # the figures and their titles: nothing of an old run stays
             lab.setText("–")
+            self.figure_titles[key].setText(self.titles[key])
+            self.figure_titles[key].setToolTip("")
+        self.conf_tabs.setTabText(1, "Top confusions")
         self.per_class.setRowCount(0)
         self.conf_img.clear()
         self.confusion = None
@@ -144,7 +149,9 @@ class TrainResults(QWidget):
             line = cost_line(report)
             self.figure_titles["speedup"].setText(line.split(" ", 1)[1] if ev > 0 else line)
             self.figure_titles["speedup"].setToolTip("evaluations: classifiers evaluated per image, a count; "
-                                                     "faster: measured time per image against brute force")
+                                                     "faster: measured time per image against brute force, as "
+                                                     "timed when this run was trained (timings vary with the "
+                                                     "machine's load; the Runs table keeps each run's)")
         self.figures["time"].setText("–" if seconds is None or not np.isfinite(seconds) else f"{seconds:.1f} s")
         conf = report.confusion
         if C <= MATRIX_MAX and (conf is None or np.asarray(conf).shape != (C, C)):
@@ -157,6 +164,9 @@ class TrainResults(QWidget):
         per = np.asarray(report.per_class_accuracy, np.float64)
         counts = np.bincount(self.test_labels, minlength=C)
         self.per_class.setSortingEnabled(False)
+        longest = max((self.per_class.fontMetrics().horizontalAdvance(n) for n in names), default=0)
+        lines = 1 if longest < 200 else 3  # short names keep the table dense
+        self.per_class.verticalHeader().setDefaultSectionSize(lines * self.per_class.fontMetrics().lineSpacing() + 6)
         self.per_class.setRowCount(C)
         for c, name in enumerate(names):
             cells = [QTableWidgetItem(), elided_item(name), QTableWidgetItem(), QTableWidgetItem()]

@@ -1,5 +1,6 @@
-"""Large arrays of a saved model are memory-mapped on load: same predictions, no read of the weights,
-still a plain .npz, and a damaged file is still refused."""
+"""Large arrays of a saved model that do not fit in memory are memory-mapped on load: same predictions,
+no read of the weights, still a plain .npz, and a damaged file is still refused. (Arrays that fit are
+read: tests/fuzz/test_model_swapped_in_place.py.)"""
 import zipfile
 
 import numpy as np
@@ -10,7 +11,14 @@ from classmap_gui.core.errors import ModelFormatError
 from classmap_gui.core.features.pixels import PixelFeatures
 from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.store import load_bundle, save_bundle
+from classmap_gui.core.store import npz
 from classmap_gui.core.store.npz import ALIGN, MMAP_MIN_BYTES
+
+
+@pytest.fixture
+def little_memory(monkeypatch):
+    """A machine with 24 MB available: large arrays no longer fit and are mapped."""
+    monkeypatch.setattr(npz, "available_memory", lambda: 24 << 20)
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +33,7 @@ def big_model(tmp_path_factory):
     return rec, rec.save(tmp_path_factory.mktemp("m") / "model")
 
 
-def test_large_weights_load_as_a_read_only_map_and_predict_the_same(big_model):
+def test_large_weights_load_as_a_read_only_map_and_predict_the_same(big_model, little_memory):
     rec, path = big_model
     back = Recogniser.load(path)
     coef = back.classifier.coef_
@@ -44,7 +52,7 @@ def test_the_file_is_still_a_plain_npz_with_aligned_members(big_model):
         assert all(i.compress_type == zipfile.ZIP_STORED for i in zf.infolist())
 
 
-def test_a_mapped_member_cut_short_is_refused(tmp_path):
+def test_a_mapped_member_cut_short_is_refused(tmp_path, little_memory):
     arrays = {"w": np.arange(MMAP_MIN_BYTES // 4 + 10, dtype=np.float32)}
     save_bundle(tmp_path / "b", "x.json", {"format": "x", "version": 1}, arrays)
     doc, got = load_bundle(tmp_path / "b", "x.json", "x", 1)
@@ -55,3 +63,8 @@ def test_a_mapped_member_cut_short_is_refused(tmp_path):
     f.write_bytes(data[:len(data) // 2])
     with pytest.raises(ModelFormatError):
         load_bundle(tmp_path / "b", "x.json", "x", 1)
+
+
+def test_weights_that_fit_in_memory_are_read_not_mapped(big_model):
+    back = Recogniser.load(big_model[1])
+    assert not isinstance(back.classifier.coef_, np.memmap)

@@ -1,0 +1,64 @@
+"""``classmap hand-model``: build the 2430-class hand-pose model (with its background class, hand detector and
+scan settings) where the app finds it (:func:`hand_model_dir`), with a progress bar."""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from .common import ProgressBar, Subcommands, emit, parse_sets
+
+#: a quick build for trying the command (a few shapes and orientations, fewer validation videos):
+#: ``classmap hand-model --quick``
+QUICK = {"shapes": 8, "orientations": 6, "images_per_class": 20, "background": 1000, "hard_negatives": 300,
+         "detector_scenes": 60, "p_sweep": "4,8", "d": 12}
+QUICK_CHOICE = {"validation_video_seeds": "101,102", "reading_video_seeds": "101", "no_hand_frames": 20}
+
+
+def hand_model_dir() -> Path:
+    """Where the app looks for the hand-pose model: ``$CLASSMAP_HAND_MODEL``, else the user data folder."""
+    from platformdirs import user_data_dir
+
+    from ..core.detect.pose_model import hand_model_folder
+
+    return hand_model_folder(os.environ, user_data_dir("classmap-studio", appauthor=False))
+
+
+def cmd_hand_model(args: argparse.Namespace) -> int:
+    """Build the model (:func:`..core.detect.pose_model.make_hand_model`) and save it; prints a summary."""
+    from ..core.detect.pose_model import make_hand_model
+
+    out = Path(args.out) if args.out else hand_model_dir()
+    from ..core.detect.choice import CHOICE_OPTIONS
+
+    sets = parse_sets(args.set)
+    options = {**(QUICK if args.quick else {}), **{k: v for k, v in sets.items() if k not in CHOICE_OPTIONS}}
+    choice = {**(QUICK_CHOICE if args.quick else {}), **{k: v for k, v in sets.items() if k in CHOICE_OPTIONS}}
+    load = list(os.getloadavg())
+    bar = ProgressBar()
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        rec, info = make_hand_model(out, options, choice, progress=bar)
+    finally:
+        bar.close()
+    emit({"model": str(out), "classes": rec.n_classes, "seconds": time.perf_counter() - t0,
+          "cpu_seconds": time.process_time() - c0,
+          "stage_seconds": info["seconds"], "load_average_before": load, "load_average_after": list(os.getloadavg()),
+          "detection": info["detection"]}, args.json,
+         f"hand-pose model: {rec.n_classes} classes in {time.perf_counter() - t0:.0f} s -> {out}\n"
+         "open it in the app with File > Get the hand-pose model")
+    return 0
+
+
+def add_commands(sub: Subcommands) -> None:
+    """Register ``classmap hand-model``."""
+    s = sub.add_parser("hand-model", help="build the 2430-class hand-pose model the app names hand shapes with",
+                       description="Generate, train and calibrate the hand-pose model (81 shapes x 30 orientations "
+                                   "+ background, hand detector, scan settings chosen on validation videos).")
+    s.add_argument("--out", help="model folder (default: where the app looks, $CLASSMAP_HAND_MODEL or the user "
+                                 "data folder)")
+    s.add_argument("--quick", action="store_true", help="a small model (8 shapes x 6 orientations) in a minute")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="build and choice options (bench scan's)")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_hand_model)

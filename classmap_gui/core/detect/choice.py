@@ -1,0 +1,296 @@
+"""The hand model's scan and reading settings, chosen on validation videos (:func:`choose_scan`).
+
+1. :func:`choose_detection`: window sides, the background and hand-detector weights in a window's score,
+   and box voting (:func:`.scanner.vote_box`), by localisation (best box IoU >= 0.5 with the true hand box);
+2. the "hand found" threshold on the best window's score, per method, by balanced accuracy between the
+   validation videos' frames (a hand in every one) and clutter scenes without a hand (their own seeds);
+3. the reader's temperature, history and crops (:mod:`.reading`), by shape accuracy over the key-pose
+   frames (a box in the wrong place counting as wrong).
+
+Validation videos: :func:`..data.hand_video.find_hand_frames` of their own seeds (``validation_video_seeds``,
+never a test video's), key poses drawn from all 2430 classes (:func:`..data.hand_video.random_key_poses`).
+Every candidate is scored by both methods' own responses; one setting serves both, by their mean.
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from ..errors import ConfigError
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..selection import record as selection
+
+
+def floats(value, name: str = "option") -> list[float]:
+    """The comma-separated numbers of an option (``"10,30,100"``)."""
+    try:
+        return [float(v) for v in str(value).split(",") if v.strip()]
+    except ValueError:
+        raise ConfigError(f"{name} expects comma-separated numbers like 10,30,100, got {value!r}") from None
+
+
+#: the choice's settings (name -> (default, help)); ``bench scan`` exposes them as its options
+CHOICE_OPTIONS = {
+    "validation_video_seeds": ("1,101,102,103,104,105,106,107,108", "seeds of the validation videos (the seed-1 "
+                               "video steered earlier revisions of the scanner: validation too)"),
+    "reading_video_seeds": ("101,102,103", "validation videos (all frames) the reader's settings are chosen on"),
+    "background_weights": ("0,0.02,0.05", "candidate weights of the background response in a window's score"),
+    "side_sets": ("0.36,0.43,0.52,0.62;0.36,0.43,0.52", "candidate window-side sets (';'-separated, >= 3 each)"),
+    "vote_overlaps": ("0.3", "candidate box-voting overlaps"),
+    "vote_temperatures": ("0,0.02,0.05", "candidate box-voting temperatures (0: no voting)"),
+    "detector_weights": ("0.01,0.02,0.03", "candidate weights of the hand detector in a window's score"),
+    "no_hand_frames": (120, "clutter scenes without a hand (own seeds) that calibrate 'hand found'"),
+    "temperatures": ("0.02,0.05,0.1,0.2,0.5,1", "candidate reader temperatures (softmax of responses)"),
+    "histories": ("1,3,5,8", "candidate reader histories (frames integrated along the hand's track)"),
+    "crops": ("1,5,9", "candidate reader re-crops per frame"),
+    "frame_size": ((320, 240), "frame size (w, h) the choice scans at"),
+}
+
+
+def validation_video(seed: int, size):
+    """The validation (or test) video of ``seed`` at ``size`` (h, w): ``(frame, label, box)`` frames of a hand
+    moving through 14 key poses drawn from all 2430 classes."""
+    from ..data.hand_video import find_hand_frames, random_key_poses
+
+    return find_hand_frames(size, seed=int(seed), poses=random_key_poses(int(seed)))
+
+
+def _vote_hits(boxes, score, pair_iou, votes, truth) -> np.ndarray:
+    """``(len(votes),) bool``: does the best window's box, voted with each ``(overlap, temperature)``
+    (temperature 0: the window itself) by :func:`..detect.scanner.vote_box` as the scanner votes, hit the
+    ``truth`` box (x, y, w, h) by IoU >= 0.5? ``pair_iou (n, n)``: the windows' overlaps, computed once."""
+    from .scanner import box_ious, vote_box
+
+    j = int(np.argmax(score))
+    cand = [boxes[j] if temp == 0 else vote_box(boxes, score, j, ov, temp, ious=pair_iou[j]) for ov, temp in votes]
+    return box_ious(np.asarray(cand, np.float64), truth) >= 0.5
+
+
+def _side_sets(opt: dict) -> list[tuple[float, ...]]:
+    """The candidate window-side sets (option ``side_sets``), each a subset of ``sides`` with >= 3 scales."""
+    sides = floats(opt["sides"], "sides")
+    out = []
+    for part in str(opt["side_sets"]).split(";"):
+        cand = tuple(floats(part))
+        if len(cand) < 3 or any(min(abs(c - v) for v in sides) > 1e-6 for c in cand):
+            raise ConfigError(f"bench scan: each side set must hold >= 3 of the sides {opt['sides']}, got {part!r}")
+        out.append(cand)
+    return out
+
+
+def _vote_grid(opt: dict) -> list[tuple[float, float]]:
+    """The candidate box-voting settings ``(overlap, temperature)``; temperature 0 (no voting) once."""
+    temps = floats(opt["vote_temperatures"], "vote_temperatures")
+    overlaps = floats(opt["vote_overlaps"], "vote_overlaps")
+    if not temps or not overlaps or any(t < 0 for t in temps) or any(not 0 < o <= 1 for o in overlaps):
+        raise ConfigError("bench scan: vote_temperatures must be >= 0 and vote_overlaps in (0, 1], "
+                          f"got {opt['vote_temperatures']!r} / {opt['vote_overlaps']!r}")
+    grid = [(overlaps[0], 0.0)] if 0.0 in temps else []
+    return grid + [(o, t) for o in overlaps for t in temps if t > 0]
+
+
+def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> dict:
+    """The window sides (one of ``side_sets``), the background weight (``background_weights``), the hand
+    detector's weight (``detector_weights``, when the model has a detector) and box voting
+    (``vote_overlaps`` x ``vote_temperatures``) with the best localisation on the validation videos
+    (``validation_video_seeds``, every 2nd frame, at the first frame size): their own seeds, never the test
+    video. One setting for both methods, by the mean of ClassMap's and brute force's localisation (each
+    method's own responses: ClassMap's best-class response is not brute force's). Responses are computed
+    once over all ``sides`` and masked per candidate set. Returns :func:`selection` dicts by name."""
+    from .scanner import Scanner, box_ious
+
+    sides = floats(opt["sides"], "sides")
+    sets = _side_sets(opt)
+    weights = floats(opt["background_weights"], "background_weights")
+    has_det = (rec.metadata.get("detection") or {}).get("detector") is not None
+    gammas = floats(opt["detector_weights"], "detector_weights") if has_det else [0.0]
+    votes = _vote_grid(opt)
+    seeds = [int(v) for v in floats(opt["validation_video_seeds"], "validation_video_seeds")]
+    w, h = opt["frame_size"]
+    methods = ("classmap", "brute_force")
+    scanners = {m: Scanner(rec, m, sides=sides) for m in methods}
+    boxes = scanners["brute_force"].pyramid.boxes(h, w)
+    idx = scanners["brute_force"].pyramid.side_index(h, w)
+    which = [np.isin(idx, [min(range(len(sides)), key=lambda j: abs(sides[j] - c)) for c in cand]) for cand in sets]
+    pair_iou = np.stack([box_ious(boxes, b) for b in boxes])          # (n, n): the windows' overlaps, for voting
+    grid = [(k, c, g) for k in range(len(sets)) for c in weights for g in gammas]
+    hits = {m: np.zeros((len(grid), len(votes))) for m in methods}
+    n = 0
+    for seed in seeds:
+        for i, (frame, _, box) in enumerate(validation_video(seed, (h, w))):
+            if i % 2:
+                continue
+            check_stop(should_stop)
+            truth = (box[0], box[1], box[2], box[2])
+            n += 1
+            for m in methods:
+                hand, bg, det, _ = scanners[m].window_scores(frame, parts="all")
+                for a, (k, c, g) in enumerate(grid):
+                    score = hand - c * bg if bg is not None else hand
+                    if g:
+                        score = score + g * det
+                    score = np.where(which[k], score, -np.inf)
+                    hits[m][a] += _vote_hits(boxes, score, pair_iou, votes, truth)
+    loc = {m: hits[m] / max(n, 1) for m in methods}
+    mean = 0.5 * (loc["classmap"] + loc["brute_force"])
+    # ties: fewer windows (cheaper), then the smaller weights, then no voting / the lower temperature
+    a_best, v_best = max(((a, v) for a in range(len(grid)) for v in range(len(votes))),
+                         key=lambda av: (mean[av], -int(which[grid[av[0]][0]].sum()), -grid[av[0]][1], -grid[av[0]][2],
+                                         -votes[av[1]][1], -votes[av[1]][0]))
+    k_best, c_best, g_best = grid[a_best]
+    by = (f"localisation on the validation videos (seeds {', '.join(map(str, seeds))}, every 2nd frame), mean of "
+          "ClassMap's and brute force's (each with its own responses)")
+    at = {m: float(loc[m][a_best, v_best]) for m in methods}
+
+    def row(cond):
+        return [(a, v) for a in range(len(grid)) for v in range(len(votes)) if cond(grid[a], votes[v])]
+
+    def best_of(pairs):
+        return float(max(mean[p] for p in pairs))
+
+    fmt = ",".join
+    sel = {
+        "sides": selection([float(v) for v in sets[k_best]], [list(c) for c in sets],
+                           {fmt(f"{v:g}" for v in sets[k]): best_of(row(lambda gr, vo, k=k: gr[0] == k))
+                            for k in range(len(sets))},
+                           by=by + "; each set at its best other settings", frames=n,
+                           windows={fmt(f"{v:g}" for v in sets[k]): int(which[k].sum()) for k in range(len(sets))}),
+        "background_weight": selection(c_best, weights, {f"{c:g}": float(mean[grid.index((k_best, c, g_best)), v_best])
+                                                         for c in weights},
+                                       by=by + " at the other chosen settings", frames=n),
+        "detector_weight": selection(g_best, gammas, {f"{g:g}": float(mean[grid.index((k_best, c_best, g)), v_best])
+                                                      for g in gammas},
+                                     by=by + " at the other chosen settings", frames=n,
+                                     grid={f"{c:g}/{g:g}": float(mean[grid.index((k_best, c, g)), v_best])
+                                           for c in weights for g in gammas}),
+        "vote": selection({"overlap": votes[v_best][0], "temperature": votes[v_best][1]},
+                          [{"overlap": o, "temperature": t} for o, t in votes],
+                          {f"{o:g}/{t:g}": float(mean[a_best, v]) for v, (o, t) in enumerate(votes)},
+                          by=by + " at the other chosen settings (temperature 0: no voting)", frames=n,
+                          no_voting_best={m: float(loc[m][:, [v for v, (_, t) in enumerate(votes) if t == 0]].max())
+                                          for m in methods} if any(t == 0 for _, t in votes) else None),
+        "validation_localisation": {"split": "validation", "frames": n, "seeds": seeds, **at},
+    }
+    return sel
+
+
+def _no_hand_scenes(n: int, size, seed: int = 0):
+    """``n`` grey clutter scenes without a hand (their own random stream)."""
+    from ..data.hand_scene import clutter_scene, finish
+
+    h, w = size
+    for i in range(int(n)):
+        rng = np.random.default_rng([seed, 1201, i])
+        yield cv2.cvtColor(finish(clutter_scene(rng, h, w).astype(np.float32), rng), cv2.COLOR_RGB2GRAY)
+
+
+def found_threshold(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
+    """The threshold on the best window's score with the best balanced accuracy between frames with a hand
+    (``pos``) and without (``neg``); ``(threshold, balanced accuracy)``."""
+    cand = np.unique(np.concatenate([pos, neg]))
+    best = (-np.inf, 0.5)
+    for t in cand:
+        bal = 0.5 * (np.mean(pos >= t) + np.mean(neg < t))
+        if bal > best[1] + 1e-12:
+            best = (float(t), float(bal))
+    return best
+
+
+def choose_scan(rec, opt: dict, progress: ProgressFn = None, should_stop: StopFn = None) -> tuple[dict, dict]:
+    """Steps 1-3 of the module docstring: ``(settings for metadata["detection"], selection records)``."""
+    opt = {**{k: v[0] for k, v in CHOICE_OPTIONS.items()}, **opt}   # "sides": the build's, which the caller adds
+    det = choose_detection(rec, opt, should_stop)
+    report(progress, 0.5, "scan settings chosen")
+    settings = {"sides": det["sides"]["chosen"], "background_weight": det["background_weight"]["chosen"],
+                "detector_weight": det["detector_weight"]["chosen"], "vote_overlap": det["vote"]["chosen"]["overlap"],
+                "vote_temperature": det["vote"]["chosen"]["temperature"]}
+    more, sel = choose_reading(rec, settings, opt, sub_progress(progress, 0.5, 1.0), should_stop)
+    settings.update(more)
+    return settings, {"sides": det["sides"], "background_weight": det["background_weight"],
+                      "detector_weight": det["detector_weight"], "vote": det["vote"],
+                      "validation_localisation": det["validation_localisation"], **sel}
+
+
+def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
+                   should_stop: StopFn = None) -> tuple[dict, dict]:
+    """Steps 2 and 3 of the module docstring, scanning with the detection ``settings``: ``({"found_threshold",
+    "reading"}, their selection records)``."""
+    from .reading import HandReader, read_probabilities
+    from .scanner import Scanner, iou
+
+    opt = {**{k: v[0] for k, v in CHOICE_OPTIONS.items()}, **opt}
+    settings = {k: settings[k] for k in ("sides", "background_weight", "detector_weight", "vote_overlap",
+                                         "vote_temperature")}
+    w, h = opt["frame_size"]
+    methods = ("classmap", "brute_force")
+    scanners = {m: Scanner(rec, m, **settings, found_threshold=None) for m in methods}
+    readers = {m: HandReader(rec, m, crops=1) for m in methods}
+    crops = [int(v) for v in floats(opt["crops"], "crops")]
+    temps = floats(opt["temperatures"], "temperatures")
+    hists = [int(v) for v in floats(opt["histories"], "histories")]
+    seeds = [int(v) for v in floats(opt["reading_video_seeds"], "reading_video_seeds")]
+    # every frame of the reading videos: the best score, whether the box hits, and the re-crops' responses
+    frames = {m: [] for m in methods}
+    for seed in seeds:
+        for frame, label, box in validation_video(seed, (h, w)):
+            check_stop(should_stop)
+            truth = (box[0], box[1], box[2], box[2])
+            for m in methods:
+                r = scanners[m].scan(frame)
+                hit = r.best_box is not None and iou(r.best_box, truth) >= 0.5
+                readers[m].crops = max(crops)
+                parts = readers[m].responses(cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), r.best_box)
+                frames[m].append({"seed": seed, "label": label, "hit": hit, "score": float(r.scores[0]),
+                                  "box": r.best_box, "parts": parts})
+        report(progress, 0.6 * (seeds.index(seed) + 1) / len(seeds), "reader validation videos")
+    neg = {m: np.array([float(scanners[m].scan(g).scores[0]) for g in _no_hand_scenes(opt["no_hand_frames"], (h, w))])
+           for m in methods}
+    thresholds, found_sel = {}, {}
+    for m in methods:
+        pos = np.array([f["score"] for f in frames[m]])
+        thresholds[m], bal = found_threshold(pos, neg[m])
+        found_sel[m] = {"threshold": thresholds[m], "balanced_accuracy": bal, "hand_frames": int(len(pos)),
+                        "no_hand_frames": int(len(neg[m])), "found_in_hand_frames": float(np.mean(pos >= thresholds[m])),
+                        "found_in_no_hand_frames": float(np.mean(neg[m] >= thresholds[m]))}
+    out = {"found_threshold": thresholds}
+    # the reader: every (temperature, history, crops) replayed over the stored responses
+    from ..data.hand_pose import class_name
+
+    names = rec.class_names
+    grid = [(t, hh, c) for t in temps for hh in hists for c in crops]
+    acc = {m: {} for m in methods}
+    for m in methods:
+        rd = readers[m]
+        truth = [None if f["label"] is None else class_name(*f["label"]) for f in frames[m]]
+        for t, hh, c in grid:
+            rd.set_history(hh)
+            good = n = 0
+            for f, tn in zip(frames[m], truth):
+                found = f["score"] >= thresholds[m]
+                prob = rd.integrate(rd.probabilities(f["parts"][:c], t) if found else None, f["box"])
+                if tn is None:
+                    continue
+                n += 1
+                if prob is None or not f["hit"]:
+                    continue
+                got = read_probabilities(prob, rd.groups, rd.group_names, rd.orient)
+                good += got.shape is not None and got.shape == tn.partition(" · ")[0]
+            acc[m][(t, hh, c)] = good / max(n, 1)
+    mean = {g: 0.5 * (acc["classmap"][g] + acc["brute_force"][g]) for g in grid}
+    best = max(grid, key=lambda g: (mean[g], -g[1], -g[2], -g[0]))
+    out["reading"] = {"temperature": best[0], "history": best[1], "crops": best[2]}
+    by = (f"shape accuracy over the key-pose frames of the validation videos (seeds {', '.join(map(str, seeds))}, "
+          "every frame; a box in the wrong place counts as wrong), mean of ClassMap's and brute force's")
+    sel = {"found_threshold": selection(thresholds, ["every best-window score"], found_sel,
+                                        by="balanced accuracy: validation video frames (hand) against clutter scenes "
+                                           "(no hand), per method"),
+           "reading": selection(out["reading"], [{"temperature": t, "history": hh, "crops": c} for t, hh, c in grid],
+                                {f"{t:g}/{hh}/{c}": {"mean": mean[(t, hh, c)], **{m: acc[m][(t, hh, c)] for m in methods}}
+                                 for t, hh, c in grid}, by=by, rule="best; ties: shorter history, fewer crops")}
+    report(progress, 1.0, "reading chosen")
+    return out, sel
+
+
+__all__ = ["CHOICE_OPTIONS", "choose_detection", "choose_reading", "choose_scan", "found_threshold", "validation_video"]
+
+

@@ -1,0 +1,204 @@
+"""The hand-pose model a person can use: 2430 hand classes + background, a hand detector, and the scan and
+reading settings chosen on validation videos — built by ``classmap hand-model`` and *File > Get the
+hand-pose model*, and the model ``bench scan`` tests.
+
+1. **Images**: the ``hand-pose`` classes (81 shapes x 30 orientations) in the :data:`..data.hand_style.VARIED`
+   style (randomised light, skins, backgrounds, blur, sensor noise, JPEG and framing jitter as a scan's
+   windows frame a hand; never a ``camera`` tile, skin or range), plus a :data:`BACKGROUND_CLASS` of generated
+   clutter and near misses (:mod:`.background`) and, Dalal-Triggs' bootstrap, the false alarms of a first
+   model in generated hand scenes. A stratified ``validation_fraction`` of every class is held out first.
+2. **Training**: the product's train path (:func:`..training.train`: HOG, ``ova-ridge`` with its penalty
+   chosen on a validation part by the shared policy, CM-Boosted); ClassMap's p on the held-out part by the
+   shared operating-point rule (:func:`..selection.operating_point`: fewest evaluations whose gap to brute
+   force, plus one standard error, is within ``tolerance``) — the rules ``bench classmap`` uses.
+3. **Hand detector** (:mod:`.detector`) on the windows of generated scenes.
+4. **Scan and reading settings** on validation videos (:mod:`.choice`): window sides, weights, box voting,
+   the "hand found" threshold, and the reader's temperature, history and crops; stored in
+   ``metadata["detection"]`` so a :class:`.scanner.Scanner` and :class:`.reading.HandReader` built from the
+   saved model use them.
+
+Everything is drawn from seeds; the folder is a model folder (JSON + npz, no pickles), written atomically.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..selection import TOLERANCE, measured_gaps, operating_point, paired_se
+from ..splits import holdout
+
+#: the build's settings (name -> (default, help)); ``bench scan`` exposes them as its options
+BUILD_OPTIONS = {
+    "images_per_class": (32, "generated hand-pose images per class (before the validation hold-out)"),
+    "shapes": (None, "hand shapes (None: all 81; a count or names) — fewer for a quick build"),
+    "orientations": (None, "orientations (None: all 30; a count spread over the grid)"),
+    "style": ("varied", "training style: varied (randomised domain) or clean"),
+    "shift_jitter": (0.06, "training framing: the hand's centre jitter, fraction of the crop"),
+    "scale_jitter": (0.10, "training framing: the hand's size jitter, relative"),
+    "background": (6000, "generated background crops (clutter and near misses) in the background class"),
+    "hard_negatives": (3000, "false alarms mined per bootstrap round in generated hand scenes"),
+    "bootstrap_rounds": (1, "bootstrap rounds (each: train brute force, mine false alarms)"),
+    "miner_alpha": (3.0, "the mining model's ridge penalty: fixed (it only finds false alarms; the scan model of the "
+                    "previous revision chose 2.1 on validation), which halves a bootstrap round's training"),
+    "validation_fraction": (0.1, "share of every class held out to choose p"),
+    "d": (45, "ClassMap reference classifiers"),
+    "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
+    "refine": ("v3", "ClassMap refine (bench classmap's choice on hand-pose)"),
+    "reference_penalty": (30.0, "reference-bank penalty multiple (bench classmap's choice on hand-pose)"),
+    "tolerance": (TOLERANCE, "chosen p: the shared operating-point rule's margin (core.selection)"),
+    "sides": ("0.30,0.36,0.43,0.52,0.62", "window sides (fractions of the frame's shorter side) mined and chosen from"),
+    "detector_scenes": (400, "generated hand scenes whose windows train the hand detector (0: none)"),
+    "detector_alpha": (10.0, "the detector's ridge penalty"),
+    "seed": (0, "random seed"),
+}
+
+
+#: the environment variable naming the hand model's folder (else :data:`MODEL_FOLDER` in the user data folder)
+MODEL_ENV = "CLASSMAP_HAND_MODEL"
+MODEL_FOLDER = "hand-pose-model"
+
+
+def hand_model_folder(environ, user_data_dir) -> Path:
+    """Where ``classmap hand-model`` saves the model and the app looks for it: ``environ[MODEL_ENV]`` when
+    set, else ``user_data_dir / MODEL_FOLDER`` (the callers pass the environment and the folder: core reads
+    neither)."""
+    return Path(environ[MODEL_ENV]) if environ.get(MODEL_ENV) else Path(user_data_dir) / MODEL_FOLDER
+
+
+def _count(v):
+    return None if v in (None, "", "none", "None") else v
+
+
+def _numbers(value, name: str) -> list[float]:
+    try:
+        return [float(v) for v in str(value).split(",") if v.strip()]
+    except ValueError:
+        raise ConfigError(f"hand model: {name} expects comma-separated numbers, got {value!r}") from None
+
+
+def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = None):
+    """Steps 1-3 of the module docstring; returns ``(recogniser, info)``."""
+    from ..data.hand_pose import generate_hand_pose
+    from ..data.hand_style import STYLES
+    from ..training import TrainConfig, train
+    from .background import background_images, hard_negatives, with_background
+    from .detector import train_detector
+
+    opt = {**{k: v[0] for k, v in BUILD_OPTIONS.items()}, **opt}
+    seed = int(opt["seed"])
+    if str(opt["style"]) not in ("varied", "clean"):
+        raise ConfigError(f"hand model: style must be varied or clean (camera is held out), got {opt['style']!r}")
+    style = dataclasses.replace(STYLES[str(opt["style"])], shift_jitter=float(opt["shift_jitter"]),
+                                scale_jitter=float(opt["scale_jitter"]))
+    sides = _numbers(opt["sides"], "sides")
+    t0 = time.perf_counter()
+    ims = generate_hand_pose(shapes=_count(opt["shapes"]), orientations=_count(opt["orientations"]),
+                             images_per_class=int(opt["images_per_class"]), style=style, seed=seed, n_jobs=-1,
+                             progress=sub_progress(progress, 0.0, 0.1, "hand images"), should_stop=should_stop)
+    bg = background_images(int(opt["background"]), ims.image_size, seed=seed + 17,
+                           progress=sub_progress(progress, 0.1, 0.15, "background"), should_stop=should_stop)
+    y_all = np.concatenate([ims.labels, np.full(len(bg), ims.n_classes)])
+    fit_idx, val_idx = holdout(y_all, float(opt["validation_fraction"]), seed)
+    seconds = {"generate": time.perf_counter() - t0}
+    n_hard, rounds = int(opt["hard_negatives"]), int(opt["bootstrap_rounds"])
+    hard = np.zeros((0, *ims.image_size), np.uint8)
+    t1 = time.perf_counter()
+    for r in range(rounds if n_hard > 0 else 0):
+        # Dalal & Triggs' bootstrap: a first model (brute force) scans generated scenes; its false alarms
+        # join the background class of the next model
+        first = with_background(ims, np.concatenate([bg, hard]))
+        first = first.subset(np.concatenate([fit_idx, np.arange(len(first) - len(hard), len(first))]))
+        cfg0 = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge",
+                           bank_params={"alpha": float(opt["miner_alpha"])}, test_fraction=0.1, seed=seed)
+        rec0 = train(first, cfg0, should_stop=should_stop).recogniser
+        del first
+        hard = np.concatenate([hard, hard_negatives(rec0, n_hard, seed=seed + 29 + r, sides=sides,
+                                                    should_stop=should_stop)])
+        del rec0
+        report(progress, 0.15 + 0.25 * (r + 1) / rounds, "bootstrap")
+    seconds["hard_negatives"] = time.perf_counter() - t1
+    ims = with_background(ims, np.concatenate([bg, hard]))
+    del bg
+    fit_idx = np.concatenate([fit_idx, np.arange(len(ims) - len(hard), len(ims))])  # mined crops: training only
+    train_set, val_set = ims.subset(fit_idx), ims.subset(val_idx)
+    del ims
+    p_sweep = [int(v) for v in _numbers(opt["p_sweep"], "p_sweep")]
+    if not p_sweep:
+        raise ConfigError("hand model: p_sweep must list some p")
+    cm = {"d": int(opt["d"]), "p": max(p_sweep), "refine": str(opt["refine"]),
+          "reference_penalty": float(opt["reference_penalty"])}
+    cfg = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge", classmap=cm,
+                      test_fraction=0.1, classmap_fraction=0.15, seed=seed)
+    t2 = time.perf_counter()
+    res = train(train_set, cfg, progress=sub_progress(progress, 0.4, 0.75, "train"), should_stop=should_stop)
+    rec = res.recogniser
+    del train_set
+    check_stop(should_stop)
+    Xv = rec.transform(val_set.images)
+    yv = np.asarray(val_set.labels)
+    brute_val = float(np.mean(rec.classifier.predict(Xv) == yv))
+    brute_hit = rec.classifier.predict(Xv) == yv
+    points = []
+    for p in p_sweep:
+        rec.classmap.set_params(p=p)
+        pr = rec.classmap.predict_result(Xv, top=1, bank=rec.classifier)
+        hit = np.asarray(pr.labels) == yv
+        points.append({"p": p, "refine": cm["refine"], "reference_penalty": cm["reference_penalty"],
+                       "accuracy": float(np.mean(hit)), "evaluations": float(np.mean(pr.evaluations)),
+                       "difference_se": paired_se(hit, brute_hit)})
+    # the shared operating-point rule (core.selection), as bench classmap and the Train panel choose p
+    sel_p = operating_point(measured_gaps(points, brute_val), ("reference_penalty", "refine", "p"),
+                            tolerance=float(opt["tolerance"]), by="validation gap to brute force",
+                            brute_force_accuracy=brute_val)
+    rec.classmap.set_params(p=int(sel_p["chosen"]["p"]))
+    seconds["train"] = time.perf_counter() - t2
+    report(progress, 0.78, "p chosen on validation")
+    t3 = time.perf_counter()
+    det = None
+    if int(opt["detector_scenes"]) > 0:
+        det = train_detector(rec.features, int(opt["detector_scenes"]), alpha=float(opt["detector_alpha"]),
+                             seed=seed + 41, sides=sides, progress=sub_progress(progress, 0.78, 0.85, "hand detector"),
+                             should_stop=should_stop)
+    seconds["detector"] = time.perf_counter() - t3
+    rec.metadata["detection"] = {"detector": None if det is None else det.to_json()}
+    info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(Xv.shape[1]),
+            "style": str(opt["style"]), "images": {**res.sizes, "validation": int(len(yv))},
+            "test_accuracy": float(res.report.accuracy), "bank_params": rec.metadata.get("bank_params", {}),
+            "classmap": {**cm, "p": int(sel_p["chosen"]["p"])}, "hard_negatives": int(len(hard)), "seconds": seconds,
+            "selection": {"split": "validation", **res.selection, "classmap_p": sel_p}}
+    return rec, info
+
+
+def make_hand_model(folder, options: dict | None = None, choice: dict | None = None, progress: ProgressFn = None,
+                    should_stop: StopFn = None):
+    """Build the model (:func:`build_hand_model`), choose its scan and reading settings on validation videos
+    (:func:`.choice.choose_scan`, ``choice``: its options) and save it to ``folder`` (None: not saved).
+    Returns ``(recogniser, info)``; ``info["selection"]`` holds every choice, ``info["seconds"]`` the stages."""
+    from .choice import choose_scan
+
+    t0 = time.perf_counter()
+    options = {**{k: v[0] for k, v in BUILD_OPTIONS.items()}, **(options or {})}
+    rec, info = build_hand_model(options, sub_progress(progress, 0.0, 0.8), should_stop)
+    t1 = time.perf_counter()
+    choice = {**(choice or {}), "sides": options["sides"]}
+    settings, sel = choose_scan(rec, choice, sub_progress(progress, 0.8, 0.99, "choosing on validation"),
+                                should_stop)
+    rec.metadata["detection"].update(settings)
+    info["selection"].update(sel)
+    info["detection"] = {k: v for k, v in settings.items() if k != "detector"}
+    info["build_options"], info["choice_options"] = options, {k: v for k, v in choice.items() if k != "frame_size"}
+    info["seconds"]["choose_scan"] = time.perf_counter() - t1
+    info["seconds"]["total"] = time.perf_counter() - t0
+    rec.metadata["hand_model"] = info
+    if folder is not None:
+        rec.save(Path(folder))
+    report(progress, 1.0, "hand-pose model ready")
+    return rec, info
+
+
+__all__ = ["BUILD_OPTIONS", "MODEL_ENV", "MODEL_FOLDER", "build_hand_model", "hand_model_folder", "make_hand_model"]

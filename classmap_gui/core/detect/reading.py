@@ -1,0 +1,203 @@
+"""Reading the hand a scan found: which shape, which orientation, how sure — what a person is shown.
+
+The scan ranks windows to find *where* the hand is; the winning window's own classes name it poorly (a
+window one cell off, 2430 responses a hundredth apart). A detector would classify what it found the way the
+classes were trained, so :class:`HandReader`:
+
+1. **re-crops** the voted box (:func:`.scanner.vote_box`) to the training framing — the box is the square
+   that frames the hand as the ``hand-pose`` images do — at ``crops`` small shifts of it, and classifies each
+   crop with the scan's method (ClassMap's filter-and-refine, or every classifier: brute force);
+2. turns each crop's responses into **probabilities**: a softmax of response / ``temperature`` over the
+   classes evaluated (ClassMap: its refined candidates, every other class 0), averaged over the crops;
+3. **integrates** them along the hand's track in a video: the mean over the last ``history`` frames whose
+   boxes overlap (IoU >= :data:`TRACK_IOU`); a frame without a hand, or a jump, starts a new track;
+4. scores every **shape by its orientation classes together** (the sum of their probabilities): the shape
+   with the most wins, its best class names the orientation, and the shape's probability is the confidence.
+
+Whether there is a hand at all is the scan's decision (its "hand found" threshold, calibrated on validation
+videos against clutter scenes): the reader then names it among the hand classes. Reading one crop on its
+own (:func:`read_probabilities`, the Run panel), the background class's probability is a shape of its own:
+when it wins, the reading is "no hand".
+Classes whose names are not hand-pose names (a person's own classes) are each their own shape, with no
+orientation. ``bench scan`` chooses ``temperature``, ``history`` and ``crops`` on validation videos and the
+model carries them (``metadata["detection"]["reading"]``).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from ..classify.bank_view import linear_weights
+from ..data.imageset import BACKGROUND_CLASS
+from .scanner import iou
+
+#: a box overlapping the previous frame's by this much continues the hand's track
+TRACK_IOU = 0.3
+#: shifts of the re-crop, as fractions of the box side, for ``crops`` = 1, 5 or 9
+_SHIFTS = ((0.0, 0.0), (0.04, 0.0), (-0.04, 0.0), (0.0, 0.04), (0.0, -0.04),
+           (0.04, 0.04), (-0.04, -0.04), (0.04, -0.04), (-0.04, 0.04))
+#: the reader's settings when a model carries none
+DEFAULTS = {"temperature": 0.05, "history": 1, "crops": 1}
+
+
+@dataclass
+class Reading:
+    """What the person is told: ``found`` (a hand is there), ``label`` (the best class of the winning
+    shape, an index into the model's classes, or None), ``shape`` and ``orientation`` (text; orientation ""
+    for classes without one), ``confidence`` (the shape's probability, 0..1) and ``box`` (x, y, w, h)."""
+
+    found: bool
+    label: int | None
+    shape: str | None
+    orientation: str
+    confidence: float
+    box: np.ndarray | None = None
+
+
+def shape_groups(class_names) -> tuple[np.ndarray, list[str], list[str]]:
+    """``(group (C,) int64, group names, orientation text per class)``: hand-pose classes grouped by their
+    shape ("V · palm forward · …" -> "V"), any other class its own group; the background class is group -1."""
+    from ..data.hand_shapes import SHAPE_NAMES
+
+    known = set(SHAPE_NAMES)
+    groups, names, orient = [], [], []
+    index: dict[str, int] = {}
+    for n in class_names:
+        n = str(n)
+        if n == BACKGROUND_CLASS:
+            groups.append(-1)
+            orient.append("")
+            continue
+        shape, sep, rest = n.partition(" · ")
+        key, text = (shape, rest) if sep and shape in known else (n, "")
+        if key not in index:
+            index[key] = len(names)
+            names.append(key)
+        groups.append(index[key])
+        orient.append(text)
+    return np.asarray(groups, np.int64), names, orient
+
+
+def read_probabilities(prob: np.ndarray, groups: np.ndarray, group_names: list[str], orient: list[str],
+                       found: bool = True, box=None) -> Reading:
+    """A :class:`Reading` from class probabilities ``prob (C,)``: shapes scored by their classes together."""
+    hand = groups >= 0
+    shape_p = np.bincount(groups[hand], weights=prob[hand], minlength=len(group_names))
+    g = int(np.argmax(shape_p)) if len(shape_p) else -1
+    bg = float(prob[~hand].sum())
+    if g < 0 or not found or bg > shape_p[g]:
+        return Reading(False, None, None, "", bg if g >= 0 else 0.0, box)
+    members = np.flatnonzero(groups == g)
+    c = int(members[np.argmax(prob[members])])
+    return Reading(True, c, group_names[g], orient[c], float(shape_p[g]), box)
+
+
+def softmax_scores(classes: np.ndarray, scores: np.ndarray, n_classes: int, temperature: float) -> np.ndarray:
+    """``(C,) float64`` probabilities: a softmax of ``scores / temperature`` over ``classes`` (the classes
+    evaluated; non-finite scores skipped), every other class 0."""
+    ok = np.isfinite(scores)
+    out = np.zeros(n_classes)
+    if not ok.any():
+        return out
+    s = scores[ok].astype(np.float64) / max(float(temperature), 1e-9)
+    e = np.exp(s - s.max())
+    np.add.at(out, classes[ok], e / e.sum())
+    return out
+
+
+def square_crop(grey: np.ndarray, box, size: tuple[int, int], shift=(0.0, 0.0)) -> np.ndarray:
+    """The square ``box`` (x, y, w, h; its larger side) of ``grey``, moved by ``shift`` (fractions of the
+    side), resized to ``size`` (h, w) by area averaging; the part outside the frame repeats its edge."""
+    x, y, w, h = (float(v) for v in box)
+    s = max(w, h, 1.0)
+    cx, cy = x + w / 2 + shift[0] * s, y + h / 2 + shift[1] * s
+    x0, y0, side = int(round(cx - s / 2)), int(round(cy - s / 2)), int(round(s))
+    H, W = grey.shape
+    pad = max(0, -x0, -y0, x0 + side - W, y0 + side - H)
+    g = cv2.copyMakeBorder(grey, pad, pad, pad, pad, cv2.BORDER_REPLICATE) if pad else grey
+    crop = g[y0 + pad:y0 + pad + side, x0 + pad:x0 + pad + side]
+    return cv2.resize(crop, (size[1], size[0]), interpolation=cv2.INTER_AREA)
+
+
+class HandReader:
+    """Names the hand a :class:`.scanner.Scanner` found, frame after frame (module docstring).
+
+    ``recogniser``: the scanner's; ``method``: "classmap" or "brute_force" (the scanner's). ``temperature``,
+    ``history``, ``crops``: None takes the model's ``metadata["detection"]["reading"]``, else
+    :data:`DEFAULTS`. Keeps the track's recent probabilities: one reader per video or camera.
+    """
+
+    def __init__(self, recogniser, method: str = "classmap", temperature: float | None = None,
+                 history: int | None = None, crops: int | None = None):
+        rec = recogniser
+        saved = {**DEFAULTS, **((getattr(rec, "metadata", None) or {}).get("detection", {}).get("reading") or {})}
+        self.rec, self.method = rec, method
+        self.temperature = float(saved["temperature"] if temperature is None else temperature)
+        self.history = max(1, int(saved["history"] if history is None else history))
+        self.crops = min(len(_SHIFTS), max(1, int(saved["crops"] if crops is None else crops)))
+        self.groups, self.group_names, self.orient = shape_groups(rec.class_names)
+        W, b = linear_weights(rec.classifier)
+        self.W = np.ascontiguousarray(W, np.float32)
+        self.b = np.ascontiguousarray(b, np.float32)
+        self._track: deque = deque(maxlen=self.history)
+        self._last_box = None
+
+    def set_history(self, history: int) -> None:
+        """Integrate over the last ``history`` frames from now on (the track is forgotten)."""
+        self.history = max(1, int(history))
+        self._track = deque(maxlen=self.history)
+        self._last_box = None
+
+    def reset(self) -> None:
+        """Forget the track (a new video, or the hand left)."""
+        self._track.clear()
+        self._last_box = None
+
+    def responses(self, grey: np.ndarray, box) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per re-crop of ``box``: ``(classes, responses)`` by the reader's method (ClassMap: its refined
+        candidates; brute force: every class)."""
+        crops = np.stack([square_crop(grey, box, self.rec.image_size, sh) for sh in _SHIFTS[:self.crops]])
+        X = np.ascontiguousarray(self.rec.transform(crops), np.float32)
+        if self.method == "brute_force":
+            S = X @ self.W.T + self.b
+            every = np.arange(S.shape[1])
+            return [(every, S[i]) for i in range(len(S))]
+        pred = self.rec.classmap.predict_result(X, bank=self.rec.classifier)
+        return [(np.asarray(pred.top_classes[i]), np.asarray(pred.top_scores[i], np.float64)) for i in range(len(X))]
+
+    def probabilities(self, parts, temperature: float | None = None) -> np.ndarray:
+        """The crops' responses (:meth:`responses`) as one ``(C,)`` probability vector over the hand classes
+        (their mean; the background class left out: the scan's calibrated "hand found" has decided that)."""
+        t = self.temperature if temperature is None else temperature
+        C = len(self.groups)
+        hand = [(c[self.groups[c] >= 0], s[self.groups[c] >= 0]) for c, s in parts]
+        return np.mean([softmax_scores(c, s, C, t) for c, s in hand], axis=0)
+
+    def integrate(self, prob: np.ndarray | None, box) -> np.ndarray | None:
+        """Add this frame's probabilities to the track (None: no hand, the track ends) and return the
+        track's mean over its last ``history`` frames."""
+        if prob is None:
+            self.reset()
+            return None
+        if self._last_box is not None and iou(self._last_box, box) < TRACK_IOU:
+            self._track.clear()
+        self._track.append(prob)
+        self._last_box = box
+        return np.mean(self._track, axis=0)
+
+    def read(self, frame: np.ndarray, result) -> Reading:
+        """The reading of one scanned frame (``result``: the scanner's :class:`.scanner.ScanResult` of it)."""
+        box = result.best_box
+        if box is None or not result.hand_found:
+            self.integrate(None, None)
+            return Reading(False, None, None, "", 0.0, box)
+        grey = frame if frame.ndim == 2 else cv2.cvtColor(np.asarray(frame), cv2.COLOR_RGB2GRAY)
+        prob = self.integrate(self.probabilities(self.responses(grey, box)), box)
+        return read_probabilities(prob, self.groups, self.group_names, self.orient, True, box)
+
+
+__all__ = ["DEFAULTS", "HandReader", "Reading", "TRACK_IOU", "read_probabilities", "shape_groups", "softmax_scores",
+           "square_crop"]

@@ -1,0 +1,62 @@
+"""Reading the found hand: a shape scored by its orientation classes together, "no hand" when the background
+wins, the track's recent frames integrated, and the varied training style never inside the camera style."""
+from __future__ import annotations
+
+import numpy as np
+
+from classmap_gui.core.data.hand_pose import class_name
+from classmap_gui.core.detect.reading import HandReader, read_probabilities, shape_groups, softmax_scores, square_crop
+
+NAMES = [class_name("V", 0, 0, 20), class_name("V", 30, 0, 20), class_name("V", 60, 0, 20),
+         class_name("A", 0, 0, 20), "background"]
+
+
+def test_a_shape_spread_over_its_orientations_beats_one_stronger_class():
+    groups = shape_groups(NAMES)
+    prob = np.array([0.25, 0.2, 0.15, 0.4, 0.0])           # "A" is the single best class, "V" has 0.6 in all
+    r = read_probabilities(prob, *groups)
+    assert r.found and r.shape == "V" and r.confidence == 0.6
+    assert NAMES[r.label] == NAMES[0] and r.orientation == NAMES[0].partition(" · ")[2]
+
+
+def test_the_background_winning_reads_no_hand():
+    r = read_probabilities(np.array([0.1, 0.1, 0.1, 0.1, 0.6]), *shape_groups(NAMES))
+    assert not r.found and r.shape is None
+
+
+def test_a_persons_own_classes_are_their_own_shapes():
+    groups, names, orient = shape_groups(["peace", "fist", "background"])
+    r = read_probabilities(np.array([0.3, 0.6, 0.1]), groups, names, orient)
+    assert r.shape == "fist" and r.orientation == ""
+
+
+def test_softmax_spreads_over_the_evaluated_classes_only():
+    p = softmax_scores(np.array([3, 1]), np.array([0.5, np.nan]), 5, 0.1)
+    assert p[3] == 1.0 and p.sum() == 1.0
+
+
+def test_the_track_integrates_recent_frames_and_a_jump_restarts_it(hand_detector):
+    rd = HandReader(hand_detector, "brute_force", history=3)
+    a, b = np.eye(hand_detector.n_classes)[0], np.eye(hand_detector.n_classes)[1]
+    box = np.array([10, 10, 100, 100], np.float32)
+    rd.integrate(a, box)
+    mean = rd.integrate(b, box + 5)                           # the same hand, moved a little: averaged
+    assert np.allclose(mean[:2], [0.5, 0.5])
+    far = rd.integrate(b, box + 150)                          # somewhere else: a new track
+    assert far[0] == 0 and far[1] == 1
+
+
+def test_the_crop_repeats_the_edge_outside_the_frame():
+    grey = np.tile(np.arange(100, dtype=np.uint8), (80, 1))
+    crop = square_crop(grey, (-20, 10, 40, 40), (16, 16))
+    assert crop.shape == (16, 16) and crop[:, 0].max() == 0   # left of the frame: column 0 repeated
+
+
+def test_the_varied_training_style_stays_outside_every_camera_range():
+    from classmap_gui.core.data.hand_style import CAMERA, VARIED
+
+    for knob in ("light_angle", "ambient", "background_contrast", "blur", "noise", "jpeg_quality"):
+        lo, hi = getattr(CAMERA, knob)
+        for a, b in getattr(VARIED, knob):
+            assert b < lo or a > hi, (knob, (a, b), (lo, hi))
+    assert not set(VARIED.skins) & set(CAMERA.skins)

@@ -1,0 +1,63 @@
+"""File > Get the hand-pose model: the app opens the hand model where ``classmap hand-model`` saves it, and the
+Run panel then names the hand's shape on the shipped demo video with no training by the person."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+DEMO_SHAPES = "5,B,V,L,Y,A"          # shapes the demo video holds (hand_video.KEY_POSES), a small model of them
+
+
+def test_get_the_hand_model_then_run_names_shapes_on_the_demo_video(qtbot, window, tmp_path, monkeypatch):
+    from classmap_gui.core.detect.pose_model import MODEL_ENV, build_hand_model
+    from classmap_gui.gui.demo import DEMO_VIDEO
+
+    rec, _ = build_hand_model({"shapes": DEMO_SHAPES, "orientations": 10, "images_per_class": 16, "background": 300,
+                               "bootstrap_rounds": 0, "detector_scenes": 0, "p_sweep": "4,8", "d": 8})
+    folder = tmp_path / "hand-model"
+    rec.save(folder)
+    monkeypatch.setenv(MODEL_ENV, str(folder))
+    from classmap_gui.gui.demo import open_demo
+
+    win = window
+    open_demo(win)                                                 # the first-run demo offers the model
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=60000)
+    assert win.hand_model_offer.isVisible() and "hand-pose model" in win.hand_model_offer.text()
+    qtbot.mouseClick(win.hand_model_offer, Qt.LeftButton)
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=60000)
+    assert win.project.recogniser is not None and win.project.recogniser.n_classes == 61, win.runner.last_error
+    assert win.tabs.tabText(win.tabs.currentIndex()).lower().endswith("run")
+    assert DEMO_VIDEO in win.run.sources.current_text()
+    qtbot.mouseClick(win.run.start_btn, Qt.LeftButton)
+    seen = []
+
+    def named():
+        r = win.run.reading.reading
+        if r is not None and r.found:
+            seen.append(r.shape)
+        return len(set(seen)) >= 3
+    qtbot.waitUntil(named, timeout=60000)
+    qtbot.mouseClick(win.run.start_btn, Qt.LeftButton)            # stop
+    text = win.run.reading.text()
+    assert "confidence" in text and "·" not in win.run.reading.shape.text()   # the shape alone, large
+    assert set(seen) <= set(DEMO_SHAPES.split(","))
+    assert len(set(seen)) >= 3                                     # the video changes shape: so does the name
+
+
+def test_without_the_model_the_app_offers_to_build_it_and_builds_nothing_on_no(qtbot, window, tmp_path, monkeypatch):
+    from classmap_gui.core.detect.pose_model import MODEL_ENV
+
+    monkeypatch.setenv(MODEL_ENV, str(tmp_path / "none-yet"))
+    asked = []
+
+    def answer():
+        box = QApplication.activeModalWidget()
+        if box is None:
+            QTimer.singleShot(20, answer)
+            return
+        asked.append(box.text())
+        qtbot.mouseClick(box.button(QMessageBox.No), Qt.LeftButton)
+    QTimer.singleShot(0, answer)
+    window.act_hand_model.trigger()                                # File > Get the hand-pose model…
+    assert asked and "2430" in asked[0] and "minutes" in asked[0]
+    assert not window.runner.busy and not (tmp_path / "none-yet").exists()

@@ -1,0 +1,136 @@
+"""What the panels show follows the project: File > New project leaves no old run's figures in the Train
+panel or the Run panel; Pause cannot be pressed while nothing runs; the unsaved-changes question offers
+Save (which saves), Discard and Cancel (which aborts); the Stages log's times add up to the "done in"
+time and the training-time figure, and a restored run shows the speed-up its record has."""
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox
+
+from classmap_gui.core.evaluation import speed_text
+from classmap_gui.gui.dialogs import NewProjectDialog
+from classmap_gui.gui.panels.runs import COLUMNS
+
+from conftest import import_folder as _import, save_as, train_by_click as _train
+
+
+def _ok_new_project(qtbot):
+    return lambda dlg: qtbot.mouseClick(dlg.buttons.button(QDialogButtonBox.Ok), Qt.LeftButton)
+
+
+def test_new_project_leaves_no_old_run_on_screen(qtbot, window, dialogs, shapes_folder, small_settings):
+    win = window
+    _import(qtbot, win, shapes_folder)
+    _train(qtbot, win, small_settings)
+    t, r = win.train, win.run
+    assert t.results.figure_titles["speedup"].text() != "fewer evaluations"  # this run's own line
+    assert "Train a recogniser" not in r.view.text()  # trained: the Run panel does not ask for training
+    r.add_source("folder", str(shapes_folder / "cross"))
+    qtbot.mouseClick(r.full_speed, Qt.LeftButton)
+    qtbot.mouseClick(r.start_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: r.stream is None, timeout=20000)
+    assert r.winner.text() != "–" and r.files.rowCount() == 14
+    dialogs.next(NewProjectDialog, _ok_new_project(qtbot))
+    win.act_new.trigger()
+    dialogs.check()
+    assert win.project.imageset is not None and len(win.project.imageset) == 0
+    assert [lab.text() for lab in t.results.figures.values()] == ["–"] * 4
+    assert t.results.figure_titles["speedup"].text() == "fewer evaluations"
+    assert t.results.conf_tabs.tabText(1) == "Top confusions" and t.stages.count() == 0
+    assert "Train a recogniser" in r.view.text() and r.winner.text() == "–"
+    assert r.files.rowCount() == 0 and r.cands.rowCount() == 0 and r.fps_label.text() == "– frames/s"
+
+
+def test_pause_is_pressed_only_while_running(qtbot, window, shapes_folder, small_settings):
+    win = window
+    _import(qtbot, win, shapes_folder)
+    _train(qtbot, win, {**small_settings, "classmap": None})
+    r = win.run
+    qtbot.mouseClick(r.pause_btn, Qt.LeftButton)
+    assert not r.pause_btn.isChecked() and not r.pause_btn.isEnabled()  # stopped: nothing to pause
+    r.add_source("folder", str(shapes_folder / "ring"))
+    qtbot.mouseClick(r.start_btn, Qt.LeftButton)  # real time: one image a second
+    qtbot.mouseClick(r.pause_btn, Qt.LeftButton)
+    assert r.pause_btn.isChecked() and r.stream.paused
+    qtbot.mouseClick(r.start_btn, Qt.LeftButton)  # Stop
+    qtbot.waitUntil(lambda: r.stream is None, timeout=10000)
+    assert not r.pause_btn.isChecked() and not r.pause_btn.isEnabled()  # not left down
+
+
+def _answer(button):
+    def act(box):
+        assert isinstance(box, QMessageBox)
+        offered = {box.standardButton(b) for b in box.buttons()}
+        assert offered == {QMessageBox.Save, QMessageBox.Discard, QMessageBox.Cancel}, offered
+        box.button(button).click()
+    return act
+
+
+def test_unsaved_changes_save_discard_or_cancel(qtbot, window, dialogs, shapes_folder, tmp_path):
+    win = window
+    win.setProperty("no_confirm", False)
+    _import(qtbot, win, shapes_folder)
+    win.project.dirty = True  # an edit not saved yet
+    win.dataset.add_class("extra")
+    names = list(win.project.class_names)
+    # Cancel: nothing happens
+    dialogs.next(QMessageBox, _answer(QMessageBox.Cancel))
+    win.act_new.trigger()
+    dialogs.check()
+    assert win.project.class_names == names and win.project.dirty
+    # Save: asks where, saves, then goes on to the new project
+    saved = tmp_path / "kept.cmproj"
+
+    def save_then_new(box):
+        dialogs.next(QFileDialog, lambda dlg: (save_as(qtbot, saved)(dlg),
+                                               dialogs.next(NewProjectDialog, _ok_new_project(qtbot))))
+        _answer(QMessageBox.Save)(box)
+    dialogs.next(QMessageBox, save_then_new)
+    win.act_new.trigger()
+    dialogs.check()
+    assert saved.is_file() and len(win.project.imageset) == 0 and win.project.class_names == []
+    with qtbot.waitSignal(win.runner.finished, timeout=30000):
+        win.open_project(str(saved))
+    assert win.project.class_names == names  # what was saved is what was there
+    # Discard: the changes go
+    win.dataset.add_class("another")
+    dialogs.next(QMessageBox, lambda box: (dialogs.next(NewProjectDialog, _ok_new_project(qtbot)),
+                                           _answer(QMessageBox.Discard)(box)))
+    win.act_new.trigger()
+    dialogs.check()
+    assert win.project.class_names == [] and Path(saved).is_file()
+
+
+def _stage_lines(t):
+    return [t.stages.item(i).text() for i in range(t.stages.count())]
+
+
+def test_stage_times_add_up_and_a_restored_run_shows_its_recorded_speed(qtbot, window):
+    from classmap_gui.core.data.hand_pose import generate_hand_pose
+
+    from conftest import POSE_SETTINGS
+
+    win = window
+    # 30 classes: enough for ClassMap to evaluate fewer classifiers than brute force, so a speed is measured
+    win.project.reset(generate_hand_pose(shapes="V,A,L,B,Y", orientations=6, images_per_class=10, size=(32, 32)))
+    small_settings = POSE_SETTINGS
+    _train(qtbot, win, small_settings)
+    t = win.train
+    lines = _stage_lines(t)
+    assert lines[-1].startswith("done in ") and not any(ln.startswith("done  (") for ln in lines[:-1]), lines
+    total = float(lines[-1].split()[2])
+    assert t.figures["time"].text() == f"{total:.1f} s"  # the training-time figure is the log's total
+    stages = [float(ln.rsplit("(", 1)[1].split()[0]) for ln in lines[:-1]]
+    assert all(s <= total + 0.05 for s in stages) and sum(stages) <= total + 0.1 * len(stages), lines
+    first = win.project.runs.get(win.project.runs.current_of(win.project.recogniser))
+    _train(qtbot, win, {**small_settings, "seed": 1})
+    view = t.runs_view
+    t.right.setCurrentWidget(view)
+    rect = view.table.visualItemRect(view.table.item(view.row_of(first["id"]), COLUMNS.index("Date")))
+    qtbot.mouseClick(view.table.viewport(), Qt.LeftButton, pos=rect.center())
+    with qtbot.waitSignal(win.runner.finished, timeout=90000):
+        qtbot.mouseClick(view.restore_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: not win.runner.busy and t.outcome is not None, timeout=30000)
+    title = t.results.figure_titles["speedup"].text()
+    assert speed_text(first["latency_speedup"]["single"]) in title, (title, first["latency_speedup"])
+    assert t.figures["time"].text() == f"{first['train_seconds']:.1f} s"

@@ -1,0 +1,58 @@
+"""`make run` (a plain `classmap-gui`) opens the built-in demo the first time and the project saved last
+after that, as the README says; the Makefile starts it that way."""
+from pathlib import Path
+
+from classmap_gui.gui.app import _parse, open_at_start
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _window(qtbot):
+    from classmap_gui.gui.mainwindow import MainWindow
+
+    win = MainWindow()
+    win.setProperty("no_confirm", True)
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+def test_first_start_opens_the_demo_and_later_the_last_project(qtbot, tmp_path, monkeypatch, shapes_folder):
+    from classmap_gui.gui import demo
+    from classmap_gui.gui import project as project_mod
+
+    monkeypatch.setattr(project_mod, "default_capture_root", lambda: tmp_path / "captures")
+    monkeypatch.setattr(demo, "demo_dataset", lambda: "digits")  # the small demo: a quick test
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    run = [line for line in (ROOT / "Makefile").read_text().splitlines() if "bin/classmap-gui" in line]
+    assert run and "--demo" not in run[0]  # `make run` starts the app plainly
+    args = _parse([])
+    win = _window(qtbot)
+    assert open_at_start(win, args) == "demo"  # nothing saved yet
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=120000)
+    assert win.project.imageset.name == "digits"
+    with qtbot.waitSignal(win.runner.finished, timeout=20000):
+        win.dataset.import_folder(str(shapes_folder))
+    saved = tmp_path / "mine.cmproj"
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        win.save_project(str(saved))
+    win.close()
+    win2 = _window(qtbot)
+    assert open_at_start(win2, args) == "recent"
+    qtbot.waitUntil(lambda: not win2.runner.busy, timeout=60000)
+    assert win2.project.path == saved and win2.project.class_names == ["bars", "columns", "cross", "ring"]
+    win2.close()
+
+
+def test_the_readme_names_the_menu_items_as_the_menus_do(qtbot, window):
+    import re
+
+    menus = {}
+    for top in window.menuBar().actions():
+        items = [a.text().replace("&", "") for a in top.menu().actions() if a.text()]
+        menus[top.text().replace("&", "")] = set(items)
+    named = re.findall(r"\b(File|View) > ([^*(;,]+?)(?=\*|\s+(?:asks|keeps|in the|\())", (ROOT / "README.md").read_text())
+    assert len(named) >= 5
+    for menu, item in named:
+        assert item.strip() in menus[menu], f"README says {menu} > {item.strip()!r}; the menu has {sorted(menus[menu])}"
