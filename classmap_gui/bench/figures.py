@@ -53,6 +53,8 @@ def check(text: str, root: Path) -> dict:
         start = max(text.rfind(". ", 0, m.start()), text.rfind("\n\n", 0, m.start()), 0)
         if any(w in text[start:sentence_end].lower() for w in ("paper", "target")):
             continue
+        if m.group(1) == "1" and m.group(2) == "×":  # "1×": a playback speed setting, no ratio
+            continue
         cite = CITE.search(text, m.end(), sentence_end)
         line = text.count("\n", 0, m.start()) + 1
         figure = f"line {line}: {m.group(0).strip()}"
