@@ -21,7 +21,7 @@ class HandReadingView(QWidget):
         super().__init__(parent)
         self.shape = ElidedLabel("–")
         self.shape.setStyleSheet("QLabel { font-size: 26pt; font-weight: bold; color: #1a7f37; }")
-        self.orientation = ElidedLabel(" ")
+        self.orientation = ElidedLabel(" ", lines=2)  # "palm forward · turned 30° left · fingers …": wrap, then cut at the end
         self.orientation.setStyleSheet("QLabel { font-size: 11pt; }")
         self.confidence = QLabel(" ")
         self.confidence.setStyleSheet("QLabel { color: #5a5f64; }")
