@@ -55,4 +55,5 @@ def test_the_readme_names_the_menu_items_as_the_menus_do(qtbot, window):
     named = re.findall(r"\b(File|View) > ([^*(;,]+?)(?=\*|\s+(?:asks|keeps|in the|\())", (ROOT / "README.md").read_text())
     assert len(named) >= 5
     for menu, item in named:
-        assert item.strip() in menus[menu], f"README says {menu} > {item.strip()!r}; the menu has {sorted(menus[menu])}"
+        item = " ".join(item.split())  # a name wrapped across README lines reads as one
+        assert item in menus[menu], f"README says {menu} > {item!r}; the menu has {sorted(menus[menu])}"
