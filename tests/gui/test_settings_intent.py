@@ -32,7 +32,8 @@ def test_wheel_over_a_field_scrolls_the_settings_and_changes_nothing(qtbot, wind
     qtbot.wait(50)
     scroll = next(a for a in win.train.findChildren(QScrollArea) if a.widget() is sv)
     bar = scroll.verticalScrollBar()
-    assert bar.maximum() > 0  # the settings are taller than the window: they scroll
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=5000)  # the settings are taller than the window: they scroll
+
     before = sv.values()
     for w in (sv.cm_d, sv.cm_p, sv.test_fraction, sv.features, sv.bank_form.widgets["alpha"]):
         start = bar.value()
