@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QComboBox, QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
 
 from . import errorlog
 from ..core.project import load_project, save_project
@@ -73,6 +74,9 @@ class MainWindow(QMainWindow):
         self.project.modelChanged.connect(self._update_title)
         self._menus()
         self._update_title()
+        # a class name reads shape first and orientation last: every drop-down cuts its end, not its middle
+        for combo in self.findChildren(QComboBox):
+            combo.view().setTextElideMode(Qt.ElideRight)
         self._setup_autosave()
         # Load compiled kernels now (~0.2 s) rather than mid-training or mid-stream, where their
         # first call would hold the GIL and freeze the window.

@@ -76,3 +76,15 @@ def test_a_long_name_recognised_is_cut_at_the_end_and_keeps_its_place(qtbot, win
     shown = super(type(r.winner), r.winner).text()
     assert shown.startswith("1 · palm forward") and shown.endswith("…")  # the start kept, the end cut
     assert r.cands.mapTo(win, r.cands.rect().topLeft()) == place  # the candidates below did not move
+
+
+def test_no_list_of_classes_in_the_window_cuts_names_in_the_middle(window):
+    """Every table and list a class name can appear in (Dataset, Train, Run, Find the hand, the live map)
+    drops the end of a long name, which tells orientations apart last; only the file list cuts paths."""
+    from PySide6.QtWidgets import QAbstractItemView
+
+    views = window.findChildren(QAbstractItemView)
+    assert len(views) >= 5
+    middle = [v.objectName() or type(v.parent()).__name__ for v in views
+              if v.textElideMode() == Qt.ElideMiddle and v is not window.run.files]
+    assert middle == []

@@ -195,7 +195,7 @@ class FindHandView(QWidget):
         self.cands.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         self.cands.verticalHeader().setVisible(False)
         self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.cands.setTextElideMode(Qt.ElideMiddle)
+        self.cands.setTextElideMode(Qt.ElideRight)  # a class name reads shape first: drop its end (full name: tooltip)
         self.details = QLabel("–")
         self.details.setWordWrap(True)
 

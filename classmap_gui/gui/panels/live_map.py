@@ -146,7 +146,7 @@ class LiveMapBox(QGroupBox):
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.table.setTextElideMode(Qt.ElideMiddle)
+        self.table.setTextElideMode(Qt.ElideRight)  # class names read shape first: drop the end (full name: tooltip)
         self.rank_label = QLabel("")
         self.rank_label.setWordWrap(True)
         self.rank_label.setMinimumHeight(3 * self.rank_label.fontMetrics().lineSpacing() + 4)
