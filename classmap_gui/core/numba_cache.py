@@ -18,11 +18,17 @@ from pathlib import Path
 
 
 def _can_write(folder: Path) -> bool:
-    """Whether a file can be created in ``folder`` (created if missing) — numba's own test."""
+    """Whether numba could create a file in ``folder``: a temporary file in it when it exists, else write
+    access to its nearest existing parent (numba creates the rest). Nothing is created in passing: a
+    ``__pycache__`` made here inside an installed package would outlive the package's removal."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryFile(dir=folder).close()
-        return True
+        if folder.is_dir():
+            tempfile.TemporaryFile(dir=folder).close()
+            return True
+        parent = folder.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        return parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)
     except OSError:
         return False
 
