@@ -29,6 +29,10 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     assert bf["evaluations_per_window"] == out["model"]["classes"] + 1     # every class + the hand detector
     assert cm["evaluations_per_window"] < bf["evaluations_per_window"] + 4
     assert out["speedup"]["320x240"] == pytest.approx(cm["frames_per_second"] / bf["frames_per_second"])
+    rounds = out["speedup_rounds"]["320x240"]["wall"]    # the ratio round by round, the methods in turn
+    assert rounds["rounds"] == len(cm["round_ms_per_frame"]) == len(bf["round_ms_per_frame"]) >= 2
+    assert rounds["min"] <= rounds["median"] <= rounds["max"] and len(rounds["load_after"]) == 3
+    assert cm["rounds"]["min"] <= cm["rounds"]["median"] <= cm["rounds"]["max"]
     sel = out["selection"]
     assert sel["split"] == "validation"
     for key in ("bank.alpha", "classmap_p", "background_weight", "sides", "detector_weight", "vote",
