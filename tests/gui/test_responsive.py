@@ -140,8 +140,9 @@ def test_ui_keeps_beating_while_the_map_is_computed(qtbot, window, busy_cpu):
     with Heartbeat() as hb_views:
         with qtbot.waitSignal(win.runner.finished, timeout=60000):
             qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
-        # on an idle machine the views outrun the clock: keep beating while the map and curve are drawn
-        qtbot.waitUntil(lambda: len(hb_views.times) > 25, timeout=10000)
+        # on an idle machine the views outrun the clock: keep beating for a second, as a person watches the map and
+        # curve appear (their first paint holds the window about 0.1 s once: within the 2 % allowance of a second)
+        qtbot.waitUntil(lambda: len(hb_views.times) > 100, timeout=20000)
     assert ex.data is not None, win.runner.last_error
     fractions = []
     win.runner.progressed.connect(lambda f, stage, _eta: stage.startswith("t-SNE") and fractions.append(f))
