@@ -12,6 +12,7 @@ That part must stay under 100 ms at every beat; the raw gaps are printed beside 
 """
 import ctypes
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -29,14 +30,12 @@ BOUND = 0.1  # seconds: the longest pause of the window a person does not notice
 # Python's os/open (each call releases and retakes the GIL) a beat would queue for the GIL some 30 times behind a
 # busy worker (the switch interval, 5 ms, each time): the heartbeat itself would make the gaps it measures.
 _libc = ctypes.PyDLL(None, use_errno=True)
-_libc.lseek.restype = ctypes.c_long
-_libc.lseek.argtypes = [ctypes.c_int, ctypes.c_long, ctypes.c_int]
 _libc.open.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.read.restype = ctypes.c_ssize_t
 _libc.read.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
 _libc.syscall.restype = ctypes.c_long
-_SYS_GETDENTS64 = 217  # x86-64
-_BUF = ctypes.create_string_buffer(1 << 16)
+_SYS_GETDENTS64 = {"x86_64": 217, "aarch64": 61}.get(platform.machine())
+_BUF = ctypes.create_string_buffer(1 << 16)  # the UI thread's own: only the beat reads through it
 
 
 def _read(path: bytes) -> bytes:
@@ -45,19 +44,21 @@ def _read(path: bytes) -> bytes:
         return b""
     try:
         n = _libc.read(fd, _BUF, len(_BUF))
-        return _BUF.raw[:max(n, 0)]
+        return ctypes.string_at(_BUF, max(n, 0))
     finally:
         _libc.close(fd)
 
 
 def _threads() -> list[int]:
     """The ids of this process's threads (getdents64 on /proc/self/task, the GIL kept)."""
+    if _SYS_GETDENTS64 is None:  # another machine: listed through Python (the GIL let go once a beat)
+        return [int(t) for t in os.listdir("/proc/self/task")] if os.path.isdir("/proc/self/task") else []
     fd = _libc.open(b"/proc/self/task", os.O_RDONLY | os.O_DIRECTORY)
     if fd < 0:
         return []
     try:
         n = _libc.syscall(_SYS_GETDENTS64, fd, _BUF, len(_BUF))
-        raw, out, off = _BUF.raw[:max(n, 0)], [], 0
+        raw, out, off = ctypes.string_at(_BUF, max(n, 0)), [], 0
         while off < len(raw):
             reclen = int.from_bytes(raw[off + 16:off + 18], "little")
             name = raw[off + 19:off + reclen].split(b"\0", 1)[0]
