@@ -74,9 +74,15 @@ REAL_OPTIONS = {
     "tolerance": (TOLERANCE, "hand-pose: p (with the reference penalty, d and class embeddings) by the one "
                   "operating-point rule (core.selection.operating_point): fewest evaluations whose validation gap to "
                   "brute force plus one paired standard error is within this"),
-    "filter": ("hnsw", "hand-pose: the filter index, tuned on validation: hnsw (graph, faiss METRIC_L1) or ivf"),
-    "hnsw_m": (32, "hand-pose: HNSW links per class embedding"),
-    "hnsw_ef_construction": (80, "hand-pose: HNSW build beam"),
+    "filter": ("auto", "hand-pose: the filter index: auto (every kind of filter_kinds measured on validation, the "
+               "fastest reaching target_recall kept: bench.filter_selection), or one of hnsw, scan, ivf, exact"),
+    "filter_kinds": ("hnsw,scan,ivf,exact", "hand-pose: the kinds filter=auto measures: hnsw (faiss graph, METRIC_L1), "
+                     "scan (quantised exact scan + re-rank), ivf (the product's IVF), exact"),
+    "hnsw_m": ("32", "hand-pose: HNSW links per class embedding (candidates, comma separated)"),
+    "hnsw_ef_construction": ("80,200", "hand-pose: HNSW build beams (candidates, comma separated; every m x beam "
+                             "graph is measured)"),
+    "weights_in_memory": (True, "hand-pose: test and time with the (C, D) float32 weights read into RAM (both brute "
+                          "force and ClassMap's refine; false: both read the memory-mapped file)"),
     "reference_penalties": ("10", "hand-pose: reference-bank penalty factors (x the bank's; 1 = the bank's own "
                             "classifiers), chosen on validation with p"),
     "n_candidates": (1000, "hand-pose: candidate reference classifiers sampled for boosting"),
@@ -86,6 +92,8 @@ REAL_OPTIONS = {
     "latency_queries": (300, "hand-pose: queries timed one at a time, in interleaved rounds with brute force"),
     "latency_rounds": (5, "hand-pose: interleaved timing rounds"),
     "latency_batch": (128, "hand-pose: batch size of the batch latency"),
+    "quiet_before_timing": (0, "hand-pose: before the latency rounds wait up to this many seconds for the 1-minute "
+                            "load average to fall below 1.5 (the JSON records whether it did)"),
     "save_model": (None, "hand-pose: also save the final recogniser to this folder (for the app)"),
 }
 
@@ -124,16 +132,16 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     selections (see the module docstring)."""
     from ..core.classify.ann_index import FilterIndex
     from ..core.classify.classmap import FILTER_INDEX_THRESHOLD
-    from ..core.classify.filter_graph import GraphFilterIndex
     from ..core.classify.classmap_sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
                                              keep_graph_index, set_mean_class_embeddings, use_filter_index)
     from ..core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
     from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..core.parallel import parallel_backend
+    from ..core.timing import wait_for_quiet
     from .classmap_report import headline
     from .latency import brute_vs_classmap, medians as median_ms, speedups
-    from .graph_selection import select_graph
-    from .ivf_selection import exact_topp, recall_at_p, select_ivf
+    from .filter_selection import KINDS, build_chosen, select_filter
+    from .ivf_selection import exact_topp, recall_at_p
 
     if o.get("data") != "hand-pose":
         raise ConfigError(f"bench scale: --data must be hand-pose (or left out for synthetic), got {o.get('data')!r}")
@@ -157,8 +165,14 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     if not emb_cands or any(v not in ("embedding", "all") for v in emb_cands):
         raise ConfigError(f"class_embeddings must list 'embedding' and/or 'all', got {o['class_embeddings']!r}")
     filt = str(o["filter"])
-    if filt not in ("hnsw", "ivf"):
-        raise ConfigError(f"bench scale: filter hnsw or ivf, got {filt!r}")
+    kinds = list(KINDS) if filt == "auto" else [filt]
+    if filt == "auto":
+        kinds = [v.strip() for v in str(o["filter_kinds"]).split(",") if v.strip()]
+    if filt != "auto" and filt not in KINDS or not kinds or any(k not in KINDS for k in kinds):
+        raise ConfigError(f"bench scale: filter auto or one of {', '.join(KINDS)} (filter_kinds likewise), got "
+                          f"{filt!r} / {o.get('filter_kinds')!r}")
+    hnsw_grid = [(int(m), int(e)) for m in floats(o["hnsw_m"], "hnsw_m")
+                 for e in floats(o["hnsw_ef_construction"], "hnsw_ef_construction")]
     load_start = list(os.getloadavg())
     t_all = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -276,15 +290,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     A = np.ascontiguousarray(cm.class_embeddings_ * cm.alpha_)
     k = min(p, C)
     exact_v = exact_topp(Fv * cm.alpha_, A, k)
-    if filt == "hnsw":
-        _, sel_index = select_graph(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, target=float(o["target_recall"]),
-                                    m=int(o["hnsw_m"]), ef_construction=int(o["hnsw_ef_construction"]),
-                                    should_stop=should_stop)
-    else:
-        nlists = sorted({max(1, int(round(f * 3.2 * np.sqrt(C)))) for f in (0.5, 1.0, 2.0)})
-        _, sel_index = select_ivf(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, nlists=nlists, nprobes=None,
-                                  target=float(o["target_recall"]), reranks=floats(o["rerank"], "rerank"), seed=seed,
-                                  should_stop=should_stop)
+    _, sel_index = select_filter(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, target=float(o["target_recall"]),
+                                 kinds=kinds, hnsw_grid=hnsw_grid, seed=seed, should_stop=should_stop)
     chosen = sel_index["chosen"]
     seconds["index_selection"] = time.perf_counter() - t_sel
     del A
@@ -297,16 +304,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     seconds["embedding"] += time.perf_counter() - t
     cm.set_params(p=k)
     t = time.perf_counter()
-    if filt == "hnsw":
-        index = GraphFilterIndex(m=chosen["m"], ef_construction=chosen["ef_construction"],
-                                 ef_search=chosen["ef_search"]).fit(cm.class_embeddings_, cm.alpha_)
-        if big:
-            keep_graph_index(cm, index)
-    else:
-        index = FilterIndex(method="ivf", nlist=chosen["nlist"], nprobe=chosen["nprobe"], rerank=chosen["rerank"],
-                            random_state=seed).fit(cm.class_embeddings_, cm.alpha_)
-        if big:
-            keep_filter_index(cm, index)  # used now, and saved with the model
+    index = build_chosen(chosen, cm.class_embeddings_, cm.alpha_, seed)
+    if big:  # used now, and saved with the model (the exact scan needs no index)
+        {"hnsw": keep_graph_index, "exact": use_filter_index}.get(chosen["method"], keep_filter_index)(cm, index)
     seconds["index"] = time.perf_counter() - t
     del Xe
     report(progress, 0.75, "test")
@@ -316,6 +316,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     Wr, br = (cm.reference_coef_, cm.reference_intercept_) if cm.reference_coef_ is not None else \
         (np.asarray(W[refs]), b[refs])
     tdata, tpath, test_rows = _test_part(o, spec, data, fpath, should_stop)
+    if o.get("weights_in_memory", True) not in (False, "false", "0", 0):  # both methods read RAM, not the map
+        W = np.array(W)
+        bank = ova_ridge_bank(W, b, alpha)
     tq = np.sort(rng.choice(test_rows, size=min(len(test_rows), int(o["test_queries"])), replace=False))
     Xt, yt = read_rows(tpath, tq), tdata.labels(tq)
     true_names = [names[i] for i in yt]
@@ -329,8 +332,11 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     report(progress, 0.85, "latency")
     t = time.perf_counter()
     nlat, batch = int(o["latency_queries"]), int(o["latency_batch"])
+    wait = float(o.get("quiet_before_timing") or 0)  # the timing on a machine at load < 1.5, waiting up to this long
+    quiet = wait_for_quiet(max_wait_s=wait, threshold=1.5, should_stop=should_stop) if wait > 0 else None
     timing = brute_vs_classmap(bank, cm, Xt, nlat, batch, rounds=int(o["latency_rounds"]))
     ms = {mode: median_ms(v) for mode, v in timing.items()}
+    stage_ms = _stage_ms(cm, bank, index, Xt[:nlat], Ft[:nlat], k)
     seconds["latency"] = time.perf_counter() - t
     brute = {**_scores([names[i] for i in bf_pred], true_names, bf_pred, yt),
              "evaluations": C, "latency_single_ms": ms["single"]["brute"], "latency_batch_ms": ms["batch"]["brute"],
@@ -339,12 +345,11 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                 "evaluations": float(pr.evaluations.mean()), "latency_single_ms": ms["single"]["classmap"],
                 "latency_batch_ms": ms["batch"]["classmap"], "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
                 "class_embeddings": emb_kind,
-                "filter": filt if big else "exact (ClassMap uses its index from "
-                                           f"{FILTER_INDEX_THRESHOLD} classes)",
-                **({"hnsw_m": int(index.m), "ef_search": int(index.ef_search)} if filt == "hnsw" else
-                   {"nlist": int(index.lists_.nlist), "nprobe": int(index.nprobe_for(k)),
-                    "rerank": float(index.rerank)}),
-                "recall_at_p": {"mean": float(rec.mean()), "min": float(rec.min())}}
+                "filter": chosen["method"] if big else "exact (ClassMap uses its index from "
+                                                      f"{FILTER_INDEX_THRESHOLD} classes)",
+                "filter_params": {k2: v for k2, v in chosen.items() if k2 != "method"},
+                "recall_at_p": {"mean": float(rec.mean()), "min": float(rec.min())},
+                "stage_ms": stage_ms}
     if o.get("save_model"):
         t = time.perf_counter()
         _save_model(o["save_model"], bank, cm, names, chosen, {"classmap": classmap, "brute_force": brute})
@@ -363,7 +368,13 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         **headline(C, D, int(len(refs)), classmap["evaluations"], speedups(timing)),
         "test_seed": o.get("test_seed"), "test_part": tdata.folder.name if tdata is not data else
         f"positions {list(TEST)} of the seed's set (seen by earlier runs)",
-        "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W)},
+        "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W),
+                 "weights_in": "memory" if not isinstance(W, np.memmap) else "memory map",
+                 "layout": "(C, D) float32 rows, one layout for brute force's GEMV and ClassMap's refine"},
+        # what one query must read: brute force every weight row; the quantised scan every class's code
+        "bytes_per_query": {"brute_force_weights": int(C * D * 4), "class_codes_uint8": int(C * -(-len(refs) // 16) * 16),
+                            "refine_rows": int(k * D * 4)},
+        "quiet_before_timing": quiet,
         "peak_memory_gb": peak, "peak_memory_children_gb": peak_children,
         "seconds": {k2: round(v, 2) for k2, v in seconds.items()}, "data_cached": bool(data.cached),
         "backend": placed, "load_average": {"start": load_start, "end": list(os.getloadavg())},
@@ -371,6 +382,18 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     }
     sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
     return {"real": real, "selection": sels}
+
+
+def _stage_ms(cm, bank, index, X: np.ndarray, F: np.ndarray, p: int) -> dict:
+    """Where one query's time goes (medians over the rows of ``X`` / their embeddings ``F``, ms): ClassMap's
+    single-query stages (embedding + filter, refine: ``Prediction.timings``) and the filter index alone."""
+    from .ivf_selection import each_query
+
+    stages = [cm.predict_result(x[None], top=1, bank=bank).timings for x in X]
+    index_s = np.min([each_query(lambda f: index.search(f[None], p), F) for _ in range(3)], axis=0)
+    return {"embedding_filter": 1e3 * float(np.median([t["embedding+filter"] for t in stages])),
+            "refine": 1e3 * float(np.median([t["refine"] for t in stages])),
+            "filter_index": 1e3 * float(np.median(index_s)), "queries": int(len(X))}
 
 
 def _test_part(o: dict, spec: dict, data, fpath: Path, should_stop: StopFn):
