@@ -149,7 +149,7 @@ def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypat
     exact_one = cm.predict_result(Xt[:1], top=3, bank=bank)
     assert cm.filter_index() is None  # 120 classes: the fused scan
     monkeypatch.setattr(cm_module, "FILTER_INDEX_THRESHOLD", 100)
-    assert cm.filter_index().method_ == "ivf"
+    assert cm.filter_index().method_ == "hnsw"  # the default index at many classes: the HNSW graph (faiss)
     indexed = cm.predict_result(Xt[:150], bank=bank)
     np.testing.assert_array_equal(indexed.top_classes, exact.top_classes)
     np.testing.assert_array_equal(indexed.evaluations, exact.evaluations)
