@@ -366,7 +366,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         "brute_force": brute, "classmap": classmap,
         "accuracy_gap_points": 100 * (brute["accuracy"] - classmap["accuracy"]),
         **headline(C, D, int(len(refs)), classmap["evaluations"], speedups(timing)),
-        "test_seed": o.get("test_seed"), "test_part": tdata.folder.name if tdata is not data else
+        "seed": seed, "test_seed": o.get("test_seed"), "test_part": tdata.folder.name if tdata is not data else
         f"positions {list(TEST)} of the seed's set (seen by earlier runs)",
         "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W),
                  "weights_in": "memory" if not isinstance(W, np.memmap) else "memory map",
