@@ -63,6 +63,8 @@ REAL_OPTIONS = {
     "shapes": (None, "hand-pose: shapes (count or names; default all 81)"),
     "backend": ("local", "hand-pose: where generation, encoding and the bank's moments run: local or dask "
                 "(a 2-worker local cluster)"),
+    "scheduler": (None, "hand-pose, backend=dask: a Dask scheduler's address (tcp://HEAD:8786) instead of the local "
+                  "2-worker cluster; the workers must see cache_dir at the same path"),
     "cache_dir": (None, "hand-pose: folder for the memory-mapped images, features and weights (never the repo)"),
     "penalties": ("300,1000,3000,10000", "hand-pose: ridge penalty candidates, chosen on validation"),
     "p_candidates": ("10,20,40,80,160,320,640", "hand-pose: ClassMap p candidates, chosen on validation"),
@@ -178,7 +180,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     seconds: dict[str, float] = {}
     spec = {"orientations": int(o["orientations"]), "shapes": o.get("shapes"), "seed": seed, "ipc": IMAGES_PER_CLASS}
     folder = Path(o["cache_dir"]).expanduser() / f"hand-pose-{cache_key(spec)}"
-    where = parallel_backend("dask", n_workers=2) if backend == "dask" else contextlib.nullcontext({"backend": "local"})
+    where = parallel_backend("dask", scheduler=o.get("scheduler") or None, n_workers=2) if backend == "dask" else \
+        contextlib.nullcontext({"backend": "local"})
     with where as placed:
         report(progress, 0.0, "generating hand-pose")
         data = build_hand_pose_memmap(folder, shapes=o.get("shapes"), orientations=spec["orientations"],

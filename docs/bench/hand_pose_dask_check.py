@@ -1,5 +1,6 @@
-# usage: PYTHONPATH=. python docs/bench/hand_pose_dask_check.py BENCH_JSON MODEL_FOLDER  (after bench scale --data
-#        hand-pose --set save_model=MODEL_FOLDER; the bench's JSON names the cache folder, penalty and test part)
+# usage: PYTHONPATH=. python docs/bench/hand_pose_dask_check.py BENCH_JSON MODEL_FOLDER [SCHEDULER]  (after bench scale
+#        --data hand-pose --set save_model=MODEL_FOLDER; the bench's JSON names the cache folder, penalty and test part;
+#        SCHEDULER tcp://HEAD:8786 runs it on that cluster, whose workers see the cache folder at the same path)
 """Full-scale check of the Dask backend: the 10^5-class model's training (the bank's moments, and from them the
 weights, the reference classifiers and the class embeddings) recomputed on a 2-worker local Dask cluster gives
 the model the local bench run saved, and the same predictions (brute force and ClassMap) on the bench's test
@@ -38,7 +39,7 @@ if __name__ == "__main__":
     factor = float(bench["classmap"]["reference_penalty"])
     load_start = list(os.getloadavg())
     t = time.perf_counter()
-    with parallel_backend("dask", n_workers=2) as where:
+    with parallel_backend("dask", scheduler=sys.argv[3] if len(sys.argv) > 3 else None, n_workers=2) as where:
         fr, vr = data.rows(FIT), data.rows(VALIDATION)
         m1 = ridge_moments(str(f), data.labels(fr), C, rows=fr, n_jobs=2)
         m2 = ridge_moments(str(f), data.labels(vr), C, rows=vr, shift=m1.shift, n_jobs=2)
