@@ -80,7 +80,7 @@ REAL_OPTIONS = {
                "fastest reaching target_recall kept: bench.filter_selection), or one of hnsw, scan, ivf, exact"),
     "filter_kinds": ("hnsw,scan,ivf,exact", "hand-pose: the kinds filter=auto measures: hnsw (faiss graph, METRIC_L1), "
                      "scan (quantised exact scan + re-rank), ivf (the product's IVF), exact"),
-    "hnsw_m": ("32", "hand-pose: HNSW links per class embedding (candidates, comma separated)"),
+    "hnsw_m": ("16,32", "hand-pose: HNSW links per class embedding (candidates, comma separated)"),
     "hnsw_ef_construction": ("80,200", "hand-pose: HNSW build beams (candidates, comma separated; every m x beam "
                              "graph is measured)"),
     "weights_in_memory": (True, "hand-pose: test and time with the (C, D) float32 weights read into RAM (both brute "

@@ -66,7 +66,7 @@ def test_every_choice_is_made_on_validation(result):
     # reaching the target recall kept
     idx = sel["index"]
     kinds = [c["kind"] for c in idx["candidates"]]
-    assert set(kinds) == {"hnsw", "scan", "ivf", "exact"} and kinds.count("hnsw") == 2  # 1 m x 2 build beams
+    assert set(kinds) == {"hnsw", "scan", "ivf", "exact"} and kinds.count("hnsw") == 4  # 2 m x 2 build beams
     ok = [c for c in idx["candidates"] if c["recall_mean"] >= 0.99]
     assert ok and all(c["reaches_target"] for c in ok) and all(c["index_ms"] > 0 for c in idx["candidates"])
     chosen = next(c for c in ok if {"method": c["kind"], **c["params"]} == idx["chosen"])

@@ -72,13 +72,14 @@ class GraphFilterIndex(FilterIndexBase):
         """The graph walk (exact L1 distances of what it finds; membership approximate)."""
         if not hasattr(self, "index_"):
             raise NotFittedError("the graph filter index is not built yet: call fit(embeddings, alpha)")
-        faiss = require_faiss()
-        params = faiss.SearchParametersHNSW(efSearch=max(int(self.ef_search), k))
-        D, I = self.index_.search(np.ascontiguousarray(F * self.alpha_), k, params=params)
-        # a graph walk can return fewer than k (-1 slots) only when the graph is disconnected; those stay -1 / inf
-        D[I < 0] = np.inf
-        cls[:] = I
-        dist[:] = D
+        ef = max(int(self.ef_search), k)
+        cached = self.__dict__.get("_params")  # one faiss parameter object per beam (its creation costs ~5 us a query)
+        if cached is None or cached[0] != ef:
+            cached = self.__dict__["_params"] = (ef, require_faiss().SearchParametersHNSW(efSearch=ef))
+        # faiss writes straight into the (C-contiguous int64 / float32) outputs
+        self.index_.search(F * self.alpha_, k, params=cached[1], D=dist, I=cls)
+        if cls[:, -1].min() < 0:  # fewer than k found (-1 slots at the end): only in a disconnected graph
+            dist[cls < 0] = np.inf
 
     # ---------------------------------------------------------------- saved-model state
     def to_state(self) -> dict:
