@@ -17,16 +17,19 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
    (and the reference bank's penalty) are chosen on the validation images (exact filter) by the one
    operating-point rule (:func:`..core.selection.operating_point`). The refitted bank's class embeddings are then
    recomputed for the same references (``ClassMap.update_class_embeddings``).
-4. **index**: ``nlist``, ``rerank`` and ``nprobe`` of the IVF filter index chosen on the validation
-   images' embeddings (``ivf_selection.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
-   filter's top p, then the fastest), then built on the final class embeddings.
+4. **index**: the filter index chosen on the validation images' embeddings among kinds
+   (:func:`.filter_selection.select_filter`: HNSW graphs, the quantised exact scan, the IVF index, the exact
+   scan; each one's recall@p and time measured, the fastest reaching ``target_recall`` kept), then built on
+   the final class embeddings and kept with the model.
 5. **test** once on ``test_queries`` images of a test part generated afresh with ``test_seed`` (2 per
    class, its own cached folder; ``test_seed=none``: positions 6-7 of the seed's set, seen by earlier
-   runs): brute force (all C classifiers, one blocked GEMM over the memory-mapped weights) and ClassMap
+   runs): brute force (all C classifiers, one blocked GEMM over the weights) and ClassMap
    (``ClassMap.predict_result``, the call ``Recogniser.predict_features`` makes): exact-class accuracy,
    ``accuracy_within_30`` (same shape, orientation within 30°: ``hand_pose.pose_match``), evaluations,
    the index's recall@p against the exact filter; latencies from ``bench.latency`` (interleaved
-   rounds on ``latency_queries`` queries; ratios as median, min, max over rounds).
+   rounds on ``latency_queries`` queries; ratios as median, min, max over rounds), both methods on the
+   weights read into RAM (``weights_in_memory``), after waiting for a quiet machine when
+   ``quiet_before_timing`` is set.
 
 ``peak_memory_gb`` is this process's peak resident set (``ru_maxrss``; memory-mapped pages a stage
 touches count while mapped, so feature rows are read through short-lived maps). ``save_model``
