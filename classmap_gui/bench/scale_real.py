@@ -170,10 +170,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     if not emb_cands or any(v not in ("embedding", "all") for v in emb_cands):
         raise ConfigError(f"class_embeddings must list 'embedding' and/or 'all', got {o['class_embeddings']!r}")
     filt = str(o["filter"])
-    kinds = list(KINDS) if filt == "auto" else [filt]
-    if filt == "auto":
-        kinds = [v.strip() for v in str(o["filter_kinds"]).split(",") if v.strip()]
-    if filt != "auto" and filt not in KINDS or not kinds or any(k not in KINDS for k in kinds):
+    kinds = [v.strip() for v in str(o["filter_kinds"]).split(",") if v.strip()] if filt == "auto" else [filt]
+    if not kinds or any(k not in KINDS for k in kinds):
         raise ConfigError(f"bench scale: filter auto or one of {', '.join(KINDS)} (filter_kinds likewise), got "
                           f"{filt!r} / {o.get('filter_kinds')!r}")
     hnsw_grid = [(int(m), int(e)) for m in floats(o["hnsw_m"], "hnsw_m")
