@@ -144,6 +144,21 @@ class _Banks:
     def alpha(self, pen: float) -> float:
         return pen * self.var
 
+    def scores(self, trainer: str, pens) -> list:
+        """Validation accuracy per penalty; ``None`` where the ridge system is not positive definite (a
+        penalty below the float32 rounding of the Gram matrix when there are about as many features as rows)."""
+        from numpy.linalg import LinAlgError
+
+        out = []
+        for pen in pens:
+            try:
+                out.append(self.score(trainer, pen))
+            except LinAlgError:
+                out.append(None)
+        if all(a is None for a in out):
+            raise ConfigError(f"bench features: no penalty of {list(pens)} gives a solvable ridge system")
+        return out
+
     def score(self, trainer: str, pen: float) -> float:
         """Validation accuracy of the bank trained on the fit rows with penalty ``pen``."""
         return float(np.mean(self.fitted(trainer, pen).predict(self.F[self.val]) == self.y[self.val]))
@@ -287,8 +302,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                 y = np.concatenate([ytr[rows], ytr[sub]]) if net["flip"] else ytr[rows]
                 banks = _Banks(opt, F, y, np.arange(len(sub)), np.arange(len(sub), len(rows)), should_stop, mirrored)
                 pens = cands["alpha_rel" if net["bank"] == "ridge" else "C"]
-                accs = [banks.score(net["bank"], p) for p in pens]
-                done[key] = max(accs)
+                accs = banks.scores(net["bank"], pens)
+                done[key] = max(a for a in accs if a is not None)
                 scores += [{**net, "penalty": p, "accuracy": a} for p, a in zip(pens, accs)]
                 del F, banks
             if dim is not None and done[key] > done[tuple(current[d] for d in NET_KEYS)]:
@@ -327,7 +342,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                    (off + fit_idx, off + val_idx) if flip else None)
     pen_name = "alpha_rel" if trainer == "ridge" else "C"
     pens = cands[pen_name]
-    accs = [banks.score(trainer, p) for p in pens]
+    accs = banks.scores(trainer, pens)
+    pens, accs = zip(*[(p, a) for p, a in zip(pens, accs) if a is not None])
     sel[f"bank.{pen_name}"] = best_penalty(pens, accs, parameter=f"bank.{pen_name}", validation_images=n_val)
     pen = sel[f"bank.{pen_name}"]["chosen"]
     seconds["choose"] = time.perf_counter() - t
