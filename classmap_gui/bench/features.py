@@ -12,20 +12,21 @@ Choices, all on a stratified validation part of the *training* images (``validat
 10 000 of Fashion-MNIST's 60 000; :func:`..core.splits.holdout`), by the selection policy
 (:mod:`..core.selection`):
 
-* **network** (``k``, ``patch_size``, ``hellinger``) and **solver** (``bank``: ridge or liblinear), each
-  given as comma-separated candidates: a coordinate search (the first candidate of every option to
+* **network** (``k``, ``patch_size``, ``hellinger``, ``flip``: the mirror image of every training image
+  added to the bank's training rows) and **solver** (``bank``: ridge or liblinear), each given as
+  comma-separated candidates: a coordinate search (the first candidate of every option to
   start, then each option in turn over its candidates, the others held at the best so far) whose
   candidates are scored by accuracy on ``search_validation_images`` validation images with banks
   trained on ``search_images`` images of the fit part (stratified subsets: the search costs a fraction
-  of a full run, and is coarse for it). ``selection.network``.
+  of a full run; a network is learned and encoded once for both Hellinger values). ``selection.network``.
 * **penalty** (``alpha_rel`` for ridge, ``C`` for liblinear): for the chosen network on the whole fit
   part; best validation accuracy, ties to the stronger penalty (``selection.best_penalty``). The ridge
   bank comes from moments (:class:`..core.classify.ridge_moments.RidgeMoments`: the Gram matrix once,
   one solve per penalty, fit + validation moments added for the refit).
 
 Then the bank is refitted on the whole training part and tested once. With one candidate per option
-the run only chooses the penalty: the defaults (K = 1600, 6x6 patches, no Hellinger, ridge) are the
-network the validation-only search of ``docs/bench/features-search.json`` chose (``docs/features.md``,
+the run only chooses the penalty: the defaults (K = 1600, 6x6 patches, no Hellinger, no flip, ridge) are
+the network the validation-only search of ``docs/bench/features-search.json`` chose (``docs/features.md``,
 ``docs/bench/LEDGER.md``).
 """
 from __future__ import annotations
