@@ -194,7 +194,8 @@ def _check(opt) -> dict:
     if str(opt["whiten_eps"]).lower() in ("none", "off", "0"):
         opt["whiten_eps"] = None
     cands = {"k": _candidates(opt["k"], int), "patch_size": _candidates(opt["patch_size"], int),
-             "hellinger": _candidates(opt["hellinger"], bool), "flip": _candidates(opt["flip"], bool), "bank": _candidates(opt["bank"], str),
+             "hellinger": _candidates(opt["hellinger"], bool), "flip": _candidates(opt["flip"], bool),
+             "bank": _candidates(opt["bank"], str),
              "alpha_rel": _candidates(opt["alpha_rel"], float), "C": _candidates(opt["C"], float)}
     if min(cands["alpha_rel"] + cands["C"]) <= 0 or min(cands["k"]) < 1 or min(cands["patch_size"]) < 1:
         raise ConfigError("bench features: penalties, k and patch_size must be positive")
