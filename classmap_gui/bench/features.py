@@ -53,8 +53,8 @@ OPTIONS = {
     "flip": ("false", "add the horizontal mirror image of every training image to the bank's training rows "
                       "(true/false; both: chosen on validation; validation and test images are never mirrored)"),
     "bank": ("ridge", "one-vs-all trainer: ridge (one solve for all classes) or liblinear; both: chosen on validation"),
-    "alpha_rel": ("0.1,0.3,1,3,10,30", "ridge penalty relative to the mean feature variance (penalty = alpha_rel * variance); "
-                             "several: chosen on validation"),
+    "alpha_rel": ("0.1,0.3,1,3,10,30", "ridge penalty relative to the mean feature variance "
+                                       "(penalty = alpha_rel * variance); several: chosen on validation"),
     "C": ("0.01", "liblinear SVM cost; several: chosen on validation"),
     "validation_fraction": (1 / 6, "share of every class of the training images held out to choose on"),
     "search_images": (10_000, "fit images (a stratified subset) the network / solver candidates are trained on "
