@@ -35,7 +35,7 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     assert cm["rounds"]["min"] <= cm["rounds"]["median"] <= cm["rounds"]["max"]
     sel = out["selection"]
     assert sel["split"] == "validation"
-    for key in ("bank.alpha", "classmap_p", "background_weight", "sides", "detector_weight", "vote",
+    for key in ("bank.alpha", "classmap_reference_penalty", "classmap_p", "background_weight", "sides", "detector_weight", "vote",
                 "validation_localisation", "found_threshold", "reading"):
         assert sel[key]["split"] == "validation", key
     assert sel["sides"]["chosen"] in sel["sides"]["candidates"]
