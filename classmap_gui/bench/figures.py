@@ -20,7 +20,8 @@ import re
 import sys
 from pathlib import Path
 
-FIGURE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(×(?!\s?\d)|%|\s?frames/s|\s?images/s|\s?ms\b)")
+FIGURE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(×(?!\s?\d)|x\b(?!\s?\d)|%|\s?(?:frames|images|queries|windows)/s|"
+                    r"\s?fps\b|\s?ms\b|\s?µs\b)")
 CITE = re.compile(r"`((?:docs/bench/)?[\w.-]+\.json)`\s+`([\w.\[\]-]+)`")
 SENTENCE_END = re.compile(r"(?<=[.;:!?])\s|\n\n")
 
@@ -57,7 +58,7 @@ def check(text: str, root: Path) -> dict:
             continue
         cite = CITE.search(text, m.end(), sentence_end)
         line = text.count("\n", 0, m.start()) + 1
-        figure = f"line {line}: {m.group(0).strip()}"
+        figure = f"line {line}: {' '.join(m.group(0).split())}"
         nxt = FIGURE.search(text, m.end(), sentence_end)
         if cite is None or (nxt is not None and nxt.start() < cite.start()):
             out["uncited"].append(figure)
