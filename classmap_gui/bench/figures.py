@@ -67,6 +67,8 @@ def _table_caption_check(text: str, m: re.Match, root: Path, cache: dict) -> str
     lines = text[:line_start].split("\n")[:-1]
     while lines and lines[-1].startswith("|"):
         lines.pop()
+    while lines and not lines[-1].strip():
+        lines.pop()
     caption = []
     while lines and lines[-1].strip():
         caption.insert(0, lines.pop())

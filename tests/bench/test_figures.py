@@ -34,9 +34,9 @@ def test_a_table_may_cite_the_part_of_a_json_its_rows_come_from(tmp_path):
                                                                           {"p": 10, "acc": 0.8975}]}))
     text = ("The test curve (`x.json` `curve`):\n\n| p | accuracy |\n| --- | --- |\n| 5 | 89.37% |\n"
             "| 10 | 89.99% |\n\nNo caption here.\n\n| p | accuracy |\n| --- | --- |\n| 5 | 89.37% |\n\n"
-            "A bound is no figure: at least 3× and ≥ 90 %; nor the paper's 95.3 %; but 4.1× is.")
+            "A bound is no figure: at least 3× and ≥ 90 %; nor the paper's 95.3 %.\n\nBut 4.1× is.")
     res = check(text, tmp_path)
-    assert res == {"wrong": ["line 6: 89.99%"], "missing": [], "uncited": ["line 11: 89.37%", "line 13: 4.1×"]}
+    assert res == {"wrong": ["line 6: 89.99%"], "missing": [], "uncited": ["line 12: 89.37%", "line 16: 4.1×"]}
 
 
 def test_readme_figures_all_come_from_committed_jsons():
