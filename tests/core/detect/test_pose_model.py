@@ -23,4 +23,6 @@ def test_reference_penalty_is_chosen_on_validation_and_the_model_carries_it():
     assert rec.classmap.reference_penalty == sel["chosen"] == info["classmap"]["reference_penalty"]
     assert rec.classmap.p == p_sel["chosen"]["p"] == info["classmap"]["p"]
     assert rec.metadata["config"]["classmap"]["reference_penalty"] == sel["chosen"]
+    assert info["bank_params"]["alpha"] == info["selection"]["bank.alpha"]["chosen"]
+    assert 0 < info["test_accuracy"] == rec.metadata["test_accuracy"] <= 1            # the chosen model's score
 
