@@ -11,6 +11,7 @@ import json
 import os
 
 from ..core.errors import ClassMapError
+from ..user_dirs import cache_dir
 from .common import ProgressBar, Subcommands, emit, json_default, parse_sets, parse_value
 
 BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan")
@@ -74,9 +75,7 @@ def bench_cache_dir(bench: str) -> str:
     env = os.environ.get("CLASSMAP_CACHE")
     if env:
         return env
-    from platformdirs import user_cache_dir
-
-    return os.path.join(user_cache_dir("classmap-studio"), f"bench-{bench}")
+    return os.path.join(cache_dir(), f"bench-{bench}")
 
 
 def add_commands(sub: Subcommands, load_options: bool = True) -> None:

@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+from ..user_dirs import hand_model_dir
 from .common import ProgressBar, Subcommands, emit, parse_sets
 
 #: a quick build for trying the command (a few shapes and orientations, fewer validation videos):
@@ -14,15 +15,6 @@ from .common import ProgressBar, Subcommands, emit, parse_sets
 QUICK = {"shapes": 8, "orientations": 6, "images_per_class": 20, "background": 1000, "hard_negatives": 300,
          "detector_scenes": 60, "p_sweep": "4,8", "d": 12}
 QUICK_CHOICE = {"validation_video_seeds": "101,102", "reading_video_seeds": "101", "no_hand_frames": 20}
-
-
-def hand_model_dir() -> Path:
-    """Where the app looks for the hand-pose model: ``$CLASSMAP_HAND_MODEL``, else the user data folder."""
-    from platformdirs import user_data_dir
-
-    from ..core.detect.pose_model import hand_model_folder
-
-    return hand_model_folder(os.environ, user_data_dir("classmap-studio", appauthor=False))
 
 
 def cmd_hand_model(args: argparse.Namespace) -> int:

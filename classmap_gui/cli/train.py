@@ -12,6 +12,7 @@ import time
 
 from ..core.limits import check_train_memory, model_bytes
 from ..core.registry import bank_names, check_train_options, feature_names, route_unprefixed
+from ..core.train_config import TrainConfig
 from ..core.parallel import parallel_backend
 from .common import ProgressBar, Subcommands, emit
 from .options import (add_backend_args, add_data_args, load_data, parse_classmap, parse_size, report_skipped,
@@ -102,12 +103,14 @@ def add_commands(sub: Subcommands, with_choices: bool = True) -> None:
                                    "(e.g. --set n_centroids=800 --set bank.C=0.1).")
     s.add_argument("--data", required=True, help="a built-in data set name (see `classmap datasets`) or a folder "
                                                  "with one sub-folder of images per class")
-    s.add_argument("--features", default="kmeans", choices=features, help="feature map (default kmeans)")
+    s.add_argument("--features", default=TrainConfig.features, choices=features,
+                   help=f"feature map (default {TrainConfig.features})")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter, repeatable")
-    s.add_argument("--bank", default="ova-liblinear", choices=banks, help="classifier bank (default ova-liblinear)")
+    s.add_argument("--bank", default=TrainConfig.bank, choices=banks, help=f"classifier bank (default {TrainConfig.bank})")
     s.add_argument("--classmap", nargs="?", const="", default=None, metavar="KEY=VALUE,...",
                    help="use ClassMap filter-and-refine (e.g. --classmap d=45,p=40)")
-    s.add_argument("--test-fraction", type=float, default=0.2, help="part of each class held out for testing (0.2)")
+    s.add_argument("--test-fraction", type=float, default=TrainConfig.test_fraction,
+                   help=f"part of each class held out for testing ({TrainConfig.test_fraction})")
     s.add_argument("--seed", type=int, default=0, help="random seed, 0 to 4294967295 (0)")
     s.add_argument("--size", help="image size HxW for folder data (default 64x64)")
     s.add_argument("--colour", "--color", action="store_true", help="keep colour (folder data)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,42 +22,7 @@ from .encode import encode
 from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .evaluation import DENSE_CONFUSION_MAX, EvalReport, cost_line, evaluate, measure_latency_speedup  # noqa: F401
 from .recogniser import Prediction, Recogniser
-
-@dataclass
-class TrainConfig:
-    """How to train a recogniser.
-
-    features / features_params: a feature map name for ``make_features`` and its parameters.
-    bank / bank_params: a classifier bank name for ``make_bank`` and its parameters.
-    classmap: None for brute force, or ClassMap parameters (``{"d": 45, "p": 40, ...}``); its
-    ``reference_penalty`` (e.g. 10) makes training fit the references as a second bank with a penalty
-    that many times stronger (ridge alpha x, C /; see ``ClassMap.fit_embedding(reference_bank=...)``).
-    test_fraction: part of each class held out for the test report (0: report on the training set).
-    classmap_fraction: part of each class held out to fit the ClassMap embedding (used when classmap).
-    seed: random seed for splits and every fitted component that takes ``random_state``.
-    """
-
-    features: str = "kmeans"
-    features_params: dict = field(default_factory=dict)
-    bank: str = "ova-liblinear"
-    bank_params: dict = field(default_factory=dict)
-    classmap: dict | None = None
-    test_fraction: float = 0.2
-    classmap_fraction: float = 0.2
-    seed: int = 0
-
-    def to_dict(self) -> dict:
-        """The settings as a plain dict (JSON-able), for reports and project files."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
-        """Settings from a dict saved by ``to_dict``; ConfigError names any unknown key."""
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(f"unknown training setting(s): {', '.join(sorted(unknown))}")
-        return cls(**d)
-
+from .train_config import TrainConfig
 
 @dataclass
 class TrainResult:

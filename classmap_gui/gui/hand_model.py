@@ -3,22 +3,12 @@ there (:func:`classmap_gui.core.detect.pose_model.make_hand_model`, the same bui
 with the task runner's progress bar). Then the Run panel names hand shapes with no training by the person."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from PySide6.QtWidgets import QMessageBox, QPushButton
+
+from ..user_dirs import hand_model_dir
 
 #: what the build costs, for the question before it (measured: docs/detect.md, "The hand-pose model")
 BUILD_MINUTES = "about 15 minutes"
-
-
-def hand_model_dir() -> Path:
-    """The folder the app looks in (``$CLASSMAP_HAND_MODEL``, else the user data folder)."""
-    from platformdirs import user_data_dir  # noqa: PLC0415
-
-    from ..core.detect.pose_model import hand_model_folder  # noqa: PLC0415
-
-    return hand_model_folder(os.environ, user_data_dir("classmap-studio", appauthor=False))
 
 
 def get_hand_model(win, ask: bool = True) -> bool:
@@ -69,4 +59,4 @@ def offer_hand_model(win) -> QPushButton:
     return btn
 
 
-__all__ = ["get_hand_model", "hand_model_dir", "offer_hand_model"]
+__all__ = ["get_hand_model", "offer_hand_model"]

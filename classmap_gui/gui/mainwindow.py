@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
 
 from . import errorlog
+from .. import user_dirs
 from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
@@ -85,13 +86,12 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ autosave and recent projects
     def _setup_autosave(self) -> None:
-        from platformdirs import user_config_dir, user_data_dir  # noqa: PLC0415
         from PySide6.QtCore import QTimer  # noqa: PLC0415
 
         from ..core.project import Autosaver, RecentProjects  # noqa: PLC0415
         try:
-            self.autosaver = Autosaver(Path(user_data_dir("classmap-studio", appauthor=False)) / "autosave", interval=60)
-            self.recent = RecentProjects(user_config_dir("classmap-studio", appauthor=False))
+            self.autosaver = Autosaver(user_dirs.data_dir() / "autosave", interval=60)
+            self.recent = RecentProjects(user_dirs.config_dir())
         except OSError:
             self.autosaver, self.recent = None, None
         self.autosave_timer = QTimer(self)

@@ -6,13 +6,12 @@ import time
 from pathlib import Path
 
 from ..core.project import Project
+from ..user_dirs import data_dir
 
 
 def default_capture_root() -> Path:
     """Where captures of a not-yet-saved project go: the platform's user data folder."""
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("classmap-studio", appauthor=False)) / "captures" / time.strftime("%Y%m%d-%H%M%S")
+    return data_dir() / "captures" / time.strftime("%Y%m%d-%H%M%S")
 
 
 def app_project() -> Project:

@@ -41,3 +41,16 @@ def test_a_size_typed_or_restored_is_sent_as_hxw_and_clearing_it_unsets_it(qtbot
     assert s.values()["features_params"] == {}
     qtbot.keyClicks(size, "8x8")
     assert s.values()["features_params"] == {"size": "8x8"}
+
+
+def test_before_any_data_the_form_shows_what_classmap_train_uses(qtbot):
+    """A person who reads `classmap train --help` and then opens the Train panel sees the same feature map,
+    bank and test part (they disagreed: the form said hog, the command kmeans)."""
+    from classmap_gui.cli import build_parser
+    s = TrainSettings()
+    qtbot.addWidget(s)
+    cli = build_parser(["train"]).parse_args(["train", "--data", "shapes", "--out", "m"])
+    shown = s.values()
+    assert (shown["features"], shown["bank"], shown["test_fraction"]) == \
+           (cli.features, cli.bank, cli.test_fraction)
+    assert s.features.currentText() != ""

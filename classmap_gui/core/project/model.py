@@ -25,6 +25,7 @@ from psygnal import Signal
 from ..data import ImageSet
 from ..data import editing
 from ..errors import DataError
+from ..train_config import TrainConfig
 from .captures import safe_folder_name, write_capture
 from .runs import RunLog, data_version
 
@@ -137,7 +138,6 @@ class Project:
             raise DataError(f"run {run_id} kept only its record (models are kept for the newest "
                             f"{self.runs.keep_models} runs): retrain with its settings to restore it")
         ims = self._need_set()
-        from ..training import TrainConfig  # noqa: PLC0415 - training sits above the project model's imports
         TrainConfig.from_dict(record.get("settings") or {})   # ConfigError for a record edited by hand
         if list(model.class_names) != list(ims.class_names):
             raise DataError(f"run {run_id} was trained on other classes than the project has now "

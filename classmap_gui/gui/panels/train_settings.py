@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
                                QSpinBox, QVBoxLayout, QWidget)
 
 from ...core.registry import classmap_applies
+from ...core.train_config import TrainConfig
 from . import param_specs
 from .params import ParamForm
 
@@ -120,7 +121,7 @@ class TrainSettings(QWidget):
                     self.cm_embedding.currentIndexChanged, self.cm_d.valueChanged, self.cm_p.valueChanged,
                     self.cm_refine.currentIndexChanged, self.cm_refpen.valueChanged, self.test_fraction.valueChanged, self.seed.valueChanged):
             sig.connect(self._changed)
-        self.apply({"features": "hog", "bank": "ova-liblinear", "classmap": None, "test_fraction": 0.2, "seed": 0})
+        self.apply(TrainConfig().to_dict())  # the same defaults as `classmap train` until the data suggests others
 
     def _changed(self, *_args) -> None:
         if not self._applying:
@@ -140,10 +141,10 @@ class TrainSettings(QWidget):
         """Show the settings ``s`` (TrainConfig fields); ``advice``: why they were chosen."""
         self._applying = True
         try:
-            self.features.setCurrentIndex(max(0, self.features.findData(s.get("features", "hog"))))
+            self.features.setCurrentIndex(max(0, self.features.findData(s.get("features", TrainConfig.features))))
             self.features_form.set_params(param_specs.feature_params(self.features.currentData()),
                                           s.get("features_params"))
-            self.bank.setCurrentIndex(max(0, self.bank.findData(s.get("bank", "ova-liblinear"))))
+            self.bank.setCurrentIndex(max(0, self.bank.findData(s.get("bank", TrainConfig.bank))))
             self.bank_form.set_params(param_specs.bank_params(self.bank.currentData()), s.get("bank_params"))
             self.cm_box.setEnabled(classmap_applies(self.bank.currentData()))
             cm = s.get("classmap")
@@ -154,8 +155,8 @@ class TrainSettings(QWidget):
             self.cm_p.setValue(int(cm.get("p", 20)))
             self.cm_refine.setCurrentIndex(max(0, self.cm_refine.findData(cm.get("refine", "v2"))))
             self.cm_refpen.setValue(float(cm.get("reference_penalty", 1.0)))
-            self.test_fraction.setValue(float(s.get("test_fraction", 0.2)))
-            self.seed.setValue(int(s.get("seed", 0)))
+            self.test_fraction.setValue(float(s.get("test_fraction", TrainConfig.test_fraction)))
+            self.seed.setValue(int(s.get("seed", TrainConfig.seed)))
         finally:
             self._applying = False
         self.set_advice(advice)
