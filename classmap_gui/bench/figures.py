@@ -3,7 +3,8 @@
 A speed-up, accuracy, rate or latency in the documentation must say where it comes from: right after
 the figure, a citation `` (`docs/bench/NAME.json` `key.path`) `` naming a committed JSON and the key
 that holds it (list items by index: ``results.0.speedup_single.median``). :func:`check` finds every
-figure (a number followed by ``×``, ``%``, ``frames/s``, ``images/s`` or ``ms``), and reports
+figure (a number followed by ``×`` or ``x``, ``%``, ``frames/s``, ``images/s``, ``queries/s``, ``fps``,
+``ms`` or ``µs``), and reports
 
 * ``wrong``: a cited figure that differs from the JSON's value (a fraction cited as a percentage is
   multiplied by 100; the comparison is at the figure's own decimals);
@@ -58,6 +59,15 @@ def _numbers(data) -> list:
     return [data] if isinstance(data, (int, float)) and not isinstance(data, bool) else []
 
 
+def _cited(name: str, key: str, root: Path, cache: dict):
+    """The value at ``key`` of the committed JSON ``name``; LookupError when the file or key does not exist."""
+    path = root / (name if name.startswith("docs/") else f"docs/bench/{name}")
+    try:
+        return _value(cache.setdefault(path, json.loads(path.read_text())), key)
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise LookupError(f"{name} {key}") from exc
+
+
 def _table_caption_check(text: str, m: re.Match, root: Path, cache: dict) -> str | None:
     """For a figure in a table row: ``None`` when the table's caption (the paragraph just above it)
     cites nothing, else ``"ok"``, ``"missing"`` or ``"wrong"`` (the figure is no number of the cited part)."""
@@ -75,12 +85,9 @@ def _table_caption_check(text: str, m: re.Match, root: Path, cache: dict) -> str
     cite = CITE.search("\n".join(caption))
     if cite is None:
         return None
-    name, key = cite.groups()
-    path = root / (name if name.startswith("docs/") else f"docs/bench/{name}")
     try:
-        data = cache.setdefault(path, json.loads(path.read_text()))
-        values = _numbers(_value(data, key))
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        values = _numbers(_cited(*cite.groups(), root, cache))
+    except LookupError:
         return "missing"
     return "ok" if any(_matches(m.group(1), v, m.group(2)) for v in values) else "wrong"
 
@@ -113,11 +120,9 @@ def check(text: str, root: Path) -> dict:
             out["uncited"].append(figure)
             continue
         name, key = cite.groups()
-        path = root / (name if name.startswith("docs/") else f"docs/bench/{name}")
         try:
-            data = cache.setdefault(path, json.loads(path.read_text()))
-            value = _value(data, key)
-        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            value = _cited(name, key, root, cache)
+        except LookupError:
             out["missing"].append(f"{figure} ({name} {key})")
             continue
         if not _matches(m.group(1), value, m.group(2)):
