@@ -12,20 +12,22 @@ Choices, all on a stratified validation part of the *training* images (``validat
 10 000 of Fashion-MNIST's 60 000; :func:`..core.splits.holdout`), by the selection policy
 (:mod:`..core.selection`):
 
-* **network** (``k``, ``patch_size``, ``hellinger``) and **solver** (``bank``: ridge or liblinear), each
-  given as comma-separated candidates: a coordinate search (the first candidate of every option to
+* **network** (``k``, ``patch_size``, ``hellinger``, ``flip``: the mirror image of every training image
+  added to the bank's training rows) and **solver** (``bank``: ridge or liblinear), each given as
+  comma-separated candidates: a coordinate search (the first candidate of every option to
   start, then each option in turn over its candidates, the others held at the best so far) whose
   candidates are scored by accuracy on ``search_validation_images`` validation images with banks
   trained on ``search_images`` images of the fit part (stratified subsets: the search costs a fraction
-  of a full run, and is coarse for it). ``selection.network``.
+  of a full run; a network is learned and encoded once for both Hellinger values). ``selection.network``.
 * **penalty** (``alpha_rel`` for ridge, ``C`` for liblinear): for the chosen network on the whole fit
   part; best validation accuracy, ties to the stronger penalty (``selection.best_penalty``). The ridge
   bank comes from moments (:class:`..core.classify.ridge_moments.RidgeMoments`: the Gram matrix once,
   one solve per penalty, fit + validation moments added for the refit).
 
 Then the bank is refitted on the whole training part and tested once. With one candidate per option
-the run only chooses the penalty: the defaults (K = 1600, 6x6 patches, no Hellinger, ridge) are the
-network the validation-only search of ``docs/bench/features-search.json`` chose (``docs/features.md``,
+the run only chooses the penalty: the defaults (K = 2400, 6x6 patches, Hellinger, no flip, ridge) are
+the network the validation-only search chose (its finalists on the whole fit part,
+``docs/bench/features-finalists.json``, after ``docs/bench/features-search.json`` on subsets) (``docs/features.md``,
 ``docs/bench/LEDGER.md``).
 """
 from __future__ import annotations
@@ -40,7 +42,7 @@ from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 
 OPTIONS = {
     "data": ("fashion-mnist", "built-in data set or folder (fashion-mnist uses its official test split)"),
-    "k": ("1600", "number of centroids K (4K features); several, comma-separated: chosen on validation"),
+    "k": ("2400", "number of centroids K (4K features); several, comma-separated: chosen on validation"),
     "patch_size": ("6", "patch side in pixels; several: chosen on validation"),
     "stride": (1, "step between patches when encoding"),
     "n_patches": (300_000, "random patches used to learn the centroids"),
@@ -48,15 +50,17 @@ OPTIONS = {
     "norm_eps": (10.0, "patch contrast normalisation epsilon"),
     "whiten_eps": (0.1, "ZCA whitening epsilon (none: no whitening)"),
     "encoder": ("triangle", "triangle or hard"),
-    "hellinger": ("false", "square root of the pooled features (true/false; both: chosen on validation)"),
+    "hellinger": ("true", "square root of the pooled features (true/false; both: chosen on validation)"),
+    "flip": ("false", "add the horizontal mirror image of every training image to the bank's training rows "
+                      "(true/false; both: chosen on validation; validation and test images are never mirrored)"),
     "bank": ("ridge", "one-vs-all trainer: ridge (one solve for all classes) or liblinear; both: chosen on validation"),
-    "alpha_rel": ("3,10,30", "ridge penalty relative to the mean feature variance (penalty = alpha_rel * variance); "
-                             "several: chosen on validation"),
+    "alpha_rel": ("1,3,10,30,100,300", "ridge penalty relative to the mean feature variance "
+                                       "(penalty = alpha_rel * variance); several: chosen on validation"),
     "C": ("0.01", "liblinear SVM cost; several: chosen on validation"),
     "validation_fraction": (1 / 6, "share of every class of the training images held out to choose on"),
-    "search_images": (3000, "fit images (a stratified subset) the network / solver candidates are trained on "
+    "search_images": (10_000, "fit images (a stratified subset) the network / solver candidates are trained on "
                             "when several are given (0: the whole fit part)"),
-    "search_validation_images": (3000, "validation images (a stratified subset) the candidates are scored on "
+    "search_validation_images": (0, "validation images (a stratified subset) the candidates are scored on "
                                        "(0: the whole validation part)"),
     "test_fraction": (0.2, "test share for data sets without an official split"),
     "gemm_images": (2000, "images on which encoding and its GEMM alone are timed for gemm_ratio"),
@@ -66,7 +70,7 @@ OPTIONS = {
     "test_seed": ("official", "the test part: 'official' (Fashion-MNIST's 10 000) or the seed of a stratified split"),
 }
 
-NET_KEYS = ("k", "patch_size", "hellinger", "bank")
+NET_KEYS = ("k", "patch_size", "hellinger", "flip", "bank")
 
 
 def _load(data: str, test_fraction: float, test_seed, progress: ProgressFn, should_stop: StopFn):
@@ -116,45 +120,64 @@ def _candidates(v, cast) -> list:
 
 class _Banks:
     """Bank penalties scored on validation for one encoded network: ridge from moments (one Gram matrix,
-    one solve per penalty), liblinear one fit per C. ``F (n, 4K)`` rows ``fit`` / ``val`` with labels ``y``."""
+    one solve per penalty), liblinear one fit per C. ``F (n, 4K)`` rows ``fit`` / ``val`` with labels ``y``;
+    ``mirrored``: rows of ``F`` holding the mirror images of the fit rows and of the validation rows (the
+    ``flip`` augmentation: training rows only, so added to the fit rows, and to the refit's)."""
 
-    def __init__(self, opt, F, y, fit, val, should_stop):
-        self.opt, self.F, self.y, self.fit, self.val, self.stop = opt, F, y, fit, val, should_stop
-        self.var = _feature_variance(F, fit)
-        self.moments = None
+    def __init__(self, opt, F, y, fit, val, should_stop, mirrored=None):
+        self.opt, self.F, self.y, self.stop = opt, F, y, should_stop
+        self.fit, self.val = np.asarray(fit), np.asarray(val)
+        fm, vm = mirrored if mirrored is not None else (self.fit[:0], self.val[:0])
+        self.fit_rows, self.refit_rows = np.concatenate([self.fit, fm]), np.concatenate([self.val, vm])
+        self.var = _feature_variance(F, self.fit)
+        self.moments = [None, None]  # fit, refit rows: the refit's only when refitting
 
-    def _ridge_moments(self):
+    def _ridge_moments(self, both: bool):
         from ..core.classify.ridge_moments import ridge_moments
 
-        if self.moments is None:
-            C = int(self.y.max()) + 1
-            fit = ridge_moments(self.F, self.y[self.fit], C, rows=self.fit, should_stop=self.stop)
-            val = ridge_moments(self.F, self.y[self.val], C, rows=self.val, shift=fit.shift, should_stop=self.stop)
-            self.moments = (fit, val)
-        return self.moments
+        C, m = int(self.y.max()) + 1, self.moments
+        if m[0] is None:
+            m[0] = ridge_moments(self.F, self.y[self.fit_rows], C, rows=self.fit_rows, should_stop=self.stop)
+        if both and m[1] is None:
+            m[1] = ridge_moments(self.F, self.y[self.refit_rows], C, rows=self.refit_rows, shift=m[0].shift,
+                                 should_stop=self.stop)
+        return m[0] + m[1] if both else m[0]
 
     def alpha(self, pen: float) -> float:
         return pen * self.var
 
+    def scores(self, trainer: str, pens) -> list:
+        """Validation accuracy per penalty; ``None`` where the ridge system is not positive definite (a
+        penalty below the float32 rounding of the Gram matrix when there are about as many features as rows)."""
+        from numpy.linalg import LinAlgError
+
+        out = []
+        for pen in pens:
+            try:
+                out.append(self.score(trainer, pen))
+            except LinAlgError:
+                out.append(None)
+        if all(a is None for a in out):
+            raise ConfigError(f"bench features: no penalty of {list(pens)} gives a solvable ridge system")
+        return out
+
     def score(self, trainer: str, pen: float) -> float:
         """Validation accuracy of the bank trained on the fit rows with penalty ``pen``."""
-        return float(np.mean(self.fitted(trainer, pen, self.fit).predict(self.F[self.val]) == self.y[self.val]))
+        return float(np.mean(self.fitted(trainer, pen).predict(self.F[self.val]) == self.y[self.val]))
 
-    def fitted(self, trainer: str, pen: float, rows, both: bool = False):
+    def fitted(self, trainer: str, pen: float, both: bool = False):
         from ..core.classify import OneVsAllBank
         from ..core.classify.ridge_moments import ova_ridge_bank
 
         check_stop(self.stop)
-        if trainer == "ridge" and not both and len(self.fit) < self.F.shape[1]:
-            # fewer rows than features (the search's subsets): the product's bank solves the dual, n x n
+        rows = np.concatenate([self.fit_rows, self.refit_rows]) if both else self.fit_rows
+        if trainer == "ridge" and not both and 2 * len(rows) < self.F.shape[1]:
+            # far fewer rows than features: the product's bank solves the dual, n x n
             return OneVsAllBank(trainer="ridge", alpha=self.alpha(pen), n_jobs=self.opt["n_jobs"]).fit(
                 self.F[rows], self.y[rows], should_stop=self.stop)
         if trainer == "ridge":
-            fit, val = self._ridge_moments()
-            mom = fit + val if both else fit
             a = self.alpha(pen)
-            return ova_ridge_bank(*mom.solve(a), a)
-        rows = np.concatenate([self.fit, self.val]) if both else rows
+            return ova_ridge_bank(*self._ridge_moments(both).solve(a), a)
         return OneVsAllBank(trainer="liblinear", C=pen, n_jobs=self.opt["n_jobs"],
                             random_state=self.opt["seed"]).fit(self.F[rows], self.y[rows], should_stop=self.stop)
 
@@ -172,7 +195,8 @@ def _check(opt) -> dict:
     if str(opt["whiten_eps"]).lower() in ("none", "off", "0"):
         opt["whiten_eps"] = None
     cands = {"k": _candidates(opt["k"], int), "patch_size": _candidates(opt["patch_size"], int),
-             "hellinger": _candidates(opt["hellinger"], bool), "bank": _candidates(opt["bank"], str),
+             "hellinger": _candidates(opt["hellinger"], bool), "flip": _candidates(opt["flip"], bool),
+             "bank": _candidates(opt["bank"], str),
              "alpha_rel": _candidates(opt["alpha_rel"], float), "C": _candidates(opt["C"], float)}
     if min(cands["alpha_rel"] + cands["C"]) <= 0 or min(cands["k"]) < 1 or min(cands["patch_size"]) < 1:
         raise ConfigError("bench features: penalties, k and patch_size must be positive")
@@ -191,6 +215,45 @@ def _check(opt) -> dict:
     return cands
 
 
+def _mirror(images: np.ndarray) -> np.ndarray:
+    """Images mirrored left to right (a label-preserving change on Fashion-MNIST's garments)."""
+    return np.ascontiguousarray(images[:, :, ::-1])
+
+
+class _Encodings:
+    """The search's encoded subsets, one network (k, patch) at a time: the network is learned once (its
+    centroids do not depend on Hellinger), the images and the mirrored fit images encoded once; Hellinger
+    is the square root of the pooled features, taken on a copy."""
+
+    def __init__(self, opt, images, rows, n_fit, should_stop):
+        self.opt, self.images, self.rows, self.n_fit, self.stop = opt, images, rows, n_fit, should_stop
+        self.learned: dict = {}
+        self.F: dict = {}
+
+    def network(self, k, patch):
+        if (k, patch) not in self.learned:
+            self.learned[(k, patch)] = _network(self.opt, k, patch, False).fit(self.images, should_stop=self.stop)
+        return self.learned[(k, patch)]
+
+    def features(self, k, patch, hell, flip, keep):
+        """``(F, mirrored rows or None)``: rows ``rows`` encoded (then the mirrored fit rows if ``flip``)."""
+        fm = self.network(k, patch)
+        for key in [key for key in self.F if key[:2] not in keep]:
+            del self.F[key]
+        if (k, patch, False) not in self.F:
+            self.F[(k, patch, False)] = fm.transform(self.images[self.rows], should_stop=self.stop)
+        if flip and (k, patch, True) not in self.F:
+            self.F[(k, patch, True)] = fm.transform(_mirror(self.images[self.rows[: self.n_fit]]),
+                                                     should_stop=self.stop)
+        F = self.F[(k, patch, False)]
+        if flip:
+            F = np.concatenate([F, self.F[(k, patch, True)]])
+        if hell:
+            F = np.sqrt(F)
+        mirrored = (np.arange(len(self.rows), len(self.rows) + self.n_fit), np.arange(0)) if flip else None
+        return F, mirrored
+
+
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
     """Run the benchmark; returns a JSON-ready dict (see module docstring)."""
     from itertools import product
@@ -204,7 +267,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     opt.update(options)
     cands = _check(opt)
     seconds: dict[str, float] = {"learn": 0.0, "encode": 0.0, "search": 0.0}
-    t_all = time.perf_counter()
+    t_all, load_before = time.perf_counter(), list(os.getloadavg())
     t = time.perf_counter()
     train, test = _load(opt["data"], opt["test_fraction"], opt["test_seed"],
                         sub_progress(progress, 0.0, 0.02, "loading"), should_stop)
@@ -230,28 +293,29 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         if 0 < n_vs < len(val_idx):
             vsub = val_idx[holdout(ytr[val_idx], n_vs / len(val_idx), int(opt["seed"]) + 2)[1]]
         rows = np.concatenate([sub, vsub])
+        enc = _Encodings(opt, train.images, rows, len(sub), should_stop)
         done: dict = {}
         plan = [(None, None)] + [(d, v) for d in dims for v in cands[d]]
         for i, (dim, value) in enumerate(plan):
             net = dict(current, **({dim: value} if dim else {}))
             key = tuple(net[d] for d in NET_KEYS)
             if key not in done:
-                fm = learned.get(key[:3])
-                if fm is None:
-                    fm = _network(opt, *key[:3]).fit(train.images, should_stop=should_stop)
-                    learned[key[:3]] = fm  # a fitted network is small (K x patch pixels)
-                F = fm.transform(train.images[rows], should_stop=should_stop)
-                banks = _Banks(opt, F, ytr[rows], np.arange(len(sub)), np.arange(len(sub), len(rows)), should_stop)
+                F, mirrored = enc.features(net["k"], net["patch_size"], net["hellinger"], net["flip"],
+                                           keep={(current["k"], current["patch_size"]), (net["k"], net["patch_size"])})
+                y = np.concatenate([ytr[rows], ytr[sub]]) if net["flip"] else ytr[rows]
+                banks = _Banks(opt, F, y, np.arange(len(sub)), np.arange(len(sub), len(rows)), should_stop, mirrored)
                 pens = cands["alpha_rel" if net["bank"] == "ridge" else "C"]
-                accs = [banks.score(net["bank"], p) for p in pens]
-                done[key] = max(accs)
+                accs = banks.scores(net["bank"], pens)
+                done[key] = max(a for a in accs if a is not None)
                 scores += [{**net, "penalty": p, "accuracy": a} for p, a in zip(pens, accs)]
                 del F, banks
             if dim is not None and done[key] > done[tuple(current[d] for d in NET_KEYS)]:
                 current = net
             report(progress, 0.02 + 0.5 * (i + 1) / len(plan), "choosing the network on validation")
+        learned = enc.learned
+        del enc
         seconds["search"] = time.perf_counter() - t
-    k, patch, hell, trainer = (current[d] for d in NET_KEYS)
+    k, patch, hell, flip, trainer = (current[d] for d in NET_KEYS)
     sel = {"network": record({d: current[d] for d in NET_KEYS},
                              [dict(zip(NET_KEYS, c)) for c in product(*(cands[d] for d in NET_KEYS))],
                              scores, by="validation accuracy (best penalty per candidate)",
@@ -263,21 +327,26 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                              search_validation_images=int(len(vsub)) if dims else None)}
 
     # ---- the chosen network on all images; its penalty on the whole fit part
-    fm = learned.get((k, patch, hell))
+    fm = learned.get((k, patch))
     t = time.perf_counter()
     if fm is None:
         fm = _network(opt, k, patch, hell).fit(train.images, progress=sub_progress(progress, 0.52, 0.57, "learning centroids"),
                                                should_stop=should_stop)
+    fm.set_params(hellinger=hell)  # the search's networks are learned once for both (same centroids)
     seconds["learn"] = time.perf_counter() - t
     t = time.perf_counter()
-    F = fm.transform(np.concatenate([train.images, test.images]),
+    n_test = len(test)
+    F = fm.transform(np.concatenate([train.images, test.images] + ([_mirror(train.images)] if flip else [])),
                      progress=sub_progress(progress, 0.57, 0.75, "encoding"), should_stop=should_stop)
     seconds["encode"] = time.perf_counter() - t
     t = time.perf_counter()
-    banks = _Banks(opt, F, np.concatenate([ytr, yte]), fit_idx, val_idx, should_stop)
+    off = n_train + n_test  # the mirrored training images' rows
+    banks = _Banks(opt, F, np.concatenate([ytr, yte] + ([ytr] if flip else [])), fit_idx, val_idx, should_stop,
+                   (off + fit_idx, off + val_idx) if flip else None)
     pen_name = "alpha_rel" if trainer == "ridge" else "C"
     pens = cands[pen_name]
-    accs = [banks.score(trainer, p) for p in pens]
+    accs = banks.scores(trainer, pens)
+    pens, accs = zip(*[(p, a) for p, a in zip(pens, accs) if a is not None])
     sel[f"bank.{pen_name}"] = best_penalty(pens, accs, parameter=f"bank.{pen_name}", validation_images=n_val)
     pen = sel[f"bank.{pen_name}"]["chosen"]
     seconds["choose"] = time.perf_counter() - t
@@ -285,13 +354,13 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
 
     # ---- refit on the whole training part, test once
     t = time.perf_counter()
-    bank = banks.fitted(trainer, pen, None, both=True)
+    bank = banks.fitted(trainer, pen, both=True)
     seconds["train_bank"] = time.perf_counter() - t
     t = time.perf_counter()
-    accuracy = float(np.mean(bank.predict(F[n_train:]) == yte))
+    accuracy = float(np.mean(bank.predict(F[n_train:off]) == yte))
     train_accuracy = float(np.mean(bank.predict(F[:n_train]) == ytr))
     seconds["test"] = time.perf_counter() - t
-    n_features = int(F.shape[1])
+    n_features, n_encoded = int(F.shape[1]), int(F.shape[0])
     del F
 
     check_stop(should_stop)
@@ -318,7 +387,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         "selection": sel,
         "seconds_total": seconds_total,
         "seconds": seconds,
-        "images_per_second": (n_train + len(test)) / seconds["encode"],
+        "images_per_second": n_encoded / seconds["encode"],
         "gemm_ratio": gemm,
         "gemm_ratio_detail": {"images": int(len(images)), "ms_per_image": timing["ms"],
                               "gemm_gflops": 2.0 * fm.positions(h, w) * fm.patch_dim_ * k
@@ -330,4 +399,5 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                                         if trainer == "ridge" else {"C": pen})},
         "cpus": os.cpu_count(),
         "load_average": list(os.getloadavg()),
+        "load_before": load_before,
     }

@@ -36,6 +36,20 @@ def test_bench_chooses_on_validation_and_reports_the_test_once():
     assert any("encoding" in s for s in stages)
 
 
+def test_hellinger_and_mirrored_training_images_are_candidates_scored_on_validation():
+    out = bench.run(data="digits", test_seed=1, k=12, n_patches=2000, patch_size=3, hellinger="false,true",
+                    flip="false,true", gemm_images=50, alpha_rel="0.3,3", n_jobs=1)
+    net = out["selection"]["network"]
+    tried = {(q["hellinger"], q["flip"]) for q in net["scores"]}
+    assert {(False, False), (True, False)} <= tried and len(tried) == 3   # coordinate search: flip at the best Hellinger
+    best = max(net["scores"], key=lambda q: q["accuracy"])
+    chosen = net["chosen"]
+    assert max(q["accuracy"] for q in net["scores"] if (q["hellinger"], q["flip"]) == (chosen["hellinger"], chosen["flip"])) \
+        == best["accuracy"]
+    assert out["features_params"]["hellinger"] == chosen["hellinger"]
+    assert out["n_test"] == 360 and out["accuracy"] > 0.8                # the test part was not mirrored or doubled
+
+
 def test_bench_can_be_stopped():
     with pytest.raises(Cancelled):
         bench.run(data="digits", test_seed=1, k=8, n_patches=500, patch_size=3, should_stop=lambda: True)
@@ -54,8 +68,8 @@ def test_bad_options_fail_before_any_work(bad):
 def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
     from classmap_gui.core.data import ImageSet
 
-    kw = dict(data="digits", test_seed=1, k="8,12", patch_size="3,4", n_patches=2000, gemm_images=50,
-              alpha_rel="0.3,3", n_jobs=1)
+    kw = dict(data="digits", test_seed=1, k="8,12", patch_size="3,4", hellinger="false,true", flip="false,true",
+              n_patches=2000, gemm_images=50, alpha_rel="0.3,3", n_jobs=1)
     clean = bench.run(**kw)
     load = bench._load
 
