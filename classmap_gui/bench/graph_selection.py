@@ -10,7 +10,7 @@ from ..core.progress import StopFn, check_stop
 from .ivf_selection import each_query, latency_ms, recall_at_p
 
 #: ef_search candidates as multiples of p (the beam is never narrower than p)
-EF_FACTORS = (1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+EF_FACTORS = (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 12, 16, 24, 32)
 
 
 def select_graph(E, alpha, Fv, exact_v, p: int, *, target: float, m: int = 32, ef_construction: int = 80,

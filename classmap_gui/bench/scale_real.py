@@ -17,16 +17,19 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
    (and the reference bank's penalty) are chosen on the validation images (exact filter) by the one
    operating-point rule (:func:`..core.selection.operating_point`). The refitted bank's class embeddings are then
    recomputed for the same references (``ClassMap.update_class_embeddings``).
-4. **index**: ``nlist``, ``rerank`` and ``nprobe`` of the IVF filter index chosen on the validation
-   images' embeddings (``ivf_selection.select_ivf``: smallest nprobe reaching ``target_recall`` of the exact
-   filter's top p, then the fastest), then built on the final class embeddings.
+4. **index**: the filter index chosen on the validation images' embeddings among kinds
+   (:func:`.filter_selection.select_filter`: HNSW graphs, the quantised exact scan, the IVF index, the exact
+   scan; each one's recall@p and time measured, the fastest reaching ``target_recall`` kept), then built on
+   the final class embeddings and kept with the model.
 5. **test** once on ``test_queries`` images of a test part generated afresh with ``test_seed`` (2 per
    class, its own cached folder; ``test_seed=none``: positions 6-7 of the seed's set, seen by earlier
-   runs): brute force (all C classifiers, one blocked GEMM over the memory-mapped weights) and ClassMap
+   runs): brute force (all C classifiers, one blocked GEMM over the weights) and ClassMap
    (``ClassMap.predict_result``, the call ``Recogniser.predict_features`` makes): exact-class accuracy,
    ``accuracy_within_30`` (same shape, orientation within 30°: ``hand_pose.pose_match``), evaluations,
    the index's recall@p against the exact filter; latencies from ``bench.latency`` (interleaved
-   rounds on ``latency_queries`` queries; ratios as median, min, max over rounds).
+   rounds on ``latency_queries`` queries; ratios as median, min, max over rounds), both methods on the
+   weights read into RAM (``weights_in_memory``), after waiting for a quiet machine when
+   ``quiet_before_timing`` is set.
 
 ``peak_memory_gb`` is this process's peak resident set (``ru_maxrss``; memory-mapped pages a stage
 touches count while mapped, so feature rows are read through short-lived maps). ``save_model``
@@ -63,6 +66,8 @@ REAL_OPTIONS = {
     "shapes": (None, "hand-pose: shapes (count or names; default all 81)"),
     "backend": ("local", "hand-pose: where generation, encoding and the bank's moments run: local or dask "
                 "(a 2-worker local cluster)"),
+    "scheduler": (None, "hand-pose, backend=dask: a Dask scheduler's address (tcp://HEAD:8786) instead of the local "
+                  "2-worker cluster; the workers must see cache_dir at the same path"),
     "cache_dir": (None, "hand-pose: folder for the memory-mapped images, features and weights (never the repo)"),
     "penalties": ("300,1000,3000,10000", "hand-pose: ridge penalty candidates, chosen on validation"),
     "p_candidates": ("10,20,40,80,160,320,640", "hand-pose: ClassMap p candidates, chosen on validation"),
@@ -74,9 +79,15 @@ REAL_OPTIONS = {
     "tolerance": (TOLERANCE, "hand-pose: p (with the reference penalty, d and class embeddings) by the one "
                   "operating-point rule (core.selection.operating_point): fewest evaluations whose validation gap to "
                   "brute force plus one paired standard error is within this"),
-    "filter": ("hnsw", "hand-pose: the filter index, tuned on validation: hnsw (graph, faiss METRIC_L1) or ivf"),
-    "hnsw_m": (32, "hand-pose: HNSW links per class embedding"),
-    "hnsw_ef_construction": (80, "hand-pose: HNSW build beam"),
+    "filter": ("auto", "hand-pose: the filter index: auto (every kind of filter_kinds measured on validation, the "
+               "fastest reaching target_recall kept: bench.filter_selection), or one of hnsw, scan, ivf, exact"),
+    "filter_kinds": ("hnsw,scan,ivf,exact", "hand-pose: the kinds filter=auto measures: hnsw (faiss graph, METRIC_L1), "
+                     "scan (quantised exact scan + re-rank), ivf (the product's IVF), exact"),
+    "hnsw_m": ("16,32", "hand-pose: HNSW links per class embedding (candidates, comma separated)"),
+    "hnsw_ef_construction": ("80,200", "hand-pose: HNSW build beams (candidates, comma separated; every m x beam "
+                             "graph is measured)"),
+    "weights_in_memory": (True, "hand-pose: test and time with the (C, D) float32 weights read into RAM (both brute "
+                          "force and ClassMap's refine; false: both read the memory-mapped file)"),
     "reference_penalties": ("10", "hand-pose: reference-bank penalty factors (x the bank's; 1 = the bank's own "
                             "classifiers), chosen on validation with p"),
     "n_candidates": (1000, "hand-pose: candidate reference classifiers sampled for boosting"),
@@ -86,6 +97,8 @@ REAL_OPTIONS = {
     "latency_queries": (300, "hand-pose: queries timed one at a time, in interleaved rounds with brute force"),
     "latency_rounds": (5, "hand-pose: interleaved timing rounds"),
     "latency_batch": (128, "hand-pose: batch size of the batch latency"),
+    "quiet_before_timing": (0, "hand-pose: before the latency rounds wait up to this many seconds for the 1-minute "
+                            "load average to fall below 1.5 (the JSON records whether it did)"),
     "save_model": (None, "hand-pose: also save the final recogniser to this folder (for the app)"),
 }
 
@@ -124,16 +137,16 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     selections (see the module docstring)."""
     from ..core.classify.ann_index import FilterIndex
     from ..core.classify.classmap import FILTER_INDEX_THRESHOLD
-    from ..core.classify.filter_graph import GraphFilterIndex
     from ..core.classify.classmap_sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
                                              keep_graph_index, set_mean_class_embeddings, use_filter_index)
     from ..core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
     from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..core.parallel import parallel_backend
+    from ..core.timing import wait_for_quiet
     from .classmap_report import headline
     from .latency import brute_vs_classmap, medians as median_ms, speedups
-    from .graph_selection import select_graph
-    from .ivf_selection import exact_topp, recall_at_p, select_ivf
+    from .filter_selection import KINDS, build_chosen, select_filter
+    from .ivf_selection import exact_topp, recall_at_p
 
     if o.get("data") != "hand-pose":
         raise ConfigError(f"bench scale: --data must be hand-pose (or left out for synthetic), got {o.get('data')!r}")
@@ -157,14 +170,19 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     if not emb_cands or any(v not in ("embedding", "all") for v in emb_cands):
         raise ConfigError(f"class_embeddings must list 'embedding' and/or 'all', got {o['class_embeddings']!r}")
     filt = str(o["filter"])
-    if filt not in ("hnsw", "ivf"):
-        raise ConfigError(f"bench scale: filter hnsw or ivf, got {filt!r}")
+    kinds = [v.strip() for v in str(o["filter_kinds"]).split(",") if v.strip()] if filt == "auto" else [filt]
+    if not kinds or any(k not in KINDS for k in kinds):
+        raise ConfigError(f"bench scale: filter auto or one of {', '.join(KINDS)} (filter_kinds likewise), got "
+                          f"{filt!r} / {o.get('filter_kinds')!r}")
+    hnsw_grid = [(int(m), int(e)) for m in floats(o["hnsw_m"], "hnsw_m")
+                 for e in floats(o["hnsw_ef_construction"], "hnsw_ef_construction")]
     load_start = list(os.getloadavg())
     t_all = time.perf_counter()
     seconds: dict[str, float] = {}
     spec = {"orientations": int(o["orientations"]), "shapes": o.get("shapes"), "seed": seed, "ipc": IMAGES_PER_CLASS}
     folder = Path(o["cache_dir"]).expanduser() / f"hand-pose-{cache_key(spec)}"
-    where = parallel_backend("dask", n_workers=2) if backend == "dask" else contextlib.nullcontext({"backend": "local"})
+    where = parallel_backend("dask", scheduler=o.get("scheduler") or None, n_workers=2) if backend == "dask" else \
+        contextlib.nullcontext({"backend": "local"})
     with where as placed:
         report(progress, 0.0, "generating hand-pose")
         data = build_hand_pose_memmap(folder, shapes=o.get("shapes"), orientations=spec["orientations"],
@@ -276,15 +294,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     A = np.ascontiguousarray(cm.class_embeddings_ * cm.alpha_)
     k = min(p, C)
     exact_v = exact_topp(Fv * cm.alpha_, A, k)
-    if filt == "hnsw":
-        _, sel_index = select_graph(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, target=float(o["target_recall"]),
-                                    m=int(o["hnsw_m"]), ef_construction=int(o["hnsw_ef_construction"]),
-                                    should_stop=should_stop)
-    else:
-        nlists = sorted({max(1, int(round(f * 3.2 * np.sqrt(C)))) for f in (0.5, 1.0, 2.0)})
-        _, sel_index = select_ivf(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, nlists=nlists, nprobes=None,
-                                  target=float(o["target_recall"]), reranks=floats(o["rerank"], "rerank"), seed=seed,
-                                  should_stop=should_stop)
+    _, sel_index = select_filter(cm.class_embeddings_, cm.alpha_, Fv, exact_v, k, target=float(o["target_recall"]),
+                                 kinds=kinds, hnsw_grid=hnsw_grid, seed=seed, should_stop=should_stop)
     chosen = sel_index["chosen"]
     seconds["index_selection"] = time.perf_counter() - t_sel
     del A
@@ -297,16 +308,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     seconds["embedding"] += time.perf_counter() - t
     cm.set_params(p=k)
     t = time.perf_counter()
-    if filt == "hnsw":
-        index = GraphFilterIndex(m=chosen["m"], ef_construction=chosen["ef_construction"],
-                                 ef_search=chosen["ef_search"]).fit(cm.class_embeddings_, cm.alpha_)
-        if big:
-            keep_graph_index(cm, index)
-    else:
-        index = FilterIndex(method="ivf", nlist=chosen["nlist"], nprobe=chosen["nprobe"], rerank=chosen["rerank"],
-                            random_state=seed).fit(cm.class_embeddings_, cm.alpha_)
-        if big:
-            keep_filter_index(cm, index)  # used now, and saved with the model
+    index = build_chosen(chosen, cm.class_embeddings_, cm.alpha_, seed)
+    if big:  # used now, and saved with the model (the exact scan needs no index)
+        {"hnsw": keep_graph_index, "exact": use_filter_index}.get(chosen["method"], keep_filter_index)(cm, index)
     seconds["index"] = time.perf_counter() - t
     del Xe
     report(progress, 0.75, "test")
@@ -316,6 +320,10 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     Wr, br = (cm.reference_coef_, cm.reference_intercept_) if cm.reference_coef_ is not None else \
         (np.asarray(W[refs]), b[refs])
     tdata, tpath, test_rows = _test_part(o, spec, data, fpath, should_stop)
+    seconds["test_part"] = time.perf_counter() - t  # its generation and encoding (or reading the cached part)
+    if o.get("weights_in_memory", True) not in (False, "false", "0", 0):  # both methods read RAM, not the map
+        W = np.array(W)
+        bank = ova_ridge_bank(W, b, alpha)
     tq = np.sort(rng.choice(test_rows, size=min(len(test_rows), int(o["test_queries"])), replace=False))
     Xt, yt = read_rows(tpath, tq), tdata.labels(tq)
     true_names = [names[i] for i in yt]
@@ -325,12 +333,15 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     got = index.search(Ft, k)[0]
     exact_t = FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_).search(Ft, k)[0]
     rec = recall_at_p(got, exact_t)
-    seconds["test"] = time.perf_counter() - t
+    seconds["test"] = time.perf_counter() - t - seconds["test_part"]
     report(progress, 0.85, "latency")
     t = time.perf_counter()
     nlat, batch = int(o["latency_queries"]), int(o["latency_batch"])
+    wait = float(o.get("quiet_before_timing") or 0)  # the timing on a machine at load < 1.5, waiting up to this long
+    quiet = wait_for_quiet(max_wait_s=wait, threshold=1.5, should_stop=should_stop) if wait > 0 else None
     timing = brute_vs_classmap(bank, cm, Xt, nlat, batch, rounds=int(o["latency_rounds"]))
     ms = {mode: median_ms(v) for mode, v in timing.items()}
+    stage_ms = _stage_ms(cm, bank, index, Xt[:nlat], Ft[:nlat], k)
     seconds["latency"] = time.perf_counter() - t
     brute = {**_scores([names[i] for i in bf_pred], true_names, bf_pred, yt),
              "evaluations": C, "latency_single_ms": ms["single"]["brute"], "latency_batch_ms": ms["batch"]["brute"],
@@ -339,12 +350,11 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                 "evaluations": float(pr.evaluations.mean()), "latency_single_ms": ms["single"]["classmap"],
                 "latency_batch_ms": ms["batch"]["classmap"], "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
                 "class_embeddings": emb_kind,
-                "filter": filt if big else "exact (ClassMap uses its index from "
-                                           f"{FILTER_INDEX_THRESHOLD} classes)",
-                **({"hnsw_m": int(index.m), "ef_search": int(index.ef_search)} if filt == "hnsw" else
-                   {"nlist": int(index.lists_.nlist), "nprobe": int(index.nprobe_for(k)),
-                    "rerank": float(index.rerank)}),
-                "recall_at_p": {"mean": float(rec.mean()), "min": float(rec.min())}}
+                "filter": chosen["method"] if big else "exact (ClassMap uses its index from "
+                                                      f"{FILTER_INDEX_THRESHOLD} classes)",
+                "filter_params": {k2: v for k2, v in chosen.items() if k2 != "method"},
+                "recall_at_p": {"mean": float(rec.mean()), "min": float(rec.min())},
+                "stage_ms": stage_ms}
     if o.get("save_model"):
         t = time.perf_counter()
         _save_model(o["save_model"], bank, cm, names, chosen, {"classmap": classmap, "brute_force": brute})
@@ -361,9 +371,15 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         "brute_force": brute, "classmap": classmap,
         "accuracy_gap_points": 100 * (brute["accuracy"] - classmap["accuracy"]),
         **headline(C, D, int(len(refs)), classmap["evaluations"], speedups(timing)),
-        "test_seed": o.get("test_seed"), "test_part": tdata.folder.name if tdata is not data else
+        "seed": seed, "test_seed": o.get("test_seed"), "test_part": tdata.folder.name if tdata is not data else
         f"positions {list(TEST)} of the seed's set (seen by earlier runs)",
-        "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W)},
+        "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W),
+                 "weights_in": "memory" if not isinstance(W, np.memmap) else "memory map",
+                 "layout": "(C, D) float32 rows, one layout for brute force's GEMV and ClassMap's refine"},
+        # what one query must read: brute force every weight row; the quantised scan every class's code
+        "bytes_per_query": {"brute_force_weights": int(C * D * 4), "class_codes_uint8": int(C * -(-len(refs) // 16) * 16),
+                            "refine_rows": int(k * D * 4)},
+        "quiet_before_timing": quiet,
         "peak_memory_gb": peak, "peak_memory_children_gb": peak_children,
         "seconds": {k2: round(v, 2) for k2, v in seconds.items()}, "data_cached": bool(data.cached),
         "backend": placed, "load_average": {"start": load_start, "end": list(os.getloadavg())},
@@ -371,6 +387,18 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     }
     sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
     return {"real": real, "selection": sels}
+
+
+def _stage_ms(cm, bank, index, X: np.ndarray, F: np.ndarray, p: int) -> dict:
+    """Where one query's time goes (medians over the rows of ``X`` / their embeddings ``F``, ms): ClassMap's
+    single-query stages (embedding + filter, refine: ``Prediction.timings``) and the filter index alone."""
+    from .ivf_selection import each_query
+
+    stages = [cm.predict_result(x[None], top=1, bank=bank).timings for x in X]
+    index_s = np.min([each_query(lambda f: index.search(f[None], p), F) for _ in range(3)], axis=0)
+    return {"embedding_filter": 1e3 * float(np.median([t["embedding+filter"] for t in stages])),
+            "refine": 1e3 * float(np.median([t["refine"] for t in stages])),
+            "filter_index": 1e3 * float(np.median(index_s)), "queries": int(len(X))}
 
 
 def _test_part(o: dict, spec: dict, data, fpath: Path, should_stop: StopFn):

@@ -190,11 +190,13 @@ class LiveAnalyser:
         """Start a new rank histogram (a new stream)."""
         self.tally = RankTally(self.p)
 
-    def analyse(self, crop: np.ndarray, truth: int = -1) -> LiveFrame:
-        """Recognise ``crop (h, w[, 3]) uint8`` and describe it; ``truth`` the true class index or -1."""
+    def analyse(self, crop: np.ndarray, truth: int = -1, features: np.ndarray | None = None) -> LiveFrame:
+        """Recognise ``crop (h, w[, 3]) uint8`` and describe it; ``truth`` the true class index or -1.
+        ``features (1, D) float32``: the crop's features when already computed by this recogniser (a stream
+        that recognised the frame), so they are not computed twice."""
         t0 = time.perf_counter()
         rec, cm = self.recogniser, self.classmap
-        X = rec.transform(rec.prepare(crop[None]))
+        X = rec.transform(rec.prepare(crop[None])) if features is None else np.asarray(features, np.float32)
         pred = rec.predict_features(X, top=self.p)
         cands, dist_p = cm.filter(rec.classifier, X, self.p)
         cands, dist_p = cands[0], dist_p[0]

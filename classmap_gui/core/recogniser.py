@@ -210,7 +210,10 @@ class Recogniser:
         if classmap is not None and getattr(classmap, "filter_index_", None) is not None:
             from .classify.classmap_sampled import restore_filter_index
 
-            restore_filter_index(classmap)  # the saved IVF lists: no k-means on load
+            try:
+                restore_filter_index(classmap)  # the saved IVF lists or HNSW graph: no rebuild on load
+            except ConfigError as exc:  # the saved index needs a library that is missing here (faiss)
+                raise ModelFormatError(f"{where}: {exc}") from None
         return rec
 
     def _check_consistent(self, where: str) -> None:

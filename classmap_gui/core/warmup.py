@@ -1,4 +1,4 @@
-"""Load the compiled (numba) kernels once, up front.
+"""Load the compiled (numba) kernels and the lazily imported extension modules once, up front.
 
 The first call of a numba function in a process loads its machine code from the cache while
 holding the GIL (measured: ~100 ms for the k-means encoder). Done in the middle of training or of
@@ -7,11 +7,24 @@ each compiled path on tiny inputs through the public API, so it stays right as k
 """
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
+
+#: extension modules a library imports only when first used, in a worker thread: loading a shared library
+#: holds the GIL (measured: openTSNE's Annoy, imported by the first t-SNE of 1000 points or more, held the
+#: window 270 ms on a loaded machine)
+LAZY_EXTENSIONS = ("openTSNE.dependencies.annoy",)
 
 
 def warm_compiled_kernels() -> None:
-    """Run the k-means encoder, subset scoring and ClassMap's single-query and batch paths once."""
+    """Run the k-means encoder, subset scoring and ClassMap's single-query and batch paths once; import
+    :data:`LAZY_EXTENSIONS`."""
+    for name in LAZY_EXTENSIONS:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # a library version without it: its first use imports whatever it needs
+            pass
     from .classify import OneVsAllBank
     from .classify.classmap import ClassMap
     from .registry import make_features

@@ -412,6 +412,7 @@ class MainWindow(QMainWindow):
             return
         self.runner.cancel()  # tasks and streams end by themselves; the threads still running at exit are joined
         self.run.stop()
+        self.explore.live.shutdown()
         self.dataset.capture.shutdown()
         if not self.project.dirty:  # saved (or nothing to save): no autosave should greet the next start
             self._discard_autosaves(self.project.path)

@@ -44,10 +44,16 @@ def self_test() -> int:
     from ..core.explore import explore_views
     data = explore_views(res.recogniser, test.images[:60], test.labels[:60])
     mapped = data.points is None or bool(np.isfinite(tsne_layout(data.points.stacked, max_iter=250)).all())
+    # the filter index of 20 000+ class models (an HNSW graph): the installer carries faiss and its CPU modules
+    from ..core.classify.filter_graph import GraphFilterIndex
+    E = np.random.default_rng(0).random((300, 8), dtype=np.float32)
+    graph = GraphFilterIndex(m=8, ef_search=32).fit(E, np.ones(8, np.float32))
+    graph_ok = bool(np.array_equal(graph.search(E, 1)[0][:, 0], np.arange(300)))
     settle(app, 0.2)
     win.setProperty("no_confirm", True)  # the trained project is unsaved: no "discard?" dialog to block on
     win.close()
-    ok = acc > 0.5 and pred.top_classes.shape == (len(test), 3) and mapped
+    ok = acc > 0.5 and pred.top_classes.shape == (len(test), 3) and mapped and graph_ok
     print(f"self-test {'passed' if ok else 'FAILED'}: {name}, {ims.n_classes} classes, {len(ims)} images, "
-          f"test accuracy {100 * acc:.1f}%, {time.perf_counter() - t0:.1f} s")
+          f"test accuracy {100 * acc:.1f}%, graph filter index {'ok' if graph_ok else 'WRONG'}, "
+          f"{time.perf_counter() - t0:.1f} s")
     return 0 if ok else 1

@@ -1,26 +1,90 @@
-# usage: PYTHONPATH=. python docs/bench/hand_pose_dask_check.py CACHE_FOLDER ALPHA  (after bench scale --data hand-pose)
-"""Full-scale check: the 10^5-class bank's moments computed on a 2-worker local Dask cluster give the
-weights the local bench run saved (within 1e-5)."""
-import time, sys, json, os
-import numpy as np
+# usage: PYTHONPATH=. python docs/bench/hand_pose_dask_check.py BENCH_JSON MODEL_FOLDER [SCHEDULER]  (after bench scale
+#        --data hand-pose --set save_model=MODEL_FOLDER; the bench's JSON names the cache folder, penalty and test part;
+#        SCHEDULER tcp://HEAD:8786 runs it on that cluster, whose workers see the cache folder at the same path)
+"""Full-scale check of the Dask backend: the 10^5-class model's training (the bank's moments, and from them the
+weights, the reference classifiers and the class embeddings) recomputed on a 2-worker local Dask cluster gives
+the model the local bench run saved, and the same predictions (brute force and ClassMap) on the bench's test
+part. Prints one JSON object (``docs/bench/scale-hand-pose-dask.json``)."""
+import json
+import os
+import sys
+import time
 from pathlib import Path
-from classmap_gui.core.classify.ridge_moments import ridge_moments
-from classmap_gui.core.data.hand_chunks import open_hand_pose_memmap
-from classmap_gui.bench.scale_real import FIT, VALIDATION
+
+import numpy as np
+
+from classmap_gui.bench.filter_selection import build_chosen
+from classmap_gui.bench.scale_real import EMBEDDING, FIT, TEST, VALIDATION, read_rows
+from classmap_gui.core.classify.classmap_sampled import set_mean_class_embeddings, use_filter_index
+from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
+from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.parallel import parallel_backend
+from classmap_gui.core.recogniser import Recogniser
+
+
+def _chunks(f, data, rows, first, chunk=32768):
+    yield from first
+    for a in range(0, len(rows), chunk):
+        r = rows[a:a + chunk]
+        yield read_rows(f, r), data.labels(r)
+
 
 if __name__ == "__main__":
-    folder = Path(sys.argv[1]); alpha = float(sys.argv[2])
-    data = open_hand_pose_memmap(folder); f = str(folder / "features.npy"); C = data.n_classes
+    bench = json.loads(Path(sys.argv[1]).read_text())["real"]
+    rec = Recogniser.load(sys.argv[2])
+    folder = Path(bench["cache_folder"])
+    data = open_hand_pose_memmap(folder)
+    f = folder / FEATURES_FILE
+    C, alpha = data.n_classes, float(bench["bank"]["alpha"])
+    factor = float(bench["classmap"]["reference_penalty"])
+    load_start = list(os.getloadavg())
     t = time.perf_counter()
-    with parallel_backend("dask", n_workers=2) as where:
+    with parallel_backend("dask", scheduler=sys.argv[3] if len(sys.argv) > 3 else None, n_workers=2) as where:
         fr, vr = data.rows(FIT), data.rows(VALIDATION)
-        m1 = ridge_moments(f, data.labels(fr), C, rows=fr, n_jobs=2)
-        m2 = ridge_moments(f, data.labels(vr), C, rows=vr, shift=m1.shift, n_jobs=2)
-    W, b = (m1 + m2).path().weights(alpha)
-    Wl = np.load(folder / "coef-local.npy", mmap_mode="r")
-    diff = max(float(np.abs(W[a:a + 8192] - Wl[a:a + 8192]).max()) for a in range(0, C, 8192))
-    out = {"classes": C, "alpha": alpha, "dask": where, "max_abs_weight_difference": diff,
-           "max_abs_weight": float(max(np.abs(Wl[a:a + 8192]).max() for a in range(0, C, 8192))),
-           "seconds": time.perf_counter() - t, "load_average": list(os.getloadavg())}
-    print(json.dumps(out, default=str))
+        m1 = ridge_moments(str(f), data.labels(fr), C, rows=fr, n_jobs=2)
+        m2 = ridge_moments(str(f), data.labels(vr), C, rows=vr, shift=m1.shift, n_jobs=2)
+        where = dict(where)
+    path = (m1 + m2).path()
+    W, b = path.weights(alpha)
+    local, cm = rec.classifier, rec.classmap
+    refs = cm.reference_
+    dask_bank = ova_ridge_bank(W, b, alpha)
+    Wl = np.asarray(local.coef_)
+    out = {"classes": C, "alpha": alpha, "dask": where,
+           "max_abs_weight_difference": float(max(np.abs(W[a:a + 8192] - Wl[a:a + 8192]).max()
+                                                  for a in range(0, C, 8192))),
+           "max_abs_weight": float(np.abs(Wl).max())}
+    local_embeddings = cm.class_embeddings_
+    if cm.reference_coef_ is not None:  # the reference bank refitted from the same moments
+        Wr, br = path.weight_rows(alpha * factor, refs)
+        out["max_abs_reference_weight_difference"] = float(np.abs(Wr - cm.reference_coef_).max())
+        cm.reference_coef_, cm.reference_intercept_ = Wr, br
+    del path, m1, m2
+    if bench["classmap"]["class_embeddings"] == "all":
+        er = data.rows(EMBEDDING)  # the bench's order of summation: the embedding images, then fit + validation
+        set_mean_class_embeddings(cm, dask_bank, _chunks(f, data, np.sort(np.concatenate([fr, vr])),
+                                                         [(read_rows(f, er), data.labels(er))]))
+    dask_embeddings = cm.class_embeddings_
+    out["class_embeddings_identical"] = bool(np.array_equal(dask_embeddings, local_embeddings))
+    out["max_abs_class_embedding_difference"] = float(np.abs(dask_embeddings - local_embeddings).max())
+    # the Dask model: its own class embeddings and the filter index chosen on validation, built on them
+    use_filter_index(cm, build_chosen(rec.metadata["filter_index"], cm.class_embeddings_, cm.alpha_))
+    out["seconds_training"] = time.perf_counter() - t
+    tfolder = folder.parent / bench["test_part"]
+    tdata = open_hand_pose_memmap(tfolder)
+    rng = np.random.default_rng(int(bench.get("seed", 0)))  # the bench's draws: 1000 validation images, then the test images
+    rng.choice(data.rows(VALIDATION), size=int(bench["queries"]["validation"]), replace=False)
+    rows = tdata.rows(tuple(range(len(TEST))))
+    tq = np.sort(rng.choice(rows, size=min(len(rows), int(bench["queries"]["test"])), replace=False))
+    Xt = read_rows(tfolder / FEATURES_FILE, tq)
+    bf_dask = top_k_linear(Xt, W, b, 1)[:, 0]
+    bf_local = top_k_linear(Xt, Wl, np.asarray(local.intercept_), 1)[:, 0]
+    cm_dask = cm.predict_result(Xt, top=1, bank=dask_bank).labels
+    local_rec = Recogniser.load(sys.argv[2])
+    cm_local = local_rec.classmap.predict_result(Xt, top=1, bank=local_rec.classifier).labels
+    out.update({"test_seed": bench["test_seed"], "test_part": bench["test_part"], "test_queries": int(len(tq)),
+                "brute_force_predictions_identical": bool(np.array_equal(bf_dask, bf_local)),
+                "classmap_predictions_identical": bool(np.array_equal(cm_dask, cm_local)),
+                "classmap_predictions_differing": int(np.sum(cm_dask != cm_local)),
+                "seconds": time.perf_counter() - t, "load_average": {"start": load_start, "end": list(os.getloadavg())}})
+    print(json.dumps(out, default=str, indent=1))

@@ -109,6 +109,20 @@ def test_analyser_lists_the_filters_candidates_with_refined_scores_and_ranks_the
     assert an.tally.frames == 0
 
 
+def test_analyser_given_the_frames_features_describes_it_as_when_it_computes_them(small_model):
+    rec, ims = small_model
+    an = lm.LiveAnalyser(rec, np.random.default_rng(1).normal(size=(12, 2)).astype(np.float32))
+    img = ims.images[7]
+    own = an.analyse(img, truth=int(ims.labels[7]))
+    given = an.analyse(img, truth=int(ims.labels[7]), features=rec.transform(img[None]))
+    for field in ("candidates", "distances", "scores", "refine_rank", "position", "patches"):
+        np.testing.assert_array_equal(getattr(given, field), getattr(own, field))
+    assert (given.winner, given.rank) == (own.winner, own.rank)
+    # other features give another frame: the given ones are the ones used
+    other = an.analyse(img, features=rec.transform(ims.images[100][None]))
+    assert other.winner == an.analyse(ims.images[100]).winner
+
+
 def test_analyser_needs_classmap(small_model):
     rec, _ = small_model
     from classmap_gui.core.recogniser import Recogniser

@@ -1,6 +1,8 @@
 """The live map, driven as a person does: train (or open) a ClassMap model, Compute views on Explore, start
 the demo video (or a folder of class folders) on Run, and watch the frames on the Explore map: the marker
 moves, the filter's p candidates are ringed, the list shows them, the rank histogram fills."""
+import threading
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -107,6 +109,18 @@ def test_kmeans_model_shows_the_patches_driving_a_folder_frame(qtbot, window, sm
     assert _hist_total(live) >= 4  # every image of the folder "ring" is labelled "ring"
     assert "True class: <b>rank" in live.rank_label.text()
     assert any("✓ true" in live.table.item(r, 1).text() for r in range(live.table.rowCount()))  # ring is ringed
+
+
+def test_closing_the_window_ends_the_live_map_thread(qtbot, window, small_settings, shapes_folder):
+    win = window
+    _trained(qtbot, win, shapes_folder, small_settings)
+    _compute_views(qtbot, win)
+    win.run.add_source("folder", str(shapes_folder / "ring"))
+    _watch(qtbot, win, updates=2)
+    live_threads = lambda: [t for t in threading.enumerate() if t.name == "live-map"]  # noqa: E731
+    assert live_threads()  # the map's worker waits for the next frame
+    win.close()  # the window's close button (no unsaved-changes question in tests)
+    qtbot.waitUntil(lambda: not live_threads(), timeout=10000)  # no thread is left waiting for frames
 
 
 @pytest.fixture(scope="session")

@@ -10,11 +10,11 @@ nearest-neighbour search serves the filter (the paper's closing suggestion: a su
 padding and the output arrays are there once; a type only says how it finds the ``k <= C`` nearest.
 :class:`FilterIndex` picks the search by class count: the exact filter kernels (``filter_kernels``,
 the same bits as ClassMap's own filter) below ``threshold`` classes, the IVF index (``filter_ivf``: uint8 codes, exact re-rank; no extra
-dependency) from there on. ClassMap builds one with ``method="ivf"`` from
-``DEFAULT_THRESHOLD`` classes, on first use, and keeps it in memory only (it is rebuilt from the
-class embeddings, never written to a model file). The speed-up and recall at 10^5 classes against
-the fastest exact scan (padded, 1 or 2 threads, faiss ``IndexFlat`` L1) are measured by
-``classmap bench scale`` and reported in docs/scale.md.
+dependency) from there on. ClassMap's default from ``DEFAULT_THRESHOLD`` classes is the HNSW graph of
+``filter_graph`` (on real class embeddings the IVF lists do not prune: docs/scale.md); this IVF index, and
+with one list the quantised exact scan, remain candidates ``bench scale --data hand-pose`` measures. The
+speed-up and recall at 10^5 synthetic classes against the fastest exact scan (padded, 1 or 2 threads, faiss
+``IndexFlat`` L1) are measured by ``classmap bench scale`` and reported in docs/scale.md.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def checked_queries(F, d: int, p) -> tuple[np.ndarray, int]:
     if p < 1:
         raise ConfigError(f"p must be >= 1, got {p}")
     return F, p
-#: class count from which ``auto`` (and ClassMap's filter) uses the IVF index: below it the fused
+#: class count from which ``auto`` uses the IVF index (and ClassMap its filter index): below it the fused
 #: exact scan is about as fast (bench scale: ~3x at 10^4 classes)
 DEFAULT_THRESHOLD = 20_000
 #: default nprobe = this fraction of the lists: what ``bench scale`` chose on its validation queries at

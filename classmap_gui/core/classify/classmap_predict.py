@@ -129,7 +129,7 @@ class FilterRefine(FilterStep):
         p = min(int(self.p), self.n_classes_)
         top = p if top is None else max(1, min(int(top), p))
         W, b = linear_weights(bank)
-        if n == 1 and strategy != ALL_PAIRS_VOTE and W is not None and self.filter_index() is None:
+        if n == 1 and strategy != ALL_PAIRS_VOTE and W is not None:
             one = self._single_for(bank)                   # live video: the allocation-free path
             one(X[0])
             top_classes = self.classes_[one.top_classes[:top]][None, :]
@@ -177,7 +177,7 @@ class FilterRefine(FilterStep):
         """The cached :class:`SingleQuery` for ``bank`` and the calling thread (its buffers are not
         shared between threads); rebuilt when the bank or the model changes."""
         key = (id(bank), id(bank.coef_), id(self.class_embeddings_), id(self.reference_), self.p, self.refine,
-               self.threshold_, id(getattr(self, "reference_coef_", None)))
+               self.threshold_, id(getattr(self, "reference_coef_", None)), id(self.filter_index()))
         cache = self._caches()
         caches = cache.get("single")
         if caches is None:

@@ -201,8 +201,9 @@ def keep_graph_index(cm: ClassMap, index) -> ClassMap:
 
 
 def _restore_graph(cm, state: dict) -> bool:
-    from .filter_graph import GraphFilterIndex
+    from .filter_graph import GraphFilterIndex, require_faiss
 
+    require_faiss("this model's filter index (an HNSW graph)")  # a missing library is an error, not a fallback
     if state.get("embedding_sha1") != _embedding_digest(cm):
         return False
     try:
@@ -217,7 +218,8 @@ def restore_filter_index(cm) -> bool:
     """Rebuild the IVF index (or HNSW graph) a saved ClassMap kept (:func:`keep_filter_index`,
     :func:`keep_graph_index`) and use it; False (the
     ClassMap then builds its default index when first needed) when there is none, it does not match
-    the class embeddings, or its arrays are inconsistent."""
+    the class embeddings, or its arrays are inconsistent. A graph where faiss is missing raises
+    ``ConfigError`` (:func:`.filter_graph.require_faiss`): the model needs a library this install lacks."""
     from .ann_index import FilterIndex
     from .filter_ivf import IVFLists
 

@@ -13,9 +13,10 @@ by recall@p against the exact filter.
 :class:`GraphFilterIndex` is a :class:`~.ann_index.FilterIndexBase` like :class:`~.ann_index.FilterIndex`, so
 ``ClassMap.use_filter_index`` takes either. :meth:`GraphFilterIndex.to_state` /
 :meth:`GraphFilterIndex.from_state` give the graph as plain arrays (faiss's own serialisation, a
-``uint8`` buffer parsed by faiss, no pickle) for a saved model. faiss is an optional dependency
-(``faiss-cpu``): without it building or restoring a graph raises ``ConfigError`` and a loaded model
-falls back to the IVF index (``classmap_sampled.restore_filter_index`` returns False).
+``uint8`` buffer parsed by faiss, no pickle) for a saved model. faiss (``faiss-cpu``) is a required
+dependency, carried by the installer; where it is missing anyway, building or restoring a graph raises
+one ``ConfigError`` saying so (:func:`require_faiss`), and loading a saved model whose filter is a graph
+fails with that message (``Recogniser.load``) instead of quietly searching another index.
 """
 from __future__ import annotations
 
@@ -25,12 +26,13 @@ from ..errors import ConfigError, NotFittedError
 from .ann_index import FilterIndexBase, checked_embeddings
 
 
-def _faiss():
+def require_faiss(what: str = "the graph (HNSW) filter index"):
+    """The faiss module, or a ConfigError saying that ``what`` needs it and how to install it."""
     try:
         import faiss
     except ImportError:
-        raise ConfigError("the graph filter index needs faiss (pip install faiss-cpu); without it ClassMap "
-                          "uses its IVF index") from None
+        raise ConfigError(f"{what} needs the faiss library, which is not installed here: pip install faiss-cpu "
+                          "(a dependency of classmap-studio; reinstalling classmap-studio brings it)") from None
     return faiss
 
 
@@ -56,7 +58,7 @@ class GraphFilterIndex(FilterIndexBase):
         if int(self.m) < 2 or int(self.ef_construction) < 1 or int(self.ef_search) < 1:
             raise ConfigError(f"HNSW needs m >= 2, ef_construction >= 1, ef_search >= 1; got {self.m}, "
                               f"{self.ef_construction}, {self.ef_search}")
-        faiss = _faiss()
+        faiss = require_faiss()
         self.alpha_, self.scaled_ = a, scaled
         self.n_classes_ = len(scaled)
         index = faiss.IndexHNSWFlat(scaled.shape[1], int(self.m), faiss.METRIC_L1)
@@ -70,13 +72,14 @@ class GraphFilterIndex(FilterIndexBase):
         """The graph walk (exact L1 distances of what it finds; membership approximate)."""
         if not hasattr(self, "index_"):
             raise NotFittedError("the graph filter index is not built yet: call fit(embeddings, alpha)")
-        faiss = _faiss()
-        params = faiss.SearchParametersHNSW(efSearch=max(int(self.ef_search), k))
-        D, I = self.index_.search(np.ascontiguousarray(F * self.alpha_), k, params=params)
-        # a graph walk can return fewer than k (-1 slots) only when the graph is disconnected; those stay -1 / inf
-        D[I < 0] = np.inf
-        cls[:] = I
-        dist[:] = D
+        ef = max(int(self.ef_search), k)
+        cached = self.__dict__.get("_params")  # one faiss parameter object per beam (its creation costs ~5 us a query)
+        if cached is None or cached[0] != ef:
+            cached = self.__dict__["_params"] = (ef, require_faiss().SearchParametersHNSW(efSearch=ef))
+        # faiss writes straight into the (C-contiguous int64 / float32) outputs
+        self.index_.search(F * self.alpha_, k, params=cached[1], D=dist, I=cls)
+        if cls[:, -1].min() < 0:  # fewer than k found (-1 slots at the end): only in a disconnected graph
+            dist[cls < 0] = np.inf
 
     # ---------------------------------------------------------------- saved-model state
     def to_state(self) -> dict:
@@ -84,13 +87,13 @@ class GraphFilterIndex(FilterIndexBase):
         if not hasattr(self, "index_"):
             raise NotFittedError("the graph filter index is not built yet")
         return {"kind": "hnsw", **{k: int(v) for k, v in self.get_params().items()},
-                "graph": np.asarray(_faiss().serialize_index(self.index_), np.uint8)}
+                "graph": np.asarray(require_faiss().serialize_index(self.index_), np.uint8)}
 
     @classmethod
     def from_state(cls, state: dict, embeddings: np.ndarray, alpha: np.ndarray) -> "GraphFilterIndex":
         """Rebuild from :meth:`to_state` for these class embeddings / alpha; raises ``ConfigError`` when the
         saved graph does not hold exactly these alpha-scaled embeddings (L1, same shape and values)."""
-        faiss = _faiss()
+        faiss = require_faiss()
         try:
             self = cls(m=int(state["m"]), ef_construction=int(state["ef_construction"]),
                        ef_search=int(state["ef_search"]))
@@ -116,4 +119,4 @@ class GraphFilterIndex(FilterIndexBase):
         return self
 
 
-__all__ = ["GraphFilterIndex"]
+__all__ = ["GraphFilterIndex", "require_faiss"]

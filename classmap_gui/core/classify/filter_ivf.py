@@ -199,14 +199,7 @@ def _ivf_one(f, alpha, lo, inv_step, cent_codes, codes, data, ids, starts, p, np
     number of hits (``p`` unless C < p).
     """
     nlist = cent_codes.shape[0]
-    D = data.shape[1]
-    d = f.shape[0]
-    q = np.zeros(D, np.float32)
-    qc = np.zeros(codes.shape[1], np.uint8)
-    for j in range(d):
-        q[j] = f[j] * alpha[j]
-        c = np.floor((q[j] - lo[j]) * inv_step + np.float32(0.5))
-        qc[j] = np.uint8(min(np.float32(255.0), max(np.float32(0.0), c)))
+    q, qc = _coded_query(f, alpha, lo, inv_step, data.shape[1], codes.shape[1])
     cdist = np.empty(nlist, np.uint32)
     candd = np.empty(R, np.uint32)
     candr = np.empty(R, np.int64)
@@ -218,8 +211,26 @@ def _ivf_one(f, alpha, lo, inv_step, cent_codes, codes, data, ids, starts, p, np
     if rows < need:  # the probed lists hold fewer than p classes: take further lists, nearest first
         _nearest_lists(cdist, nlist, order)  # the same first m lists, then the rest by distance
         filled, rows = _scan_lists(qc, codes, starts, order, m, nlist, need, rows, R, candd, candr, filled)
-    hits = 0
-    worst = np.float32(np.inf)
+    return _rerank(q, data, ids, candr, filled, p, 0, topd, topc)
+
+
+@nb.njit(**_OPTS)
+def _coded_query(f, alpha, lo, inv_step, D, Dc):
+    """The alpha-scaled query ``(D,) float32`` and its uint8 code ``(Dc,)``, zero-padded."""
+    q = np.zeros(D, np.float32)
+    qc = np.zeros(Dc, np.uint8)
+    for j in range(f.shape[0]):
+        q[j] = f[j] * alpha[j]
+        c = np.floor((q[j] - lo[j]) * inv_step + np.float32(0.5))
+        qc[j] = np.uint8(min(np.float32(255.0), max(np.float32(0.0), c)))
+    return q, qc
+
+
+@nb.njit(**_OPTS)
+def _rerank(q, data, ids, candr, filled, p, hits, topd, topc):
+    """Exact L1 of the rows ``candr[:filled]`` inserted into ``topd/topc[:hits]`` (capped at p); returns the count."""
+    D = data.shape[1]
+    worst = topd[p - 1] if hits == p else np.float32(np.inf)
     for i in range(filled):
         r = candr[i]
         s = np.float32(0.0)
@@ -229,6 +240,28 @@ def _ivf_one(f, alpha, lo, inv_step, cent_codes, codes, data, ids, starts, p, np
             hits = topk_insert(s, ids[r], hits, p, topd, topc)
             if hits == p:
                 worst = topd[p - 1]
+    return hits
+
+
+@nb.njit(parallel=True, **_OPTS)
+def _scan_split(f, alpha, lo, inv_step, codes, data, ids, p, R, threads, topd, topc):
+    """One query against an index of ONE list (the quantised exact scan) on ``threads`` threads: each thread
+    SAD-scans a contiguous share of the rows keeping its ``R`` best codes, then the union (a superset of
+    the one-thread pool) is re-ranked exactly into ``topd/topc[:p]``. Returns the number of hits. With one
+    thread it is :func:`_ivf_one`'s scan, row for row."""
+    C = codes.shape[0]
+    q, qc = _coded_query(f, alpha, lo, inv_step, data.shape[1], codes.shape[1])
+    T = max(1, min(threads, C // max(R, 1)))
+    step = -(-C // T)
+    candd = np.empty((T, R), np.uint32)
+    candr = np.empty((T, R), np.int64)
+    filled = np.zeros(T, np.int64)
+    for t in nb.prange(T):
+        bounds = np.array([t * step, min(C, (t + 1) * step)], np.int64)
+        filled[t] = _scan_lists(qc, codes, bounds, np.zeros(1, np.int64), 0, 1, C + 1, 0, R, candd[t], candr[t], 0)[0]
+    hits = 0
+    for t in range(T):
+        hits = _rerank(q, data, ids, candr[t], filled[t], p, hits, topd, topc)
     return hits
 
 
@@ -305,7 +338,10 @@ class IVFLists:
         """Nearest ``p`` rows of each unscaled query ``F (n, d) float32`` (scaled by ``alpha`` inside)
         into C-contiguous ``out_cls (n, p) int64`` / ``out_dist (n, p) float32``; ``p <= C``."""
         args = (alpha, *self._fixed, p, max(1, min(int(nprobe), self.nlist)), max(p, int(R)))
-        if F.shape[0] == 1:
+        if F.shape[0] == 1 and self.nlist == 1:  # the quantised exact scan: one query on every thread
+            _scan_split(F[0], alpha, self.lo, self._fixed[1], self.codes, self.data, self.ids, p, max(p, int(R)),
+                        nb.get_num_threads(), out_dist[0], out_cls[0])
+        elif F.shape[0] == 1:
             _ivf_one(F[0], *args, out_dist[0], out_cls[0])
         else:
             _ivf_batch(F, *args, out_cls, out_dist)

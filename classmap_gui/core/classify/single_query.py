@@ -12,7 +12,8 @@ from .refine import KERNEL_MODE
 
 
 class SingleQuery:
-    """Two compiled calls over fixed buffers per query, for a linear one-vs-all bank.
+    """Two compiled calls over fixed buffers per query, for a linear one-vs-all bank (with a filter index,
+    at many classes: the embedding, the index's search into the same buffers, the refine).
 
     ``__call__(x (D,) float32) -> int`` label; afterwards ``top_classes (p,)`` (class indices, best
     first), ``top_scores (p,)``, ``evaluations`` and ``timings`` describe the last query. The arrays
@@ -26,7 +27,10 @@ class SingleQuery:
         self.alpha = cm.alpha_
         # the embedding reads the reference classifiers: the bank's rows, or a kept reference bank's
         self.W_emb, self.b_emb, self.refs = cm.embedding_weights(bank)
-        self.ET = cm.embeddings_t()                  # (d, C) alpha-scaled: the filter's layout
+        # the filter: the model's filter index at many classes, else the fused exact scan over the
+        # (d, C) alpha-scaled transposed embeddings
+        self.index = cm.filter_index()
+        self.ET = cm.embeddings_t() if self.index is None else None
         self.refpos = cm.reference_positions(bank)
         self.classes = cm.classes_
         self.p = min(int(cm.p), cm.n_classes_)
@@ -48,8 +52,14 @@ class SingleQuery:
         """Classify one query ``x (D,) float32``; returns the bank label of the best class."""
         t0 = time.perf_counter()
         x2 = np.ascontiguousarray(x, np.float32).reshape(1, -1)    # a view when x is already float32
-        m = K.embed_filter_one(x2, self.W_emb, self.b_emb, self.refs, self.alpha, self.ET, self.p,
-                               self.query_embedding, self.filter_acc, self.candidate_dist, self.candidates)
+        if self.index is None:
+            m = K.embed_filter_one(x2, self.W_emb, self.b_emb, self.refs, self.alpha, self.ET, self.p,
+                                   self.query_embedding, self.filter_acc, self.candidate_dist, self.candidates)
+        else:
+            K.embed_one(x2, self.W_emb, self.b_emb, self.refs, self.query_embedding)
+            self.index.search(self.query_embedding, self.p, out_cls=self.candidates[None],
+                              out_dist=self.candidate_dist[None])
+            m = self.p
         t1 = time.perf_counter()
         e = K.refine_one(x2, self.W, self.b, self.query_embedding, self.refpos, self.candidates, m, self.mode,
                          self.t, self.responses, self.top_classes, self.top_scores)

@@ -264,12 +264,12 @@ class ExplorePanel(MapControls, QWidget):
             w.setVisible(data.mosaic is not None)
         if cm is not None:
             d = len(cm.reference_)
-            for s in (self.dim_a, self.dim_b):
+            # signals held: the map is drawn once, below (a changed spin box drew all of it a second time)
+            for s, v in ((self.dim_a, 0), (self.dim_b, min(1, d - 1))):
                 s.blockSignals(True)
                 s.setRange(0, d - 1)
+                s.setValue(v)
                 s.blockSignals(False)
-            self.dim_a.setValue(0)
-            self.dim_b.setValue(min(1, d - 1))
             what = "held-out test images" if self.project.split is not None else "images of the set"
             self.info.setText(f"All {len(self.map_names)} classes (stars) and {len(data.labels)} {what} (dots). "
                               "Click a star or search to choose a class; hover a dot to see it, click it for "

@@ -57,12 +57,13 @@ class _Worker(QObject):
         self._free.set()
         self._stop = threading.Event()
         self.failed: str | None = None
-        threading.Thread(target=self._loop, name="live-map", daemon=True).start()
+        self.thread = threading.Thread(target=self._loop, name="live-map", daemon=True)
+        self.thread.start()
 
-    def offer(self, crop: np.ndarray, truth: int) -> None:
-        """Analyse ``crop`` next (replacing a frame still waiting)."""
+    def offer(self, crop: np.ndarray, truth: int, features: np.ndarray | None = None) -> None:
+        """Analyse ``crop`` next (replacing a frame still waiting); ``features``: its features when known."""
         with self._lock:
-            self._job = (crop, truth)
+            self._job = (crop, truth, features)
         self._wake.set()
 
     def drawn(self) -> None:
@@ -188,9 +189,10 @@ class LiveMapBox(QGroupBox):
         self.run_panel = run_panel
         run_panel.frameRecognised.connect(self.offer)
 
-    def offer(self, crop, _result, name: str, frames_read: int) -> None:
+    def offer(self, crop, result, name: str, frames_read: int) -> None:
         """One frame the Run panel showed: analysed in the background when the previous one is drawn, while
-        this box is on screen (on another tab it would only take time from the stream)."""
+        this box is on screen (on another tab it would only take time from the stream). The features the
+        stream computed for it are re-used (the analyser's recogniser's own)."""
         if not self.on.isChecked() or crop is None or not self.isVisible():
             return
         stream = getattr(self.run_panel, "stream", None)
@@ -200,7 +202,8 @@ class LiveMapBox(QGroupBox):
         an = self.worker.analyser
         C = len(an.classes)
         an.class_xy = self.map.Y[:C] if self.map.Y is not None and self.map.n_classes == C else None
-        self.worker.offer(crop, self.truth(frames_read, name) if self.truth is not None else -1)
+        X = getattr(result, "features", None) if getattr(result, "recogniser", None) is an.recogniser else None
+        self.worker.offer(crop, self.truth(frames_read, name) if self.truth is not None else -1, X)
 
     def _new_stream(self, stream) -> bool:
         rec = self.project.recogniser
@@ -210,6 +213,7 @@ class LiveMapBox(QGroupBox):
         if self.worker is None:
             self.worker = _Worker(LiveAnalyser(rec))
             self.worker.ready.connect(self._draw)
+            self.destroyed.connect(self.worker.stop)  # a box deleted without its window closing
         self.worker.analyser.reset()
         self._stream = stream
         source = self.run_panel.sources.current() if self.run_panel is not None else None
@@ -217,6 +221,10 @@ class LiveMapBox(QGroupBox):
         self.overlay.clear()
         self.updates = 0
         return True
+
+    def shutdown(self) -> None:
+        """The window closes: end the worker's thread (it would otherwise wait for frames forever)."""
+        self._halt()
 
     def _halt(self) -> None:
         if self.worker is not None:

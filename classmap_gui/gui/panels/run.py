@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal
@@ -21,6 +22,20 @@ from ..widgets import ElidedLabel, elided_item
 STAGE_NAMES = {"features": "features", "embedding+filter": "embedding + filter", "refine": "refine",
                "classify": "classify (brute force)"}
 RESULTS_WIDTH = 380  # the right column keeps its width whatever the class names
+
+
+class FrameResult(NamedTuple):
+    """One streamed frame recognised (on the stream's thread): the ``top`` classes ``(top,) int64`` and scores
+    ``(top,) float32``, the stage timings and their total (s), the classifier evaluations, and what a view of the
+    same frame may re-use instead of computing it again: its ``features (1, D) float32`` and the ``recogniser``."""
+
+    classes: np.ndarray
+    scores: np.ndarray
+    timings: dict
+    total: float
+    evaluations: int
+    features: np.ndarray
+    recogniser: Any
 
 
 class RunPanel(QWidget):
@@ -198,13 +213,16 @@ class RunPanel(QWidget):
             return False
         top = self.top.value()
 
-        def process(crop: np.ndarray):
+        def process(crop: np.ndarray) -> FrameResult:
             x = rec.prepare(crop[None])
             t0 = time.perf_counter()
-            pred = rec.predict(x, top=top)
+            X = rec.transform(x)  # Recogniser.predict's two stages, the features kept for the live map
+            t1 = time.perf_counter()
+            pred = rec.predict_features(X, top=top)
             total = time.perf_counter() - t0
-            return (np.asarray(pred.top_classes[0]), np.asarray(pred.top_scores[0]), dict(pred.timings), total,
-                    int(np.asarray(pred.evaluations)[0]))
+            return FrameResult(np.asarray(pred.top_classes[0]), np.asarray(pred.top_scores[0]),
+                               {"features": t1 - t0, **pred.timings, "total": total}, total,
+                               int(np.asarray(pred.evaluations)[0]), X, rec)
 
         self._brute = int(getattr(rec, "brute_force_evaluations", len(self.project.class_names)))
         is_file = not isinstance(src, int)
@@ -314,7 +332,7 @@ class RunPanel(QWidget):
         return names[c] if 0 <= c < len(names) else str(c)
 
     def _show_result(self, result) -> None:
-        classes, scores, timings, total, evals = result
+        classes, scores, timings, total, evals = result[:5]
         self.last_result = result
         if self.cands.rowCount() != len(classes):
             self.cands.setRowCount(len(classes))

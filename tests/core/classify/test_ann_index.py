@@ -149,7 +149,7 @@ def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypat
     exact_one = cm.predict_result(Xt[:1], top=3, bank=bank)
     assert cm.filter_index() is None  # 120 classes: the fused scan
     monkeypatch.setattr(cm_module, "FILTER_INDEX_THRESHOLD", 100)
-    assert cm.filter_index().method_ == "ivf"
+    assert cm.filter_index().method_ == "hnsw"  # the default index at many classes: the HNSW graph (faiss)
     indexed = cm.predict_result(Xt[:150], bank=bank)
     np.testing.assert_array_equal(indexed.top_classes, exact.top_classes)
     np.testing.assert_array_equal(indexed.evaluations, exact.evaluations)
@@ -209,3 +209,24 @@ def test_ivf_with_every_list_is_exact_for_any_dimension(d):
     cls, dist = FilterIndex(method="ivf", nlist=9, nprobe=9, rerank=400).fit(E, alpha).search(F, 12)
     np.testing.assert_array_equal(cls, ref_cls)
     np.testing.assert_allclose(dist, ref_d, rtol=1e-5)
+
+
+def test_the_quantised_scan_splits_one_query_over_threads_without_losing_candidates(problem):
+    """One list = the quantised exact scan; one query runs on every numba thread (each scans a share of the
+    rows, the pools' union is re-ranked): never a worse p-th distance than one thread, the batch's answers
+    on one thread, and near-exact recall."""
+    from classmap_gui.core.timing import threads
+
+    E, alpha, F, _ = problem
+    ref_cls, ref_d = weighted_l1_topp(F, E, alpha, 20)
+    scan = FilterIndex(method="ivf", nlist=1, nprobe=1, n_iter=0, rerank=1.25).fit(E, alpha)
+    with threads(1):
+        one = [scan.search(f, 20) for f in F]
+    with threads(2):
+        two = [scan.search(f, 20) for f in F]
+    batch_cls, _ = scan.search(F, 20)
+    for i, f in enumerate(F):
+        np.testing.assert_array_equal(one[i][0][0], batch_cls[i])   # one thread: the same scan as a batch row
+        assert two[i][1][0, -1] <= one[i][1][0, -1] + 1e-6           # two threads: a superset of the pool
+        np.testing.assert_allclose(two[i][1][0], np.sort(two[i][1][0]))
+    assert recall(np.concatenate([t[0] for t in two]), ref_cls) >= 0.98

@@ -186,6 +186,34 @@ def test_single_query_path_equals_batch(problem):
             np.testing.assert_array_equal(r1.top_classes[0], res.top_classes[i, :3])
 
 
+def test_single_query_path_searches_the_models_filter_index(problem, monkeypatch):
+    """From FILTER_INDEX_THRESHOLD classes (lowered here) one query (live video) searches the model's filter
+    index, as a batch does: same answers, and the index's candidates (here a deliberately odd index whose
+    candidates are the exact ones' neighbours by number), not the exact scan's."""
+    from classmap_gui.core.classify import filter_step
+    from classmap_gui.core.classify.ann_index import FilterIndex
+
+    class Shifted(FilterIndex):
+        def _search(self, F, k, cls, dist):
+            super()._search(F, k, cls, dist)
+            cls[:] = (cls + 1) % self.n_classes_
+
+    bank, (Xe, ye), (Xt, yt) = problem
+    cm = ClassMap(d=10, p=8, embedding="boosted", n_triples=4000).fit_embedding(bank, Xe, ye)
+    exact = cm.predict_result(Xt[:100], bank=bank)
+    monkeypatch.setattr(filter_step, "FILTER_INDEX_THRESHOLD", 10)
+    index = Shifted(method="exact").fit(cm.class_embeddings_, cm.alpha_)
+    cm.use_filter_index(index)
+    res = cm.predict_result(Xt[:100], bank=bank)
+    one = cm.single_query(bank)
+    F = (Xt[:100] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)
+    want = index.search(F, 8)[0]
+    for i, x in enumerate(Xt[:100]):
+        assert one(x) == res.labels[i] and one.evaluations == res.evaluations[i]
+        assert set(one.candidates) == set(want[i])
+    assert np.mean(res.labels == exact.labels) < 0.9  # the odd candidates change answers: the index was searched
+
+
 def test_boosted_beats_random_at_equal_evaluations():
     bank, (Xe, ye), (Xt, yt) = structured_problem(C=150, D=40, n_per=10, noise=1.5, seed=3)
     boosted = ClassMap(d=8, p=10, embedding="boosted", n_triples=20000).fit_embedding(bank, Xe, ye)

@@ -7,7 +7,7 @@ from classmap_gui.core.classify.classmap_sampled import (fit_classmap_sampled, k
                                                          restore_filter_index, set_mean_class_embeddings)
 from classmap_gui.core.classify.filter_graph import GraphFilterIndex
 from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments
-from classmap_gui.core.errors import ConfigError, DataError
+from classmap_gui.core.errors import ConfigError, DataError, ModelFormatError
 from classmap_gui.core.features.pixels import PixelFeatures
 from classmap_gui.core.recogniser import Recogniser
 
@@ -107,8 +107,11 @@ def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem,
     assert np.array_equal(restored.search(F, 20)[0], index.search(F, 20)[0])
     back.classmap.class_embeddings_ = back.classmap.class_embeddings_ + 1
     assert not restore_filter_index(back.classmap)
-    # without faiss the saved graph is skipped (the model falls back to its IVF index) instead of failing to load
+    # without faiss the model does not quietly search another index: loading it says what is missing
     monkeypatch.setitem(__import__("sys").modules, "faiss", None)
-    plain = Recogniser.load(tmp_path / "g")
-    assert "index" not in plain.classmap._caches()
-    assert plain.predict_features(Xt[:5], top=1).labels.shape == (5,)
+    with pytest.raises(ModelFormatError, match=r"g.*HNSW graph.*needs the faiss library.*pip install faiss-cpu"):
+        Recogniser.load(tmp_path / "g")
+    # a model whose index needs no faiss (IVF lists) still loads without it
+    keep_filter_index(cm, FilterIndex(method="ivf", nlist=17).fit(cm.class_embeddings_, cm.alpha_))
+    back, restored, F = _saved_and_loaded(bank, cm, Xt, tmp_path / "i")
+    assert isinstance(restored, FilterIndex) and back.predict_features(Xt[:5], top=1).labels.shape == (5,)
