@@ -31,8 +31,9 @@ DEFAULT_DATA = "hand-pose"
 
 PARTS = ("fit", "val", "embed", "test")
 
-#: the seed of the fresh test part: never used for any earlier run (docs/classmap.md, "A fresh test part")
-DEFAULT_TEST_SEED = 20261130
+#: the seed of the fresh test part (docs/classmap.md, "A fresh test part"); 20261130 was seen by two committed runs
+#: and moved on from when the bench changed (docs/bench/LEDGER.md)
+DEFAULT_TEST_SEED = 20261201
 
 
 def data_module(data: str):

@@ -3,15 +3,22 @@
 A speed-up, accuracy, rate or latency in the documentation must say where it comes from: right after
 the figure, a citation `` (`docs/bench/NAME.json` `key.path`) `` naming a committed JSON and the key
 that holds it (list items by index: ``results.0.speedup_single.median``). :func:`check` finds every
-figure (a number followed by ``×``, ``%``, ``frames/s``, ``images/s`` or ``ms``), and reports
+figure (a number followed by ``×`` or ``x``, ``%``, ``frames/s``, ``images/s``, ``queries/s``, ``fps``,
+``ms`` or ``µs``), and reports
 
 * ``wrong``: a cited figure that differs from the JSON's value (a fraction cited as a percentage is
   multiplied by 100; the comparison is at the figure's own decimals);
 * ``missing``: a citation whose file or key does not exist;
 * ``uncited``: a figure without a citation within the same sentence after it.
 
-Paper figures (the published results the benches are compared with) and targets are written with the
-word "paper" or "target" in the same sentence and are not checked: they are no measurement. ``docs/bench/LEDGER.md`` lists every committed JSON.
+A figure in a table row may instead be covered by a citation in the paragraph just above the table
+(its caption) naming a part of a JSON (``classmap``, a list of points): the figure must then equal some
+number in that part, at its own decimals.
+
+Paper figures (the published results the benches are compared with) and targets are not measurements:
+a figure with the word "paper" or "target" shortly before it in its sentence (or "target" right
+after it: "the 91.5% target"), or right after a bound
+(``≥``, ``≤``, ``at least``, ``at most``), is not checked. ``docs/bench/LEDGER.md`` lists every committed JSON.
 """
 from __future__ import annotations
 
@@ -20,8 +27,10 @@ import re
 import sys
 from pathlib import Path
 
-FIGURE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(×(?!\s?\d)|%|\s?frames/s|\s?images/s|\s?ms\b)")
+FIGURE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(×(?!\s?\d)|x\b(?!\s?\d)|%|\s?(?:frames|images|queries|windows)/s|"
+                    r"\s?fps\b|\s?ms\b|\s?µs\b)")
 CITE = re.compile(r"`((?:docs/bench/)?[\w.-]+\.json)`\s+`([\w.\[\]-]+)`")
+BOUND = re.compile(r"(≥|≤|>=|<=|\bat least|\bat most)\s*$")
 SENTENCE_END = re.compile(r"(?<=[.;:!?])\s|\n\n")
 
 
@@ -42,6 +51,47 @@ def _matches(shown: str, value, unit: str) -> bool:
     return any(abs(round(v, decimals) - float(shown)) <= 0.5 * 10 ** -decimals + 1e-9 for v in candidates)
 
 
+def _numbers(data) -> list:
+    if isinstance(data, dict):
+        return [v for x in data.values() for v in _numbers(x)]
+    if isinstance(data, list):
+        return [v for x in data for v in _numbers(x)]
+    return [data] if isinstance(data, (int, float)) and not isinstance(data, bool) else []
+
+
+def _cited(name: str, key: str, root: Path, cache: dict):
+    """The value at ``key`` of the committed JSON ``name``; LookupError when the file or key does not exist."""
+    path = root / (name if name.startswith("docs/") else f"docs/bench/{name}")
+    try:
+        return _value(cache.setdefault(path, json.loads(path.read_text())), key)
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise LookupError(f"{name} {key}") from exc
+
+
+def _table_caption_check(text: str, m: re.Match, root: Path, cache: dict) -> str | None:
+    """For a figure in a table row: ``None`` when the table's caption (the paragraph just above it)
+    cites nothing, else ``"ok"``, ``"missing"`` or ``"wrong"`` (the figure is no number of the cited part)."""
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    if not text.startswith("|", line_start):
+        return None
+    lines = text[:line_start].split("\n")[:-1]
+    while lines and lines[-1].startswith("|"):
+        lines.pop()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    caption = []
+    while lines and lines[-1].strip():
+        caption.insert(0, lines.pop())
+    cite = CITE.search("\n".join(caption))
+    if cite is None:
+        return None
+    try:
+        values = _numbers(_cited(*cite.groups(), root, cache))
+    except LookupError:
+        return "missing"
+    return "ok" if any(_matches(m.group(1), v, m.group(2)) for v in values) else "wrong"
+
+
 def check(text: str, root: Path) -> dict:
     """``{"wrong": [...], "missing": [...], "uncited": [...]}`` for one document's ``text``; JSON paths
     are relative to the repository ``root``."""
@@ -51,23 +101,28 @@ def check(text: str, root: Path) -> dict:
         end = SENTENCE_END.search(text, m.end())
         sentence_end = end.start() if end else len(text)
         start = max(text.rfind(". ", 0, m.start()), text.rfind("\n\n", 0, m.start()), 0)
-        if any(w in text[start:sentence_end].lower() for w in ("paper", "target")):
+        before = text[max(start, m.start() - 60):m.start()].lower()
+        after = text[m.end():m.end() + 12].lower()
+        if any(w in before for w in ("paper", "target")) or "target" in after or BOUND.search(before):
             continue
         if m.group(1) == "1" and m.group(2) == "×":  # "1×": a playback speed setting, no ratio
             continue
         cite = CITE.search(text, m.end(), sentence_end)
         line = text.count("\n", 0, m.start()) + 1
-        figure = f"line {line}: {m.group(0).strip()}"
+        figure = f"line {line}: {' '.join(m.group(0).split())}"
         nxt = FIGURE.search(text, m.end(), sentence_end)
         if cite is None or (nxt is not None and nxt.start() < cite.start()):
+            kind = _table_caption_check(text, m, root, cache)
+            if kind is not None:
+                if kind != "ok":
+                    out[kind].append(figure)
+                continue
             out["uncited"].append(figure)
             continue
         name, key = cite.groups()
-        path = root / (name if name.startswith("docs/") else f"docs/bench/{name}")
         try:
-            data = cache.setdefault(path, json.loads(path.read_text()))
-            value = _value(data, key)
-        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            value = _cited(name, key, root, cache)
+        except LookupError:
             out["missing"].append(f"{figure} ({name} {key})")
             continue
         if not _matches(m.group(1), value, m.group(2)):

@@ -94,8 +94,8 @@ def test_small_run_chooses_on_validation_and_tests_once():
                     n_triples=3000, n_random=1, latency_queries=20, sweep=False, cache_dir=None)
     json.dumps(out)
     # the test part is generated afresh by default, and the JSON says so
-    assert out["options"]["test_seed"] == 20261130
-    assert out["test_part"] == "generated afresh with seed 20261130"
+    assert out["options"]["test_seed"] == 20261201
+    assert out["test_part"] == "generated afresh with seed 20261201"
     sel = out["selection"]
     assert all(s["split"] == "validation" for s in sel.values())
     assert out["brute_force"]["bank_params"]["alpha"] == sel["bank_penalty"]["chosen"]
@@ -122,7 +122,7 @@ def test_small_run_chooses_on_validation_and_tests_once():
     assert s["operations_ratio"] == pytest.approx(C * D / (picked["evaluations"] * D + C * picked["d"]))
     assert s["operations_ratio"] < s["evaluations_ratio"]
     assert set(s["latency_speedup"]) == {"single", "batch"} and s["latency_speedup"]["single"]["rounds"] >= 3
-    assert out["test_seed"] == 20261130
+    assert out["test_seed"] == 20261201
     assert s["accuracy_gap_points"] == pytest.approx(100 * (picked["accuracy"] - out["brute_force"]["accuracy"]))
     assert out["parts_per_class"] == {"fit": 11, "validation": 3, "embedding": 3, "test": 3}
     assert out["test_queries"] == 3 * out["classes"]

@@ -35,7 +35,7 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     assert cm["rounds"]["min"] <= cm["rounds"]["median"] <= cm["rounds"]["max"]
     sel = out["selection"]
     assert sel["split"] == "validation"
-    for key in ("bank.alpha", "classmap_p", "background_weight", "sides", "detector_weight", "vote",
+    for key in ("bank.alpha", "classmap_reference_penalty", "classmap_p", "background_weight", "sides", "detector_weight", "vote",
                 "validation_localisation", "found_threshold", "reading"):
         assert sel[key]["split"] == "validation", key
     assert sel["sides"]["chosen"] in sel["sides"]["candidates"]
@@ -83,3 +83,37 @@ def test_the_selection_scores_the_box_the_scanner_reports():
         assert list(got) == want
         agree += sum(want)
     assert 0 < agree < 120                                     # both hits and misses were compared
+
+
+@pytest.mark.slow
+def test_a_poisoned_test_part_changes_no_choice(tmp_path, monkeypatch, poison):
+    # the test videos (and the style tests' images) replaced by noise with shuffled truth: every choice -
+    # the model's penalty, reference penalty and p, the scan and reading settings - must come out the same
+    import numpy as np
+
+    from classmap_gui.core.data import hand_pose
+    from classmap_gui.core.detect import choice
+
+    clean = run(cache_dir=str(tmp_path / "clean"), **TINY)
+    video, generate = choice.validation_video, hand_pose.generate_hand_pose
+    test = set(clean["test_video_seeds"])
+
+    def noisy_video(seed, size):
+        frames = list(video(seed, size))
+        if int(seed) not in test:
+            return frames
+        order = poison.permuted(np.arange(len(frames)))            # each frame's truth from another frame
+        return [(poison.noise_like(f, 1000 * int(seed) + i), frames[j][1], frames[j][2])
+                for i, ((f, _, _), j) in enumerate(zip(frames, order))]
+
+    def noisy_images(*a, seed=0, **k):
+        ims = generate(*a, seed=seed, **k)
+        if seed == 1000:                                                   # the style tests' camera_seed
+            ims.images[...] = poison.noise_like(ims.images)
+        return ims
+
+    monkeypatch.setattr(choice, "validation_video", noisy_video)
+    monkeypatch.setattr(hand_pose, "generate_hand_pose", noisy_images)
+    dirty = run(cache_dir=str(tmp_path / "dirty"), **TINY)
+    assert poison.without_timings(dirty["selection"]) == poison.without_timings(clean["selection"])
+    assert dirty["scan"][0]["localisation"] < clean["scan"][0]["localisation"]   # the poison reached the test
