@@ -75,6 +75,8 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     assert len(win.explore.class_points.data) == 4
     assert views.mosaic_tile_count(data.mosaic, data.patch_size, columns=data.columns, scale=data.scale) == 16
     assert data.mosaic_k == 16
+    # the map is drawn first, the curve, centroids and candidates a turn of the event loop later, as a person sees
+    qtbot.waitUntil(lambda: win.explore.trade_curve.getData()[0] is not None, timeout=5000)
     xs, ys = win.explore.trade_curve.getData()
     assert len(xs) >= 2 and ys.max() <= 1.0
     win.explore.mode.setCurrentIndex(win.explore.mode.findData("fig2"))  # the paper's two-classifier view

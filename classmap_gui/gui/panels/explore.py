@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QScrollArea,
                                QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -278,6 +278,14 @@ class ExplorePanel(MapControls, QWidget):
             self.info.setText("This recogniser has no ClassMap (brute force or compressive): the embedding and the "
                               "accuracy-vs-evaluations views need ClassMap. Centroids and candidates are shown.")
         self._update_embedding()
+        # the rest on the next turn of the event loop: the map is painted first and the window stays responsive
+        # between the two paints (all views at once held the UI thread 60-170 ms, a pause a person notices)
+        QTimer.singleShot(0, lambda: self._show_rest(data))
+
+    def _show_rest(self, data: ExploreData) -> None:
+        """The accuracy curve, the centroid mosaic and the first chosen image of ``data`` (still the shown data)."""
+        if self.data is not data:
+            return
         if data.trade is not None:
             t = data.trade
             self.trade_curve.setData(t.evaluations, t.accuracy)
