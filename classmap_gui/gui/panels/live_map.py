@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QCheckBox, QGraphicsItem, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
@@ -246,11 +246,10 @@ class LiveMapBox(QGroupBox):
         worker = self.worker
         if worker is None or self.sender() is not worker:
             return
+        names = self.project.class_names
+        name = (lambda c: names[c] if 0 <= c < len(names) else str(c))
         try:
             self.last = fr
-            self.updates += 1
-            names = self.project.class_names
-            name = (lambda c: names[c] if 0 <= c < len(names) else str(c))
             if fr.position is None:
                 self.status.setText("Press Compute views above to see the frames on the map.")
             else:
@@ -261,15 +260,27 @@ class LiveMapBox(QGroupBox):
                 if self.follow.isChecked():
                     self.overlay.follow(fr.position)
                 self.status.setText(f"Recognised as <b>{name(fr.winner)}</b> (analysed in {1000 * fr.seconds:.0f} ms)")
+            self.frame_view.setPixmap(to_pixmap(crop, 80))
+        except BaseException:
+            worker.drawn()
+            raise
+        # the list, the histogram and the patches on the next turn of the event loop: the map's marker is painted
+        # first and the window gets a turn between the two paints (one piece held the UI thread ~100 ms)
+        QTimer.singleShot(0, lambda: self._draw_rest(worker, fr, name))
+
+    def _draw_rest(self, worker, fr, name) -> None:
+        try:
+            if worker is not self.worker:
+                return
             self._draw_list(fr, name)
             self._draw_rank(fr, name)
-            self.frame_view.setPixmap(to_pixmap(crop, 80))
             if fr.patch_image is not None:
                 pm = to_pixmap(fr.patch_image)
                 self.patches.setPixmap(pm)
                 self.patches.setToolTip("The k-means centroids whose responses make up most of this frame's "
                                         "feature, strongest first: " + ", ".join(
                                             f"#{int(i)} {100 * s:.0f}%" for i, s in zip(fr.patches, fr.patch_share)))
+            self.updates += 1  # a frame counts once all of it is drawn
         finally:
             worker.drawn()
 
