@@ -81,7 +81,7 @@ REAL_OPTIONS = {
                   "brute force plus one paired standard error is within this"),
     "filter": ("auto", "hand-pose: the filter index: auto (every kind of filter_kinds measured on validation, the "
                "fastest reaching target_recall kept: bench.filter_selection), or one of hnsw, scan, ivf, exact"),
-    "filter_kinds": ("hnsw,scan,ivf,exact", "hand-pose: the kinds filter=auto measures: hnsw (faiss graph, METRIC_L1), "
+    "filter_kinds": ("hnsw,scan,ivf,exact", "hand-pose: the kinds filter=auto measures: hnsw (an L1 graph, walked by faiss and over codes), "
                      "scan (quantised exact scan + re-rank), ivf (the product's IVF), exact"),
     "hnsw_m": ("16,32", "hand-pose: HNSW links per class embedding (candidates, comma separated)"),
     "hnsw_ef_construction": ("80,200", "hand-pose: HNSW build beams (candidates, comma separated; every m x beam "
