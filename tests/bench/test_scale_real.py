@@ -106,3 +106,8 @@ def test_hand_pose_needs_a_cache_folder():
         scale.run(data="hand-pose", filter="lsh", cache_dir="/tmp/x")
     with pytest.raises(ConfigError, match="class_embeddings"):
         scale.run(data="hand-pose", class_embeddings="test", cache_dir="/tmp/x")
+
+
+def test_a_recheck_part_may_not_be_the_test_part(tmp_path):
+    with pytest.raises(ConfigError, match="re-check 2 part uses seed 2"):
+        scale.run(cache_dir=str(tmp_path), **{**TINY, "recheck_seeds": "3,2"})

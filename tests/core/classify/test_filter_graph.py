@@ -103,3 +103,25 @@ def test_bad_input_gets_a_clear_error(embeddings):
         index.search(Fq[:, :5], 5)
     with pytest.raises(ConfigError, match="p must be"):
         index.search(Fq, 0)
+
+
+def test_the_deployed_beam_is_widened_when_other_unseen_queries_miss_the_target(embeddings):
+    """The beam chosen on validation queries is held to the target again on queries from elsewhere (retired
+    test parts under the final model): farther queries need a wider beam, near ones keep it."""
+    from classmap_gui.bench.graph_selection import recheck_beam
+
+    E, alpha, Fv, _ = embeddings
+    A = np.ascontiguousarray(E * alpha)
+    p = 20
+    index, sel = select_graph(E, alpha, Fv, exact_topp(Fv * alpha, A, p), p, target=0.99, m=8, ef_construction=32)
+    chosen = index.ef_search
+    near = Fv[:100]  # validation-like queries: the chosen beam already holds there
+    rec = recheck_beam(index, near, exact_topp(near * alpha, A, p), p, target=0.99, parts="the same queries")
+    assert rec["from_ef_search"] == rec["ef_search"] == index.ef_search == chosen and len(rec["ef_curve"]) == 1
+    rng = np.random.default_rng(5)
+    far = (E[rng.integers(0, len(E), 300)] + 2.5 * rng.standard_normal((300, E.shape[1]))).astype(np.float32)
+    rec = recheck_beam(index, far, exact_topp(far * alpha, A, p), p, target=0.99, parts="far queries")
+    curve = rec["ef_curve"]
+    assert not curve[0]["reaches_target"] and curve[0]["ef_search"] == chosen  # the far queries miss at the old beam
+    assert rec["ef_search"] == index.ef_search == curve[-1]["ef_search"] > chosen and curve[-1]["reaches_target"]
+    assert rec["split"] == "validation: far queries"
