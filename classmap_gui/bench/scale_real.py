@@ -22,7 +22,8 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
    scan; each one's recall@p and time measured, the fastest reaching ``target_recall`` kept), then built on
    the final class embeddings and kept with the model; a graph's beam is then held to the target once more
    on images of retired test parts (``recheck_seeds``, now validation) under the final model
-   (:func:`.graph_selection.recheck_beam`).
+   (:func:`.graph_selection.recheck_beam`), after p itself is held to the operating-point rule there
+   (:func:`.hand_parts.recheck`).
 5. **test** once on ``test_queries`` images of a test part generated afresh with ``test_seed`` (2 per
    class, its own cached folder; ``test_seed=none``: positions 6-7 of the seed's set, seen by earlier
    runs): brute force (all C classifiers, one blocked GEMM over the weights) and ClassMap
@@ -104,7 +105,8 @@ REAL_OPTIONS = {
                             "load average to fall below 1.5 (the JSON records whether it did)"),
     "save_model": (None, "hand-pose: also save the final recogniser to this folder (for the app)"),
     "recheck_seeds": ("", "hand-pose: test seeds of retired test parts (now validation) whose images re-check the chosen "
-                      "graph beam under the final model (comma separated; none: no re-check)"),
+                      "p and graph beam under the final model (comma separated; none: no re-check)"),
+    "recheck_images": (6000, "hand-pose: images of those parts the re-check scores (1000 of them for the beam)"),
 }
 
 
@@ -305,9 +307,12 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     cm.set_params(p=k)
     t = time.perf_counter()
     index = build_chosen(chosen, cm.class_embeddings_, cm.alpha_, seed)
-    if chosen["method"] == "hnsw" and rechecks:  # the beam under the final model, on retired test parts
-        sel_index["final_check"] = recheck(o, spec, data, fpath, cm, W, b, index, k, rechecks, should_stop)
-        chosen["ef_search"] = sel_index["final_check"]["ef_search"]
+    if rechecks:  # p and the graph beam under the final model, on retired test parts (now validation)
+        again = recheck(o, spec, data, fpath, cm, bank, index if chosen["method"] == "hnsw" else None, p_cands,
+                        rechecks, should_stop)
+        sel_p["final_check"], k = again["p"], int(cm.p)
+        if again["beam"] is not None:
+            sel_index["final_check"], chosen["ef_search"] = again["beam"], again["beam"]["ef_search"]
     if big:  # used now, and saved with the model (the exact scan needs no index)
         {"hnsw": keep_graph_index, "exact": use_filter_index}.get(chosen["method"], keep_filter_index)(cm, index)
     seconds["index"] = time.perf_counter() - t

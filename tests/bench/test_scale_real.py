@@ -13,7 +13,7 @@ from classmap_gui.core.recogniser import Recogniser
 TINY = dict(data="hand-pose", shapes=2, orientations=40, penalties="10,100", p_candidates="5,10",
             reference_penalties="1,10", n_candidates=40, n_triples=3000, n_hard_examples=60, test_queries=80,
             latency_queries=3, latency_batch=8, latency_rounds=2, d=10, val_queries=80, rerank="1.5", seed=1,
-            test_seed=2)
+            test_seed=2, recheck_seeds="3", recheck_images=160)
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +61,16 @@ def test_every_choice_is_made_on_validation(result):
     if fits:  # the one operating-point rule: the cheapest whose gap plus one paired se is within the margin
         want = min(fits, key=lambda c: (c["evaluations"], c["bound"]))
         assert chosen == {k: want[k] for k in ("p", "reference_penalty", "class_embeddings", "d_requested")}
+    # p held to the same rule once more under the final model, on a retired test part (seed 3, now validation):
+    # from the validation choice up, never down
+    again = sel["p"]["final_check"]
+    assert again["split"].startswith("validation: 160 images of the retired test parts of seeds 3")
+    assert again["chosen"]["p"] >= chosen["p"]
+    assert [c["p"] for c in again["candidates"]] == [v for v in (5, 10) if v >= chosen["p"]]
+    ok = [r for r in again["scores"] if r["bound"] <= TOLERANCE + 1e-12]
+    assert again["chosen"]["p"] == (min(ok, key=lambda r: (r["evaluations"], r["bound"]))["p"] if ok else
+                                    min(again["scores"], key=lambda r: (r["bound"], r["evaluations"]))["p"])
+    assert result[0]["real"]["classmap"]["p"] == again["chosen"]["p"]
     # the graph index's beam: the smallest reaching recall 0.99 of the exact filter on validation
     # the filter index: every kind measured on validation (recall against the exact filter, time), the fastest
     # reaching the target recall kept
