@@ -11,7 +11,7 @@ quantisation step for every dimension, so code L1 x step approximates L1; the wa
 the ``ef`` nodes it keeps are re-ranked by exact float32 L1 into the ``p`` returned (distances exact,
 membership approximate, as with every filter index).
 
-The graph is faiss's (built by ``IndexHNSWFlat`` in ``METRIC_L1``; its arrays ``levels``, ``offsets``,
+The graph is faiss's (built by ``IndexHNSWFlat`` in ``METRIC_L1``; its arrays ``offsets``,
 ``neighbors`` and ``cum_nneighbor_per_level`` are read, not changed): greedy descent through the upper
 layers on the codes, then the layer-0 beam search of Malkov & Yashunin (2018, Alg. 2) with a
 ``ef``-wide result heap and a candidate heap. Every work buffer is per call, so threads may share an
@@ -69,7 +69,7 @@ def _heap_pop(hd, hi, n, sign):
 
 
 @nb.njit(**_OPTS)
-def _walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, levels, offsets, neighbors, cum, entry,
+def _walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighbors, cum, entry,
               max_level, ef, p, topd, topc):
     """The ``p`` nearest rows of the unscaled query ``f (d,)`` into ``topd/topc[:p]`` (ascending exact L1).
 
@@ -145,7 +145,7 @@ def _walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, levels, offsets
 
 
 @nb.njit(parallel=True, **_OPTS)
-def walk_batch(F, alpha, lo, inv_step, codes, inline, ids0, data, levels, offsets, neighbors, cum, entry,
+def walk_batch(F, alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighbors, cum, entry,
                max_level, ef, out_cls, out_dist):
     """:func:`_walk_one` for every row of ``F (n, d) float32`` (in parallel) into ``out_cls (n, p) int64`` /
     ``out_dist (n, p) float32``; slots beyond what was found hold -1 / +inf."""
@@ -153,7 +153,7 @@ def walk_batch(F, alpha, lo, inv_step, codes, inline, ids0, data, levels, offset
     for r in nb.prange(n):
         topd = np.empty(p, np.float32)
         topc = np.empty(p, np.int64)
-        hits = _walk_one(F[r], alpha, lo, inv_step, codes, inline, ids0, data, levels, offsets, neighbors, cum,
+        hits = _walk_one(F[r], alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighbors, cum,
                          entry, max_level, ef, p, topd, topc)
         for k in range(p):
             out_dist[r, k] = topd[k] if k < hits else np.float32(np.inf)
@@ -161,11 +161,11 @@ def walk_batch(F, alpha, lo, inv_step, codes, inline, ids0, data, levels, offset
 
 
 @nb.njit(**_OPTS)
-def walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, levels, offsets, neighbors, cum, entry,
+def walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighbors, cum, entry,
              max_level, ef, out_cls, out_dist):
     """One query (``out_*`` of shape ``(1, p)``), without the parallel loop's start-up."""
     p = out_cls.shape[1]
-    hits = _walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, levels, offsets, neighbors, cum,
+    hits = _walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighbors, cum,
                      entry, max_level, ef, p, out_dist[0], out_cls[0])
     for k in range(hits, p):
         out_dist[0, k] = np.float32(np.inf)
@@ -176,7 +176,7 @@ def walk_arrays(faiss, index, scaled: np.ndarray) -> tuple:
     """The arguments of :func:`walk_one` / :func:`walk_batch` between ``alpha`` and ``ef``, derived from a
     built faiss ``IndexHNSWFlat`` over the alpha-scaled rows ``scaled (C, d) float32``: the quantiser
     (``filter_ivf``'s: per-dimension offset, one step), every node's code, the layer-0 neighbours' ids and
-    their codes in one block per node, the padded rows, faiss's graph arrays, its entry point and top layer."""
+    their codes in one block per node, the padded rows, faiss's graph arrays (``offsets``, ``neighbors``, ``cum_nneighbor_per_level``), its entry point and top layer."""
     h = index.hnsw
     C = len(scaled)
     lo = scaled.min(axis=0).astype(np.float32)
@@ -188,9 +188,8 @@ def walk_arrays(faiss, index, scaled: np.ndarray) -> tuple:
     cum = faiss.vector_to_array(h.cum_nneighbor_per_level).astype(np.int64)
     ids0 = np.ascontiguousarray(neighbors[offsets[:C, None] + np.arange(int(cum[1]))[None]])
     inline = np.ascontiguousarray(codes[np.maximum(ids0, 0)].reshape(-1, codes.shape[1]))
-    levels = faiss.vector_to_array(h.levels).astype(np.int32)
-    return (lo, np.float32(1.0 / step), codes, inline, ids0, pad_columns(scaled, PAD, np.float32), levels, offsets,
-            neighbors, cum, int(h.entry_point), int(h.max_level))
+    return (lo, np.float32(1.0 / step), codes, inline, ids0, pad_columns(scaled, PAD, np.float32), offsets, neighbors,
+            cum, int(h.entry_point), int(h.max_level))
 
 
 __all__ = ["walk_arrays", "walk_batch", "walk_one"]
