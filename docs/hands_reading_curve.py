@@ -7,9 +7,9 @@ on validation material only, how that moves with
 
 * images per class: 32 / 64 / 128 (nested: the 64 hold the 32, the 128 hold the 64);
 * the descriptor: HOG 8-px cells (the product's), its square root (Hellinger), 6-px cells, 18 signed bins,
-  8-px + 6-px cells concatenated, an explicit chi-square kernel map of the 8-px HOG (a non-linear
-  classifier at a linear classifier's cost: a second stage for the few re-crops a frame classifies), and
-  optionally 4-px cells;
+  8-px + 6-px cells concatenated, and two non-linear classifiers at a linear classifier's cost (a second
+  stage for the few re-crops a frame classifies): an explicit chi-square kernel map of the 8-px HOG and
+  6144 random Fourier features of it (an RBF kernel); optionally 4-px cells;
 * the classifier's target: the exact class (2430-way in the product; a shape is then read off the best
   class, or as the reader does, by the sum of its orientation classes' softmax probabilities) or the shape
   itself (81-way ridge, orientations pooled).
@@ -49,8 +49,9 @@ from classmap_gui.core.detect.reading import shape_groups
 from classmap_gui.core.features.hog import HOGFeatures
 
 OUT = Path(__file__).resolve().parent / "bench" / "hands-reading-curve.json"
-RELATIVE_PENALTIES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)   # x trace(centred Gram) / D
-TEMPERATURES = (0.01, 0.02, 0.05, 0.1, 0.2)
+RELATIVE_PENALTIES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)   # x trace(centred Gram) / D
+TEMPERATURES = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
+RFF_FEATURES = 6144
 CHUNK = 4096
 
 
@@ -65,6 +66,20 @@ def _chi2(f):
     return lambda ims: m.fit_transform(f(ims)).astype(np.float32)
 
 
+def _rff(f):
+    """Random Fourier features of ``f`` (an RBF kernel, Rahimi & Recht): sqrt(2/m) cos(x Omega + phi); the
+    bandwidth (``_RFF["sigma"]``) is the median distance between training-pool descriptors, set in main."""
+    def g(ims):
+        if "omega" not in _RFF:
+            rng = np.random.default_rng(7)
+            x = f(ims[:1])
+            _RFF["omega"] = (rng.standard_normal((x.shape[1], RFF_FEATURES)) / _RFF["sigma"]).astype(np.float32)
+            _RFF["phi"] = rng.uniform(0, 2 * np.pi, RFF_FEATURES).astype(np.float32)
+        return np.sqrt(2.0 / RFF_FEATURES) * np.cos(f(ims) @ _RFF["omega"] + _RFF["phi"])
+    return g
+
+
+_RFF: dict = {}
 HOG8 = _hog()
 DESCRIPTORS = {
     "hog8": HOG8,
@@ -73,6 +88,7 @@ DESCRIPTORS = {
     "hog8-signed18": _hog(n_bins=18, signed=True),
     "hog8+hog6": lambda ims: np.concatenate([HOG8(ims), DESCRIPTORS["hog6"](ims)], 1),
     "hog8-chi2": _chi2(HOG8),
+    "hog8-rff": _rff(HOG8),
     "hog4": _hog(cell_size=4, block_size=8, block_stride=4),
 }
 
@@ -161,7 +177,7 @@ def main() -> None:
     ap.add_argument("--shapes", default=None)
     ap.add_argument("--ipc", default="32,64,128")
     ap.add_argument("--per-part", type=int, default=8, help="choice / report images per class")
-    ap.add_argument("--descriptors", default="hog8,hog8-sqrt,hog6,hog8-signed18,hog8+hog6,hog8-chi2")
+    ap.add_argument("--descriptors", default="hog8,hog8-sqrt,hog6,hog8-signed18,hog8+hog6,hog8-chi2,hog8-rff")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--quick", action="store_true", help="a smoke run: nothing written unless --out given")
@@ -202,24 +218,31 @@ def main() -> None:
     yc, yr = ims.labels[choice], ims.labels[report]
     true_r = [names[i] for i in yr]
     res["results"] = []
+    sample = HOG8(ims.images[np.random.default_rng(3).choice(tranche[0], 2000, replace=len(tranche[0]) < 2000)])
+    d = np.sqrt(np.maximum(((sample[:1000] - sample[1000:]) ** 2).sum(1), 0))
+    _RFF["sigma"] = float(np.median(d))
+    res["selection"]["rff"] = {"features": RFF_FEATURES, "sigma": round(_RFF["sigma"], 4),
+                               "sigma_rule": "median distance of 1000 pairs of the training pool's HOG descriptors"}
     for dname in a.descriptors.split(","):
         f = DESCRIPTORS[dname]
         row_load = _load()
         t = time.perf_counter()
         Xc, Xr = _features(f, ims.images[choice]), _features(f, ims.images[report])
-        acc_parts, acc_s = [], []
+        acc_parts, acc_s, acc_cpu = [], [], []
         for idx in tranche:
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
             p = _accumulate(f, ims.images[idx], ims.labels[idx], C)
             p["class_counts"] = np.bincount(ims.labels[idx], minlength=C).astype(np.float64)
             acc_parts.append(p)
             acc_s.append(round(time.perf_counter() - t1, 1))
+            acc_cpu.append(round(time.process_time() - c1, 1))
         per_crop = _per_crop_ms(f, Xc.shape[1], ims.images[report])
         for k, ipc in enumerate(ipcs):
             acc = _sum(acc_parts[:k + 1])
             row = {"descriptor": dname, "features": int(Xc.shape[1]), "images_per_class": ipc,
                    "load_before": row_load, "per_crop_ms": round(per_crop, 3),
-                   "accumulate_seconds": round(sum(acc_s[:k + 1]), 1), "accumulated_images": int(acc["n"])}
+                   "accumulate_seconds": round(sum(acc_s[:k + 1]), 1),
+                   "accumulate_cpu_seconds": round(sum(acc_cpu[:k + 1]), 1), "accumulated_images": int(acc["n"])}
             # the class bank: penalty by exact-class accuracy on the choice part; the shape bank (81 targets,
             # orientations pooled): penalty by shape accuracy there
             best, sbest, scores, sscores, solve_s = None, None, {}, {}, []
