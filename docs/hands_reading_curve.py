@@ -43,7 +43,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from classmap_gui.core.data.hand_pose import generate_hand_pose, pose_scores
-from classmap_gui.core.data.hand_style import VARIED
+from classmap_gui.core.data.hand_style import STYLES
 from classmap_gui.core.detect.pose_model import BUILD_OPTIONS
 from classmap_gui.core.detect.reading import shape_groups
 from classmap_gui.core.features.hog import HOGFeatures
@@ -52,6 +52,7 @@ OUT = Path(__file__).resolve().parent / "bench" / "hands-reading-curve.json"
 RELATIVE_PENALTIES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)   # x trace(centred Gram) / D
 TEMPERATURES = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
 RFF_FEATURES = 6144
+LDA_SHRINKAGE = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)   # x trace(within-class scatter) / D
 CHUNK = 4096
 
 
@@ -147,6 +148,20 @@ def _ridges(acc, targets, rels):
                     for a, e, y in zip(sizes[:-1], sizes[1:], bias)], time.perf_counter() - t
 
 
+def _lda(acc, rels):
+    """Linear discriminant analysis from the same sums (shared within-class covariance, shrunk by ``rel``
+    x trace/D; equal priors): yields ``(rel, W (D, C), b (C,))``. Also a linear bank a ClassMap can filter."""
+    cnt = np.maximum(acc["class_counts"], 1.0)
+    M = acc["B"] / cnt[:, None]                                 # class means (C, D)
+    Sw = acc["G"] - (acc["B"].T / cnt) @ acc["B"]
+    scale = np.trace(Sw) / len(Sw)
+    for rel in rels:
+        A = Sw.copy()
+        A[np.diag_indices_from(A)] += rel * scale
+        W = sla.cho_solve(sla.cho_factor(A, overwrite_a=True, check_finite=False), M.T, check_finite=False)
+        yield rel, W.astype(np.float32), (-0.5 * np.einsum("cd,dc->c", M, W)).astype(np.float32)
+
+
 def _softmax_shape(S, groups, n_groups, T):
     P = np.exp((S - S.max(1, keepdims=True)) / T)
     P /= P.sum(1, keepdims=True)
@@ -179,18 +194,22 @@ def main() -> None:
     ap.add_argument("--per-part", type=int, default=8, help="choice / report images per class")
     ap.add_argument("--descriptors", default="hog8,hog8-sqrt,hog6,hog8-signed18,hog8+hog6,hog8-chi2,hog8-rff")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--style", default="varied", choices=("varied", "clean"),
+                    help="clean: the ceiling without the randomised domain (same framing jitter)")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--lda", action="store_true", help="also linear discriminant analysis (a linear bank)")
     ap.add_argument("--quick", action="store_true", help="a smoke run: nothing written unless --out given")
     a = ap.parse_args()
     ipcs = [int(v) for v in a.ipc.split(",")]
     per_class = ipcs[-1] + 2 * a.per_part
-    style = dataclasses.replace(VARIED, shift_jitter=BUILD_OPTIONS["shift_jitter"][0],
+    style = dataclasses.replace(STYLES[a.style], shift_jitter=BUILD_OPTIONS["shift_jitter"][0],
                                 scale_jitter=BUILD_OPTIONS["scale_jitter"][0])
     res = {"bench": "hands-reading-curve (docs/hands_reading_curve.py)",
            "revision": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                       cwd=Path(__file__).parent).stdout.strip(),
            "command": "PYTHONPATH=. nice -n 10 .venv/bin/python docs/hands_reading_curve.py " + " ".join(
-               f"--{k.replace('_', '-')} {v}" for k, v in vars(a).items() if k not in ("out", "quick")),
+               f"--{k.replace('_', '-')} {v}" for k, v in vars(a).items() if k not in ("out", "quick", "lda"))
+               + (" --lda" if a.lda else ""),
            "cpu_count": os.cpu_count(), "load_start": _load()}
     t0 = time.perf_counter()
     ims = generate_hand_pose(shapes=a.shapes, orientations=a.orientations, images_per_class=per_class,
@@ -205,7 +224,7 @@ def main() -> None:
     report = np.flatnonzero(pos >= ipcs[-1] + a.per_part)
     res["generate"] = {"images": len(ims), "seconds": round(time.perf_counter() - t0, 1), "load_after": _load()}
     res["selection"] = {
-        "split": "validation", "style": "varied (the hand model's, with its framing jitter)", "seed": a.seed,
+        "split": "validation", "style": f"{a.style} (with the hand model's framing jitter)", "seed": a.seed,
         "classes": C, "shapes": len(gnames), "orientations_per_shape": C // len(gnames),
         "training_pool": f"positions 0-{ipcs[-1] - 1} of every class (the first k for k images per class)",
         "choice_part": f"positions {ipcs[-1]}-{ipcs[-1] + a.per_part - 1}: each setting's ridge penalty "
@@ -264,6 +283,16 @@ def main() -> None:
             row["shape_accuracy_summed"] = round(float(np.mean(
                 _softmax_shape(Sr, groups, len(gnames), T) == groups[yr])), 4)
             row["shape_bank_accuracy"] = round(float(np.mean(np.argmax(Xr @ sbest[2] + sbest[3], 1) == groups[yr])), 4)
+            if a.lda:  # LDA: shrinkage by exact-class accuracy on the choice part
+                lbest, lscores = None, {}
+                for rel3, W3, b3 in _lda(acc, LDA_SHRINKAGE):
+                    hit = float(np.mean(np.argmax(Xc @ W3 + b3, 1) == yc))
+                    lscores[rel3] = round(hit, 4)
+                    if lbest is None or hit > lbest[0]:
+                        lbest = (hit, rel3, W3, b3)
+                S3 = Xr @ lbest[2] + lbest[3]
+                row["lda"] = {**{k2: round(v, 4) for k2, v in pose_scores(true_r, [names[i] for i in S3.argmax(1)]).items()},
+                              "shrinkage": lbest[1], "choice_scores": lscores}
             row["solve_seconds_per_penalty"] = round(float(np.median(solve_s)), 1)
             row["class_bank"] = {"relative_penalty": rel, "choice_scores": scores, "temperature": T,
                                  "temperature_choice_scores": {str(k2): round(v, 4) for k2, v in temps.items()}}
