@@ -76,7 +76,7 @@ def _rff(f):
             x = f(ims[:1])
             _RFF["omega"] = (rng.standard_normal((x.shape[1], RFF_FEATURES)) / _RFF["sigma"]).astype(np.float32)
             _RFF["phi"] = rng.uniform(0, 2 * np.pi, RFF_FEATURES).astype(np.float32)
-        return np.sqrt(2.0 / RFF_FEATURES) * np.cos(f(ims) @ _RFF["omega"] + _RFF["phi"])
+        return np.float32(np.sqrt(2.0 / RFF_FEATURES)) * np.cos(f(ims) @ _RFF["omega"] + _RFF["phi"])
     return g
 
 
