@@ -3,7 +3,8 @@ measured for recall@p against the exact filter and single-query time (``bench sc
 --set filter=auto``, the default):
 
 * ``hnsw``: faiss HNSW graphs in ClassMap's weighted L1 (:class:`..core.classify.filter_graph.GraphFilterIndex`),
-  one per ``(m, ef_construction)`` of ``hnsw_grid``, each with its smallest ``ef_search`` reaching the
+  one per ``(m, ef_construction)`` of ``hnsw_grid``, each walked both ways (``walks``: faiss's own search
+  and the numba walk over codes stored with the links), each with its smallest ``ef_search`` reaching the
   target (:func:`.graph_selection.select_graph`);
 * ``scan``: the quantised exact scan, the floor a pruning index has to beat: every class's uint8 code
   scanned (one ``psadbw`` per 16 bytes) and the ``rerank * p`` nearest codes re-ranked in float32 (the IVF
@@ -18,16 +19,18 @@ fastest. The test queries are never seen here.
 """
 from __future__ import annotations
 
+import copy
 import math
 import time
 
 import numpy as np
 
 from ..core.classify.ann_index import FilterIndex
+from ..core.classify.filter_graph import WALKS, GraphFilterIndex
 from ..core.errors import ConfigError
 from ..core.progress import StopFn, check_stop
 from .graph_selection import select_graph
-from .ivf_selection import TIE, each_query, latency_ms, recall_at_p, select_ivf
+from .ivf_selection import REACHES, TIE, each_query, first_reaching, latency_ms, recall_at_p, recall_entry, select_ivf
 
 KINDS = ("hnsw", "scan", "ivf", "exact")
 #: re-rank pools of the quantised scan, as multiples of p
@@ -46,20 +49,22 @@ def _scan(E, alpha, Fv, exact_v, p: int, target: float, Fs, should_stop) -> tupl
     curve = []
     for r in SCAN_RERANKS:
         index.rerank = r
-        rec = recall_at_p(index.search(Fv, p)[0], exact_v)
-        curve.append({"rerank": r, "recall_mean": float(rec.mean()), "recall_min": float(rec.min())})
+        curve.append({"rerank": r, **recall_entry(recall_at_p(index.search(Fv, p)[0], exact_v), target)})
         check_stop(should_stop)
-        if rec.mean() >= target:
+        if curve[-1]["reaches_target"]:
             break
-    pick = next((c for c in curve if c["recall_mean"] >= target), max(curve, key=lambda c: c["recall_mean"]))
+    pick = first_reaching(curve)
     index.rerank = pick["rerank"]
-    return index, {"kind": "scan", "params": {"rerank": pick["rerank"]}, "recall_mean": pick["recall_mean"],
-                   "recall_min": pick["recall_min"], "index_ms": _timed(index, Fs, p), "build_s": round(build_s, 2),
-                   "rerank_curve": curve}
+    return index, {"kind": "scan", "params": {"rerank": pick["rerank"]}, **_recall(pick),
+                   "index_ms": _timed(index, Fs, p), "build_s": round(build_s, 2), "rerank_curve": curve}
+
+
+def _recall(entry: dict) -> dict:
+    return {k: entry[k] for k in ("recall_mean", "recall_min", "recall_bound", "reaches_target")}
 
 
 def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, hnsw_grid=((32, 80),),
-                  seed: int = 0, should_stop: StopFn = None) -> tuple[object, dict]:
+                  walks=WALKS, seed: int = 0, should_stop: StopFn = None) -> tuple[object, dict]:
     """Measure every kind of ``kinds`` on validation query embeddings ``Fv (m, d)`` (exact top-p ``exact_v``)
     over class embeddings ``E (C, d)`` / ``alpha`` and choose one (module docstring). Returns the chosen
     index (fitted on ``E``) and the ``selection`` record: ``chosen`` = ``{"method", ...its parameters}``,
@@ -72,14 +77,18 @@ def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, 
     for kind in kinds:
         if kind == "hnsw":
             for m, efc in hnsw_grid:
-                index, sel = select_graph(E, alpha, Fv, exact_v, p, target=target, m=int(m), ef_construction=int(efc),
-                                          should_stop=should_stop)
-                pick = next(c for c in sel["ef_curve"] if c["ef_search"] == index.ef_search)
-                candidates.append({"kind": "hnsw", "params": {k: v for k, v in sel["chosen"].items() if k != "method"},
-                                   "recall_mean": pick["recall_mean"], "recall_min": pick["recall_min"],
-                                   "index_ms": _timed(index, Fs, p), "build_s": sel["build_s"],
-                                   "ef_curve": sel["ef_curve"]})
-                indexes.append(index)
+                t = time.perf_counter()
+                graph = GraphFilterIndex(m=int(m), ef_construction=int(efc)).fit(E, alpha)
+                build_s = time.perf_counter() - t
+                for walk in walks:  # one graph, walked both ways
+                    index, sel = select_graph(E, alpha, Fv, exact_v, p, target=target, walk=walk, build_s=build_s,
+                                              index=copy.copy(graph), should_stop=should_stop)
+                    pick = next(c for c in sel["ef_curve"] if c["ef_search"] == index.ef_search)
+                    candidates.append({"kind": "hnsw",
+                                       "params": {k: v for k, v in sel["chosen"].items() if k != "method"},
+                                       **_recall(pick), "index_ms": _timed(index, Fs, p), "build_s": sel["build_s"],
+                                       "ef_curve": sel["ef_curve"]})
+                    indexes.append(index)
         elif kind == "scan":
             index, entry = _scan(E, alpha, Fv, exact_v, p, target, Fs, should_stop)
             candidates.append(entry)
@@ -89,7 +98,7 @@ def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, 
             index, sel = select_ivf(E, alpha, Fv, exact_v, p, nlists=[nlist], nprobes=None, target=target,
                                     reranks=[1.25], seed=seed, should_stop=should_stop)
             c = sel["candidates"][0]
-            candidates.append({"kind": "ivf", "params": dict(sel["chosen"]), "recall_mean": c["recall_mean"],
+            candidates.append({"kind": "ivf", "params": dict(sel["chosen"]), **_recall(c),
                                "index_ms": _timed(index, Fs, p), "build_s": c["build_s"],
                                "nprobe_curve": c["nprobe_curve"]})
             indexes.append(index)
@@ -97,19 +106,18 @@ def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, 
             t = time.perf_counter()
             index = FilterIndex(method="exact").fit(E, alpha)
             candidates.append({"kind": "exact", "params": {}, "recall_mean": 1.0, "recall_min": 1.0,
-                               "index_ms": _timed(index, Fs, p), "build_s": round(time.perf_counter() - t, 2)})
+                               "recall_bound": 1.0, "reaches_target": True, "index_ms": _timed(index, Fs, p),
+                               "build_s": round(time.perf_counter() - t, 2)})
             indexes.append(index)
         check_stop(should_stop)
-    for c in candidates:
-        c["reaches_target"] = c["recall_mean"] >= target
     ok = [i for i, c in enumerate(candidates) if c["reaches_target"]] or list(range(len(candidates)))
     fastest = min(candidates[i]["index_ms"] for i in ok)
     pick = min((i for i in ok if candidates[i]["index_ms"] <= (1 + TIE) * fastest),
                key=lambda i: (candidates[i]["build_s"], candidates[i]["index_ms"]))
     entry = candidates[pick]
     selection = {"split": "validation", "queries": int(len(Fv)), "timed_queries": int(len(Fs)), "target_recall": target,
-                 "p": int(p), "rule": "every candidate kind with its smallest setting whose mean recall@p against the "
-                                      "exact filter reaches the target on validation queries; then the fastest of those "
+                 "p": int(p), "rule": f"every candidate kind with its smallest setting whose {REACHES} on validation "
+                                      "queries (recall@p against the exact filter); then the fastest of those "
                                       "there (single queries, per query the best of 3 passes), or within "
                                       f"{TIE:.0%} of it the one that builds fastest",
                  "chosen": {"method": entry["kind"], **entry["params"]}, "candidates": candidates}
@@ -118,12 +126,10 @@ def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, 
 
 def build_chosen(chosen: dict, E, alpha, seed: int = 0):
     """The index ``chosen`` (a :func:`select_filter` record) fitted on the final class embeddings ``E`` / ``alpha``."""
-    from ..core.classify.filter_graph import GraphFilterIndex
-
     kind = chosen["method"]
     if kind == "hnsw":
         return GraphFilterIndex(m=chosen["m"], ef_construction=chosen["ef_construction"],
-                                ef_search=chosen["ef_search"]).fit(E, alpha)
+                                ef_search=chosen["ef_search"], walk=chosen.get("walk", "faiss")).fit(E, alpha)
     if kind == "scan":
         return FilterIndex(method="ivf", nlist=1, nprobe=1, n_iter=0, rerank=chosen["rerank"]).fit(E, alpha)
     if kind == "ivf":

@@ -6,8 +6,8 @@ without a ClassMap) and, as the fastest it can be, the bare stacked GEMV/GEMM in
 outputs (``kernel``); ClassMap is ``ClassMap.predict_result(X, bank=bank)`` (one row: its preallocated
 single-query path, the one live video uses). Features are not part of any latency. Each method first
 gets its faster thread setting (:func:`..core.timing.pinned`), then every round runs all three on the
-same queries, in alternating order: ``single`` one query at a time over ``n_single`` (>= 300 for a
-reported ratio) queries, ``batch`` per query in batches. :func:`speedups` gives the ratios (brute
+same queries, in alternating order, each call after an untimed pause (:data:`SETTLE_S`): ``single`` one
+query at a time over ``n_single`` (>= 300 for a reported ratio) queries, ``batch`` per query in batches. :func:`speedups` gives the ratios (brute
 force's faster path over ClassMap, per round): median, min and max over rounds with the load before
 and after.
 """
@@ -20,6 +20,9 @@ from ..core.timing import interleaved, pinned, ratio
 
 #: interleaved rounds of every latency comparison
 ROUNDS = 5
+#: untimed pause before each timed call (``core.timing.interleaved``): the other method's spinning thread
+#: pools go back to sleep first
+SETTLE_S = 0.25
 
 
 def _batch(X: np.ndarray, batch: int) -> np.ndarray:
@@ -60,7 +63,7 @@ def compare(calls: dict, n_single: int, n_batch: int, rounds: int = ROUNDS) -> d
     out = {}
     for i, (mode, items) in enumerate((("single", n_single), ("batch", n_batch))):
         methods = {name: pinned(fns[i]) for name, fns in calls.items()}
-        out[mode] = interleaved(methods, rounds, items)
+        out[mode] = interleaved(methods, rounds, items, settle_s=SETTLE_S)
         out[mode]["threads"] = {name: fn.threads for name, fn in methods.items()}
     return out
 

@@ -20,7 +20,10 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
 4. **index**: the filter index chosen on the validation images' embeddings among kinds
    (:func:`.filter_selection.select_filter`: HNSW graphs, the quantised exact scan, the IVF index, the exact
    scan; each one's recall@p and time measured, the fastest reaching ``target_recall`` kept), then built on
-   the final class embeddings and kept with the model.
+   the final class embeddings and kept with the model; a graph's beam is then held to the target once more
+   on images of retired test parts (``recheck_seeds``, now validation) under the final model
+   (:func:`.graph_selection.recheck_beam`), after p itself is held to the operating-point rule there
+   (:func:`.hand_parts.recheck`).
 5. **test** once on ``test_queries`` images of a test part generated afresh with ``test_seed`` (2 per
    class, its own cached folder; ``test_seed=none``: positions 6-7 of the seed's set, seen by earlier
    runs): brute force (all C classifiers, one blocked GEMM over the weights) and ClassMap
@@ -52,9 +55,10 @@ from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates
 from ..core.splits import check_fresh
 from .common import cache_key, floats
+from .hand_parts import TEST, read_rows, recheck, test_part
 
 #: positions within each class's 8 images
-FIT, VALIDATION, EMBEDDING, TEST = (0, 1, 2), (3,), (4, 5), (6, 7)
+FIT, VALIDATION, EMBEDDING = (0, 1, 2), (3,), (4, 5)
 IMAGES_PER_CLASS = 8
 #: reference classifiers with --data hand-pose unless --d is given (validation at 10^4 classes: d=45 stayed
 #: 1-2 points below brute force at p=160; d=100 with a 10x smoother reference bank matched it at p=40)
@@ -81,7 +85,7 @@ REAL_OPTIONS = {
                   "brute force plus one paired standard error is within this"),
     "filter": ("auto", "hand-pose: the filter index: auto (every kind of filter_kinds measured on validation, the "
                "fastest reaching target_recall kept: bench.filter_selection), or one of hnsw, scan, ivf, exact"),
-    "filter_kinds": ("hnsw,scan,ivf,exact", "hand-pose: the kinds filter=auto measures: hnsw (faiss graph, METRIC_L1), "
+    "filter_kinds": ("hnsw,scan,ivf,exact", "hand-pose: the kinds filter=auto measures: hnsw (an L1 graph, walked by faiss and over codes), "
                      "scan (quantised exact scan + re-rank), ivf (the product's IVF), exact"),
     "hnsw_m": ("16,32", "hand-pose: HNSW links per class embedding (candidates, comma separated)"),
     "hnsw_ef_construction": ("80,200", "hand-pose: HNSW build beams (candidates, comma separated; every m x beam "
@@ -100,22 +104,15 @@ REAL_OPTIONS = {
     "quiet_before_timing": (0, "hand-pose: before the latency rounds wait up to this many seconds for the 1-minute "
                             "load average to fall below 1.5 (the JSON records whether it did)"),
     "save_model": (None, "hand-pose: also save the final recogniser to this folder (for the app)"),
+    "recheck_seeds": ("", "hand-pose: test seeds of retired test parts (now validation) whose images re-check the chosen "
+                      "p and graph beam under the final model (comma separated; none: no re-check)"),
+    "recheck_images": (6000, "hand-pose: images of those parts the re-check scores (1000 of them for the beam)"),
 }
 
 
 def _peak_gb() -> tuple[float, float]:
     return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20)
-
-
-def read_rows(path: Path, rows: np.ndarray, chunk: int = 16384) -> np.ndarray:
-    """Rows of a ``.npy`` feature file into RAM ``(k, D) float32`` through short-lived maps (no mapping
-    outlives the call, so mapped pages do not stay in this process's resident set)."""
-    from ..core.classify.ridge_moments import rows_of
-
-    rows = np.asarray(rows, np.int64)
-    parts = [rows_of(str(path), rows[a:a + chunk]) for a in range(0, len(rows), chunk)]
-    return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
 
 def _digest(W: np.ndarray) -> str:
@@ -156,8 +153,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     if not o.get("cache_dir"):
         raise ConfigError("bench scale --data hand-pose needs --cache-dir (a folder outside the repo, e.g. /tmp/...)")
     seed = int(o["seed"])
+    rechecks = [int(v) for v in floats(o.get("recheck_seeds") or "", "recheck_seeds")]
     if str(o.get("test_seed")).lower() not in ("none", ""):
-        check_fresh({"seed": o["test_seed"]}, validation={"seed": seed})
+        check_fresh({"seed": o["test_seed"]}, validation={"seed": seed}, **{f"re-check {v}": {"seed": v} for v in rechecks})
     d = int(o["d"])
     penalties = floats(o["penalties"], "penalties")
     p_cands = sorted(int(v) for v in floats(o["p_candidates"], "p_candidates"))
@@ -309,6 +307,12 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     cm.set_params(p=k)
     t = time.perf_counter()
     index = build_chosen(chosen, cm.class_embeddings_, cm.alpha_, seed)
+    if rechecks:  # p and the graph beam under the final model, on retired test parts (now validation)
+        again = recheck(o, spec, data, fpath, cm, bank, index if chosen["method"] == "hnsw" else None, p_cands,
+                        rechecks, should_stop)
+        sel_p["final_check"], k = again["p"], int(cm.p)
+        if again["beam"] is not None:
+            sel_index["final_check"], chosen["ef_search"] = again["beam"], again["beam"]["ef_search"]
     if big:  # used now, and saved with the model (the exact scan needs no index)
         {"hnsw": keep_graph_index, "exact": use_filter_index}.get(chosen["method"], keep_filter_index)(cm, index)
     seconds["index"] = time.perf_counter() - t
@@ -319,7 +323,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     t = time.perf_counter()
     Wr, br = (cm.reference_coef_, cm.reference_intercept_) if cm.reference_coef_ is not None else \
         (np.asarray(W[refs]), b[refs])
-    tdata, tpath, test_rows = _test_part(o, spec, data, fpath, should_stop)
+    tdata, tpath, test_rows = test_part(o, spec, data, fpath, should_stop)
     seconds["test_part"] = time.perf_counter() - t  # its generation and encoding (or reading the cached part)
     if o.get("weights_in_memory", True) not in (False, "false", "0", 0):  # both methods read RAM, not the map
         W = np.array(W)
@@ -401,23 +405,6 @@ def _stage_ms(cm, bank, index, X: np.ndarray, F: np.ndarray, p: int) -> dict:
             "filter_index": 1e3 * float(np.median(index_s)), "queries": int(len(X))}
 
 
-def _test_part(o: dict, spec: dict, data, fpath: Path, should_stop: StopFn):
-    """``(set, features path, rows)`` of the test part: generated afresh with ``test_seed`` (its own cached
-    folder, ``len(TEST)`` images per class), or positions ``TEST`` of the seed's set when it is none."""
-    from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
-
-    ts = o.get("test_seed")
-    if str(ts).lower() in ("none", ""):
-        return data, fpath, data.rows(TEST)
-    tspec = {**spec, "seed": int(ts), "ipc": len(TEST)}
-    tdata = build_hand_pose_memmap(Path(o["cache_dir"]).expanduser() / f"hand-pose-test-{cache_key(tspec)}",
-                                   shapes=o.get("shapes"), orientations=spec["orientations"],
-                                   images_per_class=len(TEST), seed=int(ts), n_jobs=2, should_stop=should_stop)
-    if tdata.class_names != data.class_names:
-        raise ConfigError("bench scale: the fresh test part has other classes than the training part")
-    return tdata, tdata.folder / FEATURES_FILE, tdata.rows(tuple(range(len(TEST))))
-
-
 def _chunks(fpath: Path, data, rows: np.ndarray, first=(), chunk: int = 32768):
     """``(X, y)`` pairs: those in ``first``, then ``rows`` of the feature file read ``chunk`` at a time."""
     yield from first
@@ -437,4 +424,4 @@ def _save_model(path, bank, cm, names, chosen: dict, figures: dict) -> None:
     Recogniser(hog, bank, cm, names, (64, 64), True, meta).save(path)
 
 
-__all__ = ["REAL_OPTIONS", "read_rows", "run_real"]
+__all__ = ["EMBEDDING", "FIT", "REAL_OPTIONS", "TEST", "VALIDATION", "read_rows", "run_real"]

@@ -54,18 +54,25 @@ class ProgressBar:
 def parse_sets(items: list[str] | None, option: str = "--set") -> dict[str, object]:
     """``["k=v,k2=v2", "k3=v3"]`` -> ``{"k": v, ...}`` with ints, floats, booleans and None parsed.
 
-    ``option`` names the command-line option in the error for a pair without ``=``.
+    A piece without ``=`` continues the value before it, so list options take their comma-separated form:
+    ``"penalties=300,1000,p=40"`` -> ``{"penalties": "300,1000", "p": 40}``. ``option`` names the
+    command-line option in the error for a first piece without ``=``.
     """
-    out: dict[str, object] = {}
+    raw: dict[str, str] = {}
     for item in items or []:
+        key = None
         for pair in filter(None, item.split(",")):
             if "=" not in pair:
-                raise ConfigError(f"{option} expects key=value, got {pair!r}")
+                if key is None:
+                    raise ConfigError(f"{option} expects key=value, got {pair!r}")
+                raw[key] += "," + pair.strip()
+                continue
             k, v = pair.split("=", 1)
             if not k.strip():
                 raise ConfigError(f"{option} expects key=value, got {pair!r}")
-            out[k.strip()] = parse_value(v.strip())
-    return out
+            key = k.strip()
+            raw[key] = v.strip()
+    return {k: parse_value(v) for k, v in raw.items()}
 
 
 def parse_value(v: str) -> object:

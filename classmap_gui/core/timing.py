@@ -65,13 +65,17 @@ def wait_for_quiet(max_wait_s: float = 600.0, threshold: float = 1.0, poll_s: fl
             "load": load}
 
 
-def interleaved(methods: dict[str, Callable[[], object]], rounds: int = 7, items: int = 1) -> dict:
+def interleaved(methods: dict[str, Callable[[], object]], rounds: int = 7, items: int = 1,
+                settle_s: float = 0.0) -> dict:
     """Time every method once per round, the order rotated from round to round (A B, B A, A B, ...), after
     one untimed warm-up call each, so the methods share the machine's load.
 
-    ``items``: queries (or images) one call handles, so times are per item. Returns ``{"rounds",
-    "items", "load_before", "load_after", "ms": {name: [per-round ms per item]}}``; :func:`ratio` turns
-    two of its methods into the reported ratio."""
+    ``items``: queries (or images) one call handles, so times are per item. ``settle_s``: an untimed pause
+    before every timed call, so that the thread pools the previous method woke (OpenBLAS and OpenMP
+    workers spin for a while after a parallel call) are asleep again and each method starts on the machine
+    a deployment gives it: timed straight after a 2-thread GEMM, a 30 ms faiss / numba batch ran at half
+    speed. Returns ``{"rounds", "items", "settle_s", "load_before", "load_after", "ms": {name: [per-round ms
+    per item]}}``; :func:`ratio` turns two of its methods into the reported ratio."""
     if rounds < 1 or not methods:
         raise ValueError("interleaved timing needs at least one round and one method")
     names = list(methods)
@@ -81,10 +85,13 @@ def interleaved(methods: dict[str, Callable[[], object]], rounds: int = 7, items
     ms: dict[str, list[float]] = {n: [] for n in names}
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:  # AB, BA, ...; ABC, BCA, CAB, ...
+            if settle_s > 0:
+                time.sleep(settle_s)
             t0 = time.perf_counter()
             methods[name]()
             ms[name].append(1e3 * (time.perf_counter() - t0) / items)
-    return {"rounds": rounds, "items": items, "load_before": load_before, "load_after": load_average(), "ms": ms}
+    return {"rounds": rounds, "items": items, "settle_s": settle_s, "load_before": load_before,
+            "load_after": load_average(), "ms": ms}
 
 
 def ratio(timing: dict, numerator: str | list[str], denominator: str) -> dict:

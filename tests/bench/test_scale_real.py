@@ -13,7 +13,7 @@ from classmap_gui.core.recogniser import Recogniser
 TINY = dict(data="hand-pose", shapes=2, orientations=40, penalties="10,100", p_candidates="5,10",
             reference_penalties="1,10", n_candidates=40, n_triples=3000, n_hard_examples=60, test_queries=80,
             latency_queries=3, latency_batch=8, latency_rounds=2, d=10, val_queries=80, rerank="1.5", seed=1,
-            test_seed=2)
+            test_seed=2, recheck_seeds="3", recheck_images=160)
 
 
 @pytest.fixture(scope="module")
@@ -61,21 +61,34 @@ def test_every_choice_is_made_on_validation(result):
     if fits:  # the one operating-point rule: the cheapest whose gap plus one paired se is within the margin
         want = min(fits, key=lambda c: (c["evaluations"], c["bound"]))
         assert chosen == {k: want[k] for k in ("p", "reference_penalty", "class_embeddings", "d_requested")}
+    # p held to the same rule once more under the final model, on a retired test part (seed 3, now validation):
+    # from the validation choice up, never down
+    again = sel["p"]["final_check"]
+    assert again["split"].startswith("validation: 160 images of the retired test parts of seeds 3")
+    assert again["chosen"]["p"] >= chosen["p"]
+    assert [c["p"] for c in again["candidates"]] == [v for v in (5, 10) if v >= chosen["p"]]
+    ok = [r for r in again["scores"] if r["bound"] <= TOLERANCE + 1e-12]
+    assert again["chosen"]["p"] == (min(ok, key=lambda r: (r["evaluations"], r["bound"]))["p"] if ok else
+                                    min(again["scores"], key=lambda r: (r["bound"], r["evaluations"]))["p"])
+    assert result[0]["real"]["classmap"]["p"] == again["chosen"]["p"]
     # the graph index's beam: the smallest reaching recall 0.99 of the exact filter on validation
     # the filter index: every kind measured on validation (recall against the exact filter, time), the fastest
     # reaching the target recall kept
     idx = sel["index"]
     kinds = [c["kind"] for c in idx["candidates"]]
-    assert set(kinds) == {"hnsw", "scan", "ivf", "exact"} and kinds.count("hnsw") == 4  # 2 m x 2 build beams
-    ok = [c for c in idx["candidates"] if c["recall_mean"] >= 0.99]
-    assert ok and all(c["reaches_target"] for c in ok) and all(c["index_ms"] > 0 for c in idx["candidates"])
+    # 2 m x 2 build beams, each graph walked two ways
+    assert set(kinds) == {"hnsw", "scan", "ivf", "exact"} and kinds.count("hnsw") == 8
+    assert sorted(c["params"]["walk"] for c in idx["candidates"] if c["kind"] == "hnsw") == ["codes"] * 4 + ["faiss"] * 4
+    ok = [c for c in idx["candidates"] if c["recall_bound"] >= 0.99]
+    assert ok and all(c["reaches_target"] == (c in ok) for c in idx["candidates"])
+    assert all(c["index_ms"] > 0 for c in idx["candidates"])
     chosen = next(c for c in ok if {"method": c["kind"], **c["params"]} == idx["chosen"])
     assert chosen["index_ms"] <= 1.05 * min(c["index_ms"] for c in ok)
     hnsw = [c for c in idx["candidates"] if c["kind"] == "hnsw"]
     for c in hnsw:  # each graph's beam: the smallest reaching the target (or its best)
         curve = c["ef_curve"]
         assert c["params"]["ef_search"] == curve[-1]["ef_search"]
-        assert all(e["recall_mean"] < 0.99 for e in curve[:-1])
+        assert not any(e["reaches_target"] for e in curve[:-1])
 
 
 def test_the_saved_model_answers_as_the_bench_measured(result):
@@ -103,3 +116,8 @@ def test_hand_pose_needs_a_cache_folder():
         scale.run(data="hand-pose", filter="lsh", cache_dir="/tmp/x")
     with pytest.raises(ConfigError, match="class_embeddings"):
         scale.run(data="hand-pose", class_embeddings="test", cache_dir="/tmp/x")
+
+
+def test_a_recheck_part_may_not_be_the_test_part(tmp_path):
+    with pytest.raises(ConfigError, match="re-check 2 part uses seed 2"):
+        scale.run(cache_dir=str(tmp_path), **{**TINY, "recheck_seeds": "3,2"})

@@ -14,6 +14,9 @@ def test_datasets_json_lists_builtins(capsys):
 def test_set_values_are_typed():
     assert parse_sets(["k=1600,eps=0.1", "hellinger=true", "name=hog"]) == {
         "k": 1600, "eps": 0.1, "hellinger": True, "name": "hog"}
+    # a list option keeps its commas; the next key=value starts the next option
+    assert parse_sets(["penalties=300,1000,3000,p=40", "recheck_seeds=1,2"]) == {
+        "penalties": "300,1000,3000", "p": 40, "recheck_seeds": "1,2"}
 
 
 def test_bad_set_is_one_line_error(capsys):
