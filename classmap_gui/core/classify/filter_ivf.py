@@ -15,7 +15,7 @@ the best of those codes with exact float32 L1:
   ``R``. Distances returned are exact; membership is approximate (recall measured by
   ``classmap bench scale``, which also chooses nlist, nprobe and R on validation queries).
 
-The row SAD is a numba ``@intrinsic`` (:func:`_sad_row`): one ``psadbw`` per 16 bytes on x86,
+The row SAD is a numba ``@intrinsic`` (:func:`sad_row`): one ``psadbw`` per 16 bytes on x86,
 portable LLVM vector IR elsewhere; numba's own loop is scalar-ish and several times slower. All
 work buffers are per call, so threads may search one index at once.
 """
@@ -62,7 +62,7 @@ _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 
 
 @intrinsic
-def _sad_row(typingctx, a, ia, b, ib, nblocks):
+def sad_row(typingctx, a, ia, b, ib, nblocks):
     """``sum |a.flat[ia:ia+16n] - b.flat[ib:ib+16n]|`` of two C-contiguous uint8 arrays, n = ``nblocks``, as int64.
 
     On x86 each 16-byte block is one ``psadbw`` (``llvm.x86.sse2.psad.bw``) added into a vector
@@ -127,7 +127,7 @@ def sad_rows(qc, X, lo, hi, out):
     D = X.shape[1]
     nblocks = D // 16
     for r in range(lo, hi):
-        out[r - lo] = np.uint32(_sad_row(qc, 0, X, r * D, nblocks))
+        out[r - lo] = np.uint32(sad_row(qc, 0, X, r * D, nblocks))
 
 
 @nb.njit(**_OPTS)
@@ -145,7 +145,7 @@ def _scan_lists(qc, codes, starts, order, t0, t1, need, rows, R, candd, candr, f
         a = starts[l]
         b = starts[l + 1]
         for r in range(a, b):
-            s = np.uint32(_sad_row(qc, 0, codes, r * D, nblocks))
+            s = np.uint32(sad_row(qc, 0, codes, r * D, nblocks))
             if s < uw:
                 filled = topk_insert(s, r, filled, R, candd, candr)
                 if filled == R:
@@ -199,7 +199,7 @@ def _ivf_one(f, alpha, lo, inv_step, cent_codes, codes, data, ids, starts, p, np
     number of hits (``p`` unless C < p).
     """
     nlist = cent_codes.shape[0]
-    q, qc = _coded_query(f, alpha, lo, inv_step, data.shape[1], codes.shape[1])
+    q, qc = coded_query(f, alpha, lo, inv_step, data.shape[1], codes.shape[1])
     cdist = np.empty(nlist, np.uint32)
     candd = np.empty(R, np.uint32)
     candr = np.empty(R, np.int64)
@@ -215,7 +215,7 @@ def _ivf_one(f, alpha, lo, inv_step, cent_codes, codes, data, ids, starts, p, np
 
 
 @nb.njit(**_OPTS)
-def _coded_query(f, alpha, lo, inv_step, D, Dc):
+def coded_query(f, alpha, lo, inv_step, D, Dc):
     """The alpha-scaled query ``(D,) float32`` and its uint8 code ``(Dc,)``, zero-padded."""
     q = np.zeros(D, np.float32)
     qc = np.zeros(Dc, np.uint8)
@@ -250,7 +250,7 @@ def _scan_split(f, alpha, lo, inv_step, codes, data, ids, p, R, threads, topd, t
     the one-thread pool) is re-ranked exactly into ``topd/topc[:p]``. Returns the number of hits. With one
     thread it is :func:`_ivf_one`'s scan, row for row."""
     C = codes.shape[0]
-    q, qc = _coded_query(f, alpha, lo, inv_step, data.shape[1], codes.shape[1])
+    q, qc = coded_query(f, alpha, lo, inv_step, data.shape[1], codes.shape[1])
     T = max(1, min(threads, C // max(R, 1)))
     step = -(-C // T)
     candd = np.empty((T, R), np.uint32)

@@ -6,7 +6,7 @@ reads its ~64 neighbours' float32 vectors from 64 random places (one cache miss 
 takes a third of a cold one). This walk keeps, for every node, its layer-0 neighbours' **codes in one
 contiguous block** next to their ids (``inline (C * M0, Dc) uint8``, neighbour ``j`` of node ``c`` at
 row ``c * M0 + j``), so an expansion is one sequential read the hardware prefetcher streams, and a
-distance is one ``psadbw`` per 16 bytes (``filter_ivf._sad_row``). The codes are ``filter_ivf``'s: one
+distance is one ``psadbw`` per 16 bytes (``filter_ivf.sad_row``). The codes are ``filter_ivf``'s: one
 quantisation step for every dimension, so code L1 x step approximates L1; the walk ranks by codes and
 the ``ef`` nodes it keeps are re-ranked by exact float32 L1 into the ``p`` returned (distances exact,
 membership approximate, as with every filter index).
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .filter_ivf import PAD, _coded_query, _sad_row, pad_columns
+from .filter_ivf import PAD, coded_query, pad_columns, sad_row
 from .topk import topk_insert
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)
@@ -80,10 +80,10 @@ def _walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighb
     Dc = codes.shape[1]
     nb_ = Dc // 16
     M0 = ids0.shape[1]
-    q, qc = _coded_query(f, alpha, lo, inv_step, Dp, Dc)
+    q, qc = coded_query(f, alpha, lo, inv_step, Dp, Dc)
     # greedy descent through the upper layers
     cur = entry
-    dcur = _sad_row(qc, 0, codes, cur * Dc, nb_)
+    dcur = sad_row(qc, 0, codes, cur * Dc, nb_)
     for level in range(max_level, 0, -1):
         changed = True
         while changed:
@@ -94,7 +94,7 @@ def _walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighb
                 v = neighbors[j]
                 if v < 0:
                     break
-                dv = _sad_row(qc, 0, codes, v * Dc, nb_)
+                dv = sad_row(qc, 0, codes, v * Dc, nb_)
                 if dv < dcur:
                     cur = v
                     dcur = dv
@@ -125,7 +125,7 @@ def _walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighb
             if seen[v >> 3] & bit:
                 continue
             seen[v >> 3] |= bit
-            dv = _sad_row(qc, 0, inline, (row + j) * Dc, nb_)
+            dv = sad_row(qc, 0, inline, (row + j) * Dc, nb_)
             if nr < ef or dv < res_d[0]:
                 if nc < cap:
                     nc = _heap_push(cand_d, cand_i, nc, dv, v, 1)
