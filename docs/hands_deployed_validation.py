@@ -50,6 +50,9 @@ def main() -> None:
     res = {"bench": "hands-deployed-validation (docs/hands_deployed_validation.py)",
            "revision": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                       cwd=Path(__file__).parent).stdout.strip(),
+           "test_seed": None,
+           "test_part": "none: validation only (the hand-model build's 10 % hold-out, seed 0); no test seed, test "
+                        "video or camera image",
            "model": str(folder), "model_bank_alpha": rec.metadata.get("bank_params", {}).get("alpha"),
            "load": os.getloadavg()[0],
            "selection": {"split": "validation", "part": "the build's own 10 % hold-out of every hand class (seed "

@@ -207,6 +207,9 @@ def main() -> None:
     res = {"bench": "hands-reading-curve (docs/hands_reading_curve.py)",
            "revision": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                       cwd=Path(__file__).parent).stdout.strip(),
+           "test_seed": None,
+           "test_part": "none: validation only (held-out crops of the build's varied style, seed 0: per class 128 "
+                        "training, 8 choice, 8 report positions); no test seed, test video or camera image",
            "command": "PYTHONPATH=. nice -n 10 .venv/bin/python docs/hands_reading_curve.py " + " ".join(
                f"--{k.replace('_', '-')} {v}" for k, v in vars(a).items() if k not in ("out", "quick", "lda"))
                + (" --lda" if a.lda else ""),

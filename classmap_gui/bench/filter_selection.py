@@ -30,7 +30,8 @@ from ..core.classify.filter_graph import WALKS, GraphFilterIndex
 from ..core.errors import ConfigError
 from ..core.progress import StopFn, check_stop
 from .graph_selection import select_graph
-from .ivf_selection import REACHES, TIE, each_query, first_reaching, latency_ms, recall_at_p, recall_entry, select_ivf
+from .ivf_selection import (REACHES, TIE, each_query, fastest_reaching, first_reaching, latency_ms, recall_at_p,
+                            recall_entry, recall_of, select_ivf)
 
 KINDS = ("hnsw", "scan", "ivf", "exact")
 #: re-rank pools of the quantised scan, as multiples of p
@@ -55,12 +56,9 @@ def _scan(E, alpha, Fv, exact_v, p: int, target: float, Fs, should_stop) -> tupl
             break
     pick = first_reaching(curve)
     index.rerank = pick["rerank"]
-    return index, {"kind": "scan", "params": {"rerank": pick["rerank"]}, **_recall(pick),
+    return index, {"kind": "scan", "params": {"rerank": pick["rerank"]}, **recall_of(pick),
                    "index_ms": _timed(index, Fs, p), "build_s": round(build_s, 2), "rerank_curve": curve}
 
-
-def _recall(entry: dict) -> dict:
-    return {k: entry[k] for k in ("recall_mean", "recall_min", "recall_bound", "reaches_target")}
 
 
 def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, hnsw_grid=((32, 80),),
@@ -86,7 +84,7 @@ def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, 
                     pick = next(c for c in sel["ef_curve"] if c["ef_search"] == index.ef_search)
                     candidates.append({"kind": "hnsw",
                                        "params": {k: v for k, v in sel["chosen"].items() if k != "method"},
-                                       **_recall(pick), "index_ms": _timed(index, Fs, p), "build_s": sel["build_s"],
+                                       **recall_of(pick), "index_ms": _timed(index, Fs, p), "build_s": sel["build_s"],
                                        "ef_curve": sel["ef_curve"]})
                     indexes.append(index)
         elif kind == "scan":
@@ -98,7 +96,7 @@ def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, 
             index, sel = select_ivf(E, alpha, Fv, exact_v, p, nlists=[nlist], nprobes=None, target=target,
                                     reranks=[1.25], seed=seed, should_stop=should_stop)
             c = sel["candidates"][0]
-            candidates.append({"kind": "ivf", "params": dict(sel["chosen"]), **_recall(c),
+            candidates.append({"kind": "ivf", "params": dict(sel["chosen"]), **recall_of(c),
                                "index_ms": _timed(index, Fs, p), "build_s": c["build_s"],
                                "nprobe_curve": c["nprobe_curve"]})
             indexes.append(index)
@@ -110,10 +108,7 @@ def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, 
                                "build_s": round(time.perf_counter() - t, 2)})
             indexes.append(index)
         check_stop(should_stop)
-    ok = [i for i, c in enumerate(candidates) if c["reaches_target"]] or list(range(len(candidates)))
-    fastest = min(candidates[i]["index_ms"] for i in ok)
-    pick = min((i for i in ok if candidates[i]["index_ms"] <= (1 + TIE) * fastest),
-               key=lambda i: (candidates[i]["build_s"], candidates[i]["index_ms"]))
+    pick = fastest_reaching(candidates)
     entry = candidates[pick]
     selection = {"split": "validation", "queries": int(len(Fv)), "timed_queries": int(len(Fs)), "target_recall": target,
                  "p": int(p), "rule": f"every candidate kind with its smallest setting whose {REACHES} on validation "

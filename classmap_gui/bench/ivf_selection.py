@@ -32,6 +32,20 @@ def recall_entry(rec: np.ndarray, target: float) -> dict:
             "reaches_target": bool(bound >= target)}
 
 
+def recall_of(entry: dict) -> dict:
+    """The :func:`recall_entry` keys of a curve entry (what a candidate reports of its pick)."""
+    return {k: entry[k] for k in ("recall_mean", "recall_min", "recall_bound", "reaches_target")}
+
+
+def fastest_reaching(candidates: list[dict]) -> int:
+    """Index of the candidate to keep: the fastest (``index_ms``) of those reaching the target (all, when none
+    does); within :data:`TIE` of it, the one that builds fastest (``build_s``)."""
+    ok = [i for i, c in enumerate(candidates) if c["reaches_target"]] or list(range(len(candidates)))
+    fastest = min(candidates[i]["index_ms"] for i in ok)
+    return min((i for i in ok if candidates[i]["index_ms"] <= (1 + TIE) * fastest),
+               key=lambda i: (candidates[i]["build_s"], candidates[i]["index_ms"]))
+
+
 def first_reaching(curve: list[dict]) -> dict:
     """The first entry of a curve (cheapest first) that reaches the target, else the one with the best bound."""
     return next((c for c in curve if c["reaches_target"]), max(curve, key=lambda c: c["recall_bound"]))
@@ -102,17 +116,12 @@ def select_ivf(E, alpha, Fv, exact_v, p: int, *, nlists: list[int], nprobes: lis
             pick = first_reaching(curve)
             index.nprobe = pick["nprobe"]
             ms = latency_ms([each_query(lambda f: index.search(f[None], p), Fs) for _ in range(5)])
-            entry = {"nlist": nl, "rerank": rerank, "nprobe": pick["nprobe"],
-                     **{k: pick[k] for k in ("recall_mean", "recall_min", "recall_bound", "reaches_target")},
+            entry = {"nlist": nl, "rerank": rerank, "nprobe": pick["nprobe"], **recall_of(pick),
                      "index_ms": ms, "build_s": round(build_s, 2), "nprobe_curve": curve}
             candidates.append(entry)
             indexes.append(index)
             check_stop(should_stop)
-    # the fastest reaching the target; within TIE of it, the one that builds fastest (fewer lists)
-    ok = [i for i, c in enumerate(candidates) if c["reaches_target"]] or list(range(len(candidates)))
-    fastest = min(candidates[i]["index_ms"] for i in ok)
-    pick = min((i for i in ok if candidates[i]["index_ms"] <= (1 + TIE) * fastest),
-               key=lambda i: (candidates[i]["build_s"], candidates[i]["index_ms"]))
+    pick = fastest_reaching(candidates)  # within TIE of the fastest, the one that builds fastest (fewer lists)
     index, entry = indexes[pick], candidates[pick]
     index.nprobe, index.rerank = entry["nprobe"], entry["rerank"]
     selection = {"split": "validation", "queries": int(len(Fv)), "timed_queries": int(len(Fs)), "target_recall": target,

@@ -21,7 +21,7 @@ fails with that message (``Recogniser.load``) instead of quietly searching anoth
 Two walks of the same graph (parameter ``walk``): ``faiss`` (faiss's own search over the float32 vectors)
 and ``codes`` (:mod:`.graph_walk`: the same beam search in numba over uint8 codes stored next to each
 node's links, then an exact float32 re-rank of the ``ef`` kept). At 10^5 real hand-pose classes both
-reach the same recall@40 at the same beam, the codes walk in a third of the time: a faiss expansion
+reach the same recall@40 at the same beam, the codes walk in half the time or less: a faiss expansion
 reads 64 vectors from 64 random places, the codes walk one contiguous block (docs/scale.md). Its block
 costs ``C x 2m x Dc`` bytes of memory (615 MB at 10^5 classes, m = 32, d = 85), derived from the graph on
 first use and never saved.
