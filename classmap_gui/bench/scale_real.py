@@ -2,7 +2,8 @@
 
 ``--set orientations=1235``: 81 hand shapes x 1235 orientations (an even grid over all 3-D
 orientations) = 100 035 classes, 8 images per class by position: 4 training (positions 0-2 *fit*,
-3 *validation*), 2 embedding, 2 test. Stages, each timed (``seconds``):
+3 *validation*), 2 embedding, 2 test; and ``extra_images`` more per class from their own seed (``extra_seed``,
+their own cached folder) that only class embeddings summarise. Stages, each timed (``seconds``):
 
 1. **generation** and **encoding**: images and HOG features in chunks into memory-mapped files under
    ``cache_dir`` (:mod:`..data.hand_chunks`), on threads here or on a 2-worker local Dask cluster
@@ -15,8 +16,10 @@ orientations) = 100 035 classes, 8 images per class by position: 4 training (pos
 3. **embedding**: CM-Boosted on the embedding part with sampled candidate references and hard
    triples (:func:`..classify.classmap_sampled.fit_classmap_sampled`) for the *validation* bank; ``p``
    (and the reference bank's penalty) are chosen on the validation images (exact filter) by the one
-   operating-point rule (:func:`..core.selection.operating_point`). The refitted bank's class embeddings are then
-   recomputed for the same references (``ClassMap.update_class_embeddings``).
+   operating-point rule (:func:`..core.selection.operating_point`), together with what a class embedding
+   summarises (``class_embeddings``: the embedding images' medians, or the means over every training image and
+   the first N extra images, ``all+N``). The refitted bank's class embeddings are then recomputed for the same
+   references over the same images.
 4. **index**: the filter index chosen on the validation images' embeddings among kinds
    (:func:`.filter_selection.select_filter`: HNSW graphs, the quantised exact scan, the IVF index, the exact
    scan; each one's recall@p and time measured, the fastest reaching ``target_recall`` kept), then built on
@@ -55,7 +58,8 @@ from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates
 from ..core.splits import check_fresh
 from .common import cache_key, floats
-from .hand_parts import TEST, read_rows, recheck, test_part
+from .hand_parts import (TEST, check_extra_seed, class_means, embedding_kinds, extra_chunks, extra_part, feature_chunks,
+                         read_rows, recheck, test_part)
 
 #: positions within each class's 8 images
 FIT, VALIDATION, EMBEDDING = (0, 1, 2), (3,), (4, 5)
@@ -76,10 +80,13 @@ REAL_OPTIONS = {
     "penalties": ("300,1000,3000,10000", "hand-pose: ridge penalty candidates, chosen on validation"),
     "p_candidates": ("10,20,40,80,160,320,640", "hand-pose: ClassMap p candidates, chosen on validation"),
     "d_candidates": ("", "hand-pose: reference-classifier counts (d) chosen on validation with p (default: --d)"),
-    "class_embeddings": ("embedding,all", "hand-pose: candidates for the images a class embedding summarises, chosen "
-                         "on validation with p: 'embedding' (medians over the 2 embedding images) or 'all' (means over "
-                         "the embedding images and the bank's training images: fit on validation, fit + validation "
-                         "at the end)"),
+    "class_embeddings": ("embedding,all,all+4,all+8,all+16", "hand-pose: candidates for the images a class embedding "
+                         "summarises, chosen on validation with p: 'embedding' (medians over the 2 embedding images), "
+                         "'all' (means over the embedding images and the bank's training images: fit on validation, "
+                         "fit + validation at the end) or 'all+N' (and the first N extra images)"),
+    "extra_images": (16, "hand-pose: images per class generated with extra_seed for class embeddings only (never the "
+                     "bank, a test or a re-check part; 0: none)"),
+    "extra_seed": (100, "hand-pose: the seed of the extra embedding images (not the training, test or a re-check seed)"),
     "tolerance": (TOLERANCE, "hand-pose: p (with the reference penalty, d and class embeddings) by the one "
                   "operating-point rule (core.selection.operating_point): fewest evaluations whose validation gap to "
                   "brute force plus one paired standard error is within this"),
@@ -156,6 +163,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     rechecks = [int(v) for v in floats(o.get("recheck_seeds") or "", "recheck_seeds")]
     if str(o.get("test_seed")).lower() not in ("none", ""):
         check_fresh({"seed": o["test_seed"]}, validation={"seed": seed}, **{f"re-check {v}": {"seed": v} for v in rechecks})
+    if int(o.get("extra_images") or 0) > 0:
+        check_extra_seed(o, seed)
     d = int(o["d"])
     penalties = floats(o["penalties"], "penalties")
     p_cands = sorted(int(v) for v in floats(o["p_candidates"], "p_candidates"))
@@ -164,9 +173,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     d_cands = sorted({int(v) for v in floats(o["d_candidates"], "d_candidates")}) if o.get("d_candidates") else [d]
     if min(d_cands) < 1:
         raise ConfigError(f"d_candidates must be positive, got {o['d_candidates']!r}")
-    emb_cands = [v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()]
-    if not emb_cands or any(v not in ("embedding", "all") for v in emb_cands):
-        raise ConfigError(f"class_embeddings must list 'embedding' and/or 'all', got {o['class_embeddings']!r}")
+    emb_kinds = embedding_kinds([v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()],
+                                int(o.get("extra_images") or 0))
     filt = str(o["filter"])
     kinds = [v.strip() for v in str(o["filter_kinds"]).split(",") if v.strip()] if filt == "auto" else [filt]
     if not kinds or any(k not in KINDS for k in kinds):
@@ -187,6 +195,11 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                                       images_per_class=IMAGES_PER_CLASS, seed=seed, n_jobs=2,
                                       progress=sub_progress(progress, 0.0, 0.25), should_stop=should_stop)
         seconds["generation"], seconds["encoding"] = data.seconds["generation"], data.seconds["encoding"]
+        extra = extra_part(o, spec, sub_progress(progress, 0.25, 0.3), should_stop) \
+            if any(emb_kinds.values()) else None
+        if extra is not None:
+            seconds["extra_generation"], seconds["extra_encoding"] = (extra[0].seconds["generation"],
+                                                                      extra[0].seconds["encoding"])
         C, fpath = data.n_classes, data.folder / FEATURES_FILE
         D = int(data.features.shape[1])
         names = data.class_names
@@ -194,7 +207,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         t = time.perf_counter()
         fit_rows, val_rows = data.rows(FIT), data.rows(VALIDATION)
         mom_fit = ridge_moments(str(fpath), data.labels(fit_rows), C, rows=fit_rows, n_jobs=2,
-                                progress=sub_progress(progress, 0.25, 0.35), should_stop=should_stop)
+                                progress=sub_progress(progress, 0.3, 0.35), should_stop=should_stop)
         mom_val = ridge_moments(str(fpath), data.labels(val_rows), C, rows=val_rows, shift=mom_fit.shift, n_jobs=2,
                                 should_stop=should_stop)
         placed = dict(placed)
@@ -232,11 +245,10 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                                   progress=sub_progress(progress, 0.4 + 0.2 * fi / len(fits),
                                                         0.4 + 0.2 * (fi + 1) / len(fits)), should_stop=should_stop)
         models[(f, dd)], medians = cm, cm.class_embeddings_
-        for v in emb_cands:
-            if v == "all":  # the fit images (the validation bank's training) join the embedding images
-                set_mean_class_embeddings(cm, bank_val, _chunks(fpath, data, fit_rows, [(Xe, ye)]))
-            else:
-                cm.class_embeddings_ = medians
+        # 'all': the fit images (the validation bank's training) join the embedding images; 'all+N': N extra ones
+        means = class_means(cm, bank_val, emb_kinds, feature_chunks(fpath, data, fit_rows, [(Xe, ye)]), extra)
+        for v in emb_kinds:
+            cm.class_embeddings_ = medians if emb_kinds[v] is None else means[v]
             embeds[(f, dd, v)] = cm.class_embeddings_
             if big:
                 use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
@@ -298,9 +310,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     seconds["index_selection"] = time.perf_counter() - t_sel
     del A
     t = time.perf_counter()
-    if emb_kind == "all":  # every training image (fit + validation) joins the embedding images
-        set_mean_class_embeddings(cm, bank, _chunks(fpath, data, np.sort(np.concatenate([fit_rows, val_rows])),
-                                                    [(Xe, ye)]))
+    if emb_kinds[emb_kind] is not None:  # every training image (fit + validation) joins the embedding images
+        set_mean_class_embeddings(cm, bank, final_embedding_chunks(fpath, data, Xe, ye, extra, emb_kinds[emb_kind]))
     else:
         cm.update_class_embeddings(bank, Xe, ye)
     seconds["embedding"] += time.perf_counter() - t
@@ -372,6 +383,9 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         "split_positions": {"fit": list(FIT), "validation": list(VALIDATION), "embedding": list(EMBEDDING),
                             "test": list(TEST)},
         "features": {"name": "hog", "D": D}, "queries": {"validation": len(vq), "test": len(tq)},
+        "extra_images": None if extra is None else {
+            "seed": int(o["extra_seed"]), "images_per_class": int(o["extra_images"]), "folder": extra[0].folder.name,
+            "used_per_class": int(emb_kinds[emb_kind] or 0), "for": "class embeddings only"},
         "brute_force": brute, "classmap": classmap,
         "accuracy_gap_points": 100 * (brute["accuracy"] - classmap["accuracy"]),
         **headline(C, D, int(len(refs)), classmap["evaluations"], speedups(timing)),
@@ -405,12 +419,12 @@ def _stage_ms(cm, bank, index, X: np.ndarray, F: np.ndarray, p: int) -> dict:
             "filter_index": 1e3 * float(np.median(index_s)), "queries": int(len(X))}
 
 
-def _chunks(fpath: Path, data, rows: np.ndarray, first=(), chunk: int = 32768):
-    """``(X, y)`` pairs: those in ``first``, then ``rows`` of the feature file read ``chunk`` at a time."""
-    yield from first
-    for a in range(0, len(rows), chunk):
-        r = rows[a:a + chunk]
-        yield read_rows(fpath, r), data.labels(r)
+def final_embedding_chunks(fpath: Path, data, Xe: np.ndarray, ye: np.ndarray, extra, n_extra: int):
+    """The images of the final class means, in the order they are summed: the embedding images ``(Xe, ye)``,
+    every training image (fit + validation), then the first ``n_extra`` extra images per class."""
+    train = np.sort(np.concatenate([data.rows(FIT), data.rows(VALIDATION)]))
+    yield from feature_chunks(fpath, data, train, [(Xe, ye)])
+    yield from extra_chunks(extra, n_extra)
 
 
 def _save_model(path, bank, cm, names, chosen: dict, figures: dict) -> None:
@@ -424,4 +438,4 @@ def _save_model(path, bank, cm, names, chosen: dict, figures: dict) -> None:
     Recogniser(hog, bank, cm, names, (64, 64), True, meta).save(path)
 
 
-__all__ = ["EMBEDDING", "FIT", "REAL_OPTIONS", "TEST", "VALIDATION", "read_rows", "run_real"]
+__all__ = ["EMBEDDING", "FIT", "REAL_OPTIONS", "TEST", "VALIDATION", "final_embedding_chunks", "read_rows", "run_real"]

@@ -14,19 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from classmap_gui.bench.filter_selection import build_chosen
-from classmap_gui.bench.scale_real import EMBEDDING, FIT, TEST, VALIDATION, read_rows
+from classmap_gui.bench.scale_real import EMBEDDING, FIT, TEST, VALIDATION, final_embedding_chunks, read_rows
 from classmap_gui.core.classify.classmap_sampled import set_mean_class_embeddings, use_filter_index
 from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.parallel import parallel_backend
 from classmap_gui.core.recogniser import Recogniser
-
-
-def _chunks(f, data, rows, first, chunk=32768):
-    yield from first
-    for a in range(0, len(rows), chunk):
-        r = rows[a:a + chunk]
-        yield read_rows(f, r), data.labels(r)
 
 
 if __name__ == "__main__":
@@ -60,10 +53,12 @@ if __name__ == "__main__":
         out["max_abs_reference_weight_difference"] = float(np.abs(Wr - cm.reference_coef_).max())
         cm.reference_coef_, cm.reference_intercept_ = Wr, br
     del path, m1, m2
-    if bench["classmap"]["class_embeddings"] == "all":
-        er = data.rows(EMBEDDING)  # the bench's order of summation: the embedding images, then fit + validation
-        set_mean_class_embeddings(cm, dask_bank, _chunks(f, data, np.sort(np.concatenate([fr, vr])),
-                                                         [(read_rows(f, er), data.labels(er))]))
+    if bench["classmap"]["class_embeddings"].startswith("all"):  # the bench's images, in its order of summation
+        er, ex = data.rows(EMBEDDING), bench.get("extra_images")
+        extra = None if not ex else (open_hand_pose_memmap(folder.parent / ex["folder"]),
+                                     folder.parent / ex["folder"] / FEATURES_FILE)
+        set_mean_class_embeddings(cm, dask_bank, final_embedding_chunks(f, data, read_rows(f, er), data.labels(er), extra,
+                                                                        int(ex["used_per_class"]) if ex else 0))
     dask_embeddings = cm.class_embeddings_
     out["class_embeddings_identical"] = bool(np.array_equal(dask_embeddings, local_embeddings))
     out["max_abs_class_embedding_difference"] = float(np.abs(dask_embeddings - local_embeddings).max())

@@ -5,7 +5,8 @@ import pytest
 
 from classmap_gui.bench import scale
 from classmap_gui.core.selection import TOLERANCE
-from classmap_gui.bench.scale_real import TEST, read_rows
+from classmap_gui.bench.scale_real import EMBEDDING, TEST, final_embedding_chunks, read_rows
+from classmap_gui.core.classify.classmap_sampled import set_mean_class_embeddings
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.errors import ConfigError
 from classmap_gui.core.recogniser import Recogniser
@@ -13,7 +14,7 @@ from classmap_gui.core.recogniser import Recogniser
 TINY = dict(data="hand-pose", shapes=2, orientations=40, penalties="10,100", p_candidates="5,10",
             reference_penalties="1,10", n_candidates=40, n_triples=3000, n_hard_examples=60, test_queries=80,
             latency_queries=3, latency_batch=8, latency_rounds=2, d=10, val_queries=80, rerank="1.5", seed=1,
-            test_seed=2, recheck_seeds="3", recheck_images=160)
+            test_seed=2, recheck_seeds="3", recheck_images=160, class_embeddings="all,all+3", extra_images=3)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_every_choice_is_made_on_validation(result):
     assert sel["split"] == "validation"
     assert {"penalty", "p", "index"} <= set(sel)
     assert all(sel[k]["split"] == "validation" for k in ("penalty", "p", "index"))
-    assert sel["penalty"]["chosen"] in (10.0, 100.0) and len(sel["p"]["scores"]) == 8  # 2 factors x 2 embeddings x 2 p
+    assert sel["penalty"]["chosen"] in (10.0, 100.0) and len(sel["p"]["scores"]) == 8  # 2 factors x 2 kinds x 2 p
     assert all(0 <= c["agreement"] <= 1 and 0 <= c["lost"] <= 1 - c["agreement"] + 1e-9 for c in sel["p"]["scores"])
     chosen = sel["p"]["chosen"]
     bf = sel["p"]["brute_force_accuracy"]
@@ -112,6 +113,34 @@ def test_the_saved_model_answers_as_the_bench_measured(result):
     assert np.array_equal(from_images.labels, rec.predict_features(X[:20], top=1).labels)
     acc = np.mean(rec.predict_features(X, top=1).labels == data.labels(rows))
     assert abs(acc - real["classmap"]["accuracy"]) < 0.15  # bench scored 80 images of a fresh part (test_seed)
+
+
+def test_the_class_embeddings_summarise_the_chosen_images_and_no_test_image(result):
+    out, tmp = result
+    real = out["real"]
+    ex = real["extra_images"]  # generated with their own seed into their own folder, for class embeddings only
+    assert ex["seed"] == 100 and ex["images_per_class"] == 3 and ex["folder"].startswith("hand-pose-extra-")
+    kind = real["classmap"]["class_embeddings"]
+    assert ex["used_per_class"] == {"all": 0, "all+3": 3}[kind]
+    rec = Recogniser.load(tmp / "model")
+    cm, bank = rec.classmap, rec.classifier
+    saved = cm.class_embeddings_.copy()
+    data = open_hand_pose_memmap(real["cache_folder"])
+    f, er = data.folder / FEATURES_FILE, data.rows(EMBEDDING)
+    extra_folder = data.folder.parent / ex["folder"]
+    extra = (open_hand_pose_memmap(extra_folder), extra_folder / FEATURES_FILE)
+    assert extra[0].class_names == data.class_names and len(extra[0].labels(extra[0].rows((0, 1, 2)))) == 3 * 80
+    set_mean_class_embeddings(cm, bank, final_embedding_chunks(f, data, read_rows(f, er), data.labels(er), extra,
+                                                               ex["used_per_class"]))
+    assert np.allclose(cm.class_embeddings_, saved, atol=1e-5)
+
+
+def test_extra_images_may_not_be_a_training_test_or_recheck_part(tmp_path):
+    for seed, part in ((1, "training"), (2, "test"), (3, "re-check 3")):
+        with pytest.raises(ConfigError, match=f"extra_seed {seed} is the seed of the {part} part"):
+            scale.run(cache_dir=str(tmp_path), **{**TINY, "extra_seed": seed})
+    with pytest.raises(ConfigError, match="all\\+N"):
+        scale.run(cache_dir=str(tmp_path), **{**TINY, "class_embeddings": "all+4"})  # only 3 extra images
 
 
 def test_hand_pose_needs_a_cache_folder():

@@ -28,7 +28,9 @@ as faiss's serialised ``uint8`` buffer).
 :func:`set_mean_class_embeddings` re-embeds every class as the *mean* of its reference outputs over
 any number of examples given in chunks (e.g. the bank's training images as well as the embedding
 ones): at 10^4 hand-pose classes, 5 images per class instead of 2 raised validation agreement with
-brute force at p = 10 from 0.67 to 0.83 (docs/scale.md).
+brute force at p = 10 from 0.67 to 0.83 (docs/scale.md). Its two halves, :func:`class_output_sums` (which
+adds to earlier sums) and :func:`set_class_means`, let a caller compare means over growing sets of images
+with one pass over each image.
 """
 from __future__ import annotations
 
@@ -141,13 +143,12 @@ def hard_confusers(bank, X: np.ndarray, n_examples: int, n_confusers: int = 10,
     return he, top_k_linear(X[he], W, b, int(n_confusers) + 1)
 
 
-def set_mean_class_embeddings(cm: ClassMap, bank, chunks) -> ClassMap:
-    """``cm.class_embeddings_ (C, d) float32`` = per class, the mean of the reference outputs over the examples
-    of ``chunks`` (an iterable of ``(X (k, D) float32, y (k,) class indices)``, read one at a time so the
-    examples never all sit in RAM). Every class needs at least one example."""
+def class_output_sums(cm: ClassMap, bank, chunks, sums: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per class, the sum of the reference outputs over the examples of ``chunks`` (an iterable of ``(X (k, D)
+    float32, y (k,) class indices)``, read one at a time so the examples never all sit in RAM) and their count:
+    ``(S (C, d) float64, n (C,) float64)``, added to a copy of ``sums`` when given (sums of more examples)."""
     C, d = int(cm.n_classes_), len(cm.reference_)
-    S = np.zeros((C, d), np.float64)
-    n = np.zeros(C, np.float64)
+    S, n = (np.zeros((C, d), np.float64), np.zeros(C, np.float64)) if sums is None else (sums[0].copy(), sums[1].copy())
     for X, y in chunks:
         y = np.asarray(y, np.int64)
         if len(y) == 0:
@@ -158,10 +159,23 @@ def set_mean_class_embeddings(cm: ClassMap, bank, chunks) -> ClassMap:
         n += np.bincount(y, minlength=C)
         for j in range(d):
             S[:, j] += np.bincount(y, weights=F[:, j], minlength=C)
+    return S, n
+
+
+def set_class_means(cm: ClassMap, sums: tuple[np.ndarray, np.ndarray]) -> ClassMap:
+    """``cm.class_embeddings_ (C, d) float32`` = the per-class means of :func:`class_output_sums`'s ``sums``.
+    Every class needs at least one example."""
+    S, n = sums
     if n.min() < 1:
         raise DataError(f"ClassMap: class {int(np.argmin(n))} has no examples to embed it")
     cm.class_embeddings_ = np.ascontiguousarray(S / n[:, None], np.float32)
     return cm
+
+
+def set_mean_class_embeddings(cm: ClassMap, bank, chunks) -> ClassMap:
+    """``cm.class_embeddings_ (C, d) float32`` = per class, the mean of the reference outputs over the examples
+    of ``chunks`` (as :func:`class_output_sums`). Every class needs at least one example."""
+    return set_class_means(cm, class_output_sums(cm, bank, chunks))
 
 
 def use_filter_index(cm: ClassMap, index) -> ClassMap:
@@ -251,4 +265,4 @@ def restore_filter_index(cm) -> bool:
 
 
 __all__ = ["fit_classmap_sampled", "hard_confusers", "keep_filter_index", "keep_graph_index", "restore_filter_index",
-           "set_mean_class_embeddings", "use_filter_index"]
+           "set_mean_class_embeddings", "use_filter_index", "class_output_sums", "set_class_means"]

@@ -4,7 +4,8 @@ import pytest
 
 from classmap_gui.core.classify.ann_index import FilterIndex
 from classmap_gui.core.classify.classmap_sampled import (fit_classmap_sampled, keep_filter_index, keep_graph_index,
-                                                         restore_filter_index, set_mean_class_embeddings)
+                                                         restore_filter_index, set_mean_class_embeddings,
+                                                         class_output_sums, set_class_means)
 from classmap_gui.core.classify.filter_graph import GraphFilterIndex
 from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments
 from classmap_gui.core.errors import ConfigError, DataError, ModelFormatError
@@ -95,6 +96,11 @@ def test_class_embeddings_from_more_images_are_their_mean_outputs_and_find_the_c
     assert near() >= before - 0.02  # averaging near-duplicates does not lose the classes
     with pytest.raises(DataError, match="class 150 has no examples"):
         set_mean_class_embeddings(cm, bank, iter([extra]))
+    # sums over more images add to earlier sums: the means over both parts, read in two passes, are the same
+    first = class_output_sums(cm, bank, iter([(Xe, ye)]))
+    both = class_output_sums(cm, bank, iter([extra]), first)
+    assert np.array_equal(first[1], np.bincount(ye, minlength=300))  # the earlier sums are not changed
+    assert np.allclose(set_class_means(cm, both).class_embeddings_[7], F[y == 7].mean(axis=0), atol=1e-4)
 
 
 def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path, monkeypatch):
