@@ -9,6 +9,7 @@ Without a project it reopens the project saved last, or the built-in demo on the
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 
@@ -48,8 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     errorlog.setup()
     win = MainWindow()
     win.show()
+    settle_heap()
     open_at_start(win, args)
     return app.exec()
+
+
+def settle_heap() -> None:
+    """Collect once, then freeze what start-up left alive out of Python's cyclic garbage collector: the
+    imported libraries and the window are some 254 000 objects that live as long as the process, and a full
+    collection over them took 170-200 ms on the 2-core machine, holding the window (and every thread) that
+    long each time one came due. Frozen, a full collection scans only what came later (opening the demo
+    added 260 objects: 0.3 ms). Called before any project opens, so a project's objects stay collectable."""
+    gc.collect()
+    gc.freeze()
 
 
 def open_at_start(win, args) -> str:
