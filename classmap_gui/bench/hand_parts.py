@@ -173,5 +173,5 @@ def test_part(o: dict, spec: dict, data, fpath: Path, should_stop: StopFn):
     return tdata, tdata.folder / FEATURES_FILE, tdata.rows(tuple(range(len(TEST))))
 
 
-__all__ = ["TEST", "check_extra_seed", "class_means", "embedding_kinds", "extra_chunks", "extra_part", "feature_chunks", "read_rows", "recheck",
-           "test_part"]
+__all__ = ["TEST", "check_extra_seed", "class_means", "embedding_kinds", "extra_chunks", "extra_part", "feature_chunks",
+           "read_rows", "recheck", "test_part"]

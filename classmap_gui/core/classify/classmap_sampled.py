@@ -264,5 +264,5 @@ def restore_filter_index(cm) -> bool:
     return True
 
 
-__all__ = ["fit_classmap_sampled", "hard_confusers", "keep_filter_index", "keep_graph_index", "restore_filter_index",
-           "set_mean_class_embeddings", "use_filter_index", "class_output_sums", "set_class_means"]
+__all__ = ["class_output_sums", "fit_classmap_sampled", "hard_confusers", "keep_filter_index", "keep_graph_index",
+           "restore_filter_index", "set_class_means", "set_mean_class_embeddings", "use_filter_index"]
