@@ -14,12 +14,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from classmap_gui.cli.bench import revision
 from classmap_gui.core.data.hand_pose import generate_hand_pose, pose_scores
 from classmap_gui.core.data.hand_style import STYLES
 from classmap_gui.core.data.imageset import BACKGROUND_CLASS
@@ -48,8 +48,7 @@ def main() -> None:
     S[:, bg] = -np.inf
     true = [names[i] for i in ims.labels[val_idx]]
     res = {"bench": "hands-deployed-validation (docs/hands_deployed_validation.py)",
-           "revision": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                      cwd=Path(__file__).parent).stdout.strip(),
+           "revision": revision(),
            "test_seed": None,
            "test_part": "none: validation only (the hand-model build's 10 % hold-out, seed 0); no test seed, test "
                         "video or camera image",

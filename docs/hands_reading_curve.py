@@ -34,7 +34,6 @@ import argparse
 import dataclasses
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -42,6 +41,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from classmap_gui.cli.bench import revision
 from classmap_gui.core.data.hand_pose import generate_hand_pose, pose_scores
 from classmap_gui.core.data.hand_style import STYLES
 from classmap_gui.core.detect.pose_model import BUILD_OPTIONS
@@ -205,8 +205,7 @@ def main() -> None:
     style = dataclasses.replace(STYLES[a.style], shift_jitter=BUILD_OPTIONS["shift_jitter"][0],
                                 scale_jitter=BUILD_OPTIONS["scale_jitter"][0])
     res = {"bench": "hands-reading-curve (docs/hands_reading_curve.py)",
-           "revision": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                      cwd=Path(__file__).parent).stdout.strip(),
+           "revision": revision(),
            "test_seed": None,
            "test_part": "none: validation only (held-out crops of the build's varied style, seed 0: per class 128 "
                         "training, 8 choice, 8 report positions); no test seed, test video or camera image",

@@ -60,7 +60,6 @@ def _scan(E, alpha, Fv, exact_v, p: int, target: float, Fs, should_stop) -> tupl
                    "index_ms": _timed(index, Fs, p), "build_s": round(build_s, 2), "rerank_curve": curve}
 
 
-
 def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, hnsw_grid=((32, 80),),
                   walks=WALKS, seed: int = 0, should_stop: StopFn = None) -> tuple[object, dict]:
     """Measure every kind of ``kinds`` on validation query embeddings ``Fv (m, d)`` (exact top-p ``exact_v``)

@@ -53,14 +53,13 @@ def embedding_kinds(names: list[str], extra_images: int) -> dict[str, int | None
 
 def extra_part(o: dict, spec: dict, progress: ProgressFn = None, should_stop: StopFn = None):
     """The extra embedding images: ``extra_images`` per class generated with ``extra_seed`` (their own cached
-    folder), used for class embeddings only (never the bank, a test or a re-check part). ``(set, features path)``,
-    or None when ``extra_images`` is 0."""
+    folder), used for class embeddings only (never the bank, a test or a re-check part: the caller refuses such an
+    ``extra_seed`` first, :func:`check_extra_seed`). ``(set, features path)``, or None when ``extra_images`` is 0."""
     from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
 
     n, es = int(o.get("extra_images") or 0), int(o.get("extra_seed") or 0)
     if n <= 0:
         return None
-    check_extra_seed(o, spec["seed"])
     espec = {**spec, "seed": es, "ipc": n}
     ex = build_hand_pose_memmap(Path(o["cache_dir"]).expanduser() / f"hand-pose-extra-{cache_key(espec)}",
                                 shapes=o.get("shapes"), orientations=spec["orientations"], images_per_class=n,

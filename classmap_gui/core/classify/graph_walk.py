@@ -176,7 +176,8 @@ def walk_arrays(faiss, index, scaled: np.ndarray) -> tuple:
     """The arguments of :func:`walk_one` / :func:`walk_batch` between ``alpha`` and ``ef``, derived from a
     built faiss ``IndexHNSWFlat`` over the alpha-scaled rows ``scaled (C, d) float32``: the quantiser
     (``filter_ivf``'s: per-dimension offset, one step), every node's code, the layer-0 neighbours' ids and
-    their codes in one block per node, the padded rows, faiss's graph arrays (``offsets``, ``neighbors``, ``cum_nneighbor_per_level``), its entry point and top layer."""
+    their codes in one block per node, the padded rows, faiss's graph arrays (``offsets``, ``neighbors``,
+    ``cum_nneighbor_per_level``), its entry point and top layer."""
     h = index.hnsw
     C = len(scaled)
     lo = scaled.min(axis=0).astype(np.float32)
