@@ -1,0 +1,260 @@
+"""``classmap train-network``: train the hand reader's convolutional network with PyTorch, export it to ONNX.
+
+The only module that imports torch (the ``[train]`` extra: ``pip install torch==2.13.0``, the CPU build);
+nothing the app, the CLI's predict or the installer runs imports it. The product runs the exported ONNX
+file (:mod:`.core.features.network`).
+
+Data: generated on the fly, never repeated. Step ``s`` renders one batch with the seed stream
+``(seed, s)``: ``batch`` crops of random hand classes (81 shapes x 30 orientations) in :data:`TRAIN_STYLE`
+(the ``varied`` style with looser framing, as the scan's voted boxes frame a hand) plus a share of
+background crops (clutter and near misses). So a run resumed from a checkpoint sees exactly the batches
+an uninterrupted run would. The ``camera`` style (its tiles, skins and ranges) is never drawn: it is the
+held-out style.
+
+Network (``--width``): a 5x5 stride-2 convolution, five 3x3 convolutions (two of stride 2), each with
+batch norm and ReLU, global average pooling, then a fully connected layer to ``--embedding`` units
+(batch norm, ReLU): the *embedding*, which the product exports and its banks read. Three training heads
+sit on it: the 2430 classes + background, the 81 shapes + background, the 30 orientations (hands only);
+the loss is their sum (orientation x 0.5). The heads are not exported.
+
+Validation: fixed crops of their own seed (2 per class, varied style, plus background crops), scored
+every ``--eval-every`` steps by the class head (exact class, and the shape as the reader scores it: the
+sum of a shape's 30 orientation probabilities). The curve goes to ``training.json`` beside the network.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .core.data.hand_pose import N_ORIENTATIONS, N_SHAPES, render_block
+from .core.data.hand_style import VARIED
+from .core.features.network_input import standardise
+
+#: the training domain: the varied style, its framing looser (a scan's voted box frames a hand loosely)
+TRAIN_STYLE = dataclasses.replace(VARIED, scale_jitter=0.12, shift_jitter=0.07)
+N_CLASSES = N_SHAPES * N_ORIENTATIONS  # 2430 hand classes; index N_CLASSES is the background
+WIDTHS = {"small": (16, 32, 64, 128), "base": (24, 48, 96, 192), "wide": (32, 64, 128, 256)}
+
+
+class HandNet(nn.Module):
+    """The trunk (to the embedding) and the three training heads."""
+
+    def __init__(self, width=WIDTHS["base"], embedding: int = 512):
+        super().__init__()
+        c1, c2, c3, c4 = width
+
+        def block(i, o, s):
+            return [nn.Conv2d(i, o, 3, s, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
+
+        layers = [nn.Conv2d(1, c1, 5, 2, 2, bias=False), nn.BatchNorm2d(c1), nn.ReLU(inplace=True)]
+        layers += block(c1, c2, 1) + block(c2, c3, 2) + block(c3, c3, 1) + block(c3, c4, 2) + block(c4, c4, 1)
+        layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c4, embedding, bias=False),
+                   nn.BatchNorm1d(embedding), nn.ReLU(inplace=True)]
+        self.trunk = nn.Sequential(*layers)
+        self.classes = nn.Linear(embedding, N_CLASSES + 1)
+        self.shapes = nn.Linear(embedding, N_SHAPES + 1)
+        self.orientations = nn.Linear(embedding, N_ORIENTATIONS)
+
+    def forward(self, x):
+        e = self.trunk(x)
+        return self.classes(e), self.shapes(e), self.orientations(e)
+
+
+def batch_for_step(step: int, seed: int, batch: int, background: int, size=(64, 64)):
+    """The crops of one training step, from the seed stream ``(seed, step)``: uint8 ``(batch, h, w)``,
+    class labels ``(batch,)`` int64 (``N_CLASSES`` = background)."""
+    from .core.detect.background import background_images
+
+    rng = np.random.default_rng([seed, step, 7])
+    hands = batch - background
+    cls = rng.integers(0, N_CLASSES, hands)
+    img = render_block(step, cls // N_ORIENTATIONS, cls % N_ORIENTATIONS, size, seed, TRAIN_STYLE)
+    if background:
+        bg = background_images(background, size, seed=int(seed) * 1_000_003 + step)
+        img = np.concatenate([img, bg])
+        cls = np.concatenate([cls, np.full(background, N_CLASSES)])
+    order = rng.permutation(batch)
+    return img[order], cls[order].astype(np.int64)
+
+
+class _Stream(torch.utils.data.IterableDataset):
+    def __init__(self, start, steps, seed, batch, background):
+        self.start, self.steps, self.seed, self.batch, self.background = start, steps, seed, batch, background
+
+    def __iter__(self):
+        for s in range(self.start, self.steps):
+            img, cls = batch_for_step(s, self.seed, self.batch, self.background)
+            yield torch.from_numpy(standardise(img)), torch.from_numpy(cls)
+
+
+def validation_crops(seed: int, per_class: int = 2, background: int = 400):
+    """Fixed validation crops of their own seed: varied style (not the training framing), class-major."""
+    from .core.data.hand_pose import generate_hand_pose
+    from .core.detect.background import background_images
+
+    ims = generate_hand_pose(images_per_class=per_class, seed=seed, style="varied")
+    bg = background_images(background, (64, 64), seed=seed + 1)
+    return np.concatenate([ims.images, bg]), np.concatenate([ims.labels, np.full(background, N_CLASSES)])
+
+
+def score(model: HandNet, images: np.ndarray, labels: np.ndarray, batch: int = 512) -> dict:
+    """Exact-class and shape accuracy of the class head (shape = the sum of its orientation classes'
+    probabilities, background a shape of its own), over hands and background alike."""
+    model.eval()
+    preds, shapes = [], []
+    with torch.no_grad():
+        for a in range(0, len(images), batch):
+            logits = model(torch.from_numpy(standardise(images[a:a + batch])))[0]
+            p = torch.softmax(logits, 1)
+            preds.append(p.argmax(1).numpy())
+            per_shape = torch.cat([p[:, :N_CLASSES].reshape(len(p), N_SHAPES, N_ORIENTATIONS).sum(2),
+                                   p[:, N_CLASSES:]], 1)
+            shapes.append(per_shape.argmax(1).numpy())
+    model.train()
+    pred, shape = np.concatenate(preds), np.concatenate(shapes)
+    true_shape = np.where(labels == N_CLASSES, N_SHAPES, labels // N_ORIENTATIONS)
+    hand = labels < N_CLASSES
+    return {"class_accuracy": float(np.mean(pred[hand] == labels[hand])),
+            "shape_accuracy": float(np.mean(shape[hand] == true_shape[hand])),
+            "background_accuracy": float(np.mean(pred[~hand] == N_CLASSES)),
+            "hand_crops": int(hand.sum()), "background_crops": int((~hand).sum())}
+
+
+def export_onnx(model: HandNet, path: Path, size=(64, 64)) -> None:
+    """The trunk alone (input ``(n, 1, h, w)`` standardised crops -> ``(n, embedding)``), batch dynamic."""
+    trunk = model.trunk.eval()
+    dummy = torch.zeros(1, 1, *size)
+    tmp = path.with_suffix(".tmp")
+    torch.onnx.export(trunk, dummy, str(tmp), input_names=["crops"], output_names=["embedding"],
+                      dynamic_axes={"crops": {0: "n"}, "embedding": {0: "n"}}, opset_version=17, dynamo=False)
+    os.replace(tmp, path)
+
+
+def _atomic_torch_save(obj, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _write_json(obj, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(obj, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed: int = 36000,
+          validation_seed: int = 36901, width: str = "base", embedding: int = 512, lr: float = 1e-3,
+          warmup: int = 300, eval_every: int = 1000, checkpoint_every: int = 250, threads: int | None = None,
+          validation_per_class: int = 2, progress=None) -> dict:
+    """Train (resuming from ``out/checkpoint.pt`` when it is there), export ``out/network.onnx`` and write
+    ``out/training.json``. Returns the training record."""
+    out.mkdir(parents=True, exist_ok=True)
+    if threads:
+        torch.set_num_threads(int(threads))
+    torch.manual_seed(seed)
+    model = HandNet(WIDTHS[width], embedding)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+
+    def lr_at(s):  # linear warm-up, then cosine to zero
+        return lr * (s + 1) / warmup if s < warmup else lr * 0.5 * (1 + math.cos(math.pi * (s - warmup) / max(1, steps - warmup)))
+
+    ck = out / "checkpoint.pt"
+    start, curve, seconds = 0, [], 0.0
+    if ck.exists():
+        state = torch.load(ck, weights_only=True)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        start, seconds = int(state["step"]), float(state["seconds"])
+        curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
+    val_x, val_y = validation_crops(validation_seed, validation_per_class)
+    loader = torch.utils.data.DataLoader(_Stream(start, steps, seed, batch, background), batch_size=None,
+                                         num_workers=1, prefetch_factor=4, multiprocessing_context="spawn")
+    recipe = {"seed": seed, "validation_seed": validation_seed, "validation_per_class": validation_per_class,
+              "batch": batch, "background_per_batch": background, "steps": steps, "lr": lr, "warmup": warmup,
+              "optimizer": "AdamW (weight decay 1e-4), linear warm-up then cosine", "width": width,
+              "channels": list(WIDTHS[width]), "embedding": embedding,
+              "style": dataclasses.asdict(TRAIN_STYLE) | {"based_on": "varied"},
+              "loss": "CE(2430 classes + background) + CE(81 shapes + background) + 0.5 CE(30 orientations, hands)"}
+    t0 = time.perf_counter() - seconds
+    model.train()
+    step = start
+    run_loss = None
+    for x, y in loader:
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        lc, ls, lo = model(x)
+        hand = y < N_CLASSES
+        shape_y = torch.where(hand, y // N_ORIENTATIONS, torch.full_like(y, N_SHAPES))
+        loss = F.cross_entropy(lc, y) + F.cross_entropy(ls, shape_y)
+        if hand.any():
+            loss = loss + 0.5 * F.cross_entropy(lo[hand], y[hand] % N_ORIENTATIONS)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        step += 1
+        run_loss = float(loss) if run_loss is None else 0.98 * run_loss + 0.02 * float(loss)
+        if progress:
+            progress(step / steps, f"step {step}/{steps} loss {run_loss:.3f}")
+        if step % checkpoint_every == 0 or step == steps or step % eval_every == 0:
+            if step % eval_every == 0 or step == steps:
+                v = score(model, val_x, val_y) | {"step": step, "crops_seen": step * batch,
+                                                  "minutes": (time.perf_counter() - t0) / 60, "loss": run_loss}
+                curve.append(v)
+                _write_json(curve, out / "curve.json")
+                print(json.dumps(v), file=sys.stderr, flush=True)
+            _atomic_torch_save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
+                                "seconds": time.perf_counter() - t0}, ck)
+    torch.save(model.state_dict(), out / "final.pt")
+    export_onnx(model, out / "network.onnx")
+    record = {"recipe": recipe, "training_seconds": time.perf_counter() - t0, "torch": torch.__version__,
+              "threads": torch.get_num_threads(), "validation_curve": curve,
+              "parameters_exported": int(sum(p.numel() for p in model.trunk.parameters()))}
+    _write_json(record, out / "training.json")
+    return record
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="classmap train-network", description=__doc__.split("\n")[0])
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--steps", type=int, default=10_000)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--background", type=int, default=8, help="background crops in each batch")
+    p.add_argument("--seed", type=int, default=36000)
+    p.add_argument("--validation-seed", type=int, default=36901)
+    p.add_argument("--validation-per-class", type=int, default=2)
+    p.add_argument("--width", choices=sorted(WIDTHS), default="base")
+    p.add_argument("--embedding", type=int, default=512)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--eval-every", type=int, default=1000)
+    p.add_argument("--threads", type=int, default=None)
+    a = p.parse_args(argv)
+    last = [0.0]
+
+    def bar(f, stage):
+        now = time.monotonic()
+        if now - last[0] > 2 or f >= 1:
+            last[0] = now
+            print(f"\r[{'#' * int(30 * f):<30}] {100 * f:5.1f}% {stage}", end="", file=sys.stderr, flush=True)
+
+    rec = train(a.out, steps=a.steps, batch=a.batch, background=a.background, seed=a.seed,
+                validation_seed=a.validation_seed, width=a.width, embedding=a.embedding, lr=a.lr,
+                eval_every=a.eval_every, threads=a.threads, validation_per_class=a.validation_per_class,
+                progress=bar)
+    print(file=sys.stderr)
+    print(json.dumps(rec["validation_curve"][-1] if rec["validation_curve"] else {}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
