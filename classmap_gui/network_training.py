@@ -141,6 +141,17 @@ def export_onnx(model: HandNet, path: Path, size=(64, 64)) -> None:
     os.replace(tmp, path)
 
 
+def onnx_parity(model: HandNet, path: Path, crops: np.ndarray) -> dict:
+    """Largest absolute difference between PyTorch's embedding and each ONNX run time's on ``crops`` (uint8)."""
+    from .core.features.network import NetworkFeatures
+
+    model.eval()
+    with torch.no_grad():
+        ref = model.trunk(torch.from_numpy(standardise(crops))).numpy()
+    return {rt: float(np.abs(NetworkFeatures(str(path), runtime=rt).fit().transform(crops) - ref).max())
+            for rt in ("onnxruntime", "opencv")}
+
+
 def _atomic_torch_save(obj, path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save(obj, tmp)
@@ -159,6 +170,8 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
           validation_per_class: int = 2, progress=None) -> dict:
     """Train (resuming from ``out/checkpoint.pt`` when it is there), export ``out/network.onnx`` and write
     ``out/training.json``. Returns the training record."""
+    if width not in WIDTHS:
+        raise ValueError(f"train-network: width must be one of {', '.join(WIDTHS)}, got {width!r}")
     out.mkdir(parents=True, exist_ok=True)
     if threads:
         torch.set_num_threads(int(threads))
@@ -170,12 +183,15 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
         return lr * (s + 1) / warmup if s < warmup else lr * 0.5 * (1 + math.cos(math.pi * (s - warmup) / max(1, steps - warmup)))
 
     ck = out / "checkpoint.pt"
-    start, curve, seconds = 0, [], 0.0
+    start, curve, seconds, resumes = 0, [], 0.0, []
     if ck.exists():
         state = torch.load(ck, weights_only=True)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         start, seconds = int(state["step"]), float(state["seconds"])
+        resumes = json.loads(state.get("resumes", "[]"))
+        # a resumed run may be given another length: the schedule then follows the new one from here on
+        resumes.append({"at_step": start, "steps_before": int(state["steps"]) if "steps" in state else None, "steps_after": steps})
         curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
     val_x, val_y = validation_crops(validation_seed, validation_per_class)
     loader = torch.utils.data.DataLoader(_Stream(start, steps, seed, batch, background), batch_size=None,
@@ -185,7 +201,8 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
               "optimizer": "AdamW (weight decay 1e-4), linear warm-up then cosine", "width": width,
               "channels": list(WIDTHS[width]), "embedding": embedding,
               "style": dataclasses.asdict(TRAIN_STYLE) | {"based_on": "varied"},
-              "loss": "CE(2430 classes + background) + CE(81 shapes + background) + 0.5 CE(30 orientations, hands)"}
+              "loss": "CE(2430 classes + background) + CE(81 shapes + background) + 0.5 CE(30 orientations, hands)",
+              "resumed": resumes}
     t0 = time.perf_counter() - seconds
     model.train()
     step = start
@@ -203,7 +220,8 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
         loss.backward()
         opt.step()
         step += 1
-        run_loss = float(loss) if run_loss is None else 0.98 * run_loss + 0.02 * float(loss)
+        lv = loss.item()
+        run_loss = lv if run_loss is None else 0.98 * run_loss + 0.02 * lv
         if progress:
             progress(step / steps, f"step {step}/{steps} loss {run_loss:.3f}")
         if step % checkpoint_every == 0 or step == steps or step % eval_every == 0:
@@ -214,31 +232,22 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
                 _write_json(curve, out / "curve.json")
                 print(json.dumps(v), file=sys.stderr, flush=True)
             _atomic_torch_save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
-                                "seconds": time.perf_counter() - t0}, ck)
+                                "seconds": time.perf_counter() - t0, "steps": steps,
+                                "resumes": json.dumps(resumes)}, ck)
     torch.save(model.state_dict(), out / "final.pt")
     export_onnx(model, out / "network.onnx")
+    parity = onnx_parity(model, out / "network.onnx", val_x[:: max(1, len(val_x) // 1000)][:1000])
     record = {"recipe": recipe, "training_seconds": time.perf_counter() - t0, "torch": torch.__version__,
               "threads": torch.get_num_threads(), "validation_curve": curve,
-              "parameters_exported": int(sum(p.numel() for p in model.trunk.parameters()))}
+              "parameters_exported": int(sum(p.numel() for p in model.trunk.parameters())),
+              "parity_max_abs_diff": max(parity.values()), "parity": parity,
+              "bytes": (out / "network.onnx").stat().st_size}
     _write_json(record, out / "training.json")
     return record
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="classmap train-network", description=__doc__.split("\n")[0])
-    p.add_argument("--out", required=True, type=Path)
-    p.add_argument("--steps", type=int, default=10_000)
-    p.add_argument("--batch", type=int, default=128)
-    p.add_argument("--background", type=int, default=8, help="background crops in each batch")
-    p.add_argument("--seed", type=int, default=36000)
-    p.add_argument("--validation-seed", type=int, default=36901)
-    p.add_argument("--validation-per-class", type=int, default=2)
-    p.add_argument("--width", choices=sorted(WIDTHS), default="base")
-    p.add_argument("--embedding", type=int, default=512)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--eval-every", type=int, default=1000)
-    p.add_argument("--threads", type=int, default=None)
-    a = p.parse_args(argv)
+def run_command(a: argparse.Namespace) -> int:
+    """``classmap train-network``: train (or resume), export, print the last validation score."""
     last = [0.0]
 
     def bar(f, stage):
@@ -254,6 +263,13 @@ def main(argv=None) -> int:
     print(file=sys.stderr)
     print(json.dumps(rec["validation_curve"][-1] if rec["validation_curve"] else {}, indent=1))
     return 0
+
+
+def main(argv=None) -> int:
+    """``python -m classmap_gui.network_training ...``: the same as ``classmap train-network ...``."""
+    from .cli import main as cli_main
+
+    return cli_main(["train-network", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

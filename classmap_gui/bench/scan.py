@@ -221,6 +221,7 @@ def style_test(rec, style: str, opt: dict, should_stop: StopFn = None) -> dict:
         else:
             pr = rec.classmap.predict_result(X, bank=rec.classifier)
             parts = ((np.asarray(pr.top_classes[i]), np.asarray(pr.top_scores[i], np.float64)) for i in range(len(X)))
+        evals = float(S.shape[1]) if m == "brute_force" else float(np.mean(pr.evaluations))
         said, argmax = [], []
         for c, sc in parts:
             check_stop(should_stop)
@@ -229,7 +230,8 @@ def style_test(rec, style: str, opt: dict, should_stop: StopFn = None) -> dict:
             said.append(names[got.label] if got.found else None)
             hand = np.where(rd.groups[c] >= 0, sc, -np.inf)
             argmax.append(names[int(c[int(np.nanargmax(np.where(np.isfinite(hand), hand, -np.inf)))])])
-        out[m] = {**pose_scores(truth, said), "argmax_class_accuracy": float(np.mean([a == b for a, b in zip(truth, argmax)]))}
+        out[m] = {**pose_scores(truth, said), "argmax_class_accuracy": float(np.mean([a == b for a, b in zip(truth, argmax)])),
+                  "evaluations_per_query": evals}
     return out
 
 

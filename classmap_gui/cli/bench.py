@@ -14,7 +14,7 @@ from ..core.errors import ClassMapError
 from ..user_dirs import cache_dir
 from .common import ProgressBar, Subcommands, emit, json_default, parse_sets, parse_value
 
-BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan")
+BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan", "hand-network")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -22,7 +22,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     JSON result (and writes it to ``--out``)."""
     extra = parse_sets(args.set)
     try:
-        mod = importlib.import_module(f"classmap_gui.bench.{args.bench}")
+        mod = importlib.import_module(f"classmap_gui.bench.{args.bench.replace('-', '_')}")
     except ModuleNotFoundError as exc:
         raise ClassMapError(f"benchmark {args.bench!r} is not available in this build ({exc})") from exc
     options = {k: v for k, v in vars(args).items() if k in mod.OPTIONS and v is not None}
@@ -86,7 +86,7 @@ def add_commands(sub: Subcommands, load_options: bool = True) -> None:
     for name in BENCHES:
         b = bsub.add_parser(name, help=f"the {name} benchmark")
         try:
-            opts = importlib.import_module(f"classmap_gui.bench.{name}").OPTIONS if load_options else {}
+            opts = importlib.import_module(f"classmap_gui.bench.{name.replace('-', '_')}").OPTIONS if load_options else {}
         except ImportError:
             opts = {}
         for opt, (default, helptext) in opts.items():

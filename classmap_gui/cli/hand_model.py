@@ -43,8 +43,39 @@ def cmd_hand_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train_network(args: argparse.Namespace) -> int:
+    """``classmap train-network``: :func:`..network_training.train` (needs the ``[train]`` extra: PyTorch)."""
+    try:
+        from ..network_training import run_command
+    except ImportError as e:
+        from ..core.errors import ConfigError
+
+        raise ConfigError(f"train-network needs PyTorch, a training-only extra: pip install 'classmap-studio[train]' "
+                          f"(or pip install torch==2.13.0) ({e})") from None
+    return run_command(args)
+
+
 def add_commands(sub: Subcommands) -> None:
-    """Register ``classmap hand-model``."""
+    """Register ``classmap hand-model`` and ``classmap train-network``."""
+    t = sub.add_parser("train-network", help="train the hand reader's network (PyTorch, the [train] extra) and "
+                                             "export it to ONNX",
+                       description="Train the hand reader's convolutional network on hand crops generated on the "
+                                   "fly (seeded, resumable from checkpoints), score it on validation crops and "
+                                   "export network.onnx with training.json beside it.")
+    t.add_argument("--out", required=True, type=Path, help="folder: checkpoint.pt, curve.json, network.onnx, "
+                                                           "training.json (an existing checkpoint is resumed)")
+    t.add_argument("--steps", type=int, default=7000, help="training steps, one batch each (default 7000)")
+    t.add_argument("--batch", type=int, default=128, help="crops per step (default 128)")
+    t.add_argument("--background", type=int, default=8, help="background crops in each batch (default 8)")
+    t.add_argument("--seed", type=int, default=36000, help="seed of the generated training crops")
+    t.add_argument("--validation-seed", type=int, default=36901, help="seed of the validation crops")
+    t.add_argument("--validation-per-class", type=int, default=2, help="validation crops per class (default 2)")
+    t.add_argument("--width", choices=("small", "base", "wide"), default="base", help="network width")
+    t.add_argument("--embedding", type=int, default=512, help="embedding (exported feature) width (default 512)")
+    t.add_argument("--lr", type=float, default=1e-3, help="peak learning rate, AdamW (default 1e-3)")
+    t.add_argument("--eval-every", type=int, default=1000, help="steps between validation scores (default 1000)")
+    t.add_argument("--threads", type=int, default=None, help="PyTorch threads (default: its own)")
+    t.set_defaults(func=cmd_train_network)
     s = sub.add_parser("hand-model", help="build the 2430-class hand-pose model the app names hand shapes with",
                        description="Generate, train and calibrate the hand-pose model (81 shapes x 30 orientations "
                                    "+ background, hand detector, scan settings chosen on validation videos).")

@@ -167,6 +167,12 @@ _COMPONENTS: list[Component] = [
                Param("final", str, "rff", "final random layer", choices=("rff", "relu")),
                _SIGMA, Param("normalize", bool, True, "unit-norm conv features before the final layer"),
                _SEED0)),
+    Component("features", "network", ".features.network:NetworkFeatures",
+              "a trained convolutional network's embedding ('network'): shipped with the app, trained on generated "
+              "hands (classmap train-network); run by onnxruntime or OpenCV, no PyTorch",
+              (Param("network", str, "hand", "a shipped network's name or an .onnx file"),
+               Param("runtime", str, "onnxruntime", "who runs the network", choices=("onnxruntime", "opencv")),
+               Param("batch_size", int, 256, "crops per runtime call", low=1, high=65536))),
     Component("bank", "ova-liblinear", ".classify.ova:OneVsAllBank",
               "one-vs-all linear SVMs (liblinear), classes in parallel", _OVA, {"trainer": "liblinear"},
               reads=("C", "tol", "max_iter", "class_weight", "n_jobs", "random_state"),
@@ -223,7 +229,7 @@ _COMPONENTS: list[Component] = [
 _SAVED_PATHS: dict[str, str] = {
     "kmeans": ".features.kmeans:KMeansFeatures", "hog": ".features.hog:HOGFeatures",
     "pixels": ".features.pixels:PixelFeatures", "rff": ".features.random_features:RandomFourierFeatures",
-    "cnn": ".features.random_cnn:RandomCNNFeatures", "one-vs-all": ".classify.ova:OneVsAllBank",
+    "cnn": ".features.random_cnn:RandomCNNFeatures", "network": ".features.network:NetworkFeatures", "one-vs-all": ".classify.ova:OneVsAllBank",
     "all-pairs": ".classify.allpairs:AllPairsBank", "compressive": ".classify.compressive_bank:CompressiveBank",
     "compressive-classifier": ".classify.compressive:CompressiveClassifier", "classmap": ".classify.classmap:ClassMap",
 }

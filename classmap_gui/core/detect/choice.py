@@ -112,7 +112,8 @@ def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> dict:
     boxes = scanners["brute_force"].pyramid.boxes(h, w)
     idx = scanners["brute_force"].pyramid.side_index(h, w)
     which = [np.isin(idx, [min(range(len(sides)), key=lambda j: abs(sides[j] - c)) for c in cand]) for cand in sets]
-    pair_iou = np.stack([box_ious(boxes, b) for b in boxes])          # (n, n): the windows' overlaps, for voting
+    # (n, n): the windows' overlaps, for voting (the cascade's windows change per frame: computed there)
+    pair_iou = None if scanners["brute_force"].cascade else np.stack([box_ious(boxes, b) for b in boxes])
     grid = [(k, c, g) for k in range(len(sets)) for c in weights for g in gammas]
     hits = {m: np.zeros((len(grid), len(votes))) for m in methods}
     n = 0
@@ -124,13 +125,19 @@ def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> dict:
             truth = (box[0], box[1], box[2], box[2])
             n += 1
             for m in methods:
-                hand, bg, det, _ = scanners[m].window_scores(frame, parts="all")
+                hand, bg, det, bx = scanners[m].window_scores(frame, parts="all")
+                masks, piou = which, pair_iou
+                if scanners[m].cascade:  # this frame's detector-picked windows (a side set masks them after the pick)
+                    rows = scanners[m].window_index
+                    masks, piou = [wk[rows] for wk in which], np.stack([box_ious(bx, b) for b in bx])
+                else:
+                    bx = boxes
                 for a, (k, c, g) in enumerate(grid):
                     score = hand - c * bg if bg is not None else hand
                     if g:
                         score = score + g * det
-                    score = np.where(which[k], score, -np.inf)
-                    hits[m][a] += _vote_hits(boxes, score, pair_iou, votes, truth)
+                    score = np.where(masks[k], score, -np.inf)
+                    hits[m][a] += _vote_hits(bx, score, piou, votes, truth)
     loc = {m: hits[m] / max(n, 1) for m in methods}
     mean = 0.5 * (loc["classmap"] + loc["brute_force"])
     # ties: fewer windows (cheaper), then the smaller weights, then no voting / the lower temperature

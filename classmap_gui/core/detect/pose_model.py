@@ -39,6 +39,9 @@ BUILD_OPTIONS = {
     "images_per_class": (32, "generated hand-pose images per class (before the validation hold-out)"),
     "shapes": (None, "hand shapes (None: all 81; a count or names) — fewer for a quick build"),
     "orientations": (None, "orientations (None: all 30; a count spread over the grid)"),
+    "features": ("network", "the reader's features: network (the shipped trained network; HOG and the hand "
+                 "detector find the hand, the network reads the detector's best windows) or hog (HOG does both)"),
+    "candidates": (32, "windows per frame the network reads in the scan (the hand detector's best)"),
     "style": ("varied", "training style: varied (randomised domain) or clean"),
     "shift_jitter": (0.06, "training framing: the hand's centre jitter, fraction of the crop"),
     "scale_jitter": (0.10, "training framing: the hand's size jitter, relative"),
@@ -100,6 +103,10 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     style = dataclasses.replace(STYLES[str(opt["style"])], shift_jitter=float(opt["shift_jitter"]),
                                 scale_jitter=float(opt["scale_jitter"]))
     sides = _numbers(opt["sides"], "sides")
+    features = str(opt["features"])
+    if features not in ("network", "hog"):
+        raise ConfigError(f"hand model: features must be network or hog, got {features!r}")
+    feat_params = {"n_jobs": -1} if features == "hog" else {}
     t0 = time.perf_counter()
     ims = generate_hand_pose(shapes=_count(opt["shapes"]), orientations=_count(opt["orientations"]),
                              images_per_class=int(opt["images_per_class"]), style=style, seed=seed, n_jobs=-1,
@@ -109,6 +116,25 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     y_all = np.concatenate([ims.labels, np.full(len(bg), ims.n_classes)])
     fit_idx, val_idx = holdout(y_all, float(opt["validation_fraction"]), seed)
     seconds = {"generate": time.perf_counter() - t0}
+    # the hand detector first: it reads window HOG whatever the reader's features are, and the cascade's
+    # bootstrap model below needs it to find windows
+    from ..features.hog import HOGFeatures
+
+    t3 = time.perf_counter()
+    hog = HOGFeatures(n_jobs=-1).fit(ims.images[:1])
+    det = None
+    if int(opt["detector_scenes"]) > 0:
+        det = train_detector(hog, int(opt["detector_scenes"]), alpha=float(opt["detector_alpha"]),
+                             seed=seed + 41, sides=sides, progress=sub_progress(progress, 0.15, 0.2, "hand detector"),
+                             should_stop=should_stop)
+    elif features == "network":
+        raise ConfigError("hand model: network features need the hand detector (detector_scenes >= 1)")
+    seconds["detector"] = time.perf_counter() - t3
+    detection = {"detector": None if det is None else det.to_json()}
+    if features == "network":
+        detection.update(finder={"hog": {k: v for k, v in hog.get_params().items()
+                                         if k in ("cell_size", "block_size", "block_stride", "n_bins", "signed")}},
+                         candidates=int(opt["candidates"]))
     n_hard, rounds = int(opt["hard_negatives"]), int(opt["bootstrap_rounds"])
     hard = np.zeros((0, *ims.image_size), np.uint8)
     t1 = time.perf_counter()
@@ -117,9 +143,10 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
         # join the background class of the next model
         first = with_background(ims, np.concatenate([bg, hard]))
         first = first.subset(np.concatenate([fit_idx, np.arange(len(first) - len(hard), len(first))]))
-        cfg0 = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge",
+        cfg0 = TrainConfig(features=features, features_params=feat_params, bank="ova-ridge",
                            bank_params={"alpha": float(opt["miner_alpha"])}, test_fraction=0.1, seed=seed)
         rec0 = train(first, cfg0, should_stop=should_stop).recogniser
+        rec0.metadata["detection"] = dict(detection, detector_weight=0.0)
         del first
         hard = np.concatenate([hard, hard_negatives(rec0, n_hard, seed=seed + 29 + r, sides=sides,
                                                     should_stop=should_stop)])
@@ -138,7 +165,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     if not factors:
         raise ConfigError("hand model: reference_penalties must list some multiples")
     cm = {"d": int(opt["d"]), "p": max(p_sweep), "refine": str(opt["refine"]), "reference_penalty": factors[0]}
-    cfg = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge", classmap=cm,
+    cfg = TrainConfig(features=features, features_params=feat_params, bank="ova-ridge", classmap=cm,
                       test_fraction=0.1, classmap_fraction=0.15, seed=seed)
     t2 = time.perf_counter()
     res = train(train_set, cfg, progress=sub_progress(progress, 0.4, 0.7, "train"), should_stop=should_stop)
@@ -177,15 +204,9 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     del test_set
     seconds["train"] = time.perf_counter() - t2
     report(progress, 0.78, "p chosen on validation")
-    t3 = time.perf_counter()
-    det = None
-    if int(opt["detector_scenes"]) > 0:
-        det = train_detector(rec.features, int(opt["detector_scenes"]), alpha=float(opt["detector_alpha"]),
-                             seed=seed + 41, sides=sides, progress=sub_progress(progress, 0.78, 0.85, "hand detector"),
-                             should_stop=should_stop)
-    seconds["detector"] = time.perf_counter() - t3
-    rec.metadata["detection"] = {"detector": None if det is None else det.to_json()}
+    rec.metadata["detection"] = detection
     info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(Xv.shape[1]),
+            "feature_map": features,
             "style": str(opt["style"]), "images": {**res.sizes, "validation": int(len(yv))},
             "test_accuracy": float(test_accuracy), "bank_params": rec.metadata.get("bank_params", {}),
             "classmap": {**cm, "p": int(sel_p["chosen"]["p"])}, "hard_negatives": int(len(hard)), "seconds": seconds,

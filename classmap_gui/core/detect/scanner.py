@@ -50,6 +50,8 @@ METHODS = ("classmap", "brute_force")
 #: box voting's defaults when a model holds no choice of its own (``bench scan``'s validation choice)
 VOTE_OVERLAP = 0.3
 VOTE_TEMPERATURE = 0.02
+#: the cascade's windows classified per frame (the hand detector's best), when a model holds no number
+CANDIDATES = 32
 
 
 @dataclass
@@ -132,7 +134,15 @@ class Scanner:
         detection = (getattr(rec, "metadata", None) or {}).get("detection", {})
         if sides is None:
             sides = detection.get("sides", DEFAULT_SIDES)
-        self.pyramid = WindowPyramid(DenseHOG(rec.features), sides)
+        # the cascade: a recogniser whose features are not HOG (a trained network) finds the hand with the
+        # model's HOG hand detector and classifies only the detector's best windows
+        self.cascade = not _is_hog(rec.features)
+        self.candidates = int(detection.get("candidates", CANDIDATES))
+        if self.cascade and (detection.get("detector") is None or detection.get("finder") is None):
+            raise ConfigError("this model's features are not HOG: finding the hand needs its HOG hand detector "
+                              "(metadata detection.detector and detection.finder); rebuild it with classmap hand-model")
+        self.pyramid = WindowPyramid(DenseHOG(finder_hog(detection["finder"], rec.image_size) if self.cascade
+                                              else rec.features), sides)
         names = list(rec.class_names)
         self.background = names.index(BACKGROUND_CLASS) if BACKGROUND_CLASS in names else None
         self.top = max(1, int(top))
@@ -158,15 +168,16 @@ class Scanner:
         self.found_threshold = None if found_threshold is None else float(found_threshold)
         self.detector = None
         if detection.get("detector") is not None:
-            self.detector = HandDetector.from_json(detection["detector"], self.W.shape[1])
+            self.detector = HandDetector.from_json(detection["detector"], self.pyramid.dense.n_features)
         if detector_weight is None:
             detector_weight = detection.get("detector_weight", 1.0)
         self.detector_weight = float(detector_weight) if self.detector is not None else 0.0
         self._det_W = None if self.detector is None else self.detector.w[None, :].copy()
         self._det_b = None if self.detector is None else np.array([self.detector.b], np.float32)
         # brute force: the detector as one more row of the GEMM (column C of the scores)
-        self._W_all = self.W if self.detector is None else np.ascontiguousarray(np.vstack([self.W, self._det_W]))
-        self._b_all = self.b if self.detector is None else np.concatenate([self.b, self._det_b])
+        joint = self.detector is not None and not self.cascade
+        self._W_all = np.ascontiguousarray(np.vstack([self.W, self._det_W])) if joint else self.W
+        self._b_all = np.concatenate([self.b, self._det_b]) if joint else self.b
         self._S = None                                          # brute force's (n, C [+1]) score buffer
         self._bg_row = np.array([-1 if self.background is None else self.background], np.int64)
         self._hand_mask = np.ones(len(names), bool)
@@ -186,22 +197,41 @@ class Scanner:
         suppression (for mining hard negatives and for analysis). ``parts``: ``(hand (n,), background
         (n,) or None, boxes)`` instead — the best hand response and the background response;
         ``parts="all"``: ``(hand, background or None, detector (n,) or None, boxes)``."""
-        X = self.pyramid.features(self._grey(frame))
-        boxes = self.pyramid.boxes(*np.shape(frame)[:2])
+        X, boxes, det = self._windows(self._grey(frame))
         if parts:
             w, g = self.background_weight, self.detector_weight
             self.background_weight = self.detector_weight = 0.0
             try:
-                hand, *_ = self._classify(X)
+                hand, *_ = self._classify(X, det)
             finally:
                 self.background_weight, self.detector_weight = w, g
             bg = None if self.background is None else self._background_response(X)
             if parts == "all":
-                det = None if self.detector is None else self._detector_response(X)
+                if det is None and self.detector is not None:
+                    det = self._detector_response(X)
                 return hand, bg, det, boxes
             return hand, bg, boxes
-        score, *_ = self._classify(X)
+        score, *_ = self._classify(X, det)
         return score, boxes
+
+    def _windows(self, grey: np.ndarray):
+        """``(X, boxes, detector responses or None)`` of the windows this scanner classifies: every window
+        (its HOG rows), or in the cascade the :attr:`candidates` windows the hand detector scores highest
+        (their crops through the recogniser's own features). ``self.window_index``: their rows in the pyramid."""
+        Xh = self.pyramid.features(grey)
+        boxes = self.pyramid.boxes(*grey.shape)
+        if not self.cascade:
+            self.window_index = None
+            return Xh, boxes, None
+        det = self._detector_response(Xh)
+        k = min(self.candidates, len(det))
+        top = np.argpartition(-det, k - 1)[:k]
+        top = top[np.lexsort((top, -det[top]))]                # best first, ties by the lower row
+        self.window_index = top
+        size = tuple(int(v) for v in self.rec.image_size)
+        crops = np.stack([window_crop(grey, boxes[i], size) for i in top])
+        X = np.ascontiguousarray(self.rec.transform(crops), np.float32)
+        return X, boxes[top], det[top]
 
     def _background_response(self, X: np.ndarray) -> np.ndarray:
         """``(n,) float32``: the background classifier on every window row of ``X``, by ClassMap's own
@@ -217,8 +247,9 @@ class Scanner:
         embed_batch(np.ascontiguousarray(X, np.float32), self._det_W, self._det_b, np.zeros(1, np.int64), F)
         return F[:, 0]
 
-    def _classify(self, X: np.ndarray):
-        """``(score, best label, candidates or None, mean evaluations)`` of every window row of ``X``."""
+    def _classify(self, X: np.ndarray, det_given: np.ndarray | None = None):
+        """``(score, best label, candidates or None, mean evaluations)`` of every window row of ``X``
+        (``det_given``: the cascade's detector responses of those rows, computed on their HOG)."""
         n = len(X)
         bg = self.background
         if self.method == "brute_force":
@@ -229,8 +260,8 @@ class Scanner:
             np.dot(X, self._W_all.T, out=S)                    # (n, C [+1]): every classifier (+ detector) on every window
             t1 = time.perf_counter()
             S += self._b_all
-            det = None
-            if self.detector is not None:
+            det = det_given
+            if self.detector is not None and det_given is None:
                 det = S[:, -1].copy()
                 S[:, -1] = -np.inf                             # never a class
             if bg is not None:
@@ -253,9 +284,10 @@ class Scanner:
                 bg_resp = self._background_response(X)         # one more evaluation per window
                 evaluations += 1.0
             t2 = time.perf_counter()
-            det = None
+            det = det_given
             if self.detector is not None:
-                det = self._detector_response(X)               # and one more for the detector
+                if det is None:
+                    det = self._detector_response(X)           # and one more for the detector
                 evaluations += 1.0
             self._stages = {**pred.timings, "background": t2 - t1}
             if det is not None:
@@ -273,11 +305,10 @@ class Scanner:
     def scan(self, frame: np.ndarray) -> ScanResult:
         """Find the hand in one frame ``(h, w, 3)`` RGB or ``(h, w)`` grey uint8."""
         t0 = time.perf_counter()
-        X = self.pyramid.features(self._grey(frame))
+        X, boxes, det = self._windows(self._grey(frame))
         n = len(X)
-        boxes = self.pyramid.boxes(*np.shape(frame)[:2])
         t1 = time.perf_counter()
-        score, best, cands, evaluations = self._classify(X)
+        score, best, cands, evaluations = self._classify(X, det)
         t2 = time.perf_counter()
         keep = np.flatnonzero(np.isfinite(score))
         labels = np.zeros(0, np.int64)
@@ -311,6 +342,35 @@ class Scanner:
                           np.asarray(top_s, np.float32), n, evaluations,
                           {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0,
                            **{f"classify: {k}": v for k, v in self._stages.items()}})
+
+
+def _is_hog(features) -> bool:
+    return all(hasattr(features, a) for a in ("cell_size", "block_size", "block_stride", "n_bins", "signed"))
+
+
+def finder_hog(spec, image_size):
+    """The cascade's window HOG (:class:`~..features.hog.HOGFeatures`, fitted to the model's crop size) from
+    ``metadata["detection"]["finder"]`` (``{"hog": its parameters}``)."""
+    from ..features.hog import HOGFeatures
+
+    try:
+        params = {k: spec["hog"][k] for k in ("cell_size", "block_size", "block_stride", "n_bins", "signed")}
+        hog = HOGFeatures(**params)
+    except (KeyError, TypeError) as e:
+        raise ConfigError(f"model metadata: detection.finder is malformed ({e})") from None
+    return hog.fit(np.zeros((1, *(int(v) for v in image_size)), np.uint8))
+
+
+def window_crop(grey: np.ndarray, box, size: tuple[int, int]) -> np.ndarray:
+    """The frame pixels of a window ``box`` (x, y, w, h) shrunk to ``size`` (h, w), as the pyramid's level
+    shrank them (area averaging); a box over the frame's edge is padded by replicating the edge."""
+    x, y, w, h = (int(round(float(v))) for v in box[:4])
+    H, W = grey.shape
+    if x < 0 or y < 0 or x + w > W or y + h > H:
+        pad = max(0, -x, -y, x + w - W, y + h - H)
+        grey = cv2.copyMakeBorder(grey, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
+        x, y = x + pad, y + pad
+    return cv2.resize(grey[y:y + h, x:x + w], (size[1], size[0]), interpolation=cv2.INTER_AREA)
 
 
 def box_ious(boxes: np.ndarray, box) -> np.ndarray:
