@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast demo sysdeps clean package package-test
+.PHONY: run test test-fast demo sysdeps clean package package-test network
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,13 @@ test: sysdeps $(STAMP)
 
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
+
+# The hand reader's network, trained from scratch on this machine's CPU (about 1-2 hours on 2 cores; rerun to
+# resume from its checkpoint), then shipped as package data beside the record that made it.
+network: $(STAMP)
+	$(VENV)/bin/classmap train-network --out out/network
+	cp out/network/network.onnx classmap_gui/resources/networks/hand.onnx
+	cp out/network/training.json classmap_gui/resources/networks/hand.json
 
 # Installer: PyInstaller one-folder bundle -> dist/classmap-studio_<version>_amd64.deb and a .tar.gz
 # (packaging/build.sh); package-test installs the .deb, runs it from the PATH and uninstalls (root/sudo).

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -241,7 +242,8 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
               "threads": torch.get_num_threads(), "validation_curve": curve,
               "parameters_exported": int(sum(p.numel() for p in model.trunk.parameters())),
               "parity_max_abs_diff": max(parity.values()), "parity": parity,
-              "bytes": (out / "network.onnx").stat().st_size}
+              "bytes": (out / "network.onnx").stat().st_size,
+              "sha256": hashlib.sha256((out / "network.onnx").read_bytes()).hexdigest()}
     _write_json(record, out / "training.json")
     return record
 

@@ -78,6 +78,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
             raise ConfigError(f"bench hand-network: test seed {seed} (and {seed + 1}) must differ from the {name} "
                               f"seed {used}: a test part must stay unseen")
     rec, info = _model(scan_opt, sub_progress(progress, 0.0, 0.7), should_stop)
+    built = info.get("build_options") or {}
+    scan_opt.update({k: built[k] for k in ("shapes", "orientations") if k in built})  # the model's own classes
     feats = rec.features
     is_net = isinstance(feats, NetworkFeatures)
     record = network_record("hand") if is_net else {}
@@ -97,6 +99,9 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     ops = operations(rec.n_classes, D, d, max(0.0, evals - d))
     network = {"features": type(feats).__name__, "width": D}
     if is_net:
+        if record.get("sha256") != feats.sha256_:
+            raise ConfigError("bench hand-network: the model's network is not the shipped one (its record does not "
+                              "describe it): rebuild the model with this build's network")
         network.update(bytes=int(np.asarray(feats.onnx_).size), sha256=feats.sha256_,
                        training_seconds=record.get("training_seconds"),
                        parity_max_abs_diff=record.get("parity_max_abs_diff"),

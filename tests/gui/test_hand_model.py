@@ -13,7 +13,7 @@ def test_get_the_hand_model_then_run_names_shapes_on_the_demo_video(qtbot, windo
     from classmap_gui.gui.demo import DEMO_VIDEO
 
     rec, _ = build_hand_model({"shapes": DEMO_SHAPES, "orientations": 10, "images_per_class": 16, "background": 300,
-                               "bootstrap_rounds": 0, "detector_scenes": 0, "p_sweep": "4,8", "d": 8})
+                               "bootstrap_rounds": 0, "detector_scenes": 30, "p_sweep": "4,8", "d": 8})
     folder = tmp_path / "hand-model"
     rec.save(folder)
     monkeypatch.setenv(MODEL_ENV, str(folder))

@@ -7,7 +7,7 @@ import numpy as np
 from classmap_gui.core.detect.pose_model import build_hand_model
 
 TINY = {"shapes": 3, "orientations": 2, "images_per_class": 12, "background": 60, "bootstrap_rounds": 0,
-        "detector_scenes": 0, "d": 3, "p_sweep": "2,3"}
+        "detector_scenes": 12, "d": 3, "p_sweep": "2,3"}
 
 
 def test_reference_penalty_is_chosen_on_validation_and_the_model_carries_it():
@@ -25,4 +25,21 @@ def test_reference_penalty_is_chosen_on_validation_and_the_model_carries_it():
     assert rec.metadata["config"]["classmap"]["reference_penalty"] == sel["chosen"]
     assert info["bank_params"]["alpha"] == info["selection"]["bank.alpha"]["chosen"]
     assert 0 < info["test_accuracy"] == rec.metadata["test_accuracy"] <= 1            # the chosen model's score
+
+
+def test_the_default_hand_model_reads_with_the_network_and_finds_with_hog():
+    """The network reads; the HOG hand detector finds the windows it reads (the cascade), saved with the model."""
+    from classmap_gui.core.detect.scanner import Scanner
+    from classmap_gui.core.data.hand_scene import random_hand_scene
+    from classmap_gui.core.features.network import NetworkFeatures
+
+    rec, info = build_hand_model({**TINY, "candidates": 7})
+    assert isinstance(rec.features, NetworkFeatures) and info["feature_map"] == "network"
+    det = rec.metadata["detection"]
+    assert det["finder"]["hog"]["cell_size"] == 8 and det["candidates"] == 7 and det["detector"] is not None
+    grey, box = random_hand_scene(np.random.default_rng(3), 240, 320)
+    for method in ("classmap", "brute_force"):
+        r = Scanner(rec, method).scan(grey)
+        assert r.windows == 7                                   # only the detector's best windows are read
+        assert len(r.boxes) >= 1 and r.top_classes.size >= 1
 
