@@ -191,6 +191,11 @@ def _no_hand_scenes(n: int, size, seed: int = 0):
         yield cv2.cvtColor(finish(clutter_scene(rng, h, w).astype(np.float32), rng), cv2.COLOR_RGB2GRAY)
 
 
+def _best(result) -> float:
+    """The best box's score of a scan (-inf when no window had a hand candidate)."""
+    return float(result.scores[0]) if len(result.scores) else -np.inf
+
+
 def found_threshold(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
     """The threshold on the best window's score with the best balanced accuracy between frames with a hand
     (``pos``) and without (``neg``); ``(threshold, balanced accuracy)``."""
@@ -247,10 +252,10 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
                 hit = r.best_box is not None and iou(r.best_box, truth) >= 0.5
                 readers[m].crops = max(crops)
                 parts = readers[m].responses(cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), r.best_box)
-                frames[m].append({"seed": seed, "label": label, "hit": hit, "score": float(r.scores[0]),
+                frames[m].append({"seed": seed, "label": label, "hit": hit, "score": _best(r),
                                   "box": r.best_box, "parts": parts})
         report(progress, 0.6 * (seeds.index(seed) + 1) / len(seeds), "reader validation videos")
-    neg = {m: np.array([float(scanners[m].scan(g).scores[0]) for g in _no_hand_scenes(opt["no_hand_frames"], (h, w))])
+    neg = {m: np.array([_best(scanners[m].scan(g)) for g in _no_hand_scenes(opt["no_hand_frames"], (h, w))])
            for m in methods}
     thresholds, found_sel = {}, {}
     for m in methods:
