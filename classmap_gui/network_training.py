@@ -237,11 +237,12 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
                                 "resumes": json.dumps(resumes)}, ck)
     torch.save(model.state_dict(), out / "final.pt")
     export_onnx(model, out / "network.onnx")
-    parity = onnx_parity(model, out / "network.onnx", val_x[:: max(1, len(val_x) // 1000)][:1000])
+    parity_crops = val_x[:: max(1, len(val_x) // 1000)][:1000]
+    parity = onnx_parity(model, out / "network.onnx", parity_crops)
     record = {"recipe": recipe, "training_seconds": time.perf_counter() - t0, "torch": torch.__version__,
               "threads": torch.get_num_threads(), "validation_curve": curve,
               "parameters_exported": int(sum(p.numel() for p in model.trunk.parameters())),
-              "parity_max_abs_diff": max(parity.values()), "parity": parity,
+              "parity_max_abs_diff": max(parity.values()), "parity": parity, "parity_crops": int(len(parity_crops)),
               "bytes": (out / "network.onnx").stat().st_size,
               "sha256": hashlib.sha256((out / "network.onnx").read_bytes()).hexdigest()}
     _write_json(record, out / "training.json")

@@ -1,0 +1,52 @@
+"""classmap train-network, a few steps (the full training is not in CI): files, parity, resuming."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+
+def _run(out, steps):
+    cmd = [sys.executable, "-m", "classmap_gui.cli", "train-network", "--out", str(out), "--steps", str(steps),
+           "--batch", "16", "--background", "2", "--validation-per-class", "1", "--eval-every", "2",
+           "--width", "small", "--embedding", "64"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_a_few_steps_train_export_and_resume(tmp_path):
+    import torch  # noqa: F401  (the [train] extra: make test installs it, so this runs in CI)
+    r = _run(tmp_path / "net", 2)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rec = json.loads((tmp_path / "net" / "training.json").read_text())
+    assert rec["parity_crops"] == 1000 and rec["parity_max_abs_diff"] <= 1e-4      # ONNX run times vs PyTorch
+    assert set(rec["parity"]) == {"onnxruntime", "opencv"}
+    assert [c["step"] for c in rec["validation_curve"]] == [2]
+    assert rec["recipe"]["seed"] != rec["recipe"]["validation_seed"]
+    # the exported network is a feature map of the product, 64 wide
+    from classmap_gui.core.features.network import NetworkFeatures
+
+    f = NetworkFeatures(str(tmp_path / "net" / "network.onnx")).fit()
+    assert f.transform(np.zeros((3, 64, 64), np.uint8)).shape == (3, 64)
+    # resumed from the checkpoint: steps 3-4 only, the curve goes on
+    r = _run(tmp_path / "net", 4)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rec = json.loads((tmp_path / "net" / "training.json").read_text())
+    assert [c["step"] for c in rec["validation_curve"]] == [2, 4]
+    assert rec["recipe"]["resumed"] == [{"at_step": 2, "steps_before": 2, "steps_after": 4}]
+
+
+def test_train_network_without_torch_says_how_to_get_it(tmp_path):
+    code = ("import sys\n"
+            "class B:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'torch' or name.startswith('torch.'): raise ImportError('no torch here')\n"
+            "sys.meta_path.insert(0, B())\n"
+            "from classmap_gui.cli import main\n"
+            f"sys.exit(main(['train-network', '--out', {str(tmp_path / 'n')!r}, '--steps', '1']))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2
+    assert "torch==2.13.0" in r.stderr and "Traceback" not in r.stderr
