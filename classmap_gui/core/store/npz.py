@@ -36,8 +36,7 @@ from .bounded_zip import (ZipLimitError, check_npy_header, check_npz_sizes, entr
                           npy_header, parse_specs, read_npy_member)
 
 _CHUNK = 1 << 20
-#: Most members an arrays file may have (a model has tens).
-MAX_MEMBERS = 100_000
+from ..read_limits import MAX_MEMBERS  # noqa: E402  (most members an arrays file may have; an export's too)
 #: stored (uncompressed) members at least this large may be memory-mapped on load (when they do not fit in memory)
 MMAP_MIN_BYTES = 16 << 20
 #: a model whose arrays fit in this share of the available memory is read whole, never mapped
