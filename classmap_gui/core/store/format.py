@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import ConfigError, ModelFormatError, StorageError
 from ..files import NotRegularFile, read_regular
 from .atomic import (fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
-                     swap_dir, write_file_atomic)
+                     swap_dir, tidy_after_open, write_file_atomic)
 from .bounded_zip import ALLOWED_KINDS
 from .npz import read_npz, write_npz
 
@@ -215,4 +215,5 @@ def load_bundle(path: str | Path, json_name: str, format_name: str, max_version:
     if not isinstance(manifest, dict):
         raise ModelFormatError(f"{jpath}: the array manifest is missing")
     arrays = read_npz(folder / ARRAYS_FILE, manifest, budget=max_array_bytes)
+    tidy_after_open(folder)  # a killed save's .saving-* / .old-* leftovers go once the bundle has opened
     return doc, arrays
