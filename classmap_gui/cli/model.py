@@ -73,8 +73,11 @@ def _held_out(model, data, score_all: bool):
 
 def cmd_predict(args: argparse.Namespace) -> int:
     """Classify every readable image; one ``<path>: cannot read image: <reason>`` line on stderr per
-    unreadable one; exit status 1 when any was unreadable (0 when all were classified)."""
+    unreadable one; exit status 1 when any was unreadable (0 when all were classified). Names are
+    printed on one line each, their control characters escaped (:func:`~classmap_gui.core.plain_text.one_line`)."""
     from ..core.data.folder import IMAGE_EXTENSIONS, ImageReadError, read_image
+    from ..core.data.image_decode import NOT_READ
+    from ..core.plain_text import one_line
     from ..core.recogniser import Recogniser
 
     _check_top(args.top)
@@ -82,13 +85,15 @@ def cmd_predict(args: argparse.Namespace) -> int:
     paths, images, bad = [], [], []
     for p in args.images:
         try:
-            if Path(p).suffix.lower() not in IMAGE_EXTENSIONS:  # the same files `train` reads from a folder
-                raise ImageReadError(p, f"not an image file name (use {', '.join(IMAGE_EXTENSIONS)})")
+            suffix = Path(p).suffix.lower()
+            if suffix not in IMAGE_EXTENSIONS:  # the same files `train` reads from a folder
+                raise ImageReadError(p, NOT_READ.get(suffix[1:], f"not an image file name (use "
+                                                                  f"{', '.join(IMAGE_EXTENSIONS)})"))
             images.append(read_image(p, size=model.image_size, grey=model.grey, max_pixels=args.max_image_pixels))
             paths.append(p)
         except ImageReadError as exc:
             bad.append(exc)
-            print(str(exc), file=sys.stderr)
+            print(one_line(str(exc)), file=sys.stderr)
     rows, timings = [], {}
     if images:
         pred = model.predict(images, top=args.top)
@@ -98,7 +103,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             rows.append({"image": path, "label": names[cls_row[0]],
                          "top": [{"class": names[c], "score": float(s)} for c, s in zip(cls_row, score_row)],
                          "evaluations": int(ev)})
-    text = "\n".join(f"{r['image']}: {r['label']}   (" + ", ".join(f"{t['class']} {t['score']:.3f}" for t in r["top"])
+    text = "\n".join(f"{one_line(r['image'])}: {r['label']}   (" + ", ".join(f"{t['class']} {t['score']:.3f}" for t in r["top"])
                      + ")" for r in rows)
     if rows or args.json:
         emit({"predictions": rows, "unreadable": [{"image": e.path, "reason": e.reason} for e in bad],

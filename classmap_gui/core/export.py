@@ -38,13 +38,22 @@ from .store.format import fsync_dir, array_manifest
 EXPORT_FORMAT = "classmap-export"
 EXPORT_VERSION = 1
 TEMPLATE = Path(__file__).with_name("export_predict_template.py")
-#: modules of the package that predict.py runs verbatim; each may import only numpy (and OpenCV)
-INLINED = ("classmap_gui.core.store.bounded_zip", "classmap_gui.core.data.image_header",
-           "classmap_gui.core.data.image_decode", "classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops", "classmap_gui.core.features.kmeans_ops",
-           "classmap_gui.core.features.cnn_ops", "classmap_gui.core.classify.classmap_ops",
-           "classmap_gui.core.classify.ranking_ops")
+#: modules of the package that predict.py runs verbatim, in this order; each may import only numpy, OpenCV,
+#: the standard library modules of _STANDALONE_IMPORTS and modules listed before it here
+INLINED = ("classmap_gui.core.read_limits", "classmap_gui.core.plain_text", "classmap_gui.core.store.bounded_zip",
+           "classmap_gui.core.data.image_header", "classmap_gui.core.data.image_decode",
+           "classmap_gui.core.export_checks", "classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops",
+           "classmap_gui.core.features.kmeans_ops", "classmap_gui.core.features.cnn_ops",
+           "classmap_gui.core.classify.classmap_ops", "classmap_gui.core.classify.ranking_ops")
 _INLINE_MARK = "# @inline "
-_STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "math", "struct", "zipfile", "zlib"}
+_RULES_MARK = "# @settings-rules"
+_STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "contextlib", "math", "struct", "threading", "unicodedata",
+                       "zipfile", "zlib"}
+#: export spec ``type`` -> the saved type whose registry schema rules its settings (the one the app's loader
+#: checks); a component that exports adds its line here and its check to export_checks.COMPONENT_CHECKS
+SPEC_SCHEMAS = {"pixels": "pixels", "hog": "hog", "kmeans": "kmeans", "rff": "rff", "cnn": "cnn",
+                "linear-ova": "one-vs-all", "rbf-ova": "one-vs-all", "all-pairs": "all-pairs",
+                "compressive": "compressive", "classmap": "classmap"}
 
 
 def predict_source() -> str:
@@ -54,16 +63,44 @@ def predict_source() -> str:
     Raises RuntimeError when a marked module is not in :data:`INLINED` or imports anything beyond
     numpy and OpenCV — predict.py must run without this package.
     """
-    out = []
+    out, pasted = [], []
     for line in TEMPLATE.read_text(encoding="utf-8").splitlines(keepends=True):
         if line.startswith(_INLINE_MARK):
-            out.append(_module_body(line[len(_INLINE_MARK):].strip()))
+            module = line[len(_INLINE_MARK):].strip()
+            out.append(_module_body(module, pasted))
+            pasted.append(module)
+        elif line.startswith(_RULES_MARK):
+            out.append(f"#: the app's rules for each component's settings (from its registry schemas, at export)\n"
+                       f"SETTINGS_RULES = {settings_rules()!r}\n")
         else:
             out.append(line)
     return "".join(out)
 
 
-def _module_body(module: str) -> str:
+def settings_rules() -> dict[str, dict[str, dict]]:
+    """``{spec type: {setting: rule}}``: for every saved component type, its parameters' schema as the
+    app's loader checks them (:func:`~classmap_gui.core.store.saved_values.saved_schema`), as plain data
+    for :func:`~classmap_gui.core.read_limits.check_setting` (worker counts and image sizes left out:
+    predict.py has no workers, and a size is checked as an image size)."""
+    from .store.saved_values import saved_schema
+
+    out: dict[str, dict[str, dict]] = {}
+    for spec_type, saved in SPEC_SCHEMAS.items():
+        cls = registry.saved_type(saved)
+        if cls is None:
+            raise RuntimeError(f"export.SPEC_SCHEMAS names {saved!r}, which is not a saved type")
+        rules = {}
+        for name, param in saved_schema(cls).items():
+            if param.per_core or param.image_size:
+                continue
+            rules[name] = {"kind": param.kind.__name__, "low": param.low, "high": param.high,
+                           "choices": list(param.choices or ()) + (["auto"] if param.auto else []),
+                           "nullable": bool(param.nullable or param.default is None)}
+        out[spec_type] = rules
+    return out
+
+
+def _module_body(module: str, pasted: list[str]) -> str:
     if module not in INLINED:
         raise RuntimeError(f"export template inlines {module}, which is not listed in export.INLINED")
     spec = importlib.util.find_spec(module)
@@ -76,11 +113,15 @@ def _module_body(module: str) -> str:
         is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            if node.__class__ is ast.ImportFrom and node.level:
-                names = ["." + (node.module or "")]
-            bad = [n for n in names if n.split(".")[0] not in _STANDALONE_IMPORTS]
+            if node.__class__ is ast.ImportFrom and node.level:  # another inlined module, pasted before this one
+                package = module.split(".")[:-node.level]
+                names = [".".join(package + ([node.module] if node.module else []))]
+                bad = [n for n in names if n not in pasted]
+            else:
+                bad = [n for n in names if n.split(".")[0] not in _STANDALONE_IMPORTS]
             if bad:
-                raise RuntimeError(f"{module} imports {', '.join(bad)}: predict.py may only use numpy and OpenCV")
+                raise RuntimeError(f"{module} imports {', '.join(bad)}: predict.py may only use numpy, OpenCV and "
+                                   f"the modules inlined before it")
         elif not is_doc:
             continue
         drop.update(range(node.lineno - 1, node.end_lineno))

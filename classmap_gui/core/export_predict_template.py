@@ -14,19 +14,24 @@ resizing, the feature map (pixels, HOG, single-layer k-means, random Fourier fea
 CNN, and composites of these side by side), the
 classifier bank (one-vs-all linear or rbf, all-pairs voting, compressive class sketches), ClassMap
 filter-and-refine and the top-p ranking. The HOG, random-CNN, k-means pooling and ClassMap steps
-are the app's own numpy code, inlined when the model was exported. Exit status: 0, 1 when an
+are the app's own numpy code, inlined when the model was exported, and so are the app's rules for
+what it reads: the limits, the image-reading rule and the checks of every setting and array (a
+model is refused as the app refuses it: one line, nothing used). Exit status: 0, 1 when an
 image could not be read (one line per such image on stderr; the others are still classified),
-2 when the model cannot be used. (Generated from classmap_gui/core/export_predict_template.py.)
+2 when the model or an argument cannot be used. (Generated from classmap_gui/core/export_predict_template.py.)
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import stat
 import struct
 import sys
+import threading
+import unicodedata
 import zipfile
 import zlib
 from pathlib import Path
@@ -39,10 +44,6 @@ FORMAT = "classmap-export"
 VERSION = 1
 #: the paper's refine names, as models store them
 REFINE_ALIASES = {"v1": "all-pairs-vote", "v2": "best-response", "v3": "first-above-threshold"}
-#: the app's limits: a model description is kilobytes; an image may declare at most this many pixels
-MAX_JSON_BYTES = 16 * 1024 * 1024
-MAX_IMAGE_PIXELS = 50_000_000
-MAX_MEMBERS = 100_000
 
 
 class ModelError(Exception):
@@ -50,6 +51,12 @@ class ModelError(Exception):
 
 
 # ---------------------------------------------------------------- guards: files, model, images
+
+# @inline classmap_gui.core.read_limits
+
+
+# @inline classmap_gui.core.plain_text
+
 
 # @inline classmap_gui.core.store.bounded_zip
 
@@ -60,10 +67,23 @@ class ModelError(Exception):
 # @inline classmap_gui.core.data.image_decode
 
 
-def open_regular(path: str | Path):
-    """A binary file object on the regular file ``path``; OSError for a FIFO, device, socket or folder.
-    Opened non-blocking (a FIFO cannot hang the open) and checked on the open descriptor (no race)."""
-    fd = os.open(str(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+# @inline classmap_gui.core.export_checks
+
+
+# @settings-rules
+
+
+def open_regular(path: str | Path, follow_links: bool = True):
+    """A binary file object on the regular file ``path``; OSError for a FIFO, device, socket or folder,
+    and (``follow_links=False``) for a symbolic link. Opened non-blocking (a FIFO cannot hang the open)
+    and checked on the open descriptor (no race)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(str(path), flags | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0)))
+    except OSError:
+        if not follow_links and os.path.islink(path):
+            raise OSError(f"{path} is a symbolic link; refused") from None
+        raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path} is not a regular file (a FIFO, device, socket or folder); refused")
@@ -74,9 +94,9 @@ def open_regular(path: str | Path):
         raise
 
 
-def read_regular(path: str | Path, max_bytes: int, what: str) -> bytes:
+def read_regular(path: str | Path, max_bytes: int, what: str, follow_links: bool = True) -> bytes:
     """The bytes of the regular file ``path``, refused (OSError) when larger than ``max_bytes``."""
-    with open_regular(path) as fh:
+    with open_regular(path, follow_links) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
             raise OSError(f"{path} is too large to be {what} ({size} bytes, at most {max_bytes})")
@@ -90,7 +110,7 @@ def read_arrays(npz: Path, manifest: dict) -> dict[str, np.ndarray]:
     """The arrays of ``npz`` exactly as ``manifest`` declares them: every member's size checked against
     the manifest before any is inflated, then each inflated into its declared array and no further."""
     specs = parse_specs(manifest, MAX_MEMBERS)
-    with open_regular(npz) as fh:
+    with open_regular(npz, follow_links=False) as fh:
         count = entry_count(fh)
         if count is not None and count > len(specs):
             raise ModelError(f"{npz} has {count} members, model.json declares {len(specs)}; refused")
@@ -109,10 +129,14 @@ def read_arrays(npz: Path, manifest: dict) -> dict[str, np.ndarray]:
 
 
 def load_model(folder: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """``(doc, arrays)`` of the export in ``folder``; ModelError when anything is not as declared."""
+    """``(doc, arrays)`` of the export in ``folder``, checked as the app checks a model (links inside the
+    folder refused); ModelError when anything is not as declared."""
     folder = Path(folder)
     try:
-        doc = json.loads(read_regular(folder / "model.json", MAX_JSON_BYTES, "a model description").decode("utf-8"))
+        raw = read_regular(folder / "model.json", MAX_JSON_BYTES, "a model description", follow_links=False)
+        if raw.count(b"[") + raw.count(b"{") > MAX_JSON_CONTAINERS:
+            raise ValueError("too many lists and objects to be a model description")
+        doc = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
         raise ModelError(f"{folder / 'model.json'}: cannot read the model ({str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -131,39 +155,24 @@ def load_model(folder: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, zlib.error, struct.error,
             NotImplementedError, RuntimeError, SyntaxError) as exc:
         raise ModelError(f"{folder / 'arrays.npz'}: corrupt ({str(exc)[:200]})") from None
+    try:
+        check_export(doc, arrays)
+        check_parts_fit(doc, arrays, predict, (cv2.error,))
+    except SettingError as exc:
+        raise ModelError(f"{folder / 'model.json'}: model file is invalid: {exc}") from None
     return doc, arrays
 
 
 # ---------------------------------------------------------------- images
 
-class UnreadableImage(Exception):
-    """An image file that cannot be read; the message is the reason."""
-
-
-def read_image(path: str | Path, grey: bool, max_pixels: int = MAX_IMAGE_PIXELS) -> np.ndarray:
-    """uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, as ClassMap Studio reads files; UnreadableImage saying
-    why. Only regular files; the size the header declares is checked before anything is decoded."""
+def read_image(path: str | Path, grey: bool, max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> np.ndarray:
+    """uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, as ClassMap Studio reads files (its own rule,
+    :func:`checked_pixels`); ImageRefused saying why. Only regular files."""
     try:
         data = read_regular(path, max(1 << 20, 8 * max_pixels), "an image within the pixel limit")
     except OSError as exc:
-        raise UnreadableImage(exc.strerror or str(exc)) from None
-    if not data:
-        raise UnreadableImage("the file is empty")
-    dims = image_dimensions(data)
-    if dims is None:
-        raise UnreadableImage("not a PNG, JPEG, BMP, TIFF, WebP or GIF image, or its header is damaged")
-    fmt, w, h = dims
-    if w < 1 or h < 1 or w * h > max_pixels:
-        raise UnreadableImage(f"its header declares {w}x{h} pixels; the limit is {max_pixels} pixels")
-    try:
-        img = decode_pixels(data, grey)
-    except cv2.error as exc:
-        raise UnreadableImage(f"OpenCV failed to decode it ({str(exc).strip().splitlines()[-1]})") from None
-    if img is None or img.size == 0:
-        raise UnreadableImage(f"the {fmt.upper()} data is corrupt, truncated or of an unsupported kind")
-    if sorted(img.shape[:2]) != sorted((h, w)):
-        raise UnreadableImage(f"its header declares {w}x{h} pixels, the decoder found {img.shape[1]}x{img.shape[0]}")
-    return img
+        raise ImageRefused(exc.strerror or str(exc)) from None
+    return checked_pixels(data, grey, max_pixels)
 
 
 # @inline classmap_gui.core.image_ops
@@ -402,18 +411,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=str(Path(__file__).resolve().parent), help="the export folder")
     ap.add_argument("--json", action="store_true", help="print JSON")
     args = ap.parse_args(argv)
+    if args.top < 1:
+        print(f"predict.py: error: --top must be at least 1, got {args.top}", file=sys.stderr)
+        return 2
     try:
         doc, arrays = load_model(args.model)
     except ModelError as exc:
-        print(f"predict.py: error: {exc}", file=sys.stderr)
+        print(f"predict.py: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     paths, images, unreadable = [], [], 0
     for p in args.images:
         try:
             images.append(read_image(p, doc.get("grey") is True))
             paths.append(p)
-        except UnreadableImage as exc:
-            print(f"{p}: cannot read image: {exc}", file=sys.stderr)
+        except ImageRefused as exc:
+            print(one_line(f"{p}: cannot read image: {exc}"), file=sys.stderr)
             unreadable += 1
     names = doc["class_names"]
     try:
@@ -428,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(rows, indent=1))
     else:
         for p, cr, vr in zip(paths, cls, val):
-            print(f"{p}\t" + "\t".join(f"{names[c]} ({v:.4f})" for c, v in zip(cr, vr)))
+            print(f"{one_line(p)}\t" + "\t".join(f"{names[c]} ({v:.4f})" for c, v in zip(cr, vr)))
     return 1 if unreadable else 0
 
 

@@ -17,9 +17,8 @@ from typing import Any
 from .errors import ConfigError
 from .schema import MAX_IMAGE_SIDE  # noqa: F401  (re-exported: the data loaders' and --size's bound)
 
-#: Source images with more pixels than this are skipped, read from the file's header before
-#: decoding (a 30000x30000 PNG of 875 KB decodes to 900 MB). 50 megapixels holds any camera's photo.
-DEFAULT_MAX_IMAGE_PIXELS = 50_000_000
+#: Source images with more pixels than this are skipped, read from the file's header before decoding
+from .read_limits import DEFAULT_MAX_IMAGE_PIXELS  # noqa: E402,F401  (the table an export shares)
 #: Largest share of the memory available now that one step may plan to use.
 MEMORY_SHARE = 0.8
 

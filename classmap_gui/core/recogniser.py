@@ -199,6 +199,10 @@ class Recogniser:
         metadata = doc.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise ModelFormatError(f"{where}: metadata must be an object")
+        if "detection" in metadata:  # a hand model's saved scan settings (one table: detect/settings_check.py)
+            from .detect.settings_check import check_detection
+
+            check_detection(metadata["detection"], f"{where}: metadata")
         features = load_estimator(doc.get("features"), arrays, where=f"{where}: features")
         classifier = load_estimator(doc.get("classifier"), arrays, where=f"{where}: classifier")
         classmap = None if doc.get("classmap") is None else \

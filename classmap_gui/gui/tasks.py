@@ -86,19 +86,18 @@ class _Worker(UiThread):
 
     def run(self) -> None:
         """The worker thread: run the task and keep its outcome: ("ok", result), ("error", (message,
-        details, internal)) or ("cancel", None)."""
+        details, internal, bug)) or ("cancel", None). ``internal``: the details are worth a button;
+        ``bug``: not a refusal of bad input, so its traceback is logged (once, by the runner)."""
         self._t0 = time.perf_counter()
         try:
             result = self.fn(self._progress, self.stop_event.is_set)
         except Cancelled:
             self.outcome = ("cancel", None)
         except Exception as exc:  # noqa: BLE001 - any failure must reach the user, not kill the app
-            message, internal = friendly_error(exc)
+            message, bug = friendly_error(exc)
             details = (f"{type(exc).__name__}: {exc}\n\n" if message != str(exc) else "") + traceback.format_exc()
-            internal = internal or message != str(exc)  # show the details button when words were left out
-            if internal:
-                log.error("task failed\n%s", details)
-            self.outcome = ("error", (message, details, internal))
+            internal = bug or message != str(exc)  # show the details button when words were left out
+            self.outcome = ("error", (message, details, internal, bug))
         else:
             self.outcome = ("cancel", None) if self.stop_event.is_set() else ("ok", result)
 
@@ -248,9 +247,11 @@ class TaskRunner(QObject):
         task.finished.emit()
         self.finished.emit(task.title)
 
-    def _fail(self, task: Task, message: str, details: str, internal: bool) -> None:
+    def _fail(self, task: Task, message: str, details: str, internal: bool, bug: bool = True) -> None:
         task.error, task.details, task.internal = message, details, internal
-        if internal:
+        if bug:  # an internal error: its traceback goes to the log
             log.error("%s failed\n%s", task.title, details)
+        else:  # bad input refused (a damaged file, a full disk): one line, the person saw the message
+            log.warning("%s failed: %s", task.title, " ".join(message.split()))
         task.failed.emit(message)
         self.failed.emit(task.title, message)

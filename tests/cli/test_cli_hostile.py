@@ -212,8 +212,8 @@ def test_predict_reads_the_same_files_train_does_and_keeps_opencv_quiet(model, d
     capfd.readouterr()
     assert main(["predict", str(model), str(gif), str(broken), str(good), "--top", "1"]) == 1
     cap = capfd.readouterr()
-    assert cap.err.splitlines() == [f"{gif}: cannot read image: not an image file name (use .png, .jpg, .jpeg, "
-                                    f".bmp, .tif, .tiff, .webp)",
+    assert cap.err.splitlines() == [f"{gif}: cannot read image: GIF images are not read (an animated GIF would be "
+                                    f"classified by its first frame alone); convert it to PNG",
                                     f"{broken}: cannot read image: the PNG data is corrupt, truncated or of an "
                                     f"unsupported kind"]
     assert "[ WARN" not in cap.err and cap.out.startswith(f"{good}: b")

@@ -200,9 +200,19 @@ def test_an_inlined_module_may_use_numpy_and_opencv_only(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(export, "INLINED", (*export.INLINED, "bad_ops"))
     with pytest.raises(RuntimeError, match="scipy"):
-        export._module_body("bad_ops")
+        export._module_body("bad_ops", [])
     with pytest.raises(RuntimeError, match="not listed"):
-        export._module_body("json")
+        export._module_body("json", [])
+    # another module of the package may be imported only when it is inlined too, before this one
+    pkg = tmp_path / "pkgx"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "shared.py").write_text("X = 1\n")
+    (pkg / "rel_ops.py").write_text('"""doc"""\nfrom .shared import X\n\n\ndef f():\n    return X\n')
+    monkeypatch.setattr(export, "INLINED", (*export.INLINED, "pkgx.rel_ops"))
+    with pytest.raises(RuntimeError, match="pkgx.shared"):
+        export._module_body("pkgx.rel_ops", [])
+    assert "return X" in export._module_body("pkgx.rel_ops", ["pkgx.shared"])
 
 
 def test_unreadable_images_are_reported_and_the_rest_classified(tmp_path, digits, image_files):

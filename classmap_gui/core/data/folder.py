@@ -16,11 +16,11 @@ import numpy as np
 from ..errors import DataError
 from ..files import NotRegularFile, inside, read_regular
 from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
+from ..read_limits import MIN_IMAGE_SIDE
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..image_ops import fit_size
 from .capture_names import groups_from_names
-from .image_decode import decode_pixels
-from .image_header import image_dimensions
+from .image_decode import ImageRefused, checked_pixels
 from .imageset import ImageSet, check_class_name
 
 __all__ = ["DEFAULT_SIZE", "IMAGE_EXTENSIONS", "MAX_IMAGE_SIDE", "ImageReadError", "class_folders", "fit_size",
@@ -29,7 +29,8 @@ __all__ = ["DEFAULT_SIZE", "IMAGE_EXTENSIONS", "MAX_IMAGE_SIDE", "ImageReadError
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 DEFAULT_SIZE = (64, 64)
 
-# OpenCV prints "[ WARN ]" lines for every file it cannot decode; the loader reports those itself.
+# OpenCV prints "[ WARN ]" lines from its other parts too (video, camera); image decoding is silenced
+# altogether while it runs (image_decode.quiet_opencv): the loader reports those files itself.
 try:
     cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
 except AttributeError:  # pragma: no cover - OpenCV builds without the logging module
@@ -50,18 +51,15 @@ def is_image_file(path: Path) -> bool:
     return path.suffix.lower() in IMAGE_EXTENSIONS and not path.name.startswith(".") and not path.is_dir()
 
 
-#: images with a shorter side are skipped: nothing recognisable fits in them (digits are 8x8)
-MIN_IMAGE_SIDE = 4
-
-
 def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE, grey: bool = True,
                max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS) -> np.ndarray:
     """Read one image file as uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, resized to ``size`` (h, w).
 
-    Raises :class:`ImageReadError` (a DataError) when the file is not a regular file, is not a
-    PNG/JPEG/BMP/TIFF/WebP/GIF, declares more than ``max_pixels`` pixels in its header or a side
-    under :data:`MIN_IMAGE_SIDE`, or cannot be decoded. Uses bytes + ``cv2.imdecode`` so that paths
-    with any characters work.
+    Raises :class:`ImageReadError` (a DataError) when the file is not a regular file or is refused by
+    the one reading rule of the app and its exports (:func:`.image_decode.checked_pixels`: a
+    PNG/JPEG/BMP/TIFF/WebP whose header declares at most ``max_pixels`` pixels and no side under
+    :data:`MIN_IMAGE_SIDE`, that decodes). Uses bytes + ``cv2.imdecode`` so that paths with any
+    characters work.
     """
     path = Path(path)
     try:
@@ -71,35 +69,11 @@ def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE,
         raise ImageReadError(path, str(exc).removeprefix(f"{path} ")) from None
     except OSError as exc:
         raise ImageReadError(path, exc.strerror or str(exc)) from None
-    if not data:
-        raise ImageReadError(path, "the file is empty")
-    dims = image_dimensions(data)
-    if dims is None:
-        raise ImageReadError(path, "not a PNG, JPEG, BMP, TIFF, WebP or GIF image, or its header is damaged")
-    fmt, w, h = dims
-    if w < 1 or h < 1:
-        raise ImageReadError(path, f"its header declares {w}x{h} pixels")
-    if min(w, h) < MIN_IMAGE_SIDE:  # a 1x1 "image" is a mistake, not a picture of its class
-        raise ImageReadError(path, f"{w}x{h} pixels is too small to show anything (the smallest side "
-                                   f"read is {MIN_IMAGE_SIDE} pixels)")
-    if w * h > max_pixels:
-        raise ImageReadError(path, f"{w}x{h} pixels ({w * h / 1e6:.0f} megapixels) is more than the limit of "
-                                   f"{max_pixels / 1e6:g} megapixels (--max-image-pixels)")
     try:
-        img = decode_pixels(data, grey)
-    except cv2.error as exc:  # OpenCV's own limits and decoder failures
-        raise ImageReadError(path, f"OpenCV cannot decode it ({_first_line(exc)})") from None
-    if img is None:
-        raise ImageReadError(path, f"the {fmt.upper()} data is corrupt, truncated or of an unsupported kind")
-    if sorted(img.shape[:2]) != sorted((h, w)):  # the decoder saw another size than the header (EXIF may rotate)
-        raise ImageReadError(path, f"its header declares {w}x{h} pixels, the decoder found "
-                                   f"{img.shape[1]}x{img.shape[0]}")
+        img = checked_pixels(data, grey, max_pixels, " (--max-image-pixels)")
+    except ImageRefused as exc:
+        raise ImageReadError(path, str(exc)) from None
     return fit_size(img, size)
-
-
-def _first_line(exc: Exception) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return lines[-1][:160] if lines else type(exc).__name__
 
 
 def class_folders(root: Path) -> list[Path]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import DataError
+from ..plain_text import breaks_line
 
 #: Longest class name (characters); names end up in file names and one-line outputs.
 MAX_CLASS_NAME = 200
@@ -36,7 +37,7 @@ def check_class_name(name: object, where: str = "class name") -> str:
         name.encode("utf-8")
     except UnicodeEncodeError:
         raise DataError(f"{where} {printable(name)}: the name is not valid UTF-8; rename it") from None
-    if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or c in "\u2028\u2029" for c in name):
+    if breaks_line(name):
         raise DataError(f"{where} {name!r}: a class name cannot hold newlines or other control characters")
     if len(name) > MAX_CLASS_NAME:
         raise DataError(f"{where} {name[:40]!r}...: a class name is at most {MAX_CLASS_NAME} characters")

@@ -33,6 +33,7 @@ import numpy as np
 from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from .scanner import iou
+from .settings_check import model_detection
 
 #: a box overlapping the previous frame's by this much continues the hand's track
 TRACK_IOU = 0.3
@@ -133,7 +134,7 @@ class HandReader:
     def __init__(self, recogniser, method: str = "classmap", temperature: float | None = None,
                  history: int | None = None, crops: int | None = None):
         rec = recogniser
-        saved = {**DEFAULTS, **((getattr(rec, "metadata", None) or {}).get("detection", {}).get("reading") or {})}
+        saved = {**DEFAULTS, **(model_detection(rec).get("reading") or {})}  # checked settings
         self.rec, self.method = rec, method
         self.temperature = float(saved["temperature"] if temperature is None else temperature)
         self.history = max(1, int(saved["history"] if history is None else history))

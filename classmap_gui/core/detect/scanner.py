@@ -45,6 +45,7 @@ from ..errors import ConfigError, NotFittedError
 from .dense_hog import DenseHOG
 from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, WindowPyramid
+from .settings_check import model_detection
 
 METHODS = ("classmap", "brute_force")
 #: box voting's defaults when a model holds no choice of its own (``bench scan``'s validation choice)
@@ -131,7 +132,7 @@ class Scanner:
             raise ConfigError("find the hand needs a linear one-vs-all classifier bank (e.g. ova-ridge)")
         self.rec, self.method = rec, method
         self.W, self.b = np.ascontiguousarray(W, np.float32), np.ascontiguousarray(b, np.float32)
-        detection = (getattr(rec, "metadata", None) or {}).get("detection", {})
+        detection = model_detection(rec)  # checked: ModelFormatError naming a bad saved setting
         if sides is None:
             sides = detection.get("sides", DEFAULT_SIDES)
         # the cascade: a recogniser whose features are not HOG (a trained network) finds the hand with the

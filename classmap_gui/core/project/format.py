@@ -46,7 +46,8 @@ from ..files import NotRegularFile
 from ..limits import MEMORY_SHARE, available_memory
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..recogniser import Recogniser
-from ..store.atomic import copy_tree, keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir
+from ..store.atomic import (copy_tree, keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir,
+                            tidy_after_open)
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .containers import FolderSink, FolderSource, ZipSink, ZipSource, captures_in, image_digest
 from .model import Project
@@ -257,9 +258,11 @@ def load_project(path: str | Path, *, captures_to: str | Path | None = None, loa
                     copy_tree(Path(tmp) / "captures", Path(captures_to))
                 proj.captures_dir = Path(captures_to)
         proj.path = path
+        tidy_after_open(path)
         return proj
     folder = _recover(path)
     proj = _read_project(FolderSource(folder), str(folder), load_model, progress, should_stop)
+    tidy_after_open(folder)  # a killed save's leftovers go at the next open, as at the next save
     proj.path = folder
     proj.captures_dir = captures_in(folder)
     return proj

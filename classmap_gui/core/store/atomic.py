@@ -4,7 +4,7 @@ A save writes a complete hidden sibling (``.<name>.saving-<pid>-*``), fsyncs it,
 with two renames under a lock on the parent folder; the replaced version waits as
 ``.<name>.old-<pid>-*`` until the new one is in place. :func:`recover_dir` restores the newest
 complete leftover when a save died between the renames; :func:`remove_stale` cleans leftovers of
-dead processes. :func:`keep_foreign` carries files a save did not write into the new version,
+dead processes, at the next save and (:func:`tidy_after_open`) the next open. :func:`keep_foreign` carries files a save did not write into the new version,
 so a save never deletes a user's file. :data:`FAULT_HOOK` lets tests fail at every step.
 """
 from __future__ import annotations
@@ -166,6 +166,16 @@ def remove_stale(path: Path, complete: bool) -> None:
                 shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
             except OSError:  # read-only or vanished: leave it, it harms nothing
                 pass
+
+
+def tidy_after_open(path: Path) -> None:
+    """After ``path`` (a model or project, complete) was opened: delete the leftovers of saves to it whose
+    process was killed (:func:`remove_stale`), so a kill during a save leaves nothing behind once the
+    result is opened again. Never fails: a read-only folder keeps its leftovers, which harm nothing."""
+    try:
+        remove_stale(Path(path).absolute(), complete=True)
+    except OSError:
+        pass
 
 
 def private_tempdir(prefix: str) -> str:

@@ -24,15 +24,14 @@ import numpy as np
 from ..errors import ConfigError, ModelFormatError, StorageError
 from ..files import NotRegularFile, read_regular
 from .atomic import (fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
-                     swap_dir, write_file_atomic)
+                     swap_dir, tidy_after_open, write_file_atomic)
 from .bounded_zip import ALLOWED_KINDS
 from .npz import read_npz, write_npz
 
 ARRAYS_FILE = "arrays.npz"
-#: Largest ``model.json`` read (a model's description is kilobytes; class names of 10 000 classes ~1 MB).
-MAX_JSON_BYTES = 16 * 1024 * 1024
-#: Most lists and objects a ``model.json`` may hold (a model has hundreds; 16 MB of ``[],`` parse to 400 MB).
-MAX_JSON_CONTAINERS = 200_000
+# Largest ``model.json`` read, most lists and objects it may hold (16 MB of ``[],`` parse to 400 MB): the
+# bounds an exported predict.py shares
+from ..read_limits import MAX_JSON_BYTES, MAX_JSON_CONTAINERS  # noqa: E402
 
 __all__ = ["ARRAYS_FILE", "MAX_JSON_BYTES", "array_manifest", "check_bundle_target", "fault_point", "fsync_file",
            "load_bundle", "parse_json", "save_bundle", "swap_dir", "write_file_atomic", "fsync_dir"]
@@ -216,4 +215,5 @@ def load_bundle(path: str | Path, json_name: str, format_name: str, max_version:
     if not isinstance(manifest, dict):
         raise ModelFormatError(f"{jpath}: the array manifest is missing")
     arrays = read_npz(folder / ARRAYS_FILE, manifest, budget=max_array_bytes)
+    tidy_after_open(folder)  # a killed save's .saving-* / .old-* leftovers go once the bundle has opened
     return doc, arrays

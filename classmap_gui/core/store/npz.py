@@ -12,14 +12,18 @@ stores members uncompressed with their data 64-byte aligned (an extra field in t
 header pads it, as Android's zipalign does), and a stored member of at least ``MMAP_MIN_BYTES``
 whose header checks out can be returned as a read-only ``np.memmap`` of the file (no copy; a
 10^5-class bank's 700 MB of weights need not fit in memory). A model whose arrays fit in
-``READ_SHARE`` of the available memory is read whole instead, because a map dies with SIGBUS when
-its file is overwritten in place while open (``cp new.npz arrays.npz``, ``rsync --inplace``, sync
-tools that rewrite files in place); a read copy survives that. Saves by ClassMap Studio (and ``mv``,
-``rsync`` without ``--inplace``) replace the file by a rename, which is safe even for a mapped model.
+``READ_SHARE`` of the available memory is read whole instead. A map of the model's own file would die
+with SIGBUS when the file is overwritten in place while open (``cp new.npz arrays.npz``, ``rsync
+--inplace``, sync tools that rewrite files in place), so a mapped member is first copied into a private,
+already-deleted temporary file (next to the model, else in the temporary folder; holes stay holes) and
+that copy is mapped: no one else can truncate it. Only a file that cannot change (a read-only file
+system, an immutable file) is mapped where it is, and one for which no disk has room for the copy
+(then overwriting it in place while it is open is the one way left to end the program).
 The file is still a plain ``.npz`` that ``np.load`` reads.
 """
 from __future__ import annotations
 
+import errno
 import os
 import struct
 import zipfile
@@ -36,8 +40,7 @@ from .bounded_zip import (ZipLimitError, check_npy_header, check_npz_sizes, entr
                           npy_header, parse_specs, read_npy_member)
 
 _CHUNK = 1 << 20
-#: Most members an arrays file may have (a model has tens).
-MAX_MEMBERS = 100_000
+from ..read_limits import MAX_MEMBERS  # noqa: E402  (most members an arrays file may have; an export's too)
 #: stored (uncompressed) members at least this large may be memory-mapped on load (when they do not fit in memory)
 MMAP_MIN_BYTES = 16 << 20
 #: a model whose arrays fit in this share of the available memory is read whole, never mapped
@@ -212,7 +215,90 @@ def _map_member(npz_path: Path, zf: zipfile.ZipFile, fh, info: zipfile.ZipInfo, 
         raise ModelFormatError(f"{npz_path}: member {key!r} is corrupt ({str(exc)[:160]})") from None
     if nbytes == 0:
         return np.empty(shape, dtype)
-    return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape, order="F" if fortran else "C")
+    order = "F" if fortran else "C"
+    if _cannot_change(fh.fileno()):
+        return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape, order=order)
+    copy = _private_copy(fh.fileno(), offset, nbytes, npz_path.parent)
+    if copy is None:  # no disk has room for a copy: map the file itself (module docstring)
+        return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape, order=order)
+    with copy:  # the map keeps its own handle on the deleted copy
+        return np.memmap(copy, dtype=dtype, mode="r", offset=0, shape=shape, order=order)
+
+
+_FS_IOC_GETFLAGS = 0x80086601  # Linux: a file's attribute flags
+_FS_IMMUTABLE_FL = 0x10
+
+
+def _cannot_change(fd: int) -> bool:
+    """Whether the open file cannot be rewritten in place: on a read-only file system, or immutable."""
+    try:
+        if os.fstatvfs(fd).f_flag & getattr(os, "ST_RDONLY", 1):
+            return True
+    except OSError:
+        pass
+    try:
+        import array
+        import fcntl
+
+        flags = array.array("l", [0])
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+        return bool(flags[0] & _FS_IMMUTABLE_FL)
+    except (ImportError, OSError, OverflowError):
+        return False
+
+
+def _private_copy(fd: int, offset: int, nbytes: int, near: Path):
+    """An open, already-deleted temporary file holding bytes ``offset .. offset + nbytes`` of ``fd``
+    (data segments copied by the kernel, holes left holes), or None when no place has room for it."""
+    import tempfile
+
+    for place in (near, Path(tempfile.gettempdir())):
+        try:
+            st = os.statvfs(place)
+            if st.f_bavail * st.f_frsize < nbytes + (64 << 20):
+                continue
+            out = tempfile.TemporaryFile(dir=str(place))
+        except OSError:
+            continue
+        try:
+            out.truncate(nbytes)
+            _copy_data(fd, out.fileno(), offset, nbytes)
+            return out
+        except OSError:  # the disk filled up meanwhile, or this file system refuses: the next place
+            out.close()
+    return None
+
+
+def _copy_data(src: int, dst: int, offset: int, nbytes: int) -> None:
+    """Copy ``src[offset:offset + nbytes]`` to ``dst[0:nbytes]``, skipping the source's holes."""
+    end, pos = offset + nbytes, offset
+    while pos < end:
+        try:
+            data = os.lseek(src, pos, os.SEEK_DATA)
+            hole = os.lseek(src, data, os.SEEK_HOLE)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # nothing but a hole from pos to the end of the file
+                return
+            data, hole = pos, end  # the file system cannot say where its holes are: copy it all
+        except AttributeError:  # pragma: no cover - no SEEK_DATA on this platform
+            data, hole = pos, end
+        data, hole = min(data, end), min(hole, end)
+        while data < hole:
+            n = _copy_range(src, dst, data, data - offset, hole - data)
+            if n <= 0:
+                raise OSError("the model file ended while it was copied")
+            data += n
+        pos = max(hole, pos + 1)
+
+
+def _copy_range(src: int, dst: int, at: int, to: int, count: int) -> int:
+    if hasattr(os, "copy_file_range"):
+        try:
+            return os.copy_file_range(src, dst, count, at, to)
+        except OSError:
+            pass
+    chunk = os.pread(src, min(count, 1 << 24), at)
+    return os.pwrite(dst, chunk, to) if chunk else 0
 
 
 def _read_member(npz_path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, dtype: np.dtype,

@@ -38,13 +38,21 @@ def _components_of(cls: type) -> list:
     return found
 
 
+def saved_schema(cls: type) -> dict[str, Any]:
+    """``{parameter name: Param}`` of the saved class ``cls``: the schemas of every registry component
+    it stands for (the names of one class share its parameters' schema). An export writes the same
+    rules into its predict.py (:func:`classmap_gui.core.export.settings_rules`)."""
+    schema: dict = {}
+    for comp in _components_of(cls):
+        schema.update({p.name: p for p in comp.params if p.name not in schema})
+    return schema
+
+
 def check_saved_params(cls: type, params: dict[str, Any], where: str) -> dict[str, Any]:
     """``params`` of a saved ``cls`` checked against its registry schema (converted as the schema
     converts); ModelFormatError ``"<where>: model file is invalid: <what>"`` for the first bad one.
     Parameters the schema does not list are left to the class's own checks."""
-    schema: dict = {}
-    for comp in _components_of(cls):  # the names of one class share its parameters' schema
-        schema.update({p.name: p for p in comp.params if p.name not in schema})
+    schema = saved_schema(cls)
     out = dict(params)
     for key, value in params.items():
         param = schema.get(key)
@@ -61,8 +69,8 @@ def check_saved_params(cls: type, params: dict[str, Any], where: str) -> dict[st
     return out
 
 
-#: No learned float value of a model comes near this (weights, centroids, priors, frequencies).
-MAX_ABS = 1e15
+#: No learned float value of a model comes near this (the table an exported predict.py shares)
+from ..read_limits import MAX_ABS, all_finite  # noqa: E402
 #: ``{saved type name: {state attribute: smallest value allowed}}`` beyond finiteness
 STATE_RANGES: dict[str, dict[str, float]] = {
     "classmap": {"alpha_": 0.0, "reference_": 0},
@@ -76,7 +84,7 @@ def check_saved_state(type_name: str, state: dict[str, Any], where: str) -> None
     for key, value in state.items():
         if not isinstance(value, np.ndarray) or isinstance(value, np.memmap) or value.size == 0:
             continue
-        if value.dtype.kind == "f" and not (np.isfinite(value).all() and np.abs(value).max() <= MAX_ABS):
+        if not all_finite(value):
             raise ModelFormatError(f"{where}: model file is invalid: {key} holds NaN, infinite or absurdly large "
                                    f"values (beyond {MAX_ABS:g})")
         if key in lows and value.dtype.kind in "iuf" and value.min() < lows[key]:
