@@ -9,8 +9,11 @@ score bit-identical, see there), organised for the cache instead of per query:
 * refine: :func:`group_by_row` inverts the ``(n, k)`` lists of classifier rows to evaluate into
   per-row query lists (a counting sort; rows whose output the embedding already holds are copied
   from ``F``), :func:`eval_grouped` reads each needed weight row once per batch and applies it to
-  all its queries, four per pass (rows split over threads by their share of the work), and
-  :func:`rank_batch` orders each query's candidates exactly as the single-query refine does.
+  all its queries, four per pass (rows split over threads by their share of the work; the query
+  rows prefetched ahead), and :func:`rank_batch` orders each query's candidates exactly as the
+  single-query refine does. Grouping within blocks of queries that stay in L2 instead was slower
+  (3.2 against 2.4 ms on the probe below): each block reads its classes' weight rows again, and
+  candidate pairs are too sparse (p of C classes per query) for a block to reuse them.
 
 Threads: each kernel is a serial ``nogil`` function over a range of queries (or weight rows) and
 :func:`.kernel_threads.run_split` runs contiguous ranges on a small thread pool.
@@ -28,6 +31,7 @@ import numpy as np
 from .classmap_kernels import rank, stop_point
 from .kernel_threads import even_bounds, run_split
 from .lane_dot import dot1, dot2x4, dot3x4, dot4
+from .prefetch import prefetch_row
 
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
 #: queries per embedding block (their rows and the d reference rows fit in L2)
@@ -139,15 +143,28 @@ def group_by_row(rows, refpos, F, R):
     return starts, queries, slots
 
 
+#: pairs ahead whose query rows :func:`eval_range` prefetches (three passes of four)
+AHEAD = 12
+
+
 @nb.njit(**_EXACT)
 def eval_range(X, W, b, starts, queries, slots, Rf, lo, hi):
     """``Rf[slots[g]] = W[r] · X[queries[g]] + b[r]`` for weight rows ``r`` in ``lo..hi`` and their
-    queries (see :func:`group_by_row`): each row read once, applied to four queries per pass."""
+    queries (see :func:`group_by_row`): each row read once, applied to four queries per pass. The
+    query rows, read in the grouping's order (most of the traffic: one row per pair), are prefetched
+    ``AHEAD`` pairs on, and the next weight row before its turn (:func:`.prefetch.prefetch_row`;
+    2430 x 1764, 1000 queries, one thread, loaded machine: 2.3 -> 2.0 ms)."""
+    end = starts[hi]
     for r in range(lo, hi):
         g = starts[r]
         e = starts[r + 1]
         br = b[r]
+        if r + 1 < hi:
+            prefetch_row(W, r + 1)
         while g + 4 <= e:
+            for t in range(AHEAD, AHEAD + 4):
+                if g + t < end:
+                    prefetch_row(X, queries[g + t])
             s0, s1, s2, s3 = dot4(W, r, r, r, r, X, queries[g], queries[g + 1], queries[g + 2], queries[g + 3])
             Rf[slots[g]] = s0 + br
             Rf[slots[g + 1]] = s1 + br
@@ -155,6 +172,8 @@ def eval_range(X, W, b, starts, queries, slots, Rf, lo, hi):
             Rf[slots[g + 3]] = s3 + br
             g += 4
         while g < e:
+            if g + AHEAD < end:
+                prefetch_row(X, queries[g + AHEAD])
             Rf[slots[g]] = dot1(W, r, X, queries[g]) + br
             g += 1
 

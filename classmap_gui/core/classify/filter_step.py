@@ -1,7 +1,8 @@
 """The filter step of a fitted ClassMap: the p classes nearest a query's embedding.
 
 Below ``FILTER_INDEX_THRESHOLD`` classes an exact weighted-L1 scan (the batch kernels, over the
-alpha-scaled transposed class embeddings); from there on an HNSW graph (``filter_graph``, faiss), the
+alpha-scaled transposed class embeddings; a batch prefilters on their byte codes, ``filter_codes``, and
+gets the same lists); from there on an HNSW graph (``filter_graph``, faiss), the
 filter that pruned real class embeddings at recall 0.99 where the IVF index of ``ann_index`` did not
 (docs/scale.md). Both are built lazily and kept in the model's one private cache dict, rebuilt when
 ``class_embeddings_`` or ``alpha_`` are replaced; an index chosen on validation and kept with the model
@@ -11,10 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .filter_codes import encode_classes, filter_codes_batch, worth_it
 from .filter_kernels import filter_batch_t, transpose_embeddings
 from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD
 
-__all__ = ["FILTER_INDEX_THRESHOLD", "FilterStep", "default_graph_beam"]
+__all__ = ["CODES_MIN_BATCH", "FILTER_INDEX_THRESHOLD", "FilterStep", "default_graph_beam"]
+
+#: batches from this many queries filter through the byte codes (a handful costs the coding more than it saves)
+CODES_MIN_BATCH = 8
 
 
 def default_graph_beam(p: int) -> int:
@@ -74,11 +79,23 @@ class FilterStep:
         (cached; rebuilt when either array is replaced)."""
         return self._derived("et", lambda: transpose_embeddings(self.class_embeddings_, self.alpha_))
 
+    def byte_codes(self):
+        """The byte codes of the exact filter's layout (:func:`.filter_codes.encode_classes`: the batch
+        filter's prefilter), or None where they do not apply or did not pay (cached like the layout)."""
+        return self._derived("codes", lambda: encode_classes(self.embeddings_t()))
+
     def filter_embedded(self, F: np.ndarray, p: int, cands: np.ndarray, dist: np.ndarray) -> None:
         """Filter step of query embeddings ``F (n, d) float32`` into ``cands (n, p) int64`` class indices
-        and ``dist (n, p) float32``: the fused exact scan, or the filter index at many classes."""
+        and ``dist (n, p) float32``: the exact scan (a batch through the byte codes, the same lists; a batch
+        whose codes left too many classes to refine turns them off for this model), or the filter index
+        at many classes."""
         index = self.filter_index()
         if index is None:
-            filter_batch_t(F, self.embeddings_t(), self.alpha_, p, cands, dist)
+            codes = self.byte_codes() if len(F) >= CODES_MIN_BATCH else None
+            if codes is None:
+                filter_batch_t(F, self.embeddings_t(), self.alpha_, p, cands, dist)
+            elif not worth_it(filter_codes_batch(F, self.embeddings_t(), self.alpha_, codes, p, cands, dist),
+                              self.n_classes_):
+                self._caches()["codes"] = (self.class_embeddings_, self.alpha_, None)
         else:
             index.search(F, p, out_cls=cands, out_dist=dist)
