@@ -69,7 +69,8 @@ class RunPanel(QWidget):
         self.full_speed = QCheckBox("Full speed")
         self.full_speed.setToolTip("Video files and images: process frames as fast as possible instead of in real time")
         self.mirror = QCheckBox("Mirror")
-        self.mirror.setToolTip("Flip the view like a mirror; follows the Capture setting the classes were recorded with")
+        self.mirror.setToolTip("Flip the view like a mirror, for you: the recogniser reads the frames as the camera "
+                               "gives them either way")
         self.mirror.toggled.connect(lambda v: setattr(self.stream, "mirror", v) if self.stream else None)
         self.region = QSlider(Qt.Horizontal)
         self.region.setRange(20, 100)
@@ -376,9 +377,6 @@ class RunPanel(QWidget):
 
     def _classes_changed(self) -> None:
         self._icons.clear()
-        if "capture_mirror" in self.project.settings and self.stream is None:
-            # recognise frames the way the classes were recorded, or mirrored captures meet unmirrored frames
-            self.mirror.setChecked(bool(self.project.settings["capture_mirror"]))
         names = list(self.project.class_names)
         if names == getattr(self, "_snap_names", None):  # data and model signals both arrive: fill once
             return
