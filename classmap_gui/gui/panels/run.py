@@ -275,6 +275,7 @@ class RunPanel(QWidget):
         self.view.setText("Pick a source and press Start." if self.project.recogniser is not None else
                           "Train a recogniser (Train panel) or open a project, then pick a source and press Start.")
         self.winner.setText("–")
+        self.reading.clear()
         self.cands.setRowCount(0)
         self.files.setRowCount(0)
         self.timings.setText("stage timings: –")
@@ -353,6 +354,8 @@ class RunPanel(QWidget):
         self.winner.setText(self._name(int(classes[0])) if len(classes) else "–")
         if self.project.recogniser is not None and len(classes):
             self.reading.show_scores(self.project.recogniser, classes, scores)
+            # the winner in the reading's colour: a guess (unsure) or "no hand" never looks like a sure answer
+            self.winner.setStyleSheet(f"QLabel {{ font-size: 18pt; font-weight: bold; color: {self.reading.colour()}; }}")
         parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
         self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
                              f"{evals} classifier evaluations of {self._brute}")
