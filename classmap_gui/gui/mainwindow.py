@@ -15,7 +15,7 @@ from .. import user_dirs
 from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
-from .hand_model import get_hand_model
+from .hand_model import get_hand_model, remember_hand_model
 from .panels.dataset import DatasetPanel
 from .panels.explore import ExplorePanel
 from .panels.run import RunPanel
@@ -347,6 +347,7 @@ class MainWindow(QMainWindow):
             self.run.stop()
             self.project.reset(ims, recogniser=rec)
             self.show_panel("run")
+            remember_hand_model(rec, folder)  # Get the hand-pose model opens this one from now on
             self.project.message.emit(f"opened model {folder.name}: {rec.n_classes} classes in {seconds:.1f} s")
         return self.runner.run(f"Opening model {folder.name}", load, done, exclusive=True)
 
