@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from ..user_dirs import hand_model_dir
@@ -66,16 +67,25 @@ def get_hand_model(win, ask: bool = True) -> bool:
     return bool(win.runner.run("Building the hand-pose model", work, lambda _f: get_hand_model(win, ask=False)))
 
 
+def hand_icon() -> QIcon:
+    """The hand glyph (``resources/hand.svg``) as an icon; an empty icon when the file is missing."""
+    from .demo import _resource  # noqa: PLC0415
+
+    path = _resource("hand.svg")
+    return QIcon(str(path)) if path is not None else QIcon()
+
+
 def offer_hand_model(win) -> QPushButton:
     """The first-run demo's offer, at the right of the status bar: one click opens (or builds) the hand-pose
     model; gone once it is open. Returns the button (``win.hand_model_offer``)."""
     btn = getattr(win, "hand_model_offer", None)
     if btn is None:
         built = find_hand_model() is not None
-        btn = QPushButton("✋ Show your hand: open the hand-pose model" if built else
-                          "✋ Show your hand: get the hand-pose model (2430 shapes × orientations, no training)")
-        btn.setToolTip("File > Get the hand-pose model: the Run panel then names hand shapes on the demo video or "
-                       "your camera")
+        btn = QPushButton("Show your hand: open the hand-pose model" if built else
+                          "Show your hand: get the hand-pose model (81 shapes × 30 orientations)")
+        btn.setIcon(hand_icon())  # drawn from the app's resources: a plain system has no emoji font for ✋
+        btn.setToolTip("File > Get the hand-pose model: 2430 classes, no training by you; the Run panel then names "
+                       "hand shapes on the demo video or your camera")
         btn.clicked.connect(lambda: get_hand_model(win))
         win.statusBar().addPermanentWidget(btn)
         win.hand_model_offer = btn

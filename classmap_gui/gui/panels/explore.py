@@ -137,7 +137,7 @@ class ExplorePanel(MapControls, QWidget):
         self.trade_plot.getAxis("left").enableAutoSIPrefix(False)
         self.trade_plot.getAxis("left").setWidth(52)  # room for "1.00" without clipping
         self.trade_plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self.trade_plot.setMinimumHeight(170)  # never squashed to a strip by the panes around it
+        self.trade_plot.setMinimumHeight(150)  # never squashed to a strip by the panes around it
         self.trade_curve = self.trade_plot.plot([], [], pen=pg.mkPen((31, 119, 180), width=2), symbol="o",
                                                 symbolSize=6, name="ClassMap, sweep of p")
         self.brute_line = pg.InfiniteLine(angle=0, pen=pg.mkPen((214, 39, 40), width=2, style=Qt.DashLine))
@@ -188,7 +188,14 @@ class ExplorePanel(MapControls, QWidget):
         right.setSizes([560, 200, 200, 180])
         split = QSplitter()
         split.addWidget(emb_box)
-        split.addWidget(right)
+        # the right column scrolls when the window is shorter than its views (a 1366x768 laptop screen):
+        # its minimum height would otherwise set the window's, taller than the screen
+        right_scroll = QScrollArea()
+        right_scroll.setWidgetResizable(True)
+        right_scroll.setFrameShape(QScrollArea.NoFrame)
+        right_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        right_scroll.setWidget(right)
+        split.addWidget(right_scroll)
         split.setSizes([880, 400])
         split.setStretchFactor(0, 1)
         lay = QVBoxLayout(self)
