@@ -435,6 +435,7 @@ class MainWindow(QMainWindow):
         self.run.stop()
         self.explore.live.shutdown()
         self.dataset.capture.shutdown()
+        self.train.settings_view.speed.shutdown()
         if not self.project.dirty:  # saved (or nothing to save): no autosave should greet the next start
             self._discard_autosaves(self.project.path)
         self.project.close()
