@@ -39,7 +39,9 @@ def cmd_hand_model(args: argparse.Namespace) -> int:
           "stage_seconds": info["seconds"], "load_average_before": load, "load_average_after": list(os.getloadavg()),
           "detection": info["detection"]}, args.json,
          f"hand-pose model: {rec.n_classes} classes in {time.perf_counter() - t0:.0f} s -> {out}\n"
-         "open it in the app with File > Get the hand-pose model")
+         + ("open it in the app with File > Get the hand-pose model" if out.absolute() == hand_model_dir().absolute()
+            else f"open it in the app with File > Open model… ({out / 'model.json'}); from then on File > Get the "
+                 f"hand-pose model opens it too (or start the app with CLASSMAP_HAND_MODEL={out})"))
     return 0
 
 

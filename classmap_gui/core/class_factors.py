@@ -22,13 +22,29 @@ def factors_of(class_names: list[str]) -> dict | None:
     when every name is a hand-pose or every name a glyph-pose class; None for any other set."""
     from .data import glyph_pose, hand_pose  # noqa: PLC0415
 
-    if not len(class_names):
+    from .data.imageset import BACKGROUND_CLASS  # noqa: PLC0415
+
+    names = [str(n) for n in class_names]
+    bg = [i for i, n in enumerate(names) if n == BACKGROUND_CLASS]
+    rest = [n for n in names if n != BACKGROUND_CLASS]
+    if not rest:
         return None
     for mod in (hand_pose, glyph_pose):
         try:
-            return mod.class_factors(list(class_names))
+            f = mod.class_factors(rest)
         except DataError:
             continue
+        if bg:  # a hand model's background class: a group of its own under every factor (NO_FACTOR)
+            keep = np.array([n != BACKGROUND_CLASS for n in names])
+            out = {"shape": [BACKGROUND_CLASS] * len(names)}
+            for key in ("shape_index", "yaw", "pitch", "roll"):
+                full = np.full(len(names), NO_FACTOR, np.int64)
+                full[keep] = f[key]
+                out[key] = full
+            it = iter(f["shape"])
+            out["shape"] = [next(it) if k else BACKGROUND_CLASS for k in keep]
+            return out
+        return f
     return None
 
 
@@ -48,7 +64,13 @@ class Colouring:
     ordered: bool
 
 
+#: the factor value of a class that has none (the background class of a hand model)
+NO_FACTOR = 10 ** 6
+
+
 def _signed(v: int) -> str:
+    if v == NO_FACTOR:
+        return "background"
     return f"{v:+d}°" if v else "0°"
 
 

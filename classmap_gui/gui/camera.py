@@ -74,8 +74,9 @@ class FrameStream(UiThread):
     """Streams frames from ``source``: a camera index (int), a video file (a path, or a :class:`~.video_file.VideoFile`
     that loops, plays slower or pauses), or a list of image files.
 
-    Signals: ``frame(view, crop, result, name)`` — the full RGB frame with the region drawn, the RGB
-    crop of the region, ``process(crop)`` (or None) and the image file's path ("" for cameras and
+    Signals: ``frame(view, crop, result, name)`` — the full RGB frame with the region drawn (flipped left to
+    right when ``mirror``: mirroring is for the person looking at the screen), the RGB crop of the region
+    as the camera gives it (never mirrored: what a model reads and a project stores), ``process(crop)`` (or None) and the image file's path ("" for cameras and
     videos); ``unreadable(path, reason)`` for an image file that cannot be decoded (the stream goes
     on); ``ended(message)`` once, when the stream stops for any reason (end of file, camera lost, stop()).
     The UI never waits for it: :meth:`stop` returns at once and the thread deletes itself when done.
@@ -193,8 +194,6 @@ class FrameStream(UiThread):
                         continue
                     rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
                 self.frames_read += 1
-                if self.mirror:
-                    rgb = cv2.flip(rgb, 1)
                 x, y, s = square_region(rgb.shape, self.region)
                 crop = np.ascontiguousarray(rgb[y:y + s, x:x + s])
                 if not is_camera and not self.realtime:
@@ -206,6 +205,8 @@ class FrameStream(UiThread):
                     view = rgb.copy() if self.region < 1.0 or is_camera else rgb
                     if self.region < 1.0:
                         cv2.rectangle(view, (x, y), (x + s - 1, y + s - 1), (255, 200, 0), max(1, s // 100))
+                    if self.mirror:  # for the person watching: the crop (read, stored) stays as the camera gives it
+                        view = cv2.flip(view, 1)
                     self._ui_free.clear()
                     self.frame.emit(view, crop, result, name)
                 if isinstance(cap, VideoFile):  # its speed may change while it plays

@@ -3,6 +3,9 @@ there (:func:`classmap_gui.core.detect.pose_model.make_hand_model`, the same bui
 with the task runner's progress bar). Then the Run panel names hand shapes with no training by the person."""
 from __future__ import annotations
 
+from pathlib import Path
+
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from ..user_dirs import hand_model_dir
@@ -11,12 +14,39 @@ from ..user_dirs import hand_model_dir
 BUILD_MINUTES = "about 15 minutes"
 
 
+#: the app setting (:mod:`.app_settings`) holding the hand model folder last opened with File > Open model…
+REMEMBERED = "hand_model_folder"
+
+
+def find_hand_model() -> Path | None:
+    """The hand-pose model folder the app opens: where ``classmap hand-model`` saves it by default
+    (``$CLASSMAP_HAND_MODEL``, else the user data folder), else the hand model folder last opened with
+    *File > Open model…*; None when neither holds one."""
+    from . import app_settings  # noqa: PLC0415
+
+    remembered = app_settings.get(REMEMBERED)
+    for folder in (hand_model_dir(), Path(remembered) if isinstance(remembered, str) and remembered else None):
+        if folder is not None and (folder / "model.json").is_file():
+            return folder
+    return None
+
+
+def remember_hand_model(rec, folder) -> None:
+    """After *File > Open model…*: a hand-pose model's folder is remembered, so *Get the hand-pose model* opens
+    it next time instead of building another."""
+    from . import app_settings  # noqa: PLC0415
+
+    if "hand_model" in (getattr(rec, "metadata", None) or {}):
+        app_settings.put(REMEMBERED, str(Path(folder).absolute()))
+
+
 def get_hand_model(win, ask: bool = True) -> bool:
-    """Open the hand-pose model in ``win`` (a MainWindow); build it first (asking, unless ``ask`` is False)
-    when it is missing. False when cancelled or busy."""
+    """Open the hand-pose model in ``win`` (a MainWindow): :func:`find_hand_model`'s; build it first (asking,
+    unless ``ask`` is False) when there is none. False when cancelled or busy."""
+    found = find_hand_model()
     folder = hand_model_dir()
-    if (folder / "model.json").is_file():
-        ok = win.open_model(str(folder / "model.json"))
+    if found is not None:
+        ok = win.open_model(str(found / "model.json"))
         if ok:
             win.run.find_btn.setChecked(False)
         return bool(ok)
@@ -24,7 +54,8 @@ def get_hand_model(win, ask: bool = True) -> bool:
             win, "Get the hand-pose model",
             "The hand-pose model names 81 hand shapes in 30 orientations (2430 classes) with no training by you.\n\n"
             f"It is generated and trained on this computer: {BUILD_MINUTES} on two cores. Build it now?\n\n"
-            f"It is saved in {folder}.") != QMessageBox.Yes:
+            f"It is saved in {folder}.\n\n(Built one already, e.g. with classmap hand-model --out X? Answer No and "
+            "open X/model.json with File > Open model…: the app then remembers it.)") != QMessageBox.Yes:
         return False
 
     def work(progress, should_stop):
@@ -36,16 +67,25 @@ def get_hand_model(win, ask: bool = True) -> bool:
     return bool(win.runner.run("Building the hand-pose model", work, lambda _f: get_hand_model(win, ask=False)))
 
 
+def hand_icon() -> QIcon:
+    """The hand glyph (``resources/hand.svg``) as an icon; an empty icon when the file is missing."""
+    from .demo import _resource  # noqa: PLC0415
+
+    path = _resource("hand.svg")
+    return QIcon(str(path)) if path is not None else QIcon()
+
+
 def offer_hand_model(win) -> QPushButton:
     """The first-run demo's offer, at the right of the status bar: one click opens (or builds) the hand-pose
     model; gone once it is open. Returns the button (``win.hand_model_offer``)."""
     btn = getattr(win, "hand_model_offer", None)
     if btn is None:
-        built = (hand_model_dir() / "model.json").is_file()
-        btn = QPushButton("✋ Show your hand: open the hand-pose model" if built else
-                          "✋ Show your hand: get the hand-pose model (2430 shapes × orientations, no training)")
-        btn.setToolTip("File > Get the hand-pose model: the Run panel then names hand shapes on the demo video or "
-                       "your camera")
+        built = find_hand_model() is not None
+        btn = QPushButton("Show your hand: open the hand-pose model" if built else
+                          "Show your hand: get the hand-pose model (81 shapes × 30 orientations)")
+        btn.setIcon(hand_icon())  # drawn from the app's resources: a plain system has no emoji font for ✋
+        btn.setToolTip("File > Get the hand-pose model: 2430 classes, no training by you; the Run panel then names "
+                       "hand shapes on the demo video or your camera")
         btn.clicked.connect(lambda: get_hand_model(win))
         win.statusBar().addPermanentWidget(btn)
         win.hand_model_offer = btn
@@ -59,4 +99,4 @@ def offer_hand_model(win) -> QPushButton:
     return btn
 
 
-__all__ = ["get_hand_model", "offer_hand_model"]
+__all__ = ["REMEMBERED", "find_hand_model", "get_hand_model", "offer_hand_model", "remember_hand_model"]

@@ -10,12 +10,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
 
-from . import errorlog
+from . import app_settings, errorlog
 from .. import user_dirs
 from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
-from .hand_model import get_hand_model
+from .hand_model import get_hand_model, remember_hand_model
 from .panels.dataset import DatasetPanel
 from .panels.explore import ExplorePanel
 from .panels.run import RunPanel
@@ -25,6 +25,26 @@ from .tasks import TaskRunner
 from .widgets import TaskProgress, WheelGuard, show_message
 
 PANELS = ("dataset", "train", "run", "explore")
+#: the first start's size: fits a 1366x768 laptop screen (the most common) with its title bar and panel
+DEFAULT_SIZE = (1280, 700)
+WINDOW_SIZE = "window_size"  # the app setting (app_settings) with the size the window last closed at
+
+
+def window_size() -> tuple[int, int]:
+    """The size to open at: the last one closed at, else :data:`DEFAULT_SIZE`, never larger than the screen's
+    free area."""
+    from PySide6.QtGui import QGuiApplication  # noqa: PLC0415
+
+    saved = app_settings.get(WINDOW_SIZE)
+    w, h = DEFAULT_SIZE
+    if isinstance(saved, list) and len(saved) == 2 and all(isinstance(v, int) and 200 <= v <= 20000 for v in saved):
+        w, h = saved
+    screen = QGuiApplication.primaryScreen()
+    # offscreen (tests, screenshots) has a nominal 800x800 screen that no window is shown on: not a limit
+    if screen is not None and QGuiApplication.platformName() != "offscreen":
+        free = screen.availableGeometry()
+        w, h = min(w, free.width()), min(h, free.height())
+    return w, h
 
 
 class MainWindow(QMainWindow):
@@ -39,7 +59,7 @@ class MainWindow(QMainWindow):
         self.project = app_project()
         self.runner = TaskRunner(self)
         self.error_box: QMessageBox | None = None
-        self.resize(1180, 760)
+        self.resize(*window_size())
 
         self.last_export: Path | None = None
         self.dataset = DatasetPanel(self.project, self.runner)
@@ -347,6 +367,7 @@ class MainWindow(QMainWindow):
             self.run.stop()
             self.project.reset(ims, recogniser=rec)
             self.show_panel("run")
+            remember_hand_model(rec, folder)  # Get the hand-pose model opens this one from now on
             self.project.message.emit(f"opened model {folder.name}: {rec.n_classes} classes in {seconds:.1f} s")
         return self.runner.run(f"Opening model {folder.name}", load, done, exclusive=True)
 
@@ -414,7 +435,10 @@ class MainWindow(QMainWindow):
         self.run.stop()
         self.explore.live.shutdown()
         self.dataset.capture.shutdown()
+        self.train.settings_view.speed.shutdown()
         if not self.project.dirty:  # saved (or nothing to save): no autosave should greet the next start
             self._discard_autosaves(self.project.path)
         self.project.close()
+        if not self.isMaximized() and not self.isFullScreen():  # the next start opens at this size
+            app_settings.put(WINDOW_SIZE, [self.width(), self.height()])
         super().closeEvent(event)

@@ -192,11 +192,12 @@ class HandReader:
     def read(self, frame: np.ndarray, result) -> Reading:
         """The reading of one scanned frame (``result``: the scanner's :class:`.scanner.ScanResult` of it)."""
         box = result.best_box
+        self.last_probabilities = None  # (C,) what the reading was made of: the candidates a view lists
         if box is None or not result.hand_found:
             self.integrate(None, None)
             return Reading(False, None, None, "", 0.0, box)
         grey = frame if frame.ndim == 2 else cv2.cvtColor(np.asarray(frame), cv2.COLOR_RGB2GRAY)
-        prob = self.integrate(self.probabilities(self.responses(grey, box)), box)
+        prob = self.last_probabilities = self.integrate(self.probabilities(self.responses(grey, box)), box)
         return read_probabilities(prob, self.groups, self.group_names, self.orient, True, box)
 
 

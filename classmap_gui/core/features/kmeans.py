@@ -26,6 +26,7 @@ distinct patches. The sizes a fit used are ``patch_size_`` and ``centroids_.shap
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..errors import ConfigError, DataError, NotFittedError
 from ..limits import MemoryPlan, planned_size
@@ -50,6 +51,21 @@ _CHUNK_PATCHES = 1 << 14  # patches per parallel task (its normalised patch matr
 AUTO = "auto"
 #: shorter image side below which the "auto" sizes shrink (see the module docstring)
 SMALL_IMAGE = 16
+
+
+#: the live path's one distance GEMM may hold up to this many bytes (64x64 frames, K = 1600: 22 MB)
+_LIVE_BLOCK_BYTES = 1 << 25
+_CONTROLLER: list = []
+
+
+def _blas_threads(limit: int | None):
+    """A context limiting BLAS to ``limit`` threads (None: as it is). One :class:`ThreadpoolController`
+    for the process: creating one scans the loaded libraries (~80 ms under load), once per frame before."""
+    if limit is None:
+        return contextlib.nullcontext()
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=limit, user_api="blas")
 
 
 def auto_sizes(h: int, w: int) -> tuple[int, int, int]:
@@ -297,6 +313,12 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         per_chunk, block = self._chunking(grid, k)
         starts = list(range(0, n, per_chunk))
         n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
+        if len(starts) == 1:
+            # the live path (one frame, a few images): all its patches in ONE distance GEMM, on one BLAS thread.
+            # Blocks of ~80 rows each fanned out to every BLAS thread took 9.5 s per 64x64 frame at K = 1600
+            # on two loaded cores (the threads spin-wait on each other 43 times a frame); one GEMM on one
+            # thread took 0.2-0.3 s there, the same features
+            block = max(block, min(n * grid.n_pos, _LIVE_BLOCK_BYTES // (4 * k)))
         stop = threading.Event()
         use_numba = kmeans_kernels.HAVE_NUMBA and getattr(self, "_use_numba", True)
 
@@ -309,7 +331,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
         report(progress, 0.0, "encoding")
         done = 0
-        with threadpool_limits(limits=1 if n_jobs > 1 else None, user_api="blas"):
+        with _blas_threads(1 if n_jobs > 1 or len(starts) == 1 else None):
             results = Parallel(n_jobs=n_jobs, backend="threading", return_as="generator_unordered")(
                 delayed(task)(a) for a in starts)
             try:

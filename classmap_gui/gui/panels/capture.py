@@ -86,6 +86,7 @@ class CapturePanel(QWidget):
         self.preview.setStyleSheet("QLabel { background: #202428; color: #d0d4d8; }")
         self.mirror = QCheckBox("Mirror")
         self.mirror.setChecked(True)
+        self.mirror.setToolTip("Flip the preview like a mirror, for you: the images recorded are what the camera gives")
         self.mirror.toggled.connect(lambda v: setattr(self.stream, "mirror", v) if self.stream else None)
         self.region = QSlider(Qt.Horizontal)
         self.region.setRange(20, 100)
@@ -352,7 +353,6 @@ class CapturePanel(QWidget):
         if self.burst:
             n, name = len(self.burst), self.project.class_names[self.burst_class]
             folder = self.project.capture_dir(self.burst_class)
-            self.project.settings["capture_mirror"] = self.mirror.isChecked()  # Run recognises the same way
             self._add_bursts()
             self._set_status(f"Recorded {n} frame(s) into {name!r}{' (' + why + ')' if why else ''}{skipped}. "
                              f"Files: {folder}")

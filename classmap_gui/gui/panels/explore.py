@@ -137,7 +137,7 @@ class ExplorePanel(MapControls, QWidget):
         self.trade_plot.getAxis("left").enableAutoSIPrefix(False)
         self.trade_plot.getAxis("left").setWidth(52)  # room for "1.00" without clipping
         self.trade_plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self.trade_plot.addLegend(offset=(-10, -10))
+        self.trade_plot.setMinimumHeight(150)  # never squashed to a strip by the panes around it
         self.trade_curve = self.trade_plot.plot([], [], pen=pg.mkPen((31, 119, 180), width=2), symbol="o",
                                                 symbolSize=6, name="ClassMap, sweep of p")
         self.brute_line = pg.InfiniteLine(angle=0, pen=pg.mkPen((214, 39, 40), width=2, style=Qt.DashLine))
@@ -146,7 +146,16 @@ class ExplorePanel(MapControls, QWidget):
         self.trade_plot.addItem(self.brute_line)
         self.brute_line.setVisible(False)
         trade_box = self.trade_box = QGroupBox("Accuracy against evaluations per query")
-        QVBoxLayout(trade_box).addWidget(self.trade_plot)
+        self.trade_note = QLabel("")  # what the plot lacks (no held-out images, points that are not numbers)
+        self.trade_note.setWordWrap(True)
+        self.trade_note.hide()
+        # the legend above the plot, not over it (inside, it covered the curve's top right)
+        legend = QLabel("<span style='color:#1f77b4'>●—</span> ClassMap, sweep of p &nbsp; "
+                        "<span style='color:#d62728'>■ - -</span> brute force")
+        tl = QVBoxLayout(trade_box)
+        tl.addWidget(legend)
+        tl.addWidget(self.trade_note)
+        tl.addWidget(self.trade_plot, 1)
 
         # (d) one image's candidates
         self.img_index = QSpinBox()
@@ -179,7 +188,14 @@ class ExplorePanel(MapControls, QWidget):
         right.setSizes([560, 200, 200, 180])
         split = QSplitter()
         split.addWidget(emb_box)
-        split.addWidget(right)
+        # the right column scrolls when the window is shorter than its views (a 1366x768 laptop screen):
+        # its minimum height would otherwise set the window's, taller than the screen
+        right_scroll = QScrollArea()
+        right_scroll.setWidgetResizable(True)
+        right_scroll.setFrameShape(QScrollArea.NoFrame)
+        right_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        right_scroll.setWidget(right)
+        split.addWidget(right_scroll)
         split.setSizes([880, 400])
         split.setStretchFactor(0, 1)
         lay = QVBoxLayout(self)
@@ -202,6 +218,7 @@ class ExplorePanel(MapControls, QWidget):
         self.trade_curve.setData([], [])
         self.brute_item.setData([], [])
         self.brute_line.setVisible(False)
+        self.trade_note.hide()
         self.mosaic.clear()
         self.mosaic.setText("k-means centroids appear here after training with k-means features.")
         self.mosaic_count.setText("")
@@ -271,9 +288,14 @@ class ExplorePanel(MapControls, QWidget):
                 s.setValue(v)
                 s.blockSignals(False)
             what = "held-out test images" if self.project.split is not None else "images of the set"
-            self.info.setText(f"All {len(self.map_names)} classes (stars) and {len(data.labels)} {what} (dots). "
-                              "Click a star or search to choose a class; hover a dot to see it, click it for "
-                              "its candidates.")
+            if len(data.labels):
+                self.info.setText(f"All {len(self.map_names)} classes (stars) and {len(data.labels)} {what} (dots). "
+                                  "Click a star or search to choose a class; hover a dot to see it, click it for "
+                                  "its candidates.")
+            else:
+                self.info.setText(f"All {len(self.map_names)} classes (stars). This model came without its images, so "
+                                  "there are no held-out images to place on the map or to draw the accuracy curve "
+                                  "with: open the project it was trained from to see them.")
         else:
             self.info.setText("This recogniser has no ClassMap (brute force or compressive): the embedding and the "
                               "accuracy-vs-evaluations views need ClassMap. Centroids and candidates are shown.")
@@ -287,15 +309,7 @@ class ExplorePanel(MapControls, QWidget):
         if self.data is not data:
             return
         if data.trade is not None:
-            t = data.trade
-            self.trade_curve.setData(t.evaluations, t.accuracy)
-            self.brute_item.setData([t.brute_evaluations], [t.brute_accuracy])
-            self.brute_line.setPos(t.brute_accuracy)
-            self.brute_line.setVisible(True)
-            ys = np.concatenate([np.asarray(t.accuracy, np.float64), [t.brute_accuracy]])
-            xs = np.concatenate([np.asarray(t.evaluations, np.float64), [t.brute_evaluations]])
-            self.trade_plot.setYRange(*readable_range(ys), padding=0.05)
-            self.trade_plot.setXRange(0, max(1.0, float(xs.max())) * 1.05, padding=0)
+            self.show_trade(data.trade, held_out=len(data.labels))
         if data.mosaic is not None:
             self.mosaic_n.blockSignals(True)
             self.mosaic_n.setRange(1, data.mosaic_k)
@@ -310,6 +324,29 @@ class ExplorePanel(MapControls, QWidget):
         self.mosaic_box.setVisible(data.mosaic is not None)  # room for the map when there is nothing to show
         self.img_index.setRange(0, max(0, len(data.labels) - 1))
         self.choose(0)
+
+    def show_trade(self, t, held_out: int | None = None) -> None:
+        """Draw the accuracy-vs-evaluations curve ``t`` (a :class:`~classmap_gui.core.views.TradeOff`): only its
+        points that are numbers (pyqtgraph cannot draw NaN), saying what is missing instead of raising."""
+        ev, acc = np.asarray(t.evaluations, np.float64), np.asarray(t.accuracy, np.float64)
+        ok = np.isfinite(ev) & np.isfinite(acc)
+        brute_ok = bool(np.isfinite(t.brute_accuracy) and np.isfinite(t.brute_evaluations))
+        self.trade_curve.setData(ev[ok], acc[ok])
+        self.brute_item.setData([t.brute_evaluations] if brute_ok else [], [t.brute_accuracy] if brute_ok else [])
+        self.brute_line.setVisible(brute_ok)
+        if brute_ok:
+            self.brute_line.setPos(t.brute_accuracy)
+        note = ""
+        if held_out == 0 or (not ok.any() and not brute_ok):
+            note = "No held-out images: the accuracy of each p cannot be measured on this model alone."
+        elif not ok.all() or not brute_ok:
+            note = f"{int((~ok).sum()) + (not brute_ok)} point(s) could not be measured and are not drawn."
+        self.trade_note.setText(note)
+        self.trade_note.setVisible(bool(note))
+        ys = np.concatenate([acc[ok], [t.brute_accuracy] if brute_ok else []])
+        xs = np.concatenate([ev[ok], [t.brute_evaluations] if brute_ok else []])
+        self.trade_plot.setYRange(*readable_range(ys), padding=0.05)
+        self.trade_plot.setXRange(0, max(1.0, float(xs.max()) if len(xs) else 1.0) * 1.05, padding=0)
 
     def _show_mosaic(self, mosaic) -> None:
         self.mosaic.setPixmap(to_pixmap(mosaic))

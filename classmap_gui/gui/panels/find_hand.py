@@ -35,7 +35,8 @@ class ScanStream(UiThread):
 
     ``frame(rgb, result, method, reading)`` carries the newest scanned frame and what the hand reader
     (:class:`~classmap_gui.core.detect.reading.HandReader`: the voted box re-cropped, classified and integrated
-    along the hand's track) makes of it, when the UI is free (frames scanned while it is busy are counted,
+    along the hand's track) makes of it, with the reading's ranked candidates (:func:`reading_candidates`) as
+    ``reading.candidates``, when the UI is free (frames scanned while it is busy are counted,
     not queued); ``rates`` maps each method to its frames/s over the last
     second of scanning; ``ended(message)`` once when it stops. ``method`` may change while running.
     """
@@ -107,7 +108,9 @@ class ScanStream(UiThread):
                 rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
                 method = self.method
                 result = self._scanner(method).scan(rgb)
-                reading = self._readers[method].read(rgb, result)
+                reader = self._readers[method]
+                reading = reader.read(rgb, result)
+                reading.candidates = reading_candidates(reading, getattr(reader, "last_probabilities", None), result)
                 self.frames_scanned += 1
                 self._rate(method, time.perf_counter())
                 if self._ui_free.is_set():
@@ -123,6 +126,25 @@ class ScanStream(UiThread):
         finally:
             cap.release()
         self.ended.emit(message)
+
+
+def reading_candidates(reading, prob, result, top: int = 5) -> list[tuple[int, float, str]]:
+    """The rows of Find the hand's candidate table, from the same source as its big name: ``(class,
+    value, what the value is)``, best first. With the reader's class probabilities ``prob (C,)``: the top
+    classes by probability (the reading's own class first: it is the most probable class of the most probable
+    shape, so it leads its shape's rows); without them, the reading's class, then the best window's other
+    candidates by score. No hand: the best window's candidates (what it looked most like)."""
+    if reading is None or not reading.found or reading.label is None:
+        if result is None or result.label is None:
+            return []
+        return [(int(c), float(s), "score") for c, s in zip(result.top_classes, result.top_scores)]
+    first = int(reading.label)
+    if prob is not None and len(prob):
+        p = np.asarray(prob, np.float64)
+        order = [c for c in np.argsort(-p, kind="stable")[:top + 1] if p[c] > 0 and c != first][:top - 1]
+        return [(first, float(p[first]), "probability")] + [(int(c), float(p[c]), "probability") for c in order]
+    rest = [(int(c), float(s), "score") for c, s in zip(result.top_classes, result.top_scores) if int(c) != first]
+    return [(first, float(reading.confidence), "confidence")] + rest[:top - 1]
 
 
 def draw_boxes(rgb: np.ndarray, result) -> np.ndarray:
@@ -191,7 +213,7 @@ class FindHandView(QWidget):
         self.add_bg_btn.clicked.connect(self.add_background)
         self.add_bg_btn.hide()
         self.cands = QTableWidget(0, 2)
-        self.cands.setHorizontalHeaderLabels(["class", "score"])
+        self.cands.setHorizontalHeaderLabels(["class", "probability"])
         self.cands.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         self.cands.verticalHeader().setVisible(False)
         self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
@@ -217,7 +239,7 @@ class FindHandView(QWidget):
         right.addWidget(self.add_bg_btn)
         right.addWidget(QLabel("The hand:"))
         right.addWidget(self.reading)
-        right.addWidget(QLabel("Top candidates (best window)"))
+        right.addWidget(QLabel("Top candidates (the hand as read)"))
         right.addWidget(self.cands, 1)
         right.addWidget(self.details)
         rw = QWidget()
@@ -231,7 +253,20 @@ class FindHandView(QWidget):
         lay.addLayout(bar)
         lay.addLayout(body, 1)
 
-        project.modelChanged.connect(self.check_background)
+        project.modelChanged.connect(self._model_changed)
+        self.check_background()
+
+    def _model_changed(self) -> None:
+        """Another model (or none): its scan starts afresh and nothing of the last model's stays on screen."""
+        self.stop()
+        self.last_result = None
+        self.view.clear()
+        self.view.setText("Pick a video or camera above and press Find the hand.")
+        self.reading.clear()
+        self.cands.setRowCount(0)
+        self.details.setText("–")
+        for m, lab in self.fps_labels.items():
+            lab.setText(f"{METHOD_LABELS[m]}: – frames/s")
         self.check_background()
 
     def check_background(self) -> bool:
@@ -337,15 +372,21 @@ class FindHandView(QWidget):
         def name(c):
             return names[c] if 0 <= c < len(names) else str(c)
 
-        # the reading names the shape, or "no hand" (still saying what the best window looked most like)
-        self.reading.show_reading(reading, "" if result.label is None else name(result.label))
-        if result.label is None:
-            self.cands.setRowCount(0)
-        else:
-            self.cands.setRowCount(len(result.top_classes))
-            for r, (c, s) in enumerate(zip(result.top_classes, result.top_scores)):
-                self.cands.setItem(r, 0, elided_item(name(int(c))))
-                self.cands.setItem(r, 1, QTableWidgetItem(f"{float(s):.3f}"))
+        # the reading names the shape, or "no hand" (still saying what the best window looked most like);
+        # the table is made from the same reading, so its first row is the class the big name stands for
+        from ..hand_reading import unsure_below  # noqa: PLC0415
+
+        self.reading.show_reading(reading, "" if result.label is None else name(result.label),
+                                  unsure_below(self.project.recogniser))
+        rows = getattr(reading, "candidates", None)
+        if rows is None:
+            rows = reading_candidates(reading, None, result)
+        self.cands.setRowCount(len(rows))
+        if rows:
+            self.cands.setHorizontalHeaderLabels(["class", "probability" if rows[0][2] == "probability" else "score"])
+        for r, (c, v, kind) in enumerate(rows):
+            self.cands.setItem(r, 0, elided_item(name(c)))
+            self.cands.setItem(r, 1, QTableWidgetItem(f"{100 * v:.0f} %" if kind != "score" else f"{v:.3f}"))
         t = result.timings
         self.details.setText(f"{result.windows} windows · {result.evaluations:.0f} classifier evaluations per window "
                              f"of {len(names)} · features {1000 * t['features']:.1f} ms · classify "

@@ -69,7 +69,8 @@ class RunPanel(QWidget):
         self.full_speed = QCheckBox("Full speed")
         self.full_speed.setToolTip("Video files and images: process frames as fast as possible instead of in real time")
         self.mirror = QCheckBox("Mirror")
-        self.mirror.setToolTip("Flip the view like a mirror; follows the Capture setting the classes were recorded with")
+        self.mirror.setToolTip("Flip the view like a mirror, for you: the recogniser reads the frames as the camera "
+                               "gives them either way")
         self.mirror.toggled.connect(lambda v: setattr(self.stream, "mirror", v) if self.stream else None)
         self.region = QSlider(Qt.Horizontal)
         self.region.setRange(20, 100)
@@ -274,6 +275,7 @@ class RunPanel(QWidget):
         self.view.setText("Pick a source and press Start." if self.project.recogniser is not None else
                           "Train a recogniser (Train panel) or open a project, then pick a source and press Start.")
         self.winner.setText("–")
+        self.reading.clear()
         self.cands.setRowCount(0)
         self.files.setRowCount(0)
         self.timings.setText("stage timings: –")
@@ -352,6 +354,8 @@ class RunPanel(QWidget):
         self.winner.setText(self._name(int(classes[0])) if len(classes) else "–")
         if self.project.recogniser is not None and len(classes):
             self.reading.show_scores(self.project.recogniser, classes, scores)
+            # the winner in the reading's colour: a guess (unsure) or "no hand" never looks like a sure answer
+            self.winner.setStyleSheet(f"QLabel {{ font-size: 18pt; font-weight: bold; color: {self.reading.colour()}; }}")
         parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
         self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
                              f"{evals} classifier evaluations of {self._brute}")
@@ -376,9 +380,6 @@ class RunPanel(QWidget):
 
     def _classes_changed(self) -> None:
         self._icons.clear()
-        if "capture_mirror" in self.project.settings and self.stream is None:
-            # recognise frames the way the classes were recorded, or mirrored captures meet unmirrored frames
-            self.mirror.setChecked(bool(self.project.settings["capture_mirror"]))
         names = list(self.project.class_names)
         if names == getattr(self, "_snap_names", None):  # data and model signals both arrive: fill once
             return

@@ -198,6 +198,9 @@ class TrainPanel(QWidget):
     # ------------------------------------------------------------------ results
     def _dataset_changed(self) -> None:
         p = self.project
+        ims = p.imageset
+        self.settings_view.speed.set_format(ims.image_size if ims is not None else None,
+                                            bool(ims is not None and ims.is_color))
         if self.auto and p.imageset is not None and (self.task is None or not self.runner.busy):
             self.suggest()
         self._show_split(split_preview(p.imageset, self.settings()) if p.imageset is not None and len(p.imageset)

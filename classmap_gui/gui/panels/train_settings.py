@@ -47,6 +47,9 @@ class TrainSettings(QWidget):
         fl = QVBoxLayout(fbox)
         fl.addWidget(self.features)
         fl.addWidget(self.features_form)
+        from .speed_column import SpeedColumn  # noqa: PLC0415 - every feature map's speed here, before training
+        self.speed = SpeedColumn([n for n, _ in param_specs.FEATURES])
+        self.features_form.edited.connect(self._speed_choice)
 
         self.bank = _combo(param_specs.BANKS)
         self.bank_form = ParamForm()
@@ -114,7 +117,7 @@ class TrainSettings(QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(self.advice)
         lay.addWidget(self.suggest_btn)
-        for w in (fbox, bbox, self.cm_box, ebox, rbox):
+        for w in (fbox, self.speed, bbox, self.cm_box, ebox, rbox):
             lay.addWidget(w)
         lay.addStretch(1)
         for sig in (self.features_form.edited, self.bank_form.edited, self.cm_box.toggled,
@@ -129,7 +132,11 @@ class TrainSettings(QWidget):
 
     def _features_changed(self) -> None:
         self.features_form.set_params(param_specs.feature_params(self.features.currentData()))
+        self._speed_choice()
         self._changed()
+
+    def _speed_choice(self, *_args) -> None:
+        self.speed.set_choice(self.features.currentData(), self.features_form.values())
 
     def _bank_changed(self) -> None:
         name = self.bank.currentData()
@@ -159,6 +166,7 @@ class TrainSettings(QWidget):
             self.seed.setValue(int(s.get("seed", TrainConfig.seed)))
         finally:
             self._applying = False
+        self._speed_choice()
         self.set_advice(advice)
 
     def set_advice(self, advice: list[str] | None) -> None:

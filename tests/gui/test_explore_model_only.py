@@ -1,0 +1,51 @@
+"""Explore on a model opened without its images (the hand-pose model, File > Open model): Compute views draws
+what the model holds and says plainly what it lacks, never "Something went wrong" (issue 39, major 1)."""
+import numpy as np
+from PySide6.QtCore import Qt
+
+
+def _open_alone(win, rec, tmp_path):
+    rec.save(tmp_path / "model")
+    with_done = win.open_model(str(tmp_path / "model" / "model.json"))
+    assert with_done
+
+
+def test_compute_views_on_a_model_without_images(qtbot, window, hand_detector, tmp_path):
+    win = window
+    errors = []
+    win.runner.failed.connect(lambda *a: errors.append(a))
+    from classmap_gui.gui import errorlog
+
+    errorlog.on_error(lambda m, d: errors.append((m, d)))
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        _open_alone(win, hand_detector, tmp_path)
+    assert win.project.recogniser is not None and len(win.project.imageset) == 0
+    win.show_panel("explore")
+    ex = win.explore
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
+    qtbot.wait(300)                                                      # the second half of the drawing
+    ex.grab()                                                            # paint every view
+    assert not errors, errors
+    assert "no held-out images" in ex.info.text().lower()                # what it lacks, said plainly
+    assert len(ex.map_names) == hand_detector.n_classes                  # the classes are still on the map
+    assert "no held-out images" in ex.trade_note.text().lower() and ex.trade_note.isVisible()
+    # a hand model (hand classes and a background class) is coloured by its shapes and angles
+    choices = [ex.colour_by.itemText(i) for i in range(ex.colour_by.count())]
+    assert {"shape", "yaw", "pitch", "roll"} <= set(choices), choices
+    ex.colour_by.setCurrentText("yaw")
+    ex.grab()
+    assert not errors, errors
+
+
+def test_the_accuracy_plot_draws_with_nan_points(qtbot, window, hand_detector):
+    from classmap_gui.core.views import TradeOff
+
+    ex = window.explore
+    t = TradeOff(np.array([1, 2, 4]), np.array([0.5, np.nan, 0.9], np.float32), np.array([1, 2, np.nan], np.float32),
+                 float("nan"), 7.0)
+    ex.show_trade(t)
+    ex.trade_plot.grab()                                                 # drawing raised ValueError on NaN before
+    xs, ys = ex.trade_curve.getData()
+    assert np.isfinite(xs).all() and np.isfinite(ys).all() and len(xs) == 1
+    assert not ex.brute_line.isVisible()                                 # no brute-force accuracy to draw
