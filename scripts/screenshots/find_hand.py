@@ -1,7 +1,7 @@
-"""Make ``docs/screenshots/run-hand-model.png`` and ``docs/screenshots/find-hand.png`` from the deployed hand model:
+"""Make ``scripts/screenshots/run-hand-model.png`` and ``scripts/screenshots/find-hand.png`` from the deployed hand model:
 the Run panel naming the hand's shape on the shipped demo video, and Find the hand on the find-hand video.
 
-    PYTHONPATH=. .venv/bin/python docs/screenshots/find_hand.py --model DIR
+    PYTHONPATH=. .venv/bin/python scripts/screenshots/find_hand.py --model DIR
 
 ``DIR``: the model ``classmap hand-model`` built (by default where the app looks for it), opened the way a
 person opens it (File > Get the hand-pose model), with the scan and reading settings it carries.
@@ -13,8 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(os.environ.get("CLASSMAP_SCREENSHOTS") or ROOT / "docs" / "screenshots")  # where the PNGs go
 
 
 def main() -> int:

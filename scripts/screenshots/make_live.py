@@ -1,7 +1,7 @@
 """The README's live-map screenshot and clip: the demo video on the Run panel, its frames on the t-SNE map
-of a 2430-class hand-pose model (issue 28).
+of a 2430-class hand-pose model.
 
-    PYTHONPATH=. .venv/bin/python docs/screenshots/make_live.py MODEL
+    PYTHONPATH=. .venv/bin/python scripts/screenshots/make_live.py MODEL
 
 MODEL: a ClassMap model of all hand-pose classes (``classmap train --data hand-pose ... --classmap ...``,
 see make_explore.py; any images-per-class will do). Builds the window offscreen with a few generated images
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(os.environ.get("CLASSMAP_SCREENSHOTS") or ROOT / "docs" / "screenshots")  # where the PNGs go
 
 
 def main() -> int:
