@@ -5,12 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast demo sysdeps clean package package-test
+.PHONY: run test test-fast docs screenshots demo sysdeps clean package package-test
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,docs]'
 	touch $(STAMP)
 
 # Qt's xcb runtime, Xvfb and Fashion-MNIST from Debian (needs root; skipped when present).
@@ -27,6 +27,17 @@ demo: $(STAMP)
 
 test: sysdeps $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+	$(MAKE) docs SPHINXOPTS="-W --keep-going"
+
+# the manual (docs/*.md + the API reference from the docstrings) -> build/docs/index.html; make test builds it
+# with warnings as errors. The Sphinx configuration is .sphinx/conf.py (docs/ holds the pages only).
+docs: $(STAMP)
+	$(PY) -m sphinx -b html -q $(SPHINXOPTS) -c .sphinx docs build/docs
+
+# re-make the README's and the manual's screenshots (scripts/screenshots/README.md; needs no display)
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen PYTHONPATH=. $(PY) scripts/screenshots/make.py journey dataset train run explore explore-kmeans
+	QT_QPA_PLATFORM=offscreen PYTHONPATH=. $(PY) scripts/screenshots/make_runs.py
 
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"
