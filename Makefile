@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast docs screenshots demo sysdeps clean package package-test
+.PHONY: run test test-fast docs screenshots scripts-smoke demo sysdeps clean package package-test
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,10 +34,14 @@ test: sysdeps $(STAMP)
 docs: $(STAMP)
 	$(PY) -m sphinx -b html -q $(SPHINXOPTS) -c .sphinx docs build/docs
 
-# re-make the README's and the manual's screenshots (scripts/screenshots/README.md; needs no display)
+# re-make the screenshots that need no model (scripts/README.md lists the others; no display needed)
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen PYTHONPATH=. $(PY) scripts/screenshots/make.py journey dataset train run explore explore-kmeans
 	QT_QPA_PLATFORM=offscreen PYTHONPATH=. $(PY) scripts/screenshots/make_runs.py
+
+# every script of scripts/ on tiny options (tests/scripts/; make test runs them too)
+scripts-smoke: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/scripts
 
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"

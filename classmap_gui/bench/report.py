@@ -199,7 +199,9 @@ def readme_table(done: list[tuple[Row, str]]) -> str:
     lines = ["| | Result | Source (docs/bench/) |", "| --- | --- | --- |"]
     for row, shown in done:
         if row.readme:
-            lines.append(f"| {README_CAPTION[row.section]}: {row.label[0].lower()}{row.label[1:]} | {shown} | "
+            first = row.label.split()[0]
+            label = first[0].lower() + row.label[1:] if first[1:].islower() else row.label   # not "classMap"
+            lines.append(f"| {README_CAPTION[row.section]}: {label} | {shown} | "
                          f"{_cite(row)} |")
     return "\n".join(lines) + "\n"
 
