@@ -5,12 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast demo sysdeps clean package package-test network
+.PHONY: run test test-fast docs screenshots scripts-smoke demo sysdeps clean package package-test network
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,train]'
+	$(PY) -m pip install -q -e '.[test,docs,train]'
 	touch $(STAMP)
 
 # Qt's xcb runtime, Xvfb and Fashion-MNIST from Debian (needs root; skipped when present).
@@ -27,6 +27,21 @@ demo: $(STAMP)
 
 test: sysdeps $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+	$(MAKE) docs SPHINXOPTS="-W --keep-going"
+
+# the manual (docs/*.md + the API reference from the docstrings) -> build/docs/index.html; make test builds it
+# with warnings as errors. The Sphinx configuration is .sphinx/conf.py (docs/ holds the pages only).
+docs: $(STAMP)
+	$(PY) -m sphinx -b html -q $(SPHINXOPTS) -c .sphinx docs build/docs
+
+# re-make the screenshots that need no model (scripts/README.md lists the others; no display needed)
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen PYTHONPATH=. $(PY) scripts/screenshots/make.py journey dataset train run explore explore-kmeans
+	QT_QPA_PLATFORM=offscreen PYTHONPATH=. $(PY) scripts/screenshots/make_runs.py
+
+# every script of scripts/ on tiny options (tests/scripts/; make test runs them too)
+scripts-smoke: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests/scripts
 
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m "not slow"

@@ -15,6 +15,7 @@ from ..user_dirs import cache_dir
 from .common import ProgressBar, Subcommands, emit, json_default, parse_sets, parse_value
 
 BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan", "hand-network", "hand-readers")
+BENCHES += ("report",)  # not a measurement: writes docs/results.md and the README's table from the JSONs
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -39,12 +39,49 @@ def vote(pair_scores: np.ndarray, ci: np.ndarray, cj: np.ndarray, n_cols: int) -
 class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
     """One linear classifier per pair of classes, voting.
 
-    Parameters: ``trainer`` ("liblinear" squared-hinge SVM | "ridge"), ``C``, ``alpha``, ``tol``,
-    ``max_iter``, ``n_jobs``, ``random_state`` as in :class:`~.ova.OneVsAllBank`.
+    ``decision_function`` returns each class's votes plus a tie-break below one vote, ``(n, C) float32``;
+    ``decision_function_subset(X, classes)`` evaluates only the ``k(k-1)/2`` pairs among the ``k``
+    candidates (ClassMap's all-pairs-vote refine).
 
-    Fitted: ``classes_ (C,)``, ``pairs_ (P, 2) int64`` column index pairs ``(i, j)`` with i < j
-    (positive score: i wins), ``coef_ (P, D) float32``, ``intercept_ (P,) float32``.
-    ``decision_function`` returns votes + tie-break per class ``(n, C) float32``.
+    Parameters
+    ----------
+    trainer : {"liblinear", "ridge"}, default="liblinear"
+        A squared-hinge linear SVM or ridge regression per pair.
+    C : float, default=1.0
+        SVM cost (liblinear).
+    alpha : float, default=1.0
+        Ridge penalty.
+    tol : float, default=1e-4
+        Solver tolerance (liblinear).
+    max_iter : int, default=1000
+        Solver iterations (liblinear).
+    n_jobs : int or None, default=-1
+        Threads training pairs in parallel (-1: all cores).
+    random_state : int or None, default=None
+        Seed of the solver.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+        The sorted labels.
+    pairs_ : ndarray of shape (P, 2), int64
+        Column index pairs ``(i, j)``, ``i < j``; a positive score means ``i`` wins.
+    coef_ : ndarray of shape (P, D), float32
+        Weights, one row per pair; ``intercept_`` (P,) float32 the biases.
+    n_classifiers_ : int
+        P = C(C-1)/2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui.core.classify import AllPairsBank
+    >>> X, y = load_digits(return_X_y=True)
+    >>> bank = AllPairsBank(trainer="ridge").fit(X.astype(np.float32), y)
+    >>> bank.n_classifiers_, bank.pairs_.shape
+    (45, (45, 2))
+    >>> bank.decision_function(X[:2].astype(np.float32)).shape
+    (2, 10)
     """
 
     def __init__(self, trainer: str = "liblinear", C: float = 1.0, alpha: float = 1.0, tol: float = 1e-4,

@@ -1,6 +1,6 @@
 """What ClassMap needs to know about a classifier bank, read from its attributes (no base class).
 
-The bank interface (docs/CONTRACTS.md): ``classes_``; linear banks ``coef_ (K, D) float32`` +
+The bank interface (as OneVsAllBank documents it): ``classes_``; linear banks ``coef_ (K, D) float32`` +
 ``intercept_ (K,) float32`` (K = C for one-vs-all, row k is class k); an all-pairs bank also has
 ``pairs_ (K, 2) int64``, the class indices (i < j) of each row in lexicographic order, a response
 > 0 favouring ``pairs_[k, 0]``. Non-linear banks (no ``coef_``) are reached through

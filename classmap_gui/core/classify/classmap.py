@@ -20,7 +20,7 @@ and held by the caller (the Recogniser, the benches)::
     res = cm.predict_result(X_test, bank=bank)   # Prediction: labels, top-p lists, evaluations, timings
     one = cm.single_query(bank)                   # live video: preallocated, one query at a time
 
-The bank interface used (see docs/CONTRACTS.md): ``classes_``; linear banks ``coef_ (K, D)
+The bank interface used (as OneVsAllBank documents it): ``classes_``; linear banks ``coef_ (K, D)
 float32`` + ``intercept_ (K,) float32`` (K = C for one-vs-all, row k is class k); an
 all-pairs bank also has ``pairs_ (K, 2) int64`` = the class indices (i < j) of each row,
 in lexicographic order, response > 0 favouring ``pairs_[k, 0]``. Non-linear banks (no
@@ -78,47 +78,76 @@ def smoother_bank(bank, factor: float):
 
 
 class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
-    """Filter-and-refine recognition among many classes with a ClassMap embedding.
+    """Filter-and-refine recognition among many classes with a ClassMap embedding (Athitsos et al., 2007).
+
+    A scikit-learn meta-estimator: ``fit(X, y)`` clones ``estimator``, trains it on part of each class and
+    embeds the classes from the rest by ``d`` reference classifiers. The *filter* ranks the classes by
+    weighted L1 distance to the query's embedding and the *refine* scores the ``p`` nearest: ``d + p``
+    classifier evaluations instead of one per class (batch and single query alike, bit for bit).
 
     Parameters
     ----------
-    estimator : the classifier bank ``fit(X, y)`` clones and trains (default: a one-vs-all ridge
-        ``OneVsAllBank``); a ``FrozenEstimator(bank)`` is a prefit bank, used as it is, and all of
-        ``fit``'s examples then build the embedding.
-    d : number of reference classifiers (embedding dimensions). For "boosted" AdaBoost runs
-        until it has chosen ``d`` distinct classifiers (fewer if none beats chance).
-    p : candidates kept by the filter and evaluated by the refine step.
-    embedding : "boosted" (CM-Boosted, AdaBoost over weak triple classifiers, §6) or
-        "random" (CM-RRC, ``d`` random classifiers with weight 1).
-    refine : "all-pairs-vote" (paper "v1": vote of the all-pairs classifiers among the top p;
-        needs an all-pairs bank), "best-response" ("v2": best one-vs-all response among the top
-        p) or "first-above-threshold" ("v3": stop at the first candidate, in filter order, whose
-        one-vs-all response >= t). See :mod:`.refine`.
-    n_triples : training triples for AdaBoost. Their weak outputs for every candidate
-        classifier are held as one float32 matrix, so memory is ``n_triples * K * 4`` bytes
-        capped by ``max_memory_mb`` (candidates are sub-sampled beyond that). 60 000 with 2430
-        classifiers is ~0.6 GB and a few seconds per 45 dimensions on 2 cores.
-    hard_fraction : share of triples whose wrong class is one of the example's strongest
-        confusers (top classifier responses) instead of a uniformly random class.
-    threshold : v3 threshold; None learns it (the paper's rule: the smallest value that raises
-        the error on the embedding examples by at most 0.05 points over v2; exact, and
-        cross-fitted so an example never meets an embedding built from itself).
-    max_memory_mb : memory for the boosted embedding's weak outputs.
-    reference_penalty : 1 takes the references from the bank itself; a factor f > 1 trains a second bank
-        with f times the penalty (:func:`smoother_bank`) whose classifiers become the references
-        (``fit_embedding(reference_bank=...)``): smoother outputs keep the similarity between classes.
-        (A frozen, prefit bank has no training data here: pass its reference bank to ``fit_embedding``.)
-    embedding_fraction : share of each class that ``fit(X, y)`` holds out of the bank's training to
-        embed the classes (the paper's embedding split; a class of one example is used for both).
-    random_state : seed for the split, triple sampling and random references.
+    estimator : estimator or None, default=None
+        The bank ``fit`` clones and trains (None: a one-vs-all ridge
+        :class:`~classmap_gui.core.classify.OneVsAllBank`); a ``FrozenEstimator(bank)`` is used as it is,
+        and all of ``fit``'s examples then build the embedding.
+    d : int, default=45
+        Reference classifiers (embedding dimensions); ``"boosted"`` stops early if none beats chance.
+    p : int, default=40
+        Candidates the filter keeps and the refine evaluates.
+    embedding : {"boosted", "random"}, default="boosted"
+        CM-Boosted (AdaBoost over weak triple classifiers, the paper's section 6) or CM-RRC (``d`` random
+        classifiers with weight 1).
+    refine : {"v2", "v1", "v3", "best-response", "all-pairs-vote", "first-above-threshold"}, default="v2"
+        v2 ``"best-response"``: the best one-vs-all response among the top p; v1 ``"all-pairs-vote"``: the
+        all-pairs classifiers' vote among them (an all-pairs bank); v3 ``"first-above-threshold"``: the
+        first candidate in filter order whose response reaches the threshold.
+    n_triples : int, default=60000
+        AdaBoost's training triples; their weak outputs are one ``n_triples * K`` float32 matrix, capped by
+        ``max_memory_mb`` (candidates are sub-sampled beyond it).
+    hard_fraction : float, default=0.5
+        Share of triples whose wrong class is one of the example's strongest confusers.
+    threshold : float or None, default=None
+        The v3 threshold; None learns it (the paper's rule, cross-fitted: at most 0.05 points over v2).
+    max_memory_mb : float, default=600.0
+        Memory for the boosted embedding's weak outputs.
+    reference_penalty : float, default=1.0
+        A factor f > 1 trains a second bank with f times the penalty whose smoother classifiers become the
+        references; 1 takes them from the bank (for a frozen bank pass one to :meth:`fit_embedding`).
+    embedding_fraction : float, default=0.25
+        Share of each class held out of the bank's training to embed the classes.
+    random_state : int or None, default=0
+        Seed for the split, the triple sampling and random references.
 
-    Learned attributes
-    ------------------
-    estimator_ the fitted bank (not saved with a model: the Recogniser keeps it); reference_ (d,) int64
-    classifier rows; alpha_ (d,) float32 L1 weights; class_embeddings_ (C, d) float32; threshold_ float
-    or None (v3); n_classes_ int; bank_kind_ "ova" | "pairs"; classes_ (C,) the labels ``predict``
-    returns; reference_coef_ (d, D) / reference_intercept_ (d,) float32 or None (a separate reference
-    bank's classifiers); n_features_in_ (after ``fit``).
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted bank (a saved model keeps it once, in the Recogniser).
+    reference_ : ndarray of shape (d,), int64
+        The bank rows used as references; ``reference_coef_`` (d, D) / ``reference_intercept_`` (d,)
+        float32 hold a separate reference bank's instead (else None).
+    alpha_ : ndarray of shape (d,), float32
+        The filter's L1 weights.
+    class_embeddings_ : ndarray of shape (C, d), float32
+        Every class's embedding; from 20 000 classes the filter searches an HNSW graph over them.
+    threshold_ : float or None
+        The v3 threshold in use.
+    classes_ : ndarray of shape (C,)
+        The labels ``predict`` returns (``n_classes_`` of them; ``bank_kind_`` "ova" or "pairs").
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui import ClassMap
+    >>> from classmap_gui.core.classify import OneVsAllBank
+    >>> X, y = load_digits(return_X_y=True)
+    >>> cm = ClassMap(OneVsAllBank(trainer="ridge"), d=6, p=4, n_triples=3000).fit(X[:1500], y[:1500])
+    >>> cm.class_embeddings_.shape
+    (10, 6)
+    >>> float((cm.predict(X[1500:]) == y[1500:]).mean()) > 0.8
+    True
+    >>> int(cm.predict_result(X[1500:]).evaluations.max())   # d + p classifier evaluations, not one per class
+    10
     """
 
     #: the bank is saved by its owner (the Recogniser), not a second time inside the ClassMap

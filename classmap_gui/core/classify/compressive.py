@@ -38,18 +38,43 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    m : number of random frequencies of the ``"rff"`` map (sketch width ``2m`` reals = ``m`` complex).
-    sigma : frequency standard deviation of the ``"rff"`` map (kernel ``exp(-sigma^2 ||u-v||^2 / 2)``),
-        or ``"auto"`` (1 / median pairwise distance of the first batch).
-    map : ``"rff"``, ``"identity"`` (``X`` is already ``f(x)``), or an unfitted scikit-learn transformer
-        (cloned and fitted on the first batch; ``m``/``sigma`` are then unused).
-    priors : ``"empirical"`` (``p_k = N_k / N``) or ``"uniform"`` (``1 / K``).
-    random_state : seed of the random map.
+    m : int, default=1000
+        Random frequencies of the ``"rff"`` map (sketch width ``2m`` reals = ``m`` complex).
+    sigma : float or "auto", default=2.0
+        Frequency standard deviation of the ``"rff"`` map (kernel ``exp(-sigma^2 ||u-v||^2 / 2)``), or
+        ``"auto"`` (1 / median pairwise distance of the first batch).
+    map : "rff", "identity" or transformer, default="rff"
+        ``"identity"``: ``X`` is already ``f(x)``; an unfitted scikit-learn transformer is cloned and fitted
+        on the first batch (``m`` and ``sigma`` are then unused).
+    priors : {"empirical", "uniform"}, default="empirical"
+        ``p_k = N_k / N`` or ``1 / K``.
+    random_state : int or None, default=None
+        Seed of the random map.
 
-    Learned attributes
-    ------------------
-    classes_ (C,) labels; sketches_ (C, D) float32 class means of ``f``; counts_ (C,) int64 examples
-    per class; map_ the fitted map transformer (``None`` for identity); n_features_in_.
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+        The labels.
+    sketches_ : ndarray of shape (C, D), float32
+        Class means of ``f``.
+    counts_ : ndarray of shape (C,), int64
+        Examples per class.
+    map_ : transformer or None
+        The fitted map (None for identity).
+    n_features_in_ : int
+        The width of ``X``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui.core.classify import CompressiveClassifier
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = CompressiveClassifier(m=500, sigma="auto", random_state=0).fit(X[:1500], y[:1500])
+    >>> clf.sketches_.shape
+    (10, 1000)
+    >>> clf.score(X[1500:], y[1500:]) > 0.8
+    True
     """
 
     def __init__(self, m: int = 1000, sigma=2.0, map="rff", priors: str = "empirical", random_state=None):

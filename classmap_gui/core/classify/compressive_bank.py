@@ -22,14 +22,42 @@ SKETCHES = ("rff", "features", "cnn")
 class CompressiveBank(CompressiveClassifier):
     """:class:`CompressiveClassifier` with the classifier-bank interface of the product (``make_bank("compressive")``).
 
-    ``sketch``: ``"rff"`` (random Fourier features of the feature matrix), ``"features"`` (the
-    feature matrix is the sketch, e.g. k-means features) or ``"cnn"`` (the feature map is the random CNN
-    — :meth:`features_for` tells training so — and its output is the sketch). ``sigma`` defaults
-    to ``"auto"`` because image features have no fixed scale; ``m`` is the RFF size (for ``"cnn"`` it is
-    handed to the CNN's final layer by :meth:`features_for`).
+    Each class is the mean of random features of its examples (a sketch): training is one pass, a class
+    can be added later from its images alone (``add_class``), and two banks of the same map merge.
 
-    Bank contract: ``decision_function`` is always ``(n, C) float32`` (also for two classes),
-    ``decision_function_subset``, ``n_classifiers_`` (C: one sketch correlation per class).
+    Parameters
+    ----------
+    sketch : {"rff", "features", "cnn"}, default="rff"
+        ``"rff"``: random Fourier features of the feature matrix; ``"features"``: the feature matrix is the
+        sketch (e.g. k-means features); ``"cnn"``: the feature map is the random CNN (``features_for`` tells
+        training so) and its output is the sketch.
+    m : int, default=1000
+        The RFF size; for ``"cnn"`` it is handed to the CNN's final layer.
+    sigma : float or "auto", default="auto"
+        The RFF frequency scale; "auto" because image features have no fixed scale.
+    priors : {"empirical", "uniform"}, default="empirical"
+        Class priors.
+    random_state : int or None, default=0
+        Seed of the random map.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+        The labels.
+    sketches_ : ndarray of shape (C, D), float32
+        The class sketches.
+    n_classifiers_ : int
+        C: one sketch correlation per class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui.core.classify import CompressiveBank
+    >>> X, y = load_digits(return_X_y=True)
+    >>> bank = CompressiveBank(sketch="features").fit(X.astype(np.float32), y)
+    >>> bank.decision_function(X[:2].astype(np.float32)).shape       # always (n, C), also for two classes
+    (2, 10)
     """
 
     def __init__(self, sketch: str = "rff", m: int = 1000, sigma="auto", priors: str = "empirical", random_state=0):

@@ -31,18 +31,65 @@ TRAINERS = ("liblinear", "ridge", "rbf")
 
 
 class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
-    """One binary classifier per class, stacked.
+    """One binary classifier per class, stacked in one weight matrix.
 
-    Parameters: ``trainer`` ("liblinear" | "ridge" | "rbf"); ``C`` (SVM cost, liblinear/rbf);
-    ``alpha`` (ridge penalty); ``gamma`` (rbf: "scale", "auto" or a float); ``tol``, ``max_iter``
-    (liblinear/rbf solvers); ``class_weight`` (None or "balanced", liblinear/rbf); ``n_jobs``
-    (threads training classes in parallel; -1 = all cores); ``random_state``.
+    Brute force is one matrix product: ``decision_function(X)`` scores every class at once, and
+    ``decision_function_subset(X, classes)`` scores only the classifiers asked for (ClassMap's refine).
+    Scoring changes nothing, so threads may share a fitted bank; a prediction's cost is counted by whoever
+    asks for the scores (brute force: ``n_classifiers_`` per query).
 
-    Fitted: ``classes_ (C,)``, ``n_features_in_``; linear trainers: ``coef_ (C, D) float32``,
-    ``intercept_ (C,) float32``; rbf: ``support_vectors_ (S, D) float32`` (union over classes),
-    ``dual_coef_ (C, S) float32`` (zero where a vector is not a support vector of that class),
-    ``intercept_ (C,) float32``, ``gamma_`` (float). Scoring changes nothing: a prediction's cost is
-    computed by whoever asks for the scores (brute force: ``n_classifiers_`` per query).
+    Parameters
+    ----------
+    trainer : {"liblinear", "ridge", "rbf"}, default="liblinear"
+        A linear SVM (squared hinge, liblinear), ridge regression on +-1 targets (one solve for every class,
+        also from a memory-mapped feature matrix, in row chunks) or an RBF-kernel SVM.
+    C : float, default=1.0
+        SVM cost (liblinear and rbf).
+    alpha : float, default=1.0
+        Ridge penalty.
+    gamma : "scale", "auto" or float, default="scale"
+        The RBF kernel's width (rbf).
+    tol : float, default=1e-4
+        Solver tolerance (liblinear and rbf).
+    max_iter : int, default=1000
+        Solver iterations (liblinear and rbf).
+    class_weight : None or "balanced", default=None
+        Class weights (liblinear and rbf).
+    n_jobs : int or None, default=-1
+        Threads training classes in parallel (-1: all cores); under a Dask backend the classes go to the
+        cluster's workers.
+    random_state : int or None, default=None
+        Seed of the solvers.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+        The sorted labels; column ``j`` of ``decision_function`` is ``classes_[j]``.
+    coef_ : ndarray of shape (C, D), float32
+        Linear trainers' weights.
+    intercept_ : ndarray of shape (C,), float32
+        Biases.
+    support_vectors_ : ndarray of shape (S, D), float32
+        rbf: the union of every class's support vectors; ``dual_coef_`` (C, S) float32 is zero where a
+        vector does not support a class, ``gamma_`` the width used.
+    n_classifiers_ : int
+        C, the evaluations brute force spends per query.
+    n_features_in_ : int
+        D.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui.core.classify import OneVsAllBank
+    >>> X, y = load_digits(return_X_y=True)
+    >>> bank = OneVsAllBank(trainer="ridge").fit(X.astype(np.float32), y)
+    >>> bank.coef_.shape, bank.coef_.dtype
+    ((10, 64), dtype('float32'))
+    >>> bank.decision_function(X[:2].astype(np.float32)).shape      # every class of 2 images
+    (2, 10)
+    >>> bank.decision_function_subset(X[:2].astype(np.float32), np.array([[0, 3], [1, 2]])).shape
+    (2, 2)
     """
 
     def __init__(self, trainer: str = "liblinear", C: float = 1.0, alpha: float = 1.0, gamma="scale",

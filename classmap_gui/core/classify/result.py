@@ -14,15 +14,32 @@ import numpy as np
 
 @dataclass
 class Prediction:
-    """The result of classifying ``n`` queries.
+    """The result of classifying ``n`` queries: the one result type of ``Recogniser.predict``,
+    ``Recogniser.predict_features`` and ``ClassMap.predict_result``.
 
-    labels: ``(n,) int64`` best class per query.
-    top_classes: ``(n, top) int64`` best classes, best first.
-    top_scores: ``(n, top) float32`` their scores (one-vs-all response, all-pairs votes; NaN for a
-    candidate a thresholded refine stopped before evaluating).
-    evaluations: ``(n,) int64`` binary classifier evaluations spent on each query.
-    timings: seconds per stage for the whole batch, e.g. ``"features"``, ``"classify"`` (brute force)
-    or ``"embedding+filter"`` and ``"refine"`` (ClassMap), and ``"total"``.
+    Parameters
+    ----------
+    labels : ndarray of shape (n,), int64
+        Best class per query.
+    top_classes : ndarray of shape (n, top), int64
+        Best classes, best first.
+    top_scores : ndarray of shape (n, top), float32
+        Their scores (one-vs-all response, all-pairs votes; NaN for a candidate a thresholded refine stopped
+        before evaluating).
+    evaluations : ndarray of shape (n,), int64
+        Binary classifier evaluations spent on each query, counted from what was evaluated: brute force
+        ``n_classifiers_``, ClassMap its d references plus the refine's own.
+    timings : dict
+        Seconds per stage for the whole batch, e.g. ``"features"``, ``"classify"`` (brute force) or
+        ``"embedding+filter"`` and ``"refine"`` (ClassMap), and ``"total"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from classmap_gui.core.classify.result import Prediction
+    >>> p = Prediction(np.array([2]), np.array([[2, 0]]), np.array([[0.9, 0.1]], np.float32), np.array([12]), {})
+    >>> int(p.labels[0]), int(p.evaluations[0])
+    (2, 12)
     """
 
     labels: np.ndarray

@@ -63,22 +63,42 @@ def _as_grey_batch(X) -> np.ndarray:
 class HOGFeatures(TransformerMixin, BaseEstimator):
     """HOG descriptor of each image: uint8 ``(n, h, w)`` or ``(n, h, w, 3)`` -> ``(n, D)`` float32.
 
+    Colour images are converted to grey first. The descriptor window is the whole image, centre-cropped to
+    the largest size ``block_size + k * block_stride`` that fits. There is nothing to learn: ``fit``
+    records the image size so that ``transform`` can refuse images of another size (their descriptor
+    would have another length).
+
     Parameters
     ----------
-    cell_size : side of a cell in pixels (8).
-    block_size : side of a block in pixels, a multiple of ``cell_size`` (16).
-    block_stride : step between blocks in pixels (8).
-    n_bins : orientation bins (9).
-    signed : orientations over 360 degrees instead of 180.
-    backend : ``"auto"`` (numpy, measured fastest), ``"numpy"`` or ``"opencv"``.
-    n_jobs : joblib worker threads over image chunks (-1: all cores).
+    cell_size : int, default=8
+        Side of a cell in pixels.
+    block_size : int, default=16
+        Side of a block in pixels, a multiple of ``cell_size``.
+    block_stride : int, default=8
+        Step between blocks in pixels.
+    n_bins : int, default=9
+        Orientation bins.
+    signed : bool, default=False
+        Orientations over 360 degrees instead of 180.
+    backend : {"auto", "numpy", "opencv"}, default="auto"
+        ``"auto"`` is numpy, measured fastest.
+    n_jobs : int or None, default=1
+        Worker threads over image chunks (-1: all cores).
 
-    Colour images are converted to grey first. The descriptor window is the whole image, centre-cropped
-    to the largest size ``block_size + k * block_stride`` that fits. With the defaults a 64x64 image gives
-    7 x 7 blocks x 2 x 2 cells x 9 bins = 1764 features.
+    Attributes
+    ----------
+    image_size_ : tuple of int
+        (h, w) of the training images.
+    n_features_out_ : int
+        D: with the defaults a 64 x 64 image gives 7 x 7 blocks x 2 x 2 cells x 9 bins = 1764.
 
-    There is nothing to learn: ``fit`` records ``image_size_`` (h, w) and ``n_features_out_`` so that
-    ``transform`` can refuse images of another size (their descriptor would have another length).
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from classmap_gui.core.features import HOGFeatures
+    >>> images = np.random.default_rng(0).integers(0, 256, (4, 64, 64), dtype=np.uint8)
+    >>> HOGFeatures().fit(images).transform(images).shape
+    (4, 1764)
     """
 
     def __init__(self, cell_size: int = 8, block_size: int = 16, block_stride: int = 8, n_bins: int = 9,

@@ -102,28 +102,74 @@ class _Grid:
 class KMeansFeatures(TransformerMixin, BaseEstimator):
     """Single-layer network of Coates et al.: uint8 images -> (n, 4K) float32 pooled patch codes.
 
+    Random patches are normalised (brightness and contrast), ZCA-whitened and clustered by k-means into K
+    centroids; an image is encoded at every patch position (the triangle activation) and pooled over its
+    four quadrants.
+
     Parameters
     ----------
-    patch_size : side p of the square receptive field (6 in the paper), or ``"auto"`` (see the module).
-    stride : step between patch positions when encoding.
-    n_centroids : K, the dictionary size; the output has 4K features (2x2 quadrants x K); or ``"auto"``.
-    n_patches : random patches drawn from the training images to learn the dictionary; or ``"auto"``.
-    norm_eps : epsilon added to each patch's variance (pixel values 0..255; 10 in the paper).
-    whiten_eps : ZCA regulariser (0.1 in the paper); ``None`` turns whitening off.
-    encoder : ``"triangle"`` (``max(0, mean(z) - z_k)``) or ``"hard"`` (1 for the nearest centroid).
-    hellinger : take the square root of the pooled features (a Hellinger kernel for linear classifiers).
-    grey : convert colour images to grey before everything; otherwise patches keep the images' channels.
-    kmeans_algorithm : ``"lloyd"`` (full-batch k-means, distances by blocked GEMM, as Coates et al.'s own
-        code; see ``clustering.lloyd`` for why it is the default) or ``"minibatch"`` (scikit-learn's
-        ``MiniBatchKMeans``, ``kmeans_batch_size`` patches per step).
-    kmeans_max_iter : passes over the patches (Lloyd iterations or mini-batch epochs).
-    n_jobs : joblib worker threads for encoding (-1: all cores).
-    random_state : seed or RandomState for patch sampling and k-means.
+    patch_size : int or "auto", default="auto"
+        Side p of the square receptive field (6 in the paper). ``"auto"``: 6 on images whose shorter side is
+        at least 16, else ``max(2, side // 2 - 1)`` (``kmeans.auto_sizes``); an explicit value wins.
+    stride : int, default=1
+        Step between patch positions when encoding.
+    n_centroids : int or "auto", default="auto"
+        K, the dictionary size; the output has 4K features (2 x 2 quadrants x K). ``"auto"``: 1600, or 400
+        on small images.
+    n_patches : int or "auto", default="auto"
+        Random patches drawn from the training images to learn the dictionary. ``"auto"``: 200 000, or
+        50 000 on small images.
+    norm_eps : float, default=10.0
+        Added to each patch's variance (pixel values 0..255; 10 in the paper).
+    whiten_eps : float or None, default=0.1
+        ZCA regulariser (0.1 in the paper); None turns whitening off.
+    encoder : {"triangle", "hard"}, default="triangle"
+        ``max(0, mean(z) - z_k)`` or 1 for the nearest centroid.
+    hellinger : bool, default=False
+        Take the square root of the pooled features (a Hellinger kernel for linear classifiers).
+    grey : bool, default=False
+        Convert colour images to grey first; otherwise patches keep the images' channels.
+    kmeans_algorithm : {"lloyd", "minibatch"}, default="lloyd"
+        Full-batch k-means with distances by blocked GEMM (as Coates et al.'s own code; ``clustering.lloyd``
+        says why it is the default), or scikit-learn's ``MiniBatchKMeans``.
+    kmeans_batch_size : int, default=4096
+        Patches per mini-batch step (``"minibatch"``).
+    kmeans_max_iter : int, default=10
+        Passes over the patches (Lloyd iterations or mini-batch epochs).
+    n_jobs : int or None, default=-1
+        Worker threads for encoding (-1: all cores).
+    random_state : int, RandomState or None, default=None
+        Seed for patch sampling and k-means.
 
-    Learned state (arrays and JSON scalars): ``mean_`` (D,) float32 patch mean after normalisation,
-    ``whitening_`` (D, D) float32 (identity when whitening is off), ``centroids_`` (K, D) float32 in the
-    whitened space, ``n_channels_`` (1 or 3), ``n_features_out_`` (4K), ``inertia_`` (k-means objective
-    per patch), ``patch_size_`` (the p used). D = p * p * channels, patch vectors ordered (row, column, channel).
+    Attributes
+    ----------
+    centroids_ : ndarray of shape (K, D), float32
+        The dictionary in the whitened space; D = p * p * channels, patch vectors ordered (row, column,
+        channel).
+    mean_ : ndarray of shape (D,), float32
+        Patch mean after normalisation.
+    whitening_ : ndarray of shape (D, D), float32
+        The ZCA matrix (identity when whitening is off).
+    patch_size_ : int
+        The p used (read this, not the ``patch_size`` parameter, which may be ``"auto"``).
+    n_channels_ : int
+        1 or 3.
+    n_features_out_ : int
+        4K; the output is ordered quadrant-major (top left, top right, bottom left, bottom right) x K.
+    inertia_ : float
+        The k-means objective per patch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui.core.features import KMeansFeatures
+    >>> images = (load_digits().images * 15).astype(np.uint8)           # (1797, 8, 8) uint8
+    >>> fm = KMeansFeatures(patch_size=3, n_centroids=16, n_patches=2000, random_state=0).fit(images[:500])
+    >>> fm.centroids_.shape
+    (16, 9)
+    >>> fm.transform(images[:5]).shape                                  # 4 quadrants x 16 centroids
+    (5, 64)
     """
 
     def __init__(self, patch_size: int | str = AUTO, stride: int = 1, n_centroids: int | str = AUTO,

@@ -43,14 +43,31 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    size : (h, w) to resize to first, or None to keep the images' size.
-    grey : convert colour images to grey (BT.601, as OpenCV) before flattening.
-    standardize : subtract each feature's training mean and divide by its training standard deviation
-        (a feature constant in training is only centred).
+    size : tuple of int or None, default=None
+        (h, w) to resize to first, or None to keep the images' size.
+    grey : bool, default=False
+        Convert colour images to grey (BT.601, as OpenCV) before flattening.
+    standardize : bool, default=False
+        Subtract each feature's training mean and divide by its training standard deviation (a feature
+        constant in training is only centred).
 
-    ``D = h * w`` (times 3 for colour kept). ``fit`` records ``image_shape_`` (the shape of one image
-    after resizing and colour conversion), ``n_features_out_``, and with ``standardize`` the float32
-    arrays ``mean_`` and ``scale_`` (D,).
+    Attributes
+    ----------
+    image_shape_ : tuple of int
+        The shape of one image after resizing and colour conversion.
+    n_features_out_ : int
+        D = h * w (times 3 for colour kept).
+    mean_ : ndarray of shape (D,), float32
+        With ``standardize``: the training mean; ``scale_`` the standard deviation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from classmap_gui.core.features import PixelFeatures
+    >>> images = np.full((2, 8, 8), 255, np.uint8)
+    >>> X = PixelFeatures().fit(images).transform(images)
+    >>> X.shape, X.dtype, float(X.max())
+    ((2, 64), dtype('float32'), 1.0)
     """
 
     def __init__(self, size: tuple[int, int] | list[int] | None = None, grey: bool = False, standardize: bool = False):

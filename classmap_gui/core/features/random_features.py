@@ -65,19 +65,38 @@ def median_bandwidth(X: np.ndarray, rng, n_max: int = 1000, factor: float = AUTO
 class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     """Random Fourier features of the Gaussian kernel ``exp(-sigma^2 ||u - v||^2 / 2)``.
 
+    Real dot products of the output approximate the kernel. Input: ``(n, d)`` numbers, or uint8 images
+    ``(n, h, w[, 3])`` (flattened, scaled to [0, 1]); output ``(n, 2m) float32``.
+
     Parameters
     ----------
-    m : number of random frequencies (complex features); the output has ``2m`` real columns.
-    sigma : frequency standard deviation (inverse kernel bandwidth), or ``"auto"`` for
-        ``3 / median pairwise distance`` of the training rows (see ``AUTO_FACTOR``).
-    kind : ``"cossin"`` (default, the pair ``[cos, sin]``) or ``"phase"`` (``RBFSampler``'s
-        ``cos(w^T x + b)`` with ``2m`` columns: same kernel, more variance; kept for comparison).
-    random_state : seed of the frequencies.
+    m : int, default=1000
+        Random frequencies (complex features); the output has ``2m`` real columns.
+    sigma : float or "auto", default="auto"
+        Frequency standard deviation (inverse kernel bandwidth), or ``"auto"`` for
+        ``3 / median pairwise distance`` of the training rows (``AUTO_FACTOR``).
+    kind : {"cossin", "phase"}, default="cossin"
+        The pair ``[cos, sin]``, or ``RBFSampler``'s ``cos(w^T x + b)`` with ``2m`` columns (same kernel,
+        more variance; kept for comparison).
+    random_state : int or None, default=None
+        Seed of the frequencies.
 
-    Input: ``(n, d)`` numbers, or uint8 images ``(n, h, w[, 3])`` (flattened, scaled to [0, 1]).
-    Output of :meth:`transform`: ``(n, 2m) float32`` whose real dot products approximate the kernel.
-    Learned: ``frequencies_ (d, m) float32`` (``kind="cossin"``), ``sigma_`` (float),
-    ``n_features_in_``; for ``kind="phase"`` also ``offsets_ (2m,) float32``.
+    Attributes
+    ----------
+    frequencies_ : ndarray of shape (d, m), float32
+        The frequencies (``kind="cossin"``); ``kind="phase"`` also has ``offsets_`` (2m,) float32.
+    sigma_ : float
+        The scale used.
+    n_features_in_ : int
+        d.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from classmap_gui.core.features import RandomFourierFeatures
+    >>> X = np.random.default_rng(0).standard_normal((100, 5)).astype(np.float32)
+    >>> RandomFourierFeatures(m=50, random_state=0).fit(X).transform(X[:3]).shape
+    (3, 100)
     """
 
     def __init__(self, m: int = 1000, sigma="auto", kind: str = "cossin", random_state=None):

@@ -1,4 +1,4 @@
-"""Screenshots of the Runs table and the Capture panel (issue 16): ``python docs/screenshots/make_runs.py [OUT]``.
+"""Screenshots of the Runs table and the Capture panel: ``python scripts/screenshots/make_runs.py [OUT]``.
 
 Runs: digits recorded as capture bursts (12 source images per class, 6 near-identical frames each),
 trained three ways; the Train panel's Runs tab. Capture: a new hand project recording bursts from the
@@ -80,4 +80,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "screenshots")
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(os.environ.get("CLASSMAP_SCREENSHOTS") or ROOT / "docs" / "screenshots"))

@@ -1,6 +1,6 @@
-"""Frame rate of the Run panel's stream with the live map on and off, and the live map's update rate (issue 28).
+"""Frame rate of the Run panel's stream with the live map on and off, and the live map's update rate.
 
-    PYTHONPATH=. QT_QPA_PLATFORM=offscreen .venv/bin/python docs/live_map_bench.py MODEL [--rounds 3]
+    PYTHONPATH=. QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/experiments/live_map_bench.py MODEL [--rounds 3]
 
 MODEL: a ClassMap model folder of hand-pose classes (e.g. all 2430). The window is built offscreen, the
 Explore map computed (PCA) on a few generated images per class, then the demo video is streamed through
@@ -21,6 +21,8 @@ import numpy as np
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
+    ap.add_argument("--shapes", type=int, help="the model's first N hand shapes (default all 81: a smoke run uses a few)")
+    ap.add_argument("--orientations", type=int, help="N of the 30 orientations (default all)")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -32,7 +34,8 @@ def main() -> int:
     from classmap_gui.gui.mainwindow import MainWindow
 
     rec = Recogniser.load(a.model)
-    ims = generate_hand_pose(images_per_class=2, size=rec.image_size, name="hand-pose")
+    ims = generate_hand_pose(images_per_class=2, size=rec.image_size, name="hand-pose", shapes=a.shapes,
+                             orientations=a.orientations)
     win = MainWindow()
     win.setProperty("no_confirm", True)
     win.resize(1400, 900)

@@ -6,8 +6,8 @@ Gram matrix, picks the penalty with the best validation accuracy, and reports te
 clean test part and on a `camera`-style test set (exact class, and the paper's real-photo score:
 same shape with orientation within 30 degrees). Nothing is chosen on a test part.
 
-    PYTHONPATH=. .venv/bin/python docs/hands_calibration.py            # full set, ~3-6 min here
-    PYTHONPATH=. .venv/bin/python docs/hands_calibration.py --shapes 27 # a third of the shapes
+    PYTHONPATH=. .venv/bin/python scripts/experiments/hands_calibration.py            # full set, ~3-6 min here
+    PYTHONPATH=. .venv/bin/python scripts/experiments/hands_calibration.py --shapes 27 # a third of the shapes
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-# usage: PYTHONPATH=. python docs/bench/hand_pose_dask_check.py BENCH_JSON MODEL_FOLDER [SCHEDULER]  (after bench scale
+# usage: PYTHONPATH=. python scripts/experiments/hand_pose_dask_check.py BENCH_JSON MODEL_FOLDER [SCHEDULER]  (after bench scale
 #        --data hand-pose --set save_model=MODEL_FOLDER; the bench's JSON names the cache folder, penalty and test part;
 #        SCHEDULER tcp://HEAD:8786 runs it on that cluster, whose workers see the cache folder at the same path)
 """Full-scale check of the Dask backend: the 10^5-class model's training (the bank's moments, and from them the

@@ -2,7 +2,7 @@
 
     classmap train --data hand-pose --features hog --bank ova-ridge --set bank.alpha=300 \\
         --classmap d=45,p=40,reference_penalty=30 --out /tmp/handpose-model
-    PYTHONPATH=. .venv/bin/python docs/screenshots/make_explore.py /tmp/handpose-model
+    PYTHONPATH=. .venv/bin/python scripts/screenshots/make_explore.py /tmp/handpose-model
 
 Opens hand-pose with that model in the app (the Train panel re-evaluates it on its held-out part),
 presses Compute views, chooses the t-SNE map, and saves ``explore-tsne-shape.png`` (coloured by hand
@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(os.environ.get("CLASSMAP_SCREENSHOTS") or ROOT / "docs" / "screenshots")  # where the PNGs go
 
 
 def main() -> int:

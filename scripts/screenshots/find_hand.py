@@ -1,7 +1,7 @@
 """Make ``docs/screenshots/run-hand-model.png`` and ``docs/screenshots/find-hand.png`` from the deployed hand model:
 the Run panel naming the hand's shape on the shipped demo video, and Find the hand on the find-hand video.
 
-    PYTHONPATH=. .venv/bin/python docs/screenshots/find_hand.py --model DIR
+    PYTHONPATH=. .venv/bin/python scripts/screenshots/find_hand.py --model DIR
 
 ``DIR``: the model ``classmap hand-model`` built (by default where the app looks for it), opened the way a
 person opens it (File > Get the hand-pose model), with the scan and reading settings it carries.
@@ -13,8 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(os.environ.get("CLASSMAP_SCREENSHOTS") or ROOT / "docs" / "screenshots")  # where the PNGs go
 
 
 def main() -> int:
@@ -22,6 +22,8 @@ def main() -> int:
     ap.add_argument("--model", help="the hand model folder (default: where the app looks for it)")
     ap.add_argument("--out-run", default=str(HERE / "run-hand-model.png"))
     ap.add_argument("--out-find", default=str(HERE / "find-hand.png"))
+    ap.add_argument("--confidence", type=float, default=0.5, help="the Run screenshot waits for a reading this sure")
+    ap.add_argument("--wait", type=float, default=300.0, help="seconds to wait for each moment to shoot")
     args = ap.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if args.model:
@@ -49,8 +51,8 @@ def main() -> int:
     def held():   # a frame whose shape is named, some way into the video
         rd = r.reading.reading
         n[0] += 1
-        return r.frames_shown >= 40 and rd is not None and rd.found and rd.confidence >= 0.5
-    wait_until(app, held, 300)
+        return r.frames_shown >= 40 and rd is not None and rd.found and rd.confidence >= args.confidence
+    wait_until(app, held, args.wait)
     r.pause_btn.setChecked(True)
     settle(app, 0.6)
     win.grab().save(args.out_run)
@@ -61,13 +63,14 @@ def main() -> int:
     r.find_btn.click()
     fh = r.find_hand
     fh.start()
-    wait_until(app, lambda: fh.frames_shown >= 20, 300)
+    wait_until(app, lambda: fh.frames_shown >= 20, args.wait)
     fh.method_btns["brute_force"].click()                         # measure both methods live
-    wait_until(app, lambda: "brute_force" in (fh.stream.rates if fh.stream else {}) and fh.frames_shown >= 35, 300)
+    wait_until(app, lambda: "brute_force" in (fh.stream.rates if fh.stream else {}) and fh.frames_shown >= 35,
+               args.wait)
     fh.method_btns["classmap"].click()
     m = fh.frames_shown
     ok = wait_until(app, lambda: fh.frames_shown >= m + 10 and fh.reading.reading is not None
-                    and fh.reading.reading.found, 300)
+                    and fh.reading.reading.found, args.wait)
     rates = dict(fh.stream.rates)
     win.grab().save(args.out_find)                                # this frame, before another arrives
     print(f"wrote {args.out_find} (named: {ok}, {fh.reading.text()}; frames/s {rates})")

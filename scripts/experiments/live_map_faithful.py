@@ -1,6 +1,6 @@
-"""How faithful the live map's marker is: placement rule of core/live_map.py on PCA and t-SNE maps (issue 28).
+"""How faithful the live map's marker is: placement rule of core/live_map.py on PCA and t-SNE maps.
 
-    PYTHONPATH=. .venv/bin/python docs/live_map_faithful.py MODEL [--dots 1000] [--queries 1000]
+    PYTHONPATH=. .venv/bin/python scripts/experiments/live_map_faithful.py MODEL [--dots 1000] [--queries 1000]
 
 MODEL: a ClassMap model of hand-pose classes. New images are generated with other seeds than any
 training set (seed 11: the map's dots; seed 12: validation queries, on which the number of nearest
@@ -23,6 +23,8 @@ import numpy as np
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
+    ap.add_argument("--shapes", type=int, help="the model's first N hand shapes (default all 81: a smoke run uses a few)")
+    ap.add_argument("--orientations", type=int, help="N of the 30 orientations (default all)")
     ap.add_argument("--dots", type=int, default=1000)
     ap.add_argument("--queries", type=int, default=1000)
     a = ap.parse_args()
@@ -37,7 +39,8 @@ def main() -> int:
     classes = np.ascontiguousarray(cm.class_embeddings_ * cm.alpha_, np.float32)
 
     def embedded(seed: int, n: int) -> np.ndarray:
-        ims = generate_hand_pose(images_per_class=1, size=rec.image_size, seed=seed)
+        ims = generate_hand_pose(images_per_class=1, size=rec.image_size, seed=seed, shapes=a.shapes,
+                                 orientations=a.orientations)
         pick = np.sort(np.random.default_rng(seed).choice(len(ims), size=min(n, len(ims)), replace=False))
         return lm.query_embedding(cm, rec.classifier, rec.transform(ims.images[pick]))
 

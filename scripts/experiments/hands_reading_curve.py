@@ -1,4 +1,4 @@
-"""The hand model's re-crop classifier on validation crops: images per class x descriptor (issue 23).
+"""The hand model's re-crop classifier on validation crops: images per class x descriptor.
 
 What bounds `bench scan`'s shape accuracy is the classifier that names the re-cropped hand
 (`core/detect/reading.py`): the deployed bank (HOG 1764-D, ridge one-vs-all, 32 `varied` images per class)
@@ -25,8 +25,8 @@ Cost: per descriptor the seconds of features and of the normal-equation accumula
 images, of each penalty's solve, and the milliseconds per re-crop (descriptor + scores of all 2430 classes,
 one crop at a time as the reader's nine crops are, one thread), each with the load average.
 
-    PYTHONPATH=. nice -n 10 .venv/bin/python docs/hands_reading_curve.py          # ~25 min on 2 cores
-    PYTHONPATH=. .venv/bin/python docs/hands_reading_curve.py --orientations 2 --ipc 8,16 --per-part 2 --quick
+    PYTHONPATH=. nice -n 10 .venv/bin/python scripts/experiments/hands_reading_curve.py          # ~25 min on 2 cores
+    PYTHONPATH=. .venv/bin/python scripts/experiments/hands_reading_curve.py --orientations 2 --ipc 8,16 --per-part 2 --quick
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ from classmap_gui.core.detect.pose_model import BUILD_OPTIONS
 from classmap_gui.core.detect.reading import shape_groups
 from classmap_gui.core.features.hog import HOGFeatures
 
-OUT = Path(__file__).resolve().parent / "bench" / "hands-reading-curve.json"
+OUT = Path(__file__).resolve().parents[2] / "docs" / "bench" / "hands-reading-curve.json"
 RELATIVE_PENALTIES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)   # x trace(centred Gram) / D
 TEMPERATURES = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
 RFF_FEATURES = 6144
@@ -204,12 +204,12 @@ def main() -> None:
     per_class = ipcs[-1] + 2 * a.per_part
     style = dataclasses.replace(STYLES[a.style], shift_jitter=BUILD_OPTIONS["shift_jitter"][0],
                                 scale_jitter=BUILD_OPTIONS["scale_jitter"][0])
-    res = {"bench": "hands-reading-curve (docs/hands_reading_curve.py)",
+    res = {"bench": "hands-reading-curve (scripts/experiments/hands_reading_curve.py)",
            "revision": revision(),
            "test_seed": None,
            "test_part": "none: validation only (held-out crops of the build's varied style, seed 0: per class 128 "
                         "training, 8 choice, 8 report positions); no test seed, test video or camera image",
-           "command": "PYTHONPATH=. nice -n 10 .venv/bin/python docs/hands_reading_curve.py " + " ".join(
+           "command": "PYTHONPATH=. nice -n 10 .venv/bin/python scripts/experiments/hands_reading_curve.py " + " ".join(
                f"--{k.replace('_', '-')} {v}" for k, v in vars(a).items() if k not in ("out", "quick", "lda"))
                + (" --lda" if a.lda else ""),
            "cpu_count": os.cpu_count(), "load_start": _load()}

@@ -6,7 +6,7 @@ fixed light, at three of the 30 grid orientations: palm forward; turned 60 degre
 30 degrees toward the camera and leaning 20 degrees right. Regenerate after changing the hand
 model or the shapes:
 
-    PYTHONPATH=. .venv/bin/python docs/make_hands_contact_sheet.py [sheet.png [samples.png]]
+    PYTHONPATH=. .venv/bin/python scripts/experiments/make_hands_contact_sheet.py [sheet.png [samples.png]]
 """
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def samples(shapes: str = "5,V,L,A,C,O,Y,ILY,S,B,D,H", seed: int = 3) -> np.ndar
 
 
 if __name__ == "__main__":
-    here = Path(__file__).parent
+    here = Path(__file__).resolve().parents[2] / "docs"
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else here / "hands-contact-sheet.png"
     cv2.imwrite(str(out), cv2.cvtColor(sheet(), cv2.COLOR_RGB2BGR))
     out2 = Path(sys.argv[2]) if len(sys.argv) > 2 else here / "hands-samples.png"

@@ -1,6 +1,6 @@
 """Screenshot of the Run panel on the 10^5-class hand-pose model that ``bench scale --data hand-pose`` saved.
 
-    PYTHONPATH=. .venv/bin/python docs/screenshots/make_scale.py MODEL_DIR CACHE_FOLDER [OUT.png]
+    PYTHONPATH=. .venv/bin/python scripts/screenshots/make_scale.py MODEL_DIR CACHE_FOLDER [OUT.png]
 
 Opens the model with File > Open model (memory-mapped weights; the load time is printed), runs it on
 test images of the generated set (positions 6-7 of a few classes, written as PNG files to a temporary
@@ -65,4 +65,5 @@ def main(model: str, cache: str, out: str) -> int:
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    sys.exit(main(a[0], a[1], a[2] if len(a) > 2 else str(Path(__file__).parent / "run-hand-pose-100k.png")))
+    shots = Path(os.environ.get("CLASSMAP_SCREENSHOTS") or Path(__file__).resolve().parents[2] / "docs" / "screenshots")
+    sys.exit(main(a[0], a[1], a[2] if len(a) > 2 else str(shots / "run-hand-pose-100k.png")))

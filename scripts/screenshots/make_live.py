@@ -1,7 +1,7 @@
 """The README's live-map screenshot and clip: the demo video on the Run panel, its frames on the t-SNE map
-of a 2430-class hand-pose model (issue 28).
+of a 2430-class hand-pose model.
 
-    PYTHONPATH=. .venv/bin/python docs/screenshots/make_live.py MODEL
+    PYTHONPATH=. .venv/bin/python scripts/screenshots/make_live.py MODEL [SHAPES ORIENTATIONS]
 
 MODEL: a ClassMap model of all hand-pose classes (``classmap train --data hand-pose ... --classmap ...``,
 see make_explore.py; any images-per-class will do). Builds the window offscreen with a few generated images
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(os.environ.get("CLASSMAP_SCREENSHOTS") or ROOT / "docs" / "screenshots")  # where the PNGs go
 
 
 def main() -> int:
@@ -35,7 +36,9 @@ def main() -> int:
 
     rec = Recogniser.load(sys.argv[1])
     app = QApplication.instance() or QApplication([])
-    ims = generate_hand_pose(images_per_class=2, size=rec.image_size, seed=11)
+    few = [int(v) for v in sys.argv[2:4]]  # SHAPES ORIENTATIONS: a model of fewer classes (a smoke run)
+    ims = generate_hand_pose(images_per_class=2, size=rec.image_size, seed=11, shapes=few[0] if few else None,
+                             orientations=few[1] if few else None)
     win = MainWindow()
     win.setProperty("no_confirm", True)
     win.resize(1600, 1000)

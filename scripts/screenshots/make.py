@@ -1,6 +1,6 @@
 """Re-make the README screenshots and measure the Run panel's frame rate on a video source.
 
-    .venv/bin/python docs/screenshots/make.py [--fps-only] [journey] [dataset train run explore explore-kmeans]
+    .venv/bin/python scripts/screenshots/make.py [--fps-only] [journey] [dataset train run explore explore-kmeans]
 
 ``journey``: the README walkthrough in one window — New project (32x32 grey), three classes captured
 from the shipped demo video, train, Run on the video, Explore — and a PNG of each panel after it
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(os.environ.get("CLASSMAP_SCREENSHOTS") or ROOT / "docs" / "screenshots")  # where the PNGs go
 
 
 def demo_video_path() -> Path:

@@ -1,5 +1,5 @@
 """The deployed hand model (`docs/bench/scan.json`'s) on its own validation part: how much of its low
-validation accuracy is the background class (issue 23).
+validation accuracy is the background class.
 
 Regenerates the build's images (`varied` style, its framing jitter, seed and 32 images per class), carves the
 same 10 % hold-out (`core.splits.holdout` over the same labels), and scores the bank (brute force) on its hand
@@ -7,7 +7,7 @@ crops two ways: as `bench scan`'s `selection.classmap_p` scored it (every class,
 hand named background is wrong) and as the reader names a hand (`core/detect/reading.py`: the hand classes
 only, the scan having decided a hand is there). Validation material only.
 
-    PYTHONPATH=. .venv/bin/python docs/hands_deployed_validation.py /tmp/hand_models/v3
+    PYTHONPATH=. .venv/bin/python scripts/experiments/hands_deployed_validation.py /tmp/hand_models/v3 [OUT.json]
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from classmap_gui.core.data.imageset import BACKGROUND_CLASS
 from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.splits import holdout
 
-OUT = Path(__file__).resolve().parent / "bench" / "hands-deployed-validation.json"
+OUT = Path(__file__).resolve().parents[2] / "docs" / "bench" / "hands-deployed-validation.json"
 
 
 def main() -> None:
@@ -47,7 +47,7 @@ def main() -> None:
     every = S.argmax(1)
     S[:, bg] = -np.inf
     true = [names[i] for i in ims.labels[val_idx]]
-    res = {"bench": "hands-deployed-validation (docs/hands_deployed_validation.py)",
+    res = {"bench": "hands-deployed-validation (scripts/experiments/hands_deployed_validation.py)",
            "revision": revision(),
            "test_seed": None,
            "test_part": "none: validation only (the hand-model build's 10 % hold-out, seed 0); no test seed, test "
@@ -60,7 +60,7 @@ def main() -> None:
            "named_background": float(np.mean(every == bg)),
            "every_class": pose_scores(true, [None if i == bg else names[i] for i in every]),
            "hand_classes_only": pose_scores(true, [names[i] for i in S.argmax(1)])}
-    OUT.write_text(json.dumps(res, indent=1) + "\n")
+    (Path(sys.argv[2]) if len(sys.argv) > 2 else OUT).write_text(json.dumps(res, indent=1) + "\n")
     print(json.dumps(res))
 
 

@@ -1,6 +1,6 @@
-"""Time the Explore map's t-SNE on hand-pose and check the map still means something (issue 16).
+"""Time the Explore map's t-SNE on hand-pose and check the map still means something.
 
-    PYTHONPATH=. .venv/bin/python docs/explore_map_bench.py MODEL [--dots 5000] [--settings JSON ...]
+    PYTHONPATH=. .venv/bin/python scripts/experiments/explore_map_bench.py MODEL [--dots 5000] [--settings JSON ...]
 
 MODEL: a hand-pose model folder with ClassMap (``classmap train --data hand-pose ... --classmap ...``).
 Embeds ``--dots`` held-out images (the training run's own test part) and all 2430 classes, lays them out
@@ -28,6 +28,8 @@ def knn_sets(Z: np.ndarray, k: int, metric: str) -> np.ndarray:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
+    ap.add_argument("--shapes", type=int, help="the model's first N hand shapes (default all 81: a smoke run uses a few)")
+    ap.add_argument("--orientations", type=int, help="N of the 30 orientations (default all)")
     ap.add_argument("--dots", type=int, default=5000)
     ap.add_argument("--points", help="an .npz with classes / queries / labels instead of embedding anew")
     ap.add_argument("--settings", nargs="*", default=['{}'])
@@ -44,7 +46,7 @@ def main() -> int:
         from classmap_gui.core.data import load_dataset
         from classmap_gui.core.training import TrainConfig, split_parts
 
-        ims = load_dataset("hand-pose")
+        ims = load_dataset("hand-pose", shapes=a.shapes, orientations=a.orientations)
         test = split_parts(ims.labels, TrainConfig(classmap={}, test_fraction=0.2, seed=0))["test"]
         dots = np.sort(np.random.default_rng(0).choice(test, a.dots, replace=False))
         pts = map_points(rec.classmap, rec.classifier, rec.transform(ims.images[dots]))

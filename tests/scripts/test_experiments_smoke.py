@@ -1,0 +1,71 @@
+"""Every script of scripts/experiments/ runs to its end on tiny options and prints (or writes) what it says.
+
+The scripts are how the figures of docs/hands.md, docs/detect.md and docs/explore-map.md were measured; a
+script that no test runs rots silently. Each runs here in a subprocess, as a person runs it, on a few
+classes; the figures they print are not checked (they are meaningless at this size), their shape is.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENTS = ROOT / "scripts" / "experiments"
+TINY = ["--shapes", "5", "--orientations", "5"]   # the classes of the tiny_model fixture (conftest.py)
+
+pytestmark = pytest.mark.slow   # a few minutes together: each script is a fresh Python with the whole stack
+
+
+def json_lines(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def test_explore_map_bench_times_a_tsne_and_scores_the_map(tiny_model, run_script):
+    rows = json_lines(run_script(EXPERIMENTS / "explore_map_bench.py", tiny_model, *TINY, "--dots", "20",
+                                 "--settings", '{"perplexity": 5}'))
+    assert len(rows) == 1 and rows[0]["classes"] == 25 and rows[0]["dots"] == 20
+    assert 0 <= rows[0]["knn_kept"] <= 1 and rows[0]["seconds"] >= 0
+
+
+def test_live_map_faithful_scores_both_layouts(tiny_model, run_script):
+    out = json.loads(run_script(EXPERIMENTS / "live_map_faithful.py", tiny_model, *TINY, "--dots", "25",
+                                "--queries", "25"))
+    assert out["classes"] == 25 and set(out) >= {"pca", "tsne"}
+    assert 0 <= out["pca"]["test_faithful@10"] <= 1
+
+
+def test_live_map_bench_streams_the_demo_video_with_the_map_on_and_off(tiny_model, run_script):
+    out = run_script(EXPERIMENTS / "live_map_bench.py", tiny_model, *TINY, "--rounds", "1")
+    summary = json.loads(out[out.index('{\n'):])["summary"]
+    assert summary["full_speed"]["stream_fps_off_median"] > 0 and summary["own_rate"]["stream_fps_on_median"] > 0
+
+
+def test_hands_speed_reports_images_per_second(run_script):
+    out = json.loads(run_script(EXPERIMENTS / "hands_speed.py", *TINY, "--per-class", "2"))
+    assert out["n_jobs=1"]["images"] == 50 and out["n_jobs=1"]["generation_images_per_second"] > 0
+
+
+def test_hands_calibration_chooses_a_penalty_on_validation(run_script):
+    out = json_lines(run_script(EXPERIMENTS / "hands_calibration.py", *TINY, "--alphas", "10,100",
+                                "--camera-per-class", "2"))
+    assert out and "alpha" in json.dumps(out[-1])
+
+
+def test_hands_reading_curve_quick_run_writes_only_where_told(tmp_path, run_script):
+    committed = (ROOT / "docs" / "bench" / "hands-reading-curve.json").read_bytes()
+    out = tmp_path / "curve.json"
+    run_script(EXPERIMENTS / "hands_reading_curve.py", "--orientations", "2", "--shapes", "3", "--ipc", "4,8",
+               "--per-part", "2", "--descriptors", "hog8", "--quick", "--out", out)
+    res = json.loads(out.read_text())
+    assert [r["images_per_class"] for r in res["results"]] == [4, 8]
+    assert (ROOT / "docs" / "bench" / "hands-reading-curve.json").read_bytes() == committed
+
+
+def test_contact_sheet_draws_both_pictures(tmp_path, run_script):
+    import cv2
+
+    run_script(EXPERIMENTS / "make_hands_contact_sheet.py", tmp_path / "sheet.png", tmp_path / "samples.png")
+    sheet, samples = cv2.imread(str(tmp_path / "sheet.png")), cv2.imread(str(tmp_path / "samples.png"))
+    assert sheet is not None and sheet.shape[0] > 500 and samples is not None
