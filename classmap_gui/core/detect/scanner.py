@@ -41,7 +41,7 @@ import numpy as np
 from ..classify.batch_kernels import embed_batch
 from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
-from ..errors import ConfigError, NotFittedError
+from ..errors import ConfigError, ModelFormatError, NotFittedError
 from .dense_hog import DenseHOG
 from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, WindowPyramid
@@ -357,9 +357,9 @@ def finder_hog(spec, image_size):
     try:
         params = {k: spec["hog"][k] for k in ("cell_size", "block_size", "block_stride", "n_bins", "signed")}
         hog = HOGFeatures(**params)
-    except (KeyError, TypeError) as e:
-        raise ConfigError(f"model metadata: detection.finder is malformed ({e})") from None
-    return hog.fit(np.zeros((1, *(int(v) for v in image_size)), np.uint8))
+        return hog.fit(np.zeros((1, *(int(v) for v in image_size)), np.uint8))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelFormatError(f"model metadata: detection.finder is malformed ({e})") from None
 
 
 def window_crop(grey: np.ndarray, box, size: tuple[int, int]) -> np.ndarray:

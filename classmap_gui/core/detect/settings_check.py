@@ -83,11 +83,12 @@ DETECTION_KEYS: dict[str, Rule] = {
     "found_threshold": Rule("by_method", nullable=True),
     "detector": Rule("object", nullable=True),
     "candidates": Rule("int", low=1, high=1_000_000),
-    "finder": Rule("object", nullable=True),
+    "finder": Rule("object", nullable=True, fields=(("hog", Rule("object")),)),
     "reading": Rule("object", nullable=True, fields=(
         ("temperature", Rule("number", low=0.0, high=1e6, open_low=True)),
         ("history", Rule("int", low=1, high=100_000)),
-        ("crops", Rule("int", low=1, high=64)))),
+        ("crops", Rule("int", low=1, high=64)),
+        ("unsure_below", Rule("number", low=0.0, high=1.0)))),
 }
 
 
