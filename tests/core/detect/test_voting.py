@@ -9,7 +9,7 @@ import pytest
 
 from classmap_gui.core.data.hand_video import find_hand_frames
 from classmap_gui.core.detect.scanner import Scanner, box_ious, iou, vote_box
-from classmap_gui.core.errors import ConfigError, ModelFormatError
+from classmap_gui.core.errors import ModelFormatError
 
 
 def grid_windows(h=240, w=320, sides=(86, 103, 125), stride_frac=8 / 64):
