@@ -44,6 +44,7 @@ INLINED = ("classmap_gui.core.read_limits", "classmap_gui.core.plain_text", "cla
            "classmap_gui.core.data.image_header", "classmap_gui.core.data.image_decode",
            "classmap_gui.core.export_checks", "classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops",
            "classmap_gui.core.features.kmeans_ops", "classmap_gui.core.features.cnn_ops",
+           "classmap_gui.core.features.network_input",
            "classmap_gui.core.classify.classmap_ops", "classmap_gui.core.classify.ranking_ops")
 _INLINE_MARK = "# @inline "
 _RULES_MARK = "# @settings-rules"
@@ -51,7 +52,7 @@ _STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "contextlib", "math", "stru
                        "zipfile", "zlib"}
 #: export spec ``type`` -> the saved type whose registry schema rules its settings (the one the app's loader
 #: checks); a component that exports adds its line here and its check to export_checks.COMPONENT_CHECKS
-SPEC_SCHEMAS = {"pixels": "pixels", "hog": "hog", "kmeans": "kmeans", "rff": "rff", "cnn": "cnn",
+SPEC_SCHEMAS = {"pixels": "pixels", "hog": "hog", "kmeans": "kmeans", "rff": "rff", "cnn": "cnn", "network": "network",
                 "linear-ova": "one-vs-all", "rbf-ova": "one-vs-all", "all-pairs": "all-pairs",
                 "compressive": "compressive", "classmap": "classmap"}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .plain_text import breaks_line
-from .read_limits import MAX_IMAGE_SIDE, SettingError, all_finite, check_settings
+from .read_limits import MAX_IMAGE_SIDE, MAX_NETWORK_BYTES, SettingError, all_finite, check_settings
 
 #: filled in predict.py at export (:func:`classmap_gui.core.export.settings_rules`)
 SETTINGS_RULES: dict = {}
@@ -71,6 +71,18 @@ def _rff(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
     _array(arrays, f"{prefix}.frequencies", (None, spec["m"]))
     if spec["kind"] == "phase":
         _array(arrays, f"{prefix}.offsets", (spec["m"],))
+
+
+def _network(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
+    onnx = _array(arrays, f"{prefix}.onnx", (None,), "u")
+    if onnx.dtype != np.uint8 or not 0 < onnx.size <= MAX_NETWORK_BYTES:
+        raise SettingError(f"{prefix}.onnx must be the network file's 1 to {MAX_NETWORK_BYTES} bytes")
+    size, width = spec.get("input_size"), spec.get("n_features")
+    if not (isinstance(size, list) and len(size) == 2 and all(
+            isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= MAX_IMAGE_SIDE for s in size)):
+        raise SettingError(f"{prefix}.input_size must be two whole numbers from 1 to {MAX_IMAGE_SIDE}")
+    if not (isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= 1_000_000):
+        raise SettingError(f"{prefix}.n_features must be a whole number from 1 to 1000000")
 
 
 def _cnn(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
@@ -143,7 +155,8 @@ def _classmap(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
 
 #: ``{kind: {spec type: check(spec, arrays, prefix, n_classes)}}``
 COMPONENT_CHECKS = {
-    "features": {"pixels": _pixels, "hog": _hog, "kmeans": _kmeans, "rff": _rff, "cnn": _cnn, "concat": _concat},
+    "features": {"pixels": _pixels, "hog": _hog, "kmeans": _kmeans, "rff": _rff, "cnn": _cnn, "network": _network,
+                 "concat": _concat},
     "classifier": {"linear-ova": _linear, "rbf-ova": _rbf, "all-pairs": _all_pairs, "compressive": _compressive},
     "classmap": {"classmap": _classmap},
 }

@@ -290,6 +290,29 @@ def cnn_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "feature
     return final_layer(H, arrays[f"{prefix}.final_weights"], arrays[f"{prefix}.final_bias"], spec["m"], spec["final"])
 
 
+# @inline classmap_gui.core.features.network_input
+
+
+_NETWORKS: dict = {}
+
+
+def network_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
+    """A trained network's embedding (its ONNX file is ``arrays[prefix.onnx]``), run by OpenCV's dnn: the app
+    runs the same file with onnxruntime; both agree with PyTorch to 1e-4."""
+    h, w = spec["input_size"]
+    if X.shape[1:3] != (h, w):
+        X = np.stack([cv2.resize(im, (w, h), interpolation=cv2.INTER_AREA if im.shape[0] > h else cv2.INTER_LINEAR)
+                      for im in X])
+    net = _NETWORKS.get(prefix)
+    if net is None:
+        net = _NETWORKS[prefix] = cv2.dnn.readNetFromONNX(np.ascontiguousarray(arrays[f"{prefix}.onnx"]))
+    out = np.empty((len(X), int(spec["n_features"])), np.float32)
+    for a in range(0, len(X), 256):
+        net.setInput(standardise(X[a:a + 256]))
+        out[a:a + 256] = net.forward().reshape(len(X[a:a + 256]), -1)
+    return out
+
+
 def concat_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
     """A composite feature map: its parts' features side by side, part ``i``'s arrays under ``prefix.i``."""
     return np.concatenate([np.asarray(FEATURES[part["type"]](X, part, arrays, f"{prefix}.{i}"), np.float32)
@@ -297,7 +320,7 @@ def concat_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "feat
 
 
 FEATURES = {"pixels": pixel_features, "hog": hog_features, "kmeans": kmeans_features, "rff": rff_features,
-            "cnn": cnn_features, "concat": concat_features}
+            "cnn": cnn_features, "network": network_features, "concat": concat_features}
 
 
 # ---------------------------------------------------------------- classifier and ranking

@@ -15,6 +15,8 @@ import numpy as np
 
 #: Largest image side a model works at (``image_size``, ``--size``, a resize inside a feature map).
 MAX_IMAGE_SIDE = 1024
+#: the largest trained network file read (a model's ONNX graph; the shipped hand network is ~3 MB)
+MAX_NETWORK_BYTES = 30 * 1024 * 1024
 #: Source images with more pixels than this are refused from their header, before decoding
 #: (a 30000x30000 PNG of 875 KB decodes to 900 MB). 50 megapixels holds any camera's photo.
 DEFAULT_MAX_IMAGE_PIXELS = 50_000_000

@@ -60,6 +60,9 @@ CONFIGS = {
                                       test_fraction=0.2),
     "rff-ova": TrainConfig(features="rff", features_params={"m": 200, "random_state": 0}, bank="ova-ridge",
                            test_fraction=0.2),
+    # the shipped hand network (ONNX): onnxruntime in the app, OpenCV's dnn in predict.py
+    "network-classmap": TrainConfig(features="network", bank="ova-ridge", classmap={"d": 5, "p": 4, "refine": "v3"},
+                                    test_fraction=0.2),
 }
 
 

@@ -28,10 +28,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
+from ..read_limits import MAX_NETWORK_BYTES
 from .network_input import standardise
 
-#: the largest network file read (the shipped one is ~3 MB; the issue's bound for the package is 30 MB)
-MAX_NETWORK_BYTES = 30 * 1024 * 1024
 RUNTIMES = ("onnxruntime", "opencv")
 _SHIPPED = "networks"
 

@@ -5,12 +5,12 @@ network sees the same numbers in both. Per-image standardisation (zero mean, uni
 crop's brightness and contrast out before the first convolution: the varied style's light and
 background contrast span ~3x, and a network that must learn that invariance from data spends capacity
 on it.
+
+numpy only: the exported ``predict.py`` inlines this module.
 """
 from __future__ import annotations
 
 import numpy as np
-
-from ..errors import DataError
 
 #: the smallest spread a crop is divided by (grey levels / 255): a flat crop stays flat, not noise x 10^6
 MIN_SPREAD = 1.0 / 255.0
@@ -23,7 +23,7 @@ def standardise(images) -> np.ndarray:
     if x.ndim == 4 and x.shape[-1] == 3:
         x = x.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
     if x.ndim != 3:
-        raise DataError(f"network features expect grey images (n, h, w), got shape {np.shape(images)}")
+        raise ValueError(f"network features expect grey images (n, h, w), got shape {np.shape(images)}")
     x = x.astype(np.float32) * np.float32(1.0 / 255.0)
     flat = x.reshape(len(x), -1)
     mean = flat.mean(axis=1, keepdims=True)
