@@ -10,6 +10,12 @@ matrix ``X (n, D)``) -> the recogniser's classes for all windows at once, by
 
 then background rejection and non-maximum suppression (OpenCV's ``cv2.dnn.NMSBoxes``).
 
+The cascade (a recogniser whose features are not HOG, e.g. the trained hand network): the window HOG is
+scored by the model's hand detector alone (``metadata["detection"]["finder"]`` holds its HOG settings), and
+only its best ``candidates`` windows (``metadata["detection"]["candidates"]``, default :data:`CANDIDATES`) are
+cropped, embedded by the recogniser's own features and classified as above; the network's forward pass on
+every window would cost ~20x more. ``ScanResult.windows`` then counts the windows classified.
+
 Background: the recogniser has a class named :data:`~..data.imageset.BACKGROUND_CLASS` (clutter crops,
 images a person filed there). A window is a hand candidate when a hand class beats it; its score is
 the margin ``best hand response - background_weight * background response`` (the background
@@ -96,7 +102,8 @@ class ScanResult:
 
 
 class Scanner:
-    """Scans frames with a trained :class:`~..recogniser.Recogniser` (HOG features, linear one-vs-all bank).
+    """Scans frames with a trained :class:`~..recogniser.Recogniser` (linear one-vs-all bank; HOG features, or any
+    features with the model's HOG hand detector: the cascade of the module docstring).
 
     ``method``: "classmap" (needs the recogniser's ClassMap) or "brute_force". ``sides``: window sides
     as fractions of the frame's shorter side (None: the model's ``metadata["detection"]["sides"]``, else
