@@ -57,7 +57,10 @@ def test_the_dask_check_rebuilds_the_saved_model_identically(scale_run, run_scri
     bench_json, model = scale_run
     out = run_script(EXPERIMENTS / "hand_pose_dask_check.py", bench_json, model)
     res = json.loads(out[out.index("{"):])
-    assert res["classes"] == 80 and res["brute_force_predictions_identical"] and res["class_embeddings_identical"]
+    assert res["classes"] == 80 and res["brute_force_predictions_identical"] and res["classmap_predictions_identical"]
+    # the cluster sums in another order: on this tiny run the model agrees to float32 rounding, not bit for bit
+    assert res["max_abs_weight_difference"] <= 1e-5 * res["max_abs_weight"]
+    assert res["max_abs_class_embedding_difference"] <= 1e-5
 
 
 def test_the_many_class_run_screenshot(scale_run, tmp_path, run_script):
