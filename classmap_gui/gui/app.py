@@ -71,12 +71,14 @@ def open_at_start(win, args) -> str:
     from .demo import open_demo
 
     if args.project:
+        win.dataset.summary.setText(f"Opening {args.project}…")
         win.open_project(args.project)
         return "project"
     if win.offer_recovery():
         return "recovered"
     recent = win.recent.list() if win.recent is not None and not args.demo else []
     if recent:
+        win.dataset.summary.setText(f"Opening {recent[0]}…")
         win.open_project(str(recent[0]))
         return "recent"
     open_demo(win, args.features)

@@ -78,6 +78,7 @@ def open_demo(win, features: str | None = None):
 
     offer_hand_model(win)                        # "show your hand": the 2430-class model, no training
     name = demo_dataset()
+    win.dataset.summary.setText(f"Opening the demo ({name})…")  # not "No project open" while it loads
     task = win.dataset.load_builtin(name)
     if task is not None:
         task.succeeded.connect(lambda _ims: win.train.apply_settings(demo_settings(name, features)))

@@ -1,6 +1,8 @@
 """Small reusable widgets: the task progress strip, thumbnail helpers, elided names, message dialogs."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPixmap
@@ -50,6 +52,13 @@ class TaskProgress(QWidget):
         for w in (self.stage, self.bar, self.eta, self.cancel):
             lay.addWidget(w)
         self.setVisible(False)
+        # the time left counts down between reports (a long stage reports rarely) and only ever falls
+        from PySide6.QtCore import QTimer  # noqa: PLC0415
+
+        self._left: tuple[float, float] | None = None   # (seconds left, when estimated)
+        self._tick = QTimer(self)
+        self._tick.setInterval(1000)
+        self._tick.timeout.connect(self._show_left)
 
     def start(self, title: str) -> None:
         """A task started: show the bar at 0 with ``title`` and enable Cancel."""
@@ -57,20 +66,38 @@ class TaskProgress(QWidget):
         self.bar.setValue(0)
         self.bar.setFormat("%p%")
         self.eta.setText("")
+        self._left = None
         self.cancel.setEnabled(True)
         self.setVisible(True)
 
     def update_progress(self, fraction: float, stage: str, eta: float) -> None:
-        """The runner's progress signal: show the stage, ``fraction`` (0-1) and time left (``eta`` < 0: unknown)."""
+        """The runner's progress signal: show the stage, ``fraction`` (0-1) and time left (``eta`` < 0: unknown).
+        The bar never goes back within a task and the time left only falls (one overall figure)."""
         self.stage.setText(stage)
-        self.bar.setValue(int(round(fraction * 1000)))
+        self.bar.setValue(max(self.bar.value(), int(round(fraction * 1000))))
+        now = time.monotonic()
         if eta >= 0:
-            self.eta.setText(f"{eta:.0f} s left" if eta >= 1 else "< 1 s left")
-        else:
+            shown = self._remaining(now)
+            self._left = (eta if shown is None else min(eta, shown), now)
+            self._tick.start()
+        self._show_left()
+
+    def _remaining(self, now: float) -> float | None:
+        return None if self._left is None else max(0.0, self._left[0] - (now - self._left[1]))
+
+    def _show_left(self) -> None:
+        left = self._remaining(time.monotonic())
+        if left is None:
             self.eta.setText("estimating…")
+        elif left >= 90:
+            self.eta.setText(f"about {round(left / 60):.0f} min left")
+        else:
+            self.eta.setText(f"{left:.0f} s left" if left >= 1 else "almost done")
 
     def stop(self) -> None:
         """The task ended: hide the progress row."""
+        self._tick.stop()
+        self._left = None
         self.setVisible(False)
 
 

@@ -113,9 +113,13 @@ def _readonly_run(args: list[str], tmp: Path):
     (tmp / "tmp").mkdir()
     os.chmod(tmp / "tmp", 0o1777)
     prefix = []
+    python = sys.executable
     if os.geteuid() == 0 and shutil.which("setpriv"):  # root may write anywhere: run as `nobody`
         prefix = [shutil.which("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups"]
-        pkg = REPO
+        pkg = tmp / "install"
+        _read_only_copy(REPO / "classmap_gui", pkg / "classmap_gui")
+        python, runtime_env = _runtime_for(prefix, tmp, args)
+        env.update(runtime_env)
     else:
         pkg = tmp / "install"
         shutil.copytree(REPO / "classmap_gui", pkg / "classmap_gui", ignore=shutil.ignore_patterns("__pycache__"))
@@ -124,12 +128,79 @@ def _readonly_run(args: list[str], tmp: Path):
                 p = Path(d) / n
                 p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     home.chmod(0o555)
-    env["PYTHONPATH"] = str(pkg)
+    env["PYTHONPATH"] = os.pathsep.join([str(pkg)] + ([env["_SITE"]] if "_SITE" in env else []))
+    env.pop("_SITE", None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     import subprocess
 
-    return subprocess.run([*prefix, sys.executable, "-m", "classmap_gui.cli", *args], env=env, capture_output=True,
+    return subprocess.run([*prefix, python, "-m", "classmap_gui.cli", *args], env=env, capture_output=True,
                           text=True, timeout=600, cwd=str(tmp))
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    """``dst`` as a hard link of ``src`` (instant, no space), a copy where the two lie on different disks."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _stage(src: Path, dst: Path, skip=()) -> None:
+    """The tree ``src`` at ``dst``, every folder 0755 and file readable by all (hard links where possible)."""
+    for d, dirs, files in os.walk(src):
+        dirs[:] = [x for x in dirs if x not in skip]
+        out = dst / Path(d).relative_to(src)
+        out.mkdir(parents=True, exist_ok=True)
+        out.chmod(0o755)
+        for f in files:
+            if not (Path(d) / f).is_symlink():
+                _link_or_copy(Path(d) / f, out / f)
+            else:
+                (out / f).symlink_to(os.readlink(Path(d) / f))
+
+
+def _read_only_copy(src: Path, dst: Path) -> None:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    for d, dirs, files in os.walk(dst):
+        os.chmod(d, 0o555)
+        for n in files:
+            (Path(d) / n).chmod(0o444)
+
+
+def _runtime_for(prefix: list[str], tmp: Path, args: list[str]):
+    """The Python `nobody` runs the CLI with, and its environment: this one when `nobody` can run it and read
+    its packages; else a staged copy under ``tmp`` (the interpreter's prefix and the site-packages the
+    command imports, hard-linked) — a checkout under a 0700 folder, or a Python under /root, is out of
+    `nobody`'s reach, and the test must not depend on where they lie."""
+    import subprocess
+
+    probe = subprocess.run([*prefix, sys.executable, "-c", "import numpy, sklearn"], capture_output=True, timeout=120)
+    if probe.returncode == 0:
+        return sys.executable, {}
+    # what the command imports, from site-packages: asked of this Python as root
+    site = next(Path(p) for p in sys.path if p.endswith("site-packages") and Path(p).is_dir())
+    listing = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom classmap_gui.cli import main\ntry:\n    main(sys.argv[1:])\n"
+         "except SystemExit:\n    pass\nprint('\\n'.join(sorted({str(getattr(m, '__file__', '') or '') for m in "
+         "list(sys.modules.values())})))", *args], capture_output=True, text=True, timeout=600, cwd=str(REPO))
+    tops = {Path(f).relative_to(site).parts[0] for f in listing.stdout.splitlines() if f.startswith(str(site))}
+    tops |= {p.name for p in site.iterdir() if p.name.endswith(".libs")}  # the wheels' bundled shared libraries
+    staged = tmp / "runtime"
+    for name in sorted(tops):
+        src = site / name
+        (_stage(src, staged / "site-packages" / name) if src.is_dir() else
+         _link_or_copy(src, staged / "site-packages" / name))
+    base = Path(sys.base_prefix)
+    ver = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    _stage(base / "bin", staged / "python" / "bin")
+    _stage(base / "lib", staged / "python" / "lib",
+           skip={"site-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "pkgconfig"})
+    for d in (tmp, staged, staged / "python"):
+        d.chmod(0o755)
+    return (str(staged / "python" / "bin" / ver),
+            {"_SITE": str(staged / "site-packages"), "LD_LIBRARY_PATH": str(staged / "python" / "lib"),
+             "PYTHONHOME": str(staged / "python")})
 
 
 def test_predict_works_from_a_read_only_install_with_no_writable_home(setup):

@@ -19,11 +19,15 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QLineEdit
 
+from classmap_gui.core.data.hand_video import KEY_POSES, demo_labels, demo_takes
 from classmap_gui.gui.demo import DEMO_VIDEO, demo_video
 from classmap_gui.gui.dialogs import NewProjectDialog
 from conftest import save_as
 
 CLASSES = ("fist", "flat hand", "peace")
+#: the demo video's pose a person records for each class
+POSE_OF = {"fist": "A", "flat hand": "B", "peace": "V"}
+KEY_SHAPES = [k[0] for k in KEY_POSES]
 
 
 def _type(qtbot, widget, text):
@@ -111,25 +115,39 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env, dialog
     assert cap.countdown.text() == "none" and cap.playback.speed.currentText().startswith("½×")
     _click(qtbot, cap.start_btn)
     qtbot.waitUntil(lambda: cap.latest_crop is not None, timeout=10000)
-    for row, name in enumerate(CLASSES):
-        _click(qtbot, cap.playback.pause_btn)  # the pose is on screen: stop there
-        assert cap.playback.pause_btn.isChecked()
-        item = d.classes.item(row)
-        qtbot.mouseClick(d.classes.viewport(), Qt.LeftButton, pos=d.classes.visualItemRect(item).center())
-        assert d.current_class() == row
-        folder = tmp / "captures" / name
-        qtbot.mousePress(cap.record_btn, Qt.LeftButton)
-        qtbot.waitUntil(lambda folder=folder: _png_count(folder) >= 20, timeout=20000)  # the README's 20
-        assert "release to stop" in cap.record_btn.text()
-        # the last class is let go of away from the button: the hold ends wherever the pointer is
-        at = QPoint(-40, -40) if row == 2 else cap.record_btn.rect().center()
-        qtbot.mouseRelease(cap.record_btn, Qt.LeftButton, pos=at)
-        n = _png_count(folder)
-        qtbot.wait(700)  # ten more frames' worth of time
-        assert _png_count(folder) == n, "frames kept coming after the button was released"
-        assert p.imageset.counts()[row] == n >= 20 and cap.record_btn.text() == "● Hold to record"
-        assert f"Recorded {n} frame(s) into {name!r}" in cap.status.text()
-        _click(qtbot, cap.playback.pause_btn)  # play on to the next pose
+    video = cap.stream.source
+    labels, takes = demo_labels(), demo_takes()
+    # each pose comes round in three takes (another place, size, light, background): a burst from each
+    for take in range(3):
+        for row, name in sorted(enumerate(CLASSES), key=lambda rn: KEY_SHAPES.index(POSE_OF[rn[1]])):
+            first = next(f for f, (lab, t) in enumerate(zip(labels, takes))
+                         if lab is not None and lab[0] == POSE_OF[name] and t == take)
+            # watch the preview until the pose is on screen (the video plays on, and loops)
+            qtbot.waitUntil(lambda first=first: first + 1 <= video.position <= first + 4, timeout=90000)
+            _click(qtbot, cap.playback.pause_btn)  # the pose is on screen: stop there
+            assert cap.playback.pause_btn.isChecked()
+            item = d.classes.item(row)
+            qtbot.mouseClick(d.classes.viewport(), Qt.LeftButton, pos=d.classes.visualItemRect(item).center())
+            assert d.current_class() == row
+            folder = tmp / "captures" / name
+            before = _png_count(folder)
+            qtbot.mousePress(cap.record_btn, Qt.LeftButton)
+            # the README's twenty, in three bursts
+            qtbot.waitUntil(lambda folder=folder, before=before: _png_count(folder) >= before + 7, timeout=20000)
+            assert "release to stop" in cap.record_btn.text()
+            # the last class is let go of away from the button: the hold ends wherever the pointer is
+            at = QPoint(-40, -40) if row == 2 else cap.record_btn.rect().center()
+            qtbot.mouseRelease(cap.record_btn, Qt.LeftButton, pos=at)
+            n = _png_count(folder)
+            qtbot.wait(700)  # ten more frames' worth of time
+            assert _png_count(folder) == n, "frames kept coming after the button was released"
+            assert p.imageset.counts()[row] == n >= before + 7 and cap.record_btn.text() == "● Hold to record"
+            assert f"Recorded {n - before} frame(s) into {name!r}" in cap.status.text()
+            _click(qtbot, cap.playback.pause_btn)  # play on to the next pose
+    assert all(c >= 20 for c in p.imageset.counts())
+    groups = p.imageset.groups
+    for row in range(3):                                   # three takes: three bursts at least per class
+        assert len(set(groups[p.imageset.labels == row].tolist())) >= 3
     _click(qtbot, cap.start_btn)  # stop the preview
     qtbot.waitUntil(lambda: cap.stream is None, timeout=5000)
 
@@ -162,7 +180,7 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env, dialog
     _click(qtbot, win.explore.compute_btn)
     _idle(qtbot, win)
     assert win.explore.data is not None, win.runner.last_error
-    assert win.explore.cands.rowCount() >= 1
+    qtbot.waitUntil(lambda: win.explore.cands.rowCount() >= 1, timeout=10000)  # drawn over two turns of the loop
     assert "no ClassMap" in win.explore.info.text()
 
     # -- the minute-by-minute autosave of the unsaved work has run once (as it would by now)

@@ -48,9 +48,9 @@ def test_deployed_validation_writes_where_told(hand_model, tmp_path, run_script)
 
 
 def test_find_hand_screenshots(hand_model, tmp_path, run_script):
-    run_script(SHOTS / "find_hand.py", "--model", hand_model, "--out-run", tmp_path / "run.png",
-               "--out-find", tmp_path / "find.png", "--confidence", "0", "--wait", "60")
-    assert cv2.imread(str(tmp_path / "run.png")) is not None and cv2.imread(str(tmp_path / "find.png")) is not None
+    run_script(SHOTS / "find_hand.py", "--model", hand_model, "--only", "hand", env={"CLASSMAP_SCREENSHOTS": str(tmp_path)})
+    for name in ("run-hand-model.png", "find-hand.png", "explore-hand-model.png"):
+        assert cv2.imread(str(tmp_path / name)) is not None, name
 
 
 def test_the_dask_check_rebuilds_the_saved_model_identically(scale_run, run_script):

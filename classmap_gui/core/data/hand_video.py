@@ -3,9 +3,13 @@
 The app's live demo plays it as a camera. The hand holds each key pose (a shape and grid orientation
 of ``hand-pose-small``, so a model trained on that set has a right answer for it) for a moment, then
 moves smoothly (joint angles and orientation eased together) to the next, in front of a slowly
-panning procedural clutter scene. The hand fills as much of the centred square (the region the
-app's run panel crops) as in the ``clean`` training images. MJPG in an ``.avi`` (OpenCV writes and
-reads it everywhere). Regenerate the shipped file with::
+panning procedural clutter scene. It does so in three *takes* (:data:`TAKES`): every pose comes round
+three times, each time at another place and size in the frame, in another light and before another
+background, with a moment of the empty scene between takes. So a person following the README records
+a few bursts per class that differ (a repeat of the same frames would be skipped as such), and the test
+part of a training holds whole bursts it never trained on. In the first take the hand fills as much of
+the centred square (the region the app's run panel crops) as in the ``clean`` training images. MJPG in
+an ``.avi`` (OpenCV writes and reads it everywhere). Regenerate the shipped file with::
 
     PYTHONPATH=. .venv/bin/python -m classmap_gui.core.data.hand_video resources/demo-hands.avi
 
@@ -18,6 +22,7 @@ every frame (:mod:`.hand_scene`): the test video of ``classmap bench scan``. Reg
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +36,32 @@ from .hand_style import CLEAN
 # (shape, yaw, pitch, roll): shapes of hand-pose-small at orientations of its 10-orientation grid.
 KEY_POSES: tuple[tuple[str, int, int, int], ...] = (
     ("5", 0, -30, 20), ("B", 0, -30, 20), ("V", 0, -30, 20), ("L", -30, -30, -20), ("Y", -30, -30, -20),
-    ("A", 0, 30, -20), ("1", 30, -30, 20), ("C", 60, 0, -20), ("O", 30, 30, 20), ("ILY", 0, -30, 20),
-    ("S", -60, 0, 20), ("H", 0, 30, -20), ("3", 30, -30, 20), ("5", 0, -30, 20),
+    ("A", 0, 30, -20), ("1", 30, -30, 20),
 )
+
+
+@dataclass(frozen=True)
+class Take:
+    """One pass of the hand through every key pose, filmed differently: the hand's ``place`` (its shift in
+    the frame, fractions of the shorter side), ``size`` (its fill times the training images'), the
+    ``light`` (direction; ``gain`` for its strength) and the ``scene`` (clutter families behind it)."""
+
+    place: tuple[float, float]
+    size: float
+    light: tuple[float, float, float]
+    gain: float
+    scene: tuple[str, ...]
+
+
+#: the three takes: a person recording "a few bursts per class" meets each pose three times, each time at
+#: another place and size, in another light, before another background (issue 39)
+TAKES: tuple[Take, ...] = (
+    Take((0.0, 0.0), 1.0, (-0.35, -0.45, 0.82), 1.0, ("blobs", "foliage")),
+    Take((0.05, -0.04), 0.88, (0.45, -0.3, 0.84), 0.82, ("grain", "blobs")),
+    Take((-0.05, 0.04), 1.08, (-0.1, 0.55, 0.83), 1.12, ("foliage", "fractal")),
+)
+#: seconds of the empty scene after each take but the last (no hand: what "no hand" looks like)
+EMPTY_SECONDS = 0.8
 
 
 def _ease(t: float) -> float:
@@ -54,39 +82,65 @@ def _timeline(keys, n_hold: int, n_move: int) -> list:
     return timeline
 
 
-def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: float = 0.8, move: float = 0.5,
+def _takes_timeline(keys, n_hold: int, n_move: int, n_empty: int) -> list:
+    """``(take index, params or None, angles, label)`` per frame: every take's pass through ``keys``, an
+    empty scene of ``n_empty`` frames (params None) between takes."""
+    out = []
+    for t in range(len(TAKES)):
+        out += [(t, pa, aa, lab) for pa, aa, lab in _timeline(keys, n_hold, n_move)]
+        if t + 1 < len(TAKES):
+            out += [(t, None, None, None)] * n_empty
+    return out
+
+
+def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: float = 0.8, move: float = 0.4,
                 fill: float | None = None, seed: int = 0):
-    """Yield ``(frame, label)``: ``(h, w, 3)`` uint8 RGB frames and the key pose shown (None while moving)."""
+    """Yield ``(frame, label)``: ``(h, w, 3)`` uint8 RGB frames and the key pose shown (None while moving or
+    while the scene is empty). Every key pose appears once per :data:`TAKES` entry."""
     h, w = size
     fill = CLEAN.fill if fill is None else fill  # as large as in the training images
     rng = np.random.default_rng([seed, 97])
     n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
-    # One wide scene of clean families (never a tile of the data sets' banks), panned across once.
+    n_empty = max(1, round(EMPTY_SECONDS * fps))
     side = 2 * h
-    scene = np.hstack([make_tile(fam, rng, side) for fam in ("blobs", "foliage", "grain", "blobs")])
-    pan = (0.0, float(scene.shape[1] - w))
+    # one wide scene per take (clean families, never a tile of the data sets' banks), panned across once
+    scenes = [np.hstack([make_tile(fam, rng, side) for fam in take.scene]) for take in TAKES]
     keys = [(shape_pose(s), np.array([y, p, r], np.float64), (s, y, p, r)) for s, y, p, r in KEY_POSES]
     skin = np.array([214, 160, 122], np.float32)
-    timeline = _timeline(keys, n_hold, n_move)  # (params, angles, label) per frame
-    n = len(timeline)
-    for f, (params, ang, lab) in enumerate(timeline):
-        x0 = int(pan[0] + (pan[1] - pan[0]) * f / max(1, n - 1))
+    timeline = _takes_timeline(keys, n_hold, n_move, n_empty)
+    per_take = np.bincount([t for t, *_ in timeline], minlength=len(TAKES))
+    seen = np.zeros(len(TAKES), np.int64)
+    for take_i, params, ang, lab in timeline:
+        take, scene = TAKES[take_i], scenes[take_i]
+        f, seen[take_i] = seen[take_i], seen[take_i] + 1
+        x0 = int((scene.shape[1] - w) * f / max(1, per_take[take_i] - 1))
         y0 = (side - h) // 2
-        bg = scene[y0:y0 + h, x0:x0 + w].astype(np.float32)
-        a = 2 * np.pi * f / n
-        light = (-0.35 + 0.2 * np.sin(a), -0.45, 0.82)  # the light drifts a little, as daylight would
-        shade, alpha = render_pose(params, *ang, (h, w), fill=fill, light=light, ambient=0.3)
-        img = bg + alpha[..., None] * (shade[..., None] * skin - bg)
-        img += rng.normal(0, 1.5, img.shape).astype(np.float32)  # sensor noise
-        yield np.clip(np.rint(img), 0, 255).astype(np.uint8), (None if lab is None else lab)
+        bg = scene[y0:y0 + h, x0:x0 + w].astype(np.float32) * np.float32(0.75 + 0.25 * take.gain)
+        if params is None:
+            img = bg
+        else:
+            shade, alpha = render_pose(params, *ang, (h, w), fill=fill * take.size, light=take.light, ambient=0.3,
+                                       shift=take.place)
+            img = bg + alpha[..., None] * (np.minimum(1.0, shade * take.gain)[..., None] * skin - bg)
+        img = img + rng.normal(0, 1.5, img.shape).astype(np.float32)  # sensor noise
+        yield np.clip(np.rint(img), 0, 255).astype(np.uint8), lab
 
 
-def demo_labels(fps: float = 15.0, hold: float = 0.8, move: float = 0.5) -> list:
+def demo_labels(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list:
     """The key pose ``(shape, yaw, pitch, roll)`` of each frame :func:`demo_frames` yields with these
-    timings (None while moving): the truth of the shipped demo video, frame by frame."""
+    timings (None while moving or empty): the truth of the shipped demo video, frame by frame."""
     n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
     zero = np.zeros(1)
-    return [lab for _, _, lab in _timeline([(zero, zero, k) for k in KEY_POSES], n_hold, n_move)]
+    return [lab for *_, lab in _takes_timeline([(zero, zero, k) for k in KEY_POSES], n_hold, n_move,
+                                               max(1, round(EMPTY_SECONDS * fps)))]
+
+
+def demo_takes(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list[int]:
+    """The take (index into :data:`TAKES`) of each frame of the shipped demo video."""
+    n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
+    zero = np.zeros(1)
+    return [t for t, *_ in _takes_timeline([(zero, zero, k) for k in KEY_POSES], n_hold, n_move,
+                                           max(1, round(EMPTY_SECONDS * fps)))]
 
 
 def random_key_poses(seed: int, n: int = len(KEY_POSES)) -> tuple[tuple[str, int, int, int], ...]:
@@ -101,12 +155,19 @@ def random_key_poses(seed: int, n: int = len(KEY_POSES)) -> tuple[tuple[str, int
                  for _ in range(int(n)))
 
 
+#: the poses a find-the-hand video goes through by default (the demo video's poses before it had takes)
+SCAN_POSES: tuple[tuple[str, int, int, int], ...] = KEY_POSES + (
+    ("C", 60, 0, -20), ("O", 30, 30, 20), ("ILY", 0, -30, 20), ("S", -60, 0, 20), ("H", 0, 30, -20),
+    ("3", 30, -30, 20), ("5", 0, -30, 20))
+#: the shipped find-the-hand video's poses (``resources/demo-find-hand.avi``)
+FIND_HAND_POSES = SCAN_POSES[:8]
+
 #: the find-the-hand video's hand: box side as a fraction of the frame's shorter side (min, max)
 FIND_HAND_SIDES = (0.35, 0.55)
 
 
 def find_hand_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: float = 0.6, move: float = 0.4,
-                     seed: int = 0, poses=KEY_POSES, skin=(214, 160, 122)):
+                     seed: int = 0, poses=SCAN_POSES, skin=(214, 160, 122)):
     """Yield ``(frame, label, box)``: ``(h, w, 3)`` uint8 RGB frames of a hand travelling across a
     cluttered scene, the key pose held (``(shape, yaw, pitch, roll)``, None while changing pose) and
     the true hand box ``(x, y, side)`` in pixels (the square that frames the hand as the training
@@ -137,7 +198,7 @@ def find_hand_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold
 
 
 def write_demo_video(path: str | Path, size: tuple[int, int] = (240, 320), fps: float = 15.0, quality: int | None = None,
-                     seed: int = 0, variant: str = "poses", poses=KEY_POSES) -> dict:
+                     seed: int = 0, variant: str = "poses", poses=SCAN_POSES) -> dict:
     """Write the demo video as MJPG ``.avi`` at ``size`` (h, w); returns ``{"frames", "seconds", "bytes"}``.
     ``variant``: ``"poses"`` (the hand holding poses, centred) or ``"find-hand"`` (:func:`find_hand_frames`
     through ``poses``)."""
@@ -173,4 +234,4 @@ if __name__ == "__main__":
     variant = sys.argv[2] if len(sys.argv) > 2 else "poses"
     # the shipped find-hand file: the first 8 key poses (8 s, ~1.5 MB; noisy clutter compresses poorly)
     print(write_demo_video(sys.argv[1] if len(sys.argv) > 1 else "demo-hands.avi", variant=variant,
-                           poses=KEY_POSES[:8] if variant == "find-hand" else KEY_POSES))
+                           poses=FIND_HAND_POSES if variant == "find-hand" else KEY_POSES))

@@ -4,10 +4,9 @@ chosen rate after a count-down, while the record button is held (or from one cli
 Every frame is written to disk the moment it is taken (Project.save_capture; its burst is in the file
 name, so a re-imported capture folder keeps its bursts: core/data/capture_names.py); the burst joins the
 image set when it ends, as one capture group, so training keeps a burst's near-identical frames on one
-side of its split. A video file loops, pauses and plays slower, needs no count-down, and its frames
-are split into bursts by what changes in it (:mod:`.capture_video`). A maximum
-duration stops a burst nobody stops. A per-class target count shows how far each class is, and one
-click adds the "background" class (:data:`BACKGROUND_CLASS`: scenes without the object).
+side of its split. A video file loops, pauses and plays slower, needs no count-down, and its frames are
+split into bursts by what changes in it (:mod:`.capture_video`). A maximum duration stops a burst nobody
+stops. A per-class target shows how far each class is; one click adds the "background" class.
 """
 from __future__ import annotations
 
@@ -44,9 +43,11 @@ def class_progress(imageset, cls: int) -> tuple[int, int]:
 class CapturePanel(QWidget):
     """Record images from a camera or video into the chosen class: live preview, crop region, mirror and
     a hold-to-record button with count-down; a per-class target with progress; a "background" class in one
-    click. Signal ``classRequested(int)``: select that class (the class list belongs to the Dataset panel)."""
+    click. Signal ``classRequested(int)``: select that class (the class list belongs to the Dataset panel);
+    ``framesRecorded(class, n)``: the burst being recorded holds ``n`` frames (not in the image set yet)."""
 
     classRequested = Signal(int)
+    framesRecorded = Signal(int, int)
 
     def __init__(self, project, current_class, parent=None):
         super().__init__(parent)
@@ -102,8 +103,7 @@ class CapturePanel(QWidget):
         self.countdown.setValue(3)
         self.countdown.setSuffix(" s")
         self.countdown.setSpecialValueText("none")
-        self.countdown.setToolTip("Seconds between pressing ● and the first frame (time to get your hand into place). "
-                                  "A video file needs none: pause it on the pose, then hold ●")
+        self.countdown.setToolTip("Seconds from ● to the first frame (to get your hand in place); none for a video")
         self.max_seconds = QSpinBox()
         self.max_seconds.setRange(1, 600)
         self.max_seconds.setValue(30)
@@ -124,8 +124,7 @@ class CapturePanel(QWidget):
         self.progress.setTextVisible(True)
         self.progress_note = ElidedLabel(" ", lines=3)  # fixed height: the record button above never moves
         self.background_btn = QPushButton(f"+ \"{BACKGROUND_CLASS}\" class")
-        self.background_btn.setToolTip("Add (or select) the class for scenes without the object: the empty room, "
-                                       "other things. Detection rejects windows this class wins.")
+        self.background_btn.setToolTip("Add (or select) the class of scenes without the object (the empty room)")
         self.background_btn.clicked.connect(lambda: self.add_background())
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
@@ -338,6 +337,7 @@ class CapturePanel(QWidget):
         self._set_status(f"{len(self.burst)} frame(s) → {self.project.class_names[self.burst_class]!r}, "
                          f"each saved as it is taken.")
         self.update_progress()
+        self.framesRecorded.emit(self.burst_class, len(self.burst))
 
     def stop_recording(self, why: str = "") -> None:
         """End a recording (button let go, time limit, stream ended): add the burst to its class and say

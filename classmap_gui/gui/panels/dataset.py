@@ -105,6 +105,7 @@ class DatasetPanel(QWidget):
 
         # -- capture
         self.capture = CapturePanel(project, self.current_class)
+        self.capture.framesRecorded.connect(self._recording_count)
         self.capture.classRequested.connect(self.classes.setCurrentRow)
         self.classes.currentRowChanged.connect(lambda _r: self.capture.update_progress())
         cap_box = QGroupBox("Capture into the selected class")
@@ -125,6 +126,7 @@ class DatasetPanel(QWidget):
         lay.addWidget(split, 1)
 
         project.datasetChanged.connect(self.refresh)
+        project.stateChanged.connect(self._show_summary)  # saved as / opened: the header takes the file's name
         runner.busyChanged.connect(lambda busy: [b.setEnabled(not busy) for b in (self.import_btn, self.load_builtin_btn)])
         self.refresh()
 
@@ -172,6 +174,17 @@ class DatasetPanel(QWidget):
         """Row of the selected class in the class list, -1 when none."""
         return self.classes.currentRow()
 
+    def _show_summary(self) -> None:
+        """The header: the project's name (its file's, once saved or opened), images, classes and format."""
+        ims = self.project.imageset
+        if ims is None:
+            return
+        path = getattr(self.project, "path", None)
+        name = path.stem if path is not None else (ims.name or "untitled")
+        h, w = ims.image_size
+        self.summary.setText(f"<b>{name}</b>: {len(ims)} images, {ims.n_classes} classes, "
+                             f"{w}×{h} {'colour' if ims.is_color else 'grey'}")
+
     def refresh(self) -> None:
         """Redraw the summary, class list and image grid from the project (after any change to the data)."""
         ims = self.project.imageset
@@ -183,9 +196,7 @@ class DatasetPanel(QWidget):
             self.summary.setText("No project open: File > New project, import a folder or load a built-in set.")
         else:
             counts = ims.counts()
-            h, w = ims.image_size
-            self.summary.setText(f"<b>{ims.name or 'untitled'}</b>: {len(ims)} images, {ims.n_classes} classes, "
-                                 f"{w}×{h} {'colour' if ims.is_color else 'grey'}")
+            self._show_summary()
             i = self.builtin.findData(ims.name)
             if i >= 0:
                 self.builtin.setCurrentIndex(i)
@@ -206,6 +217,13 @@ class DatasetPanel(QWidget):
         if self.classes.count():
             self.classes.setCurrentRow(min(cur, self.classes.count() - 1))
         self._show_class(self.classes.currentRow())
+
+    def _recording_count(self, cls: int, n: int) -> None:
+        """While a burst is recorded into the class shown, its header counts the frames already on disk."""
+        ims = self.project.imageset
+        if ims is not None and cls == self.classes.currentRow() and 0 <= cls < ims.n_classes:
+            have = len(self.project.images_of(cls))
+            self.grid_label.setText(f"{have} images of {ims.class_names[cls]} + {n} being recorded")
 
     def _show_class(self, cls: int) -> None:
         self.grid.clear()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
@@ -21,12 +22,14 @@ from PySide6.QtWidgets import (QCheckBox, QGraphicsItem, QGroupBox, QHBoxLayout,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from ...core.live_map import LiveAnalyser
-from ...core.live_truth import source_truth
+from ...core.live_truth import DEMO_VIDEO_NAME, source_truth
 from ..imageutil import to_pixmap
 from .live_overlay import LiveOverlay
 
 #: live updates per second at most: the demo video's own rate; more would only take time from the window
 MAX_RATE = 15.0
+#: what the rank line says before any frame came
+NO_FRAMES = "No frames yet: press Start on the Run panel."
 
 HELP = ("<b>Live: the Run panel's frames on this map.</b> Start a source on the Run panel; while this tab is "
         "open every frame it shows lands here as a yellow marker (a trail of the last frames behind it). Orange rings: the p "
@@ -162,6 +165,8 @@ class LiveMapBox(QGroupBox):
         self.lost_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=(200, 30, 30))
         self.hist.addItem(self.kept_bars)
         self.hist.addItem(self.lost_bars)
+        self.hist.hide()  # drawn once there is a labelled frame: empty axes read as a histogram of nothing
+        self.rank_label.setText(NO_FRAMES)
 
         top = QHBoxLayout()
         top.addWidget(self.on)
@@ -218,6 +223,7 @@ class LiveMapBox(QGroupBox):
         self._stream = stream
         source = self.run_panel.sources.current() if self.run_panel is not None else None
         self.truth = source_truth(source, rec.class_names)
+        self._demo_source = isinstance(source, (str, Path)) and Path(str(source)).name == DEMO_VIDEO_NAME
         self.overlay.clear()
         self.updates = 0
         return True
@@ -237,7 +243,8 @@ class LiveMapBox(QGroupBox):
         self.table.setRowCount(0)
         self.kept_bars.setOpts(x=[], height=[])
         self.lost_bars.setOpts(x=[], height=[])
-        self.rank_label.setText("")
+        self.hist.hide()
+        self.rank_label.setText(NO_FRAMES)
         self.patches.clear()
         self.frame_view.clear()
 
@@ -318,10 +325,13 @@ class LiveMapBox(QGroupBox):
             where = (f"<b>rank {fr.rank}</b> of {len(self.worker.analyser.classes)}" +
                      (" (kept)" if fr.rank <= p else " — <b>the filter dropped it</b>"))
             now = f"True class: {where}."
+        elif self.truth is None and getattr(self, "_demo_source", False):
+            now = "The demo video's poses are not classes of this model, so there is no true class to rank."
         elif self.truth is None:
-            now = "This source is not labelled (the demo video and class folders are), so no rank."
+            now = "This source has no labels (the demo video and folders named like classes have), so no rank."
         else:
             now = "This frame has no known class (the hand is between poses)."
         recall = f" Over {n} labelled frames: {100 * counts[:p].sum() / n:.0f}% within the first {p} " \
                  f"(recall at p), {100 * counts[0] / n:.0f}% first." if n else ""
+        self.hist.setVisible(n > 0)
         self.rank_label.setText(now + recall)

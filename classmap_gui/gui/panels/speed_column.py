@@ -21,12 +21,14 @@ class SpeedColumn(QGroupBox):
     shown in the form (its row is measured with those settings, the others with their defaults)."""
 
     def __init__(self, names, parent=None):
-        super().__init__("Speed on this computer", parent)
+        super().__init__("Speed of each feature map on this computer", parent)
         self.names = list(names)  # the registry's feature maps, in the drop-down's order
         self.table = QTableWidget(len(self.names), 3)
         self.table.setHorizontalHeaderLabels(["feature map", "ms / image", "live frames/s"])
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        for c in (1, 2):
+            self.table.horizontalHeader().setSectionResizeMode(c, QHeaderView.ResizeToContents)
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
         self.table.setSelectionMode(QTableWidget.NoSelection)
         self.table.setFocusPolicy(Qt.NoFocus)

@@ -43,6 +43,10 @@ def split_text(info: dict) -> tuple[str, bool]:
     parts = ", ".join(f"{k} {v}" for k, v in (info.get("groups_per_part") or {}).items() if v)
     if info.get("by") == "capture group":
         text = f"Split grouped by capture burst: {info['groups']} bursts ({parts}); frames of a burst stay together."
+        shared = sum(int(v) for v in (info.get("groups_per_part") or {}).values()) - int(info["groups"])
+        if shared > 0:  # the parts' counts do not add up: say why rather than leave a sum that looks wrong
+            text = (text[:-1] + f", except {shared} burst(s) counted in two parts: a class with fewer bursts than "
+                    "parts has a burst split between them.")
     else:
         text = "Split by image: no capture bursts in this data (each image is on its own)."
     few = info.get("too_few") or []

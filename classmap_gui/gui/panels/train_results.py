@@ -33,6 +33,10 @@ def class_ticks(names: list[str], max_ticks: int = MAX_TICKS, numbers: bool = Fa
     return [(i + 0.5, str(i) if numbers else short(names[i])) for i in range(0, len(names), step)]
 
 
+#: classes from which ClassMap's filter-and-refine can save time (the Train panel's ClassMap tooltip)
+FILTER_PAYS_FROM = 50
+
+
 class TrainResults(QWidget):
     """Results of the last training: headline figures, per-class accuracy table and confusion matrix."""
     def __init__(self, parent=None):
@@ -152,6 +156,14 @@ class TrainResults(QWidget):
                                                      "faster: measured time per image against brute force, as "
                                                      "timed when this run was trained (timings vary with the "
                                                      "machine's load; the Runs table keeps each run's)")
+            single = (report.latency_speedup or {}).get("single")
+            if C < FILTER_PAYS_FROM and (report.evaluations_ratio < 2 or (single is not None and single < 1)):
+                # said, not left as a "0.8×" to puzzle over: with few classes the filter costs what it saves
+                self.figure_titles["speedup"].setText(f"too few classes ({C}) for ClassMap to help")
+                self.figure_titles["speedup"].setToolTip(
+                    f"{line}. With {C} classes filter-and-refine cannot save time: ranking the classes costs "
+                    "about what evaluating them all does. Untick ClassMap and every classifier is evaluated at "
+                    "once (brute force), as the suggested settings do below about 50 classes.")
         self.figures["time"].setText("–" if seconds is None or not np.isfinite(seconds) else f"{seconds:.1f} s")
         conf = report.confusion
         if C <= MATRIX_MAX and (conf is None or np.asarray(conf).shape != (C, C)):

@@ -46,10 +46,11 @@ class TrainSettings(QWidget):
         fbox = QGroupBox("Feature map")
         fl = QVBoxLayout(fbox)
         fl.addWidget(self.features)
-        fl.addWidget(self.features_form)
         from .speed_column import SpeedColumn  # noqa: PLC0415 - every feature map's speed here, before training
         self.speed = SpeedColumn([n for n, _ in param_specs.FEATURES])
         self.features_form.edited.connect(self._speed_choice)
+        fl.addWidget(self.speed)  # beside the choice it is about, above the parameters (seen without scrolling)
+        fl.addWidget(self.features_form)
 
         self.bank = _combo(param_specs.BANKS)
         self.bank_form = ParamForm()
@@ -117,7 +118,7 @@ class TrainSettings(QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(self.advice)
         lay.addWidget(self.suggest_btn)
-        for w in (fbox, self.speed, bbox, self.cm_box, ebox, rbox):
+        for w in (fbox, bbox, self.cm_box, ebox, rbox):
             lay.addWidget(w)
         lay.addStretch(1)
         for sig in (self.features_form.edited, self.bank_form.edited, self.cm_box.toggled,
