@@ -10,12 +10,12 @@ import shutil
 import cv2
 import numpy as np
 import pytest
-
-from classmap_gui.core.export import export_recogniser
-from classmap_gui.core.training import TrainConfig, train
 from hostile_helpers import tiny_set
 from measured import classmap, run
 from survey_cases import CASES
+
+from classmap_gui.core.export import export_recogniser
+from classmap_gui.core.training import TrainConfig, train
 
 pytestmark = pytest.mark.timeout(600)
 
