@@ -252,8 +252,10 @@ def _readme(doc: dict) -> str:
             f"{'grey' if doc['grey'] else 'colour'} images brought to {w}x{h}.\n\n"
             "Run (needs Python 3 with numpy and opencv-python):\n"
             "    python predict.py image1.png image2.jpg --top 5 [--json]\n\n"
+            "Reads PNG, JPEG, BMP, TIFF and WebP files, as ClassMap Studio does (not GIF: an animated one\n"
+            "would be classified by its first frame alone).\n\n"
             "Exit status: 0; 1 when an image could not be read (one line per image on stderr, the others\n"
-            "are still classified); 2 when the model cannot be used.\n\n"
+            "are still classified); 2 when the model or an argument cannot be used (one line on stderr).\n\n"
             "Files: model.json (settings), arrays.npz (numbers, no pickles), labels.txt (class index, a tab,\n"
             "and the name),\n"
             "predict.py (the predictor; read it: it is short and plain numpy/OpenCV).\n")

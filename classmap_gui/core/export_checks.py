@@ -38,6 +38,9 @@ def _settings(spec, kind: str, where: str) -> dict:
         raise SettingError(f"{where} must describe a component (an object with a type)")
     if spec["type"] not in COMPONENT_CHECKS[kind]:
         raise SettingError(f"{where} type {spec['type'][:40]!r} is not one this predict.py knows")
+    missing = [key for key in SPEC_KEYS[spec["type"]] if key not in spec]
+    if missing:
+        raise SettingError(f"{where} ({spec['type']}) lacks {', '.join(missing)}")
     check_settings(spec, SETTINGS_RULES.get(spec["type"], {}), f"{where} ({spec['type']})")
     return spec
 
@@ -96,6 +99,8 @@ def _concat(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
     if not isinstance(parts, list) or not parts or len(parts) > 16:
         raise SettingError(f"{prefix}.parts must list 1 to 16 feature maps")
     for i, part in enumerate(parts):
+        if isinstance(part, dict) and part.get("type") == "concat":  # the app's composites are one level deep
+            raise SettingError(f"{prefix}.{i} is a composite inside a composite")
         check_component(part, "features", arrays, f"{prefix}.{i}", n_classes)
 
 
@@ -153,6 +158,15 @@ def _classmap(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
         raise SettingError(f"classmap.reference names classifiers outside 0..{rows - 1}")
 
 
+#: ``{spec type: the settings its export_spec writes}`` (a test holds these to what the components export)
+SPEC_KEYS = {
+    "pixels": ("size", "grey", "standardize"), "hog": ("cell_size", "block_size", "block_stride", "n_bins", "signed",
+                                                       "backend"),
+    "kmeans": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels"), "rff": ("kind", "m"),
+    "cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize"), "concat": ("parts",),
+    "linear-ova": (), "rbf-ova": ("gamma",), "all-pairs": ("n_classes",), "compressive": ("map",),
+    "classmap": ("p", "refine", "threshold"),
+}
 #: ``{kind: {spec type: check(spec, arrays, prefix, n_classes)}}``
 COMPONENT_CHECKS = {
     "features": {"pixels": _pixels, "hog": _hog, "kmeans": _kmeans, "rff": _rff, "cnn": _cnn, "network": _network,
@@ -187,6 +201,8 @@ def check_export(doc: dict, arrays: dict) -> None:
     check_component(doc.get("features"), "features", arrays, "features", len(names))
     check_component(doc.get("classifier"), "classifier", arrays, "classifier", len(names))
     if doc.get("classmap") is not None:
+        if not isinstance(doc["classmap"], dict):
+            raise SettingError("classmap must be null or an object of settings")
         if doc["classifier"]["type"] not in ("linear-ova", "all-pairs"):
             raise SettingError("classmap needs a linear one-vs-all or all-pairs classifier")
         spec = dict(doc["classmap"], type="classmap")

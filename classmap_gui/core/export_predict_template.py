@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     are still classified and printed.
     """
     ap = argparse.ArgumentParser(description="Classify image files with an exported ClassMap Studio recogniser.")
-    ap.add_argument("images", nargs="+", help="image files (png, jpg, bmp, tif, webp, ...)")
+    ap.add_argument("images", nargs="+", help="image files (png, jpg, bmp, tif, webp; not gif)")
     ap.add_argument("--top", type=int, default=5, help="classes to list per image (default 5)")
     ap.add_argument("--model", default=str(Path(__file__).resolve().parent), help="the export folder")
     ap.add_argument("--json", action="store_true", help="print JSON")

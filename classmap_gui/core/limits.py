@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
+
+# the source images' pixel budget, read from the file's header before decoding (the table an export shares)
+from .read_limits import DEFAULT_MAX_IMAGE_PIXELS  # noqa: F401
 from .schema import MAX_IMAGE_SIDE  # noqa: F401  (re-exported: the data loaders' and --size's bound)
 
-#: Source images with more pixels than this are skipped, read from the file's header before decoding
-from .read_limits import DEFAULT_MAX_IMAGE_PIXELS  # noqa: E402,F401  (the table an export shares)
 #: Largest share of the memory available now that one step may plan to use.
 MEMORY_SHARE = 0.8
 

@@ -22,10 +22,11 @@ import numpy as np
 
 from .errors import ConfigError
 
+# the largest image side a model works at (:mod:`.read_limits`, the table an export shares). Recognition needs
+# small images; the bound also keeps a hostile model file from making the loader encode a giant blank image.
+from .read_limits import MAX_IMAGE_SIDE
+
 AUTO = "auto"
-#: Largest image side a model works at (:mod:`.read_limits`, the table an export shares). Recognition needs small
-#: images; the bound also keeps a hostile model file from making the loader's check encode a giant blank image.
-from .read_limits import MAX_IMAGE_SIDE  # noqa: E402
 #: Worker threads/processes per core a setting may ask for (more only thrashes the machine).
 MAX_JOBS_PER_CORE = 4
 #: Random seeds: what numpy's legacy seeding (and scikit-learn) accepts.

@@ -107,6 +107,19 @@ def test_predict_py_gives_the_apps_top_classes_on_100_images(tmp_path, digits, i
     np.testing.assert_allclose(scores, app.top_scores, rtol=1e-4, atol=1e-4)
     assert [c["class"] for c in rows[0]["top"]] == [rec.class_names[i] for i in app.top_classes[0]]
     assert (folder / "labels.txt").read_text().splitlines()[3] == f"3\t{rec.class_names[3]}"
+    assert_checked_keys(json.loads((folder / "model.json").read_text()))
+
+
+def assert_checked_keys(doc: dict) -> None:
+    """predict.py requires of each component the settings its export writes (export_checks.SPEC_KEYS): no more,
+    so it reads every export, and no fewer, so a missing one is refused before it is used."""
+    from classmap_gui.core.export_checks import SPEC_KEYS
+
+    specs = [doc["features"], *doc["features"].get("parts", []), doc["classifier"]]
+    specs += [doc["classifier"]["map"]] if doc["classifier"].get("map") else []
+    specs += [{**doc["classmap"], "type": "classmap"}] if doc["classmap"] else []
+    for spec in specs:
+        assert set(spec) - {"type"} == set(SPEC_KEYS[spec["type"]]), spec
 
 
 def test_export_refuses_what_predict_py_cannot_reproduce(tmp_path, digits):

@@ -4,17 +4,18 @@ side by side: each ends with its exit status and exactly one line on stderr nami
 wrong, nothing else (no traceback, no OpenCV log line), and no result printed."""
 from __future__ import annotations
 
+import json
 import shutil
 
 import cv2
 import numpy as np
 import pytest
-
-from classmap_gui.core.export import export_recogniser
-from classmap_gui.core.training import TrainConfig, train
 from hostile_helpers import tiny_set
 from measured import classmap, run
 from survey_cases import CASES
+
+from classmap_gui.core.export import export_recogniser
+from classmap_gui.core.training import TrainConfig, train
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -69,3 +70,49 @@ def test_the_unmutated_model_works_in_both(made):
     app, export = _run("app", made["app"], image, ("--top", "2")), _run("export", made["export"], image, ("--top", "2"))
     assert app.code == 0 and export.code == 0 and not app.err_lines and not export.err_lines, (app.err, export.err)
     assert app.out.split(":")[1].split()[0] == export.out.split("\t")[1].split()[0]  # the same best class
+
+
+def _broken_files(folder, good):
+    """A truncated BMP and PNG (OpenCV logs "can't read header" / "PNG input buffer is incomplete") and a TIFF
+    with duplicated tags out of order (libtiff warns "TIFFReadDirectoryCheckOrder" and decodes it)."""
+    from hostile_files import tiff
+
+    img = cv2.imread(str(good), cv2.IMREAD_GRAYSCALE)
+    out = {}
+    for ext in ("bmp", "png"):
+        data = cv2.imencode(f".{ext}", cv2.resize(img, (64, 64)))[1].tobytes()
+        out[ext] = folder / f"cut.{ext}"
+        out[ext].write_bytes(data[:len(data) // 2])
+    out["tif"] = folder / "dup.tif"
+    out["tif"].write_bytes(tiff(64, 64, trick="duplicate"))
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["app", "export"])
+def test_broken_images_give_the_products_line_and_opencv_says_nothing(made, tmp_path, fmt):
+    good = made["images"] / "image.png"
+    broken = _broken_files(tmp_path, good)
+    r = _run(fmt, made[fmt], broken["bmp"], (str(broken["png"]), str(broken["tif"]), str(good), "--top", "1"))
+    assert r.code == 1, (r.code, r.err)
+    assert r.err_lines == [f"{broken['bmp']}: cannot read image: the BMP data is corrupt, truncated or of an "
+                           f"unsupported kind",
+                           f"{broken['png']}: cannot read image: the PNG data is corrupt, truncated or of an "
+                           f"unsupported kind"], r.err  # no "[ WARN", "[ERROR", "TIFFReadDirectoryCheckOrder"
+    assert len(r.out.splitlines()) == 2 and str(broken["tif"]) in r.out and str(good) in r.out
+
+
+@pytest.mark.parametrize("fmt", ["app", "export"])
+def test_a_file_name_cannot_forge_a_result_line(made, tmp_path, fmt):
+    forged = tmp_path / "x.png\nforged.png: b   (b 9.999)\t\x1b[2K.png"
+    shutil.copy(made["images"] / "image.png", forged)
+    r = _run(fmt, made[fmt], forged, ("--top", "1"))
+    assert r.code == 0 and not r.err_lines, r.err
+    lines = r.out.splitlines()
+    assert len(lines) == 1 and "x.png\\nforged.png: b   (b 9.999)\\t\\x1b[2K.png" in lines[0], r.out
+    missing = tmp_path / "gone\nforged.png"
+    r = _run(fmt, made[fmt], missing, ())
+    assert r.code == 1 and r.err_lines == [f"{tmp_path}/gone\\nforged.png: cannot read image: No such file or "
+                                           f"directory"], r.err
+    r = _run(fmt, made[fmt], forged, ("--json",))  # JSON keeps the name exactly, escaped its own way
+    rows = json.loads(r.out)
+    assert [row["image"] for row in (rows["predictions"] if fmt == "app" else rows)] == [str(forged)]

@@ -4,7 +4,6 @@ private copy, so the rewrite cannot end the program with SIGBUS."""
 from __future__ import annotations
 
 import pytest
-
 from measured import run
 
 pytestmark = pytest.mark.timeout(600)

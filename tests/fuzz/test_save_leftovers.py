@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hostile_helpers import run_killed_at, tiny_model, tiny_set
 
 from classmap_gui.core.project import Project, load_project, save_project
 from classmap_gui.core.recogniser import Recogniser
-from hostile_helpers import run_killed_at, tiny_model, tiny_set
 
 pytestmark = pytest.mark.timeout(120)
 POINTS = [("fsync-file", 1), ("fsync-file", 2), ("fsync-tmp", 1), ("rename-old", 1), ("rename-new", 1),

@@ -16,7 +16,6 @@ import numpy as np
 from ..errors import DataError
 from ..files import NotRegularFile, inside, read_regular
 from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
-from ..read_limits import MIN_IMAGE_SIDE
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..image_ops import fit_size
 from .capture_names import groups_from_names
@@ -58,7 +57,7 @@ def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE,
     Raises :class:`ImageReadError` (a DataError) when the file is not a regular file or is refused by
     the one reading rule of the app and its exports (:func:`.image_decode.checked_pixels`: a
     PNG/JPEG/BMP/TIFF/WebP whose header declares at most ``max_pixels`` pixels and no side under
-    :data:`MIN_IMAGE_SIDE`, that decodes). Uses bytes + ``cv2.imdecode`` so that paths with any
+    :data:`..read_limits.MIN_IMAGE_SIDE`, that decodes). Uses bytes + ``cv2.imdecode`` so that paths with any
     characters work.
     """
     path = Path(path)

@@ -23,15 +23,13 @@ import numpy as np
 
 from ..errors import ConfigError, ModelFormatError, StorageError
 from ..files import NotRegularFile, read_regular
+from ..read_limits import MAX_JSON_BYTES, MAX_JSON_CONTAINERS  # model.json's bounds (an export's too)
 from .atomic import (fsync_dir, fault_point, fsync_file, keep_foreign, recover_dir, remove_stale, saving_prefix,
                      swap_dir, tidy_after_open, write_file_atomic)
 from .bounded_zip import ALLOWED_KINDS
 from .npz import read_npz, write_npz
 
 ARRAYS_FILE = "arrays.npz"
-# Largest ``model.json`` read, most lists and objects it may hold (16 MB of ``[],`` parse to 400 MB): the
-# bounds an exported predict.py shares
-from ..read_limits import MAX_JSON_BYTES, MAX_JSON_CONTAINERS  # noqa: E402
 
 __all__ = ["ARRAYS_FILE", "MAX_JSON_BYTES", "array_manifest", "check_bundle_target", "fault_point", "fsync_file",
            "load_bundle", "parse_json", "save_bundle", "swap_dir", "write_file_atomic", "fsync_dir"]

@@ -36,11 +36,11 @@ from numpy.lib import format as npy_format
 from ..errors import ModelFormatError
 from ..files import NotRegularFile, open_regular
 from ..limits import MEMORY_SHARE, available_memory, fmt_bytes
+from ..read_limits import MAX_MEMBERS  # most members an arrays file may have (an export's too)
 from .bounded_zip import (ZipLimitError, check_npy_header, check_npz_sizes, entry_count, member_bytes,
                           npy_header, parse_specs, read_npy_member)
 
 _CHUNK = 1 << 20
-from ..read_limits import MAX_MEMBERS  # noqa: E402  (most members an arrays file may have; an export's too)
 #: stored (uncompressed) members at least this large may be memory-mapped on load (when they do not fit in memory)
 MMAP_MIN_BYTES = 16 << 20
 #: a model whose arrays fit in this share of the available memory is read whole, never mapped

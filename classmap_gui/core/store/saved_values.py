@@ -23,6 +23,9 @@ import numpy as np
 
 from .. import registry
 from ..errors import ModelFormatError
+
+# MAX_ABS: no learned float value of a model comes near it (the table an exported predict.py shares)
+from ..read_limits import MAX_ABS, all_finite
 from ..schema import Invalid
 
 
@@ -69,8 +72,6 @@ def check_saved_params(cls: type, params: dict[str, Any], where: str) -> dict[st
     return out
 
 
-#: No learned float value of a model comes near this (the table an exported predict.py shares)
-from ..read_limits import MAX_ABS, all_finite  # noqa: E402
 #: ``{saved type name: {state attribute: smallest value allowed}}`` beyond finiteness
 STATE_RANGES: dict[str, dict[str, float]] = {
     "classmap": {"alpha_": 0.0, "reference_": 0},
