@@ -43,6 +43,8 @@ OPTIONS = {
     "gemm_size": (2048, "side of the square SGEMM that measures the peak rate"),
     "dram_mb": (512, "MB read to measure the memory bandwidth"),
     "time": (True, "measure the roofs and the kernels (false: the operation and byte counts alone)"),
+    "model": (None, "a folder saved by `bench classmap --set save_model=DIR`: its bank, ClassMap and test part "
+                    "are timed too (accuracies checked), beside the synthetic sizes"),
     "docs": (None, "a Markdown file whose roofline block is rewritten with the table (none: no file)"),
     "seed": (0, "random seed"),
 }
@@ -191,19 +193,16 @@ def counts_only(C: int, D: int, d: int, p: int, n: int) -> dict:
             "speedup": None, "rows": rows}
 
 
-def one_size(C: int, D: int, d: int, p: int, n: int, n_single: int, rounds: int, roofs: dict, rng) -> dict:
-    """The rows of one synthetic size: latency rounds, stage times, counts, roofline floors."""
-    from ..core.classify.classmap import ClassMap
-
-    bank = linear_bank(rng.standard_normal((C, D), np.float32), np.zeros(C, np.float32))
-    cm = ClassMap(d=min(d, C), p=min(p, C), embedding="random", random_state=0).fit_embedding(
-        bank, rng.standard_normal((C, D), np.float32), np.arange(C))
-    X = rng.standard_normal((max(n, n_single), D), np.float32)
+def timed_size(bank, cm, X: np.ndarray, n: int, n_single: int, rounds: int, roofs: dict) -> dict:
+    """The rows of one bank and ClassMap on the queries ``X``: latency rounds, stage times, counts, floors."""
+    C, D = bank.coef_.shape
     t = brute_vs_classmap(bank, cm, X, n_single, batch=n, rounds=rounds)
     ms = {mode: medians(t[mode]) for mode in ("single", "batch")}
-    stages, band = stage_times(cm, bank, np.ascontiguousarray(X[:n]))
+    XB = np.ascontiguousarray(X[:n] if len(X) >= n else np.resize(X, (n, D)))
+    stages, band = stage_times(cm, bank, XB)
+    d, p = len(cm.reference_), min(int(cm.p), C)
     rows = []
-    for (mode, method), (flop, nbytes) in counts(C, D, cm.d, cm.p, n, band).items():
+    for (mode, method), (flop, nbytes) in counts(C, D, d, p, n, band).items():
         if method == "brute force":
             got = min(ms[mode]["brute"], ms[mode]["kernel"])
         elif method == "ClassMap":
@@ -212,8 +211,31 @@ def one_size(C: int, D: int, d: int, p: int, n: int, n_single: int, rounds: int,
             got = stages.get(method)
         ws = 4.0 * C * D + (4.0 * n * D if mode == "batch" else 0.0)
         rows.append(_row(mode, method, flop, nbytes, got, roofs, ws))
-    return {"C": C, "D": D, "d": cm.d, "p": cm.p, "batch": n, "op_limit": op_limit(C, D, cm.d, cm.p),
-            "band": band, "speedup": speedups(t), "threads": {m: t[m]["threads"] for m in t}, "rows": rows}
+    return {"C": C, "D": D, "d": d, "p": p, "batch": n, "op_limit": op_limit(C, D, d, p), "band": band,
+            "speedup": speedups(t), "threads": {m: t[m]["threads"] for m in t}, "rows": rows}
+
+
+def one_size(C: int, D: int, d: int, p: int, n: int, n_single: int, rounds: int, roofs: dict, rng) -> dict:
+    """:func:`timed_size` of a synthetic size (random bank, CM-RRC references, standard-normal queries)."""
+    from ..core.classify.classmap import ClassMap
+
+    bank = linear_bank(rng.standard_normal((C, D), np.float32), np.zeros(C, np.float32))
+    cm = ClassMap(d=min(d, C), p=min(p, C), embedding="random", random_state=0).fit_embedding(
+        bank, rng.standard_normal((C, D), np.float32), np.arange(C))
+    X = rng.standard_normal((max(n, n_single), D), np.float32)
+    return timed_size(bank, cm, X, n, n_single, rounds, roofs)
+
+
+def model_size(path, n: int, n_single: int, rounds: int, roofs: dict) -> dict:
+    """:func:`timed_size` of a saved benchmark model on its test part, with both accuracies on it."""
+    from .latency_model import load_latency_model
+
+    bank, cm, X, y, info = load_latency_model(path)
+    brute = bank.classes_[np.argmax(bank.decision_function(X), axis=1)]
+    acc = {"brute_force": float(np.mean(brute == y)),
+           "classmap": float(np.mean(cm.predict_result(X, bank=bank).labels == y))}
+    return {"model": str(path), "model_info": info, "test_queries": len(X), "accuracy": acc,
+            **timed_size(bank, cm, X, n, min(n_single, len(X)), rounds, roofs)}
 
 
 def parse_sizes(text: str) -> list[tuple[int, int]]:
@@ -241,7 +263,9 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         check_stop(should_stop)
         result["sizes"].append(one_size(C, D, d, p, n, int(opt["latency_queries"]), int(opt["rounds"]), roofs, rng)
                                if timed else counts_only(C, D, d, p, n))
-        report(progress, (i + 1) / len(sizes), f"{C} x {D}")
+        report(progress, (i + 1) / (len(sizes) + 1), f"{C} x {D}")
+    if opt["model"] not in (None, "", "none") and timed:
+        result["sizes"].append(model_size(opt["model"], n, int(opt["latency_queries"]), int(opt["rounds"]), roofs))
     result["markdown"] = render(result)
     if opt["docs"] not in (None, "", "none"):
         write_block(opt["docs"], result["markdown"])

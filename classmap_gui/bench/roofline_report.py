@@ -38,7 +38,10 @@ def render(result: dict) -> str:
         sp = size.get("speedup") or {}
         ratio = " · ".join(f"{mode} {_num(sp[mode].get('median'), '.1f')}× brute force"
                            for mode in ("single", "batch") if sp.get(mode))
-        lines += [f"**C = {size['C']}, D = {size['D']}, d = {size['d']}, p = {size['p']}, batch {size['batch']}** "
+        what = (f"saved model `{Path(size['model']).name}` (test accuracy: brute force "
+                f"{100 * size['accuracy']['brute_force']:.2f} %, ClassMap {100 * size['accuracy']['classmap']:.2f} %), "
+                if size.get("model") else "")
+        lines += [f"**{what}C = {size['C']}, D = {size['D']}, d = {size['d']}, p = {size['p']}, batch {size['batch']}** "
                   f"(operation limit {size['op_limit']:.1f}×{'; measured: ' + ratio if ratio else ''})", "",
                   "| mode | method / stage | ms per query | flop per query | bytes per query | GFLOP/s | GB/s "
                   "| roofline floor (ms) | bound by | share of floor |",

@@ -87,3 +87,30 @@ def test_the_docs_block_renders_from_the_committed_json():
     text = (root / "docs" / "classmap.md").read_text(encoding="utf-8")
     block = text.split(BEGIN)[1].split(END)[0]
     assert block == "\n" + render(saved)
+
+
+def test_a_saved_bench_model_is_timed_with_its_accuracies(tmp_path):
+    import numpy as np
+
+    from classmap_gui.bench.latency_model import load_latency_model, save_if_asked
+    from classmap_gui.core.classify import OneVsAllBank
+    from classmap_gui.core.classify.classmap import ClassMap
+
+    rng = np.random.default_rng(0)
+    mu = rng.normal(size=(12, 16))
+    y = np.arange(240) % 12
+    X = (mu[y] + 0.3 * rng.normal(size=(240, 16))).astype(np.float32)
+    bank = OneVsAllBank(trainer="ridge").fit(X[:120], y[:120])
+    cm = ClassMap(d=5, p=4, embedding="random", random_state=0).fit_embedding(bank, X[:120], y[:120])
+    assert save_if_asked("none", bank, cm, X[120:], y[120:]) is None
+    save_if_asked(tmp_path / "m", bank, cm, X[120:], y[120:], {"p": 4})
+    bank2, cm2, Xt, yt, info = load_latency_model(tmp_path / "m")
+    np.testing.assert_array_equal(cm2.predict_result(Xt, bank=bank2).labels, cm.predict_result(Xt, bank=bank).labels)
+    assert info == {"p": 4}
+    result = roofline.run(sizes="", model=str(tmp_path / "m"), batch=30, latency_queries=10, rounds=1, gemm_size=64,
+                          dram_mb=1)
+    (entry,) = result["sizes"]
+    want = float(np.mean(cm.predict_result(Xt, bank=bank).labels == yt))
+    assert entry["accuracy"]["classmap"] == want and entry["accuracy"]["brute_force"] > 0.9
+    assert entry["speedup"]["batch"]["median"] > 0
+    assert "saved model `m`" in result["markdown"]
