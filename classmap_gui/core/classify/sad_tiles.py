@@ -11,6 +11,9 @@ dot products. Integer sums are exact in any order: nothing here needs a fixed su
 
 :data:`SAD_BYTES` is the vector width used (64 with AVX-512BW, 32 with AVX2, 0 elsewhere: then the
 callers keep the float32 filter).
+
+numba's on-disk cache of a caller is keyed on the caller's own source file: after editing this module,
+delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``filter_codes`` (development only).
 """
 from __future__ import annotations
 
