@@ -15,7 +15,8 @@ reference rows per block of 32 queries) ``+ C d`` (filter: the embeddings per ti
 byte codes ``2 G C``, plus ``4 d`` per class refined exactly) ``+ 4 p D + 4 min(C, n p) D / n`` (refine:
 one query row per pair, each candidate weight row once per batch). Flop: ``2 C D`` brute force; ClassMap
 ``2 (d + p) D`` dot products plus ``3 C d`` filter operations (the byte codes: ``3 d`` per class refined
-exactly; their byte terms are counted apart, ``byte_terms``).
+exactly; the ``G C / 8`` psadbw instructions of a query's byte terms are no float work and are recorded apart,
+``sad_instructions``, outside the floor).
 
 ``docs``: a Markdown file whose roofline block (:mod:`.roofline_report`) is rewritten with the table.
 """
@@ -211,6 +212,8 @@ def timed_size(bank, cm, X: np.ndarray, n: int, n_single: int, rounds: int, roof
             got = stages.get(method)
         ws = 4.0 * C * D + (4.0 * n * D if mode == "batch" else 0.0)
         rows.append(_row(mode, method, flop, nbytes, got, roofs, ws))
+        if method == "stage: filter, byte codes":
+            rows[-1]["sad_instructions"] = (d + 7) // 8 * C / 8
     return {"C": C, "D": D, "d": d, "p": p, "batch": n, "op_limit": op_limit(C, D, d, p), "band": band,
             "speedup": speedups(t), "threads": {m: t[m]["threads"] for m in t}, "rows": rows}
 
