@@ -60,6 +60,7 @@ from ..core.selection import (N_SE, REFERENCE_PENALTIES, TOLERANCE, best_penalty
 from ..core.splits import position_in_class
 from .common import floats, machine
 from .latency import brute_vs_classmap, latency_sweep, medians, op_limit, speedups
+from .latency_model import save_if_asked
 
 OPTIONS = {
     "data": (DEFAULT_DATA, "generated data set with a per-class split (glyph-pose, glyph-pose-small, ...)"),
@@ -88,6 +89,7 @@ OPTIONS = {
     "mips": (True, "compare the faiss maximum-inner-product peer (IVF and HNSW over the bank's rows; needs faiss)"),
     "cache_dir": (None, "folder for cached HOG features (none: compute them); the CLI passes the user cache"),
     "seed": (0, "random seed"),
+    "save_model": (None, "folder for the selected bank, ClassMap and test part (bench roofline --set model=DIR)"),
     "test_seed": (DEFAULT_TEST_SEED, "seed of the freshly generated test part ('none': the old test part, positions "
                                      "50-59 of the seed's set; .classmap_data)"),
 }
@@ -344,6 +346,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     selected = next(q for q in points if q["refine"] == chosen["refine"] and q["p"] == chosen["p"])
     selected["reference_bank_params"] = None if ref is None else ref.get_params()
     result["selected"] = selected
+    save_if_asked(opt["save_model"], bank, models[chosen["refine"]].set_params(p=chosen["p"]), Xt, yt, chosen)
     # brute force's times: those measured in the selected point's rounds
     result["brute_force"].update({"latency_single_ms": selected["brute_force_ms"]["single"]["brute"],
                                   "kernel_single_ms": selected["brute_force_ms"]["single"]["kernel"],

@@ -36,7 +36,7 @@ _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, 
 #: below this many classes the float32 scan is cheap already (and the codes' set-up is not)
 MIN_CLASSES = 256
 
-__all__ = ["ByteCodes", "MIN_CLASSES", "band", "encode_classes", "exact_distances", "filter_codes_batch",
+__all__ = ["MIN_CLASSES", "ByteCodes", "band", "encode_classes", "exact_distances", "filter_codes_batch",
            "worth_it"]
 
 
@@ -185,8 +185,6 @@ def codes_range(F, ET, alpha, CT, lo, hi, inv_s, SUB, ES, width, gamma, p, out_c
     gm = np.empty(Cg // GROUP, np.float32)
     cv = np.empty(Cg, np.float32)
     cc = np.empty(Cg, np.int64)
-    topd = np.empty(p, np.float32)
-    topc = np.empty(p, np.int64)
     r_max = -np.float64(SUB.min())
     q = q_lo
     while q < q_hi:

@@ -4,7 +4,8 @@ ClassMap's filter ranks classes by ``sum_j alpha_j |f_j - E[c, j]|`` and keeps t
 exact filter of the package is this module: the live single query (:func:`filter_one`), the batch
 (:func:`filter_batch_t`, which :class:`~.ann_index.FilterIndex`'s exact method also runs) and, in numpy,
 its twin :func:`.classmap_ops.filter_exact` that the exported ``predict.py`` inlines. All give
-bit-identical distances and the same lists (ties: the lower class first).
+bit-identical distances and the same lists (ties: the lower class first); so does :mod:`.filter_codes`,
+which prefilters a batch on byte codes and computes the distances it keeps with this module's arithmetic.
 
 One arithmetic: the distance of class ``c`` is ``sum_j |alpha_j f_j - alpha_j E[c, j]|`` (``alpha >=
 0``: the weighted L1, three operations a term) added in ``j`` order, vectorised across classes over the

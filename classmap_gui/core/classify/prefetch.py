@@ -3,6 +3,9 @@
 The batch refine reads query rows in the order of its grouping by class (:mod:`.batch_kernels`), which
 no hardware prefetcher predicts; asking for the rows a few pairs ahead overlaps their fetch with the
 dot products before them. A prefetch is a hint: it changes no value, and a wrong one costs only traffic.
+
+numba's on-disk cache of a caller is keyed on the caller's own source file: after editing this module,
+delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``batch_kernels`` (development only).
 """
 from __future__ import annotations
 

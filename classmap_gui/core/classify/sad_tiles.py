@@ -11,6 +11,9 @@ dot products. Integer sums are exact in any order: nothing here needs a fixed su
 
 :data:`SAD_BYTES` is the vector width used (64 with AVX-512BW, 32 with AVX2, 0 elsewhere: then the
 callers keep the float32 filter).
+
+numba's on-disk cache of a caller is keyed on the caller's own source file: after editing this module,
+delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``filter_codes`` (development only).
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from numba.extending import intrinsic
 def _sad_bytes() -> int:
     try:
         feats = llb.get_host_cpu_features()
-    except Exception:  # pragma: no cover - non-x86 hosts may not report features
+    except RuntimeError:  # pragma: no cover - hosts whose features LLVM cannot read
         return 0
     if feats.get("avx512bw", False):
         return 64

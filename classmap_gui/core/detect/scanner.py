@@ -282,7 +282,8 @@ class Scanner:
             self._stages = {"gemm": t1 - t0, "best class": time.perf_counter() - t1}
         else:
             t0 = time.perf_counter()
-            pred = self.rec.classmap.predict_result(X, bank=self.rec.classifier)
+            # the frame's windows as one batch: each candidate's weight row read once for all of them
+            pred = self.rec.classmap.predict_result(X, bank=self.rec.classifier, batch_size=max(1, n))
             t1 = time.perf_counter()
             cls, sc = pred.top_classes, pred.top_scores          # (n, p) best first
             evaluations = float(np.mean(pred.evaluations))

@@ -8,7 +8,11 @@ import pytest
 from classmap_gui.core.classify import filter_codes as FC
 from classmap_gui.core.classify import filter_kernels as FK
 from classmap_gui.core.classify.classmap import ClassMap
-from classmap_gui.core.classify.classmap_ops import filter_distances, filter_exact, rank_by_response
+from classmap_gui.core.classify.classmap_ops import (
+    filter_distances,
+    filter_exact,
+    rank_by_response,
+)
 from classmap_gui.core.classify.sad_tiles import SAD_BYTES
 
 needs_sad = pytest.mark.skipif(SAD_BYTES == 0, reason="no psadbw vectors on this CPU: the float32 filter runs")
