@@ -9,7 +9,9 @@ from __future__ import annotations
 from .hog import HOGFeatures
 from .kmeans import KMeansFeatures
 from .pixels import PixelFeatures
+from .network import NetworkFeatures
 from .random_cnn import RandomCNNFeatures
 from .random_features import RandomFourierFeatures
 
-__all__ = ["HOGFeatures", "KMeansFeatures", "PixelFeatures", "RandomCNNFeatures", "RandomFourierFeatures"]
+__all__ = ["HOGFeatures", "KMeansFeatures", "NetworkFeatures", "PixelFeatures", "RandomCNNFeatures",
+           "RandomFourierFeatures"]

@@ -131,6 +131,14 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         The network file's SHA-256 (what a model was built on).
 
     Input: uint8 ``(n, h, w)`` grey (or ``(n, h, w, 3)``). Output: ``(n, D) float32``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from classmap_gui.core.features import NetworkFeatures
+    >>> crops = np.random.default_rng(0).integers(0, 256, (4, 64, 64), dtype=np.uint8)
+    >>> NetworkFeatures().fit(crops).transform(crops).shape
+    (4, 512)
     """
 
     store_exclude = ("runner_",)
