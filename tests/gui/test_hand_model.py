@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-DEMO_SHAPES = "5,B,V,L,Y,A"          # shapes the demo video holds (hand_video.KEY_POSES), a small model of them
+DEMO_SHAPES = "5,B,V,L,Y,A,1"        # shapes the demo video holds (hand_video.KEY_POSES), a small model of them
 
 
 def test_get_the_hand_model_then_run_names_shapes_on_the_demo_video(qtbot, window, tmp_path, monkeypatch):
@@ -25,9 +25,18 @@ def test_get_the_hand_model_then_run_names_shapes_on_the_demo_video(qtbot, windo
     assert win.hand_model_offer.isVisible() and "hand-pose model" in win.hand_model_offer.text()
     qtbot.mouseClick(win.hand_model_offer, Qt.LeftButton)
     qtbot.waitUntil(lambda: not win.runner.busy, timeout=60000)
-    assert win.project.recogniser is not None and win.project.recogniser.n_classes == 61, win.runner.last_error
+    assert win.project.recogniser is not None and win.project.recogniser.n_classes == 71, win.runner.last_error
     assert win.tabs.tabText(win.tabs.currentIndex()).lower().endswith("run")
     assert DEMO_VIDEO in win.run.sources.current_text()
+    from classmap_gui.core.data.hand_video import demo_labels
+
+    truth = demo_labels()                                          # the video's key pose, frame by frame
+    said = {}
+
+    def on_frame(crop, result, name, frames_read):
+        r = win.run.reading.reading
+        said[frames_read - 1] = r.shape if r is not None and r.found else None
+    win.run.frameRecognised.connect(on_frame)
     qtbot.mouseClick(win.run.start_btn, Qt.LeftButton)
     seen = []
 
@@ -35,11 +44,15 @@ def test_get_the_hand_model_then_run_names_shapes_on_the_demo_video(qtbot, windo
         r = win.run.reading.reading
         if r is not None and r.found:
             seen.append(r.shape)
-        return len(set(seen)) >= 3
-    qtbot.waitUntil(named, timeout=60000)
+        return len(set(seen)) >= 3 and max(said, default=0) >= len(truth) // 3
+    qtbot.waitUntil(named, timeout=120000)
     qtbot.mouseClick(win.run.start_btn, Qt.LeftButton)            # stop
+    keys = [i for i in said if i < len(truth) and truth[i] is not None]
+    right = [said[i] == truth[i][0] for i in keys]
+    print(f"shape named right in {sum(right)} of {len(keys)} key-pose frames")
+    assert len(keys) >= 20 and sum(right) > len(keys) / 2, (sum(right), len(keys))   # most key-pose frames named
     text = win.run.reading.text()
-    assert "confidence" in text and "·" not in win.run.reading.shape.text()   # the shape alone, large
+    assert ("confidence" in text or text.startswith("no hand")) and "·" not in win.run.reading.shape.text()  # shape alone
     assert set(seen) <= set(DEMO_SHAPES.split(","))
     assert len(set(seen)) >= 3                                     # the video changes shape: so does the name
 
