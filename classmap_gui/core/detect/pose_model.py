@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..selection import REFERENCE_PENALTIES, TOLERANCE, measured_gaps, operating_point, paired_se, reference_penalty
@@ -52,8 +53,8 @@ BUILD_OPTIONS = {
                     "previous revision chose 2.1 on validation), which halves a bootstrap round's training"),
     "validation_fraction": (0.1, "share of every class held out to choose p"),
     "d": (45, "ClassMap reference classifiers"),
-    "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
-    "refine": ("v3", "ClassMap refine (bench classmap's choice on hand-pose)"),
+    "p_sweep": ("10,15,20,30,40,60", "candidate p values (chosen on validation)"),
+    "refine": ("v2,v3", "candidate ClassMap refines, chosen on validation with p"),
     "reference_penalties": (REFERENCE_PENALTIES, "candidate reference-bank penalty multiples, chosen on validation "
                             "(core.selection.reference_penalty, as bench classmap chooses)"),
     "tolerance": (TOLERANCE, "chosen p: the shared operating-point rule's margin (core.selection)"),
@@ -164,7 +165,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     factors = _numbers(opt["reference_penalties"], "reference_penalties")
     if not factors:
         raise ConfigError("hand model: reference_penalties must list some multiples")
-    cm = {"d": int(opt["d"]), "p": max(p_sweep), "refine": str(opt["refine"]), "reference_penalty": factors[0]}
+    cm = {"d": int(opt["d"]), "p": max(p_sweep), "refine": "v3", "reference_penalty": factors[0]}  # v3: learns its threshold
     cfg = TrainConfig(features=features, features_params=feat_params, bank="ova-ridge", classmap=cm,
                       test_fraction=0.1, classmap_fraction=0.15, seed=seed)
     t2 = time.perf_counter()
@@ -176,27 +177,41 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     check_stop(should_stop)
     Xv = rec.transform(val_set.images)
     yv = np.asarray(val_set.labels)
-    brute_hit = rec.classifier.predict(Xv) == yv
+    # scored as the reader reads a hand (detect/reading.py): the best *hand* class among the classes a method
+    # evaluated, on the hand crops (the scan's own threshold, not the bank's argmax, decides "no hand"), so the
+    # choice is of what a person is told. Refines are candidates too: v3 stops at the first candidate above
+    # its threshold, which may be the background class, leaving the hand's classes unscored.
+    bg = rec.class_names.index(BACKGROUND_CLASS)
+    hand = yv != bg
+    Xh, yh = Xv[hand], yv[hand]
+    S = np.asarray(rec.classifier.decision_function(Xh), np.float32)
+    S[:, bg] = -np.inf
+    brute_hit = S.argmax(axis=1) == yh
     brute_val = float(np.mean(brute_hit))
+    refines = [r.strip() for r in str(opt["refine"]).split(",") if r.strip()]
     points = []
     for factor, model in models.items():
-        for p in p_sweep:
-            check_stop(should_stop)
-            model.set_params(p=p)
-            pr = model.predict_result(Xv, top=1, bank=rec.classifier)
-            hit = np.asarray(pr.labels) == yv
-            points.append({"p": p, "refine": cm["refine"], "reference_penalty": factor,
-                           "accuracy": float(np.mean(hit)), "evaluations": float(np.mean(pr.evaluations)),
-                           "difference_se": paired_se(hit, brute_hit)})
+        for refine in refines:
+            for p in p_sweep:
+                check_stop(should_stop)
+                model.set_params(p=p, refine=refine)
+                pr = model.predict_result(Xh, top=p, bank=rec.classifier)
+                c, sc = np.asarray(pr.top_classes), np.asarray(pr.top_scores, np.float64)
+                sc = np.where(np.isnan(sc) | (c == bg), -np.inf, sc)
+                hit = c[np.arange(len(c)), sc.argmax(axis=1)] == yh
+                points.append({"p": p, "refine": refine, "reference_penalty": factor,
+                               "accuracy": float(np.mean(hit)), "evaluations": float(np.mean(pr.evaluations)),
+                               "difference_se": paired_se(hit, brute_hit)})
     # the shared rules (core.selection), as bench classmap chooses: the reference penalty over the whole
-    # p sweep, then p on that penalty's points
-    sel_ref = {**reference_penalty(points, brute_val), "points": points}
+    # (refine, p) sweep, then (refine, p) on that penalty's points
+    sel_ref = {**reference_penalty(points, brute_val), "points": points, "hand_crops": int(hand.sum())}
     cm["reference_penalty"] = sel_ref["chosen"]
     sel_p = operating_point(measured_gaps([q for q in points if q["reference_penalty"] == cm["reference_penalty"]],
                                           brute_val), ("reference_penalty", "refine", "p"),
-                            tolerance=float(opt["tolerance"]), by="validation gap to brute force",
-                            brute_force_accuracy=brute_val)
-    rec.classmap = models[cm["reference_penalty"]].set_params(p=int(sel_p["chosen"]["p"]))
+                            tolerance=float(opt["tolerance"]), by="validation gap to brute force, the best hand class "
+                            "as the reader reads it, on the hand crops", brute_force_accuracy=brute_val)
+    cm["refine"] = str(sel_p["chosen"]["refine"])
+    rec.classmap = models[cm["reference_penalty"]].set_params(p=int(sel_p["chosen"]["p"]), refine=cm["refine"])
     rec.metadata["config"]["classmap"] = {**rec.metadata["config"]["classmap"], **cm, "p": int(sel_p["chosen"]["p"])}
     # train()'s test report scored the first candidate at the largest p: the chosen model is scored again
     test_accuracy = evaluate(rec, test_set, should_stop=should_stop, measure_latency=False).accuracy
