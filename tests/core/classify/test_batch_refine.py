@@ -142,14 +142,14 @@ def test_trained_digits_model_batch_equals_single_query(refine):
     """A real trained bank (liblinear one-vs-all on scikit-learn's digits, 10 classes x 64 pixels)."""
     from sklearn.datasets import load_digits
 
-    from classmap_gui.core.classify import OneVsAllBank
+    from classmap_gui.core.classify import OneVsAllSVM
 
     X, y = load_digits(return_X_y=True)
     X = (X / 16).astype(np.float32)
     rng = np.random.default_rng(0)
     idx = rng.permutation(len(X))
     tr, em, te = idx[:900], idx[900:1300], idx[1300:]
-    bank = OneVsAllBank(trainer="liblinear", C=1.0, random_state=0).fit(X[tr], y[tr])
+    bank = OneVsAllSVM(C=1.0, random_state=0).fit(X[tr], y[tr])
     cm = ClassMap(d=4, p=4, embedding="boosted", refine=refine, n_triples=3000).fit_embedding(bank, X[em], y[em])
     res = cm.predict_result(X[te], bank=bank)
     assert_same(res, [cm.predict_result(x[None, :], bank=bank) for x in X[te]])
