@@ -275,11 +275,6 @@ class MainWindow(QMainWindow):
         self.project.message.emit("New project: add a class, then capture or add its images.")
         return True
 
-    def load_demo(self):
-        """Open the built-in demo set (glyph-pose-small when present, else digits) with its settings."""
-        from .demo import open_demo  # noqa: PLC0415
-        return open_demo(self)
-
     def open_project(self, path: str | None = None) -> bool:
         """File > Open: load a project folder or ``.cmproj`` (asking for it when ``path`` is None) in the
         background; False when cancelled."""

@@ -22,7 +22,6 @@ The type names are listed in the registry; :func:`register` adds a class outside
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, TypeVar
 
 import numpy as np
@@ -177,8 +176,3 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
         raise ModelFormatError(f"{where}: model file is invalid: inconsistent saved state: "
                                f"{str(exc)[:200]}") from None
     return est
-
-
-def is_finite_number(x: Any) -> bool:
-    """Whether ``x`` is an int or float (not a bool) with a finite value."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
