@@ -14,7 +14,7 @@ from ..core.errors import ClassMapError
 from ..user_dirs import cache_dir
 from .common import ProgressBar, Subcommands, emit, json_default, parse_sets, parse_value
 
-BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan")
+BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan", "responsiveness")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
