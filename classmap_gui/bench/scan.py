@@ -23,7 +23,6 @@ ClassMap against brute force.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 

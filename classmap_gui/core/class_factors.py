@@ -20,7 +20,7 @@ RIGHT_WRONG = "right/wrong"
 def factors_of(class_names: list[str]) -> dict | None:
     """``{"shape", "shape_index", "yaw", "pitch", "roll"}`` per class (see ``hand_pose.class_factors``)
     when every name is a hand-pose or every name a glyph-pose class; None for any other set."""
-    from .data import glyph_pose, hand_pose  # noqa: PLC0415
+    from .data import glyph_pose, hand_pose
 
     if not len(class_names):
         return None

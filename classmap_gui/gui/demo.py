@@ -74,7 +74,7 @@ def demo_settings(dataset: str, features: str | None = None) -> dict:
 
 def open_demo(win, features: str | None = None):
     """Load the built-in demo set with the settings that make it a one-click train."""
-    from .hand_model import offer_hand_model  # noqa: PLC0415
+    from .hand_model import offer_hand_model
 
     offer_hand_model(win)                        # "show your hand": the 2430-class model, no training
     name = demo_dataset()

@@ -28,7 +28,7 @@ def get_hand_model(win, ask: bool = True) -> bool:
         return False
 
     def work(progress, should_stop):
-        from ..core.detect.pose_model import make_hand_model  # noqa: PLC0415
+        from ..core.detect.pose_model import make_hand_model
 
         make_hand_model(folder, progress=progress, should_stop=should_stop)
         return folder

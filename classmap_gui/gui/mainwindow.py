@@ -32,7 +32,7 @@ class MainWindow(QMainWindow):
     and the one background task runner."""
     def __init__(self, parent=None):
         super().__init__(parent)
-        from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+        from PySide6.QtWidgets import QApplication
         # the wheel turns a value only in the field a person clicked into, never one the pointer passes
         self.wheel_guard = WheelGuard(self)
         QApplication.instance().installEventFilter(self.wheel_guard)
@@ -81,14 +81,14 @@ class MainWindow(QMainWindow):
         self._setup_autosave()
         # Load compiled kernels now (~0.2 s) rather than mid-training or mid-stream, where their
         # first call would hold the GIL and freeze the window.
-        from ..core.warmup import warm_compiled_kernels  # noqa: PLC0415
+        from ..core.warmup import warm_compiled_kernels
         warm_compiled_kernels()
 
     # ------------------------------------------------------------------ autosave and recent projects
     def _setup_autosave(self) -> None:
-        from PySide6.QtCore import QTimer  # noqa: PLC0415
+        from PySide6.QtCore import QTimer
 
-        from ..core.project import Autosaver, RecentProjects  # noqa: PLC0415
+        from ..core.project import Autosaver, RecentProjects
         try:
             self.autosaver = Autosaver(user_dirs.data_dir() / "autosave", interval=60)
             self.recent = RecentProjects(user_dirs.config_dir())
@@ -247,9 +247,9 @@ class MainWindow(QMainWindow):
     def _save_and_wait(self) -> bool:
         """File > Save, and wait for it as a dialog would (events go on: the window draws and shows the
         progress); True once saved, False when no name was given or the save failed or was refused."""
-        from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+        from PySide6.QtWidgets import QApplication
 
-        from .driving import wait_until  # noqa: PLC0415
+        from .driving import wait_until
         task = self.save_project()
         if not task:
             return False
@@ -288,8 +288,8 @@ class MainWindow(QMainWindow):
                 return False
             if Path(path).name == "project.json":
                 path = str(Path(path).parent)
-        import shutil  # noqa: PLC0415
-        import tempfile  # noqa: PLC0415
+        import shutil
+        import tempfile
         # an archive's captures are unpacked to a folder the project owns until it is replaced or closed
         captures_to = Path(tempfile.mkdtemp(prefix="classmap-captures-")) if str(path).endswith(".cmproj") else None
 
@@ -328,8 +328,8 @@ class MainWindow(QMainWindow):
         folder = Path(path).parent if Path(path).name == "model.json" else Path(path)
 
         def load(progress, should_stop):
-            from ..core.data.imageset import ImageSet  # noqa: PLC0415
-            from ..core.recogniser import Recogniser  # noqa: PLC0415
+            from ..core.data.imageset import ImageSet
+            from ..core.recogniser import Recogniser
 
             t0 = time.perf_counter()
             rec = Recogniser.load(folder)  # large weights are memory-mapped, not read
@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
                 return False
 
         def work(progress, should_stop):
-            from ..core.export import export_recogniser  # noqa: PLC0415
+            from ..core.export import export_recogniser
             return export_recogniser(rec, path)
 
         def done(out):

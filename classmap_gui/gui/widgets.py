@@ -110,7 +110,7 @@ def elide_end(fm, text: str, width: int, lines: int = 1) -> str:
     (QFontMetrics), it takes at most ``lines`` lines."""
     if lines <= 1:
         return fm.elidedText(text, Qt.ElideRight, width)
-    from PySide6.QtCore import QRect  # noqa: PLC0415
+    from PySide6.QtCore import QRect
 
     def fits(t: str) -> bool:
         return fm.boundingRect(QRect(0, 0, width, 10 ** 6), int(Qt.TextWordWrap), t).height() <= lines * fm.lineSpacing()

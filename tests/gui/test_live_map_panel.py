@@ -144,7 +144,7 @@ def hand_2430(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430, busy_cpu):
+def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430, busy_cpu):  # noqa: F811 - the fixture
     ims, res, cfg = hand_2430
     win = window
     win.project.reset(ims)

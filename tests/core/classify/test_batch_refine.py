@@ -160,7 +160,6 @@ def test_trained_digits_model_batch_equals_single_query(refine):
 def _filters_agree(E, F, alpha, p):
     """The batch filter's top-p lists of queries ``F`` over class embeddings ``E``, checked equal, class
     and distance bits, to the single-query filter's for every query; returns the lists ``(n, p)``."""
-    from classmap_gui.core.classify import classmap_kernels as K
 
     n, d = F.shape
     ET = FK.transpose_embeddings(E, alpha)
@@ -209,7 +208,6 @@ def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
     """Neighbouring class indices close in embedding space (like poses of one shape), so a query's
     nearest classes are a run of consecutive indices; C not a multiple of the group size; the
     last queries of the batch not a multiple of four."""
-    from classmap_gui.core.classify import classmap_kernels as K
 
     rng = np.random.default_rng(5)
     C, d, n, p = 2430, 12, 43, 20
