@@ -26,6 +26,7 @@ demo: $(STAMP)
 	$(VENV)/bin/classmap eval out/digits-model --data digits
 
 test: sysdeps $(STAMP)
+	$(VENV)/bin/ruff check .
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 	$(MAKE) docs SPHINXOPTS="-W --keep-going"
 

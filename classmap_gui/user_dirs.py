@@ -13,21 +13,21 @@ APP = "classmap-studio"
 
 def data_dir() -> Path:
     """The user data folder (autosaves, captures of unsaved projects, the hand-pose model)."""
-    from platformdirs import user_data_dir  # noqa: PLC0415 - platformdirs loads on first use
+    from platformdirs import user_data_dir  # platformdirs loads on first use
 
     return Path(user_data_dir(APP, appauthor=False))
 
 
 def config_dir() -> Path:
     """The user configuration folder (recent projects)."""
-    from platformdirs import user_config_dir  # noqa: PLC0415
+    from platformdirs import user_config_dir
 
     return Path(user_config_dir(APP, appauthor=False))
 
 
 def cache_dir() -> Path:
     """The user cache folder (benchmark caches)."""
-    from platformdirs import user_cache_dir  # noqa: PLC0415
+    from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP))
 
@@ -35,7 +35,7 @@ def cache_dir() -> Path:
 def hand_model_dir() -> Path:
     """Where ``classmap hand-model`` saves the hand-pose model and the app looks for it:
     ``$CLASSMAP_HAND_MODEL``, else the user data folder."""
-    from .core.detect.pose_model import hand_model_folder  # noqa: PLC0415 - core loads on first use
+    from .core.detect.pose_model import hand_model_folder  # core loads on first use
 
     return hand_model_folder(os.environ, data_dir())
 

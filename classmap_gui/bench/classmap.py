@@ -54,12 +54,12 @@ import numpy as np
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
-from .classmap_report import mips_comparison, summary  # noqa: F401 (public)
+from .classmap_report import mips_comparison, summary
 from ..core.selection import (N_SE, REFERENCE_PENALTIES, TOLERANCE, best_penalty, measured_gaps, operating_point,
                               paired_se, predicted_gaps, record, reference_penalty, stronger_penalty)
 from ..core.splits import position_in_class
 from .common import floats, machine
-from .latency import brute_vs_classmap, latency_sweep, medians, op_limit, speedups
+from .latency import brute_vs_classmap, latency_sweep, medians, speedups
 from .latency_model import save_if_asked
 
 OPTIONS = {

@@ -166,19 +166,19 @@ class _Banks:
         return float(np.mean(self.fitted(trainer, pen).predict(self.F[self.val]) == self.y[self.val]))
 
     def fitted(self, trainer: str, pen: float, both: bool = False):
-        from ..core.classify import OneVsAllBank
+        from ..core.classify import OneVsAllRidge, OneVsAllSVM
         from ..core.classify.ridge_moments import ova_ridge_bank
 
         check_stop(self.stop)
         rows = np.concatenate([self.fit_rows, self.refit_rows]) if both else self.fit_rows
         if trainer == "ridge" and not both and 2 * len(rows) < self.F.shape[1]:
             # far fewer rows than features: the product's bank solves the dual, n x n
-            return OneVsAllBank(trainer="ridge", alpha=self.alpha(pen), n_jobs=self.opt["n_jobs"]).fit(
+            return OneVsAllRidge(alpha=self.alpha(pen), n_jobs=self.opt["n_jobs"]).fit(
                 self.F[rows], self.y[rows], should_stop=self.stop)
         if trainer == "ridge":
             a = self.alpha(pen)
             return ova_ridge_bank(*self._ridge_moments(both).solve(a), a)
-        return OneVsAllBank(trainer="liblinear", C=pen, n_jobs=self.opt["n_jobs"],
+        return OneVsAllSVM(C=pen, n_jobs=self.opt["n_jobs"],
                             random_state=self.opt["seed"]).fit(self.F[rows], self.y[rows], should_stop=self.stop)
 
 

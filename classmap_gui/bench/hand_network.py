@@ -29,7 +29,7 @@ from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, report, sub_progress
 from .common import machine
 from .scan import OPTIONS as SCAN_OPTIONS
-from .scan import _model, style_test
+from .scan import hand_model_of, style_test
 
 #: the default test seed of the crops (varied: this seed, camera: the next); never used before this revision
 TEST_SEED = 36501
@@ -77,7 +77,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         if used is not None and int(used) in (seed, seed + 1):
             raise ConfigError(f"bench hand-network: test seed {seed} (and {seed + 1}) must differ from the {name} "
                               f"seed {used}: a test part must stay unseen")
-    rec, info = _model(scan_opt, sub_progress(progress, 0.0, 0.7), should_stop)
+    rec, info = hand_model_of(scan_opt, sub_progress(progress, 0.0, 0.7), should_stop)
     built = info.get("build_options") or {}
     scan_opt.update({k: built[k] for k in ("shapes", "orientations") if k in built})  # the model's own classes
     feats = rec.features

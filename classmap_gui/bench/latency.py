@@ -96,11 +96,11 @@ def linear_bank(coef: np.ndarray, intercept: np.ndarray):
     """A one-vs-all bank holding the given weights ``coef (C, D)``, ``intercept (C,)``, made the way a saved
     model is loaded (``store.load_estimator``: the bank's own checks run), for timing at sizes no
     quick fit reaches."""
-    from ..core.classify import OneVsAllBank
+    from ..core.classify import OneVsAllRidge
     from ..core.store import dump_estimator, load_estimator
 
     C, D = coef.shape
-    tiny = OneVsAllBank(trainer="ridge").fit(np.eye(2, D, dtype=np.float32), [0, 1])
+    tiny = OneVsAllRidge().fit(np.eye(2, D, dtype=np.float32), [0, 1])
     arrays: dict = {}
     spec = dump_estimator(tiny, arrays, "bank")
     state = spec["state"]

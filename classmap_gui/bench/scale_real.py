@@ -45,7 +45,6 @@ the app.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import resource
 import time
@@ -60,6 +59,7 @@ from ..core.splits import check_fresh
 from .common import cache_key, floats
 from .hand_parts import (TEST, check_extra_seed, class_means, embedding_kinds, extra_chunks, extra_part, feature_chunks,
                          read_rows, recheck, test_part)
+from .scale_real_report import real_report
 
 #: positions within each class's 8 images
 FIT, VALIDATION, EMBEDDING = (0, 1, 2), (3,), (4, 5)
@@ -122,18 +122,36 @@ def _peak_gb() -> tuple[float, float]:
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20)
 
 
-def _digest(W: np.ndarray) -> str:
-    h = hashlib.sha1()
-    for a in range(0, len(W), 8192):
-        h.update(np.ascontiguousarray(W[a:a + 8192]).tobytes())
-    return h.hexdigest()[:16]
-
-
 def _scores(pred_names: list[str], true_names: list[str], pred, true) -> dict:
     from ..core.data.hand_pose import pose_match
 
     return {"accuracy": float(np.mean(np.asarray(pred) == np.asarray(true))),
             "accuracy_within_30": float(np.mean(pose_match(true_names, pred_names)))}
+
+
+def _candidates(o: dict) -> tuple[list, list, list, dict, list, list]:
+    """The candidates each choice is made among, from the options, checked: ``(penalties, p, d, class
+    embeddings, filter kinds, HNSW (m, ef_construction) grid)``; ConfigError naming the option."""
+    from .filter_selection import KINDS
+
+    penalties = floats(o["penalties"], "penalties")
+    p_cands = sorted(int(v) for v in floats(o["p_candidates"], "p_candidates"))
+    if not penalties or not p_cands or min(penalties) <= 0 or min(p_cands) < 1:
+        raise ConfigError("penalties must be positive and p_candidates >= 1")
+    d_cands = sorted({int(v) for v in floats(o["d_candidates"], "d_candidates")}) if o.get("d_candidates") \
+        else [int(o["d"])]
+    if min(d_cands) < 1:
+        raise ConfigError(f"d_candidates must be positive, got {o['d_candidates']!r}")
+    emb_kinds = embedding_kinds([v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()],
+                                int(o.get("extra_images") or 0))
+    filt = str(o["filter"])
+    kinds = [v.strip() for v in str(o["filter_kinds"]).split(",") if v.strip()] if filt == "auto" else [filt]
+    if not kinds or any(k not in KINDS for k in kinds):
+        raise ConfigError(f"bench scale: filter auto or one of {', '.join(KINDS)} (filter_kinds likewise), got "
+                          f"{filt!r} / {o.get('filter_kinds')!r}")
+    hnsw_grid = [(int(m), int(e)) for m in floats(o["hnsw_m"], "hnsw_m")
+                 for e in floats(o["hnsw_ef_construction"], "hnsw_ef_construction")]
+    return penalties, p_cands, d_cands, emb_kinds, kinds, hnsw_grid
 
 
 def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
@@ -147,9 +165,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..core.parallel import parallel_backend
     from ..core.timing import wait_for_quiet
-    from .classmap_report import headline
-    from .latency import brute_vs_classmap, medians as median_ms, speedups
-    from .filter_selection import KINDS, build_chosen, select_filter
+    from .latency import brute_vs_classmap, medians as median_ms
+    from .filter_selection import build_chosen, select_filter
     from .ivf_selection import exact_topp, recall_at_p
 
     if o.get("data") != "hand-pose":
@@ -165,23 +182,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         check_fresh({"seed": o["test_seed"]}, validation={"seed": seed}, **{f"re-check {v}": {"seed": v} for v in rechecks})
     if int(o.get("extra_images") or 0) > 0:
         check_extra_seed(o, seed)
-    d = int(o["d"])
-    penalties = floats(o["penalties"], "penalties")
-    p_cands = sorted(int(v) for v in floats(o["p_candidates"], "p_candidates"))
-    if not penalties or not p_cands or min(penalties) <= 0 or min(p_cands) < 1:
-        raise ConfigError("penalties must be positive and p_candidates >= 1")
-    d_cands = sorted({int(v) for v in floats(o["d_candidates"], "d_candidates")}) if o.get("d_candidates") else [d]
-    if min(d_cands) < 1:
-        raise ConfigError(f"d_candidates must be positive, got {o['d_candidates']!r}")
-    emb_kinds = embedding_kinds([v.strip() for v in str(o["class_embeddings"]).split(",") if v.strip()],
-                                int(o.get("extra_images") or 0))
-    filt = str(o["filter"])
-    kinds = [v.strip() for v in str(o["filter_kinds"]).split(",") if v.strip()] if filt == "auto" else [filt]
-    if not kinds or any(k not in KINDS for k in kinds):
-        raise ConfigError(f"bench scale: filter auto or one of {', '.join(KINDS)} (filter_kinds likewise), got "
-                          f"{filt!r} / {o.get('filter_kinds')!r}")
-    hnsw_grid = [(int(m), int(e)) for m in floats(o["hnsw_m"], "hnsw_m")
-                 for e in floats(o["hnsw_ef_construction"], "hnsw_ef_construction")]
+    penalties, p_cands, d_cands, emb_kinds, kinds, hnsw_grid = _candidates(o)
     load_start = list(os.getloadavg())
     t_all = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -375,34 +376,13 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         _save_model(o["save_model"], bank, cm, names, chosen, {"classmap": classmap, "brute_force": brute})
         seconds["save_model"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - t_all
-    peak, peak_children = _peak_gb()
-    real = {
-        "data": "hand-pose", "classes": C, "orientations": spec["orientations"], "shapes": len(set(s.split(" · ")[0]
-                                                                                                  for s in names)),
-        "images_per_class": IMAGES_PER_CLASS,
-        "split_positions": {"fit": list(FIT), "validation": list(VALIDATION), "embedding": list(EMBEDDING),
-                            "test": list(TEST)},
-        "features": {"name": "hog", "D": D}, "queries": {"validation": len(vq), "test": len(tq)},
-        "extra_images": None if extra is None else {
-            "seed": int(o["extra_seed"]), "images_per_class": int(o["extra_images"]), "folder": extra[0].folder.name,
-            "used_per_class": int(emb_kinds[emb_kind] or 0), "for": "class embeddings only"},
-        "brute_force": brute, "classmap": classmap,
-        "accuracy_gap_points": 100 * (brute["accuracy"] - classmap["accuracy"]),
-        **headline(C, D, int(len(refs)), classmap["evaluations"], speedups(timing)),
-        "seed": seed, "test_seed": o.get("test_seed"), "test_part": tdata.folder.name if tdata is not data else
-        f"positions {list(TEST)} of the seed's set (seen by earlier runs)",
-        "bank": {"alpha": alpha, "weights_file": str(wfile), "weights_sha1": _digest(W),
-                 "weights_in": "memory" if not isinstance(W, np.memmap) else "memory map",
-                 "layout": "(C, D) float32 rows, one layout for brute force's GEMV and ClassMap's refine"},
-        # what one query must read: brute force every weight row; the quantised scan every class's code
-        "bytes_per_query": {"brute_force_weights": int(C * D * 4), "class_codes_uint8": int(C * -(-len(refs) // 16) * 16),
-                            "refine_rows": int(k * D * 4)},
-        "quiet_before_timing": quiet,
-        "peak_memory_gb": peak, "peak_memory_children_gb": peak_children,
-        "seconds": {k2: round(v, 2) for k2, v in seconds.items()}, "data_cached": bool(data.cached),
-        "backend": placed, "load_average": {"start": load_start, "end": list(os.getloadavg())},
-        "cache_folder": str(folder),
-    }
+    real = real_report(o, spec=spec, data=data, tdata=tdata, extra=extra, used_extra=emb_kinds[emb_kind], names=names,
+                       D=D, queries={"validation": len(vq), "test": len(tq)}, brute=brute, classmap=classmap,
+                       timing=timing, d=len(refs), p=k, bank={"alpha": alpha, "weights_file": wfile, "W": W},
+                       quiet=quiet, seconds=seconds, placed=placed, load_start=load_start, folder=folder,
+                       peak=_peak_gb(), images_per_class=IMAGES_PER_CLASS,
+                       split_positions={"fit": list(FIT), "validation": list(VALIDATION), "embedding": list(EMBEDDING),
+                                        "test": list(TEST)})
     sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
     return {"real": real, "selection": sels}
 

@@ -23,7 +23,6 @@ ClassMap against brute force.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
@@ -83,7 +82,7 @@ def test_seeds(opt: dict) -> list[int]:
     return seeds
 
 
-def _model(opt: dict, progress: ProgressFn, should_stop: StopFn):
+def hand_model_of(opt: dict, progress: ProgressFn, should_stop: StopFn):
     """The hand model (:func:`..core.detect.pose_model.make_hand_model`), from the cache when built with the
     same settings."""
     import json
@@ -242,7 +241,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     sizes = frame_sizes(opt["frames"])
     seeds = test_seeds(opt)                             # refuses test seeds that are validation seeds, before any work
     t_start = time.perf_counter()
-    rec, info = _model(opt, sub_progress(progress, 0.0, 0.75), should_stop)
+    rec, info = hand_model_of(opt, sub_progress(progress, 0.0, 0.75), should_stop)
     opt.update({k: v for k, v in (info.get("choice_options") or {}).items() if k in opt})  # the model's validation seeds
     seeds = test_seeds(opt)                             # ... never a test seed either
     rows = []

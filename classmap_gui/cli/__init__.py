@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         print("classmap: error: out of memory; use smaller settings or data (fewer images, a smaller --size)",
               file=sys.stderr)
         return 2
-    except Exception as exc:  # a bug: say so in one line, keep the traceback in a log
+    except Exception as exc:  # noqa: BLE001 - a bug: say so in one line, keep the traceback in a log
         log = _log_internal_error(exc)
         print(f"classmap: internal error ({type(exc).__name__}: {_one_line(str(exc))[:200]}); this is a bug, "
               f"please report it with the log in {log}", file=sys.stderr)

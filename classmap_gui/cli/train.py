@@ -48,10 +48,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     if cmap:
         classmap = {**(classmap or {}), **cmap}
     size = parse_size(args.size)
+    # the folder first: refusing it loads nothing; the options' schemas come from the components' classes
+    out = check_bundle_target(args.out, MODEL_JSON, need_bytes=MIN_FREE_BYTES)
     feats, bank, classmap = check_train_options(features=args.features, features_params=feats, bank=args.bank,
                                                 bank_params=bank, classmap=classmap, seed_value=args.seed,
-                                                test_fraction=args.test_fraction)
-    out = check_bundle_target(args.out, MODEL_JSON, need_bytes=MIN_FREE_BYTES)  # before reading any data
+                                                test_fraction=args.test_fraction)  # before reading any data
     from ..core.training import TrainConfig, train  # late: the numeric stack loads after the cheap checks
     config = TrainConfig(features=args.features, features_params=feats, bank=args.bank, bank_params=bank,
                          classmap=classmap, test_fraction=args.test_fraction, seed=args.seed)

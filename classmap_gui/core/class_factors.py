@@ -20,9 +20,9 @@ RIGHT_WRONG = "right/wrong"
 def factors_of(class_names: list[str]) -> dict | None:
     """``{"shape", "shape_index", "yaw", "pitch", "roll"}`` per class (see ``hand_pose.class_factors``)
     when every name is a hand-pose or every name a glyph-pose class; None for any other set."""
-    from .data import glyph_pose, hand_pose  # noqa: PLC0415
+    from .data import glyph_pose, hand_pose
 
-    from .data.imageset import BACKGROUND_CLASS  # noqa: PLC0415
+    from .data.imageset import BACKGROUND_CLASS
 
     names = [str(n) for n in class_names]
     bg = [i for i, n in enumerate(names) if n == BACKGROUND_CLASS]

@@ -5,7 +5,7 @@ Feature matrices outgrow memory long before the images do (k-means features with
 write the ``(n, D) float32`` matrix straight into a ``.npy`` file opened with
 ``numpy.lib.format.open_memmap``: only one chunk of features per worker is ever in RAM, and the
 file is a plain ``.npy`` that ``np.load(path, mmap_mode="r")`` opens without reading it. Training
-then reads it chunk by chunk: ``OneVsAllBank(trainer="ridge").fit(memmap, y)`` accumulates the
+then reads it chunk by chunk: ``OneVsAllRidge().fit(memmap, y)`` accumulates the
 Gram matrix over row chunks (``ova.ridge_solve``), so only ``(D, D)`` float64 and one chunk are in
 RAM. (liblinear and the RBF SVM need the whole matrix in float64 in RAM; use ridge for such sets.)
 

@@ -163,9 +163,11 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
     cm = getattr(recogniser, "classmap", None)
     if cm is None:
         return None
+    from .classify.bank_view import bank_kind
+
     bank = registry.saved_type_name(type(recogniser.classifier)) or type(recogniser.classifier).__name__
-    want = "all-pairs" if cm.refine_strategy == "all-pairs-vote" else "one-vs-all"
-    if bank != want or getattr(recogniser.classifier, "coef_", None) is None:
+    want = "pairs" if cm.refine_strategy == "all-pairs-vote" else "ova"     # a bank of each trainer is its own type
+    if bank_kind(recogniser.classifier) != want or getattr(recogniser.classifier, "coef_", None) is None:
         raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a {bank} bank): predict.py "
                           f"reproduces ClassMap all-pairs-vote (v1) over a linear all-pairs bank and best-response "
                           f"(v2) / first-above-threshold (v3) over a linear one-vs-all bank. Retrain with one of "

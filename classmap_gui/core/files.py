@@ -65,14 +65,6 @@ def read_regular(path: str | Path, *, max_bytes: int | None = None, follow_links
         return fh.read()
 
 
-def is_regular(path: str | Path) -> bool:
-    """True for a regular file (following links), without opening it."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
 def inside(path: str | Path, root: str | Path) -> bool:
     """True when ``path`` resolves (all links followed) to ``root`` or somewhere below it."""
     try:

@@ -81,7 +81,7 @@ class MemoryPlan:
 
 def memory_plan(kind: str, name: str, params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
     """The registry component ``name``'s :class:`MemoryPlan` (its class's ``memory_plan``, else the default)."""
-    from .registry import component  # noqa: PLC0415 - the component's class imports on first use
+    from .registry import component  # the component's class imports on first use
 
     cls = component(kind, name).cls
     if hasattr(cls, "memory_plan"):

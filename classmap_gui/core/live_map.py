@@ -70,12 +70,6 @@ def place(dist: np.ndarray, class_xy: np.ndarray, k: int = PLACE_K) -> np.ndarra
     return (w @ np.asarray(class_xy, np.float64)[near] / w.sum()).astype(np.float32)
 
 
-def place_many(queries: np.ndarray, classes: np.ndarray, class_xy: np.ndarray, k: int = PLACE_K) -> np.ndarray:
-    """``(n, 2) float32``: :func:`place` for each row of ``queries (n, d)`` among ``classes (C, d)``."""
-    return np.stack([place(class_distances(q, classes), class_xy, k) for q in np.asarray(queries, np.float32)]) \
-        if len(queries) else np.zeros((0, 2), np.float32)
-
-
 def placement_faithfulness(queries: np.ndarray, classes: np.ndarray, class_xy: np.ndarray, k: int = 10,
                            place_k: int = PLACE_K) -> float:
     """How faithful the placement rule is on a map: for each query ``(n, d)`` placed by :func:`place`, the

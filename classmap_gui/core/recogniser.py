@@ -264,7 +264,7 @@ class Recogniser:
         blank = np.zeros((1, *self.image_size) if self.grey else (1, *self.image_size, 3), np.uint8)
         try:
             width = self.features.transform(blank).shape[1]
-        except Exception as exc:  # any failure here means the saved feature map is unusable
+        except Exception as exc:  # noqa: BLE001 - any failure here means the saved feature map is unusable
             raise ModelFormatError(f"{where}: the feature map cannot process {self.image_size} images: {exc}") from None
         want = getattr(self.classifier, "n_features_in_", width)
         if width != want:
@@ -276,7 +276,7 @@ def _software() -> str:
         from importlib.metadata import version
 
         return f"classmap-studio {version('classmap-studio')}"
-    except Exception:  # not installed (run from a checkout)
+    except Exception:  # noqa: BLE001 - not installed (run from a checkout)
         return "classmap-studio"
 
 

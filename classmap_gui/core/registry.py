@@ -4,39 +4,40 @@ Used by the factories (:func:`make_features`, :func:`make_bank`, :func:`make`), 
 training options (:func:`check_train_options`), the store (the type names written into saved models,
 :func:`saved_type_name` / :func:`saved_type`), export, the CLI's choices, the GUI's lists and
 forms, and the settings proposed for a data set (:mod:`.defaults`, from each entry's plain-data
-``suits``). A :class:`Component` names its class by import path, what it is for and the schema of each
-parameter (:class:`~classmap_gui.core.schema.Param`); every value is checked against the schema
-— type, range, choices — and refused with a :class:`ConfigError` naming the option, so a bad
-setting fails before any work and an oversized one (``n_patches``, ``m``, ``n_jobs``) cannot
-exhaust memory.
+``suits``). A :class:`Component` names its class by import path, what it is for and a help line per
+parameter. The class's scikit-learn ``_parameter_constraints`` are the one declaration of what each
+parameter accepts: the schema (:class:`~classmap_gui.core.schema.Param`, the form fields, the CLI's
+and the store's checks) is derived from them and the constructor's defaults
+(:func:`~classmap_gui.core.schema.from_constraints`). Every value is checked against it — type,
+range, choices — and refused with a :class:`ConfigError` naming the option, so a bad setting fails
+before any work and an oversized one (``n_patches``, ``m``, ``n_jobs``) cannot exhaust memory.
 
-Light to import: the classes are imported when first used (:attr:`Component.cls`), so the CLI
-checks options and its output folder before scikit-learn, numba or OpenCV load. Arrows point
-down: this module names the component modules; they never import it or the store.
+Light to import: a class is imported when its parameters are first needed (:attr:`Component.cls`),
+so listing the names (``--help``) and refusing an unusable ``--out`` load no numeric stack. Arrows
+point down: this module names the component modules; they never import it or the store.
 """
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
-from .errors import ConfigError
-from .schema import AUTO, MAX_IMAGE_SIDE, MAX_SEED, N_JOBS, SEED, Invalid, Param
+from .errors import ConfigError, ModelFormatError
+from .schema import AUTO, MAX_SEED, SEED, Invalid, Param, from_constraints
 from .suitability import Sized, Suits
 
 __all__ = ["AUTO", "KINDS", "Component", "Param", "bank_descriptions", "bank_names", "check_params",
            "check_names", "check_train_options", "check_value", "classmap_applies", "component", "components",
            "feature_names", "make", "make_bank", "make_features", "names", "register", "register_saved_type", "resolve",
-           "route_unprefixed", "saved_type", "saved_type_name", "unregister"]
+           "route_unprefixed", "saved_spec", "saved_type", "saved_type_name", "unregister"]
 
 KINDS = ("features", "bank", "classmap")
 _WHAT = {"features": "feature map", "bank": "classifier bank", "classmap": "ClassMap"}
 #: How the command line names each kind's settings (``--set bank.C=0.1``).
 OPTION_PREFIX = {"features": "--set ", "bank": "--set bank.", "classmap": "--set classmap."}
-#: Classes of all-pairs banks hold C(C-1)/2 classifiers; ``classify.allpairs.MAX_CLASSES`` (tested equal).
-ALL_PAIRS_MAX_CLASSES = 200
 
 
 def resolve(path: str) -> type:
@@ -48,34 +49,50 @@ def resolve(path: str) -> type:
 @dataclass(frozen=True)
 class Component:
     """A named component: ``kind`` (``"features"``, ``"bank"`` or ``"classmap"``), the import path of
-    its class, what it is for, its parameters' schema, and ``fixed`` parameters the name implies
-    (``ova-ridge``: ``trainer="ridge"``) that the user cannot override."""
+    its class, what it is for, and a help line per parameter (``help``; :data:`HELP` holds the lines
+    many components share). The parameters and what they accept come from the class
+    (:attr:`params`); ``internal`` names constructor parameters that are not settings (set by
+    training, e.g. ClassMap's bank), which a person cannot give."""
 
     kind: str
     name: str
     path: str
     description: str
-    params: tuple[Param, ...]
-    fixed: dict = field(default_factory=dict)
-    #: the parameters this name actually reads (the three one-vs-all names share one class and one
-    #: schema, but liblinear reads no ``alpha`` and ridge no ``C``); None: all of ``params``
-    reads: tuple[str, ...] | None = None
+    help: dict = field(default_factory=dict)
+    internal: tuple[str, ...] = ()
     #: when the component is proposed for a data set and how it is sized (plain data; None: never proposed)
     suits: Suits | None = None
     #: banks: why ClassMap cannot filter this bank (None: it can)
     no_classmap: str | None = None
-
-    def shown(self) -> tuple[Param, ...]:
-        """The parameters worth offering a person for this name (those it reads)."""
-        return tuple(p for p in self.params if self.reads is None or p.name in self.reads)
 
     @cached_property
     def cls(self) -> type:
         """The component's class, imported on first use."""
         return resolve(self.path)
 
+    @cached_property
+    def params(self) -> tuple[Param, ...]:
+        """The schema of each parameter, in the constructor's order: derived from the class's
+        ``_parameter_constraints``, its defaults and the help lines (imports the class)."""
+        cls = self.cls
+        constraints = getattr(cls, "_parameter_constraints", {})
+        out = []
+        for name, arg in inspect.signature(cls.__init__).parameters.items():
+            if name == "self" or name in self.internal or arg.kind not in (arg.POSITIONAL_OR_KEYWORD, arg.KEYWORD_ONLY):
+                continue
+            if name not in constraints:
+                raise ConfigError(f"{self.kind} {self.name!r}: {cls.__qualname__}._parameter_constraints has no "
+                                  f"entry for {name!r}")
+            out.append(from_constraints(name, constraints[name], arg.default,
+                                        self.help.get(name) or HELP.get(name) or name))
+        return tuple(out)
+
+    def shown(self) -> tuple[Param, ...]:
+        """The parameters worth offering a person (every setting: each class has only its own)."""
+        return self.params
+
     def has(self, name: str) -> bool:
-        """Whether the user may set parameter ``name`` (fixed ones excluded)."""
+        """Whether the user may set parameter ``name`` (internal ones excluded)."""
         return any(p.name == name for p in self.params)
 
     def param(self, name: str) -> Param:
@@ -91,129 +108,95 @@ class Component:
         return {p.name: p.default for p in self.params}
 
 
-# ------------------------------------------------------------------------ shared parameters
-_C = Param("C", float, 1.0, "SVM cost: larger fits the training data more closely", low=1e-8, high=1e8)
-_ALPHA = Param("alpha", float, 1.0, "ridge penalty: larger gives smoother classifiers", low=1e-12, high=1e12)
-_TOL = Param("tol", float, 1e-4, "solver tolerance", low=1e-12, high=1.0)
-_MAX_ITER = Param("max_iter", int, 1000, "solver iterations", low=1, high=1_000_000)
-_CLASS_WEIGHT = Param("class_weight", str, None, "'balanced' weighs each binary problem's classes equally",
-                      choices=("balanced",))
-_GAMMA = Param("gamma", float, "scale", "RBF kernel width: a number, 'scale' or 'auto'", choices=("scale", "auto"),
-               low=1e-12, high=1e12)
-_SIGMA = Param("sigma", float, AUTO, "random feature frequency std ('auto': from the median distance)",
-               low=1e-12, high=1e12, auto=True)
-_M = Param("m", int, 1000, "random features (width of the sketch)", low=2, high=100_000)
-_SEED0 = Param("random_state", int, 0, "random seed", low=0, high=MAX_SEED, nullable=True)
-_OVA = (_C, _ALPHA, _GAMMA, _TOL, _MAX_ITER, _CLASS_WEIGHT, N_JOBS, SEED)
-_HOG = (Param("cell_size", int, 8, "cell side in pixels", low=1, high=256),
-        Param("block_size", int, 16, "block side in pixels (a multiple of the cell size)", low=1, high=512),
-        Param("block_stride", int, 8, "step between blocks in pixels", low=1, high=512),
-        Param("n_bins", int, 9, "orientation bins", low=1, high=360),
-        Param("signed", bool, False, "signed gradients (0-360 degrees)"),
-        Param("backend", str, "auto", "implementation", choices=("auto", "numpy", "opencv")),
-        Param("n_jobs", int, 1, "worker threads (-1: all cores)", nullable=True, per_core=True))
-#: ClassMap's refine values: descriptive names, then the paper's aliases (``classify.refine``; tested equal).
-REFINES = ("all-pairs-vote", "best-response", "first-above-threshold", "v1", "v2", "v3")
+#: help lines of parameters many components share (a component's own ``help`` overrides them)
+HELP = {
+    "C": "SVM cost: larger fits the training data more closely", "tol": "solver tolerance",
+    "alpha": "ridge penalty: larger gives smoother classifiers", "max_iter": "solver iterations",
+    "class_weight": "'balanced' weighs each binary problem's classes equally",
+    "gamma": "RBF kernel width: a number, 'scale' or 'auto'", "m": "random features (width of the sketch)",
+    "sigma": "random feature frequency std ('auto': from the median distance)",
+    "n_jobs": "worker threads (-1: all cores, -2: all but one)", "random_state": "random seed (unset: the training seed)",
+    "grey": "convert colour images to grey first", "cell_size": "cell side in pixels", "n_bins": "orientation bins",
+    "block_size": "block side in pixels (a multiple of the cell size)", "block_stride": "step between blocks in pixels",
+    "signed": "signed gradients (0-360 degrees)", "backend": "implementation",
+}
 
 
 _COMPONENTS: list[Component] = [
     Component("features", "kmeans", ".features.kmeans:KMeansFeatures",
               "single-layer k-means network (Coates et al.): learned patch dictionary, triangle code, 2x2 pooling",
-              (Param("patch_size", int, AUTO, "patch side in pixels ('auto': 6, smaller on tiny images)",
-                     low=1, high=64, auto=True),
-               Param("stride", int, 1, "step between patches when encoding", low=1, high=64),
-               Param("n_centroids", int, AUTO, "dictionary size K (features: 4K; 'auto': 1600, 400 on tiny images)",
-                     low=1, high=16_384, auto=True),
-               Param("n_patches", int, AUTO, "random patches to learn the dictionary from ('auto': 200 000)",
-                     low=1, high=2_000_000, auto=True),
-               Param("norm_eps", float, 10.0, "contrast normalisation epsilon (pixel units)", low=0.0, high=1e6),
-               Param("whiten_eps", float, 0.1, "ZCA whitening regulariser (unset: no whitening)", low=1e-12, high=1e6,
-                     nullable=True),
-               Param("encoder", str, "triangle", "patch code", choices=("triangle", "hard")),
-               Param("hellinger", bool, False, "square root of the pooled features"),
-               Param("grey", bool, False, "convert colour images to grey first"),
-               Param("kmeans_algorithm", str, "lloyd", "k-means variant", choices=("lloyd", "minibatch")),
-               Param("kmeans_batch_size", int, 4096, "patches per mini-batch step", low=1, high=1_000_000),
-               Param("kmeans_max_iter", int, 10, "k-means passes over the patches", low=1, high=1000),
-               N_JOBS, SEED),
+              {"patch_size": "patch side in pixels ('auto': 6, smaller on tiny images)",
+               "stride": "step between patches when encoding",
+               "n_centroids": "dictionary size K (features: 4K; 'auto': 1600, 400 on tiny images)",
+               "n_patches": "random patches to learn the dictionary from ('auto': 200 000)",
+               "norm_eps": "contrast normalisation epsilon (pixel units)",
+               "whiten_eps": "ZCA whitening regulariser (unset: no whitening)", "encoder": "patch code",
+               "hellinger": "square root of the pooled features", "kmeans_algorithm": "k-means variant",
+               "kmeans_batch_size": "patches per mini-batch step",
+               "kmeans_max_iter": "k-means passes over the patches (lloyd: 0 keeps the initial centroids)"},
               suits=Suits(rank=1, why="single-layer k-means ({side}-pixel images are too small for HOG's cells)",
                           sizes=(Sized("n_centroids", ratio=Fraction(1, 2), low=16, high=1600, rounding="pow2"),
                                  Sized("n_patches", ratio=Fraction(200), low=5_000, high=200_000)),
                           sized_why="k-means: {n_centroids} centroids from {n_patches} patches, sized to {n} images "
                                     "(the paper's 1600 need tens of thousands of images)")),
     Component("features", "hog", ".features.hog:HOGFeatures",
-              "histograms of oriented gradients (Dalal-Triggs); nothing to learn", _HOG,
+              "histograms of oriented gradients (Dalal-Triggs); nothing to learn",
+              {"n_jobs": "worker threads (-1: all cores)"},
               suits=Suits(rank=0, min_side=24,
                           why="HOG ({side}-pixel images are big enough for its 8-pixel cells; nothing to fit)")),
     Component("features", "pixels", ".features.pixels:PixelFeatures",
               "the pixels themselves (optionally resized and standardised)",
-              (Param("size", str, None, "resize to HxW first, e.g. 16x16 (unset: keep the size)",
-                     low=1, high=MAX_IMAGE_SIDE, image_size=True),
-               Param("grey", bool, False, "convert colour images to grey first"),
-               Param("standardize", bool, False, "scale each feature to zero mean and unit variance"))),
+              {"size": "resize to HxW first, e.g. 16x16 (unset: keep the size)",
+               "standardize": "scale each feature to zero mean and unit variance"}),
     Component("features", "pixels+hog", ".features.pixels_hog:PixelsHOGFeatures",
               "HOG with a small grey thumbnail beside it: the edges, and where the image is bright or dark",
-              (Param("thumbnail", int, 8, "side of the grey thumbnail in pixels", low=1, high=64), *_HOG)),
+              {"thumbnail": "side of the grey thumbnail in pixels", "n_jobs": "worker threads (-1: all cores)"}),
     Component("features", "rff", ".features.random_features:RandomFourierFeatures",
-              "random Fourier features of the pixels (Gaussian kernel)",
-              (_M, _SIGMA, Param("kind", str, "cossin", "feature form", choices=("cossin", "phase")), SEED)),
+              "random Fourier features of the pixels (Gaussian kernel)", {"kind": "feature form"}),
     Component("features", "cnn", ".features.random_cnn:RandomCNNFeatures",
               "random convolutional network ('cnn'): fixed random filters, pooling and a random final layer, nothing "
               "learned; tolerant to small shifts (compressive learning's image sketch)",
-              (_M, Param("depth", int, 1, "convolution blocks", low=1, high=8),
-               Param("width", int, 16, "filters in the first block", low=1, high=512),
-               Param("kernel_size", int, 5, "filter side in pixels", low=1, high=31),
-               Param("pool", int, 2, "max-pooling window after each block", low=1, high=8),
-               Param("final", str, "rff", "final random layer", choices=("rff", "relu")),
-               _SIGMA, Param("normalize", bool, True, "unit-norm conv features before the final layer"),
-               _SEED0)),
+              {"depth": "convolution blocks", "width": "filters in the first block",
+               "kernel_size": "filter side in pixels", "pool": "max-pooling window after each block",
+               "final": "final random layer", "normalize": "unit-norm conv features before the final layer"}),
     Component("features", "network", ".features.network:NetworkFeatures",
               "a trained convolutional network's embedding ('network'): shipped with the app, trained on generated "
               "hands (classmap train-network); run by onnxruntime or OpenCV, no PyTorch",
-              (Param("network", str, "hand", "a shipped network's name or an .onnx file"),
-               Param("runtime", str, "onnxruntime", "who runs the network", choices=("onnxruntime", "opencv")),
-               Param("batch_size", int, 256, "crops per runtime call", low=1, high=65536))),
-    Component("bank", "ova-liblinear", ".classify.ova:OneVsAllBank",
-              "one-vs-all linear SVMs (liblinear), classes in parallel", _OVA, {"trainer": "liblinear"},
-              reads=("C", "tol", "max_iter", "class_weight", "n_jobs", "random_state"),
+              {"runtime": "who runs the network", "batch_size": "crops per runtime call"},
+              internal=("network",)),  # a shipped network's name or an .onnx file: not a form's setting
+    Component("bank", "ova-liblinear", ".classify.ova:OneVsAllSVM",
+              "one-vs-all linear SVMs (liblinear), classes in parallel",
               suits=Suits(rank=0, max_classes=99, why="linear SVMs (liblinear) one-vs-all, accurate and quick at this size")),
-    Component("bank", "ova-ridge", ".classify.ova:OneVsAllBank",
+    Component("bank", "ova-ridge", ".classify.ova:OneVsAllRidge",
               "one-vs-all ridge regression, all classes in one solve (scales to thousands of classes)",
-              _OVA, {"trainer": "ridge"}, reads=("alpha", "n_jobs"),
+              {"n_jobs": "worker threads (-1: all cores; the solve itself is threaded by BLAS)"},
               suits=Suits(rank=1, why="ridge regression one-vs-all, one linear solve for all {C} classes",
                           sizes=(Sized("alpha", steps=((0, 10.0), (2000, 100.0)), keep=True),))),
-    Component("bank", "ova-rbf", ".classify.ova:OneVsAllBank", "one-vs-all kernel (RBF) SVMs, for small problems",
-              _OVA, {"trainer": "rbf"}, reads=("C", "gamma", "tol", "max_iter", "class_weight", "n_jobs")),
-    Component("bank", "all-pairs", ".classify.allpairs:AllPairsBank",
-              f"one linear SVM per pair of classes, voting (up to {ALL_PAIRS_MAX_CLASSES} classes)",
-              (Param("trainer", str, "liblinear", "binary trainer", choices=("liblinear", "ridge")),
-               _C, _ALPHA, _TOL, _MAX_ITER, N_JOBS, SEED)),
+    Component("bank", "ova-rbf", ".classify.ova:OneVsAllRBF", "one-vs-all kernel (RBF) SVMs, for small problems"),
+    Component("bank", "all-pairs", ".classify.allpairs:AllPairsSVM",
+              "one linear SVM per pair of classes, voting (for small class counts)"),
+    Component("bank", "all-pairs-ridge", ".classify.allpairs:AllPairsRidge",
+              "one ridge regression per pair of classes, voting (for small class counts)"),
     Component("bank", "compressive", ".classify.compressive_bank:CompressiveBank",
               "compressive classifier: class sketches (means of random features), no training, add classes instantly",
-              (Param("sketch", str, "rff", "what is sketched: random Fourier features of the features ('rff'), "
-                     "the features themselves ('features'), or a random CNN of the images ('cnn')",
-                     choices=("rff", "features", "cnn")),
-               _M, _SIGMA, Param("priors", str, "empirical", "class priors", choices=("empirical", "uniform")),
-               _SEED0), no_classmap="a compressive bank scores every class at the cost of one"),
+              {"sketch": "what is sketched: random Fourier features of the features ('rff'), "
+                         "the features themselves ('features'), or a random CNN of the images ('cnn')",
+               "priors": "class priors", "random_state": "random seed"},
+              no_classmap="a compressive bank scores every class at the cost of one"),
     Component("classmap", "classmap", ".classify.classmap:ClassMap",
               "ClassMap filter-and-refine: embed the query, keep p candidate classes, evaluate only theirs",
-              (Param("d", int, 45, "embedding dimensions (reference classifiers evaluated per query)",
-                     low=1, high=100_000),
-               Param("p", int, 40, "candidate classes the filter keeps for the refine step", low=1),
-               Param("embedding", str, "boosted", "how references are chosen", choices=("boosted", "random")),
-               Param("refine", str, "v2", "how candidates are decided", choices=REFINES),
-               Param("n_triples", int, 60_000, "training triples for the boosted embedding", low=1, high=5_000_000),
-               Param("hard_fraction", float, 0.5, "share of triples with a hard (confusable) wrong class",
-                     low=0.0, high=1.0),
-               Param("threshold", float, None, "first-above-threshold's threshold (unset: learned)"),
-               Param("max_memory_mb", float, 600.0, "memory for the boosted embedding's weak outputs",
-                     low=1.0, high=65_536.0),
-               Param("reference_penalty", float, 1.0, "the embedding's reference classifiers get this many "
-                     "times the bank's penalty (training fits that second, smoother bank; 1: the bank itself)",
-                     low=1e-6, high=1e6),
-               _SEED0),
+              {"d": "embedding dimensions (reference classifiers evaluated per query)",
+               "p": "candidate classes the filter keeps for the refine step",
+               "embedding": "how references are chosen", "refine": "how candidates are decided",
+               "n_triples": "training triples for the boosted embedding",
+               "hard_fraction": "share of triples with a hard (confusable) wrong class",
+               "threshold": "first-above-threshold's threshold (unset: learned)",
+               "max_memory_mb": "memory for the boosted embedding's weak outputs",
+               "reference_penalty": "the embedding's reference classifiers get this many times the bank's penalty "
+                                    "(training fits that second, smoother bank; 1: the bank itself)",
+               "random_state": "random seed"},
               # in the app the bank and the embedding split are training's (the --bank, the split), not settings
-              {"estimator": None, "embedding_fraction": 0.25},
+              internal=("estimator", "embedding_fraction"),
               suits=Suits(min_classes=50, min_per_class=6, why="{d} reference classifiers, refine the top {p} of {C} classes",
                           sizes=(Sized("d", of="classes", ratio=Fraction(1, 8), low=8, high=45),
                                  Sized("p", of="classes", ratio=Fraction(1, 12), low=5, high=40)),
@@ -223,15 +206,22 @@ _COMPONENTS: list[Component] = [
                                                     "smallest class has {fewest}"})),
 ]
 
-#: Type names written into saved models -> class paths. Bank *names* such as ``ova-ridge`` are settings
-#: of one class, saved under the class's type name; the names below are a file format: never rename.
-#: A component of the table above whose class is not listed here is saved under its component name.
+#: Type names written into saved models -> class paths; a file format: never rename. A component of the
+#: table above whose class is not listed here is saved under its component name.
 _SAVED_PATHS: dict[str, str] = {
     "kmeans": ".features.kmeans:KMeansFeatures", "hog": ".features.hog:HOGFeatures",
     "pixels": ".features.pixels:PixelFeatures", "rff": ".features.random_features:RandomFourierFeatures",
-    "cnn": ".features.random_cnn:RandomCNNFeatures", "network": ".features.network:NetworkFeatures", "one-vs-all": ".classify.ova:OneVsAllBank",
-    "all-pairs": ".classify.allpairs:AllPairsBank", "compressive": ".classify.compressive_bank:CompressiveBank",
+    "cnn": ".features.random_cnn:RandomCNNFeatures", "network": ".features.network:NetworkFeatures", "ova-liblinear": ".classify.ova:OneVsAllSVM",
+    "ova-ridge": ".classify.ova:OneVsAllRidge", "ova-rbf": ".classify.ova:OneVsAllRBF",
+    "all-pairs": ".classify.allpairs:AllPairsSVM", "all-pairs-ridge": ".classify.allpairs:AllPairsRidge",
+    "compressive": ".classify.compressive_bank:CompressiveBank",
     "compressive-classifier": ".classify.compressive:CompressiveClassifier", "classmap": ".classify.classmap:ClassMap",
+}
+#: Banks saved before they were split per trainer: ``{type name: {trainer: today's type name}}``; their
+#: params hold ``trainer`` and every trainer's parameters (:func:`saved_spec`).
+_SWITCHED: dict[str, dict[str, str]] = {
+    "one-vs-all": {"liblinear": "ova-liblinear", "ridge": "ova-ridge", "rbf": "ova-rbf"},
+    "all-pairs": {"liblinear": "all-pairs", "ridge": "all-pairs-ridge"},
 }
 _SAVED_TYPES: dict[str, type] = {}
 _SAVED_NAMES: dict[type, str] = {}
@@ -306,13 +296,17 @@ def check_params(kind: str, name: str, params: dict, *, option: str | None = Non
 
     ``option``: how the user names these settings, e.g. ``"--set bank."``: errors then read
     ``--set bank.C=0: C must lie between 1e-08 and 1e+08``. Without it they name the component
-    (``ova-ridge: C must lie ..., got 0``). Parameters the name fixes are refused too.
+    (``ova-ridge: C must lie ..., got 0``). Parameters training sets (``internal``) are refused too, and
+    a bank's ``trainer`` (each trainer is a bank name of its own) with the names to choose from.
     """
     comp = component(kind, name)
-    clash = sorted(set(params) & set(comp.fixed))
+    clash = sorted(set(params) & {*comp.internal, *(("trainer",) if kind == "bank" else ())})
     if clash:
         what = f"{option}{clash[0]}={params[clash[0]]!r}: " if option else ""
-        raise ConfigError(f"{what}{kind} {name!r} fixes {', '.join(clash)}; choose another {kind} name instead")
+        if clash[0] == "trainer":
+            raise ConfigError(f"{what}bank {name!r} has no parameter 'trainer': each trainer is a bank of its own; "
+                              f"choose --bank from {', '.join(names('bank'))}")
+        raise ConfigError(f"{what}{kind} {name!r}: {', '.join(clash)} is set by training, not a setting")
     if option is None:
         return {key: check_value(comp, key, value) for key, value in params.items()}
     out = {}
@@ -331,7 +325,7 @@ def make(kind: str, name: str, /, **params: Any) -> Any:
     choices, and parameters the name fixes are a :class:`ConfigError` naming the option.
     """
     comp = component(kind, name)
-    return comp.cls(**comp.fixed, **check_params(kind, name, params))
+    return comp.cls(**check_params(kind, name, params))
 
 
 def make_features(name: str, /, **params: Any) -> Any:
@@ -425,6 +419,21 @@ def saved_type_name(cls: type) -> str | None:
 def saved_type(name: str) -> type | None:
     """The class a saved model's type name stands for; None when this version does not know it."""
     return _saved().get(name)
+
+
+def saved_spec(name: str, params: dict) -> tuple[str, dict]:
+    """A saved component's ``(type name, params)`` as this version names them. A bank saved before the
+    split per trainer (``"one-vs-all"`` with ``trainer="ridge"`` and every trainer's parameters) becomes
+    its trainer's class (``"ova-ridge"``) with the parameters that class takes; others pass unchanged."""
+    table = _SWITCHED.get(name)
+    if table is None or "trainer" not in params:
+        return name, params
+    new = table.get(params["trainer"]) if isinstance(params["trainer"], str) else None
+    if new is None:
+        raise ModelFormatError(f"the model's {name} bank has trainer {str(params['trainer'])[:40]!r}; "
+                               f"known: {', '.join(table)}")
+    takes = inspect.signature(resolve(_SAVED_PATHS[new]).__init__).parameters
+    return new, {k: v for k, v in params.items() if k in takes and k != "self"}
 
 
 def register_saved_type(name: str, cls: type) -> None:

@@ -1,6 +1,9 @@
 """Parameter schemas: what one hyper-parameter of a component accepts, and checking a value against it.
 
-A :class:`Param` names a parameter's kind (``int``, ``float``, ``str``, ``bool``), default, help
+Each component class declares what its parameters accept once, as scikit-learn's
+``_parameter_constraints`` (``Interval``, ``StrOptions``, ``"boolean"``, ``None``, ...);
+:func:`from_constraints` reads that declaration into a :class:`Param`, the form field the GUI, the
+CLI and the store use. A :class:`Param` names a parameter's kind (``int``, ``float``, ``str``, ``bool``), default, help
 line and every bound on its values: numeric range, allowed words (``"auto"``, ``"scale"``),
 whether ``None`` (unset/off) is accepted, image sizes ``HxW``, and thread counts bounded by this
 machine's cores. :meth:`Param.check` converts and checks one value, raising :class:`Invalid` with
@@ -16,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -60,7 +64,8 @@ class Param:
     (unset/off; implied by a ``None`` default). image_size: the value is an image size, text
     ``"HxW"``, one side for a square, or ``[h, w]``; it becomes ``(h, w)``. per_core: a worker
     count: -1 is every core, -2 all but one, ..., 0 is refused and the top is
-    :data:`MAX_JOBS_PER_CORE` times this machine's cores.
+    :data:`MAX_JOBS_PER_CORE` times this machine's cores. closed: which of low / high belong to the
+    range (``"both"``, ``"left"``, ``"right"``, ``"neither"``, as scikit-learn's ``Interval``).
     """
 
     name: str
@@ -74,6 +79,7 @@ class Param:
     nullable: bool = False
     image_size: bool = False
     per_core: bool = False
+    closed: str = "both"
 
     def bounds(self) -> tuple[float | None, float | None]:
         """The inclusive numeric range today (a worker count's depends on this machine's cores)."""
@@ -130,13 +136,19 @@ class Param:
         low, high = self.bounds()
         if self.per_core and value == 0:
             raise Invalid(self._range_text(low, high))
-        if (low is not None and value < low) or (high is not None and value > high):
+        left, right = self.closed in ("both", "left"), self.closed in ("both", "right")
+        if (low is not None and (value < low or (value == low and not left))) or \
+                (high is not None and (value > high or (value == high and not right))):
             raise Invalid(self._range_text(low, high))
 
     def _range_text(self, low: float | None, high: float | None) -> str:
         if self.per_core:
             return (f"{self.name} must lie between {low} and {high}, not 0 "
                     f"(-1: all {os.cpu_count() or 1} cores, -2: all but one)")
+        if self.closed != "both":
+            parts = [*([f"{'at least' if self.closed == 'left' else 'above'} {low:g}"] if low is not None else []),
+                     *([f"{'at most' if self.closed == 'right' else 'below'} {high:g}"] if high is not None else [])]
+            return f"{self.name} must be {' and '.join(parts)}"
         if low is not None and high is not None:
             return f"{self.name} must lie between {low:g} and {high:g}"
         return f"{self.name} must be at least {low:g}" if low is not None else f"{self.name} must be at most {high:g}"
@@ -180,7 +192,42 @@ def _kind_name(kind: type) -> str:
     return {int: "a whole number", float: "a number", bool: "true or false", str: "a word"}[kind]
 
 
+def from_constraints(name: str, constraints: list, default: Any, help: str) -> Param:
+    """The form field of parameter ``name`` from its scikit-learn ``_parameter_constraints`` entry.
+
+    Read by duck type, so this module needs no scikit-learn: ``Interval`` (``type``, ``left``,
+    ``right``, ``closed``) gives the kind and range, ``StrOptions`` words (``"auto"`` sets ``auto``),
+    ``"boolean"`` a check box, ``"random_state"`` a seed from 0 to :data:`MAX_SEED`, ``None``
+    unset/off, the types ``Integral`` / ``Real`` an unbounded number, a constraint with
+    ``image_size`` an image size; a parameter named ``n_jobs`` is a worker count (``per_core``).
+    Anything else (an estimator, a callable) is not a setting a person types: ConfigError.
+    """
+    kind, low, high, closed, words, nullable, image = None, None, None, "both", [], False, False
+    for c in constraints:
+        if c is None:
+            nullable = True
+        elif c == "boolean":
+            kind = bool
+        elif c == "random_state":
+            kind, low, high, nullable = int, 0, MAX_SEED, True
+        elif c is Integral or c is Real:
+            kind = int if c is Integral else float
+        elif getattr(c, "image_size", False):
+            kind, low, high, image = str, c.low, c.high, True
+        elif all(hasattr(c, a) for a in ("left", "right", "closed", "type")):
+            kind, low, high, closed = (int if c.type is Integral else float), c.left, c.right, c.closed
+        elif getattr(c, "type", None) is str and hasattr(c, "options"):
+            words += sorted(c.options)
+        else:
+            raise ConfigError(f"parameter {name!r}: constraint {c!r} is not one a settings form can offer; "
+                              "name the parameter among the component's internal ones")
+    auto = words == [AUTO] and kind not in (None, str)     # a number or "auto"; other words are choices
+    choices = None if auto else tuple(words) or None
+    return Param(name, kind or str, default, help, choices=choices, low=low, high=high, auto=auto,
+                 nullable=nullable, image_size=image, per_core=name == "n_jobs", closed=closed)
+
+
 # ---------------------------------------------------------------- parameters many components share
-N_JOBS = Param("n_jobs", int, -1, "worker threads (-1: all cores, -2: all but one)", nullable=True, per_core=True)
+#: ``classmap train --seed``: the seed training hands every component without its own ``random_state``
 SEED = Param("random_state", int, None, "random seed (unset: the training seed)", low=0, high=MAX_SEED,
              nullable=True)

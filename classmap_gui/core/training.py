@@ -73,11 +73,12 @@ def auto_params(bank_name: str, bank_params: dict) -> list[str]:
 
     auto = [k for k, v in bank_params.items() if v == "auto" and k in AUTO_CANDIDATES]
     fixed = {k: v for k, v in bank_params.items() if k not in auto}
-    params = make_bank(bank_name, **fixed).get_params(deep=False)
+    bank = make_bank(bank_name, **fixed)
+    params = bank.get_params(deep=False)
     missing = [k for k in auto if k not in params]
     if missing:
         raise ConfigError(f"bank {bank_name!r} has no parameter {', '.join(missing)} to choose")
-    if params.get("trainer") == "ridge" and "alpha" not in bank_params:
+    if getattr(type(bank), "penalty", None) == "alpha" and "alpha" not in bank_params:
         auto.append("alpha")
     return auto
 

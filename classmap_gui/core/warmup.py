@@ -25,7 +25,7 @@ def warm_compiled_kernels() -> None:
             importlib.import_module(name)
         except ImportError:  # a library version without it: its first use imports whatever it needs
             pass
-    from .classify import OneVsAllBank
+    from .classify import OneVsAllRidge
     from .classify.classmap import ClassMap
     from .registry import make_features
 
@@ -34,7 +34,7 @@ def warm_compiled_kernels() -> None:
     feats = make_features("kmeans", n_centroids=4, patch_size=3, n_patches=200, random_state=0)
     X = feats.fit(images).transform(images)
     y = np.arange(len(X)) % 3
-    bank = OneVsAllBank(trainer="ridge").fit(X, y)
+    bank = OneVsAllRidge().fit(X, y)
     bank.decision_function_subset(np.repeat(X, 6, axis=0), np.tile([[0, 1]], (len(X) * 6, 1)))
     cmap = ClassMap(d=2, p=2, embedding="random", random_state=0).fit_embedding(bank, X, y)
     cmap.predict_result(X[:1], top=2, bank=bank)

@@ -34,7 +34,7 @@ def get(key: str, default=None):
 
 def put(key: str, value) -> bool:
     """Save one setting (JSON-able ``value``); False when the folder cannot be written (the app goes on)."""
-    from ..core.store.atomic import write_file_atomic  # noqa: PLC0415
+    from ..core.store.atomic import write_file_atomic
 
     doc = load()
     doc[key] = value

@@ -144,7 +144,7 @@ class FrameStream(UiThread):
             raise OSError(f"could not open {what}. Check that it is connected / readable and not used by another program.")
         return cap, None
 
-    def run(self) -> None:  # noqa: C901 - one loop with the stream's states
+    def run(self) -> None:  # one loop with the stream's states
         """The thread's loop: open the source, read, crop and emit frames at the source's pace until stopped
         or the source ends, then emit ``ended`` with the reason."""
         try:
@@ -213,7 +213,7 @@ class FrameStream(UiThread):
                     interval = cap.interval
                 if self.realtime and interval and not is_camera and not self._paused.is_set():
                     next_t = pace(next_t, interval, self._stop)
-        except Exception as exc:  # noqa: BLE001 - a failing source or model ends the stream, not the app
+        except Exception:  # noqa: BLE001 - a failing source or model ends the stream, not the app
             import logging
             import traceback
             logging.getLogger("classmap_gui").error("stream failed\n%s", traceback.format_exc())

@@ -14,7 +14,7 @@ DEMO_VIDEO = "demo-hands.avi"
 FIND_HAND_VIDEO = "demo-find-hand.avi"
 
 
-def _resource(name: str) -> Path | None:
+def resource_path(name: str) -> Path | None:
     """A shipped resource file: in the source tree, the installed bundle, or the package; None if missing."""
     here = Path(__file__).resolve()
     places = [here.parents[2] / "resources", here.parents[1] / "resources"]
@@ -25,12 +25,12 @@ def _resource(name: str) -> Path | None:
 
 def demo_video() -> Path | None:
     """The shipped demo video of hand poses; None if missing."""
-    return _resource(DEMO_VIDEO)
+    return resource_path(DEMO_VIDEO)
 
 
 def demo_videos() -> list[Path]:
     """Every shipped demo video, the hand-pose one first (the Run and Capture source lists offer them all)."""
-    return [p for p in (_resource(DEMO_VIDEO), _resource(FIND_HAND_VIDEO)) if p is not None]
+    return [p for p in (resource_path(DEMO_VIDEO), resource_path(FIND_HAND_VIDEO)) if p is not None]
 
 
 def demo_dataset() -> str:
@@ -74,7 +74,7 @@ def demo_settings(dataset: str, features: str | None = None) -> dict:
 
 def open_demo(win, features: str | None = None):
     """Load the built-in demo set with the settings that make it a one-click train."""
-    from .hand_model import offer_hand_model  # noqa: PLC0415
+    from .hand_model import offer_hand_model
 
     offer_hand_model(win)                        # "show your hand": the 2430-class model, no training
     name = demo_dataset()

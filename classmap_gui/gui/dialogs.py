@@ -38,7 +38,7 @@ class ImageFormatForm(QWidget):
         form.addRow("Image size", self.side)
         form.addRow("Images are", row)
 
-    def size(self) -> tuple[int, int]:  # noqa: D102 - (h, w)
+    def size(self) -> tuple[int, int]:  # h, w
         """The chosen image size ``(h, w)`` (square)."""
         return self.side.value(), self.side.value()
 

@@ -15,11 +15,6 @@ _log_file: Path | None = None
 _show: list = []  # the window's error display, set by the main window
 
 
-def log_file() -> Path | None:
-    """The log file, once :func:`setup` ran."""
-    return _log_file
-
-
 def where() -> str:
     """A sentence naming the log file, for internal-error messages."""
     return f"Details were written to {_log_file}." if _log_file is not None else \

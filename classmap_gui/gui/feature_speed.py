@@ -52,7 +52,7 @@ def load_cache() -> dict:
 
 def save_cache(key: str, value: dict) -> None:
     """Add one measurement to the cache (atomically; a folder that cannot be written keeps nothing)."""
-    from ..core.store.atomic import write_file_atomic  # noqa: PLC0415
+    from ..core.store.atomic import write_file_atomic
 
     doc = load_cache()
     doc[key] = value
@@ -67,7 +67,7 @@ def measure(name: str, params: dict, image_size, colour: bool, should_stop=None)
     """Time feature map ``name`` with ``params`` on ``image_size`` (h, w) images: ``{"ms_image": batch ms per
     image, "ms_live": ms for one frame, "fps": live frames/s, "dim": feature length}``; ``{"error": text}``
     when it cannot be built or fitted with these settings."""
-    from ..core import registry  # noqa: PLC0415
+    from ..core import registry
 
     h, w = (int(v) for v in image_size)
     shape = (max(BATCH, 24), h, w, 3) if colour else (max(BATCH, 24), h, w)

@@ -22,7 +22,7 @@ def find_hand_model() -> Path | None:
     """The hand-pose model folder the app opens: where ``classmap hand-model`` saves it by default
     (``$CLASSMAP_HAND_MODEL``, else the user data folder), else the hand model folder last opened with
     *File > Open model…*; None when neither holds one."""
-    from . import app_settings  # noqa: PLC0415
+    from . import app_settings
 
     remembered = app_settings.get(REMEMBERED)
     for folder in (hand_model_dir(), Path(remembered) if isinstance(remembered, str) and remembered else None):
@@ -34,7 +34,7 @@ def find_hand_model() -> Path | None:
 def remember_hand_model(rec, folder) -> None:
     """After *File > Open model…*: a hand-pose model's folder is remembered, so *Get the hand-pose model* opens
     it next time instead of building another."""
-    from . import app_settings  # noqa: PLC0415
+    from . import app_settings
 
     if "hand_model" in (getattr(rec, "metadata", None) or {}):
         app_settings.put(REMEMBERED, str(Path(folder).absolute()))
@@ -59,7 +59,7 @@ def get_hand_model(win, ask: bool = True) -> bool:
         return False
 
     def work(progress, should_stop):
-        from ..core.detect.pose_model import make_hand_model  # noqa: PLC0415
+        from ..core.detect.pose_model import make_hand_model
 
         make_hand_model(folder, progress=progress, should_stop=should_stop)
         return folder
@@ -69,9 +69,9 @@ def get_hand_model(win, ask: bool = True) -> bool:
 
 def hand_icon() -> QIcon:
     """The hand glyph (``resources/hand.svg``) as an icon; an empty icon when the file is missing."""
-    from .demo import _resource  # noqa: PLC0415
+    from .demo import resource_path
 
-    path = _resource("hand.svg")
+    path = resource_path("hand.svg")
     return QIcon(str(path)) if path is not None else QIcon()
 
 

@@ -33,7 +33,7 @@ WINDOW_SIZE = "window_size"  # the app setting (app_settings) with the size the 
 def window_size() -> tuple[int, int]:
     """The size to open at: the last one closed at, else :data:`DEFAULT_SIZE`, never larger than the screen's
     free area."""
-    from PySide6.QtGui import QGuiApplication  # noqa: PLC0415
+    from PySide6.QtGui import QGuiApplication
 
     saved = app_settings.get(WINDOW_SIZE)
     w, h = DEFAULT_SIZE
@@ -52,7 +52,7 @@ class MainWindow(QMainWindow):
     and the one background task runner."""
     def __init__(self, parent=None):
         super().__init__(parent)
-        from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+        from PySide6.QtWidgets import QApplication
         # the wheel turns a value only in the field a person clicked into, never one the pointer passes
         self.wheel_guard = WheelGuard(self)
         QApplication.instance().installEventFilter(self.wheel_guard)
@@ -101,14 +101,14 @@ class MainWindow(QMainWindow):
         self._setup_autosave()
         # Load compiled kernels now (~0.2 s) rather than mid-training or mid-stream, where their
         # first call would hold the GIL and freeze the window.
-        from ..core.warmup import warm_compiled_kernels  # noqa: PLC0415
+        from ..core.warmup import warm_compiled_kernels
         warm_compiled_kernels()
 
     # ------------------------------------------------------------------ autosave and recent projects
     def _setup_autosave(self) -> None:
-        from PySide6.QtCore import QTimer  # noqa: PLC0415
+        from PySide6.QtCore import QTimer
 
-        from ..core.project import Autosaver, RecentProjects  # noqa: PLC0415
+        from ..core.project import Autosaver, RecentProjects
         try:
             self.autosaver = Autosaver(user_dirs.data_dir() / "autosave", interval=60)
             self.recent = RecentProjects(user_dirs.config_dir())
@@ -267,9 +267,9 @@ class MainWindow(QMainWindow):
     def _save_and_wait(self) -> bool:
         """File > Save, and wait for it as a dialog would (events go on: the window draws and shows the
         progress); True once saved, False when no name was given or the save failed or was refused."""
-        from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+        from PySide6.QtWidgets import QApplication
 
-        from .driving import wait_until  # noqa: PLC0415
+        from .driving import wait_until
         task = self.save_project()
         if not task:
             return False
@@ -295,11 +295,6 @@ class MainWindow(QMainWindow):
         self.project.message.emit("New project: add a class, then capture or add its images.")
         return True
 
-    def load_demo(self):
-        """Open the built-in demo set (glyph-pose-small when present, else digits) with its settings."""
-        from .demo import open_demo  # noqa: PLC0415
-        return open_demo(self)
-
     def open_project(self, path: str | None = None) -> bool:
         """File > Open: load a project folder or ``.cmproj`` (asking for it when ``path`` is None) in the
         background; False when cancelled."""
@@ -313,8 +308,8 @@ class MainWindow(QMainWindow):
                 return False
             if Path(path).name == "project.json":
                 path = str(Path(path).parent)
-        import shutil  # noqa: PLC0415
-        import tempfile  # noqa: PLC0415
+        import shutil
+        import tempfile
         # an archive's captures are unpacked to a folder the project owns until it is replaced or closed
         captures_to = Path(tempfile.mkdtemp(prefix="classmap-captures-")) if str(path).endswith(".cmproj") else None
 
@@ -353,8 +348,8 @@ class MainWindow(QMainWindow):
         folder = Path(path).parent if Path(path).name == "model.json" else Path(path)
 
         def load(progress, should_stop):
-            from ..core.data.imageset import ImageSet  # noqa: PLC0415
-            from ..core.recogniser import Recogniser  # noqa: PLC0415
+            from ..core.data.imageset import ImageSet
+            from ..core.recogniser import Recogniser
 
             t0 = time.perf_counter()
             rec = Recogniser.load(folder)  # large weights are memory-mapped, not read
@@ -416,7 +411,7 @@ class MainWindow(QMainWindow):
                 return False
 
         def work(progress, should_stop):
-            from ..core.export import export_recogniser  # noqa: PLC0415
+            from ..core.export import export_recogniser
             return export_recogniser(rec, path)
 
         def done(out):

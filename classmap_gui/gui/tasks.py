@@ -58,7 +58,7 @@ def friendly_error(exc: BaseException) -> tuple[str, bool]:
         if exc.errno == errno.ENOENT:
             return f"A file or folder was not found{where}.", False
         return f"The file system refused{where}: {exc.strerror or exc}.", False
-    from .errorlog import where  # noqa: PLC0415
+    from .errorlog import where
 
     return f"Something went wrong inside ClassMap Studio ({type(exc).__name__}). Nothing you saved is " \
            f"affected. {where()}", True

@@ -26,14 +26,14 @@ class UiThread(QThread):
 
     done = Signal()
 
-    def __init__(self, parent=None):  # noqa: ARG002 - ``parent`` is accepted and ignored on purpose
+    def __init__(self, parent=None):  # ``parent`` is accepted and ignored on purpose
         super().__init__(QCoreApplication.instance())
         self.stop_event = threading.Event()
         self.finished.connect(self._ended)
 
     def start(self, *args) -> None:
         """Start the thread; it is kept (for :func:`join_running` at exit) until it has finished."""
-        global _hooked  # noqa: PLW0603 - one hook per process
+        global _hooked  # one hook per process
         app = QCoreApplication.instance()
         if not _hooked and app is not None:  # before the application object goes, its threads must have ended
             app.aboutToQuit.connect(join_running)

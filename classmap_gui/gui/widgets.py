@@ -53,7 +53,7 @@ class TaskProgress(QWidget):
             lay.addWidget(w)
         self.setVisible(False)
         # the time left counts down between reports (a long stage reports rarely) and only ever falls
-        from PySide6.QtCore import QTimer  # noqa: PLC0415
+        from PySide6.QtCore import QTimer
 
         self._left: tuple[float, float] | None = None   # (seconds left, when estimated)
         self._tick = QTimer(self)
@@ -137,7 +137,7 @@ def elide_end(fm, text: str, width: int, lines: int = 1) -> str:
     (QFontMetrics), it takes at most ``lines`` lines."""
     if lines <= 1:
         return fm.elidedText(text, Qt.ElideRight, width)
-    from PySide6.QtCore import QRect  # noqa: PLC0415
+    from PySide6.QtCore import QRect
 
     def fits(t: str) -> bool:
         return fm.boundingRect(QRect(0, 0, width, 10 ** 6), int(Qt.TextWordWrap), t).height() <= lines * fm.lineSpacing()

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-import tempfile  # noqa: E402
+import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 _TMP = tempfile.mkdtemp(prefix="classmap-shots-")  # captures and autosaves go here, not the user's folders

@@ -39,7 +39,7 @@ def test_fashion_bandwidth_is_chosen_on_validation():
 
     try:
         load_fashion_mnist()
-    except Exception as exc:  # pragma: no cover - the data set ships with the repo's test data
+    except Exception as exc:  # noqa: BLE001  # pragma: no cover - the data set ships with the repo's test data
         pytest.fail(f"Fashion-MNIST not available: {exc}")
     out = bench.run(sections="fashion", fashion_train=600, fashion_test=200, fashion_m="64", kmeans_k=8,
                     fashion_sigma="0.5/2")

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("faiss")
 
-from classmap_gui.bench.mips import MipsIndex, augmented_rows, mips_sweep  # noqa: E402
-from classmap_gui.core.errors import ConfigError  # noqa: E402
+from classmap_gui.bench.mips import MipsIndex, augmented_rows, mips_sweep
+from classmap_gui.core.errors import ConfigError
 
 
 class Bank:

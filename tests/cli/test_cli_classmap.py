@@ -2,7 +2,6 @@
 import json
 
 import cv2
-import numpy as np
 import pytest
 
 from classmap_gui.cli import main

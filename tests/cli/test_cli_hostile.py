@@ -95,7 +95,8 @@ def test_bad_options_are_refused_before_reading_data(data, tmp_path, capsys, no_
     (["--features", "pixels", "--set", "m=64"], "--set m=64: neither the feature map 'pixels' nor the bank "
                                                 "'ova-liblinear' has a parameter 'm'; the feature map's: size,"),
     (["--features", "hog", "--set", "n_jobs=0"], "--set n_jobs=0: n_jobs must lie between"),
-    (["--bank", "ova-ridge", "--set", "bank.trainer=rbf"], "bank 'ova-ridge' fixes trainer"),
+    (["--bank", "ova-ridge", "--set", "bank.trainer=rbf"], "each trainer is a bank of its own; choose --bank from"),
+    (["--bank", "ova-ridge", "--set", "bank.C=0.5"], "bank 'ova-ridge' has no parameter 'C'; valid: alpha, n_jobs"),
     (["--features", "sift"], "--features 'sift': choose from"),
 ])
 def test_bad_component_options_are_refused_before_reading_data(data, tmp_path, capsys, no_training, argv, needle):

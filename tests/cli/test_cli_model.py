@@ -22,7 +22,7 @@ def model_dir(tmp_path_factory):
 
 def test_train_prints_accuracy_and_where_the_model_went(tmp_path, capsys):
     out = tmp_path / "m"
-    code = main(["train", "--data", "digits", "--features", "kmeans", *SMALL, "--set", "bank.C=0.5",
+    code = main(["train", "--data", "digits", "--features", "kmeans", *SMALL, "--set", "bank.alpha=0.5",
                  "--bank", "ova-ridge", "--out", str(out), "--json"])
     assert code == 0
     res = json.loads(capsys.readouterr().out)

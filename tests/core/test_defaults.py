@@ -48,12 +48,11 @@ def test_a_registered_component_with_its_own_suits_is_proposed_without_editing_d
     from fractions import Fraction
 
     from classmap_gui.core import registry
-    from classmap_gui.core.schema import Param
     from classmap_gui.core.suitability import Sized, Suits
 
     edges = registry.Component(
         "features", "edges", "tests.nowhere:Edges", "an edge map for large images",
-        (Param("n_orientations", int, 4, "orientations", low=1, high=64),),
+        {"n_orientations": "orientations"},
         suits=Suits(rank=-1, min_side=40, why="edges ({side}-pixel images)",
                     sizes=(Sized("n_orientations", of="classes", ratio=Fraction(1, 2), low=2, high=16),),
                     sized_why="edges: {n_orientations} orientations for {C} classes"))

@@ -3,7 +3,7 @@ not ``decision_function`` (whose input validation per call inflated ClassMap's g
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify import AllPairsBank, OneVsAllBank
+from classmap_gui.core.classify import AllPairsRidge, OneVsAllRBF, OneVsAllRidge
 from classmap_gui.core.classify.bank_view import BruteForce
 from classmap_gui.core.data import load_digits
 from classmap_gui.core.evaluation import measure_latency_speedup
@@ -18,8 +18,8 @@ def digits_xy():
     return X, ims.labels
 
 
-@pytest.mark.parametrize("make", [lambda: OneVsAllBank("ridge"), lambda: AllPairsBank("ridge", n_jobs=1),
-                                  lambda: OneVsAllBank("rbf", n_jobs=1), lambda: make_bank("compressive", m=64)],
+@pytest.mark.parametrize("make", [lambda: OneVsAllRidge(), lambda: AllPairsRidge(n_jobs=1),
+                                  lambda: OneVsAllRBF(n_jobs=1), lambda: make_bank("compressive", m=64)],
                          ids=["ova-ridge", "all-pairs", "rbf", "compressive"])
 def test_brute_force_answers_as_decision_function_does(digits_xy, make):
     X, y = digits_xy

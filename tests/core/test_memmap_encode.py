@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.ova import OneVsAllBank
+from classmap_gui.core.classify.ova import OneVsAllRidge
 from classmap_gui.core.encode import encode
 from classmap_gui.core.errors import Cancelled, ConfigError, DataError
 from classmap_gui.core.features.kmeans import KMeansFeatures
@@ -53,8 +53,8 @@ def test_ridge_bank_trains_from_a_memmap_chunk_by_chunk(tmp_path):
     X.flush()
     del X
     X = np.load(tmp_path / "X.npy", mmap_mode="r")
-    ref = OneVsAllBank(trainer="ridge", alpha=1.0).fit(np.array(X), y)
-    bank, peak = _peak_bytes(lambda: OneVsAllBank(trainer="ridge", alpha=1.0).fit(X, y))
+    ref = OneVsAllRidge(alpha=1.0).fit(np.array(X), y)
+    bank, peak = _peak_bytes(lambda: OneVsAllRidge(alpha=1.0).fit(X, y))
     np.testing.assert_allclose(bank.coef_, ref.coef_, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(bank.intercept_, ref.intercept_, rtol=1e-4, atol=1e-5)
     assert peak < X.nbytes / 2, f"training from the memmap held {peak} bytes for a {X.nbytes}-byte matrix"

@@ -17,7 +17,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")  # in the test extra; a bare install skips
 
-from classmap_gui.core.classify.ova import OneVsAllBank  # noqa: E402
+from classmap_gui.core.classify.ova import OneVsAllSVM  # noqa: E402
 from classmap_gui.core.encode import encode  # noqa: E402
 from classmap_gui.core.errors import ConfigError  # noqa: E402
 from classmap_gui.core.features.kmeans import KMeansFeatures  # noqa: E402
@@ -73,7 +73,7 @@ def cluster(tmp_path_factory):
         try:  # the quick way: the scheduler tells its workers to close
             with distributed.Client(addr, timeout="5s") as c:
                 c.shutdown()
-        except Exception:
+        except Exception:  # noqa: BLE001 - best effort: the processes are killed below either way
             pass
         for p, _ in reversed(procs):
             p.terminate()
@@ -97,12 +97,12 @@ def _digits():
 def test_ova_liblinear_bank_trained_on_the_cluster_equals_the_local_one(cluster):
     images, y = _digits()
     X = images.reshape(len(images), -1).astype(np.float32) / 255.0
-    local = OneVsAllBank(trainer="liblinear", C=1.0, n_jobs=2, random_state=0).fit(X, y)
+    local = OneVsAllSVM(C=1.0, n_jobs=2, random_state=0).fit(X, y)
     with parallel_backend("dask", scheduler=cluster) as where:
         assert where["workers"] == 2
         assert describe_backend() == "dask"
         with distributed.get_task_stream() as ts:
-            remote = OneVsAllBank(trainer="liblinear", C=1.0, n_jobs=2, random_state=0).fit(X, y)
+            remote = OneVsAllSVM(C=1.0, n_jobs=2, random_state=0).fit(X, y)
     ran_on = {t["worker"] for t in ts.data}
     assert len(ran_on) == 2, f"tasks ran on {ran_on}, expected both workers"
     np.testing.assert_array_equal(remote.classes_, local.classes_)

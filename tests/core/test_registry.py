@@ -9,26 +9,56 @@ from classmap_gui.core.errors import ConfigError, ModelFormatError
 from classmap_gui.core.store import dump_estimator, load_estimator, registered_class
 
 
-def test_every_component_is_listed_with_a_schema_matching_its_class():
-    assert registry.feature_names() == ["kmeans", "hog", "pixels", "pixels+hog", "rff", "cnn"]
-    assert registry.bank_names() == ["ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs", "compressive"]
+def test_every_component_is_listed_with_a_schema_derived_from_its_class():
+    assert registry.feature_names() == ["kmeans", "hog", "pixels", "pixels+hog", "rff", "cnn", "network"]
+    assert registry.bank_names() == ["ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs", "all-pairs-ridge",
+                                     "compressive"]
     for kind in registry.KINDS:
         for comp in registry.components(kind):
-            got = comp.cls(**comp.fixed).get_params(deep=False)
-            # every constructor parameter is described (and nothing else), defaults as the class has them
-            assert set(got) - set(comp.fixed) == {p.name for p in comp.params}, comp.name
+            got = comp.cls().get_params(deep=False)
+            # every constructor parameter but training's own is a setting, and each has a help line of its own
+            assert set(got) - set(comp.internal) == {p.name for p in comp.params}, comp.name
+            assert set(comp.help) <= {p.name for p in comp.params}, comp.name   # no help for a missing parameter
             for p in comp.params:
                 assert got[p.name] == p.default, (comp.name, p.name)
-                assert p.help and p.kind in (int, float, str, bool)
+                assert p.help != p.name and p.kind in (int, float, str, bool), (comp.name, p.name)
             # the defaults pass the schema: a GUI form filled with them builds the component
             assert isinstance(registry.make(kind, comp.name, **comp.defaults()), comp.cls)
+
+
+def test_the_schema_is_the_classes_own_declaration():
+    """One declaration: a bound changed on the class is the bound the CLI, the form and the store check."""
+    from numbers import Real
+
+    from sklearn.utils._param_validation import Interval
+
+    from classmap_gui.core.classify.classmap import ClassMap
+    from classmap_gui.core.classify.ova import OneVsAllRidge
+
+    cm = registry.component("classmap", "classmap")
+    assert cm.param("n_triples").high == ClassMap._parameter_constraints["n_triples"][0].right
+    assert set(cm.param("refine").choices) == ClassMap._parameter_constraints["refine"][0].options
+    fresh = registry.Component("bank", "ova-ridge", ".classify.ova:OneVsAllRidge", "probe")
+    original = OneVsAllRidge._parameter_constraints
+    try:
+        OneVsAllRidge._parameter_constraints = {**original, "alpha": [Interval(Real, 2.0, 3.0, closed="both")]}
+        assert (fresh.param("alpha").low, fresh.param("alpha").high) == (2.0, 3.0)
+        with pytest.raises(ValueError, match="alpha"):
+            OneVsAllRidge(alpha=1.0).fit(np.eye(3, dtype=np.float32), [0, 1, 2])   # the class refuses it too
+    finally:
+        OneVsAllRidge._parameter_constraints = original
+    # each bank class names its penalty once; the switch banks' trainer= is gone
+    for name in registry.bank_names():
+        cls = registry.component("bank", name).cls
+        assert "trainer" not in cls().get_params()
+        assert getattr(cls, "penalty", None) in ({p.name for p in registry.component("bank", name).params} | {None})
 
 
 @pytest.mark.parametrize("kind, name, params, message", [
     ("features", "kmeans", {"n_patches": 10**9}, "n_patches must lie between 1 and 2e\\+06"),
     ("features", "kmeans", {"patch_size": "big"}, "patch_size must be a whole number or one of auto"),
     ("features", "kmeans", {"patch_size": 2.5}, "patch_size must be a whole number"),
-    ("features", "kmeans", {"encoder": "soft"}, "encoder must be one of triangle, hard"),
+    ("features", "kmeans", {"encoder": "soft"}, "encoder must be one of hard, triangle"),
     ("features", "kmeans", {"hellinger": 1}, "hellinger must be true or false"),
     ("features", "kmeans", {"n_jobs": 10_000}, "n_jobs must lie between"),
     ("features", "cnn", {"m": 10**8}, "m must lie between 2 and 100000"),
@@ -36,9 +66,12 @@ def test_every_component_is_listed_with_a_schema_matching_its_class():
     ("features", "pixels", {"size": "big"}, "size must be HxW"),
     ("bank", "ova-ridge", {"alpha": float("nan")}, "alpha must be a finite number"),
     ("bank", "ova-ridge", {"alpha": -1.0}, "alpha must lie between"),
-    ("bank", "ova-ridge", {"trainer": "liblinear"}, "fixes trainer"),
-    ("bank", "ova-rbf", {"gamma": "wide"}, "gamma must be a number or one of scale, auto"),
-    ("bank", "compressive", {"sketch": "wavelets"}, "sketch must be one of rff, features, cnn"),
+    ("bank", "ova-ridge", {"trainer": "liblinear"}, "each trainer is a bank of its own; choose --bank from"),
+    ("bank", "ova-ridge", {"C": 1.0}, "has no parameter 'C'; valid: alpha, n_jobs"),
+    ("features", "hog", {"n_bins": 1}, "n_bins must lie between 2 and 360"),
+    ("classmap", "classmap", {"estimator": None}, "estimator is set by training"),
+    ("bank", "ova-rbf", {"gamma": "wide"}, "gamma must be a number or one of auto, scale"),
+    ("bank", "compressive", {"sketch": "wavelets"}, "sketch must be one of cnn, features, rff"),
     ("bank", "ova-magic", {}, "unknown classifier bank 'ova-magic'; known: ova-liblinear"),
     ("features", "sift", {}, "unknown feature map 'sift'; known: kmeans"),
 ])
@@ -54,7 +87,7 @@ def test_good_settings_reach_the_component():
     assert registry.make_features("pixels", size="12x10").size == (12, 10)
     assert registry.make_features("pixels", size=[6, 6]).size == (6, 6)
     assert registry.make_bank("ova-rbf", gamma="auto").gamma == "auto"
-    assert registry.make_bank("ova-rbf", gamma=0.5).get_params()["trainer"] == "rbf"
+    assert type(registry.make_bank("ova-rbf", gamma=0.5)).__name__ == "OneVsAllRBF"
     assert registry.make_bank("compressive", sigma="auto", m=64).m == 64
     # text from a form field: converted by the parameter's kind, then checked
     fm = registry.make_features("kmeans", n_centroids="16", norm_eps="2.5", hellinger="true")
@@ -65,16 +98,37 @@ def test_good_settings_reach_the_component():
 
 def test_saved_type_names_map_to_classes_and_unknown_ones_are_refused():
     # names written into models saved by every earlier version
-    for name in ("kmeans", "hog", "pixels", "rff", "cnn", "one-vs-all", "all-pairs", "compressive",
-                 "compressive-classifier", "classmap"):
+    for name in ("kmeans", "hog", "pixels", "rff", "cnn", "all-pairs", "compressive", "compressive-classifier",
+                 "classmap", "ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs-ridge"):
         assert registered_class(name) is registry.saved_type(name)
     with pytest.raises(ModelFormatError, match="'evil'"):
         registered_class("evil")
     bank = registry.make_bank("ova-ridge").fit(np.eye(4, dtype=np.float32).repeat(3, 0), np.arange(4).repeat(3))
     arrays: dict = {}
     spec = dump_estimator(bank, arrays, "c")
-    assert spec["type"] == "one-vs-all"
+    assert spec["type"] == "ova-ridge" and spec["params"] == {"alpha": 1.0, "n_jobs": -1}
     np.testing.assert_array_equal(load_estimator(spec, arrays).coef_, bank.coef_)
+
+
+def test_a_bank_saved_before_the_split_per_trainer_loads_as_its_trainers_class():
+    from classmap_gui.core.classify import AllPairsRidge, OneVsAllRBF, OneVsAllRidge
+
+    old = {"C": 1.0, "alpha": 3.0, "class_weight": None, "gamma": "scale", "max_iter": 1000, "n_jobs": -1,
+           "random_state": 0, "tol": 0.0001}
+    X, y = np.eye(4, dtype=np.float32).repeat(3, 0), np.arange(4).repeat(3)
+    for saved, trainer, cls in (("one-vs-all", "ridge", OneVsAllRidge), ("one-vs-all", "rbf", OneVsAllRBF),
+                                ("all-pairs", "ridge", AllPairsRidge)):
+        params = {k: v for k, v in old.items() if k in ("alpha", "C", "tol", "max_iter", "n_jobs", "random_state")
+                  or saved == "one-vs-all"}
+        fitted = cls(**{k: v for k, v in params.items() if k in cls().get_params()}).fit(X, y)
+        arrays: dict = {}
+        spec = dump_estimator(fitted, arrays, "c")
+        spec = {**spec, "type": saved, "params": {**params, "trainer": trainer}}   # as the old version wrote it
+        got = load_estimator(spec, arrays)
+        assert type(got) is cls and got.get_params() == fitted.get_params()
+        np.testing.assert_array_equal(got.decision_function(X), fitted.decision_function(X))
+    with pytest.raises(ModelFormatError, match="trainer 'magic'"):
+        load_estimator({"type": "one-vs-all", "params": {**old, "trainer": "magic"}, "state": {}}, {})
 
 
 def test_compressive_cnn_sketch_asks_for_the_random_cnn():
@@ -85,7 +139,7 @@ def test_compressive_cnn_sketch_asks_for_the_random_cnn():
     assert registry.make_bank("ova-ridge").features_for("hog", {}) == ("hog", {})
 
 
-def test_every_class_path_resolves_and_importing_the_registry_loads_no_numeric_stack():
+def test_every_class_path_resolves_and_listing_the_components_loads_no_numeric_stack():
     import subprocess
     import sys
     from pathlib import Path
@@ -96,26 +150,14 @@ def test_every_class_path_resolves_and_importing_the_registry_loads_no_numeric_s
     for name in registry._SAVED_PATHS:
         cls = registry.saved_type(name)
         assert isinstance(cls, type) and registry.saved_type_name(cls) == name, name
-    # the early checks of `classmap train` run on the registry alone (checked in a fresh interpreter)
-    code = ("import sys; from classmap_gui.core import registry as r; "
-            "r.check_train_options(features='kmeans', features_params={'n_centroids': 8}, bank='compressive', "
-            "bank_params={'m': 64}, classmap={'p': 5}, seed_value=0, test_fraction=0.2); "
+    # listing the components and refusing a bad name or seed need no class (checked in a fresh interpreter);
+    # the parameters' schemas are the classes' own, so checking a value imports its class
+    code = ("import sys; from classmap_gui.core import registry as r; r.names('bank'); r.bank_descriptions(); "
+            "r.check_names('kmeans', 'compressive'); "
             "print(sorted(m for m in ('sklearn', 'numba', 'cv2', 'scipy', 'joblib') if m in sys.modules))")
     env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PATH": "/usr/bin:/bin"}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert res.stdout.strip() == "[]", res.stdout + res.stderr
-
-
-def test_the_schema_constants_match_the_classes_they_describe():
-    from classmap_gui.core.classify import allpairs, classmap, refine
-
-    assert registry.ALL_PAIRS_MAX_CLASSES == allpairs.MAX_CLASSES
-    cm = registry.component("classmap", "classmap")
-    assert set(cm.param("refine").choices) == set(refine.REFINES) | set(refine.ALIASES)
-    assert set(cm.param("embedding").choices) == set(classmap.EMBEDDINGS)
-    assert cm.param("n_triples").high == classmap.MAX_TRIPLES
-    assert cm.param("max_memory_mb").high == classmap.MAX_MEMORY_MB
-    assert isinstance(registry.make("classmap", "classmap", p=3, refine="v3"), classmap.ClassMap)
 
 
 def test_training_options_are_checked_by_the_chosen_components_schemas():
@@ -124,11 +166,11 @@ def test_training_options_are_checked_by_the_chosen_components_schemas():
                                             bank_params=bp or {}, classmap=cm, seed_value=seed, test_fraction=tf)
 
     # converted as the schema says, so later steps see numbers and sizes
-    assert check("pixels", {"size": "8x6"}, bp={"C": "0.5"}, cm={"p": 5}) == ({"size": (8, 6)}, {"C": 0.5}, {"p": 5})
+    assert check("pixels", {"size": "8x6"}, bp={"alpha": "0.5"}, cm={"p": 5}) == ({"size": (8, 6)}, {"alpha": 0.5}, {"p": 5})
     for kwargs, message in [
         ({"fp": {"n_patches": 0}}, "--set n_patches=0: n_patches must lie between 1 and 2e+06"),
-        ({"bp": {"C": 0}}, "--set bank.C=0: C must lie between 1e-08 and 1e+08"),
-        ({"bp": {"trainer": "rbf"}}, "--set bank.trainer='rbf': bank 'ova-ridge' fixes trainer"),
+        ({"bp": {"C": 0}, "bank": "ova-liblinear"}, "--set bank.C=0: C must lie between 1e-08 and 1e+08"),
+        ({"bp": {"trainer": "rbf"}}, "--set bank.trainer='rbf': bank 'ova-ridge' has no parameter 'trainer'"),
         ({"bp": {"m": 64}}, "--set bank.m=64: bank 'ova-ridge' has no parameter 'm'"),
         ({"cm": {"hard_fraction": 2}}, "--set classmap.hard_fraction=2: hard_fraction must lie between 0 and 1"),
         ({"cm": {"refine": "v4"}}, "refine must be one of all-pairs-vote"),
@@ -154,7 +196,7 @@ def test_an_unprefixed_setting_goes_to_the_feature_map_else_the_bank_else_names_
         registry.route_unprefixed("hog", "ova-ridge", {"cell_sise": 4})
     text = str(info.value)
     assert text.startswith("--set cell_sise=4: neither the feature map 'hog' nor the bank 'ova-ridge'")
-    assert "cell_size, block_size" in text and "C, alpha, gamma" in text
-    # a fixed parameter is not the user's to set, so it is not a valid key either
+    assert "cell_size, block_size" in text and "the bank's (also as bank.KEY): alpha, n_jobs" in text
+    # a ridge bank has no trainer: it is not a valid key either
     with pytest.raises(ConfigError, match="neither"):
         registry.route_unprefixed("hog", "ova-ridge", {"trainer": "rbf"})

@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 from classmap_gui.core import registry
-from classmap_gui.core.schema import MAX_IMAGE_SIDE, MAX_JOBS_PER_CORE, N_JOBS, SEED, Invalid, Param
+from classmap_gui.core.schema import MAX_IMAGE_SIDE, MAX_JOBS_PER_CORE, SEED, Invalid, Param
+
+#: a worker count as the registry derives it from a class's ``n_jobs`` constraint
+N_JOBS = registry.component("features", "kmeans").param("n_jobs")
 
 
 def test_worker_counts_follow_this_machines_cores(monkeypatch):
@@ -50,3 +53,9 @@ def test_seeds_sizes_words_and_unset_values():
         threshold.check("abc")
     with pytest.raises(Invalid, match="only must be at most 3"):
         Param("only", int, 1, "x", high=3).check(4)
+    # an open end of an interval (scikit-learn's ``closed=``) is refused at the bound itself
+    half_open = Param("share", float, 0.5, "x", low=0.0, high=1.0, closed="neither")
+    assert half_open.check(0.5) == 0.5
+    for bad in (0.0, 1.0):
+        with pytest.raises(Invalid, match="share must be above 0 and below 1"):
+            half_open.check(bad)

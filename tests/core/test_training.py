@@ -61,7 +61,7 @@ def test_ridge_penalty_is_chosen_on_validation_by_default(digits):
     assert len(fixed.split["validation"]) == 0
 
 
-def test_liblinear_C_auto(digits):
+def test_liblinear_c_auto(digits):
     small = digits.select_classes([0, 1, 2])
     res = train(small, TrainConfig(features="pixels", bank="ova-liblinear", bank_params={"C": "auto"}, seed=0))
     sel = res.selection["bank.C"]

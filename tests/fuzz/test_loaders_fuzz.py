@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from classmap_gui.core.data import ImageSet, load_digits, load_folder, read_idx
 from classmap_gui.core.data.folder import fit_size
-from classmap_gui.core.errors import ClassMapError, ModelFormatError
+from classmap_gui.core.errors import ClassMapError
 from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.project import Project, load_project, project_info, save_project
 from classmap_gui.core.training import TrainConfig, train

@@ -3,11 +3,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import cv2  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import cv2
+import numpy as np
+import pytest
 
 SHAPES = ("bars", "columns", "cross", "ring")
 

@@ -1,5 +1,4 @@
 """Dataset panel: import, class edits, image edits, capture from a video file as the camera."""
-import numpy as np
 from PySide6.QtCore import Qt
 
 from classmap_gui.gui.camera import FrameStream

@@ -1,7 +1,6 @@
 """Bad input and a full disk reach the person as a sentence, never as a traceback or a parser's words."""
 import errno
 
-import pytest
 
 
 def test_corrupt_project_is_a_plain_message_with_details_kept(qtbot, window, tmp_path):

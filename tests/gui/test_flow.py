@@ -1,7 +1,6 @@
 """The whole flow a person follows: import a folder -> train (and cancel once) -> run on a video
 file standing in for the camera -> explore -> save -> reopen -> the same predictions."""
 import numpy as np
-import pytest
 
 from classmap_gui.core import views
 

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from conftest import train_hand_pose
-from test_responsive import Heartbeat, busy_cpu  # noqa: F401 - busy_cpu is a fixture
+from test_responsive import LOOSE_BOUND, Heartbeat, busy_cpu  # noqa: F401 - busy_cpu is a fixture
 from test_sources_export import _trained
 
 
@@ -144,7 +144,7 @@ def hand_2430(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430, busy_cpu):
+def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430, busy_cpu):  # noqa: F811 - the fixture
     ims, res, cfg = hand_2430
     win = window
     win.project.reset(ims)
@@ -162,5 +162,5 @@ def test_live_map_of_2430_classes_keeps_the_ui_beating(qtbot, window, hand_2430,
     assert live.updates >= 62 and len(set(seen)) >= 10
     qtbot.waitUntil(lambda: _check_frame(ex, live), timeout=5000)  # the marker and its list agree within a turn
     assert _hist_total(live) >= 10
-    hb.check(f"live map of 2430 classes ({live.updates} updates)")  # test_responsive's bound: 100 ms, load left out
+    hb.check(f"live map of 2430 classes ({live.updates} updates)", LOOSE_BOUND)  # the strict bound: bench responsiveness
     win.run.stop()

@@ -2,7 +2,7 @@
 import cv2
 import numpy as np
 
-from classmap_gui.core.classify.ova import OneVsAllBank
+from classmap_gui.core.classify.ova import OneVsAllRidge
 from classmap_gui.core.features.pixels import PixelFeatures
 from classmap_gui.core.recogniser import Recogniser
 
@@ -14,7 +14,7 @@ def test_open_a_model_folder_and_run_it_on_images(qtbot, window, shapes_folder, 
     images = np.stack([cv2.imread(str(f), cv2.IMREAD_GRAYSCALE) for fs in files for f in fs])
     labels = np.repeat(np.arange(len(SHAPES)), 10)
     feats = PixelFeatures().fit(images)
-    bank = OneVsAllBank(trainer="ridge", alpha=10.0).fit(feats.transform(images), labels)
+    bank = OneVsAllRidge(alpha=10.0).fit(feats.transform(images), labels)
     path = Recogniser(feats, bank, None, list(SHAPES), (24, 24), True).save(tmp_path / "model")
 
     win = window

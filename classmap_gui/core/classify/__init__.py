@@ -1,17 +1,18 @@
 """Classifier banks (one-vs-all, all-pairs, compressive), ClassMap, and the one prediction result type.
 
 Build a bank by name with :func:`classmap_gui.core.registry.make_bank` (``ova-liblinear``,
-``ova-ridge``, ``ova-rbf``, ``all-pairs``, ``compressive``).
+``ova-ridge``, ``ova-rbf``, ``all-pairs``, ``all-pairs-ridge``, ``compressive``): one class per trainer.
 """
 from __future__ import annotations
 
-from .allpairs import AllPairsBank
+from .allpairs import AllPairsBank, AllPairsRidge, AllPairsSVM
 from .banks import top_k
 from .classmap import ClassMap
 from .compressive import CompressiveClassifier
 from .compressive_bank import CompressiveBank
-from .ova import OneVsAllBank
+from .ova import OneVsAllBank, OneVsAllRBF, OneVsAllRidge, OneVsAllSVM
 from .result import ClassMapResult, Prediction
 
-__all__ = ["AllPairsBank", "ClassMap", "ClassMapResult", "CompressiveBank", "CompressiveClassifier", "OneVsAllBank",
-           "Prediction", "top_k"]
+__all__ = ["AllPairsBank", "AllPairsRidge", "AllPairsSVM", "ClassMap", "ClassMapResult", "CompressiveBank",
+           "CompressiveClassifier", "OneVsAllBank", "OneVsAllRBF", "OneVsAllRidge", "OneVsAllSVM", "Prediction",
+           "top_k"]

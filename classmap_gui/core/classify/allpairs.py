@@ -1,4 +1,8 @@
-"""`AllPairsBank`: one linear classifier per pair of classes, with voting — for small class counts.
+"""All-pairs banks: one linear classifier per pair of classes, with voting — for small class counts.
+
+One class per trainer: :class:`AllPairsSVM` (liblinear squared-hinge SVMs) and :class:`AllPairsRidge`
+(ridge regression per pair); :class:`AllPairsBank` is their shared scoring. Models saved before the
+split hold ``"all-pairs"`` with a ``trainer`` parameter, mapped onto these by the registry.
 
 C(C−1)/2 classifiers are stacked in ``coef_ (P, D) float32`` so that brute-force scoring is one GEMM;
 votes are then counted with two small matrix products against the pair/class incidence matrices
@@ -10,10 +14,12 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from ..constraints import validate_params
 from ..errors import ConfigError, DataError
 from ..progress import ProgressFn, StopFn
 from ..checks import check_array
-from .banks import BankMixin, as_class_index, fit_input, gathered_dot, predict_input, row_chunks
+from .banks import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
+                    gathered_dot, predict_input, row_chunks)
 from .solvers import encode_labels, fit_linear_svc, fit_parallel, ridge_solve
 
 MAX_CLASSES = 200  # 19 900 pairs; beyond this use a one-vs-all bank
@@ -37,67 +43,19 @@ def vote(pair_scores: np.ndarray, ci: np.ndarray, cj: np.ndarray, n_cols: int) -
 
 
 class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
-    """One linear classifier per pair of classes, voting.
+    """What the all-pairs banks share: C(C−1)/2 linear classifiers, one per pair of classes, voting.
 
-    ``decision_function`` returns each class's votes plus a tie-break below one vote, ``(n, C) float32``;
-    ``decision_function_subset(X, classes)`` evaluates only the ``k(k-1)/2`` pairs among the ``k``
-    candidates (ClassMap's all-pairs-vote refine).
-
-    Parameters
-    ----------
-    trainer : {"liblinear", "ridge"}, default="liblinear"
-        A squared-hinge linear SVM or ridge regression per pair.
-    C : float, default=1.0
-        SVM cost (liblinear).
-    alpha : float, default=1.0
-        Ridge penalty.
-    tol : float, default=1e-4
-        Solver tolerance (liblinear).
-    max_iter : int, default=1000
-        Solver iterations (liblinear).
-    n_jobs : int or None, default=-1
-        Threads training pairs in parallel (-1: all cores).
-    random_state : int or None, default=None
-        Seed of the solver.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (C,)
-        The sorted labels.
-    pairs_ : ndarray of shape (P, 2), int64
-        Column index pairs ``(i, j)``, ``i < j``; a positive score means ``i`` wins.
-    coef_ : ndarray of shape (P, D), float32
-        Weights, one row per pair; ``intercept_`` (P,) float32 the biases.
-    n_classifiers_ : int
-        P = C(C-1)/2.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_digits
-    >>> from classmap_gui.core.classify import AllPairsBank
-    >>> X, y = load_digits(return_X_y=True)
-    >>> bank = AllPairsBank(trainer="ridge").fit(X.astype(np.float32), y)
-    >>> bank.n_classifiers_, bank.pairs_.shape
-    (45, (45, 2))
-    >>> bank.decision_function(X[:2].astype(np.float32)).shape
-    (2, 10)
+    Fitted: ``classes_ (C,)``, ``pairs_ (P, 2) int64`` column index pairs ``(i, j)`` with i < j
+    (positive score: i wins), ``coef_ (P, D) float32``, ``intercept_ (P,) float32``.
+    ``decision_function`` returns votes + tie-break per class ``(n, C) float32``. A subclass names its
+    ``penalty`` parameter and trains one pair in ``_pair_task``.
     """
 
-    def __init__(self, trainer: str = "liblinear", C: float = 1.0, alpha: float = 1.0, tol: float = 1e-4,
-                 max_iter: int = 1000, n_jobs: int | None = -1, random_state=None):
-        self.trainer = trainer
-        self.C = C
-        self.alpha = alpha
-        self.tol = tol
-        self.max_iter = max_iter
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+    penalty: str | None = None
 
     def fit(self, X, y, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "AllPairsBank":
         """Train C(C−1)/2 classifiers on ``X (n, D) float32``, labels ``y (n,)``; returns ``self``."""
-        if self.trainer not in ("liblinear", "ridge"):
-            raise ConfigError(f"all-pairs bank: trainer must be liblinear or ridge, not {self.trainer!r}")
+        validate_params(self)
         X, y = fit_input(self, X, y)
         classes, y_idx = encode_labels(y)
         if len(y_idx) != len(X):
@@ -109,19 +67,9 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
         pairs = np.stack(np.triu_indices(C, 1), axis=1).astype(np.int64)
         members = [np.flatnonzero(y_idx == c) for c in range(C)]
         pair_rows = [np.concatenate([members[i], members[j]]) for i, j in pairs]
-        if self.trainer == "liblinear":
-            params = dict(C=self.C, tol=self.tol, max_iter=self.max_iter, random_state=self.random_state)
-
-            def task(_X, p, prm):
-                rows = pair_rows[p]
-                return fit_linear_svc(X[rows], y_idx[rows] == pairs[p, 0], prm)
-        else:
-            def task(_X, p, prm):
-                rows = pair_rows[p]
-                W, b = ridge_solve(X[rows], (y_idx[rows] != pairs[p, 0]).astype(np.int64), 2, float(self.alpha))
-                return W[0], float(b[0]), 1
-        res = fit_parallel(task, X, lambda p: p, len(pairs), params if self.trainer == "liblinear" else {},
-                           self.n_jobs, progress, should_stop, "all-pairs: training")
+        task, params = self._pair_task(X, y_idx, pairs, pair_rows)
+        res = fit_parallel(task, X, lambda p: p, len(pairs), params, self.n_jobs, progress, should_stop,
+                           "all-pairs: training")
         self.coef_ = np.ascontiguousarray(np.stack([r[0] for r in res]), dtype=np.float32)
         self.intercept_ = np.array([r[1] for r in res], np.float32)
         self.pairs_ = pairs
@@ -129,6 +77,10 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.n_features_in_ = int(X.shape[1])
         return self
+
+    def _pair_task(self, X, y_idx, pairs, pair_rows):  # pragma: no cover - abstract
+        """``(task(_X, p, params) -> (w (D,), b, iterations), params)`` training pair ``p``."""
+        raise NotImplementedError
 
     @property
     def n_classifiers_(self) -> int:
@@ -198,3 +150,48 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
         arrays[f"{prefix}.intercept"] = np.ascontiguousarray(self.intercept_, np.float32)
         arrays[f"{prefix}.pairs"] = np.ascontiguousarray(self.pairs_, np.int64)
         return {"type": "all-pairs", "n_classes": int(len(self.classes_))}
+
+
+class AllPairsSVM(AllPairsBank):
+    """One linear SVM (liblinear, squared hinge) per pair of classes, voting.
+
+    Parameters: ``C``, ``tol``, ``max_iter``, ``n_jobs``, ``random_state`` as in :class:`~.ova.OneVsAllSVM`.
+    """
+
+    penalty = "C"
+    _parameter_constraints: dict = {"C": C_COST, "tol": TOL, "max_iter": MAX_ITER, "n_jobs": N_JOBS,
+                                    "random_state": RANDOM_STATE}
+
+    def __init__(self, C: float = 1.0, tol: float = 1e-4, max_iter: int = 1000, n_jobs: int | None = -1,
+                 random_state=None):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _pair_task(self, X, y_idx, pairs, pair_rows):
+        def task(_X, p, prm):
+            rows = pair_rows[p]
+            return fit_linear_svc(X[rows], y_idx[rows] == pairs[p, 0], prm)
+
+        return task, dict(C=self.C, tol=self.tol, max_iter=self.max_iter, random_state=self.random_state)
+
+
+class AllPairsRidge(AllPairsBank):
+    """One ridge regression per pair of classes, voting. Parameters: ``alpha``, ``n_jobs``."""
+
+    penalty = "alpha"
+    _parameter_constraints: dict = {"alpha": ALPHA, "n_jobs": N_JOBS}
+
+    def __init__(self, alpha: float = 1.0, n_jobs: int | None = -1):
+        self.alpha = alpha
+        self.n_jobs = n_jobs
+
+    def _pair_task(self, X, y_idx, pairs, pair_rows):
+        def task(_X, p, prm):
+            rows = pair_rows[p]
+            W, b = ridge_solve(X[rows], (y_idx[rows] != pairs[p, 0]).astype(np.int64), 2, float(self.alpha))
+            return W[0], float(b[0]), 1
+
+        return task, {}

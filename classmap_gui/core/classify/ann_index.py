@@ -56,8 +56,9 @@ def checked_queries(F, d: int, p) -> tuple[np.ndarray, int]:
     if p < 1:
         raise ConfigError(f"p must be >= 1, got {p}")
     return F, p
-#: class count from which ``auto`` uses the IVF index (and ClassMap its filter index): below it the fused
-#: exact scan is about as fast (bench scale: ~3x at 10^4 classes)
+#: class count from which ``auto`` uses the IVF index: below it the fused exact scan is about as fast (bench
+#: scale: ~3x at 10^4 classes). ClassMap's own filter from this count is an HNSW graph (``filter_step``,
+#: ``filter_graph``): on real class embeddings the IVF lists did not prune (docs/scale.md)
 DEFAULT_THRESHOLD = 20_000
 #: default nprobe = this fraction of the lists: what ``bench scale`` chose on its validation queries at
 #: 10^5 classes (71 of 1012 lists for recall@40 >= 0.99) ...

@@ -5,6 +5,12 @@ The bank interface (as OneVsAllBank documents it): ``classes_``; linear banks ``
 ``pairs_ (K, 2) int64``, the class indices (i < j) of each row in lexicographic order, a response
 > 0 favouring ``pairs_[k, 0]``. Non-linear banks (no ``coef_``) are reached through
 ``decision_function`` / ``decision_function_subset``. Nothing here changes the bank.
+
+Any scikit-learn classifier with ``decision_function`` is a bank too (``ClassMap(estimator=
+RidgeClassifier())``): a binary one has one row, ``coef_ (1, D)`` or ``(D,)`` and ``decision_function
+(n,)``, the score of ``classes_[1]``; it is read as the two one-vs-all rows ``-w, w`` (class 0 wins
+where the score is negative, as in scikit-learn's ``predict``). Without ``decision_function_subset``
+the full scores are computed and the asked-for columns taken.
 """
 from __future__ import annotations
 
@@ -23,9 +29,26 @@ def linear_weights(bank) -> tuple[np.ndarray | None, np.ndarray | None]:
     W = getattr(bank, "coef_", None)
     if W is None:
         return None, None
-    W = np.ascontiguousarray(W, np.float32)
-    b = np.ascontiguousarray(getattr(bank, "intercept_", np.zeros(W.shape[0], np.float32)), np.float32)
-    return W, b
+    W = np.asarray(W, np.float32)
+    W = W[None] if W.ndim == 1 else W
+    b = np.broadcast_to(np.ravel(np.asarray(getattr(bank, "intercept_", 0.0), np.float32)), (W.shape[0],))
+    if len(W) == 1 and len(bank.classes_) == 2 and bank_kind(bank) == "ova":  # one binary classifier
+        W, b = np.concatenate([-W, W]), np.concatenate([-b, b])
+    return np.ascontiguousarray(W), np.ascontiguousarray(b)
+
+
+def all_scores(bank, X: np.ndarray) -> np.ndarray:
+    """``decision_function(X)`` as ``(n, C) float32``: a binary classifier's ``(n,)`` score ``s`` is ``[-s, s]``."""
+    S = np.asarray(bank.decision_function(X), np.float32)
+    return np.stack([-S, S], axis=1) if S.ndim == 1 else S
+
+
+def subset_scores(bank, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Scores of classifiers ``rows (n, k) int64`` per query -> ``(n, k) float32``: the bank's own
+    ``decision_function_subset``, or for any other classifier the columns of its full scores."""
+    if hasattr(bank, "decision_function_subset"):
+        return np.asarray(bank.decision_function_subset(X, rows), np.float32)
+    return np.take_along_axis(all_scores(bank, X), np.asarray(rows, np.int64), axis=1)
 
 
 def n_classifiers(bank) -> int:
@@ -51,9 +74,9 @@ def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chun
         if bank_kind(bank) == "pairs":
             rows = np.arange(len(bank.pairs_))
         else:
-            return np.asarray(bank.decision_function(X), np.float32)
+            return all_scores(bank, X)
     sel = np.broadcast_to(np.asarray(rows, np.int64), (len(X), len(rows)))
-    return np.asarray(bank.decision_function_subset(X, sel), np.float32)
+    return subset_scores(bank, X, sel)
 
 
 class BruteForce:
@@ -108,7 +131,7 @@ class BruteForce:
             out = rbf_kernel(X, bank.support_vectors_, bank.gamma_, bank.support_sq_norms()) @ bank.dual_coef_.T
             out += bank.intercept_
             return out
-        return np.asarray(bank.decision_function(X), np.float32)
+        return all_scores(bank, X)
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         return self.scores(X).argmax(1)

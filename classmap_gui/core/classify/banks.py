@@ -15,6 +15,7 @@ Banks are built by name with :func:`classmap_gui.core.registry.make_bank`.
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,21 @@ from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from ..constraints import Interval
 from ..errors import ConfigError, NotFittedError
 from .ranking_ops import top_k  # noqa: F401  (re-exported: every bank's scores are ranked with it)
+
+# ---------------------------------------------------------------- constraints the banks share (``_parameter_constraints``)
+#: SVM cost; the bounds keep a typo from a degenerate or never-ending solve
+C_COST = [Interval(Real, 1e-8, 1e8, closed="both")]
+#: ridge penalty
+ALPHA = [Interval(Real, 1e-12, 1e12, closed="both")]
+TOL = [Interval(Real, 1e-12, 1.0, closed="both")]
+MAX_ITER = [Interval(Integral, 1, 1_000_000, closed="both")]
+#: worker threads (-1: all cores); the registry bounds it by this machine's cores
+N_JOBS = [Integral, None]
+RANDOM_STATE = ["random_state"]
+
 
 class BankNotFittedError(NotFittedError, SklearnNotFittedError):
     """A bank used before ``fit``: both our NotFittedError and scikit-learn's."""

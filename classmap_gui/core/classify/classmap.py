@@ -8,7 +8,7 @@ classifier evaluations instead of C (brute force).
 
 A scikit-learn meta-estimator in the manner of ``OneVsRestClassifier`` / ``CalibratedClassifierCV``::
 
-    cm = ClassMap(OneVsAllBank(trainer="ridge"), d=45, p=40).fit(X, y)   # clones and fits the bank,
+    cm = ClassMap(OneVsAllRidge(), d=45, p=40).fit(X, y)   # clones and fits the bank,
     cm.predict(X_test)                                                    # then the embedding
     cm.predict_topk(X_test, 5); cm.decision_function(X_test)
     ClassMap(FrozenEstimator(bank)).fit(X_embed, y_embed)                 # a prefit bank: embedding only
@@ -34,6 +34,7 @@ type in :mod:`.result`.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
@@ -41,6 +42,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..constraints import HasMethods, Interval, StrOptions, validate_params
 from ..checks import check_array
 from ..errors import ConfigError, DataError, NoSignalError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
@@ -66,15 +68,16 @@ REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
 
 
 def smoother_bank(bank, factor: float):
-    """An unfitted copy of ``bank`` with ``factor`` times its penalty (ridge ``alpha`` x factor, SVM ``C`` /
-    factor): the reference bank of ``reference_penalty``. ConfigError for a bank without a penalty."""
-    params = bank.get_params(deep=False)
-    if not ({"alpha", "C"} & set(params)) or not factor > 0:
-        raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty (alpha or C)")
+    """An unfitted copy of ``bank`` with ``factor`` times its penalty (the parameter the bank's class names
+    as ``penalty``: ridge ``alpha`` x factor, SVM ``C`` / factor): the reference bank of ``reference_penalty``.
+    ConfigError for a bank without a penalty."""
+    key = getattr(type(bank), "penalty", None)
+    if key is None or not factor > 0:
+        raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty "
+                          f"({type(bank).__name__} names none)")
     from ..selection import stronger_penalty
 
-    key = "alpha" if params.get("trainer") == "ridge" or "C" not in params else "C"
-    return clone(bank).set_params(**{key: stronger_penalty(key, params[key], factor)})
+    return clone(bank).set_params(**{key: stronger_penalty(key, bank.get_params(deep=False)[key], factor)})
 
 
 class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -89,7 +92,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
     ----------
     estimator : estimator or None, default=None
         The bank ``fit`` clones and trains (None: a one-vs-all ridge
-        :class:`~classmap_gui.core.classify.OneVsAllBank`); a ``FrozenEstimator(bank)`` is used as it is,
+        :class:`~classmap_gui.core.classify.OneVsAllRidge`); a ``FrozenEstimator(bank)`` is used as it is,
         and all of ``fit``'s examples then build the embedding.
     d : int, default=45
         Reference classifiers (embedding dimensions); ``"boosted"`` stops early if none beats chance.
@@ -152,6 +155,22 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
 
     #: the bank is saved by its owner (the Recogniser), not a second time inside the ClassMap
     store_exclude = ("estimator_",)
+    # the bounds on n_triples and max_memory_mb keep a typo from exhausting memory (triples are sampled and
+    # scored up front); the registry derives the Train panel's fields and the CLI's checks from these
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "decision_function"]), None],
+        "d": [Interval(Integral, 1, 100_000, closed="both")],
+        "p": [Interval(Integral, 1, None, closed="left")],
+        "embedding": [StrOptions(set(EMBEDDINGS))],
+        "refine": [StrOptions(set(REFINES))],
+        "n_triples": [Interval(Integral, 1, MAX_TRIPLES, closed="both")],
+        "hard_fraction": [Interval(Real, 0, 1, closed="both")],
+        "threshold": [Real, None],
+        "max_memory_mb": [Interval(Real, 1, MAX_MEMORY_MB, closed="both")],
+        "reference_penalty": [Interval(Real, 1e-6, 1e6, closed="both")],
+        "embedding_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, estimator=None, *, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
                  n_triples: int = 60_000, hard_fraction: float = 0.5, threshold: float | None = None,
@@ -180,22 +199,9 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
             raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINES)}, got {self.refine!r}")
         return strategy
 
-    def _check_params(self, bank) -> None:
-        if self.embedding not in EMBEDDINGS:
-            raise ConfigError(f"ClassMap embedding must be one of {', '.join(EMBEDDINGS)}, got {self.embedding!r}")
+    def _check_bank(self, bank) -> None:
+        """The refine needs a bank of its kind (one parameter's value against the bank's shape)."""
         strategy = self.refine_strategy
-        if not (isinstance(self.d, (int, np.integer)) and self.d >= 1):
-            raise ConfigError(f"ClassMap d must be a positive integer, got {self.d!r}")
-        if not (isinstance(self.p, (int, np.integer)) and self.p >= 1):
-            raise ConfigError(f"ClassMap p must be a positive integer, got {self.p!r}")
-        # bounds that keep a typo from exhausting memory (triples are sampled and scored up front)
-        if not (isinstance(self.n_triples, (int, float, np.integer)) and not isinstance(self.n_triples, bool)
-                and float(self.n_triples).is_integer() and 1 <= self.n_triples <= MAX_TRIPLES):
-            raise ConfigError(f"ClassMap n_triples must be a whole number from 1 to {MAX_TRIPLES}, got {self.n_triples!r}")
-        if not (isinstance(self.max_memory_mb, (int, float)) and 0 < self.max_memory_mb <= MAX_MEMORY_MB):
-            raise ConfigError(f"ClassMap max_memory_mb must lie in (0, {MAX_MEMORY_MB}], got {self.max_memory_mb!r}")
-        if not (isinstance(self.hard_fraction, (int, float)) and 0 <= self.hard_fraction <= 1):
-            raise ConfigError(f"ClassMap hard_fraction must lie between 0 and 1, got {self.hard_fraction!r}")
         kind = bank_kind(bank)
         if strategy == ALL_PAIRS_VOTE and kind != "pairs":
             raise ConfigError(f"ClassMap refine {self.refine} (all-pairs vote) needs an all-pairs classifier bank; "
@@ -237,7 +243,8 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         the refine keeps the sharper bank's accuracy; a query then costs d + p evaluations (the
         references are not the bank's own classifiers, so none is reused by the refine).
         """
-        self._check_params(bank)
+        validate_params(self)
+        self._check_bank(bank)
         check_stop(should_stop)
         classes = np.asarray(bank.classes_)
         C = len(classes)
@@ -378,12 +385,11 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         if isinstance(self.estimator, FrozenEstimator):
             self._fit_embedding_or_random(self.estimator.estimator, X, y)
             return self
-        if not 0 < self.embedding_fraction < 1:
-            raise ConfigError(f"ClassMap embedding_fraction must lie in (0, 1), got {self.embedding_fraction!r}")
+        validate_params(self)
         if self.estimator is None:
-            from .ova import OneVsAllBank
+            from .ova import OneVsAllRidge
 
-            bank = OneVsAllBank(trainer="ridge", n_jobs=1)
+            bank = OneVsAllRidge(n_jobs=1)
         else:
             bank = clone(self.estimator)
         train, embed = self._embedding_split(yi)

@@ -17,12 +17,15 @@ to a whole trained model is :meth:`Recogniser.add_class`.
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..constraints import HasMethods, Interval, StrOptions, validate_params
 from ..errors import ConfigError
 from ..features.random_features import RandomFourierFeatures
 from ..progress import check_stop, report
@@ -77,6 +80,14 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "m": [Interval(Integral, 2, 100_000, closed="both")],
+        "sigma": [Interval(Real, 1e-12, 1e12, closed="both"), StrOptions({"auto"})],
+        "map": [StrOptions(set(MAPS)), HasMethods(["fit", "transform"])],
+        "priors": [StrOptions(set(PRIORS))],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, m: int = 1000, sigma=2.0, map="rff", priors: str = "empirical", random_state=None):
         self.m = m
         self.sigma = sigma
@@ -89,7 +100,7 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
         """Sketch every class of ``X (n, d)`` / ``y (n,)`` from scratch; returns ``self``."""
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
         check_classification_targets(y)
-        self._check_params()
+        validate_params(self)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         self.map_ = self._make_map(X)
         sums, counts = self._sums(X, y_idx, len(self.classes_), progress, should_stop)
@@ -103,7 +114,7 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], reset=first)
         check_classification_targets(y)
         if first:
-            self._check_params()
+            validate_params(self)
             self.map_ = self._make_map(X)
             self.counts_ = np.zeros(len(self.classes_), np.int64)
             self.sketches_ = np.zeros((len(self.classes_), self._width()), np.float32)
@@ -221,13 +232,6 @@ class CompressiveClassifier(ClassifierMixin, BaseEstimator):
         return (self.counts_ / max(1, self.counts_.sum())).astype(np.float32)
 
     # ------------------------------------------------------------ internals
-    def _check_params(self) -> None:
-        if self.priors not in PRIORS:
-            raise ConfigError(f"compressive: priors must be one of {PRIORS}, got {self.priors!r}")
-        spec = self._map_spec()
-        if isinstance(spec, str) and spec not in MAPS:
-            raise ConfigError(f"compressive: map must be one of {MAPS} or a transformer, got {spec!r}")
-
     def _map_spec(self):
         return self.map
 

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..constraints import StrOptions
 from ..errors import ConfigError
 from ..limits import MemoryPlan, planned_size
 from .banks import as_class_index, as_features
@@ -60,6 +61,9 @@ class CompressiveBank(CompressiveClassifier):
     (2, 10)
     """
 
+    _parameter_constraints: dict = {"sketch": [StrOptions(set(SKETCHES))],
+                                    **{k: v for k, v in CompressiveClassifier._parameter_constraints.items() if k != "map"}}
+
     def __init__(self, sketch: str = "rff", m: int = 1000, sigma="auto", priors: str = "empirical", random_state=0):
         self.sketch = sketch
         self.m = m
@@ -68,8 +72,6 @@ class CompressiveBank(CompressiveClassifier):
         self.random_state = random_state
 
     def _map_spec(self):
-        if self.sketch not in SKETCHES:
-            raise ConfigError(f"compressive: sketch must be one of {', '.join(SKETCHES)}, got {self.sketch!r}")
         return "rff" if self.sketch == "rff" else "identity"
 
     def features_for(self, name: str, params: dict) -> tuple[str, dict]:

@@ -46,17 +46,6 @@ def pad_columns(X: np.ndarray, multiple: int = PAD, dtype=None) -> np.ndarray:
     return out
 
 
-@nb.njit(**_OPTS)
-def _l1_rows(q, X, lo, hi, out):
-    """``out[r - lo] = L1(q, X[r])`` for rows ``lo..hi`` (branch-free, vectorised over columns)."""
-    D = X.shape[1]
-    for r in range(lo, hi):
-        s = np.float32(0.0)
-        for j in range(D):
-            s += abs(q[j] - X[r, j])
-        out[r - lo] = s
-
-
 #: x86 has an instruction for the byte SAD (``psadbw``); elsewhere the portable pattern below is used
 _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
 

@@ -1,171 +1,71 @@
-"""`OneVsAllBank`: one binary classifier per class, all stacked so that scoring every class is one BLAS call.
+"""One-vs-all banks: one binary classifier per class, all stacked so that scoring every class is one BLAS call.
 
-Trainers:
+One class per trainer, each with only its own parameters and its penalty named once (``penalty``):
 
-* ``liblinear`` — exact squared-hinge linear SVM per class (scikit-learn's ``LinearSVC``, the same
-  solution as ``LinearSVC`` fitted on ``y == c``), classes trained in parallel threads (liblinear
+* :class:`OneVsAllSVM` — exact squared-hinge linear SVM per class (scikit-learn's ``LinearSVC``, the
+  same solution as ``LinearSVC`` fitted on ``y == c``), classes trained in parallel threads (liblinear
   releases the GIL). Solver cost grows with n·C; good up to some hundreds of classes. Memory: the
   data is converted to float64 once, and liblinear keeps its own copy (~16 bytes per non-zero) per
-  class being trained at the same time, so for large n·D prefer ``ridge``.
-* ``ridge`` — regularised least squares to ±1 targets for *all* classes in one linear solve: the
-  Gram matrix ``Xcᵀ Xc`` (D×D, or the dual n×n when n < D) is accumulated in row chunks (float32
-  GEMM, float64 sums) and solved once in float64 for every class at the same time. This is the
-  trainer that scales to thousands of classes.
-* ``rbf`` — kernel SVM per class (scikit-learn's ``SVC``) with one shared ``gamma``; the union of the
-  support vectors is kept once, so brute-force scoring is one kernel matrix plus one GEMM, while a
-  subset query computes kernels only against the support vectors of the classifiers it names —
+  class being trained at the same time, so for large n·D prefer ridge.
+* :class:`OneVsAllRidge` — regularised least squares to ±1 targets for *all* classes in one linear
+  solve: the Gram matrix ``Xcᵀ Xc`` (D×D, or the dual n×n when n < D) is accumulated in row chunks
+  (float32 GEMM, float64 sums) and solved once in float64 for every class at the same time. This is
+  the trainer that scales to thousands of classes.
+* :class:`OneVsAllRBF` — kernel SVM per class (scikit-learn's ``SVC``) with one shared ``gamma``; the
+  union of the support vectors is kept once, so brute-force scoring is one kernel matrix plus one GEMM,
+  while a subset query computes kernels only against the support vectors of the classifiers it names —
   there one classifier evaluation genuinely costs, as in the paper's face experiment.
+
+Models saved before the split hold ``"one-vs-all"`` with a ``trainer`` parameter; the registry maps
+them onto these classes (:func:`classmap_gui.core.registry.saved_type`).
 """
 from __future__ import annotations
+
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ..errors import ConfigError, DataError
+from ..constraints import Interval, StrOptions, validate_params
+from ..errors import DataError
 from ..progress import ProgressFn, StopFn
 from ..checks import check_array
-from .banks import BankMixin, as_class_index, fit_input, gathered_dot, predict_input, row_chunks
+from .banks import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
+                    gathered_dot, predict_input, row_chunks)
 from .solvers import encode_labels, fit_linear_svc, fit_parallel, fit_svc, rbf_kernel, ridge_solve
 
-TRAINERS = ("liblinear", "ridge", "rbf")
+#: each binary problem is weighted on its own: only None or "balanced" make sense
+CLASS_WEIGHT = [StrOptions({"balanced"}), None]
 
 
 class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
-    """One binary classifier per class, stacked in one weight matrix.
+    """What the one-vs-all banks share: one binary classifier per class, stacked, and a linear bank's scoring.
 
-    Brute force is one matrix product: ``decision_function(X)`` scores every class at once, and
-    ``decision_function_subset(X, classes)`` scores only the classifiers asked for (ClassMap's refine).
-    Scoring changes nothing, so threads may share a fitted bank; a prediction's cost is counted by whoever
-    asks for the scores (brute force: ``n_classifiers_`` per query).
-
-    Parameters
-    ----------
-    trainer : {"liblinear", "ridge", "rbf"}, default="liblinear"
-        A linear SVM (squared hinge, liblinear), ridge regression on +-1 targets (one solve for every class,
-        also from a memory-mapped feature matrix, in row chunks) or an RBF-kernel SVM.
-    C : float, default=1.0
-        SVM cost (liblinear and rbf).
-    alpha : float, default=1.0
-        Ridge penalty.
-    gamma : "scale", "auto" or float, default="scale"
-        The RBF kernel's width (rbf).
-    tol : float, default=1e-4
-        Solver tolerance (liblinear and rbf).
-    max_iter : int, default=1000
-        Solver iterations (liblinear and rbf).
-    class_weight : None or "balanced", default=None
-        Class weights (liblinear and rbf).
-    n_jobs : int or None, default=-1
-        Threads training classes in parallel (-1: all cores); under a Dask backend the classes go to the
-        cluster's workers.
-    random_state : int or None, default=None
-        Seed of the solvers.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (C,)
-        The sorted labels; column ``j`` of ``decision_function`` is ``classes_[j]``.
-    coef_ : ndarray of shape (C, D), float32
-        Linear trainers' weights.
-    intercept_ : ndarray of shape (C,), float32
-        Biases.
-    support_vectors_ : ndarray of shape (S, D), float32
-        rbf: the union of every class's support vectors; ``dual_coef_`` (C, S) float32 is zero where a
-        vector does not support a class, ``gamma_`` the width used.
-    n_classifiers_ : int
-        C, the evaluations brute force spends per query.
-    n_features_in_ : int
-        D.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import load_digits
-    >>> from classmap_gui.core.classify import OneVsAllBank
-    >>> X, y = load_digits(return_X_y=True)
-    >>> bank = OneVsAllBank(trainer="ridge").fit(X.astype(np.float32), y)
-    >>> bank.coef_.shape, bank.coef_.dtype
-    ((10, 64), dtype('float32'))
-    >>> bank.decision_function(X[:2].astype(np.float32)).shape      # every class of 2 images
-    (2, 10)
-    >>> bank.decision_function_subset(X[:2].astype(np.float32), np.array([[0, 3], [1, 2]])).shape
-    (2, 2)
+    Fitted: ``classes_ (C,)``, ``n_features_in_``; linear banks: ``coef_ (C, D) float32``, ``intercept_
+    (C,) float32``. Scoring changes nothing: a prediction's cost is computed by whoever asks for the
+    scores (brute force: ``n_classifiers_`` per query). A subclass names its ``penalty`` parameter
+    (training chooses it; ClassMap's ``reference_penalty`` scales it) and trains in ``_train``.
     """
 
-    def __init__(self, trainer: str = "liblinear", C: float = 1.0, alpha: float = 1.0, gamma="scale",
-                 tol: float = 1e-4, max_iter: int = 1000, class_weight=None, n_jobs: int | None = -1,
-                 random_state=None):
-        self.trainer = trainer
-        self.C = C
-        self.alpha = alpha
-        self.gamma = gamma
-        self.tol = tol
-        self.max_iter = max_iter
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+    #: the parameter that is this bank's penalty (``selection.is_stronger`` says which way is stronger)
+    penalty: str | None = None
 
-    # ------------------------------------------------------------ training
     def fit(self, X, y, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "OneVsAllBank":
         """Train all classifiers on ``X (n, D) float32``, labels ``y (n,)``; returns ``self``."""
-        if self.trainer not in TRAINERS:
-            raise ConfigError(f"one-vs-all bank: trainer must be one of {', '.join(TRAINERS)}, not {self.trainer!r}")
+        validate_params(self)
         X, y = fit_input(self, X, y)
         classes, y_idx = encode_labels(y)
         if len(y_idx) != len(X):
             raise DataError(f"{len(y_idx)} labels for {len(X)} feature rows")
-        C = len(classes)
-        if self.class_weight not in (None, "balanced"):
-            raise ConfigError("one-vs-all bank: class_weight must be None or 'balanced' (each binary problem is "
-                              f"weighted on its own), not {self.class_weight!r}")
         for attr in ("coef_", "support_vectors_", "dual_coef_", "gamma_", "n_iter_", "_sv_sq_cache"):
             self.__dict__.pop(attr, None)
-        if self.trainer == "liblinear":
-            params = dict(C=self.C, tol=self.tol, max_iter=self.max_iter, class_weight=self.class_weight,
-                          random_state=self.random_state)
-            X64 = X.astype(np.float64)  # liblinear works in float64: convert once, not once per class
-            res = fit_parallel(fit_linear_svc, X64, lambda c: y_idx == c, C, params, self.n_jobs, progress,
-                               should_stop, "one-vs-all: liblinear")
-            self.coef_ = np.ascontiguousarray(np.stack([r[0] for r in res]), dtype=np.float32)
-            self.intercept_ = np.array([r[1] for r in res], np.float32)
-            self.n_iter_ = max(r[2] for r in res)
-        elif self.trainer == "ridge":
-            self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, float(self.alpha), progress=progress,
-                                                      should_stop=should_stop)
-            self.n_iter_ = 1  # one direct solve
-        else:
-            self._fit_rbf(X, y_idx, C, progress, should_stop)
+        self._train(X, y_idx, len(classes), progress, should_stop)
         self.classes_ = classes
         self.n_features_in_ = int(X.shape[1])
         return self
 
-    def _fit_rbf(self, X, y_idx, C, progress, should_stop) -> None:
-        D = X.shape[1]
-        if self.gamma == "scale":
-            var = float(X.var())
-            gamma = 1.0 / (D * var) if var > 0 else 1.0
-        elif self.gamma == "auto":
-            gamma = 1.0 / D
-        else:
-            try:
-                gamma = float(self.gamma)
-            except (TypeError, ValueError):
-                raise ConfigError(f"rbf bank: gamma must be 'scale', 'auto' or a number, not {self.gamma!r}") from None
-        params = dict(C=self.C, gamma=gamma, tol=max(self.tol, 1e-3), max_iter=-1,
-                      class_weight=self.class_weight, random_state=self.random_state)
-        res = fit_parallel(fit_svc, X.astype(np.float64), lambda c: y_idx == c, C, params, self.n_jobs, progress, should_stop,
-                           "one-vs-all: rbf SVM")
-        sup = np.concatenate([r[0] for r in res])
-        owner = np.repeat(np.arange(C), [len(r[0]) for r in res])
-        sv_index = np.unique(sup)
-        dual = np.zeros((C, len(sv_index)), np.float32)
-        dual[owner, np.searchsorted(sv_index, sup)] = np.concatenate([r[1] for r in res])
-        self.support_vectors_ = np.ascontiguousarray(X[sv_index])
-        self.dual_coef_ = dual
-        self.intercept_ = np.array([r[2] for r in res], np.float32)
-        self.gamma_ = float(gamma)
-        self.n_iter_ = max(r[3] for r in res)
-        self._sv_sq_cache = np.einsum("ij,ij->i", self.support_vectors_, self.support_vectors_)
+    def _train(self, X, y_idx, C, progress, should_stop) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     # ------------------------------------------------------------ scoring
     @property
@@ -251,3 +151,106 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
         arrays[f"{prefix}.dual_coef"] = np.ascontiguousarray(self.dual_coef_, np.float32)
         arrays[f"{prefix}.intercept"] = np.ascontiguousarray(self.intercept_, np.float32)
         return {"type": "rbf-ova", "gamma": float(self.gamma_)}
+
+
+class OneVsAllSVM(OneVsAllBank):
+    """One-vs-all linear SVMs (liblinear, squared hinge), classes in parallel threads.
+
+    Parameters: ``C`` (SVM cost: larger fits the training data more closely), ``tol``, ``max_iter``
+    (solver), ``class_weight`` (None or "balanced"), ``n_jobs`` (threads; -1 all cores), ``random_state``.
+    """
+
+    penalty = "C"
+    _parameter_constraints: dict = {"C": C_COST, "tol": TOL, "max_iter": MAX_ITER, "class_weight": CLASS_WEIGHT,
+                                    "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+
+    def __init__(self, C: float = 1.0, tol: float = 1e-4, max_iter: int = 1000, class_weight=None,
+                 n_jobs: int | None = -1, random_state=None):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.class_weight = class_weight
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _train(self, X, y_idx, C, progress, should_stop) -> None:
+        params = dict(C=self.C, tol=self.tol, max_iter=self.max_iter, class_weight=self.class_weight,
+                      random_state=self.random_state)
+        X64 = X.astype(np.float64)  # liblinear works in float64: convert once, not once per class
+        res = fit_parallel(fit_linear_svc, X64, lambda c: y_idx == c, C, params, self.n_jobs, progress,
+                           should_stop, "one-vs-all: liblinear")
+        self.coef_ = np.ascontiguousarray(np.stack([r[0] for r in res]), dtype=np.float32)
+        self.intercept_ = np.array([r[1] for r in res], np.float32)
+        self.n_iter_ = max(r[2] for r in res)
+
+
+class OneVsAllRidge(OneVsAllBank):
+    """One-vs-all ridge regression to ±1 targets, every class in one linear solve.
+
+    Parameters: ``alpha`` (ridge penalty: larger gives smoother classifiers), ``n_jobs`` (kept for the
+    bank interface; the solve is one BLAS call, threaded by BLAS itself).
+    """
+
+    penalty = "alpha"
+    _parameter_constraints: dict = {"alpha": ALPHA, "n_jobs": N_JOBS}
+
+    def __init__(self, alpha: float = 1.0, n_jobs: int | None = -1):
+        self.alpha = alpha
+        self.n_jobs = n_jobs
+
+    def _train(self, X, y_idx, C, progress, should_stop) -> None:
+        self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, float(self.alpha), progress=progress,
+                                                  should_stop=should_stop)
+        self.n_iter_ = 1  # one direct solve
+
+
+class OneVsAllRBF(OneVsAllBank):
+    """One-vs-all kernel (RBF) SVMs with one shared ``gamma``, for small problems.
+
+    Parameters: ``C``, ``tol``, ``max_iter``, ``class_weight``, ``n_jobs``, ``random_state`` as
+    :class:`OneVsAllSVM`; ``gamma`` the kernel width ("scale", "auto" or a number).
+
+    Fitted: ``support_vectors_ (S, D) float32`` (union over classes), ``dual_coef_ (C, S) float32`` (zero
+    where a vector is not a support vector of that class), ``intercept_ (C,) float32``, ``gamma_`` (float).
+    """
+
+    penalty = "C"
+    _parameter_constraints: dict = {"C": C_COST, "gamma": [Interval(Real, 1e-12, 1e12, closed="both"),
+                                                            StrOptions({"scale", "auto"})],
+                                    "tol": TOL, "max_iter": MAX_ITER, "class_weight": CLASS_WEIGHT,
+                                    "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
+
+    def __init__(self, C: float = 1.0, gamma="scale", tol: float = 1e-4, max_iter: int = 1000, class_weight=None,
+                 n_jobs: int | None = -1, random_state=None):
+        self.C = C
+        self.gamma = gamma
+        self.tol = tol
+        self.max_iter = max_iter
+        self.class_weight = class_weight
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _train(self, X, y_idx, C, progress, should_stop) -> None:
+        D = X.shape[1]
+        if self.gamma == "scale":
+            var = float(X.var())
+            gamma = 1.0 / (D * var) if var > 0 else 1.0
+        elif self.gamma == "auto":
+            gamma = 1.0 / D
+        else:
+            gamma = float(self.gamma)
+        params = dict(C=self.C, gamma=gamma, tol=max(self.tol, 1e-3), max_iter=-1,
+                      class_weight=self.class_weight, random_state=self.random_state)
+        res = fit_parallel(fit_svc, X.astype(np.float64), lambda c: y_idx == c, C, params, self.n_jobs, progress, should_stop,
+                           "one-vs-all: rbf SVM")
+        sup = np.concatenate([r[0] for r in res])
+        owner = np.repeat(np.arange(C), [len(r[0]) for r in res])
+        sv_index = np.unique(sup)
+        dual = np.zeros((C, len(sv_index)), np.float32)
+        dual[owner, np.searchsorted(sv_index, sup)] = np.concatenate([r[1] for r in res])
+        self.support_vectors_ = np.ascontiguousarray(X[sv_index])
+        self.dual_coef_ = dual
+        self.intercept_ = np.array([r[2] for r in res], np.float32)
+        self.gamma_ = float(gamma)
+        self.n_iter_ = max(r[3] for r in res)
+        self._sv_sq_cache = np.einsum("ij,ij->i", self.support_vectors_, self.support_vectors_)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .batch_kernels import eval_rows
-from .bank_view import linear_weights
+from .bank_view import linear_weights, subset_scores
 from .classmap_ops import pair_rows, rank_by_response, vote_among_candidates, with_reference_outputs
 
 ALL_PAIRS_VOTE = "all-pairs-vote"
@@ -44,10 +44,10 @@ def refine_ova_generic(bank, X, F, cands, refpos, strategy: str, threshold: floa
 
     ``X (n, D)`` queries, ``F (n, d)`` their reference outputs, ``cands (n, p)`` class indices in
     filter order, ``refpos (K,)`` position of a classifier among the references or -1. The
-    candidates' responses come from ``decision_function_subset``.
+    candidates' responses come from ``bank_view.subset_scores``.
     """
     known = refpos[cands]
-    R = with_reference_outputs(np.asarray(bank.decision_function_subset(X, cands), np.float32), known, F)
+    R = with_reference_outputs(subset_scores(bank, X, cands), known, F)
     cls, score, done = rank_by_response(R, cands, threshold if strategy == FIRST_ABOVE_THRESHOLD else None)
     return cls, score, np.sum(done & (known < 0), axis=1)
 
@@ -72,7 +72,7 @@ def refine_all_pairs_vote(bank, X, F, cands, refpos, n_classes: int, chunk: int 
         if W is not None:
             R = eval_rows(X[sl], W, b, rows, F[sl], refpos)
         else:
-            R = np.asarray(bank.decision_function_subset(X[sl], rows), np.float32)
+            R = subset_scores(bank, X[sl], rows)
         known = refpos[rows]
         R = with_reference_outputs(R, known, F[sl])
         evals[sl] = np.sum(known < 0, axis=1)

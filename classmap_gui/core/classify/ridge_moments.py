@@ -17,7 +17,7 @@ the feature sum, and per class the feature sum and count (``Xcᵀ T = 2 (S_c −
   and refitting on all training rows (moments add) costs two eigendecompositions.
 
 The decision function is the ridge bank's (``x · w_c + b_c`` with ``b_c = ȳ_c − μ · w_c``); weights
-agree with ``OneVsAllBank(trainer="ridge")`` to float32 rounding (tests hold them equal).
+agree with ``OneVsAllRidge()`` to float32 rounding (tests hold them equal).
 """
 from __future__ import annotations
 
@@ -238,11 +238,11 @@ def ridge_moments(X, y_idx: np.ndarray, n_classes: int, *, rows: np.ndarray | No
 
 
 def ova_ridge_bank(coef: np.ndarray, intercept: np.ndarray, alpha: float):
-    """A fitted ``OneVsAllBank(trainer="ridge", alpha=alpha)`` holding ``coef (C, D) float32`` (kept as
+    """A fitted ``OneVsAllRidge(alpha=alpha)`` holding ``coef (C, D) float32`` (kept as
     given: a memory map stays one) and ``intercept (C,) float32``; classes ``0..C-1``."""
-    from .ova import OneVsAllBank
+    from .ova import OneVsAllRidge
 
-    bank = OneVsAllBank(trainer="ridge", alpha=float(alpha))
+    bank = OneVsAllRidge(alpha=float(alpha))
     bank.coef_ = coef
     bank.intercept_ = np.asarray(intercept, np.float32)
     bank.classes_ = np.arange(coef.shape[0], dtype=np.int64)

@@ -18,7 +18,7 @@ try:  # numba is a declared dependency; the numpy path stays as fallback and ref
     from numba import njit
 
     HAVE_NUMBA = True
-except Exception:  # pragma: no cover - only on broken installs
+except Exception:  # noqa: BLE001  # pragma: no cover - only on broken installs
     HAVE_NUMBA = False
 
 

@@ -88,19 +88,6 @@ def _rot(axis: int, deg: float) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _axis_rot(ax: np.ndarray, deg: float) -> np.ndarray:
-    """3x3 rotation by ``deg`` about the unit vector ``ax`` (Rodrigues)."""
-    a = math.radians(deg)
-    c, s = math.cos(a), math.sin(a)
-    x, y, z = ax[0], ax[1], ax[2]
-    m = np.empty((3, 3))
-    m[0, 0] = c + x * x * (1 - c); m[0, 1] = x * y * (1 - c) - z * s; m[0, 2] = x * z * (1 - c) + y * s  # noqa: E702
-    m[1, 0] = y * x * (1 - c) + z * s; m[1, 1] = c + y * y * (1 - c); m[1, 2] = y * z * (1 - c) - x * s  # noqa: E702
-    m[2, 0] = z * x * (1 - c) - y * s; m[2, 1] = z * y * (1 - c) + x * s; m[2, 2] = c + z * z * (1 - c)  # noqa: E702
-    return m
-
-
-@njit(cache=True, nogil=True)
 def fk_into(p: np.ndarray, static: np.ndarray, mcp: np.ndarray, phal: np.ndarray, fr: np.ndarray, fan: np.ndarray,
             cmc: np.ndarray, tlen: np.ndarray, tr: np.ndarray, base_angle: float, out: np.ndarray) -> None:
     """Forward kinematics of one pose ``p`` (21,) degrees into ``out`` (23, 7) capsules (hand frame, mm)."""

@@ -35,7 +35,7 @@ from .catalog import BuiltinDataset
 from .hand_model import LIMITS, N_PARAMS, forward_kinematics_many
 from .hand_render import add_noise, composite, frame_hands, render_hands
 from .hand_orientations import orientation_grid, parse_orientation
-from .hand_style import CAMERA, CLEAN, STYLES, VARIED, HandStyle, draw
+from .hand_style import CAMERA, CLEAN, STYLES, HandStyle, draw
 from .hand_shapes import SHAPE_NAMES, all_poses
 from .imageset import ImageSet
 from .pose_split import BENCH_SPLIT, rotations, split_per_class

@@ -8,7 +8,7 @@ Angles in degrees; lengths as fractions of the image's shorter side; intensities
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -62,10 +62,6 @@ class HandStyle:
     def noise_lut(self) -> np.ndarray:
         """Standard-normal quantiles ``(256,)`` float32 that a random byte per pixel indexes for cheap noise."""
         return _normal_lut()
-
-    def as_dict(self) -> dict:
-        """The style as a JSON-able dict (for reports)."""
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
 
 def draw(rng: np.random.Generator, spec, m: int, integers: bool = False) -> np.ndarray:

@@ -268,7 +268,6 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
     # the reader: every (temperature, history, crops) replayed over the stored responses
     from ..data.hand_pose import class_name
 
-    names = rec.class_names
     grid = [(t, hh, c) for t in temps for hh in hists for c in crops]
     acc = {m: {} for m in methods}
     for m in methods:

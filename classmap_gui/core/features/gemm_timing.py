@@ -23,7 +23,7 @@ def distance_gemm_timing(fm, X, *, rounds: int = 3) -> dict:
     from ..timing import interleaved
 
     patches, ct, block = fm.distance_gemm(X)
-    n, k = len(X), ct.shape[1]
+    k = ct.shape[1]
     n_jobs = min(effective_n_jobs(fm.n_jobs), len(patches))
 
     def gemm_block(P):

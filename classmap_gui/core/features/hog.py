@@ -24,12 +24,14 @@ predict.py runs too.
 from __future__ import annotations
 
 from contextlib import nullcontext
+from numbers import Integral
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from threadpoolctl import ThreadpoolController
 
+from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError
 from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
@@ -101,6 +103,16 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
     (4, 1764)
     """
 
+    _parameter_constraints: dict = {
+        "cell_size": [Interval(Integral, 1, 256, closed="both")],
+        "block_size": [Interval(Integral, 1, 512, closed="both")],
+        "block_stride": [Interval(Integral, 1, 512, closed="both")],
+        "n_bins": [Interval(Integral, 2, 360, closed="both")],
+        "signed": ["boolean"],
+        "backend": [StrOptions({"auto", "numpy", "opencv"})],
+        "n_jobs": [Integral, None],
+    }
+
     def __init__(self, cell_size: int = 8, block_size: int = 16, block_stride: int = 8, n_bins: int = 9,
                  signed: bool = False, backend: str = "auto", n_jobs: int | None = 1):
         self.cell_size = cell_size
@@ -112,17 +124,11 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ geometry
-    def _check_params(self) -> None:
-        c, b, s, nb = self.cell_size, self.block_size, self.block_stride, self.n_bins
-        for name, v in (("cell_size", c), ("block_size", b), ("block_stride", s), ("n_bins", nb)):
-            if not isinstance(v, (int, np.integer)) or v < 1:
-                raise ConfigError(f"HOG {name} must be a positive integer, got {v!r}")
-        if b % c:
-            raise ConfigError(f"HOG block_size ({b}) must be a multiple of cell_size ({c})")
-        if nb < 2:
-            raise ConfigError(f"HOG n_bins must be at least 2, got {nb}")
-        if self.backend not in ("auto", "numpy", "opencv"):
-            raise ConfigError(f"HOG backend must be auto, numpy or opencv, got {self.backend!r}")
+    def _check_geometry(self) -> None:
+        """The parameters one by one (``_parameter_constraints``), then the rule between two of them."""
+        validate_params(self)
+        if self.block_size % self.cell_size:
+            raise ConfigError(f"HOG block_size ({self.block_size}) must be a multiple of cell_size ({self.cell_size})")
 
     def window(self, h: int, w: int) -> tuple[int, int, int, int]:
         """(top, left, win_h, win_w): the centred window the descriptor covers in an h x w image."""
@@ -143,7 +149,7 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
     # ------------------------------------------------------------------ estimator API
     def fit(self, X, y=None, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "HOGFeatures":
         """Record the image size and descriptor length; HOG learns nothing from the data."""
-        self._check_params()
+        self._check_geometry()
         X = np.asarray(X)
         if X.ndim not in (3, 4):
             raise DataError(f"HOG features need images (n, h, w) or (n, h, w, 3), got shape {X.shape}")
@@ -155,7 +161,7 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
 
     def transform(self, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
         """HOG descriptors ``(n, D)`` float32 of uint8 images ``(n, h, w)`` or ``(n, h, w, 3)``."""
-        self._check_params()
+        self._check_geometry()
         G = _as_grey_batch(X)
         n, h, w = G.shape
         if hasattr(self, "image_size_") and [h, w] != list(self.image_size_):

@@ -31,12 +31,15 @@ import threading
 import warnings
 from dataclasses import dataclass
 
+from numbers import Integral, Real
+
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 
+from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, NotFittedError
 from ..limits import MemoryPlan, planned_size
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
@@ -172,6 +175,23 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     (5, 64)
     """
 
+    _parameter_constraints: dict = {
+        "patch_size": [Interval(Integral, 1, 64, closed="both"), StrOptions({AUTO})],
+        "stride": [Interval(Integral, 1, 64, closed="both")],
+        "n_centroids": [Interval(Integral, 1, 16_384, closed="both"), StrOptions({AUTO})],
+        "n_patches": [Interval(Integral, 1, 2_000_000, closed="both"), StrOptions({AUTO})],
+        "norm_eps": [Interval(Real, 0, 1e6, closed="both")],
+        "whiten_eps": [Interval(Real, 1e-12, 1e6, closed="both"), None],
+        "encoder": [StrOptions({"triangle", "hard"})],
+        "hellinger": ["boolean"],
+        "grey": ["boolean"],
+        "kmeans_algorithm": [StrOptions({"lloyd", "minibatch"})],
+        "kmeans_batch_size": [Interval(Integral, 1, 1_000_000, closed="both")],
+        "kmeans_max_iter": [Interval(Integral, 0, 1000, closed="both")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, patch_size: int | str = AUTO, stride: int = 1, n_centroids: int | str = AUTO,
                  n_patches: int | str = AUTO,
                  norm_eps: float = 10.0, whiten_eps: float | None = 0.1, encoder: str = "triangle",
@@ -193,27 +213,12 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # ----------------------------------------------------------------- helpers
-    def _check_params(self) -> None:
-        for name in ("patch_size", "stride", "n_centroids", "n_patches"):
-            v = getattr(self, name)
-            if v == AUTO and name != "stride":
-                continue
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise ConfigError(f"KMeansFeatures: {name} must be a positive integer"
-                                  f"{'' if name == 'stride' else ' or auto'}, not {v!r}")
-        it = self.kmeans_max_iter
-        if not isinstance(it, (int, np.integer)) or it < (1 if self.kmeans_algorithm == "minibatch" else 0):
-            raise ConfigError(f"KMeansFeatures: kmeans_max_iter must be a whole number of passes "
-                              f"(>= 1 for minibatch, >= 0 for lloyd), not {it!r}")
-        if self.kmeans_algorithm not in ("lloyd", "minibatch"):
-            raise ConfigError(f"KMeansFeatures: kmeans_algorithm must be 'lloyd' or 'minibatch', "
-                              f"not {self.kmeans_algorithm!r}")
-        if self.encoder not in ("triangle", "hard"):
-            raise ConfigError(f"KMeansFeatures: encoder must be 'triangle' or 'hard', not {self.encoder!r}")
-        if not self.norm_eps >= 0:
-            raise ConfigError(f"KMeansFeatures: norm_eps must be >= 0, not {self.norm_eps!r}")
-        if self.whiten_eps is not None and not self.whiten_eps > 0:
-            raise ConfigError(f"KMeansFeatures: whiten_eps must be > 0 or None (no whitening), not {self.whiten_eps!r}")
+    def _check_settings(self) -> None:
+        """The parameters one by one (``_parameter_constraints``), then the one rule between two of them."""
+        validate_params(self)
+        if self.kmeans_algorithm == "minibatch" and self.kmeans_max_iter < 1:
+            raise ConfigError(f"KMeansFeatures: kmeans_max_iter must be at least 1 for minibatch (lloyd takes 0: "
+                              f"the initial centroids), not {self.kmeans_max_iter!r}")
 
     def _sizes(self, h: int, w: int) -> tuple[int, int, int]:
         """``(patch_size, n_centroids, n_patches)`` for ``h x w`` images, ``"auto"`` resolved."""
@@ -277,7 +282,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     def validate_state(self) -> None:
         """Shape/dtype checks of loaded state (called by the store after loading a saved model)."""
-        self._check_params()
+        self._check_settings()
         if self.n_channels_ not in (1, 3):
             raise ValueError(f"n_channels_ must be 1 or 3, got {self.n_channels_}")
         p = self.__dict__.get("patch_size_")
@@ -296,7 +301,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     # --------------------------------------------------------------------- fit
     def fit(self, X, y=None, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "KMeansFeatures":
         """Learn the whitening and the K centroids from ``n_patches`` random patches of uint8 images ``X``."""
-        self._check_params()
+        self._check_settings()
         shape = np.shape(X)
         if len(shape) < 3:
             raise DataError(f"KMeansFeatures expects images (n,h,w) or (n,h,w,3), got an array of shape {shape}")

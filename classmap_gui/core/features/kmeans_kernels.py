@@ -18,7 +18,7 @@ try:  # numba is a declared dependency; the fallback keeps the feature usable if
     from numba import njit
 
     HAVE_NUMBA = True
-except Exception:  # pragma: no cover - exercised only on broken installs
+except Exception:  # noqa: BLE001  # pragma: no cover - exercised only on broken installs
     HAVE_NUMBA = False
 
 

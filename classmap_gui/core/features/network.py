@@ -20,12 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 from importlib import resources
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
 from ..read_limits import MAX_NETWORK_BYTES
@@ -92,7 +94,7 @@ class _Runner:
 
                 self._net = cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
                 self.input_hw = None
-        except Exception as e:  # a truncated or foreign file: one clear line, whatever the parser raised
+        except Exception as e:  # noqa: BLE001 - a truncated or foreign file: one clear line, whatever the parser raised
             raise ModelFormatError(f"{where}: not a network this app can run ({type(e).__name__}: "
                                    f"{str(e).splitlines()[0] if str(e) else 'unreadable'})") from None
         self.runtime = runtime
@@ -148,15 +150,15 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         self.runtime = runtime
         self.batch_size = batch_size
 
-    def _check_params(self) -> None:
-        if self.runtime not in RUNTIMES:
-            raise ConfigError(f"network: runtime must be one of {', '.join(RUNTIMES)}, got {self.runtime!r}")
-        if not isinstance(self.batch_size, (int, np.integer)) or not 1 <= self.batch_size <= 65536:
-            raise ConfigError(f"network: batch_size must be an integer in 1..65536, got {self.batch_size!r}")
+    _parameter_constraints: dict = {
+        "network": [str],
+        "runtime": [StrOptions(set(RUNTIMES))],
+        "batch_size": [Interval(Integral, 1, 65536, closed="both")],
+    }
 
     def fit(self, images=None, y=None, *, progress=None, should_stop=None):
         """Load the network (nothing is learned here: it was trained by ``classmap train-network``)."""
-        self._check_params()
+        validate_params(self)
         data = read_network_bytes(str(self.network))
         self.onnx_ = np.frombuffer(data, np.uint8).copy()
         self.sha256_ = hashlib.sha256(data).hexdigest()
@@ -200,7 +202,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
 
     def validate_state(self) -> None:
         """Checks after loading a saved model: the network's size, that it parses, and its width."""
-        self._check_params()
+        validate_params(self)
         data = np.asarray(self.onnx_)
         if data.dtype != np.uint8 or data.ndim != 1 or not 0 < data.size <= MAX_NETWORK_BYTES:
             raise ValueError(f"network: the saved network must be 1..{MAX_NETWORK_BYTES} bytes (uint8), got "

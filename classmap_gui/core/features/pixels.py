@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ..errors import ConfigError, DataError, NotFittedError
+from ..constraints import ImageSize, validate_params
+from ..errors import DataError, NotFittedError
 from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
 
@@ -70,6 +71,8 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
     ((2, 64), dtype('float32'), 1.0)
     """
 
+    _parameter_constraints: dict = {"size": [ImageSize(), None], "grey": ["boolean"], "standardize": ["boolean"]}
+
     def __init__(self, size: tuple[int, int] | list[int] | None = None, grey: bool = False, standardize: bool = False):
         self.size = size
         self.grey = grey
@@ -81,9 +84,8 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
             raise DataError(f"pixel features need uint8 images, got {X.dtype}")
         if X.ndim not in (3, 4) or (X.ndim == 4 and X.shape[3] != 3):
             raise DataError(f"pixel features need images (n, h, w) or (n, h, w, 3), got shape {X.shape}")
+        validate_params(self)
         if self.size is not None:
-            if len(self.size) != 2 or min(int(v) for v in self.size) < 1:
-                raise ConfigError(f"pixel features size must be (height, width), got {self.size!r}")
             X = resize_batch(X, (int(self.size[0]), int(self.size[1])))
         if self.grey and X.ndim == 4 and len(X):
             X = grey_stack(X)

@@ -7,8 +7,11 @@ the thumbnail's per-pixel mean and scale. Exported as its two parts side by side
 """
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
+from ..constraints import Interval
 from ..errors import NotFittedError
 from ..progress import ProgressFn, StopFn
 from .hog import HOGFeatures
@@ -21,6 +24,9 @@ class PixelsHOGFeatures(HOGFeatures):
     Parameters: ``thumbnail`` side of the grey thumbnail; the others are :class:`~.hog.HOGFeatures`'s.
     Learned: ``pixels_`` (the fitted :class:`~.pixels.PixelFeatures` of the thumbnail).
     """
+
+    _parameter_constraints: dict = {"thumbnail": [Interval(Integral, 1, 64, closed="both")],
+                                    **HOGFeatures._parameter_constraints}
 
     def __init__(self, thumbnail: int = 8, cell_size: int = 8, block_size: int = 16, block_stride: int = 8,
                  n_bins: int = 9, signed: bool = False, backend: str = "auto", n_jobs: int | None = 1):

@@ -12,12 +12,14 @@ loop over filters and channels. Work runs in image batches sized to keep the im2
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError
 from ..limits import MemoryPlan, planned_size
 from ..progress import check_stop, report
@@ -91,6 +93,18 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
     (3, 100)
     """
 
+    _parameter_constraints: dict = {
+        "m": [Interval(Integral, 2, 100_000, closed="both")],
+        "depth": [Interval(Integral, 1, 8, closed="both")],
+        "width": [Interval(Integral, 1, 512, closed="both")],
+        "kernel_size": [Interval(Integral, 1, 31, closed="both")],
+        "pool": [Interval(Integral, 1, 8, closed="both")],
+        "final": [StrOptions({"rff", "relu"})],
+        "sigma": [Interval(Real, 1e-12, 1e12, closed="both"), StrOptions({"auto"})],
+        "normalize": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, m: int = 1000, depth: int = 1, width: int = 16, kernel_size: int = 5, pool: int = 2,
                  final: str = "rff", sigma="auto", normalize: bool = True, random_state=0):
         self.m = m
@@ -107,7 +121,7 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
     def fit(self, images, y=None, *, progress=None, should_stop=None):
         """Draw all random weights for the shape of ``images`` (and the median distance for ``sigma="auto"``)."""
         X = _as_images(images)
-        self._check_params(X.shape[1:])
+        self._check_shape(X.shape[1:])
         rng = check_random_state(self.random_state)
         h, w, c = X.shape[1:]
         filters, k = [], self.kernel_size
@@ -134,15 +148,9 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
         report(progress, 1.0, "random CNN")
         return self
 
-    def _check_params(self, shape) -> None:
-        for name in ("m", "depth", "width", "kernel_size", "pool"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, np.integer)) and v >= 1):
-                raise ConfigError(f"random CNN: {name} must be a positive integer, got {v!r}")
-        if self.final not in ("relu", "rff"):
-            raise ConfigError(f"random CNN: final must be 'relu' or 'rff', got {self.final!r}")
-        if self.final == "rff" and self.m < 2:
-            raise ConfigError("random CNN: final='rff' needs m >= 2")
+    def _check_shape(self, shape) -> None:
+        """The parameters one by one (``_parameter_constraints``), then whether their blocks fit ``shape``."""
+        validate_params(self)
         h, w = shape[0], shape[1]
         for level in range(self.depth):
             if min(h, w) < self.kernel_size:

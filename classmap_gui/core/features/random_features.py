@@ -22,6 +22,7 @@ Parzen-window classification. ``classmap bench compressive`` re-measures this ("
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -29,6 +30,7 @@ from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError
 from ..limits import MemoryPlan, planned_size
 
@@ -99,6 +101,13 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     (3, 100)
     """
 
+    _parameter_constraints: dict = {
+        "m": [Interval(Integral, 2, 100_000, closed="both")],
+        "sigma": [Interval(Real, 1e-12, 1e12, closed="both"), StrOptions({"auto"})],
+        "kind": [StrOptions({"cossin", "phase"})],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, m: int = 1000, sigma="auto", kind: str = "cossin", random_state=None):
         self.m = m
         self.sigma = sigma
@@ -108,19 +117,9 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None, *, progress=None, should_stop=None):
         """Draw the frequencies for the input width of ``X`` (and its median distance if ``sigma="auto"``)."""
         X = validate_data(self, as_float_rows(X), dtype=[np.float32, np.float64])
-        if not (isinstance(self.m, (int, np.integer)) and self.m >= 1):
-            raise ConfigError(f"random Fourier features: m must be a positive integer, got {self.m!r}")
-        if self.kind not in ("cossin", "phase"):
-            raise ConfigError(f"random Fourier features: kind must be 'cossin' or 'phase', got {self.kind!r}")
+        validate_params(self)
         rng = check_random_state(self.random_state)
-        if isinstance(self.sigma, str):
-            if self.sigma != "auto":
-                raise ConfigError(f"random Fourier features: sigma must be a number or 'auto', got {self.sigma!r}")
-            self.sigma_ = median_bandwidth(X, rng)
-        else:
-            if not float(self.sigma) > 0:
-                raise ConfigError(f"random Fourier features: sigma must be > 0, got {self.sigma!r}")
-            self.sigma_ = float(self.sigma)
+        self.sigma_ = median_bandwidth(X, rng) if self.sigma == "auto" else float(self.sigma)
         d = X.shape[1]
         if self.kind == "cossin":
             self.frequencies_ = (rng.standard_normal((d, self.m)) * self.sigma_).astype(np.float32)

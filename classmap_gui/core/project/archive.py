@@ -211,18 +211,6 @@ class SafeArchive:
         return [i.filename for i in infos]
 
 
-def extract_archive(path: str | Path, dest: str | Path, *, allowed_top: Iterable[str] | None = None,
-                    max_total_bytes: int = MAX_TOTAL_BYTES, progress: ProgressFn = None,
-                    should_stop: StopFn = None) -> list[str]:
-    """Check, then extract the zip at ``path`` into the existing folder ``dest``; returns the member names.
-
-    Raises ModelFormatError for a file that is not a zip, is corrupt (bad CRC, truncated), or
-    fails :func:`check_archive`.
-    """
-    with SafeArchive(path, allowed_top=allowed_top, max_total_bytes=max_total_bytes) as arc:
-        return arc.extract(dest, progress=progress, should_stop=should_stop)
-
-
 class ArchiveWriter:
     """Write a zip atomically: members go to a temporary file next to ``path``, which is flushed,
     fsynced and renamed over ``path`` only when the ``with`` block ends without an error."""
@@ -291,18 +279,3 @@ class ArchiveWriter:
         finally:
             if os.path.exists(self._tmp):
                 os.unlink(self._tmp)
-
-
-def write_archive(folder: str | Path, path: str | Path, *, progress: ProgressFn = None,
-                  should_stop: StopFn = None) -> Path:
-    """Zip every regular file under ``folder`` into ``path`` atomically (symlinks are not stored)."""
-    folder = Path(folder)
-    check_stop(should_stop)
-    with ArchiveWriter(path) as zw:
-        for entry in sorted(folder.iterdir()):
-            if entry.is_dir() and not entry.is_symlink():
-                zw.add_tree(entry.name, entry)
-            elif entry.is_file() and not entry.is_symlink():
-                zw.add_file(entry.name, entry)
-    report(progress, 1.0, "writing the archive")
-    return Path(path)

@@ -46,7 +46,7 @@ from ..files import NotRegularFile
 from ..limits import MEMORY_SHARE, available_memory
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..recogniser import Recogniser
-from ..store.atomic import (copy_tree, keep_foreign, recover_dir, remove_stale, saving_prefix, swap_dir,
+from ..store.atomic import (copy_tree, recover_dir, remove_stale, saving_prefix, swap_dir,
                             tidy_after_open)
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .containers import FolderSink, FolderSource, ZipSink, ZipSource, captures_in, image_digest

@@ -210,10 +210,6 @@ class Project:
         if model_invalid:
             self.modelChanged.emit()
 
-    def set_imageset(self, imageset: ImageSet) -> None:
-        """Use newly imported images in this project; the old recogniser no longer applies."""
-        self._edited(imageset, model_invalid=True)
-
     def add_class(self, name: str) -> int:
         """Add an empty class ``name`` and return its label; the recogniser stays valid."""
         self._edited(editing.add_class(self._need_set(), name), model_invalid=False)

@@ -22,7 +22,6 @@ The type names are listed in the registry; :func:`register` adds a class outside
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, TypeVar
 
 import numpy as np
@@ -148,14 +147,15 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
     used = set() if used is None else used
     if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
         raise ModelFormatError(f"{where}: a component description is malformed (no type)")
-    cls = registered_class(spec["type"])
     where = f"{where} ({spec['type']})"
     params = _decode(spec.get("params", {}), arrays, used, where)
     state = _decode(spec.get("state", {}), arrays, used, where)
     if not isinstance(params, dict) or not isinstance(state, dict):
         raise ModelFormatError(f"{where}: params and state must be objects")
+    name, params = registry.saved_spec(spec["type"], params)   # a bank saved before the split per trainer
+    cls = registered_class(name)
     params = check_saved_params(cls, params, where)
-    check_saved_state(spec["type"], state, where)
+    check_saved_state(name, state, where)
     try:
         est = cls(**params)
     except (TypeError, ValueError, ArithmeticError) as exc:
@@ -176,8 +176,3 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
         raise ModelFormatError(f"{where}: model file is invalid: inconsistent saved state: "
                                f"{str(exc)[:200]}") from None
     return est
-
-
-def is_finite_number(x: Any) -> bool:
-    """Whether ``x`` is an int or float (not a bool) with a finite value."""
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -26,7 +26,7 @@ from ..sources import SourcePicker
 from ..video_file import VideoFile
 from ..widgets import ElidedLabel
 from .capture_video import VIDEO_COUNTDOWN, PlaybackRow, VideoBursts
-from .hold_button import HoldButton  # noqa: F401 - also imported from here by scripts
+from .hold_button import HoldButton
 
 #: a press shorter than this is a click: recording then runs until the next click
 CLICK_SECONDS = 0.35
@@ -327,7 +327,7 @@ class CapturePanel(QWidget):
         try:
             path = self.project.save_capture(self.burst_class, self.latest_crop, token)
         except OSError as exc:
-            from ..tasks import friendly_error  # noqa: PLC0415
+            from ..tasks import friendly_error
             self.stop_recording()
             self._set_status(f"Could not write the capture. {friendly_error(exc)[0]}")
             return

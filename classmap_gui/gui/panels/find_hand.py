@@ -69,9 +69,9 @@ class ScanStream(UiThread):
         self._ui_free.set()
 
     def _scanner(self, method: str):
-        from ...core.detect.scanner import Scanner  # noqa: PLC0415
+        from ...core.detect.scanner import Scanner
 
-        from ...core.detect.reading import HandReader  # noqa: PLC0415
+        from ...core.detect.reading import HandReader
 
         if method not in self._scanners:
             self._scanners[method] = Scanner(self.rec, method)
@@ -119,7 +119,7 @@ class ScanStream(UiThread):
                 if interval:
                     next_t = pace(next_t, interval, self._stop)
         except Exception as exc:  # noqa: BLE001 - a failing source or model ends the scan, not the app
-            from ...core.errors import ClassMapError  # noqa: PLC0415
+            from ...core.errors import ClassMapError
 
             message = str(exc) if isinstance(exc, (ClassMapError, OSError)) else f"internal error: {exc!r}"
             self.error = message
@@ -198,7 +198,7 @@ class FindHandView(QWidget):
         self.view.setStyleSheet("QLabel { background: #202428; color: #d0d4d8; }")
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
-        from ..hand_reading import HandReadingView  # noqa: PLC0415
+        from ..hand_reading import HandReadingView
 
         self.reading = HandReadingView()
         self.legend = QLabel(BOX_LEGEND)
@@ -272,7 +272,7 @@ class FindHandView(QWidget):
     def check_background(self) -> bool:
         """Warn (with the one-click fix) when the model has no background class: every window is then some
         class, so the best box lands on clutter as readily as on a hand. True when it has one."""
-        from ...core.data.imageset import BACKGROUND_CLASS  # noqa: PLC0415
+        from ...core.data.imageset import BACKGROUND_CLASS
 
         rec = self.project.recogniser
         missing = rec is not None and BACKGROUND_CLASS not in list(rec.class_names)
@@ -287,7 +287,7 @@ class FindHandView(QWidget):
     def add_background(self) -> bool:
         """The one-click fix: a ``background`` class of generated clutter and near-miss crops added to the data
         set, then the same training again (the Train panel's). False when there is nothing to retrain."""
-        from ...core.data.imageset import BACKGROUND_CLASS  # noqa: PLC0415
+        from ...core.data.imageset import BACKGROUND_CLASS
 
         ims = self.project.imageset
         win = self.window()
@@ -298,9 +298,9 @@ class FindHandView(QWidget):
         size, colour = ims.image_size, ims.is_color
 
         def work(progress, should_stop):
-            import cv2  # noqa: PLC0415
+            import cv2
 
-            from ...core.detect.background import background_images  # noqa: PLC0415
+            from ...core.detect.background import background_images
 
             bg = background_images(n, size, seed=int(len(ims)), progress=progress, should_stop=should_stop)
             return np.stack([cv2.cvtColor(b, cv2.COLOR_GRAY2RGB) for b in bg]) if colour else bg
@@ -324,8 +324,8 @@ class FindHandView(QWidget):
 
     def start(self) -> bool:
         """Find the hand button: scan the chosen video or camera; False (with a message) when it cannot."""
-        from ...core.detect.scanner import Scanner  # noqa: PLC0415
-        from ...core.errors import ClassMapError  # noqa: PLC0415
+        from ...core.detect.scanner import Scanner
+        from ...core.errors import ClassMapError
 
         if self.stream is not None:
             return True
@@ -374,7 +374,7 @@ class FindHandView(QWidget):
 
         # the reading names the shape, or "no hand" (still saying what the best window looked most like);
         # the table is made from the same reading, so its first row is the class the big name stands for
-        from ..hand_reading import unsure_below  # noqa: PLC0415
+        from ..hand_reading import unsure_below
 
         self.reading.show_reading(reading, "" if result.label is None else name(result.label),
                                   unsure_below(self.project.recogniser))

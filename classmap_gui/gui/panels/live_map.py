@@ -254,7 +254,7 @@ class LiveMapBox(QGroupBox):
         if worker is None or self.sender() is not worker:
             return
         names = self.project.class_names
-        name = (lambda c: names[c] if 0 <= c < len(names) else str(c))
+        name = (lambda c: names[c] if 0 <= c < len(names) else str(c))  # noqa: E731 - a one-line lookup beside its uses
         try:
             self.last = fr
             if fr.position is None:

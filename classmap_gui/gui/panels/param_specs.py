@@ -45,7 +45,7 @@ def feature_params(name: str) -> list[Param]:
 def bank_params(name: str) -> list[Param]:
     """The parameters of classifier bank ``name`` that its trainer reads, as descriptions; one that training
     chooses when unset defaults to "auto" (a number typed in is then always passed on)."""
-    from ...core.training import auto_params  # noqa: PLC0415
+    from ...core.training import auto_params
 
     try:
         chosen = set(auto_params(name, {}))

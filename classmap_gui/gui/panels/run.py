@@ -96,7 +96,7 @@ class RunPanel(QWidget):
 
         self.winner = ElidedLabel("–", lines=2)  # two lines, then cut at the end; fixed height
         self.winner.setStyleSheet("QLabel { font-size: 18pt; font-weight: bold; color: #1a7f37; }")
-        from ..hand_reading import HandReadingView  # noqa: PLC0415 - the shape large, its orientation second
+        from ..hand_reading import HandReadingView  # the shape large, its orientation second
         self.reading = HandReadingView()
         self.cands = QTableWidget(0, 3)
         self.cands.setHorizontalHeaderLabels(["", "class", "score"])
@@ -125,7 +125,7 @@ class RunPanel(QWidget):
         self.snap_btn.clicked.connect(lambda: self.snapshot())
 
         # "Find the hand": the same source, every frame scanned for the hand (panels/find_hand.py)
-        from .find_hand import FindHandView  # noqa: PLC0415
+        from .find_hand import FindHandView
         self.find_hand = FindHandView(project, self.sources, self)
         self.find_btn = QPushButton("Find the hand")
         self.find_btn.setCheckable(True)
@@ -200,7 +200,7 @@ class RunPanel(QWidget):
     # ------------------------------------------------------------------ stream
     def start(self) -> bool:
         """Start button: stream the chosen source through the recogniser; False without a model or a source."""
-        from ..camera import FrameStream  # noqa: PLC0415
+        from ..camera import FrameStream
 
         if self.stream is not None:
             return True
@@ -401,7 +401,7 @@ class RunPanel(QWidget):
         try:
             path = self.project.save_capture(cls, self.latest_crop)
         except OSError as exc:
-            from ..tasks import friendly_error  # noqa: PLC0415
+            from ..tasks import friendly_error
             self._set_status(f"Could not save the snapshot. {friendly_error(exc)[0]}")
             return False
         self.project.add_images(cls, [self.latest_crop], [str(path)])

@@ -93,7 +93,7 @@ class _Item(QTableWidgetItem):
         super().__init__(text)
         self.key = key
 
-    def __lt__(self, other) -> bool:  # noqa: D105 - Qt sort
+    def __lt__(self, other) -> bool:  # Qt sort
         a, b = self.key, getattr(other, "key", None)
         try:
             return a < b

@@ -278,11 +278,11 @@ class TrainPanel(QWidget):
         self.right.setTabText(1, f"Runs ({len(runs)})" if len(runs) else "Runs")
 
     def _hash_in_background(self, ims) -> None:
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+        from concurrent.futures import ThreadPoolExecutor
 
-        from PySide6.QtCore import QTimer  # noqa: PLC0415
+        from PySide6.QtCore import QTimer
 
-        from ...core.project.runs import data_version  # noqa: PLC0415
+        from ...core.project.runs import data_version
         if self._hashing is not None and self._hashing[0] is ims:
             return
         if self._hash_pool is None:
@@ -307,7 +307,7 @@ class TrainPanel(QWidget):
         """Restore button: use run ``run_id`` again. A kept model is put back and re-evaluated on its held-out
         part; a run whose model was not kept is retrained with its settings and seed. Either way the new
         predictions are checked against the run's record. Returns the task started, or None."""
-        from ...core.project.runs import data_version  # noqa: PLC0415
+        from ...core.project.runs import data_version
         p = self.project
         try:
             record = p.runs.get(run_id)
@@ -345,7 +345,7 @@ class TrainPanel(QWidget):
         self.project.stateChanged.emit()
 
     def _say_reproduced(self, record: dict, pred, how: str) -> None:
-        from ...core.project.runs import predictions_match  # noqa: PLC0415
+        from ...core.project.runs import predictions_match
         n = len(pred)
         if predictions_match(record, pred):
             self.status.setText(f"{how} run {record['id']}: its {n} test predictions are identical to the "

@@ -21,14 +21,14 @@ class TrainOutcome:
 
 
 def _config(settings: dict):
-    from ...core.training import TrainConfig  # noqa: PLC0415
+    from ...core.training import TrainConfig
     return TrainConfig.from_dict({k: v for k, v in settings.items() if k in TrainConfig.__dataclass_fields__})
 
 
 def held_out_part(imageset, settings: dict):
     """The test images training held out with ``settings`` (the whole set when it cannot be derived), capture
     bursts kept whole as in training: for a recogniser reopened from disk or restored from a run."""
-    from ...core.training import split_parts  # noqa: PLC0415
+    from ...core.training import split_parts
     try:
         cfg = _config(settings)
         if not cfg.test_fraction:
@@ -61,7 +61,7 @@ def split_preview(imageset, settings: dict) -> dict | None:
     """How training would split ``imageset`` with ``settings`` now. Only sets with bursts are split here
     (0.1 s for 145 800 images in 24 300 bursts); without bursts the answer is known, and scikit-learn's
     stratified split of that many images would hold the window for seconds."""
-    from ...core.training import split_with_info  # noqa: PLC0415
+    from ...core.training import split_with_info
     if not imageset.has_bursts:
         return {"by": "image", "groups": len(imageset), "too_few": [], "needed": 0, "groups_per_part": {}}
     try:
@@ -77,14 +77,14 @@ def train_task(imageset, settings: dict, scheduler: str | None = None):
     ``scheduler``: a Dask scheduler address to send encoding and bank training to (None: this machine).
     """
     def work(progress, should_stop):
-        from ...core.parallel import parallel_backend  # noqa: PLC0415
-        from ...core.training import TrainConfig, train  # noqa: PLC0415
+        from ...core.parallel import parallel_backend
+        from ...core.training import TrainConfig, train
         imageset.check_trainable()
         cfg = TrainConfig.from_dict(settings)
         t0 = time.perf_counter()
         if scheduler:
             progress(0.0, f"connecting to the Dask scheduler {scheduler}")
-        from ...core.project.runs import run_record  # noqa: PLC0415
+        from ...core.project.runs import run_record
         with parallel_backend(scheduler=scheduler or None):
             result = train(imageset, cfg, progress=sub_progress(progress, 0.0, 0.95), should_stop=should_stop)
         # the part the report is on (the held-out test part, else the training part) and its predictions
@@ -101,7 +101,7 @@ def as_recorded(out: TrainOutcome, record: dict | None) -> TrainOutcome:
     """A re-evaluation of a kept run's model, showing the speed-up and training time that run recorded (the
     Runs table's figures) instead of a new timing: a timing taken again, while the window draws, read
     "1.0× slower" next to the recorded "1.34×". Accuracy and predictions are the ones just computed."""
-    from dataclasses import replace  # noqa: PLC0415
+    from dataclasses import replace
     if record is None:
         return out
     report = replace(out.report, latency_speedup=record.get("latency_speedup"))
@@ -112,7 +112,7 @@ def as_recorded(out: TrainOutcome, record: dict | None) -> TrainOutcome:
 def evaluate_task(rec, imageset, settings: dict):
     """Re-evaluate a loaded recogniser on the part its settings held out."""
     def work(progress, should_stop):
-        from ...core.training import evaluate  # noqa: PLC0415
+        from ...core.training import evaluate
         test = held_out_part(imageset, settings)
         rep = evaluate(rec, test, progress=progress, should_stop=should_stop)
         pred = rec.predict(test.images, top=1).labels

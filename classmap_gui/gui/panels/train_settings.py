@@ -46,7 +46,7 @@ class TrainSettings(QWidget):
         fbox = QGroupBox("Feature map")
         fl = QVBoxLayout(fbox)
         fl.addWidget(self.features)
-        from .speed_column import SpeedColumn  # noqa: PLC0415 - every feature map's speed here, before training
+        from .speed_column import SpeedColumn
         self.speed = SpeedColumn([n for n, _ in param_specs.FEATURES])
         self.features_form.edited.connect(self._speed_choice)
         fl.addWidget(self.speed)  # beside the choice it is about, above the parameters (seen without scrolling)

@@ -135,14 +135,14 @@ def test_bad_use_is_reported(problem):
 def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypatch):
     from classmap_gui.core.classify import filter_step as cm_module
     from classmap_gui.core.classify.classmap import ClassMap
-    from classmap_gui.core.classify.ova import OneVsAllBank
+    from classmap_gui.core.classify.ova import OneVsAllRidge
 
     rng = np.random.default_rng(5)
     C, D = 120, 40
     mu = rng.normal(size=(C, 6)) @ rng.normal(size=(6, D)) / np.sqrt(6) + 0.5 * rng.normal(size=(C, D))
     y = np.repeat(np.arange(C), 10)
     Xtr, Xe, Xt = ((mu[y] + 1.5 * rng.normal(size=(len(y), D))).astype(np.float32) for _ in range(3))
-    bank = OneVsAllBank(trainer="ridge", alpha=1.0).fit(Xtr, y)
+    bank = OneVsAllRidge(alpha=1.0).fit(Xtr, y)
     ye = y
     cm = ClassMap(d=12, p=10, refine="v2", n_triples=4000).fit_embedding(bank, Xe, ye)
     exact = cm.predict_result(Xt[:150], bank=bank)

@@ -5,7 +5,7 @@ import pytest
 from sklearn.multiclass import OneVsOneClassifier
 from sklearn.svm import SVC, LinearSVC
 
-from classmap_gui.core.classify import AllPairsBank, OneVsAllBank
+from classmap_gui.core.classify import AllPairsBank, AllPairsSVM, OneVsAllRidge, OneVsAllSVM
 from classmap_gui.core.registry import bank_names, make_bank
 from classmap_gui.core.errors import Cancelled, ConfigError, DataError
 
@@ -20,19 +20,19 @@ def blobs(n_per=30, C=4, D=12, seed=0, spread=1.5):
 
 
 def test_factory_names_and_errors():
-    assert {"ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs"} <= set(bank_names())
-    assert make_bank("ova-ridge", alpha=3.0).get_params()["trainer"] == "ridge"
+    assert {"ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs", "all-pairs-ridge"} <= set(bank_names())
+    assert make_bank("ova-ridge", alpha=3.0).get_params() == {"alpha": 3.0, "n_jobs": -1}
     with pytest.raises(ConfigError, match="unknown classifier bank"):
         make_bank("ova-magic")
     with pytest.raises(ConfigError, match="no parameter"):
         make_bank("ova-liblinear", Cee=1)
-    with pytest.raises(ConfigError, match="fixes trainer"):
+    with pytest.raises(ConfigError, match="each trainer is a bank of its own"):
         make_bank("ova-liblinear", trainer="ridge")
 
 
 def test_liblinear_bank_equals_linearsvc_per_class():
     X, y = blobs()
-    bank = OneVsAllBank("liblinear", C=0.5, n_jobs=2, random_state=0).fit(X, y)
+    bank = OneVsAllSVM(C=0.5, n_jobs=2, random_state=0).fit(X, y)
     assert bank.coef_.shape == (4, X.shape[1]) and bank.coef_.dtype == np.float32
     assert bank.intercept_.dtype == np.float32
     for c in range(4):
@@ -46,7 +46,7 @@ def test_liblinear_bank_equals_linearsvc_per_class():
 def test_ridge_bank_equals_direct_solve(n_per):
     X, y = blobs(n_per=n_per, C=5, D=16)
     alpha = 0.7
-    bank = OneVsAllBank("ridge", alpha=alpha).fit(X, y)
+    bank = OneVsAllRidge(alpha=alpha).fit(X, y)
     # direct float64 solve of the same problem: centred normal equations, ±1 targets
     X64 = X.astype(np.float64)
     T = np.where(y[:, None] == np.arange(5), 1.0, -1.0)
@@ -94,7 +94,7 @@ def test_subset_scores_equal_full_scores(name):
 
 def test_all_pairs_voting_matches_one_vs_one():
     X, y = blobs(n_per=25, C=4, D=10, spread=1.0)
-    bank = AllPairsBank(C=1.0, random_state=0).fit(X, y)
+    bank = AllPairsSVM(C=1.0, random_state=0).fit(X, y)
     assert bank.coef_.shape == (6, 10) and bank.pairs_.shape == (6, 2)
     assert bank.n_classifiers_ == 6
     ref = OneVsOneClassifier(LinearSVC(C=1.0, random_state=0)).fit(X, y)
@@ -147,7 +147,7 @@ BANK_CONTRACT_EXCEPTIONS = {
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")  # pandas / array-API checks not run
-@pytest.mark.parametrize("bank", [OneVsAllBank("ridge"), AllPairsBank(n_jobs=1)], ids=["ova-ridge", "all-pairs"])
+@pytest.mark.parametrize("bank", [OneVsAllRidge(), AllPairsSVM(n_jobs=1)], ids=["ova-ridge", "all-pairs"])
 def test_banks_follow_the_scikit_learn_estimator_contract(bank):
     from sklearn.utils.estimator_checks import check_estimator
 

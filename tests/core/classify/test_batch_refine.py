@@ -142,14 +142,14 @@ def test_trained_digits_model_batch_equals_single_query(refine):
     """A real trained bank (liblinear one-vs-all on scikit-learn's digits, 10 classes x 64 pixels)."""
     from sklearn.datasets import load_digits
 
-    from classmap_gui.core.classify import OneVsAllBank
+    from classmap_gui.core.classify import OneVsAllSVM
 
     X, y = load_digits(return_X_y=True)
     X = (X / 16).astype(np.float32)
     rng = np.random.default_rng(0)
     idx = rng.permutation(len(X))
     tr, em, te = idx[:900], idx[900:1300], idx[1300:]
-    bank = OneVsAllBank(trainer="liblinear", C=1.0, random_state=0).fit(X[tr], y[tr])
+    bank = OneVsAllSVM(C=1.0, random_state=0).fit(X[tr], y[tr])
     cm = ClassMap(d=4, p=4, embedding="boosted", refine=refine, n_triples=3000).fit_embedding(bank, X[em], y[em])
     res = cm.predict_result(X[te], bank=bank)
     assert_same(res, [cm.predict_result(x[None, :], bank=bank) for x in X[te]])
@@ -160,7 +160,6 @@ def test_trained_digits_model_batch_equals_single_query(refine):
 def _filters_agree(E, F, alpha, p):
     """The batch filter's top-p lists of queries ``F`` over class embeddings ``E``, checked equal, class
     and distance bits, to the single-query filter's for every query; returns the lists ``(n, p)``."""
-    from classmap_gui.core.classify import classmap_kernels as K
 
     n, d = F.shape
     ET = FK.transpose_embeddings(E, alpha)
@@ -209,7 +208,6 @@ def test_batch_filter_equals_the_single_scan_when_near_classes_are_neighbours():
     """Neighbouring class indices close in embedding space (like poses of one shape), so a query's
     nearest classes are a run of consecutive indices; C not a multiple of the group size; the
     last queries of the batch not a multiple of four."""
-    from classmap_gui.core.classify import classmap_kernels as K
 
     rng = np.random.default_rng(5)
     C, d, n, p = 2430, 12, 43, 20

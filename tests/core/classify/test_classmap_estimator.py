@@ -11,17 +11,48 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from classmap_gui import ClassMap
-from classmap_gui.core.classify import OneVsAllBank
+from classmap_gui.core.classify import OneVsAllRidge
 
-#: checks ClassMap fails by design, check name -> the reason (scikit-learn's documented mechanism). None today:
-#: random labels (several checks) leave boosting nothing better than chance, and fit then falls back to
-#: random references with a warning instead of refusing.
-EXPECTED_FAILED_CHECKS: dict[str, str] = {}
+def _estimators():
+    """ClassMap over scikit-learn's linear classifiers (binary ones have a single ``coef_`` row), a kernel
+    SVM (no ``coef_``, no subset scoring: ``decision_function`` columns) and each of the product's banks."""
+    from sklearn.linear_model import LogisticRegression, RidgeClassifier
+    from sklearn.svm import SVC, LinearSVC
+
+    from classmap_gui.core.classify import AllPairsRidge, AllPairsSVM, OneVsAllRBF, OneVsAllSVM
+
+    yield "RidgeClassifier", RidgeClassifier(), {}
+    yield "LogisticRegression", LogisticRegression(), {}
+    yield "LinearSVC", LinearSVC(), {}
+    yield "SVC", SVC(), {}
+    for bank in (OneVsAllRidge(n_jobs=1), OneVsAllSVM(n_jobs=1), OneVsAllRBF(n_jobs=1)):
+        yield type(bank).__name__, bank, {}
+    for bank in (AllPairsSVM(n_jobs=1), AllPairsRidge(n_jobs=1)):
+        yield type(bank).__name__, bank, {"refine": "all-pairs-vote"}
 
 
-def test_classmap_passes_scikit_learns_estimator_checks():
-    est = ClassMap(OneVsAllBank(trainer="ridge", n_jobs=1), d=3, p=2, n_triples=2000)
-    check_estimator(est, expected_failed_checks=EXPECTED_FAILED_CHECKS)
+# No expected failures: random labels (several checks) leave boosting nothing better than chance, and fit
+# then falls back to random references with a warning instead of refusing.
+@pytest.mark.parametrize("name, estimator, extra", list(_estimators()), ids=[n for n, _, _ in _estimators()])
+def test_classmap_over_any_classifier_passes_scikit_learns_estimator_checks(name, estimator, extra):
+    check_estimator(ClassMap(estimator, d=3, p=2, n_triples=2000, **extra))
+
+
+def test_a_binary_linear_classifier_is_read_as_two_one_vs_all_rows():
+    """``coef_ (1, D)`` scores ``classes_[1]``; ClassMap reads it as rows ``-w, w`` and predicts as it does."""
+    from sklearn.linear_model import LogisticRegression
+
+    from classmap_gui.core.classify.bank_view import classifier_outputs, linear_weights
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 5)).astype(np.float32)
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, "yes", "no")
+    clf = LogisticRegression().fit(X, y)
+    W, b = linear_weights(clf)
+    assert W.shape == (2, 5) and np.allclose(W[1], clf.coef_[0]) and np.allclose(W[0], -clf.coef_[0])
+    assert np.array_equal(np.asarray(clf.classes_)[classifier_outputs(clf, X).argmax(1)], clf.predict(X))
+    cm = ClassMap(FrozenEstimator(clf), d=2, p=2, n_triples=500).fit(X, y)
+    assert np.array_equal(cm.predict(X), clf.predict(X))
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +63,7 @@ def digits():
 
 def test_classmap_in_a_pipeline_tuned_by_grid_search_on_digits(digits):
     Xtr, Xte, ytr, yte = digits
-    pipe = make_pipeline(StandardScaler(), ClassMap(OneVsAllBank(trainer="ridge", n_jobs=1), d=6, p=3,
+    pipe = make_pipeline(StandardScaler(), ClassMap(OneVsAllRidge(n_jobs=1), d=6, p=3,
                                                     n_triples=3000))
     search = GridSearchCV(pipe, {"classmap__p": [1, 4], "classmap__estimator__alpha": [1.0, 30.0]}, cv=3)
     search.fit(Xtr, ytr)
@@ -48,7 +79,7 @@ def test_classmap_in_a_pipeline_tuned_by_grid_search_on_digits(digits):
 
 def test_a_prefit_bank_is_used_as_it_is_and_only_the_embedding_is_fitted(digits):
     Xtr, Xte, ytr, yte = digits
-    bank = OneVsAllBank(trainer="ridge", alpha=10.0, n_jobs=1).fit(Xtr[:800], ytr[:800])
+    bank = OneVsAllRidge(alpha=10.0, n_jobs=1).fit(Xtr[:800], ytr[:800])
     coef = bank.coef_.copy()
     cm = ClassMap(FrozenEstimator(bank), d=8, p=4, n_triples=3000).fit(Xtr[800:], ytr[800:])
     assert cm.estimator_ is bank and np.array_equal(bank.coef_, coef)
@@ -91,7 +122,7 @@ def test_the_readmes_library_example_runs(capsys):
 
 def test_reference_penalty_trains_a_smoother_reference_bank(digits):
     Xtr, Xte, ytr, yte = digits
-    cm = ClassMap(OneVsAllBank(trainer="ridge", alpha=1.0, n_jobs=1), d=6, p=4, n_triples=3000,
+    cm = ClassMap(OneVsAllRidge(alpha=1.0, n_jobs=1), d=6, p=4, n_triples=3000,
                   reference_penalty=30.0).fit(Xtr, ytr)
     assert cm.reference_coef_.shape == (len(cm.reference_), Xtr.shape[1])     # the references are not the bank's
     assert cm.estimator.alpha == 1.0 and cm.estimator_.alpha == 1.0           # the refine keeps the sharper bank

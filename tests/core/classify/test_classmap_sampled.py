@@ -84,7 +84,7 @@ def test_a_kept_filter_index_is_restored_on_load_only_for_its_embeddings(problem
 def test_class_embeddings_from_more_images_are_their_mean_outputs_and_find_the_class_more_often(problem):
     bank, path, Xe, ye, Xt, yt = problem
     cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=5, n_candidates=60, n_triples=5000, n_hard_examples=100)
-    near = lambda: np.mean(cm.predict_result(Xt, top=5, bank=bank).top_classes == yt[:, None]) * 5  # true class in the top p
+    near = lambda: np.mean(cm.predict_result(Xt, top=5, bank=bank).top_classes == yt[:, None]) * 5  # noqa: E731 - the true class in the top p
     before = near()
     rng = np.random.default_rng(3)
     extra = (Xe[ye < 150] + 0.1 * rng.standard_normal((300, 32))).astype(np.float32), ye[ye < 150]

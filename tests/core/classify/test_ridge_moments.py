@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.ova import OneVsAllBank
+from classmap_gui.core.classify.ova import OneVsAllRidge
 from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
 from classmap_gui.core.errors import DataError
 
@@ -20,7 +20,7 @@ def data():
 @pytest.mark.parametrize("alpha", [0.5, 30.0])
 def test_weights_equal_the_ridge_banks(data, alpha):
     X, y, C = data
-    ref = OneVsAllBank(trainer="ridge", alpha=alpha).fit(X, y)
+    ref = OneVsAllRidge(alpha=alpha).fit(X, y)
     W, b = ridge_moments(X, y, C, chunk=128).path().weights(alpha)
     scale = np.abs(ref.coef_).max()
     assert np.abs(W - ref.coef_).max() <= 1e-5 * scale and np.abs(b - ref.intercept_).max() <= 1e-5

@@ -74,7 +74,7 @@ def test_archive_carries_captures_and_unpacks_them_on_request(tmp_path):
     caps.mkdir(parents=True)
     (caps / "c.png").write_bytes(b"xyz")
     out = save_project(Project(make_set(), captures_dir=tmp_path / "caps"), tmp_path / "p.cmproj")
-    p = load_project(out, captures_to=tmp_path / "restored")
+    load_project(out, captures_to=tmp_path / "restored")
     assert (tmp_path / "restored" / "cat" / "c.png").read_bytes() == b"xyz"
 
 
