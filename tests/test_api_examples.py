@@ -19,7 +19,7 @@ def _resolve(path: str):
 
 def test_the_reference_documents_the_classes_people_use():
     names = {c.rsplit(".", 1)[1] for c in CLASSES}
-    assert {"ClassMap", "Recogniser", "OneVsAllBank", "AllPairsBank", "KMeansFeatures", "HOGFeatures"} <= names
+    assert {"ClassMap", "Recogniser", "OneVsAllRidge", "OneVsAllSVM", "AllPairsSVM", "NetworkFeatures", "KMeansFeatures", "HOGFeatures"} <= names
 
 
 @pytest.mark.parametrize("path", CLASSES)

@@ -67,13 +67,13 @@ class Recogniser:
     --------
     >>> import numpy as np
     >>> from sklearn.datasets import load_digits
-    >>> from classmap_gui.core.classify import OneVsAllBank
+    >>> from classmap_gui.core.classify import OneVsAllRidge
     >>> from classmap_gui.core.features import PixelFeatures
     >>> from classmap_gui.core.recogniser import Recogniser
     >>> digits = load_digits()
     >>> images = (digits.images * 15).astype(np.uint8)                 # (1797, 8, 8) uint8
     >>> features = PixelFeatures().fit(images)
-    >>> bank = OneVsAllBank(trainer="ridge").fit(features.transform(images), digits.target)
+    >>> bank = OneVsAllRidge().fit(features.transform(images), digits.target)
     >>> rec = Recogniser(features, bank, class_names=[str(k) for k in range(10)], image_size=(8, 8))
     >>> result = rec.predict(images[:3], top=2)
     >>> result.labels, result.top_classes.shape

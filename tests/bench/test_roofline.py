@@ -93,14 +93,14 @@ def test_a_saved_bench_model_is_timed_with_its_accuracies(tmp_path):
     import numpy as np
 
     from classmap_gui.bench.latency_model import load_latency_model, save_if_asked
-    from classmap_gui.core.classify import OneVsAllBank
+    from classmap_gui.core.classify import OneVsAllRidge
     from classmap_gui.core.classify.classmap import ClassMap
 
     rng = np.random.default_rng(0)
     mu = rng.normal(size=(12, 16))
     y = np.arange(240) % 12
     X = (mu[y] + 0.3 * rng.normal(size=(240, 16))).astype(np.float32)
-    bank = OneVsAllBank(trainer="ridge").fit(X[:120], y[:120])
+    bank = OneVsAllRidge().fit(X[:120], y[:120])
     cm = ClassMap(d=5, p=4, embedding="random", random_state=0).fit_embedding(bank, X[:120], y[:120])
     assert save_if_asked("none", bank, cm, X[120:], y[120:]) is None
     save_if_asked(tmp_path / "m", bank, cm, X[120:], y[120:], {"p": 4})

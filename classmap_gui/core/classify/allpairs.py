@@ -155,7 +155,41 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
 class AllPairsSVM(AllPairsBank):
     """One linear SVM (liblinear, squared hinge) per pair of classes, voting.
 
-    Parameters: ``C``, ``tol``, ``max_iter``, ``n_jobs``, ``random_state`` as in :class:`~.ova.OneVsAllSVM`.
+    ``decision_function`` returns each class's votes plus a tie-break below one vote, ``(n, C) float32``;
+    ``decision_function_subset(X, classes)`` evaluates only the pairs among the candidates (ClassMap's
+    all-pairs-vote refine).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        SVM cost.
+    tol : float, default=1e-4
+        Solver tolerance.
+    max_iter : int, default=1000
+        Solver iterations.
+    n_jobs : int or None, default=-1
+        Threads training pairs in parallel (-1: all cores).
+    random_state : int or None, default=None
+        Seed of the solver.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+        The sorted labels.
+    pairs_ : ndarray of shape (P, 2), int64
+        Column index pairs ``(i, j)``, ``i < j``; a positive score means ``i`` wins.
+    coef_ : ndarray of shape (P, D), float32
+        Weights, one row per pair; ``intercept_`` (P,) float32 the biases.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui.core.classify import AllPairsSVM
+    >>> X, y = load_digits(return_X_y=True)
+    >>> bank = AllPairsSVM(C=0.1, random_state=0).fit(X.astype(np.float32), y)
+    >>> bank.pairs_.shape, bank.decision_function(X[:2].astype(np.float32)).shape
+    ((45, 2), (2, 10))
     """
 
     penalty = "C"

@@ -142,9 +142,9 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
     --------
     >>> from sklearn.datasets import load_digits
     >>> from classmap_gui import ClassMap
-    >>> from classmap_gui.core.classify import OneVsAllBank
+    >>> from classmap_gui.core.classify import OneVsAllRidge
     >>> X, y = load_digits(return_X_y=True)
-    >>> cm = ClassMap(OneVsAllBank(trainer="ridge"), d=6, p=4, n_triples=3000).fit(X[:1500], y[:1500])
+    >>> cm = ClassMap(OneVsAllRidge(), d=6, p=4, n_triples=3000).fit(X[:1500], y[:1500])
     >>> cm.class_embeddings_.shape
     (10, 6)
     >>> float((cm.predict(X[1500:]) == y[1500:]).mean()) > 0.8

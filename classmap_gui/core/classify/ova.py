@@ -156,8 +156,42 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
 class OneVsAllSVM(OneVsAllBank):
     """One-vs-all linear SVMs (liblinear, squared hinge), classes in parallel threads.
 
-    Parameters: ``C`` (SVM cost: larger fits the training data more closely), ``tol``, ``max_iter``
-    (solver), ``class_weight`` (None or "balanced"), ``n_jobs`` (threads; -1 all cores), ``random_state``.
+    Brute force is one matrix product: ``decision_function(X)`` scores every class at once, and
+    ``decision_function_subset(X, classes)`` scores only the classifiers asked for (ClassMap's refine).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        SVM cost: larger fits the training data more closely.
+    tol : float, default=1e-4
+        Solver tolerance.
+    max_iter : int, default=1000
+        Solver iterations.
+    class_weight : None or "balanced", default=None
+        Class weights.
+    n_jobs : int or None, default=-1
+        Threads training classes in parallel (-1: all cores).
+    random_state : int or None, default=None
+        Seed of the solver.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+        The sorted labels; column ``j`` of ``decision_function`` is ``classes_[j]``.
+    coef_ : ndarray of shape (C, D), float32
+        The weights; ``intercept_`` (C,) float32 the biases.
+    n_classifiers_ : int
+        C, the evaluations brute force spends per query.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui.core.classify import OneVsAllSVM
+    >>> X, y = load_digits(return_X_y=True)
+    >>> bank = OneVsAllSVM(C=0.1, random_state=0).fit(X.astype(np.float32), y)
+    >>> bank.decision_function(X[:2].astype(np.float32)).shape
+    (2, 10)
     """
 
     penalty = "C"
@@ -185,10 +219,36 @@ class OneVsAllSVM(OneVsAllBank):
 
 
 class OneVsAllRidge(OneVsAllBank):
-    """One-vs-all ridge regression to ±1 targets, every class in one linear solve.
+    """One-vs-all ridge regression to ±1 targets, every class in one linear solve (scales to thousands of
+    classes; also from a memory-mapped feature matrix, in row chunks).
 
-    Parameters: ``alpha`` (ridge penalty: larger gives smoother classifiers), ``n_jobs`` (kept for the
-    bank interface; the solve is one BLAS call, threaded by BLAS itself).
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Ridge penalty: larger gives smoother classifiers.
+    n_jobs : int or None, default=-1
+        Kept for the bank interface; the solve is one BLAS call, threaded by BLAS itself.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (C,)
+        The sorted labels.
+    coef_ : ndarray of shape (C, D), float32
+        The weights; ``intercept_`` (C,) float32 the biases.
+    n_classifiers_ : int
+        C, the evaluations brute force spends per query.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> from classmap_gui.core.classify import OneVsAllRidge
+    >>> X, y = load_digits(return_X_y=True)
+    >>> bank = OneVsAllRidge(alpha=10.0).fit(X.astype(np.float32), y)
+    >>> bank.coef_.shape, bank.coef_.dtype
+    ((10, 64), dtype('float32'))
+    >>> bank.decision_function_subset(X[:2].astype(np.float32), np.array([[0, 3], [1, 2]])).shape
+    (2, 2)
     """
 
     penalty = "alpha"
