@@ -213,7 +213,7 @@ class FrameStream(UiThread):
                     interval = cap.interval
                 if self.realtime and interval and not is_camera and not self._paused.is_set():
                     next_t = pace(next_t, interval, self._stop)
-        except Exception as exc:  # noqa: BLE001 - a failing source or model ends the stream, not the app
+        except Exception:  # noqa: BLE001 - a failing source or model ends the stream, not the app
             import logging
             import traceback
             logging.getLogger("classmap_gui").error("stream failed\n%s", traceback.format_exc())
