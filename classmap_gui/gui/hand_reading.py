@@ -121,8 +121,8 @@ class HandReadingView(QWidget):
         if state == "sure":
             self.confidence.setText(f"sure · confidence {pct:.0f} %")
         else:
-            self.confidence.setText(f"unsure, maybe {reading.shape} · confidence {pct:.0f} % "
-                                    f"(sure from {100 * self.threshold:.0f} %)")
+            self.confidence.setText(f"unsure, maybe {reading.shape} · confidence {pct:.0f} %")
+        self.confidence.setToolTip(f"sure from {100 * self.threshold:.0f} % (the threshold the model was built with)")
 
     def show_scores(self, recogniser, classes, scores) -> Reading:
         """Read the candidate ``classes`` / ``scores`` of one crop with the model's reading settings

@@ -45,7 +45,8 @@ def _run_through(qtbot, win, video, n):
         qtbot.mouseClick(run.full_speed, Qt.LeftButton)
     seen = []
     run.frameRecognised.connect(lambda *_: seen.append((run.reading.reading, run.reading.state, run.reading.colour(),
-                                                        run.reading.text(), run.reading.bar.value())))
+                                                        run.reading.text(), run.reading.bar.value(),
+                                                        run.winner.text())))
     qtbot.mouseClick(run.start_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: run.stream is None, timeout=60000)           # the file ends
     assert len(seen) == n, run.last_message
@@ -70,8 +71,10 @@ def test_the_reading_says_sure_unsure_or_no_hand_by_the_models_threshold(qtbot, 
     seen = _run_through(qtbot, win, video, n)
     states = {s for _, s, *_ in seen}
     assert "unsure" in states and "no hand" in states, states
-    for reading, state, colour, text, bar in seen:
+    for reading, state, colour, text, bar, winner in seen:
         assert colour == STATE_COLOURS[state]
+        if state != "no hand":
+            assert winner.partition(" · ")[0] == reading.shape            # the two big names agree
         if state == "no hand":
             assert "no hand" in text and bar == 0
         elif state == "unsure":

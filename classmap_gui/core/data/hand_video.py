@@ -84,10 +84,13 @@ def _timeline(keys, n_hold: int, n_move: int) -> list:
 
 def _takes_timeline(keys, n_hold: int, n_move: int, n_empty: int) -> list:
     """``(take index, params or None, angles, label)`` per frame: every take's pass through ``keys``, an
-    empty scene of ``n_empty`` frames (params None) between takes."""
+    empty scene of ``n_empty`` frames (params None) between takes; the last take returns to the first pose."""
     out = []
     for t in range(len(TAKES)):
-        out += [(t, pa, aa, lab) for pa, aa, lab in _timeline(keys, n_hold, n_move)]
+        # the last take ends on the first pose again, so the looping video joins up (its first frames' truth)
+        last = t + 1 == len(TAKES)
+        out += [(t, pa, aa, lab) for pa, aa, lab in _timeline(list(keys) + (list(keys[:1]) if last else []),
+                                                              n_hold, n_move)]
         if t + 1 < len(TAKES):
             out += [(t, None, None, None)] * n_empty
     return out

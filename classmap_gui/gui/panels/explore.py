@@ -219,6 +219,7 @@ class ExplorePanel(MapControls, QWidget):
         self.brute_item.setData([], [])
         self.brute_line.setVisible(False)
         self.trade_note.hide()
+        self.trade_plot.show()
         self.mosaic.clear()
         self.mosaic.setText("k-means centroids appear here after training with k-means features.")
         self.mosaic_count.setText("")
@@ -343,6 +344,7 @@ class ExplorePanel(MapControls, QWidget):
             note = f"{int((~ok).sum()) + (not brute_ok)} point(s) could not be measured and are not drawn."
         self.trade_note.setText(note)
         self.trade_note.setVisible(bool(note))
+        self.trade_plot.setVisible(bool(ok.any() or brute_ok))  # no empty axes under the note
         ys = np.concatenate([acc[ok], [t.brute_accuracy] if brute_ok else []])
         xs = np.concatenate([ev[ok], [t.brute_evaluations] if brute_ok else []])
         self.trade_plot.setYRange(*readable_range(ys), padding=0.05)

@@ -353,12 +353,26 @@ class RunPanel(QWidget):
             self.cands.setItem(r, 2, score_item)
         self.winner.setText(self._name(int(classes[0])) if len(classes) else "–")
         if self.project.recogniser is not None and len(classes):
-            self.reading.show_scores(self.project.recogniser, classes, scores)
+            rd = self.reading.show_scores(self.project.recogniser, classes, scores)
+            if rd.found and rd.label is not None and int(rd.label) != int(classes[0]):
+                # one source for the names: the reading scores a shape by all its orientations, so the class it
+                # names can be the table's second; the winner line names it too and its row is the bold one
+                self.winner.setText(self._name(int(rd.label)))
+                self._bold_row(classes, int(rd.label))
             # the winner in the reading's colour: a guess (unsure) or "no hand" never looks like a sure answer
             self.winner.setStyleSheet(f"QLabel {{ font-size: 18pt; font-weight: bold; color: {self.reading.colour()}; }}")
         parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
         self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
                              f"{evals} classifier evaluations of {self._brute}")
+
+    def _bold_row(self, classes, label: int) -> None:
+        for r, c in enumerate(classes):
+            for col in (1, 2):
+                item = self.cands.item(r, col)
+                if item is not None:
+                    f = item.font()
+                    f.setBold(int(c) == label)
+                    item.setFont(f)
 
     def _icon(self, c: int) -> QIcon:
         if c not in self._icons:
