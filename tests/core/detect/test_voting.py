@@ -9,7 +9,7 @@ import pytest
 
 from classmap_gui.core.data.hand_video import find_hand_frames
 from classmap_gui.core.detect.scanner import Scanner, box_ious, iou, vote_box
-from classmap_gui.core.errors import ConfigError
+from classmap_gui.core.errors import ModelFormatError
 
 
 def grid_windows(h=240, w=320, sides=(86, 103, 125), stride_frac=8 / 64):
@@ -85,5 +85,5 @@ def test_voting_settings_travel_with_the_model_and_bad_ones_get_a_clear_error(ha
     for bad in ({"vote_overlap": 0.0}, {"vote_overlap": 1.5}, {"vote_temperature": -1}, {"vote_temperature": "warm"}):
         broken = copy.deepcopy(hand_detector)
         broken.metadata["detection"] = bad
-        with pytest.raises(ConfigError, match="box voting"):
+        with pytest.raises(ModelFormatError, match=r"detection\.vote_"):  # a saved setting: checked as one
             Scanner(broken, "brute_force")
