@@ -24,7 +24,7 @@ _METHODS = ("classmap", "brute_force")
 class Rule:
     """What one setting holds: ``kind`` "number" (finite), "int" (whole), "numbers" (a list of
     ``min_len``..``max_len`` numbers), "object" (a JSON object; ``fields`` rule its known keys),
-    "by_method" (``{scan method: number or null}``); ``low``/``high`` inclusive bounds (``open_low``:
+    "by_method" (``{scan method: number (infinite too) or null}``); ``low``/``high`` inclusive bounds (``open_low``:
     ``low`` itself refused); ``nullable``: null allowed."""
 
     kind: str
@@ -65,8 +65,9 @@ def _error(value: Any, rule: Rule) -> str | None:
         bad = next((k for k in value if k not in _METHODS), None)
         if bad is not None:
             return f"names {str(bad)[:30]!r}, not a scan method ({', '.join(_METHODS)})"
-        return next((f"[{k}] {e}" for k, v in value.items()
-                     if v is not None and (e := _number_error(v, Rule("number"), False))), None)
+        # -Infinity is a calibrated threshold too: no score beat "always found" on validation (choice.found_threshold)
+        return next((f"[{k}] must be a number" for k, v in value.items() if v is not None and (
+            isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v))), None)
     for key, sub in rule.fields:
         if key in value and (e := _error(value[key], sub)):
             return f".{key} {e}"

@@ -18,13 +18,13 @@ from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.training import TrainConfig, train
 
 GOOD = {"sides": [0.5, 0.8], "background_weight": 1.0, "detector_weight": 0.0, "vote_overlap": 0.3,
-        "vote_temperature": 0.02, "found_threshold": {"classmap": 0.1, "brute_force": None}, "detector": None,
+        "vote_temperature": 0.02, "found_threshold": {"classmap": 0.1, "brute_force": -math.inf}, "detector": None,
         "reading": {"temperature": 0.05, "history": 3, "crops": 1}}
 #: (key, hostile value): each one refused naming detection.<key>
 BAD = [("sides", []), ("sides", [0.0]), ("sides", [1.5]), ("sides", "0.5"), ("sides", [math.nan]),
        ("background_weight", "x"), ("background_weight", math.inf), ("detector_weight", [1]),
        ("vote_overlap", 0), ("vote_overlap", 2), ("vote_temperature", -1), ("found_threshold", [1, 2]),
-       ("found_threshold", {"classmap": "x"}), ("found_threshold", {"other": 1.0}), ("detector", [1, 2, 3]),
+       ("found_threshold", {"classmap": "x"}), ("found_threshold", {"classmap": math.nan}), ("found_threshold", {"other": 1.0}), ("detector", [1, 2, 3]),
        ("reading", 7), ("reading", {"history": 0}), ("reading", {"crops": 1.5}), ("reading", {"temperature": 0}),
        ("candidates", 0), ("finder", "hog")]
 

@@ -85,5 +85,5 @@ def test_voting_settings_travel_with_the_model_and_bad_ones_get_a_clear_error(ha
     for bad in ({"vote_overlap": 0.0}, {"vote_overlap": 1.5}, {"vote_temperature": -1}, {"vote_temperature": "warm"}):
         broken = copy.deepcopy(hand_detector)
         broken.metadata["detection"] = bad
-        with pytest.raises(ModelFormatError, match="detection.vote_"):  # a saved setting: the model's format
+        with pytest.raises(ModelFormatError, match=r"detection\.vote_"):  # a saved setting: checked as one
             Scanner(broken, "brute_force")
