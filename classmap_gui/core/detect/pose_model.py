@@ -55,6 +55,8 @@ BUILD_OPTIONS = {
     "d": (45, "ClassMap reference classifiers"),
     "p_sweep": ("10,15,20,30,40,60", "candidate p values (chosen on validation)"),
     "refine": ("v2,v3", "candidate ClassMap refines, chosen on validation with p"),
+    "embedding_examples": ("embedding,embedding+training", "candidate images that embed the classes, chosen on "
+                           "validation: the embedding part, or every training image too"),
     "reference_penalties": (REFERENCE_PENALTIES, "candidate reference-bank penalty multiples, chosen on validation "
                             "(core.selection.reference_penalty, as bench classmap chooses)"),
     "tolerance": (TOLERANCE, "chosen p: the shared operating-point rule's margin (core.selection)"),
@@ -171,7 +173,15 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     t2 = time.perf_counter()
     res = train(train_set, cfg, progress=sub_progress(progress, 0.4, 0.7, "train"), should_stop=should_stop)
     rec = res.recogniser
-    models = {factors[0]: rec.classmap, **_other_references(rec, train_set, res.split, factors[1:], should_stop)}
+    examples = [e.strip() for e in str(opt["embedding_examples"]).split(",") if e.strip()]
+    if not set(examples) <= {"embedding", "embedding+training"} or not examples:
+        raise ConfigError(f"hand model: embedding_examples must list embedding and/or embedding+training, got "
+                          f"{opt['embedding_examples']!r}")
+    combos = [(f, e) for f in factors for e in examples]
+    models = {(factors[0], "embedding"): rec.classmap,
+              **_other_references(rec, train_set, res.split, [c for c in combos if c != (factors[0], "embedding")],
+                                  should_stop)}
+    models = {c: models[c] for c in combos}
     test_set = train_set.subset(res.split["test"])
     del train_set
     check_stop(should_stop)
@@ -190,7 +200,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     brute_val = float(np.mean(brute_hit))
     refines = [r.strip() for r in str(opt["refine"]).split(",") if r.strip()]
     points = []
-    for factor, model in models.items():
+    for (factor, ex), model in models.items():
         for refine in refines:
             for p in p_sweep:
                 check_stop(should_stop)
@@ -199,19 +209,30 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
                 c, sc = np.asarray(pr.top_classes), np.asarray(pr.top_scores, np.float64)
                 sc = np.where(np.isnan(sc) | (c == bg), -np.inf, sc)
                 hit = c[np.arange(len(c)), sc.argmax(axis=1)] == yh
-                points.append({"p": p, "refine": refine, "reference_penalty": factor,
+                points.append({"p": p, "refine": refine, "reference_penalty": factor, "embedding_examples": ex,
                                "accuracy": float(np.mean(hit)), "evaluations": float(np.mean(pr.evaluations)),
                                "difference_se": paired_se(hit, brute_hit)})
     # the shared rules (core.selection), as bench classmap chooses: the reference penalty over the whole
     # (refine, p) sweep, then (refine, p) on that penalty's points
-    sel_ref = {**reference_penalty(points, brute_val), "points": points, "hand_crops": int(hand.sum())}
+    # (refine, p) sweep, each embedding_examples on its own, then the examples whose best penalty's mean gap
+    # is the smaller (ties: the embedding part alone, the cheaper fit)
+    by_ex = {e: reference_penalty([q for q in points if q["embedding_examples"] == e], brute_val) for e in examples}
+    gap = {e: by_ex[e]["scores"][f"{by_ex[e]['chosen']:g}"] for e in examples}
+    best_ex = min(examples, key=lambda e: (gap[e], e != "embedding"))
+    sel_ref = {**by_ex[best_ex], "points": points, "hand_crops": int(hand.sum())}
+    sel_ex = {"split": "validation", "chosen": best_ex, "candidates": examples, "scores": gap,
+              "by": "the mean validation gap to brute force of each one's best reference penalty, over every "
+                    "(refine, p), the best hand class as the reader reads it",
+              "brute_force_accuracy": brute_val}
     cm["reference_penalty"] = sel_ref["chosen"]
-    sel_p = operating_point(measured_gaps([q for q in points if q["reference_penalty"] == cm["reference_penalty"]],
+    sel_p = operating_point(measured_gaps([q for q in points if q["reference_penalty"] == cm["reference_penalty"]
+                                           and q["embedding_examples"] == best_ex],
                                           brute_val), ("reference_penalty", "refine", "p"),
                             tolerance=float(opt["tolerance"]), by="validation gap to brute force, the best hand class "
                             "as the reader reads it, on the hand crops", brute_force_accuracy=brute_val)
     cm["refine"] = str(sel_p["chosen"]["refine"])
-    rec.classmap = models[cm["reference_penalty"]].set_params(p=int(sel_p["chosen"]["p"]), refine=cm["refine"])
+    rec.classmap = models[(cm["reference_penalty"], best_ex)].set_params(p=int(sel_p["chosen"]["p"]),
+                                                                         refine=cm["refine"])
     rec.metadata["config"]["classmap"] = {**rec.metadata["config"]["classmap"], **cm, "p": int(sel_p["chosen"]["p"])}
     # train()'s test report scored the first candidate at the largest p: the chosen model is scored again
     test_accuracy = evaluate(rec, test_set, should_stop=should_stop, measure_latency=False).accuracy
@@ -224,16 +245,20 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
             "feature_map": features,
             "style": str(opt["style"]), "images": {**res.sizes, "validation": int(len(yv))},
             "test_accuracy": float(test_accuracy), "bank_params": rec.metadata.get("bank_params", {}),
-            "classmap": {**cm, "p": int(sel_p["chosen"]["p"])}, "hard_negatives": int(len(hard)), "seconds": seconds,
+            "classmap": {**cm, "p": int(sel_p["chosen"]["p"]), "embedding_examples": best_ex}, "hard_negatives": int(len(hard)), "seconds": seconds,
             "selection": {"split": "validation", **res.selection, "classmap_reference_penalty": sel_ref,
+                          "classmap_embedding_examples": sel_ex,
                           "classmap_p": sel_p}}
     return rec, info
 
 
-def _other_references(rec, train_set, split: dict, factors: list[float], should_stop: StopFn = None) -> dict:
-    """ClassMap fitted as :func:`..training.train` fitted ``rec.classmap`` (same bank, embedding part and
-    settings) but with each of ``factors`` as its reference-bank penalty: ``{factor: ClassMap}``."""
-    if not factors:
+def _other_references(rec, train_set, split: dict, combos: list[tuple[float, str]], should_stop: StopFn = None) -> dict:
+    """ClassMap fitted as :func:`..training.train` fitted ``rec.classmap`` (same bank and settings) for each
+    ``(factor, examples)`` of ``combos``: ``factor`` the reference-bank penalty multiple, ``examples`` what
+    embeds the classes and trains the references, ``"embedding"`` (the embedding part) or
+    ``"embedding+training"`` (every training image too: class embeddings averaged over ~6x more images,
+    the lever the 10^5-class runs found for a small p). Returns ``{(factor, examples): ClassMap}``."""
+    if not combos:
         return {}
     from sklearn.base import clone
 
@@ -241,12 +266,15 @@ def _other_references(rec, train_set, split: dict, factors: list[float], should_
 
     fit, emb = train_set.subset(split["train"]), train_set.subset(split["embedding"])
     Xf, Xe = rec.transform(fit.images), rec.transform(emb.images)
-    out = {}
-    for f in factors:
+    refs, out = {}, {}
+    for f, examples in combos:
         check_stop(should_stop)
-        ref = None if f == 1 else smoother_bank(rec.classifier, f).fit(Xf, fit.labels, should_stop=should_stop)
-        out[f] = clone(rec.classmap).set_params(reference_penalty=f).fit_embedding(
-            rec.classifier, Xe, emb.labels, reference_bank=ref, should_stop=should_stop)
+        if f not in refs:
+            refs[f] = None if f == 1 else smoother_bank(rec.classifier, f).fit(Xf, fit.labels, should_stop=should_stop)
+        X, y = ((Xe, emb.labels) if examples == "embedding" else
+                (np.concatenate([Xe, Xf]), np.concatenate([emb.labels, fit.labels])))
+        out[(f, examples)] = clone(rec.classmap).set_params(reference_penalty=f).fit_embedding(
+            rec.classifier, X, y, reference_bank=refs[f], should_stop=should_stop)
     return out
 
 

@@ -15,8 +15,12 @@ def test_reference_penalty_is_chosen_on_validation_and_the_model_carries_it():
     sel = info["selection"]["classmap_reference_penalty"]
     assert sel["split"] == "validation" and sel["candidates"] == [1.0, 30.0]
     assert {q["reference_penalty"] for q in sel["points"]} == {1.0, 30.0}        # each candidate swept over p
+    ex = info["selection"]["classmap_embedding_examples"]
+    assert ex["split"] == "validation" and ex["candidates"] == ["embedding", "embedding+training"]
+    assert ex["chosen"] == min(ex["candidates"], key=lambda e: (ex["scores"][e], e != "embedding"))
     gaps = {f: np.mean([sel["brute_force_accuracy"] - q["accuracy"] for q in sel["points"]
-                        if q["reference_penalty"] == f]) for f in (1.0, 30.0)}
+                        if q["reference_penalty"] == f and q["embedding_examples"] == ex["chosen"]])
+            for f in (1.0, 30.0)}
     assert sel["chosen"] == min(gaps, key=lambda f: (gaps[f], f))             # the smallest mean validation gap
     p_sel = info["selection"]["classmap_p"]
     assert p_sel["chosen"]["reference_penalty"] == sel["chosen"]              # p chosen on that penalty's points
