@@ -205,6 +205,8 @@ _COMPONENTS: list[Component] = [
                Param("reference_penalty", float, 1.0, "the embedding's reference classifiers get this many "
                      "times the bank's penalty (training fits that second, smoother bank; 1: the bank itself)",
                      low=1e-6, high=1e6),
+               Param("embedding_examples", str, "embedding", "which examples embed the classes: the held-out "
+                     "embedding part, or with the bank's training part", choices=("embedding", "embedding+training")),
                _SEED0),
               # in the app the bank and the embedding split are training's (the --bank, the split), not settings
               {"estimator": None, "embedding_fraction": 0.25},

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..selection import REFERENCE_PENALTIES, TOLERANCE, measured_gaps, operating_point, paired_se, reference_penalty
+from ..selection import REFERENCE_PENALTIES, TOLERANCE
 from ..splits import holdout
 
 #: the build's settings (name -> (default, help)); ``bench scan`` exposes them as its options
@@ -51,6 +51,7 @@ BUILD_OPTIONS = {
     "d": (45, "ClassMap reference classifiers"),
     "p_sweep": ("10,15,20,30,40", "candidate p values (chosen on validation)"),
     "refine": ("v3", "ClassMap refine (bench classmap's choice on hand-pose)"),
+    "embedding_examples": ("embedding", "which examples embed the classes (core.search: 'auto' chooses on validation)"),
     "reference_penalties": (REFERENCE_PENALTIES, "candidate reference-bank penalty multiples, chosen on validation "
                             "(core.selection.reference_penalty, as bench classmap chooses)"),
     "tolerance": (TOLERANCE, "chosen p: the shared operating-point rule's margin (core.selection)"),
@@ -88,7 +89,6 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     """Steps 1-3 of the module docstring; returns ``(recogniser, info)``."""
     from ..data.hand_pose import generate_hand_pose
     from ..data.hand_style import STYLES
-    from ..evaluation import evaluate
     from ..training import TrainConfig, train
     from .background import background_images, hard_negatives, with_background
     from .detector import train_detector
@@ -129,52 +129,21 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     ims = with_background(ims, np.concatenate([bg, hard]))
     del bg
     fit_idx = np.concatenate([fit_idx, np.arange(len(ims) - len(hard), len(ims))])  # mined crops: training only
-    train_set, val_set = ims.subset(fit_idx), ims.subset(val_idx)
-    del ims
-    p_sweep = [int(v) for v in _numbers(opt["p_sweep"], "p_sweep")]
-    if not p_sweep:
-        raise ConfigError("hand model: p_sweep must list some p")
-    factors = _numbers(opt["reference_penalties"], "reference_penalties")
-    if not factors:
-        raise ConfigError("hand model: reference_penalties must list some multiples")
-    cm = {"d": int(opt["d"]), "p": max(p_sweep), "refine": str(opt["refine"]), "reference_penalty": factors[0]}
+    cm = {"d": int(opt["d"]), "p": [int(v) for v in _numbers(opt["p_sweep"], "p_sweep")], "refine": str(opt["refine"]),
+          "reference_penalty": _numbers(opt["reference_penalties"], "reference_penalties"),
+          "embedding_examples": str(opt["embedding_examples"])}
     cfg = TrainConfig(features="hog", features_params={"n_jobs": -1}, bank="ova-ridge", classmap=cm,
-                      test_fraction=0.1, classmap_fraction=0.15, seed=seed)
+                      test_fraction=0.1, classmap_fraction=0.15, seed=seed,
+                      search={"tolerance": float(opt["tolerance"])})
     t2 = time.perf_counter()
-    res = train(train_set, cfg, progress=sub_progress(progress, 0.4, 0.7, "train"), should_stop=should_stop)
-    rec = res.recogniser
-    models = {factors[0]: rec.classmap, **_other_references(rec, train_set, res.split, factors[1:], should_stop)}
-    test_set = train_set.subset(res.split["test"])
-    del train_set
-    check_stop(should_stop)
-    Xv = rec.transform(val_set.images)
-    yv = np.asarray(val_set.labels)
-    brute_hit = rec.classifier.predict(Xv) == yv
-    brute_val = float(np.mean(brute_hit))
-    points = []
-    for factor, model in models.items():
-        for p in p_sweep:
-            check_stop(should_stop)
-            model.set_params(p=p)
-            pr = model.predict_result(Xv, top=1, bank=rec.classifier)
-            hit = np.asarray(pr.labels) == yv
-            points.append({"p": p, "refine": cm["refine"], "reference_penalty": factor,
-                           "accuracy": float(np.mean(hit)), "evaluations": float(np.mean(pr.evaluations)),
-                           "difference_se": paired_se(hit, brute_hit)})
-    # the shared rules (core.selection), as bench classmap chooses: the reference penalty over the whole
-    # p sweep, then p on that penalty's points
-    sel_ref = {**reference_penalty(points, brute_val), "points": points}
-    cm["reference_penalty"] = sel_ref["chosen"]
-    sel_p = operating_point(measured_gaps([q for q in points if q["reference_penalty"] == cm["reference_penalty"]],
-                                          brute_val), ("reference_penalty", "refine", "p"),
-                            tolerance=float(opt["tolerance"]), by="validation gap to brute force",
-                            brute_force_accuracy=brute_val)
-    rec.classmap = models[cm["reference_penalty"]].set_params(p=int(sel_p["chosen"]["p"]))
-    rec.metadata["config"]["classmap"] = {**rec.metadata["config"]["classmap"], **cm, "p": int(sel_p["chosen"]["p"])}
-    # train()'s test report scored the first candidate at the largest p: the chosen model is scored again
-    test_accuracy = evaluate(rec, test_set, should_stop=should_stop, measure_latency=False).accuracy
-    rec.metadata["test_accuracy"] = test_accuracy
-    del test_set
+    # the one search (core.search.ClassMapSearch, through the Train panel's path): penalty, references and p
+    # chosen on the held-out crops, the model refitted on the rest
+    res = train(ims, cfg, validation=val_idx, progress=sub_progress(progress, 0.4, 0.75, "train"),
+                should_stop=should_stop)
+    del ims
+    rec, test_accuracy, n_val = res.recogniser, res.report.accuracy, len(val_idx)
+    chosen = rec.metadata["classmap_params"]
+    cm = {k: chosen[k] for k in ("d", "p", "refine", "reference_penalty", "embedding_examples")}
     seconds["train"] = time.perf_counter() - t2
     report(progress, 0.78, "p chosen on validation")
     t3 = time.perf_counter()
@@ -185,33 +154,11 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
                              should_stop=should_stop)
     seconds["detector"] = time.perf_counter() - t3
     rec.metadata["detection"] = {"detector": None if det is None else det.to_json()}
-    info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(Xv.shape[1]),
-            "style": str(opt["style"]), "images": {**res.sizes, "validation": int(len(yv))},
+    info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(rec.classifier.coef_.shape[1]),
+            "style": str(opt["style"]), "images": {**res.sizes, "validation": int(n_val)},
             "test_accuracy": float(test_accuracy), "bank_params": rec.metadata.get("bank_params", {}),
-            "classmap": {**cm, "p": int(sel_p["chosen"]["p"])}, "hard_negatives": int(len(hard)), "seconds": seconds,
-            "selection": {"split": "validation", **res.selection, "classmap_reference_penalty": sel_ref,
-                          "classmap_p": sel_p}}
+            "classmap": cm, "hard_negatives": int(len(hard)), "seconds": seconds, "selection": dict(res.selection)}
     return rec, info
-
-
-def _other_references(rec, train_set, split: dict, factors: list[float], should_stop: StopFn = None) -> dict:
-    """ClassMap fitted as :func:`..training.train` fitted ``rec.classmap`` (same bank, embedding part and
-    settings) but with each of ``factors`` as its reference-bank penalty: ``{factor: ClassMap}``."""
-    if not factors:
-        return {}
-    from sklearn.base import clone
-
-    from ..classify.classmap import smoother_bank
-
-    fit, emb = train_set.subset(split["train"]), train_set.subset(split["embedding"])
-    Xf, Xe = rec.transform(fit.images), rec.transform(emb.images)
-    out = {}
-    for f in factors:
-        check_stop(should_stop)
-        ref = None if f == 1 else smoother_bank(rec.classifier, f).fit(Xf, fit.labels, should_stop=should_stop)
-        out[f] = clone(rec.classmap).set_params(reference_penalty=f).fit_embedding(
-            rec.classifier, Xe, emb.labels, reference_bank=ref, should_stop=should_stop)
-    return out
 
 
 def make_hand_model(folder, options: dict | None = None, choice: dict | None = None, progress: ProgressFn = None,

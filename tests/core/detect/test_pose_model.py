@@ -12,17 +12,19 @@ TINY = {"shapes": 3, "orientations": 2, "images_per_class": 12, "background": 60
 
 def test_reference_penalty_is_chosen_on_validation_and_the_model_carries_it():
     rec, info = build_hand_model({**TINY, "reference_penalties": "1,30"})
-    sel = info["selection"]["classmap_reference_penalty"]
-    assert sel["split"] == "validation" and sel["candidates"] == [1.0, 30.0]
+    sel = info["selection"]["references"]                                   # the one search's records
+    assert sel["split"] == "validation" and sel["candidates"] == [{"reference_penalty": f, "embedding_examples": "embedding"}
+                                                                 for f in (1.0, 30.0)]
+    assert sel["split_rows"] == info["images"]["validation"]                # chosen on the held-out crops
     assert {q["reference_penalty"] for q in sel["points"]} == {1.0, 30.0}        # each candidate swept over p
     gaps = {f: np.mean([sel["brute_force_accuracy"] - q["accuracy"] for q in sel["points"]
                         if q["reference_penalty"] == f]) for f in (1.0, 30.0)}
-    assert sel["chosen"] == min(gaps, key=lambda f: (gaps[f], f))             # the smallest mean validation gap
-    p_sel = info["selection"]["classmap_p"]
-    assert p_sel["chosen"]["reference_penalty"] == sel["chosen"]              # p chosen on that penalty's points
-    assert rec.classmap.reference_penalty == sel["chosen"] == info["classmap"]["reference_penalty"]
+    chosen = sel["chosen"]["reference_penalty"]
+    assert chosen == min(gaps, key=lambda f: (gaps[f], f))                  # the smallest mean validation gap
+    p_sel = info["selection"]["classmap_point"]
+    assert p_sel["chosen"]["reference_penalty"] == chosen                   # p chosen on that penalty's points
+    assert rec.classmap.reference_penalty == chosen == info["classmap"]["reference_penalty"]
     assert rec.classmap.p == p_sel["chosen"]["p"] == info["classmap"]["p"]
-    assert rec.metadata["config"]["classmap"]["reference_penalty"] == sel["chosen"]
+    assert rec.metadata["classmap_params"]["reference_penalty"] == chosen
     assert info["bank_params"]["alpha"] == info["selection"]["bank.alpha"]["chosen"]
     assert 0 < info["test_accuracy"] == rec.metadata["test_accuracy"] <= 1            # the chosen model's score
-
