@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..progress import ProgressFn, StopFn, report, sub_progress
 from ..selection import REFERENCE_PENALTIES, TOLERANCE
 from ..splits import holdout
 
