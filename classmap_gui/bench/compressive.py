@@ -300,7 +300,7 @@ def fashion(*, n_train, n_test, ms, kmeans_k, seed, test_seed, sigma_factors=(0.
                                            "features_s": round(t1 - t0, 2), "n_centroids": kmeans_k}
     step += 1
     report(progress, step / steps, "Fashion-MNIST: k-means features")
-    from ..core.selection import record as selection
+    from ..core.selection import part, record as selection
     from ..core.splits import holdout
 
     fit_i, val_i = holdout(ya, 0.2, seed)
@@ -316,7 +316,8 @@ def fashion(*, n_train, n_test, ms, kmeans_k, seed, test_seed, sigma_factors=(0.
                 Ka[fit_i], ya[fit_i]).score(Ka[val_i], ya[val_i])
         sigma = max(cands, key=lambda c: (val[c], -abs(c - auto)))
         out["selection"][f"kmeans_rff_sigma_m{m}"] = selection(
-            sigma, cands, {f"{c:g}": float(v) for c, v in val.items()}, by="validation accuracy",
+            sigma, cands, {f"{c:g}": float(v) for c, v in val.items()}, split=part("validation", val_i),
+            by="validation accuracy",
             validation_images=int(len(val_i)), note="multiples of the median-distance heuristic on the fit part")
         cc = CompressiveClassifier(m=max(1, m // 2), sigma=sigma, random_state=seed).fit(Ka, ya)
         out["kmeans"][str(m)] = {"train_accuracy_pct": round(100 * cc.score(Ka, ya), 2),

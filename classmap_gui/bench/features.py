@@ -259,7 +259,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     from itertools import product
 
     from ..core.features.gemm_timing import distance_gemm_timing
-    from ..core.selection import best_penalty, record
+    from ..core.selection import best_penalty, part, record
     from ..core.splits import holdout
     from ..core.timing import ratio
 
@@ -318,7 +318,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     k, patch, hell, flip, trainer = (current[d] for d in NET_KEYS)
     sel = {"network": record({d: current[d] for d in NET_KEYS},
                              [dict(zip(NET_KEYS, c)) for c in product(*(cands[d] for d in NET_KEYS))],
-                             scores, by="validation accuracy (best penalty per candidate)",
+                             scores, split=part("validation", vsub if dims else val_idx),
+                             by="validation accuracy (best penalty per candidate)",
                              rule=("coordinate search: from the first candidates, each option in turn over its "
                                    "candidates with the others at the best so far" if dims else
                                    "fixed: one candidate per option (see docs/bench/LEDGER.md for where it was chosen)"),
@@ -347,7 +348,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     pens = cands[pen_name]
     accs = banks.scores(trainer, pens)
     pens, accs = zip(*[(p, a) for p, a in zip(pens, accs) if a is not None])
-    sel[f"bank.{pen_name}"] = best_penalty(pens, accs, parameter=f"bank.{pen_name}", validation_images=n_val)
+    sel[f"bank.{pen_name}"] = best_penalty(pens, accs, parameter=f"bank.{pen_name}", split=part("validation", val_idx),
+                                           validation_images=n_val)
     pen = sel[f"bank.{pen_name}"]["chosen"]
     seconds["choose"] = time.perf_counter() - t
     report(progress, 0.85, "training the bank")

@@ -43,7 +43,7 @@ from ..core.classify.classmap_ops import filter_exact
 from ..core.classify.filter_kernels import filter_batch_t, filter_one, filter_scratch, transpose_embeddings
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report
-from ..core.splits import check_fresh
+from ..core.splits import check_fresh, row_ids
 from ..core.timing import load_average, ratio, rounds_of
 from .ivf_selection import NPROBE_FRACTIONS, TIE, each_query as _each_query, exact_topp, latency_ms, recall_at_p, select_ivf  # noqa: F401 - the bench's API
 from .scale_real import REAL_D, REAL_OPTIONS
@@ -188,6 +188,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         E, alpha, Fv, _ = synthetic_embeddings(C, d, n_queries=nv, noise=float(o["noise"]),
                                                latent=int(o["latent"]), seed=int(o["seed"]))
         F = np.ascontiguousarray(test_queries(E, nq, float(o["noise"]), int(o["test_seed"]))[0])
+        check_fresh({"rows": row_ids(F)}, validation={"rows": row_ids(Fv)})   # the parts' rows, not only seeds
         k = min(p, C)
         A = np.ascontiguousarray(E * alpha)
         Qa = np.ascontiguousarray(F * alpha)

@@ -54,8 +54,8 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates
-from ..core.splits import check_fresh
+from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates, part
+from ..core.splits import check_fresh, row_ids
 from .common import cache_key, floats
 from .hand_parts import (TEST, check_extra_seed, class_means, embedding_kinds, extra_chunks, extra_part, feature_chunks,
                          read_rows, recheck, test_part)
@@ -215,12 +215,13 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     rng = np.random.default_rng(seed)
     vq = np.sort(rng.choice(val_rows, size=min(len(val_rows), int(o.get("real_val_queries") or 1000)), replace=False))
     Xv, yv = read_rows(fpath, vq), data.labels(vq)
+    seen = {"validation": row_ids(Xv)}     # the rows choices are made on, checked against the test rows below
     path = mom_fit.path()
     report(progress, 0.37, "bank: penalty on validation")
     tops = path.top_k(Xv, penalties, 1, should_stop=should_stop)
     val_acc = {a: float(np.mean(tops[a][:, 0] == yv)) for a in tops}
     sel_penalty = best_penalty(penalties, [val_acc[float(a)] for a in penalties], parameter="bank.alpha",
-                               by="brute-force validation accuracy", queries=len(vq))
+                               split=part("validation", vq), by="brute-force validation accuracy", queries=len(vq))
     alpha = float(sel_penalty["chosen"])
     bf_val_pred = tops[alpha][:, 0]
     W_val, b_val = path.weights(alpha)
@@ -233,6 +234,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     t = time.perf_counter()
     emb_rows = data.rows(EMBEDDING)
     Xe, ye = read_rows(fpath, emb_rows), data.labels(emb_rows)
+    seen["embedding"] = row_ids(Xe)
     hard = hard_confusers(bank_val, Xe, int(o["n_hard_examples"]), 10, seed)
     factors = floats(o["reference_penalties"], "reference_penalties")
     big = C >= FILTER_INDEX_THRESHOLD
@@ -266,7 +268,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                               "evaluations": float(pr.evaluations.mean())})
                 check_stop(should_stop)
     sel_p = operating_point(measured_gaps(curve, bf_val), ("p", "reference_penalty", "class_embeddings", "d_requested"),
-                            tolerance=float(o["tolerance"]), by="validation gap to brute force (exact filter), its "
+                            split=part("validation", vq), tolerance=float(o["tolerance"]), by="validation gap to brute force (exact filter), its "
                             "paired standard error, and evaluations", brute_force_accuracy=bf_val, queries=len(vq),
                             parameter="classmap.p, classmap.reference_penalty, class_embeddings, d")
     best = sel_p["chosen"]
@@ -342,6 +344,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         bank = ova_ridge_bank(W, b, alpha)
     tq = np.sort(rng.choice(test_rows, size=min(len(test_rows), int(o["test_queries"])), replace=False))
     Xt, yt = read_rows(tpath, tq), tdata.labels(tq)
+    check_fresh({"rows": row_ids(Xt)}, **{k: {"rows": v} for k, v in seen.items()})
     true_names = [names[i] for i in yt]
     bf_pred = top_k_linear(Xt, W, b, 1)[:, 0]
     pr = cm.predict_result(Xt, top=1, bank=bank)

@@ -194,6 +194,8 @@ _COMPONENTS: list[Component] = [
                "max_memory_mb": "memory for the boosted embedding's weak outputs",
                "reference_penalty": "the embedding's reference classifiers get this many times the bank's penalty "
                                     "(training fits that second, smoother bank; 1: the bank itself)",
+               "embedding_examples": "which examples embed the classes: the held-out embedding part, or with the "
+                                     "bank's training part",
                "random_state": "random seed"},
               # in the app the bank and the embedding split are training's (the --bank, the split), not settings
               internal=("estimator", "embedding_fraction"),

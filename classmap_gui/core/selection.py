@@ -1,25 +1,30 @@
 """The one selection policy: how every hyper-parameter choice is made on a validation part and written down.
 
-Used by the Train panel's automatic choices (:func:`~.training.choose_bank_params`) and by every
-benchmark (``classmap bench classmap | scan | features | scale | compressive``), so the app and the
-benches decide the same kind of choice by the same rule, from the same function, never from a copied
-constant. Every choice is made on a *validation* part carved from training data (the splits:
+Used by the one search (:class:`~.search.ClassMapSearch`: the Train panel, ``classmap train``,
+``classmap hand-model`` and ``bench classmap``) and by every other benchmark (``classmap bench scan |
+features | scale | compressive``), so the app and the benches decide the same kind of choice by the same
+rule, from the same function, never from a copied constant. Every choice is made on a *validation* part carved from training data (the splits:
 :mod:`.splits`); the model is then refitted on all training data and tested once.
 
 API
 ---
-``record(chosen, candidates, scores, *, by, rule="best", **extra) -> dict``
-    One choice as the JSON (and a model's metadata) records it: ``{"chosen", "candidates", "split":
-    "validation", "by", "rule", "scores", ...}``.
-``best_penalty(candidates, accuracies, *, parameter, **extra) -> dict``
+``record(chosen, candidates, scores, *, split, by, rule="best", **extra) -> dict``
+    One choice as the JSON (and a model's metadata) records it: ``{"chosen", "candidates", "split",
+    "by", "rule", "scores", ...}``; ``split`` is what the chooser was handed (a part's name, or
+    :func:`part` of its rows: name, row count and a digest of the rows' identities), never a constant.
+``part(name, row_ids) -> dict``
+    A part as a record names it: ``{"name", "rows", "digest"}`` (``row_ids``: :func:`.splits.row_ids`
+    of the rows, or indices into one set), so a test can tell which rows a choice was made on.
+``best_penalty(candidates, accuracies, *, parameter, split, **extra) -> dict``
     The bank penalty (ridge ``alpha``, liblinear ``C``, ``alpha_rel``, ...): the best validation
     accuracy; ties go to the *stronger* penalty (larger alpha, smaller C: :func:`is_stronger`).
 ``stronger_penalty(parameter, value, factor) -> float``
     A penalty ``factor`` times stronger (``alpha * factor``, ``C / factor``): the reference bank of
     ClassMap (``reference_penalty``), in training and in every bench.
-``reference_penalty(points, brute_accuracy) -> dict``
-    ClassMap's reference-bank multiplier: the candidate whose validation sweep (every refine and p)
-    has the smallest mean gap to brute force; ties to the smaller multiplier.
+``reference_penalty(points, brute_accuracy, *, split, keys=("reference_penalty",)) -> dict``
+    ClassMap's references (reference-bank multiplier, and with ``keys`` also which examples embed the
+    classes): the candidate whose validation sweep (every refine and p) has the smallest mean gap to
+    brute force; ties to the smaller multiplier, then the earlier candidate.
 ``REFERENCE_PENALTIES``
     The multipliers offered by default (``"1,3,10,30,100"``, the text an option takes).
 ``paired_se(correct, brute_correct) -> float``
@@ -31,7 +36,7 @@ API
     Gap rows predicted at the final training size from a learning curve of validation fits
     (:mod:`.selection_curve`): for benches whose final model trains on more images than the
     validated one.
-``operating_point(rows, keys, *, tolerance=TOLERANCE, n_se=N_SE, by, **extra) -> dict``
+``operating_point(rows, keys, *, split, tolerance=TOLERANCE, n_se=N_SE, by, **extra) -> dict``
     THE operating-point rule (ClassMap's p, refine, ...): the fewest mean evaluations whose gap to
     brute force's validation accuracy, raised by ``n_se`` of its standard errors, is within
     ``tolerance``; if none is, the smallest raised gap. ``rows``: dicts with ``gap``, ``gap_se``,
@@ -60,11 +65,29 @@ N_SE = 1.0
 REFERENCE_PENALTIES = "1,3,10,30,100"
 
 
-def record(chosen: Any, candidates: Sequence, scores: dict | list, *, by: str, rule: str = "best",
-           **extra: Any) -> dict:
-    """One hyper-parameter choice as the JSON records it: ``split`` is always ``"validation"``."""
-    return {"chosen": chosen, "candidates": list(candidates), "split": "validation", "by": by, "rule": rule,
+def record(chosen: Any, candidates: Sequence, scores: dict | list, *, split: str | dict, by: str,
+           rule: str = "best", **extra: Any) -> dict:
+    """One hyper-parameter choice as the JSON records it. ``split``: the part the scores were measured
+    on, as the chooser was handed it: its name (``"split"``), or a :func:`part` (then ``"split"`` is its
+    name and ``"split_rows"`` / ``"split_digest"`` say which rows)."""
+    if isinstance(split, dict):
+        named = {"split": split["name"], "split_rows": split["rows"], "split_digest": split["digest"]}
+    elif isinstance(split, str) and split:
+        named = {"split": split}
+    else:
+        raise ConfigError(f"a selection record needs the part it was chosen on, got {split!r}")
+    return {"chosen": chosen, "candidates": list(candidates), **named, "by": by, "rule": rule,
             "scores": scores, **extra}
+
+
+def part(name: str, row_ids: np.ndarray) -> dict:
+    """A part as :func:`record` names it: ``{"name", "rows": count, "digest": 16 hex digits}``; the digest is
+    of the sorted row identities (``row_ids (n,)`` integers: :func:`.splits.row_ids` or indices into one set),
+    so two parts of the same rows in any order have the same digest."""
+    import hashlib
+
+    ids = np.sort(np.asarray(row_ids).astype(np.uint64, copy=False))
+    return {"name": str(name), "rows": int(len(ids)), "digest": hashlib.blake2b(ids.tobytes(), digest_size=8).hexdigest()}
 
 
 def is_stronger(parameter: str) -> bool:
@@ -83,7 +106,7 @@ def stronger_penalty(parameter: str, value: float, factor: float) -> float:
     return float(value) * factor if is_stronger(parameter) else float(value) / factor
 
 
-def best_penalty(candidates: Sequence[float], accuracies: Sequence[float], *, parameter: str,
+def best_penalty(candidates: Sequence[float], accuracies: Sequence[float], *, parameter: str, split: str | dict,
                  by: str = "validation accuracy", **extra: Any) -> dict:
     """The penalty with the best validation accuracy; ties go to the stronger penalty (the smoother
     bank). ``accuracies[i]`` belongs to ``candidates[i]``. Returns a :func:`record`."""
@@ -91,8 +114,8 @@ def best_penalty(candidates: Sequence[float], accuracies: Sequence[float], *, pa
         raise ConfigError(f"choosing {parameter}: {len(candidates)} candidates, {len(accuracies)} scores")
     sign = 1.0 if is_stronger(parameter) else -1.0
     i = max(range(len(candidates)), key=lambda j: (accuracies[j], sign * candidates[j]))
-    return record(candidates[i], candidates, {f"{c:g}": float(a) for c, a in zip(candidates, accuracies)}, by=by,
-                  rule="best validation accuracy; ties: the stronger penalty", parameter=parameter, **extra)
+    return record(candidates[i], candidates, {f"{c:g}": float(a) for c, a in zip(candidates, accuracies)}, split=split,
+                  by=by, rule="best validation accuracy; ties: the stronger penalty", parameter=parameter, **extra)
 
 
 def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
@@ -111,18 +134,26 @@ def paired_se_from_rates(lost: float, gained: float, n: int) -> float:
     return math.sqrt(max(square - mean * mean, 0.0) / (n - 1))
 
 
-def reference_penalty(points: list[dict], brute_accuracy: float) -> dict:
-    """The reference penalty whose validation curve (``points``: dicts with ``reference_penalty`` and
-    ``accuracy``, every refine and p) has the smallest mean gap to brute force: the filter that keeps
-    the right class best over the whole sweep; ties go to the smaller multiplier. Returns a
-    :func:`record` whose ``chosen`` is the multiplier."""
-    factors = sorted({q["reference_penalty"] for q in points})
-    if not factors:
+def reference_penalty(points: list[dict], brute_accuracy: float, *, split: str | dict,
+                      keys: Sequence[str] = ("reference_penalty",)) -> dict:
+    """The references whose validation curve (``points``: dicts with ``accuracy`` and the ``keys``, every
+    refine and p) has the smallest mean gap to brute force: the filter that keeps the right class best over
+    the whole sweep. ``keys`` is ``("reference_penalty",)`` (the reference-bank multiplier; ties: the
+    smaller) or more (e.g. also ``"embedding_examples"``; ties then to the earlier candidate). Returns a
+    :func:`record` whose ``chosen`` is the multiplier, or ``{key: value}`` for several keys."""
+    keys = tuple(keys)
+    combos = list(dict.fromkeys(tuple(q[k] for k in keys) for q in points))
+    if not combos:
         raise ConfigError("no validation points to choose a reference penalty from")
-    mean_gap = {f: float(np.mean([brute_accuracy - q["accuracy"] for q in points if q["reference_penalty"] == f]))
-                for f in factors}
-    best = min(factors, key=lambda f: (mean_gap[f], f))
-    return record(best, factors, {f"{f:g}": g for f, g in mean_gap.items()},
+    mean_gap = [float(np.mean([brute_accuracy - q["accuracy"] for q in points if tuple(q[k] for k in keys) == c]))
+                for c in combos]
+    best = min(range(len(combos)), key=lambda i: (mean_gap[i], combos[i][0], i))
+    name = (lambda c: f"{c[0]:g}") if len(keys) == 1 else (lambda c: ",".join(f"{v:g}" if isinstance(v, float)
+                                                                              else str(v) for v in c))
+    one = len(keys) == 1
+    return record(combos[best][0] if one else dict(zip(keys, combos[best])),
+                  [c[0] for c in combos] if one else [dict(zip(keys, c)) for c in combos],
+                  {name(c): g for c, g in zip(combos, mean_gap)}, split=split,
                   by="mean validation gap to brute force over every refine and p (points; lower is better)",
                   rule="smallest mean validation gap to brute force over the whole (refine, p) sweep",
                   brute_force_accuracy=brute_accuracy)
@@ -141,8 +172,8 @@ def predicted_gaps(runs: list[dict], n_final: float) -> tuple[list[dict], dict]:
     return predict_gaps(runs, n_final)
 
 
-def operating_point(rows: list[dict], keys: Sequence[str], *, tolerance: float = TOLERANCE, n_se: float = N_SE,
-                    by: str, gaps: str = "validation", **extra: Any) -> dict:
+def operating_point(rows: list[dict], keys: Sequence[str], *, split: str | dict, tolerance: float = TOLERANCE,
+                    n_se: float = N_SE, by: str, gaps: str = "validation", **extra: Any) -> dict:
     """THE operating-point rule (module docstring). ``rows``: dicts with ``gap``, ``gap_se``,
     ``evaluations`` and ``keys``; ``gaps`` says how the gaps were obtained (for the rule's wording).
     Returns a :func:`record` whose ``chosen`` is ``{key: value}`` of the chosen row and whose scores are
@@ -153,12 +184,12 @@ def operating_point(rows: list[dict], keys: Sequence[str], *, tolerance: float =
     ok = [r for r in rows if r["bound"] <= tolerance + 1e-12]
     best = (min(ok, key=lambda r: (r["evaluations"], r["bound"])) if ok
             else min(rows, key=lambda r: (r["bound"], r["evaluations"])))
-    return record({k: best[k] for k in keys}, [{k: r[k] for k in keys} for r in rows], rows, by=by,
+    return record({k: best[k] for k in keys}, [{k: r[k] for k in keys} for r in rows], rows, split=split, by=by,
                   rule=(f"fewest evaluations whose {gaps} gap to brute force's accuracy plus {n_se:g} standard "
                         f"error(s) is within {100 * tolerance:g} points; else the smallest such bound"),
                   tolerance=tolerance, n_se=n_se, within_tolerance=bool(ok), **extra)
 
 
 __all__ = ["N_SE", "REFERENCE_PENALTIES", "TOLERANCE", "best_penalty", "is_stronger", "measured_gaps",
-           "operating_point", "paired_se", "paired_se_from_rates", "predicted_gaps", "record", "reference_penalty",
+           "operating_point", "paired_se", "paired_se_from_rates", "part", "predicted_gaps", "record", "reference_penalty",
            "stronger_penalty"]

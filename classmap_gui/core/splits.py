@@ -17,6 +17,9 @@ API
 ``check_fresh(test, **others)``
     Refuses (ConfigError) a validation or training part that shares an item, or a seed, with the test
     part: a test part stays unseen by every choice.
+``row_ids(X) -> (n,) uint64``
+    Each row's identity by its content (a digest of its bytes): what ``check_fresh`` compares for parts
+    that are not indices into one set (a bench's generated parts, the rows a search was handed).
 
 Frames taken in one burst are near-duplicates. A split that puts some in training and others in the
 test part measures how well the model remembers a burst, not how it does on a new capture, so the
@@ -142,6 +145,18 @@ def position_in_class(labels: np.ndarray) -> np.ndarray:
     return rank
 
 
+def row_ids(X: np.ndarray) -> np.ndarray:
+    """``(n,) uint64``: a digest of each row of ``X (n, ...)`` (its bytes, blake2b): equal rows, equal ids; two
+    different rows share one with probability ~n^2 / 2^64. A data row, not its position, is what a test part
+    must not share with the parts choices are made on."""
+    import hashlib
+
+    X = np.ascontiguousarray(X)
+    rows = X.reshape(len(X), -1).view(np.uint8).reshape(len(X), -1) if len(X) else X.reshape(0, 0)
+    return np.fromiter((int.from_bytes(hashlib.blake2b(r.tobytes(), digest_size=8).digest(), "little") for r in rows),
+                       np.uint64, len(X))
+
+
 def check_fresh(test: dict, **others: dict) -> None:
     """Refuse parts that overlap the test part. ``test`` and each of ``others`` (named, e.g.
     ``validation=``) are dicts with optional ``seed`` (the seed the part was generated or drawn with)
@@ -159,5 +174,5 @@ def check_fresh(test: dict, **others: dict) -> None:
                                   "(a test part must stay unseen by every choice)")
 
 
-__all__ = ["check_fresh", "group_labels", "grouped_split", "groups_per_part", "holdout", "position_in_class",
+__all__ = ["check_fresh", "group_labels", "grouped_split", "groups_per_part", "holdout", "position_in_class", "row_ids",
            "stratified_split"]

@@ -21,6 +21,9 @@ class TrainConfig:
     classmap: None for brute force, or ClassMap parameters (``{"d": 45, "p": 40, ...}``); its
     ``reference_penalty`` (e.g. 10) makes training fit the references as a second bank with a penalty
     that many times stronger (ridge alpha x, C /; see ``ClassMap.fit_embedding(reference_bank=...)``).
+    A bank penalty and ClassMap's ``reference_penalty``, ``embedding_examples``, ``refine`` and ``p`` may be
+    ``"auto"`` or a list of candidates: chosen on validation by :class:`~classmap_gui.core.search.ClassMapSearch`.
+    search: that search's own settings (``tolerance``, ``n_se``, ``curve_seeds``; empty: its defaults).
     test_fraction: part of each class held out for the test report (0: report on the training set).
     classmap_fraction: part of each class held out to fit the ClassMap embedding (used when classmap).
     seed: random seed for splits and every fitted component that takes ``random_state``.
@@ -34,6 +37,7 @@ class TrainConfig:
     test_fraction: float = 0.2
     classmap_fraction: float = 0.2
     seed: int = 0
+    search: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The settings as a plain dict (JSON-able), for reports and project files."""

@@ -1,15 +1,16 @@
 """Training and evaluation of a :class:`~classmap_gui.core.recogniser.Recogniser` — what the CLI and GUI both call.
 
 ``train(imageset, TrainConfig(...))`` checks the set (a clear DataError before any work), splits it
-stratified (train / test, and a held-out embedding part when a ClassMap is requested), fits the
-feature map, the bank and the ClassMap, then evaluates on the test part. A bank penalty set to
-``"auto"`` (the default for ridge) is chosen on a stratified validation part carved from the
-training part, by validation accuracy; the bank is then refitted on the whole training part.
-``evaluate(recogniser, imageset)`` scores a recogniser on labelled images.
+stratified (train / test, and a held-out embedding part when a ClassMap is requested; or takes the
+caller's ``parts``), fits the feature map, hands the parts to the one search
+(:class:`.search.ClassMapSearch`: every setting given as ``"auto"`` or a list of candidates, the bank's
+penalty, ClassMap's reference penalty, embedding examples, refine and p, is chosen there on a validation
+part carved from the training part; the bank and ClassMap are then refitted on the whole training part)
+and evaluates the recogniser on the test part. ``evaluate(recogniser, imageset)`` scores a recogniser on
+labelled images.
 """
 from __future__ import annotations
 
-import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,9 @@ from .encode import encode
 from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .evaluation import DENSE_CONFUSION_MAX, EvalReport, cost_line, evaluate, measure_latency_speedup  # noqa: F401
 from .recogniser import Prediction, Recogniser
+from .search import PENALTY_GRID, ClassMapSearch
 from .train_config import TrainConfig
+
 
 @dataclass
 class TrainResult:
@@ -51,8 +54,9 @@ class TrainResult:
     split_info: dict = field(default_factory=dict)
 
 
-#: candidate values of bank parameters set to "auto"; ridge alphas are relative to n * mean feature variance
-AUTO_CANDIDATES = {"alpha": (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0), "C": (1e-3, 1e-2, 1e-1, 1.0, 10.0)}
+#: candidate values of bank parameters set to "auto" (the search's grid); ridge alphas are relative to n * mean
+#: feature variance
+AUTO_CANDIDATES = PENALTY_GRID
 #: share of every class of the training part held out to choose "auto" parameters
 VALIDATION_FRACTION = 0.2
 
@@ -66,21 +70,10 @@ def _seeded(obj: Any, user_params: dict, seed: int) -> Any:
 
 
 def auto_params(bank_name: str, bank_params: dict) -> list[str]:
-    """Bank penalties training chooses on validation: ``alpha`` / ``C`` set to ``"auto"``, and a ridge
-    trainer's ``alpha`` when it is not given. Other parameters keep their value, ``"auto"`` included
-    (e.g. the compressive bank's own ``sigma="auto"`` heuristic)."""
-    from .registry import make_bank
-
-    auto = [k for k, v in bank_params.items() if v == "auto" and k in AUTO_CANDIDATES]
-    fixed = {k: v for k, v in bank_params.items() if k not in auto}
-    bank = make_bank(bank_name, **fixed)
-    params = bank.get_params(deep=False)
-    missing = [k for k in auto if k not in params]
-    if missing:
-        raise ConfigError(f"bank {bank_name!r} has no parameter {', '.join(missing)} to choose")
-    if getattr(type(bank), "penalty", None) == "alpha" and "alpha" not in bank_params:
-        auto.append("alpha")
-    return auto
+    """Bank penalties training chooses on validation: ``alpha`` / ``C`` set to ``"auto"`` (or to a list of
+    candidates), and a ridge trainer's ``alpha`` when it is not given (:meth:`.search.ClassMapSearch.penalty_search`).
+    Other parameters keep their value, ``"auto"`` included (e.g. the compressive bank's ``sigma="auto"``)."""
+    return ClassMapSearch(bank_name, bank_params).penalty_search()[1]
 
 
 def validation_split(y: np.ndarray, groups: np.ndarray | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -91,48 +84,16 @@ def validation_split(y: np.ndarray, groups: np.ndarray | None, seed: int) -> tup
     return holdout(y, VALIDATION_FRACTION, seed, groups)
 
 
-def choose_bank_params(bank_name: str, bank_params: dict, auto: list[str], X: np.ndarray, y: np.ndarray,
-                       seed: int, *, groups: np.ndarray | None = None, progress: ProgressFn = None,
-                       should_stop: StopFn = None) -> tuple[dict, dict]:
-    """Choose the ``auto`` parameters of the bank on a stratified validation part of ``(X, y)`` (capture
-    groups ``groups (n,)`` kept whole).
-
-    Every combination of :data:`AUTO_CANDIDATES` is fitted on the rest and scored by validation
-    accuracy (ties: the stronger penalty). Returns ``(bank parameters with the chosen values,
-    {parameter: selection record})``; the caller refits on all of ``(X, y)``.
-    """
-    from itertools import product
-
-    from .registry import make_bank
-    from .selection import best_penalty, is_stronger, record
-
-    fixed = {k: v for k, v in bank_params.items() if k not in auto}
-    fit_idx, val_idx = validation_split(y, groups, seed)
-    scale = {"alpha": len(fit_idx) * float(np.mean(X[fit_idx[:5000]].var(axis=0, dtype=np.float64))) or 1.0,
-             "C": 1.0}
-    grids = [[float(f"{scale[k] * c:.4g}") for c in AUTO_CANDIDATES[k]] for k in auto]
-    combos = list(product(*grids))
-    scores = []
-    for i, combo in enumerate(combos):
-        check_stop(should_stop)
-        bank = make_bank(bank_name, **fixed, **dict(zip(auto, combo))).fit(X[fit_idx], y[fit_idx],
-                                                                          should_stop=should_stop)
-        scores.append(float(np.mean(bank.predict(X[val_idx]) == y[val_idx])))
-        report(progress, (i + 1) / len(combos), "choosing " + ", ".join(auto))
-    records = {}
-    if len(auto) == 1:  # one penalty: the policy's rule (ties: the stronger penalty)
-        records[f"bank.{auto[0]}"] = best_penalty([c[0] for c in combos], scores, parameter=f"bank.{auto[0]}",
-                                                  validation_images=int(len(val_idx)))
-        chosen = {auto[0]: records[f"bank.{auto[0]}"]["chosen"]}
-    else:  # alpha and C together: best accuracy, ties to the combination strongest in both
-        best = max(range(len(combos)), key=lambda j: (scores[j], *(v if is_stronger(k) else -v
-                                                                  for k, v in zip(auto, combos[j]))))
-        chosen = dict(zip(auto, combos[best]))
-        records = {f"bank.{k}": record(chosen[k], grids[j], [{"params": dict(zip(auto, c)), "accuracy": a}
-                                                              for c, a in zip(combos, scores)],
-                                       by="validation accuracy", validation_images=int(len(val_idx)))
-                   for j, k in enumerate(auto)}
-    return {**fixed, **chosen}, records
+def make_search(config: TrainConfig) -> ClassMapSearch:
+    """The search :func:`train` runs for ``config``: its bank and ClassMap settings, ``"auto"`` or lists where a
+    choice is made on validation; settings checked here, before any work (ConfigError)."""
+    unknown = set(config.search) - {"tolerance", "n_se", "curve_seeds"}
+    if unknown:
+        raise ConfigError(f"unknown search setting(s): {', '.join(sorted(unknown))} (tolerance, n_se, curve_seeds)")
+    search = ClassMapSearch(config.bank, config.bank_params, config.classmap, random_state=config.seed,
+                            **config.search)
+    search.check()
+    return search
 
 
 def split_parts(labels: np.ndarray, config: TrainConfig, groups: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -159,14 +120,17 @@ def split_with_info(labels: np.ndarray, config: TrainConfig,
     return parts, info
 
 
-def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: ProgressFn = None,
-          should_stop: StopFn = None) -> TrainResult:
+def train(imageset: ImageSet, config: TrainConfig | None = None, *, parts: dict | None = None,
+          validation: np.ndarray | None = None, progress: ProgressFn = None, should_stop: StopFn = None) -> TrainResult:
     """Train a recogniser on ``imageset`` as ``config`` says and evaluate it on a held-out part.
 
-    Raises DataError (before any training) for a set that cannot be trained on, ConfigError for a bad
-    setting, Cancelled when ``should_stop()`` turns true.
+    ``parts``: the caller's split instead of :func:`split_parts` (``{"train", "test", "embedding"}`` and
+    optionally ``"validation"`` -> indices into ``imageset``; validation rows must lie in ``train``), e.g. a
+    benchmark's fixed parts. ``validation``: indices of the rows to choose on (the rest is split as usual and
+    they join the training part for the refit), e.g. the hand model's held-out crops. Raises DataError (before any training) for a set that cannot be trained on,
+    ConfigError for a bad setting or overlapping parts, Cancelled when ``should_stop()`` turns true.
     """
-    from .registry import make_bank, make_features
+    from .registry import make_features
 
     config = config or TrainConfig()
     timings: dict[str, float] = {}
@@ -177,34 +141,28 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
             raise ConfigError(f"split fractions must lie between 0 and 1, got {f}")
     if sum(fractions) >= 0.9:
         raise ConfigError(f"test and embedding fractions leave too little to train on ({sum(fractions):.2f} held out)")
-    auto = auto_params(config.bank, config.bank_params)
-    min_per_class = 1 + len(fractions) + 1 + bool(auto)  # two to train on, one in every held-out part
+    search = make_search(config)                    # every setting checked now, before any work
+    choosing = search.searches()
+    min_per_class = 1 + len(fractions) + 1 + choosing  # two to train on, one in every held-out part
     imageset.check_trainable(min_per_class=min_per_class)
-
-    # build (and so validate) every component before spending time
-    fixed_bank_params = {k: v for k, v in config.bank_params.items() if k not in auto}
-    bank = _seeded(make_bank(config.bank, **fixed_bank_params), config.bank_params, config.seed)
     # the bank says which feature map it needs (the compressive CNN sketch replaces the requested one)
-    feature_name, feature_params = bank.features_for(config.features, config.features_params)
+    feature_name, feature_params = search.unfitted_bank().features_for(config.features, config.features_params)
     features = _seeded(make_features(feature_name, **feature_params), feature_params, config.seed)
-    classmap = None
-    if use_classmap:
-        from .classify.classmap import ClassMap, smoother_bank
 
-        cm_params = dict(config.classmap)
-        try:
-            classmap = ClassMap(**cm_params)
-            ref_factor = float(classmap.reference_penalty or 1.0)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"ClassMap settings: {exc}") from None
-        if ref_factor != 1.0:
-            smoother_bank(bank, ref_factor)          # refused now, before any work, when the bank has no penalty
-        _seeded(classmap, cm_params, config.seed)
-
-    split, split_info = split_with_info(imageset.labels, config, imageset.groups)
+    if parts is None and validation is not None:
+        val_rows = np.unique(np.asarray(validation, np.int64))
+        rest = np.setdiff1d(np.arange(len(imageset)), val_rows)
+        groups = None if imageset.groups is None else np.asarray(imageset.groups)[rest]
+        sub, split_info = split_with_info(np.asarray(imageset.labels)[rest], config, groups)
+        split = {k: rest[v] for k, v in sub.items()}
+        split["train"], split["validation"] = np.union1d(split["train"], val_rows), val_rows
+    elif parts is None:
+        split, split_info = split_with_info(imageset.labels, config, imageset.groups)
+    else:
+        split, split_info = _given_parts(parts, len(imageset), use_classmap)
     split_info = _split_note(split_info, imageset.class_names)
     train_set = imageset.subset(split["train"])
-    test_set = imageset.subset(split["test"]) if config.test_fraction else None
+    test_set = imageset.subset(split["test"]) if len(split["test"]) else None
     embed_set = imageset.subset(split["embedding"]) if use_classmap else None
     missing = np.flatnonzero(train_set.counts() == 0)
     if len(missing):
@@ -214,66 +172,48 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     sizes = {"train": len(train_set), "test": 0 if test_set is None else len(test_set),
              "embedding": 0 if embed_set is None else len(embed_set)}
 
-    stages = {"features": (0.0, 0.35), "choose": (0.35, 0.55), "bank": (0.55, 0.75), "classmap": (0.75, 0.85),
-              "evaluate": (0.85, 1.0)}
     t = time.perf_counter()
     check_stop(should_stop)
     features.fit(train_set.images, train_set.labels, progress=sub_progress(progress, 0.0, 0.15, "features: fit"),
                  should_stop=should_stop)
     # encode(): chunks of features.transform, sent to the cluster under parallel_backend("dask")
-    X = encode(features, train_set.images, progress=sub_progress(progress, 0.15, 0.35, "features: encode"),
+    X = encode(features, train_set.images, progress=sub_progress(progress, 0.15, 0.3, "features: encode"),
                should_stop=should_stop)
+    Xe = ye = None
+    if use_classmap:
+        Xe = encode(features, embed_set.images, progress=sub_progress(progress, 0.3, 0.35, "features: encode"),
+                    should_stop=should_stop)
+        ye = embed_set.labels
     timings["features"] = time.perf_counter() - t
 
-    selection: dict = {}
-    if auto:
-        t = time.perf_counter()
-        chosen, selection = choose_bank_params(config.bank, config.bank_params, auto, X, train_set.labels,
-                                               config.seed, groups=train_set.groups,
-                                               progress=sub_progress(progress, *stages["choose"]),
-                                               should_stop=should_stop)
-        bank.set_params(**{k: chosen[k] for k in auto})
-        split["validation"] = split["train"][validation_split(train_set.labels, train_set.groups, config.seed)[1]]
-        timings["choose"] = time.perf_counter() - t
-
+    # the one search: choices on validation (carved from train), then the refit on all of train
     t = time.perf_counter()
-    bank.fit(X, train_set.labels, progress=sub_progress(progress, *stages["bank"], "classifiers"),
-             should_stop=should_stop)
-    timings["bank"] = time.perf_counter() - t
-    reference_bank = None
-    if classmap is not None and ref_factor != 1.0:
-        t = time.perf_counter()
-        reference_bank = smoother_bank(bank, ref_factor)   # same settings, no fitted state
-        reference_bank.fit(X, train_set.labels, should_stop=should_stop)
-        timings["reference_bank"] = time.perf_counter() - t
-    del X
-
-    if classmap is not None:
-        t = time.perf_counter()
-        Xe = encode(features, embed_set.images, should_stop=should_stop)
-        check_stop(should_stop)
-        report(progress, stages["classmap"][0], "ClassMap")
-        fit_kwargs = {}
-        sig = inspect.signature(classmap.fit_embedding).parameters
-        if "progress" in sig:
-            fit_kwargs = {"progress": sub_progress(progress, *stages["classmap"], "ClassMap"),
-                          "should_stop": should_stop}
-        if reference_bank is not None:
-            fit_kwargs["reference_bank"] = reference_bank
-        classmap.fit_embedding(bank, Xe, embed_set.labels, **fit_kwargs)
-        timings["classmap"] = time.perf_counter() - t
+    if choosing and not len(split["validation"]):
+        split["validation"] = split["train"][validation_split(train_set.labels, train_set.groups, config.seed)[1]]
+    val = np.isin(split["train"], split["validation"])
+    if not choosing:
+        val[:] = False
+    ids = {"fit": split["train"][~val], "validation": split["train"][val], "embedding": split["embedding"]}
+    search.fit(X[~val], train_set.labels[~val], X[val], train_set.labels[val], Xe, ye, row_ids=ids,
+               unseen={"test": split["test"]}, progress=sub_progress(progress, 0.35, 0.85, "choosing on validation"),
+               should_stop=should_stop)
+    del X, Xe
+    timings["search"] = time.perf_counter() - t
+    bank, classmap = search.bank_, search.classmap_
 
     recogniser = Recogniser(features, bank, classmap, imageset.class_names, imageset.image_size,
                             grey=not imageset.is_color)
     check_stop(should_stop)
     t = time.perf_counter()
     on = test_set if test_set is not None else train_set
-    rep, preds = evaluate(recogniser, on, progress=sub_progress(progress, *stages["evaluate"], "evaluating"),
+    rep, preds = evaluate(recogniser, on, progress=sub_progress(progress, 0.85, 1.0, "evaluating"),
                           should_stop=should_stop, return_predictions=True)
     timings["evaluate"] = time.perf_counter() - t
+    selection = search.selection_
     recogniser.metadata = {
         "data": imageset.name, "config": config.to_dict(),
         "features_params": _jsonable_params(features), "bank_params": _jsonable_params(bank),
+        "classmap_params": None if classmap is None else _jsonable_params(classmap),
         "selection": selection,
         "sizes": sizes, "split": split_info, "test_accuracy" if test_set is not None else "training_accuracy": rep.accuracy,
         "train_seconds": timings,
@@ -282,6 +222,21 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, progress: Pr
     return TrainResult(recogniser, rep, timings, sizes, "test" if test_set is not None else "train",
                        split={k: np.asarray(v, np.int64) for k, v in split.items()}, test_predictions=preds,
                        selection=selection, split_info=split_info)
+
+
+def _given_parts(parts: dict, n: int, use_classmap: bool) -> tuple[dict, dict]:
+    """The caller's parts as :func:`split_with_info` returns them (ConfigError for indices out of range, a
+    missing part or a validation row outside ``train``)."""
+    need = ("train", "test") + (("embedding",) if use_classmap else ())
+    if any(k not in parts for k in need) or set(parts) - {"train", "test", "embedding", "validation"}:
+        raise ConfigError(f"training parts must be {', '.join(need)} (and optionally validation), got "
+                          f"{', '.join(map(str, parts))}")
+    out = {k: np.sort(np.asarray(parts.get(k, ()), np.int64)) for k in ("train", "test", "embedding", "validation")}
+    if any(len(v) and (v.min() < 0 or v.max() >= n) for v in out.values()):
+        raise ConfigError(f"training parts: indices must lie in [0, {n})")
+    if not np.isin(out["validation"], out["train"]).all():
+        raise ConfigError("training parts: the validation rows must be rows of the train part")
+    return out, {"by": "given parts", "groups": None, "groups_per_part": {}, "too_few": []}
 
 
 def _split_note(info: dict, class_names: list[str]) -> dict:

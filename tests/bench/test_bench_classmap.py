@@ -65,14 +65,6 @@ def test_latency_sweep_rows():
         assert r["op_limit"] == pytest.approx(op_limit(r["C"], r["D"], 5, 4))
 
 
-def test_choose_penalty_scores_each_candidate_on_validation():
-    _, (Xtr, ytr), (Xv, yv), _ = structured_problem(C=20, D=12, n_per=6)
-    sel = bench.choose_penalty("ova-ridge", {}, [0.01, 1e4], Xtr, ytr, Xv, yv)
-    assert sel["split"] == "validation" and sel["parameter"] == "bank.alpha"
-    assert set(sel["scores"]) == {"0.01", "10000"}
-    assert sel["scores"][f"{sel['chosen']:g}"] == max(sel["scores"].values())
-
-
 def test_reference_bank_references_cost_d_plus_p_and_refine_with_the_bank():
     bank, (Xtr, ytr), (Xe, ye), (Xt, yt) = structured_problem(C=30, D=12, n_per=6)
     smooth = make_bank("ova-ridge", alpha=100.0).fit(Xtr, ytr)
@@ -89,24 +81,38 @@ def test_split_counts_carve_validation_from_the_training_part():
     assert split_counts("glyph-pose-small", 20) == (11, 3, 3, 3)    # small sets: the same shares
 
 
-def test_small_run_chooses_on_validation_and_tests_once():
-    out = bench.run(data="glyph-pose-small", p_sweep="5,20", penalties="100,1000", reference_penalties="1,10",
-                    n_triples=3000, n_random=1, latency_queries=20, sweep=False, cache_dir=None)
+SMALL = dict(data="glyph-pose-small", d=16, p_sweep="auto", penalties="auto", reference_penalties="auto",
+                      embedding_examples="auto", refine="auto", n_triples=3000, n_random=1, latency_queries=20, sweep=False, mips=True,
+             cache_dir=None)
+
+
+@pytest.fixture(scope="module")
+def small_run():
+    return bench.run(**SMALL)
+
+
+def test_small_run_chooses_on_validation_and_tests_once(small_run):
+    out = small_run
     json.dumps(out)
     # the test part is generated afresh by default, and the JSON says so
     assert out["options"]["test_seed"] == 20261201
     assert out["test_part"] == "generated afresh with seed 20261201"
-    sel = out["selection"]
-    assert all(s["split"] == "validation" for s in sel.values())
-    assert out["brute_force"]["bank_params"]["alpha"] == sel["bank_penalty"]["chosen"]
+    sel, parts = out["selection"], out["parts"]
+    assert set(sel) == {"bank.alpha", "references", "classmap_point"}
+    # every choice names the rows it was made on: the validation part's, never the test part's
+    assert all(s["split"] == "validation" and s["split_digest"] == parts["validation"]["digest"] for s in sel.values())
+    assert parts["validation"]["rows"] == out["validation_queries"] and parts["test"]["rows"] == out["test_queries"]
+    assert len({parts[k]["digest"] for k in ("fit", "validation", "embedding", "test")}) == 4
+    assert len(sel["bank.alpha"]["candidates"]) >= 4 and len(sel["references"]["candidates"]) == 10
+    assert out["brute_force"]["bank_params"]["alpha"] == sel["bank.alpha"]["chosen"]
     chosen = sel["classmap_point"]["chosen"]
-    # the reference penalty on the whole validation curve, then the learning-curve rule for that bank
-    assert sel["reference_penalty"]["chosen"] == chosen["reference_penalty"]
-    assert all("difference_se" in q for q in sel["reference_penalty"]["points"])
+    # the references on the whole validation curve, then the learning-curve rule for them
+    assert {k: chosen[k] for k in ("reference_penalty", "embedding_examples")} == sel["references"]["chosen"]
+    assert all("difference_se" in q for q in sel["references"]["points"])
     ex = sel["classmap_point"]["extrapolation"]
     assert (ex["n_half"], ex["n"], ex["n_final"]) == (5, 11, 14) and len(ex["seeds_at_n"]) == 3
     rows = sel["classmap_point"]["scores"]
-    assert {(q["refine"], q["p"]) for q in rows} == {(r, p) for r in ("v2", "v3") for p in (5, 20)}
+    assert {(q["refine"], q["p"]) for q in rows} == {(r, p) for r in ("v2", "v3") for p in (5, 10, 15, 20, 30, 40, 60, 80)}
     assert all(q["bound"] == pytest.approx(q["predicted_gap"] + q["prediction_se"]) for q in rows)
     picked = out["selected"]
     assert (picked["refine"], picked["p"], picked["reference_penalty"]) == (chosen["refine"], chosen["p"],
@@ -131,7 +137,7 @@ def test_small_run_chooses_on_validation_and_tests_once():
     assert mips["brute_force"]["accuracy"] == pytest.approx(out["brute_force"]["accuracy"])
     assert mips["selection"]["split"] == "validation"
     for kind in ("ivf", "hnsw"):
-        assert [r["p"] for r in mips[kind]] == [5, 20]
+        assert [r["p"] for r in mips[kind]] == [5, 10, 15, 20, 30, 40, 60, 80]
         assert all(r["evaluations"] >= r["p"] and 0 <= r["accuracy"] <= 1 for r in mips[kind])
 
 
@@ -170,28 +176,6 @@ def test_bench_parts_are_disjoint_and_keep_the_test_part_of_bench_split():
     assert np.array_equal(parts[3].images, test.images)                  # validation never touches the test part
 
 
-def test_v2_shares_v3s_fit_and_predicts_as_a_fresh_v2_fit():
-    bank, (Xtr, ytr), (Xe, ye), (Xt, yt) = structured_problem(C=30, D=12, n_per=6)
-    opt = {**{k: v[0] for k, v in bench.OPTIONS.items()}, "d": 6, "n_triples": 3000}
-    models = bench._fit_refines(bank, Xe, ye, ["v2", "v3"], opt, 0, 8)
-    assert models["v3"].threshold_ is not None and models["v2"].threshold_ is None
-    fresh = bench._fit_boosted(bank, Xe, ye, "v2", opt, 0, 8)
-    assert np.array_equal(models["v2"].reference_, fresh.reference_)
-    np.testing.assert_array_equal(models["v2"].predict_result(Xt, bank=bank).top_classes, fresh.predict_result(Xt, bank=bank).top_classes)
-    assert models["v3"].refine == "v3"                                  # the copy did not change the original
-
-
-def test_embedding_examples_add_the_training_part_or_keep_the_held_out_part():
-    Xe, ye = np.zeros((4, 3), np.float32), np.array([0, 0, 1, 1])
-    Xtr, ytr = np.ones((6, 3), np.float32), np.array([0, 1, 0, 1, 0, 1])
-    X, y = bench.embedding_examples("embedding+training", Xe, ye, Xtr, ytr)
-    assert X.shape == (10, 3) and np.array_equal(y, np.r_[ye, ytr])
-    X, y = bench.embedding_examples("embedding", Xe, ye, Xtr, ytr)
-    assert X is Xe and y is ye
-    with pytest.raises(Exception, match="embedding_examples"):
-        bench.embedding_examples("test", Xe, ye, Xtr, ytr)
-
-
 def test_a_fresh_test_part_is_generated_with_its_own_seed_and_keyed_in_the_cache(tmp_path):
     from classmap_gui.bench import classmap_data
     from classmap_gui.core.errors import ConfigError
@@ -211,10 +195,7 @@ def test_a_fresh_test_part_is_generated_with_its_own_seed_and_keyed_in_the_cache
     assert bench.OPTIONS["test_seed"][0] == classmap_data.DEFAULT_TEST_SEED
 
 
-def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
-    kw = dict(data="glyph-pose-small", p_sweep="5,20", penalties="100,1000", reference_penalties="1,10",
-              n_triples=2000, n_random=0, latency_queries=5, curve_seeds=2, sweep=False, mips=False, cache_dir=None)
-    clean = bench.run(**kw)
+def _poisoned(monkeypatch, poison):
     prepare = bench.prepare
 
     def poisoned(*a, **k):
@@ -223,6 +204,65 @@ def test_a_poisoned_test_part_changes_no_choice(monkeypatch, poison):
         return D
 
     monkeypatch.setattr(bench, "prepare", poisoned)
-    dirty = bench.run(**kw)
-    assert poison.without_timings(dirty["selection"]) == poison.without_timings(clean["selection"])
-    assert dirty["brute_force"]["accuracy"] < 0.5 * clean["brute_force"]["accuracy"]  # the poison reached the test
+
+
+def test_a_poisoned_test_part_changes_no_choice(small_run, monkeypatch, poison):
+    # >= 4 candidates per choice ("auto": 9 penalties, 5 x 2 references, 2 refines x 8 p): a choice read off the
+    # test part would move
+    _poisoned(monkeypatch, poison)
+    dirty = bench.run(**SMALL)
+    assert poison.without_timings(dirty["selection"]) == poison.without_timings(small_run["selection"])
+    assert dirty["brute_force"]["accuracy"] < 0.5 * small_run["brute_force"]["accuracy"]  # the poison reached the test
+
+
+def test_handing_the_search_the_test_part_is_refused_before_any_work(monkeypatch):
+    from classmap_gui.core.errors import ConfigError
+    from classmap_gui.core.search import ClassMapSearch
+
+    prepare = bench.prepare
+
+    def leaky(*a, **k):   # the mutation "choose on the test part": its rows handed to the search as validation
+        D = dict(prepare(*a, **k))
+        D["X_val"], D["y_val"] = D["X_test"], D["y_test"]
+        return D
+
+    monkeypatch.setattr(bench, "prepare", leaky)
+    monkeypatch.setattr(ClassMapSearch, "_choose_penalty", lambda *a, **k: pytest.fail("the search ran"))
+    with pytest.raises(ConfigError, match="validation part shares 750 item.*test part"):
+        bench.run(**SMALL)
+
+
+def test_the_train_panel_path_builds_the_model_the_bench_reports(small_run):
+    """core.training.train (the Train panel, ``classmap train``) with "auto" settings on the bench's parts of
+    glyph-pose-small: the same choices from the same validation scores, the same test figures."""
+    from classmap_gui.bench.classmap_data import split_parts
+    from classmap_gui.core.data import ImageSet, load_dataset
+    from classmap_gui.core.training import TrainConfig, train
+
+    out = small_run
+    ims = load_dataset("glyph-pose-small", seed=0, n_jobs=-1)
+    counts = split_counts("glyph-pose-small", int(ims.counts().min()))
+    fit, val, emb, _ = split_parts(ims, counts)
+    test = load_dataset("glyph-pose-small", images_per_class=counts[3], seed=out["test_seed"], n_jobs=-1)
+    pieces = (fit, val, emb, test)
+    whole = ImageSet(np.concatenate([q.images for q in pieces]), np.concatenate([q.labels for q in pieces]),
+                     list(ims.class_names), name=ims.name)
+    edges = np.cumsum([0] + [len(q) for q in pieces])
+    rows = [np.arange(lo, hi) for lo, hi in zip(edges[:-1], edges[1:])]
+    auto = {k: "auto" for k in ("p", "refine", "reference_penalty", "embedding_examples")}
+    cfg = TrainConfig(features="hog", bank="ova-ridge", classmap={"d": 16, "n_triples": 3000, **auto}, seed=0)
+    res = train(whole, cfg, parts={"train": np.concatenate(rows[:2]), "validation": rows[1], "embedding": rows[2],
+                                   "test": rows[3]})
+    assert set(res.selection) == set(out["selection"])
+    for name, theirs in out["selection"].items():
+        mine = res.selection[name]
+        assert mine["chosen"] == theirs["chosen"] and mine["candidates"] == theirs["candidates"], name
+        assert mine["scores"] == theirs["scores"], name                       # the same validation scores
+        assert mine["split"] == "validation" and mine["split_rows"] == theirs["split_rows"], name
+    rec, chosen = res.recogniser, out["selection"]["classmap_point"]["chosen"]
+    assert (rec.classmap.p, rec.classmap.refine, rec.classmap.reference_penalty, rec.classmap.embedding_examples) == \
+        (chosen["p"], chosen["refine"], chosen["reference_penalty"], chosen["embedding_examples"])
+    assert rec.classifier.alpha == out["brute_force"]["bank_params"]["alpha"]
+    picked = out["selected"]                                                  # the bench's test figures
+    assert res.report.accuracy == pytest.approx(picked["accuracy"])
+    assert float(np.mean(res.test_predictions.evaluations)) == pytest.approx(picked["evaluations"])

@@ -32,7 +32,7 @@ def _predicted(runs, n_final, tolerance, n_se=1.0):
     """The operating point of bench classmap: the rule on learning-curve-predicted gaps."""
     rows, inputs = S.predicted_gaps(runs, n_final)
     rows = [{"refine": r["key"][0], "p": r["key"][1], **r} for r in rows]
-    return S.operating_point(rows, KEYS, tolerance=tolerance, n_se=n_se, by="predicted gap", extrapolation=inputs)
+    return S.operating_point(rows, KEYS, split="validation", tolerance=tolerance, n_se=n_se, by="predicted gap", extrapolation=inputs)
 
 
 def test_extrapolation_factor_reads_the_log_line_past_the_fit_size():
@@ -94,7 +94,7 @@ def test_reference_penalty_with_the_smallest_mean_gap_over_the_sweep():
     pts = [{"reference_penalty": f, "refine": "v2", "p": p, "accuracy": a}
            for f, accs in ((10.0, (0.85, 0.89)), (30.0, (0.87, 0.88)), (100.0, (0.80, 0.90)))
            for p, a in zip((10, 30), accs)]
-    sel = S.reference_penalty(pts, 0.90)
+    sel = S.reference_penalty(pts, 0.90, split="validation")
     assert sel["chosen"] == 30.0                       # mean gap 2.5 points against 3.0 and 5.0
     assert sel["scores"]["30"] == pytest.approx(0.025) and sel["split"] == "validation"
 
@@ -102,10 +102,10 @@ def test_reference_penalty_with_the_smallest_mean_gap_over_the_sweep():
 def test_measured_gaps_take_the_cheapest_point_whose_gap_plus_its_se_is_within_the_margin():
     pts = [{"refine": "v2", "p": p, "evaluations": 50 + p, "accuracy": a, "difference_se": se}
            for p, a, se in ((10, 0.897, 0.003), (20, 0.898, 0.001), (40, 0.90, 0.0))]
-    sel = S.operating_point(S.measured_gaps(pts, 0.90), KEYS, by="validation gap")
+    sel = S.operating_point(S.measured_gaps(pts, 0.90), KEYS, split="validation", by="validation gap")
     assert sel["chosen"] == {"refine": "v2", "p": 20}  # p=10: 0.3 + 0.3 points > 0.5; p=20: 0.2 + 0.1 within
     assert sel["tolerance"] == S.TOLERANCE and sel["n_se"] == S.N_SE and sel["split"] == "validation"
-    bare = S.operating_point(S.measured_gaps(pts, 0.90), KEYS, n_se=0.0, by="validation gap")
+    bare = S.operating_point(S.measured_gaps(pts, 0.90), KEYS, split="validation", n_se=0.0, by="validation gap")
     assert bare["chosen"]["p"] == 10                   # without the uncertainty allowance the noisier point wins
 
 
@@ -117,17 +117,17 @@ def test_paired_se_from_rates_matches_the_per_query_standard_error():
 
 
 def test_penalty_ties_go_to_the_stronger_penalty_and_reference_banks_are_stronger():
-    assert S.best_penalty([1.0, 10.0, 100.0], [0.8, 0.9, 0.9], parameter="bank.alpha")["chosen"] == 100.0
-    assert S.best_penalty([0.1, 1.0, 10.0], [0.9, 0.9, 0.8], parameter="bank.C")["chosen"] == 0.1
+    assert S.best_penalty([1.0, 10.0, 100.0], [0.8, 0.9, 0.9], parameter="bank.alpha", split="validation")["chosen"] == 100.0
+    assert S.best_penalty([0.1, 1.0, 10.0], [0.9, 0.9, 0.8], parameter="bank.C", split="validation")["chosen"] == 0.1
     assert S.stronger_penalty("alpha", 30.0, 10) == 300.0 and S.stronger_penalty("C", 1.0, 10) == 0.1
     with pytest.raises(ConfigError):
-        S.best_penalty([1.0], [0.5], parameter="sigma")
+        S.best_penalty([1.0], [0.5], parameter="sigma", split="validation")
 
 
 def test_nothing_within_the_margin_takes_the_most_accurate_point():
     pts = [{"refine": "v2", "p": p, "accuracy": a, "evaluations": 10 + p} for p, a in ((5, 0.80), (10, 0.896), (40, 0.90))]
-    assert S.operating_point(S.measured_gaps(pts, 0.90), KEYS, by="gap")["chosen"]["p"] == 10
-    sel = S.operating_point(S.measured_gaps(pts, 0.95), KEYS, by="gap")
+    assert S.operating_point(S.measured_gaps(pts, 0.90), KEYS, split="validation", by="gap")["chosen"]["p"] == 10
+    sel = S.operating_point(S.measured_gaps(pts, 0.95), KEYS, split="validation", by="gap")
     assert not sel["within_tolerance"] and sel["chosen"]["p"] == 40
 
 

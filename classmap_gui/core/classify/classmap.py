@@ -56,11 +56,13 @@ from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, BEST_RESPONSE, R
 from .result import ClassMapResult, Prediction
 from .single_query import SingleQuery
 
-__all__ = ["ClassMap", "ClassMapResult", "smoother_bank", "EMBEDDINGS", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
+__all__ = ["ClassMap", "ClassMapResult", "smoother_bank", "EMBEDDINGS", "EMBEDDING_EXAMPLES", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
            "SingleQuery", "bank_kind", "class_medians", "classifier_outputs", "cross_fit_medians",
            "learn_threshold", "pair_rows"]
 
 EMBEDDINGS = ("boosted", "random")
+#: which examples embed the classes: the held-out part alone (the paper), or with the bank's training part
+EMBEDDING_EXAMPLES = ("embedding", "embedding+training")
 MAX_TRIPLES = 5_000_000
 MAX_MEMORY_MB = 65_536
 #: every accepted ``refine`` value: the descriptive names and the paper's aliases
@@ -117,6 +119,9 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
     reference_penalty : float, default=1.0
         A factor f > 1 trains a second bank with f times the penalty whose smoother classifiers become the
         references; 1 takes them from the bank (for a frozen bank pass one to :meth:`fit_embedding`).
+    embedding_examples : {"embedding", "embedding+training"}, default="embedding"
+        Which examples embed the classes: the held-out embedding part, or with the bank's training part too
+        (class embeddings averaged over more images).
     embedding_fraction : float, default=0.25
         Share of each class held out of the bank's training to embed the classes.
     random_state : int or None, default=0
@@ -170,12 +175,13 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         "reference_penalty": [Interval(Real, 1e-6, 1e6, closed="both")],
         "embedding_fraction": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
+        "embedding_examples": [StrOptions(set(EMBEDDING_EXAMPLES))],
     }
 
     def __init__(self, estimator=None, *, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
                  n_triples: int = 60_000, hard_fraction: float = 0.5, threshold: float | None = None,
                  max_memory_mb: float = 600.0, reference_penalty: float = 1.0, embedding_fraction: float = 0.25,
-                 random_state: int | None = 0):
+                 embedding_examples: str = "embedding", random_state: int | None = 0):
         self.estimator = estimator
         self.d = d
         self.p = p
@@ -187,6 +193,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         self.max_memory_mb = max_memory_mb
         self.reference_penalty = reference_penalty
         self.embedding_fraction = embedding_fraction
+        self.embedding_examples = embedding_examples
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
@@ -198,6 +205,11 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         if strategy is None:
             raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINES)}, got {self.refine!r}")
         return strategy
+
+    def check_params(self, bank) -> None:
+        """ConfigError for a setting that cannot work with ``bank`` (a caller checks before any fitting)."""
+        validate_params(self)
+        self._check_bank(bank)
 
     def _check_bank(self, bank) -> None:
         """The refine needs a bank of its kind (one parameter's value against the bank's shape)."""
@@ -219,8 +231,9 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
             raise DataError(f"ClassMap: labels {sorted(set(y[bad].tolist()))[:10]} are not classes of the bank")
         return idx.astype(np.int64)
 
-    def fit_embedding(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, train_classes=None,
-                      reference_bank=None, progress: ProgressFn = None, should_stop: StopFn = None) -> "ClassMap":
+    def fit_embedding(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, X_train=None, y_train=None,
+                      train_classes=None, reference_bank=None, progress: ProgressFn = None,
+                      should_stop: StopFn = None) -> "ClassMap":
         """Choose the references and embed every class of the fitted ``bank`` (kept as ``estimator_``).
 
         ``X_embed (n, D) float32`` / ``y_embed (n,)``: labelled examples *held out from the
@@ -229,8 +242,9 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         classifiers' own training examples are optimistic (margins a query never gets), so
         embeddings built on them sit too far from where test queries land. Every class needs
         at least one held-out example. With a strongly penalised ``reference_bank`` that bias is
-        small and adding the bank's training examples can pay: ``bench classmap`` passes the
-        embedding and training parts (``embedding_examples``; measured on its validation part).
+        small and adding the bank's training examples can pay: with ``embedding_examples=
+        "embedding+training"`` the bank's training examples ``X_train`` / ``y_train`` join them (which
+        of the two is chosen on validation by :class:`..search.ClassMapSearch`); otherwise they are unused.
 
         ``train_classes`` (labels): if given, AdaBoost's triples and the candidate references
         use only these classes (the paper's unseen-classes experiment, Fig. 5); the other
@@ -246,6 +260,12 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         validate_params(self)
         self._check_bank(bank)
         check_stop(should_stop)
+        if self.embedding_examples == "embedding+training":
+            if X_train is None or y_train is None:
+                raise ConfigError("ClassMap embedding_examples 'embedding+training' needs the bank's training "
+                                  "examples: pass X_train and y_train to fit_embedding")
+            X_embed = np.concatenate([np.asarray(X_embed, np.float32), np.asarray(X_train, np.float32)])
+            y_embed = np.concatenate([np.asarray(y_embed), np.asarray(y_train)])
         classes = np.asarray(bank.classes_)
         C = len(classes)
         kind = bank_kind(bank)
@@ -383,7 +403,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         if len(labels) < 2:
             raise ValueError(f"ClassMap needs at least two classes to tell apart; got one class ({labels[0]!r})")
         if isinstance(self.estimator, FrozenEstimator):
-            self._fit_embedding_or_random(self.estimator.estimator, X, y)
+            self._fit_embedding_or_random(self.estimator.estimator, X, y, train=(X[:0], y[:0]))
             return self
         validate_params(self)
         if self.estimator is None:
@@ -397,19 +417,20 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         reference_bank = None
         if float(self.reference_penalty) != 1.0:
             reference_bank = smoother_bank(bank, float(self.reference_penalty)).fit(X[train], yi[train])
-        self._fit_embedding_or_random(bank, X[embed], yi[embed], reference_bank)
+        self._fit_embedding_or_random(bank, X[embed], yi[embed], reference_bank, (X[train], yi[train]))
         self.classes_ = labels                     # the bank learnt class indices; predict gives y's labels
         return self
 
-    def _fit_embedding_or_random(self, bank, X, y, reference_bank=None) -> None:
+    def _fit_embedding_or_random(self, bank, X, y, reference_bank=None, train=(None, None)) -> None:
         """:meth:`fit_embedding`; when boosting finds no classifier better than chance (noise, random labels)
         a scikit-learn fit still gives a model: random references (CM-RRC), with a warning."""
+        kw = {"reference_bank": reference_bank, "X_train": train[0], "y_train": train[1]}
         try:
-            self.fit_embedding(bank, X, y, reference_bank=reference_bank)
+            self.fit_embedding(bank, X, y, **kw)
         except NoSignalError as exc:
             warnings.warn(f"{exc}; using random references instead", UserWarning, stacklevel=3)
             other = clone(self).set_params(embedding="random", d=min(int(self.d), n_classifiers(bank)))
-            other.fit_embedding(bank, X, y, reference_bank=reference_bank)
+            other.fit_embedding(bank, X, y, **kw)
             vars(self).update({k: v for k, v in vars(other).items() if k.endswith("_")})
 
     def _embedding_split(self, yi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

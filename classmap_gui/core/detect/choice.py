@@ -18,7 +18,12 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..selection import record as selection
+from functools import partial
+
+from ..selection import record
+
+#: every choice here is scored on generated validation videos (their own seeds, never a test video's)
+selection = partial(record, split="validation videos")
 
 
 def floats(value, name: str = "option") -> list[float]:

@@ -32,7 +32,8 @@ import numpy as np
 from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..selection import REFERENCE_PENALTIES, TOLERANCE, measured_gaps, operating_point, paired_se, reference_penalty
+from ..selection import (REFERENCE_PENALTIES, TOLERANCE, measured_gaps, operating_point, paired_se, part,
+                         reference_penalty)
 from ..splits import holdout
 
 #: the build's settings (name -> (default, help)); ``bench scan`` exposes them as its options
@@ -216,19 +217,15 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     # (refine, p) sweep, then (refine, p) on that penalty's points
     # (refine, p) sweep, each embedding_examples on its own, then the examples whose best penalty's mean gap
     # is the smaller (ties: the embedding part alone, the cheaper fit)
-    by_ex = {e: reference_penalty([q for q in points if q["embedding_examples"] == e], brute_val) for e in examples}
-    gap = {e: by_ex[e]["scores"][f"{by_ex[e]['chosen']:g}"] for e in examples}
-    best_ex = min(examples, key=lambda e: (gap[e], e != "embedding"))
-    sel_ref = {**by_ex[best_ex], "points": points, "hand_crops": int(hand.sum())}
-    sel_ex = {"split": "validation", "chosen": best_ex, "candidates": examples, "scores": gap,
-              "by": "the mean validation gap to brute force of each one's best reference penalty, over every "
-                    "(refine, p), the best hand class as the reader reads it",
-              "brute_force_accuracy": brute_val}
-    cm["reference_penalty"] = sel_ref["chosen"]
+    split = part("validation", np.asarray(val_idx)[hand])   # the hand crops of the held-out part: its rows
+    joint = reference_penalty(points, brute_val, split=split, keys=("reference_penalty", "embedding_examples"))
+    best_ex = joint["chosen"]["embedding_examples"]
+    sel_ref = {**joint, "points": points, "hand_crops": int(hand.sum())}
+    cm["reference_penalty"] = float(joint["chosen"]["reference_penalty"])
     sel_p = operating_point(measured_gaps([q for q in points if q["reference_penalty"] == cm["reference_penalty"]
                                            and q["embedding_examples"] == best_ex],
                                           brute_val), ("reference_penalty", "refine", "p"),
-                            tolerance=float(opt["tolerance"]), by="validation gap to brute force, the best hand class "
+                            split=split, tolerance=float(opt["tolerance"]), by="validation gap to brute force, the best hand class "
                             "as the reader reads it, on the hand crops", brute_force_accuracy=brute_val)
     cm["refine"] = str(sel_p["chosen"]["refine"])
     rec.classmap = models[(cm["reference_penalty"], best_ex)].set_params(p=int(sel_p["chosen"]["p"]),
@@ -247,7 +244,6 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
             "test_accuracy": float(test_accuracy), "bank_params": rec.metadata.get("bank_params", {}),
             "classmap": {**cm, "p": int(sel_p["chosen"]["p"]), "embedding_examples": best_ex}, "hard_negatives": int(len(hard)), "seconds": seconds,
             "selection": {"split": "validation", **res.selection, "classmap_reference_penalty": sel_ref,
-                          "classmap_embedding_examples": sel_ex,
                           "classmap_p": sel_p}}
     return rec, info
 
