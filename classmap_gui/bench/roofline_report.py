@@ -34,7 +34,7 @@ def render(result: dict) -> str:
              f"{_num(m.get('dram_gbs'), '.0f')} GB/s from memory, {_num(m.get('llc_gbs'), '.0f')} GB/s from the "
              f"last-level cache ({_num(m.get('llc_mb'), '.0f')} MB); load average "
              f"{', '.join(f'{x:.2f}' for x in m.get('load_average', [])) or '–'}.", ""]
-    for size in result.get("sizes", []):
+    for i, size in enumerate(result.get("sizes", [])):
         sp = size.get("speedup") or {}
         ratio = " · ".join(f"{mode} {_num(sp[mode].get('median'), '.1f')}× brute force"
                            for mode in ("single", "batch") if sp.get(mode))
@@ -42,7 +42,8 @@ def render(result: dict) -> str:
                 f"{100 * size['accuracy']['brute_force']:.2f} %, ClassMap {100 * size['accuracy']['classmap']:.2f} %), "
                 if size.get("model") else "")
         lines += [f"**{what}C = {size['C']}, D = {size['D']}, d = {size['d']}, p = {size['p']}, batch {size['batch']}** "
-                  f"(operation limit {size['op_limit']:.1f}×{'; measured: ' + ratio if ratio else ''})", "",
+                  f"(operation limit {size['op_limit']:.1f}×, `roofline.json` `sizes.{i}.op_limit`"
+                  f"{'; measured: ' + ratio if ratio else ''})", "",
                   "| mode | method / stage | ms per query | flop per query | bytes per query | GFLOP/s | GB/s "
                   "| roofline floor (ms) | bound by | share of floor |",
                   "|---|---|---|---|---|---|---|---|---|---|"]

@@ -53,7 +53,7 @@ _STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "contextlib", "math", "stru
 #: export spec ``type`` -> the saved type whose registry schema rules its settings (the one the app's loader
 #: checks); a component that exports adds its line here and its check to export_checks.COMPONENT_CHECKS
 SPEC_SCHEMAS = {"pixels": "pixels", "hog": "hog", "kmeans": "kmeans", "rff": "rff", "cnn": "cnn", "network": "network",
-                "linear-ova": "one-vs-all", "rbf-ova": "one-vs-all", "all-pairs": "all-pairs",
+                "linear-ova": "ova-ridge", "rbf-ova": "ova-rbf", "all-pairs": "all-pairs",  # a linear spec carries no setting
                 "compressive": "compressive", "classmap": "classmap"}
 
 

@@ -163,7 +163,8 @@ SPEC_KEYS = {
     "pixels": ("size", "grey", "standardize"), "hog": ("cell_size", "block_size", "block_stride", "n_bins", "signed",
                                                        "backend"),
     "kmeans": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels"), "rff": ("kind", "m"),
-    "cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize"), "concat": ("parts",),
+    "cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize"), "network": ("input_size", "n_features"),
+    "concat": ("parts",),
     "linear-ova": (), "rbf-ova": ("gamma",), "all-pairs": ("n_classes",), "compressive": ("map",),
     "classmap": ("p", "refine", "threshold"),
 }

@@ -48,9 +48,10 @@ def stratified_split(labels: np.ndarray, fractions: list[float], seed: int) -> l
 
     parts, rest, remaining = [], np.arange(len(labels)), 1.0
     for frac in fractions:
-        n_classes, want = len(np.unique(labels[rest])), frac / remaining * len(rest)
+        n_classes = len(np.unique(labels[rest]))
+        want = int(np.ceil(frac / remaining * len(rest)))   # as scikit-learn rounds a fraction
         if want < n_classes:  # scikit-learn's own ValueError would reach a person as an internal error
-            raise ConfigError(f"a held-out part of {frac:.0%} would hold {int(want)} images for {n_classes} classes (at "
+            raise ConfigError(f"a held-out part of {frac:.0%} would hold {want} images for {n_classes} classes (at "
                               "least one each is needed): hold out a larger share, or give more images per class")
         rest, part = train_test_split(rest, test_size=frac / remaining, stratify=labels[rest], random_state=seed)
         parts.append(np.sort(part))

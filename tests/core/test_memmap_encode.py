@@ -36,8 +36,9 @@ def test_encoding_to_disk_equals_in_memory_and_never_holds_the_matrix(images_and
     path = tmp_path / "cache" / "features.npy"
     on_disk, peak = _peak_bytes(lambda: encode(feats, images, out=path, chunk_size=200))
     assert isinstance(on_disk, np.memmap) and on_disk.dtype == np.float32 and on_disk.shape == in_ram.shape
-    np.testing.assert_allclose(on_disk, in_ram, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(np.load(path), feats.transform(images), rtol=1e-5, atol=1e-6)
+    # chunks of 200 take another GEMM blocking (and BLAS thread count) than the whole set: float32 rounding
+    np.testing.assert_allclose(on_disk, in_ram, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.load(path), feats.transform(images), rtol=1e-4, atol=1e-5)
     assert peak < in_ram.nbytes / 2, f"encoding to disk held {peak} bytes for a {in_ram.nbytes}-byte matrix"
     assert not path.with_name("features.npy.part").exists()
 
