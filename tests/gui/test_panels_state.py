@@ -132,5 +132,7 @@ def test_stage_times_add_up_and_a_restored_run_shows_its_recorded_speed(qtbot, w
         qtbot.mouseClick(view.restore_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: not win.runner.busy and t.outcome is not None, timeout=30000)
     title = t.results.figure_titles["speedup"].text()
-    assert speed_text(first["latency_speedup"]["single"]) in title, (title, first["latency_speedup"])
+    single = first["latency_speedup"]["single"]
+    # the restored run's own speed, or (a ClassMap slower than brute force here) the reason it cannot help
+    assert speed_text(single) in title or (single < 1 and "too few classes" in title), (title, first["latency_speedup"])
     assert t.figures["time"].text() == f"{first['train_seconds']:.1f} s"
