@@ -256,7 +256,8 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
                 r = scanners[m].scan(frame)
                 hit = r.best_box is not None and iou(r.best_box, truth) >= 0.5
                 readers[m].crops = max(crops)
-                parts = readers[m].responses(cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), r.best_box)
+                parts = (None if r.best_box is None else          # no window held a hand candidate
+                         readers[m].responses(cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), r.best_box))
                 frames[m].append({"seed": seed, "label": label, "hit": hit, "score": _best(r),
                                   "box": r.best_box, "parts": parts})
         report(progress, 0.6 * (seeds.index(seed) + 1) / len(seeds), "reader validation videos")
@@ -282,7 +283,7 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
             rd.set_history(hh)
             good = n = 0
             for f, tn in zip(frames[m], truth):
-                found = f["score"] >= thresholds[m]
+                found = f["parts"] is not None and f["score"] >= thresholds[m]
                 prob = rd.integrate(rd.probabilities(f["parts"][:c], t) if found else None, f["box"])
                 if tn is None:
                     continue
