@@ -266,14 +266,3 @@ def run_command(a: argparse.Namespace) -> int:
     print(file=sys.stderr)
     print(json.dumps(rec["validation_curve"][-1] if rec["validation_curve"] else {}, indent=1))
     return 0
-
-
-def main(argv=None) -> int:
-    """``python -m classmap_gui.network_training ...``: the same as ``classmap train-network ...``."""
-    from .cli import main as cli_main
-
-    return cli_main(["train-network", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,9 @@
 """The built-in demo the app opens on, and training settings that make it a one-click train."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+
+from .resource_files import resource_path
 
 from ..core.data import builtin_datasets
 
@@ -12,15 +13,6 @@ PREFERRED = ("hand-pose-small", "glyph-pose-small", "digits")
 DEMO_VIDEO = "demo-hands.avi"
 #: the Find-the-hand demo: a rendered hand moving across a cluttered scene (``hand_video`` variant "find-hand")
 FIND_HAND_VIDEO = "demo-find-hand.avi"
-
-
-def resource_path(name: str) -> Path | None:
-    """A shipped resource file: in the source tree, the installed bundle, or the package; None if missing."""
-    here = Path(__file__).resolve()
-    places = [here.parents[2] / "resources", here.parents[1] / "resources"]
-    if getattr(sys, "_MEIPASS", None):
-        places.insert(0, Path(sys._MEIPASS) / "resources")
-    return next((p / name for p in places if (p / name).is_file()), None)
 
 
 def demo_video() -> Path | None:

@@ -69,7 +69,7 @@ def get_hand_model(win, ask: bool = True) -> bool:
 
 def hand_icon() -> QIcon:
     """The hand glyph (``resources/hand.svg``) as an icon; an empty icon when the file is missing."""
-    from .demo import resource_path
+    from .resource_files import resource_path
 
     path = resource_path("hand.svg")
     return QIcon(str(path)) if path is not None else QIcon()

@@ -33,7 +33,7 @@ import numpy as np
 from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from .scanner import iou
-from .settings_check import model_detection
+from ..detection_settings import model_detection
 
 #: a box overlapping the previous frame's by this much continues the hand's track
 TRACK_IOU = 0.3

@@ -51,7 +51,7 @@ from ..errors import ConfigError, ModelFormatError, NotFittedError
 from .dense_hog import DenseHOG
 from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, WindowPyramid
-from .settings_check import model_detection
+from ..detection_settings import model_detection
 
 METHODS = ("classmap", "brute_force")
 #: box voting's defaults when a model holds no choice of its own (``bench scan``'s validation choice)

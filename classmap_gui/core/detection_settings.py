@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ModelFormatError
+from .errors import ModelFormatError
 
 #: scan methods a calibrated found-threshold may be saved for (scanner.METHODS)
 _METHODS = ("classmap", "brute_force")
