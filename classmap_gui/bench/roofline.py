@@ -259,7 +259,13 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     timed = opt["time"] not in (False, "false", "False", "0", 0)
     report(progress, 0.0, "machine roofs")
     roofs = measure_machine(int(opt["gemm_size"]), int(opt["dram_mb"])) if timed else {}
+    model = opt.get("model") not in (None, "", "none")
     result = {"bench": "roofline", "options": {k: opt[k] for k in OPTIONS if k != "docs"}, "machine": roofs,
+              # no test part of its own: random queries (seed ``seed``) for the counts and timings, or the
+              # saved bench-classmap model's own test part, whose seed that bench's JSON records
+              "test_seed": None,
+              "test_part": ("the saved model's test part (bench classmap's test_seed)" if model else
+                            f"none: random queries of seed {int(opt['seed'])}, no data set"),
               "sizes": []}
     d, p, n = int(opt["d"]), int(opt["p"]), int(opt["batch"])
     for i, (C, D) in enumerate(sizes):

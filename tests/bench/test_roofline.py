@@ -87,6 +87,7 @@ def test_the_docs_block_renders_from_the_committed_json():
     text = (root / "docs" / "classmap.md").read_text(encoding="utf-8")
     block = text.split(BEGIN)[1].split(END)[0]
     assert block == "\n" + render(saved)
+    assert saved["test_seed"] is None and saved["test_part"].startswith("none")    # the ledger's line for it
 
 
 def test_a_saved_bench_model_is_timed_with_its_accuracies(tmp_path):
@@ -114,3 +115,4 @@ def test_a_saved_bench_model_is_timed_with_its_accuracies(tmp_path):
     assert entry["accuracy"]["classmap"] == want and entry["accuracy"]["brute_force"] > 0.9
     assert entry["speedup"]["batch"]["median"] > 0
     assert "saved model `m`" in result["markdown"]
+    assert result["test_seed"] is None and "test part" in result["test_part"]      # says whose test part it timed
