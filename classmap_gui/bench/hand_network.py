@@ -44,12 +44,16 @@ OPTIONS = {
 }
 
 
-def _used_seeds(info: dict, record: dict) -> dict:
-    """Seeds the model and its network were built, trained and validated with (none may be a test seed)."""
-    opts = info.get("build_options") or {}
-    rec = record.get("recipe") or {}
-    return {"model images": opts.get("seed", 0), "network training": rec.get("seed"),
-            "network validation": rec.get("validation_seed")}
+def refuse_used_seeds(seed: int, build_options: dict, record: dict) -> None:
+    """ConfigError when the test crops' seeds (``seed``, ``seed + 1``) are one the model was built with or its
+    network was trained or validated with (``record``: the network's training record)."""
+    recipe = record.get("recipe") or {}
+    used = {"model images": build_options.get("seed", 0), "network training": recipe.get("seed"),
+            "network validation": recipe.get("validation_seed")}
+    for name, value in used.items():
+        if value is not None and int(value) in (seed, seed + 1):
+            raise ConfigError(f"bench hand-network: test seed {seed} (and {seed + 1}) must differ from the {name} "
+                              f"seed {value}: a test part must stay unseen")
 
 
 def operations(n_classes: int, n_features: int, d: int, refined: float) -> dict:
@@ -69,23 +73,15 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     t_start = time.perf_counter()
     scan_opt = {**{k: v[0] for k, v in SCAN_OPTIONS.items()}, **{k: v for k, v in opt.items() if k in SCAN_OPTIONS}}
     scan_opt["images_per_class"] = int(opt["build_images_per_class"])
-    if scan_opt.get("features") == "network":
-        record = network_record("hand")
-    else:
-        record = {}
-    for name, used in _used_seeds({"build_options": scan_opt}, record).items():
-        if used is not None and int(used) in (seed, seed + 1):
-            raise ConfigError(f"bench hand-network: test seed {seed} (and {seed + 1}) must differ from the {name} "
-                              f"seed {used}: a test part must stay unseen")
+    # before any work with the options, then with the model's own (a saved model's build may differ)
+    refuse_used_seeds(seed, scan_opt, network_record("hand") if scan_opt.get("features") == "network" else {})
     rec, info = hand_model_of(scan_opt, sub_progress(progress, 0.0, 0.7), should_stop)
     built = info.get("build_options") or {}
     scan_opt.update({k: built[k] for k in ("shapes", "orientations") if k in built})  # the model's own classes
     feats = rec.features
     is_net = isinstance(feats, NetworkFeatures)
     record = network_record("hand") if is_net else {}
-    for name, used in _used_seeds(info, record).items():
-        if used is not None and int(used) in (seed, seed + 1):
-            raise ConfigError(f"bench hand-network: the model's {name} seed is {used}, a test seed")
+    refuse_used_seeds(seed, info.get("build_options") or {}, record)
     crops = {}
     for i, style in enumerate(("varied", "camera")):
         t = style_test(rec, style, {**scan_opt, "camera_images_per_class": int(opt["images_per_class"]),

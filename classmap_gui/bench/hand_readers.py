@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.progress import ProgressFn, StopFn, check_stop, report
 from .common import machine
+from .scan import read_crops
 
 OPTIONS = {
     "candidates": ("hog,network", "feature maps compared (hog, network, kmeans)"),
@@ -32,21 +33,6 @@ OPTIONS = {
     "shapes": (None, "hand shapes (None: all 81; a count or names): fewer for a quick look"),
     "orientations": (None, "orientations (None: all 30)"),
 }
-
-
-def _read(rec, images: np.ndarray, names: list[str]) -> dict:
-    from ..core.data.hand_pose import pose_scores
-    from ..core.detect.reading import HandReader, read_probabilities
-
-    rd = HandReader(rec, "brute_force")
-    X = np.ascontiguousarray(rec.transform(images), np.float32)
-    S = X @ rd.W.T + rd.b
-    every = np.arange(S.shape[1])
-    said = []
-    for i in range(len(S)):
-        got = read_probabilities(rd.probabilities([(every, S[i])]), rd.groups, rd.group_names, rd.orient)
-        said.append(rec.class_names[got.label] if got.found else None)
-    return pose_scores(names, said)
 
 
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
@@ -93,7 +79,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                    "network_training_minutes": net_minutes if feat == "network" else 0.0,
                    "ms_per_crop": ms, "bank_alpha": (rec.metadata.get("bank_params") or {}).get("alpha")}
             for s, v in val.items():
-                row[s] = _read(rec, v.images, [v.class_names[i] for i in v.labels])
+                row[s] = read_crops(rec, v.images, [v.class_names[i] for i in v.labels], ("brute_force",),
+                                    should_stop)["brute_force"]
             rows.append(row)
             report(progress, (ci * len(counts) + ni + 1) / steps, f"{feat} x {n}")
     return {"split": "validation", "validation_seed": vseed, "rows": rows, "options": opt, **machine()}

@@ -200,18 +200,30 @@ def _spread(ms: list[float], load_before, load_after) -> dict:
 
 def style_test(rec, style: str, opt: dict, should_stop: StopFn = None) -> dict:
     """The model on generated test images of ``style`` (``camera``: never trained on; seed ``camera_seed``),
-    both methods, each crop read as the app reads a hand (:func:`..core.detect.reading.read_probabilities`)."""
-    from ..core.data.hand_pose import generate_hand_pose, pose_scores
-    from ..core.detect.reading import HandReader, read_probabilities
+    both methods, each crop read as the app reads a hand (:func:`read_crops`)."""
+    from ..core.data.hand_pose import generate_hand_pose
 
     ims = generate_hand_pose(shapes=opt["shapes"] or None, orientations=opt["orientations"] or None,
                              images_per_class=int(opt["camera_images_per_class"]), style=style,
                              seed=int(opt["camera_seed"]), n_jobs=-1, should_stop=should_stop)
-    X = np.ascontiguousarray(rec.transform(ims.images), np.float32)
     truth = [ims.class_names[i] for i in ims.labels]
+    return {"style": style, "images": int(len(truth)), "seed": int(opt["camera_seed"]),
+            **read_crops(rec, ims.images, truth, should_stop=should_stop)}
+
+
+def read_crops(rec, images: np.ndarray, truth: list[str], methods=("classmap", "brute_force"),
+               should_stop: StopFn = None) -> dict:
+    """``{method: scores}`` of crops ``images`` whose true class names are ``truth``, each read as the app
+    reads a hand (:func:`..core.detect.reading.read_probabilities`: the hand classes a method evaluated, shapes
+    scored by their orientations together): :func:`..core.data.hand_pose.pose_scores`, the best hand class's
+    exact accuracy and the classifier evaluations per crop."""
+    from ..core.data.hand_pose import pose_scores
+    from ..core.detect.reading import HandReader, read_probabilities
+
+    X = np.ascontiguousarray(rec.transform(images), np.float32)
     names = rec.class_names
-    out = {"style": style, "images": int(len(truth)), "seed": int(opt["camera_seed"])}
-    for m in ("classmap", "brute_force"):
+    out = {}
+    for m in methods:
         rd = HandReader(rec, m)
         if m == "brute_force":
             S = X @ rd.W.T + rd.b

@@ -235,6 +235,15 @@ def _gather(B, nwy, nwx, out, row0):
             r += 1
 
 
+#: the HOG settings a window descriptor depends on (what the cascade's finder saves and rebuilds)
+HOG_SETTINGS = ("cell_size", "block_size", "block_stride", "n_bins", "signed")
+
+
+def is_hog(features) -> bool:
+    """Whether ``features`` is a HOG feature map dense window features can reproduce (it has its settings)."""
+    return all(hasattr(features, a) for a in HOG_SETTINGS)
+
+
 class DenseHOG:
     """Every cell-aligned window's HOG descriptor of one grey frame, as the given ``HOGFeatures`` computes
     it for that window alone.
@@ -245,9 +254,8 @@ class DenseHOG:
     """
 
     def __init__(self, hog):
-        for attr in ("cell_size", "block_size", "block_stride", "n_bins", "signed"):
-            if not hasattr(hog, attr):
-                raise ConfigError(f"dense window features need HOG features, not {type(hog).__name__}")
+        if not is_hog(hog):
+            raise ConfigError(f"dense window features need HOG features, not {type(hog).__name__}")
         size = getattr(hog, "image_size_", None)
         if size is None:
             raise ConfigError("dense window features need fitted HOG features (their window size)")
@@ -309,4 +317,4 @@ class DenseHOG:
         return out
 
 
-__all__ = ["DenseHOG"]
+__all__ = ["DenseHOG", "HOG_SETTINGS", "is_hog"]

@@ -123,6 +123,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     # the hand detector first: it reads window HOG whatever the reader's features are, and the cascade's
     # bootstrap model below needs it to find windows
     from ..features.hog import HOGFeatures
+    from .dense_hog import HOG_SETTINGS
 
     t3 = time.perf_counter()
     hog = HOGFeatures(n_jobs=-1).fit(ims.images[:1])
@@ -136,8 +137,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     seconds["detector"] = time.perf_counter() - t3
     detection = {"detector": None if det is None else det.to_json()}
     if features == "network":
-        detection.update(finder={"hog": {k: v for k, v in hog.get_params().items()
-                                         if k in ("cell_size", "block_size", "block_stride", "n_bins", "signed")}},
+        detection.update(finder={"hog": {k: v for k, v in hog.get_params().items() if k in HOG_SETTINGS}},
                          candidates=int(opt["candidates"]))
     n_hard, rounds = int(opt["hard_negatives"]), int(opt["bootstrap_rounds"])
     hard = np.zeros((0, *ims.image_size), np.uint8)

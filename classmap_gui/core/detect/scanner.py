@@ -48,7 +48,7 @@ from ..classify.batch_kernels import embed_batch
 from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError, ModelFormatError, NotFittedError
-from .dense_hog import DenseHOG
+from .dense_hog import HOG_SETTINGS, DenseHOG, is_hog
 from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, WindowPyramid
 from ..detection_settings import model_detection
@@ -144,7 +144,7 @@ class Scanner:
             sides = detection.get("sides", DEFAULT_SIDES)
         # the cascade: a recogniser whose features are not HOG (a trained network) finds the hand with the
         # model's HOG hand detector and classifies only the detector's best windows
-        self.cascade = not _is_hog(rec.features)
+        self.cascade = not is_hog(rec.features)
         self.candidates = int(detection.get("candidates", CANDIDATES))
         if self.cascade and (detection.get("detector") is None or detection.get("finder") is None):
             raise ConfigError("this model's features are not HOG: finding the hand needs its HOG hand detector "
@@ -353,17 +353,13 @@ class Scanner:
                            **{f"classify: {k}": v for k, v in self._stages.items()}})
 
 
-def _is_hog(features) -> bool:
-    return all(hasattr(features, a) for a in ("cell_size", "block_size", "block_stride", "n_bins", "signed"))
-
-
 def finder_hog(spec, image_size):
     """The cascade's window HOG (:class:`~..features.hog.HOGFeatures`, fitted to the model's crop size) from
     ``metadata["detection"]["finder"]`` (``{"hog": its parameters}``)."""
     from ..features.hog import HOGFeatures
 
     try:
-        params = {k: spec["hog"][k] for k in ("cell_size", "block_size", "block_stride", "n_bins", "signed")}
+        params = {k: spec["hog"][k] for k in HOG_SETTINGS}
         hog = HOGFeatures(**params)
         return hog.fit(np.zeros((1, *(int(v) for v in image_size)), np.uint8))
     except (KeyError, TypeError, ValueError) as e:
