@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from conftest import import_folder as _import
+from gui_drive import import_folder as _import
 
 SEGMENTS, FRAMES = 3, 6  # three still scenes of six frames (a blob that dims a little), 15 frames/s
 

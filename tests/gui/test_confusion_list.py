@@ -8,7 +8,7 @@ from PySide6.QtTest import QTest
 
 from classmap_gui.core.data.imageset import ImageSet
 from classmap_gui.gui.panels.train_results import MATRIX_MAX, TrainResults
-from conftest import train_hand_pose
+from gui_drive import train_hand_pose
 
 
 def _click_row(qtbot, lst, row):

@@ -4,7 +4,7 @@ the whole name in the tooltip and in the header above the images; "Recognised as
 import numpy as np
 from PySide6.QtCore import Qt
 
-from conftest import import_folder
+from gui_drive import import_folder
 
 LONG = "1 · palm forward · turned 60° left · fingers 30° away · leaning 20° right"
 
@@ -55,7 +55,7 @@ def test_a_long_name_is_readable_in_the_list_and_the_header(qtbot, window, shape
 
 
 def test_a_long_name_recognised_is_cut_at_the_end_and_keeps_its_place(qtbot, window, shapes_folder, small_settings):
-    from conftest import train_by_click
+    from gui_drive import train_by_click
 
     win = window
     win.resize(1280, 800)

@@ -12,7 +12,7 @@ import sys
 import cv2
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QLabel
-from conftest import DialogDriver, save_as
+from gui_drive import DialogDriver, save_as
 
 from classmap_gui.gui.demo import demo_dataset, open_demo
 

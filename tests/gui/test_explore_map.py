@@ -7,7 +7,7 @@ from PySide6.QtTest import QTest
 
 from classmap_gui.core.data.hand_pose import class_factors
 from classmap_gui.core.training import TrainConfig, split_parts
-from conftest import POSE_SETTINGS, train_hand_pose
+from gui_drive import POSE_SETTINGS, train_hand_pose
 
 
 def _choose(combo, text):

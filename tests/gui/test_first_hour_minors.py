@@ -37,7 +37,7 @@ def test_the_live_map_says_no_frames_yet_and_draws_no_empty_histogram(qtbot, win
 
 
 def test_the_dataset_header_is_the_projects_name_once_saved(qtbot, window, tmp_path, shapes_folder):
-    from conftest import import_folder
+    from gui_drive import import_folder
 
     win = window
     import_folder(qtbot, win, shapes_folder)

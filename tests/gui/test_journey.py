@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QLine
 from classmap_gui.core.data.hand_video import KEY_POSES, demo_labels, demo_takes
 from classmap_gui.gui.demo import DEMO_VIDEO, demo_video
 from classmap_gui.gui.dialogs import NewProjectDialog
-from conftest import save_as
+from gui_drive import save_as
 
 CLASSES = ("fist", "flat hand", "peace")
 #: the demo video's pose a person records for each class

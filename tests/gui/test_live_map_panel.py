@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from conftest import train_hand_pose
+from gui_drive import train_hand_pose
 from test_responsive import LOOSE_BOUND, Heartbeat, busy_cpu  # noqa: F401 - busy_cpu is a fixture
 from test_sources_export import _trained
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from conftest import import_folder
+from gui_drive import import_folder
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def _pixmap_left_brighter(label) -> bool:
 
 
 def test_mirror_flips_what_you_see_not_what_is_stored_or_read(qtbot, window, shapes_folder, half_video, small_settings):
-    from conftest import train_by_click
+    from gui_drive import train_by_click
 
     win = window
     import_folder(qtbot, win, shapes_folder)

@@ -11,7 +11,7 @@ from classmap_gui.core.evaluation import speed_text
 from classmap_gui.gui.dialogs import NewProjectDialog
 from classmap_gui.gui.panels.runs import COLUMNS
 
-from conftest import import_folder as _import, save_as, train_by_click as _train
+from gui_drive import import_folder as _import, save_as, train_by_click as _train
 
 
 def _ok_new_project(qtbot):
@@ -108,7 +108,7 @@ def _stage_lines(t):
 def test_stage_times_add_up_and_a_restored_run_shows_its_recorded_speed(qtbot, window):
     from classmap_gui.core.data.hand_pose import generate_hand_pose
 
-    from conftest import POSE_SETTINGS
+    from gui_drive import POSE_SETTINGS
 
     win = window
     # 30 classes: enough for ClassMap to evaluate fewer classifiers than brute force, so a speed is measured

@@ -69,7 +69,7 @@ def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_sett
 
 
 def test_ui_keeps_beating_while_the_map_is_computed(qtbot, window, busy_cpu):
-    from conftest import train_hand_pose
+    from gui_drive import train_hand_pose
     from PySide6.QtCore import Qt
 
     win = window

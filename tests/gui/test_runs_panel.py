@@ -7,7 +7,7 @@ from classmap_gui.core.data import ImageSet
 from classmap_gui.core.project.runs import predictions_match
 from classmap_gui.gui.panels.runs import COLUMNS
 from classmap_gui.gui.panels.train import held_out_part
-from conftest import import_folder as _import, train_by_click as _train
+from gui_drive import import_folder as _import, train_by_click as _train
 
 
 def _click_cell(qtbot, table, row, col):

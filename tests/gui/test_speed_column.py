@@ -5,7 +5,7 @@ import threading
 
 from PySide6.QtCore import Qt
 
-from conftest import import_folder
+from gui_drive import import_folder
 
 
 def _tab(qtbot, win, name):
