@@ -45,6 +45,8 @@ from .core.features.network_input import standardise
 #: the training domain: the varied style, its framing looser (a scan's voted box frames a hand loosely)
 TRAIN_STYLE = dataclasses.replace(VARIED, scale_jitter=0.12, shift_jitter=0.07)
 N_CLASSES = N_SHAPES * N_ORIENTATIONS  # 2430 hand classes; index N_CLASSES is the background
+#: with a time budget (``minutes``), the steps ``RATE_FROM .. RATE_FROM + RATE_STEPS`` are timed to set the length
+RATE_FROM, RATE_STEPS = 100, 200
 WIDTHS = {"small": (16, 32, 64, 128), "base": (24, 48, 96, 192), "wide": (32, 64, 128, 256)}
 
 
@@ -90,12 +92,22 @@ def batch_for_step(step: int, seed: int, batch: int, background: int, size=(64, 
 
 
 class _Stream(torch.utils.data.IterableDataset):
-    def __init__(self, start, steps, seed, batch, background):
-        self.start, self.steps, self.seed, self.batch, self.background = start, steps, seed, batch, background
+    """The steps ``start, start + 1, ...`` (up to ``stop``), each its own batch. With several loader
+    workers, worker ``i`` of ``n`` renders steps ``start + i, start + i + n, ...``; the loader takes
+    the workers in turn, so the batches arrive in step order whatever the number of workers."""
+
+    def __init__(self, start, stop, seed, batch, background):
+        # the end is shared with the workers: a time budget sets it once the speed is measured
+        self.stop = torch.multiprocessing.get_context("spawn").Value("q", stop)
+        self.start, self.seed, self.batch, self.background = start, seed, batch, background
 
     def __iter__(self):
-        for s in range(self.start, self.steps):
+        info = torch.utils.data.get_worker_info()
+        i, n = (info.id, info.num_workers) if info is not None else (0, 1)
+        s = self.start + i
+        while s < self.stop.value:
             img, cls = batch_for_step(s, self.seed, self.batch, self.background)
+            s += n
             yield torch.from_numpy(standardise(img)), torch.from_numpy(cls)
 
 
@@ -109,15 +121,15 @@ def validation_crops(seed: int, per_class: int = 2, background: int = 400):
     return np.concatenate([ims.images, bg]), np.concatenate([ims.labels, np.full(background, N_CLASSES)])
 
 
-def score(model: HandNet, images: np.ndarray, labels: np.ndarray, batch: int = 512) -> dict:
+def score(model: HandNet, images: np.ndarray, labels: np.ndarray, batch: int = 512, device="cpu") -> dict:
     """Exact-class and shape accuracy of the class head (shape = the sum of its orientation classes'
     probabilities, background a shape of its own), over hands and background alike."""
     model.eval()
     preds, shapes = [], []
     with torch.no_grad():
         for a in range(0, len(images), batch):
-            logits = model(torch.from_numpy(standardise(images[a:a + batch])))[0]
-            p = torch.softmax(logits, 1)
+            logits = model(torch.from_numpy(standardise(images[a:a + batch])).to(device))[0]
+            p = torch.softmax(logits.float(), 1).cpu()
             preds.append(p.argmax(1).numpy())
             per_shape = torch.cat([p[:, :N_CLASSES].reshape(len(p), N_SHAPES, N_ORIENTATIONS).sum(2),
                                    p[:, N_CLASSES:]], 1)
@@ -134,7 +146,7 @@ def score(model: HandNet, images: np.ndarray, labels: np.ndarray, batch: int = 5
 
 def export_onnx(model: HandNet, path: Path, size=(64, 64)) -> None:
     """The trunk alone (input ``(n, 1, h, w)`` standardised crops -> ``(n, embedding)``), batch dynamic."""
-    trunk = model.trunk.eval()
+    trunk = model.trunk.cpu().eval()
     dummy = torch.zeros(1, 1, *size)
     tmp = path.with_suffix(".tmp")
     torch.onnx.export(trunk, dummy, str(tmp), input_names=["crops"], output_names=["embedding"],
@@ -146,7 +158,7 @@ def onnx_parity(model: HandNet, path: Path, crops: np.ndarray) -> dict:
     """Largest absolute difference between PyTorch's embedding and each ONNX run time's on ``crops`` (uint8)."""
     from .core.features.network import NetworkFeatures
 
-    model.eval()
+    model.cpu().eval()
     with torch.no_grad():
         ref = model.trunk(torch.from_numpy(standardise(crops))).numpy()
     return {rt: float(np.abs(NetworkFeatures(str(path), runtime=rt).fit().transform(crops) - ref).max())
@@ -168,16 +180,27 @@ def _write_json(obj, path: Path) -> None:
 def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed: int = 36000,
           validation_seed: int = 36901, width: str = "base", embedding: int = 512, lr: float = 1e-3,
           warmup: int = 300, eval_every: int = 1000, checkpoint_every: int = 250, threads: int | None = None,
-          validation_per_class: int = 2, progress=None) -> dict:
+          validation_per_class: int = 2, device: str = "auto", workers: int = 1, minutes: float | None = None,
+          command: str | None = None, progress=None) -> dict:
     """Train (resuming from ``out/checkpoint.pt`` when it is there), export ``out/network.onnx`` and write
-    ``out/training.json``. Returns the training record."""
+    ``out/training.json``. Returns the training record.
+
+    ``device``: ``"cpu"``, ``"cuda"`` or ``"auto"`` (a GPU where PyTorch sees one). ``workers``: processes
+    rendering the crops (each renders whole steps, so the batches do not depend on it). ``minutes``: a time
+    budget instead of a length: the steps from :data:`RATE_FROM` to ``RATE_FROM + RATE_STEPS`` are timed and
+    ``steps`` becomes what fits the budget at that rate (within the warm-up, before the cosine phase begins,
+    so the schedule is one schedule); the record keeps the measured rate and the length, and ``--steps`` with that length
+    repeats the run exactly."""
     if width not in WIDTHS:
         raise ValueError(f"train-network: width must be one of {', '.join(WIDTHS)}, got {width!r}")
     out.mkdir(parents=True, exist_ok=True)
     if threads:
         torch.set_num_threads(int(threads))
+    dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else
+                       ("cpu" if device == "auto" else device))
     torch.manual_seed(seed)
-    model = HandNet(WIDTHS[width], embedding)
+    torch.backends.cudnn.benchmark = dev.type == "cuda"
+    model = HandNet(WIDTHS[width], embedding).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
 
     def lr_at(s):  # linear warm-up, then cosine to zero
@@ -186,7 +209,7 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
     ck = out / "checkpoint.pt"
     start, curve, seconds, resumes = 0, [], 0.0, []
     if ck.exists():
-        state = torch.load(ck, weights_only=True)
+        state = torch.load(ck, weights_only=True, map_location=dev)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         start, seconds = int(state["step"]), float(state["seconds"])
@@ -195,20 +218,48 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
         resumes.append({"at_step": start, "steps_before": int(state["steps"]) if "steps" in state else None, "steps_after": steps})
         curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
     val_x, val_y = validation_crops(validation_seed, validation_per_class)
-    loader = torch.utils.data.DataLoader(_Stream(start, steps, seed, batch, background), batch_size=None,
-                                         num_workers=1, prefetch_factor=4, multiprocessing_context="spawn")
+    budget = None
+    if minutes is not None and start == 0:
+        budget = {"minutes": float(minutes), "timed_steps": RATE_STEPS, "steps_per_second": None}
+        steps = max(steps, warmup + RATE_STEPS + 1)  # the stream's end until the budget sets the length
+    stop = 2 ** 40 if budget else steps
+    stream = _Stream(start, stop, seed, batch, background)
+    loader = torch.utils.data.DataLoader(stream, batch_size=None,
+                                         num_workers=max(1, int(workers)), prefetch_factor=4,
+                                         multiprocessing_context="spawn", pin_memory=dev.type == "cuda")
     recipe = {"seed": seed, "validation_seed": validation_seed, "validation_per_class": validation_per_class,
               "batch": batch, "background_per_batch": background, "steps": steps, "lr": lr, "warmup": warmup,
               "optimizer": "AdamW (weight decay 1e-4), linear warm-up then cosine", "width": width,
               "channels": list(WIDTHS[width]), "embedding": embedding,
               "style": dataclasses.asdict(TRAIN_STYLE) | {"based_on": "varied"},
               "loss": "CE(2430 classes + background) + CE(81 shapes + background) + 0.5 CE(30 orientations, hands)",
-              "resumed": resumes}
+              "resumed": resumes, "device": dev.type, "workers": int(workers)}
     t0 = time.perf_counter() - seconds
+    t_rate = None
     model.train()
     step = start
     run_loss = None
     for x, y in loader:
+        if step >= steps:
+            break
+        x, y = x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)
+        if budget is not None and budget["steps_per_second"] is None:
+            if step == RATE_FROM:
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                t_rate = time.perf_counter()
+            elif step == RATE_FROM + RATE_STEPS:
+                if dev.type == "cuda":
+                    torch.cuda.synchronize()
+                rate = RATE_STEPS / (time.perf_counter() - t_rate)
+                left = budget["minutes"] * 60 - (time.perf_counter() - t0)
+                steps = max(step + 1, step + int(rate * left))
+                budget["steps_per_second"] = rate
+                stream.stop.value = steps
+                recipe["steps"] = steps
+                recipe["steps_from_time_budget"] = budget
+                eval_every = max(1, steps // 10)
+                print(json.dumps({"budget": budget, "steps": steps}), file=sys.stderr, flush=True)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         lc, ls, lo = model(x)
@@ -227,7 +278,7 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
             progress(step / steps, f"step {step}/{steps} loss {run_loss:.3f}")
         if step % checkpoint_every == 0 or step == steps or step % eval_every == 0:
             if step % eval_every == 0 or step == steps:
-                v = score(model, val_x, val_y) | {"step": step, "crops_seen": step * batch,
+                v = score(model, val_x, val_y, device=dev) | {"step": step, "crops_seen": step * batch,
                                                   "minutes": (time.perf_counter() - t0) / 60, "loss": run_loss}
                 curve.append(v)
                 _write_json(curve, out / "curve.json")
@@ -235,16 +286,17 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
             _atomic_torch_save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
                                 "seconds": time.perf_counter() - t0, "steps": steps,
                                 "resumes": json.dumps(resumes)}, ck)
-    torch.save(model.state_dict(), out / "final.pt")
+    torch.save({k: v.cpu() for k, v in model.state_dict().items()}, out / "final.pt")
     export_onnx(model, out / "network.onnx")
     parity_crops = val_x[:: max(1, len(val_x) // 1000)][:1000]
     parity = onnx_parity(model, out / "network.onnx", parity_crops)
     record = {"recipe": recipe, "training_seconds": time.perf_counter() - t0, "torch": torch.__version__,
-              "threads": torch.get_num_threads(), "validation_curve": curve,
+              "threads": torch.get_num_threads(),
+              "gpu": torch.cuda.get_device_name(0) if dev.type == "cuda" else None, "validation_curve": curve,
               "parameters_exported": int(sum(p.numel() for p in model.trunk.parameters())),
               "parity_max_abs_diff": max(parity.values()), "parity": parity, "parity_crops": int(len(parity_crops)),
               "bytes": (out / "network.onnx").stat().st_size,
-              "sha256": hashlib.sha256((out / "network.onnx").read_bytes()).hexdigest()}
+              "sha256": hashlib.sha256((out / "network.onnx").read_bytes()).hexdigest(), "command": command}
     _write_json(record, out / "training.json")
     return record
 
@@ -262,7 +314,8 @@ def run_command(a: argparse.Namespace) -> int:
     rec = train(a.out, steps=a.steps, batch=a.batch, background=a.background, seed=a.seed,
                 validation_seed=a.validation_seed, width=a.width, embedding=a.embedding, lr=a.lr,
                 eval_every=a.eval_every, threads=a.threads, validation_per_class=a.validation_per_class,
-                progress=bar)
+                device=a.device, workers=a.workers, minutes=a.minutes, progress=bar,
+                command="classmap " + " ".join(sys.argv[1:]))
     print(file=sys.stderr)
     print(json.dumps(rec["validation_curve"][-1] if rec["validation_curve"] else {}, indent=1))
     return 0

@@ -77,6 +77,13 @@ def add_commands(sub: Subcommands) -> None:
     t.add_argument("--lr", type=float, default=1e-3, help="peak learning rate, AdamW (default 1e-3)")
     t.add_argument("--eval-every", type=int, default=1000, help="steps between validation scores (default 1000)")
     t.add_argument("--threads", type=int, default=None, help="PyTorch threads (default: its own)")
+    t.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="where PyTorch trains: a GPU where it sees one (auto, the default), or the CPU")
+    t.add_argument("--workers", type=int, default=1, help="processes rendering the training crops (default 1); "
+                                                          "the batches are the same whatever the number")
+    t.add_argument("--minutes", type=float, default=None,
+                   help="a time budget instead of --steps: the length is set from the speed of the first "
+                        "steps and recorded (run again with --steps that length to repeat it)")
     t.set_defaults(func=cmd_train_network)
     s = sub.add_parser("hand-model", help="build the 2430-class hand-pose model the app names hand shapes with",
                        description="Generate, train and calibrate the hand-pose model (81 shapes x 30 orientations "

@@ -50,3 +50,20 @@ def test_train_network_without_torch_says_how_to_get_it(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2
     assert "torch==2.13.0" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.slow
+def test_the_batches_are_the_same_whatever_the_number_of_workers():
+    import torch
+
+    from classmap_gui.network_training import _Stream
+
+    def steps(workers):
+        loader = torch.utils.data.DataLoader(_Stream(3, 9, 5, 6, 1), batch_size=None, num_workers=workers,
+                                             multiprocessing_context="spawn" if workers else None)
+        return [(x.numpy(), y.numpy()) for x, y in loader]
+
+    one, three = steps(0), steps(3)
+    assert len(one) == len(three) == 6
+    for (xa, ya), (xb, yb) in zip(one, three):
+        assert np.array_equal(ya, yb) and np.array_equal(xa, xb)
