@@ -16,8 +16,9 @@ eight dimensions per instruction. The codes only *prefilter*; the answer is exac
   e_j|`` added in ``j`` order from 0: :func:`.filter_kernels.tail_distances`' operations, the same bits as
   the tiles) and the p nearest of them, ties to the lower class, are the float32 filter's list exactly.
 
-One query alone keeps :func:`.filter_kernels.filter_one` (no codes: its running top-p skips tiles); the
-tests hold this batch filter equal to it and to the numpy reference :func:`.classmap_ops.filter_exact`.
+One query alone (live video) runs the same arithmetic and selection through :func:`codes_one` (one query per
+tile pass, preallocated buffers); the tests hold both equal to :func:`.filter_kernels.filter_one` and to the
+numpy reference :func:`.classmap_ops.filter_exact`.
 """
 from __future__ import annotations
 
@@ -27,17 +28,17 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .filter_kernels import BOUND_SLACK, GROUP, scale_query
+from .filter_kernels import BOUND_SLACK, GROUP, padded_width, scale_query
 from .kernel_threads import even_bounds, run_split
-from .sad_tiles import CODE_QUERIES, CODE_TILE, SAD_BYTES, sad_tile4
+from .sad_tiles import CODE_QUERIES, CODE_TILE, SAD_BYTES, sad_tile1, sad_tile4
 from .topk import kth_upper_bound, le_mask16, topk_insert
 
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)
 #: below this many classes the float32 scan is cheap already (and the codes' set-up is not)
 MIN_CLASSES = 256
 
-__all__ = ["MIN_CLASSES", "ByteCodes", "band", "encode_classes", "exact_distances", "filter_codes_batch",
-           "worth_it"]
+__all__ = ["MIN_CLASSES", "ByteCodes", "band", "codes_one", "encode_classes", "exact_distances",
+           "filter_codes_batch", "one_scratch", "worth_it"]
 
 
 @dataclass(frozen=True)
@@ -195,27 +196,61 @@ def codes_range(F, ET, alpha, CT, lo, hi, inv_s, SUB, ES, width, gamma, p, out_c
         for c0 in range(0, Cp, CODE_TILE):
             sad_tile4(QC, CT, SUB, c0, DIST)
         for t in range(m):
-            row = DIST[t]
-            for c in range(C, row.shape[0]):
-                row[c] = np.inf
-            # p classes low in A - R: those under the p-th smallest of the strided groups' minima
-            G16 = gm.shape[0]
-            for g in range(G16):
-                gm[g] = row[g]
-            for i in range(1, GROUP):
-                for g in range(G16):
-                    gm[g] = min(gm[g], row[i * G16 + g])
-            if G16 > p:
-                u = kth_upper_bound(gm, p - 1, BOUND_SLACK)
-            else:                                           # few groups: the p-th of all the classes
-                u = kth_upper_bound(row[:C], p - 1, BOUND_SLACK)
-            bound = np.float32(np.float64(u) + 2.0 * r_max + 2.0 * RQ[t] + width
-                               + gamma * 2.0 * (np.float64(u) + 2.0 * r_max + RQ[t] + np.float64(K[t])))
-            k = _under(row, C, bound, cc)
-            band_n[q + t] = k
-            exact_distances(FS[t], ES, cc, k, cv)
-            _exact_top(cv, cc, k, np.float32(np.inf), p, out_dist[q + t], out_cls[q + t])
+            band_n[q + t] = _select(DIST[t], C, p, FS[t], ES, r_max, K[t], RQ[t], width, gamma, gm, cv, cc,
+                                    out_dist[q + t], out_cls[q + t])
         q += m
+
+
+@nb.njit(**_EXACT)
+def _select(row, C, p, fs, ES, r_max, kq, rq, width, gamma, gm, cv, cc, topd, topc):
+    """The p nearest classes of one query from its tiles' row ``L(c)`` (:func:`codes_range`), exactly: the
+    classes under the bound get their float32 distances, the p nearest of them (ties to the lower class) go
+    to ``topd/topc``. Returns how many classes were under the bound."""
+    for c in range(C, row.shape[0]):
+        row[c] = np.inf
+    # p classes low in A - R: those under the p-th smallest of the strided groups' minima
+    G16 = gm.shape[0]
+    for g in range(G16):
+        gm[g] = row[g]
+    for i in range(1, GROUP):
+        for g in range(G16):
+            gm[g] = min(gm[g], row[i * G16 + g])
+    if G16 > p:
+        u = kth_upper_bound(gm, p - 1, BOUND_SLACK)
+    else:                                           # few groups: the p-th of all the classes
+        u = kth_upper_bound(row[:C], p - 1, BOUND_SLACK)
+    bound = np.float32(np.float64(u) + 2.0 * r_max + 2.0 * rq + width
+                       + gamma * 2.0 * (np.float64(u) + 2.0 * r_max + rq + np.float64(kq)))
+    k = _under(row, C, bound, cc)
+    exact_distances(fs, ES, cc, k, cv)
+    _exact_top(cv, cc, k, np.float32(np.inf), p, topd, topc)
+    return k
+
+
+def one_scratch(codes: ByteCodes, d: int) -> tuple:
+    """The buffers of :func:`codes_one` for one query of ``d`` dimensions against ``codes``:
+    ``(FS (1, d) float32, QC (1, 8 G) uint8, DIST (1, W) float32, gm, cv float32, cc int64)``."""
+    G, Cp = codes.CT.shape[0], codes.CT.shape[1] // 8
+    Cg = padded_width(len(codes.ES))
+    width = max(Cp, Cg)
+    return (np.empty((1, d), np.float32), np.zeros((1, 8 * G), np.uint8), np.empty((1, width), np.float32),
+            np.empty(Cg // GROUP, np.float32), np.empty(Cg, np.float32), np.empty(Cg, np.int64))
+
+
+@nb.njit(**_EXACT)
+def codes_one(fq, ET, alpha, CT, lo, hi, inv_s, SUB, ES, width, gamma, p, scratch, topd, topc):
+    """The exact filter of one query ``fq (d,)`` through the byte codes (:func:`codes_range`'s arithmetic and
+    selection, one query per tile pass: :func:`.sad_tiles.sad_tile1`) into ``topd/topc[:p]``; ``scratch``
+    from :func:`one_scratch`, nothing allocated (live video). Returns ``min(p, C)``."""
+    FS, QC, DIST, gm, cv, cc = scratch
+    C = ET.shape[1]
+    Cp = CT.shape[1] // 8
+    scale_query(fq, alpha, FS[0])
+    kq, rq = _code_query(FS[0], lo, hi, inv_s, QC[0])
+    for c0 in range(0, Cp, CODE_TILE):
+        sad_tile1(QC, CT, SUB, c0, DIST)
+    _select(DIST[0], C, p, FS[0], ES, -np.float64(SUB.min()), kq, rq, width, gamma, gm, cv, cc, topd, topc)
+    return min(p, C)
 
 
 def filter_codes_batch(F, ET, alpha, codes: ByteCodes, p: int, out_cls, out_dist) -> float:

@@ -60,13 +60,17 @@ def _check(arr, dtype, what):
         raise nb.errors.TypingError(f"sad_tile4: {what} must be a C-contiguous 2-D {dtype} array")
 
 
-@intrinsic
-def sad_tile4(typingctx, QC, CT, SUB, c0, OUT):
-    """``OUT[q, c0 + t] = sum_j |QC[q, j] - code[c0 + t, j]| - SUB[c0 + t]`` (the sum as float32, exact below
-    2**24; ``SUB (>= c0 + CODE_TILE,) float32`` a per-class offset) for the four
-    queries ``q < 4`` and the ``CODE_TILE`` classes ``t``: ``QC (4, 8 G) uint8`` query codes, ``CT (G, 8 Cp)
-    uint8`` class codes (``CT[g, 8 c + i]`` = code of class c, dimension 8 g + i), ``OUT (4, >= c0 +
-    CODE_TILE) float32``. Needs ``SAD_BYTES > 0``."""
+def _sad_tile_typer(n_queries: int):
+    """The typer of an intrinsic ``(QC, CT, SUB, c0, OUT)`` over the first ``n_queries`` rows of QC / OUT."""
+
+    def typer(typingctx, QC, CT, SUB, c0, OUT):
+        return _sad_tile(n_queries, QC, CT, SUB, OUT)
+
+    typer.__name__ = typer.__qualname__ = f"sad_tile{n_queries}"
+    return typer
+
+
+def _sad_tile(n_queries, QC, CT, SUB, OUT):
     _check(QC, types.uint8, "QC")
     _check(CT, types.uint8, "CT")
     _check(OUT, types.float32, "OUT")
@@ -100,7 +104,7 @@ def sad_tile4(typingctx, QC, CT, SUB, c0, OUT):
         g = builder.phi(_I64)
         g.add_incoming(ir.Constant(_I64, 0), pre)
         accs = []
-        for _q in range(CODE_QUERIES):
+        for _q in range(n_queries):
             row = []
             for _v in range(nvec):
                 phi = builder.phi(at)
@@ -135,3 +139,13 @@ def sad_tile4(typingctx, QC, CT, SUB, c0, OUT):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+sad_tile4 = intrinsic(_sad_tile_typer(CODE_QUERIES))
+sad_tile4.__doc__ = """``OUT[q, c0 + t] = sum_j |QC[q, j] - code[c0 + t, j]| - SUB[c0 + t]`` (the sum as float32, exact below
+2**24; ``SUB (>= c0 + CODE_TILE,) float32`` a per-class offset) for the four queries ``q < 4`` and the
+``CODE_TILE`` classes ``t``: ``QC (4, 8 G) uint8`` query codes, ``CT (G, 8 Cp) uint8`` class codes
+(``CT[g, 8 c + i]`` = code of class c, dimension 8 g + i), ``OUT (4, >= c0 + CODE_TILE) float32``. Needs
+``SAD_BYTES > 0``."""
+sad_tile1 = intrinsic(_sad_tile_typer(1))
+sad_tile1.__doc__ = """:data:`sad_tile4` for the one query in row 0 of ``QC (>= 1, 8 G)`` / ``OUT`` (a live query alone)."""

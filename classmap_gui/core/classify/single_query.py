@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 from . import classmap_kernels as K
+from .filter_codes import band, one_scratch
 from .filter_kernels import filter_scratch
 from .bank_view import linear_weights
 from .refine import KERNEL_MODE
@@ -31,6 +32,14 @@ class SingleQuery:
         # (d, C) alpha-scaled transposed embeddings
         self.index = cm.filter_index()
         self.ET = cm.embeddings_t() if self.index is None else None
+        # the exact scan through the byte codes where the model has them (the same list, fewer operations)
+        codes = cm.byte_codes() if self.index is None else None
+        self.codes = None
+        if codes is not None:
+            width, gamma = band(len(cm.alpha_))
+            self.codes = (codes.CT, codes.lo, codes.hi, np.float32(codes.inv_s), codes.SUB, codes.ES,
+                          np.float32(width), np.float32(gamma))
+            self.codes_scratch = one_scratch(codes, len(cm.alpha_))
         self.refpos = cm.reference_positions(bank)
         self.classes = cm.classes_
         self.p = min(int(cm.p), cm.n_classes_)
@@ -52,7 +61,10 @@ class SingleQuery:
         """Classify one query ``x (D,) float32``; returns the bank label of the best class."""
         t0 = time.perf_counter()
         x2 = np.ascontiguousarray(x, np.float32).reshape(1, -1)    # a view when x is already float32
-        if self.index is None:
+        if self.codes is not None:
+            m = K.embed_codes_one(x2, self.W_emb, self.b_emb, self.refs, self.alpha, self.ET, *self.codes, self.p,
+                                  self.query_embedding, self.codes_scratch, self.candidate_dist, self.candidates)
+        elif self.index is None:
             m = K.embed_filter_one(x2, self.W_emb, self.b_emb, self.refs, self.alpha, self.ET, self.p,
                                    self.query_embedding, self.filter_acc, self.candidate_dist, self.candidates)
         else:

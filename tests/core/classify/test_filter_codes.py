@@ -37,6 +37,20 @@ def codes_filter(F, E, alpha, p):
     return cls, dist, band
 
 
+def codes_one_filter(F, E, alpha, p):
+    """The live single query's filter through the codes, one row of ``F`` at a time."""
+    ET = FK.transpose_embeddings(E, alpha)
+    codes = FC.encode_classes(ET)
+    width, gamma = FC.band(ET.shape[0])
+    scratch = FC.one_scratch(codes, ET.shape[0])
+    cls, dist = np.empty((len(F), p), np.int64), np.empty((len(F), p), np.float32)
+    for q, f in enumerate(np.asarray(F, np.float32)):
+        assert FC.codes_one(f, ET, np.asarray(alpha, np.float32), codes.CT, codes.lo, codes.hi,
+                            np.float32(codes.inv_s), codes.SUB, codes.ES, np.float32(width), np.float32(gamma), p,
+                            scratch, dist[q], cls[q]) == min(p, len(E))
+    return cls, dist
+
+
 @needs_sad
 @pytest.mark.parametrize("C, d, p", [(2430, 45, 15), (300, 7, 40), (257, 16, 1), (1000, 9, 64)])
 def test_codes_filter_gives_the_numpy_reference_lists_and_bits(C, d, p):
@@ -54,6 +68,9 @@ def test_codes_filter_gives_the_numpy_reference_lists_and_bits(C, d, p):
     np.testing.assert_array_equal(cls, float_cls)
     np.testing.assert_array_equal(dist.view(np.int32), float_dist.view(np.int32))
     assert p <= band < C / 4                                  # the codes did prune
+    one_cls, one_dist = codes_one_filter(F, E, alpha, p)       # the live query: the same lists and bits
+    np.testing.assert_array_equal(one_cls, cls)
+    np.testing.assert_array_equal(one_dist.view(np.int32), dist.view(np.int32))
 
 
 @needs_sad
@@ -70,6 +87,7 @@ def test_codes_filter_ranks_tied_classes_lower_first():
     assert np.any(dist[:, 1:] == dist[:, :-1])                # ties were there to break
     tied = dist[:, 1:] == dist[:, :-1]
     assert np.all(cls[:, 1:][tied] > cls[:, :-1][tied])
+    np.testing.assert_array_equal(codes_one_filter(F, E, alpha, 9)[0], cls)
 
 
 @needs_sad
@@ -127,6 +145,8 @@ def test_batch_predict_equals_the_numpy_reference_and_the_single_query_with_ties
     assert np.any(score[:, 1:] == score[:, :-1])              # tied responses were ranked by filter order
     if refine == "v3":
         assert np.isnan(score).any() and (~np.isnan(score[:, -1])).any()
+    if SAD_BYTES:
+        assert cm.single_query(bank).codes is not None         # the live query filters through the codes too
     for i in range(0, len(Xq), 17):
         one = cm.predict_result(Xq[i:i + 1], bank=bank)       # the single-query kernels
         np.testing.assert_array_equal(one.top_classes[0], res.top_classes[i])
