@@ -58,8 +58,12 @@ def test_batch_equals_single_query_on_random_data(refine, D):
     if refine == "first-above-threshold":
         assert np.isnan(res.top_scores).any() and (~np.isnan(res.top_scores[:, 1])).any()
     one = cm.single_query(bank)
+    frozen = Xq[:40].copy()
+    frozen.flags.writeable = False                   # e.g. a camera frame's buffer: read-only queries
     for i, x in enumerate(Xq[:40]):
         assert one(x) == res.labels[i]
+        np.testing.assert_array_equal(one.top_scores, res.top_scores[i])
+        assert one(frozen[i]) == res.labels[i]
         np.testing.assert_array_equal(one.top_scores, res.top_scores[i])
 
 
