@@ -16,7 +16,9 @@ byte codes ``2 G C``, plus ``4 d`` per class refined exactly) ``+ 4 p D + 4 min(
 one query row per pair, each candidate weight row once per batch). Flop: ``2 C D`` brute force; ClassMap
 ``2 (d + p) D`` dot products plus ``3 C d`` filter operations (the byte codes: ``3 d`` per class refined
 exactly; the ``G C / 8`` psadbw instructions of a query's byte terms are no float work and are recorded apart,
-``sad_instructions``, outside the floor).
+``sad_instructions``, outside the floor). Where the byte codes run (a measured ``band``), both ClassMap rows
+count them instead of the float32 filter: one query ``8 G C`` code bytes (a batch ``2 G C``) plus ``4 d`` bytes
+and ``3 d`` flop per class refined exactly.
 
 ``docs``: a Markdown file whose roofline block (:mod:`.roofline_report`) is rewritten with the table.
 """
@@ -129,7 +131,12 @@ def counts(C: int, D: int, d: int, p: int, n: int, band: float | None = None) ->
             ("batch", "stage: filter, float32"): (3.0 * C * d, float(C * d)),
             ("batch", "stage: refine"): refine}
     if band is not None:
-        rows[("batch", "stage: filter, byte codes")] = (3.0 * band * d, 2.0 * G * C + 4.0 * band * d)
+        codes = (3.0 * band * d, 2.0 * G * C + 4.0 * band * d)
+        rows[("batch", "stage: filter, byte codes")] = codes
+        # the filter both paths run: the byte codes (one query reads all of them, a batch a quarter per query)
+        emb = rows[("batch", "stage: embedding")]
+        rows[("single", "ClassMap")] = (2.0 * (d + p) * D + codes[0], 4.0 * (d + p) * D + 8.0 * G * C + 4.0 * band * d)
+        rows[("batch", "ClassMap")] = (emb[0] + codes[0] + refine[0], emb[1] + codes[1] + refine[1])
     return rows
 
 
@@ -212,7 +219,7 @@ def timed_size(bank, cm, X: np.ndarray, n: int, n_single: int, rounds: int, roof
             got = stages.get(method)
         ws = 4.0 * C * D + (4.0 * n * D if mode == "batch" else 0.0)
         rows.append(_row(mode, method, flop, nbytes, got, roofs, ws))
-        if method == "stage: filter, byte codes":
+        if method == "stage: filter, byte codes" or (method == "ClassMap" and band is not None):
             rows[-1]["sad_instructions"] = (d + 7) // 8 * C / 8
     return {"C": C, "D": D, "d": d, "p": p, "batch": n, "op_limit": op_limit(C, D, d, p), "band": band,
             "speedup": speedups(t), "threads": {m: t[m]["threads"] for m in t}, "rows": rows}
