@@ -10,8 +10,10 @@ ClassMap against brute force.
    seed: refused), each a hand moving through 14 key poses drawn from all 2430 classes, scanned at each
    frame size by both methods in the same run (the same :class:`..core.detect.scanner.Scanner`, dense
    features and threads; only the classification differs), in interleaved blocks of frames so both see the
-   same machine load. Brute force's GEMM runs on one BLAS thread or BLAS's own number, whichever made its
-   frames faster on a validation video (:func:`brute_force_threads`, ``selection.brute_force_blas_threads``). Each frame is read by a :class:`..core.detect.reading.HandReader` (the voted box
+   same machine load. Brute force's products (the scan's and the reader's) run on one BLAS thread or
+   BLAS's own number, whichever made its frames faster on a validation video (:func:`brute_force_threads`,
+   ``selection.brute_force_blas_threads``). Each frame is read by a :class:`..core.detect.reading.HandReader`
+   (the voted box
    re-cropped, classified, integrated along the track, shapes scored by their orientations together).
    ``frames_per_second`` = frames / wall seconds of scan + reading; ``localisation`` = share of frames
    whose best box has IoU >= 0.5 with the true hand box; over the key-pose frames, a box in the wrong place
@@ -128,7 +130,8 @@ def brute_force_threads(rec, size: tuple[int, int], opt: dict, rounds: int = 4, 
     ms = {None: [], 1: []}
     for r in range(rounds):
         for limit in ((None, 1) if r % 2 == 0 else (1, None)):
-            sc, rd = Scanner(rec, "brute_force", blas_threads=limit), HandReader(rec, "brute_force")
+            sc = Scanner(rec, "brute_force", blas_threads=limit)
+            rd = HandReader(rec, "brute_force", blas_threads=limit)
             sc.scan(clip[0])
             time.sleep(float(opt["interleave_pause"]))
             t0 = time.perf_counter()
@@ -160,7 +163,7 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     w, h = size
     methods = ("classmap", "brute_force")
     scanners = {m: Scanner(rec, m, blas_threads=brute_force_blas if m == "brute_force" else None) for m in methods}
-    readers = {m: HandReader(rec, m) for m in methods}
+    readers = {m: HandReader(rec, m, blas_threads=brute_force_blas if m == "brute_force" else None) for m in methods}
     names = rec.class_names
     first = next(iter(validation_video(test_seeds(opt)[0], (h, w))))[0]
     for sc in scanners.values():

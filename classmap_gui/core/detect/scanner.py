@@ -123,7 +123,7 @@ class Scanner:
     ``blas_threads``: brute force's GEMM on at most this many BLAS threads (None: BLAS's own number). After a
     threaded GEMM, BLAS's workers spin and take cores from the next frame's features (measured on the
     network model's 32-window frames: 72 ms per frame with two threads, 37 with one); ``bench scan`` gives
-    brute force whichever is faster on validation frames.
+    brute force's scanner and reader whichever is faster on a validation video.
     ``bench scan`` and the screenshot script set them from their validation choice.
     Not thread-safe (buffers are reused): one scanner per thread.
     """
