@@ -18,7 +18,9 @@ number in that part, at its own decimals.
 Paper figures (the published results the benches are compared with) and targets are not measurements:
 a figure with the word "paper" or "target" shortly before it in its sentence (or "target" right
 after it: "the 91.5% target"), or right after a bound
-(``≥``, ``≤``, ``at least``, ``at most``), is not checked. ``docs/bench/LEDGER.md`` lists every committed JSON.
+(``≥``, ``≤``, ``at least``, ``at most``), is not checked. ``docs/bench/LEDGER.md`` lists every committed JSON;
+:func:`check_ledger` holds each JSON to its row: the revision the JSON recorded and its ``test_seed`` (where
+it has them) must be the ones the row names, so a JSON re-run without its ledger line fails.
 """
 from __future__ import annotations
 
@@ -130,6 +132,31 @@ def check(text: str, root: Path) -> dict:
     return out
 
 
+LEDGER_ROW = re.compile(r"^\| `([\w.-]+\.json)` \|(.*)$", re.M)
+REVISION = re.compile(r"\(([0-9a-f]{7,40})")
+
+
+def check_ledger(root: Path) -> list[str]:
+    """What is wrong between ``docs/bench/*.json`` and ``docs/bench/LEDGER.md``'s rows (one line each): a JSON
+    without a row or a row without a JSON; a row whose revision column does not name the commit the JSON
+    recorded (``revision``: ``"0.1.0 (abc1234 ...)"``); a row that does not name the JSON's ``test_seed``."""
+    bench = root / "docs" / "bench"
+    rows = {m.group(1): m.group(2).split(" | ") for m in LEDGER_ROW.finditer((bench / "LEDGER.md").read_text())}
+    files = {f.name: f for f in bench.glob("*.json")}
+    bad = [f"{name}: no ledger row" for name in sorted(set(files) - set(rows))]
+    bad += [f"{name}: a ledger row without a JSON" for name in sorted(set(rows) - set(files))]
+    for name in sorted(set(files) & set(rows)):
+        data = json.loads(files[name].read_text())
+        cols = rows[name]
+        rev = REVISION.search(str(data.get("revision", ""))) if isinstance(data, dict) else None
+        if rev and (len(cols) < 3 or rev.group(1)[:7] not in cols[2]):
+            bad.append(f"{name}: the ledger's revision column does not name {rev.group(1)[:7]} (the JSON's revision)")
+        seed = data.get("test_seed") if isinstance(data, dict) else None
+        if isinstance(seed, int) and (len(cols) < 2 or not re.search(rf"(?<!\d){seed}(?!\d)", cols[1])):
+            bad.append(f"{name}: the ledger's test part column does not name test_seed {seed}")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     """Check the given documents (default README.md and docs/*.md); exit status 1 if any figure fails."""
     root = Path(__file__).resolve().parents[2]
@@ -141,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
             for item in items:
                 print(f"{f.name}: {kind}: {item}")
             bad += len(items)
+    if not argv:
+        for item in check_ledger(root):
+            print(f"LEDGER.md: {item}")
+            bad += 1
     return 1 if bad else 0
 
 

@@ -94,7 +94,7 @@ ROWS: list[Row] = [
     Row("hand-reader", "Fewer multiply-adds per crop in the bank", "hand-network.json", "operations.ratio",
         "{:.1f}×"),
     Row("hand-reader", "Network file (MB)", "hand-network.json", "network.bytes", lambda b: f"{b / 1e6:.1f}"),
-    Row("hand-reader", "Network training on this machine", "hand-network.json", "network.training_seconds", minutes),
+    Row("hand-reader", "Network training time (one GPU; the crops rendered by 14 CPU processes)", "hand-network.json", "network.training_seconds", minutes),
     Row("classmap", "Test accuracy, ClassMap", "classmap-hand-pose.json", "selected.accuracy", "{:.1%}", True),
     Row("classmap", "Test accuracy, brute force", "classmap-hand-pose.json", "brute_force.accuracy", "{:.1%}", True),
     Row("classmap", "Fewer classifier evaluations per image", "classmap-hand-pose.json",

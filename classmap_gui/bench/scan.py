@@ -10,7 +10,10 @@ ClassMap against brute force.
    seed: refused), each a hand moving through 14 key poses drawn from all 2430 classes, scanned at each
    frame size by both methods in the same run (the same :class:`..core.detect.scanner.Scanner`, dense
    features and threads; only the classification differs), in interleaved blocks of frames so both see the
-   same machine load. Each frame is read by a :class:`..core.detect.reading.HandReader` (the voted box
+   same machine load. Brute force's products (the scan's and the reader's) run on one BLAS thread or
+   BLAS's own number, whichever made its frames faster on a validation video (:func:`brute_force_threads`,
+   ``selection.brute_force_blas_threads``). Each frame is read by a :class:`..core.detect.reading.HandReader`
+   (the voted box
    re-cropped, classified, integrated along the track, shapes scored by their orientations together).
    ``frames_per_second`` = frames / wall seconds of scan + reading; ``localisation`` = share of frames
    whose best box has IoU >= 0.5 with the true hand box; over the key-pose frames, a box in the wrong place
@@ -113,7 +116,37 @@ def hand_model_of(opt: dict, progress: ProgressFn, should_stop: StopFn):
     return rec, {**info, "cached": False}
 
 
-def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = None) -> list[dict]:
+def brute_force_threads(rec, size: tuple[int, int], opt: dict, rounds: int = 4, frames: int = 24) -> dict:
+    """Brute force's fastest BLAS setting (one thread or BLAS's own), timed whole frames (scan + reading) in
+    interleaved rounds on the first of the model's validation videos, never a test video: the baseline gets
+    whatever makes its frames fastest. Returns the selection record (``chosen``: 1 or None)."""
+    from ..core.detect.choice import validation_video
+    from ..core.detect.reading import HandReader
+    from ..core.detect.scanner import Scanner
+
+    w, h = size
+    seed = int(floats(opt["validation_video_seeds"], "validation_video_seeds")[0])
+    clip = [f for f, _, _ in validation_video(seed, (h, w))][:frames]
+    ms = {None: [], 1: []}
+    for r in range(rounds):
+        for limit in ((None, 1) if r % 2 == 0 else (1, None)):
+            sc = Scanner(rec, "brute_force", blas_threads=limit)
+            rd = HandReader(rec, "brute_force", blas_threads=limit)
+            sc.scan(clip[0])
+            time.sleep(float(opt["interleave_pause"]))
+            t0 = time.perf_counter()
+            for f in clip:
+                rd.read(f, sc.scan(f))
+            ms[limit].append(1e3 * (time.perf_counter() - t0) / len(clip))
+    med = {k: float(np.median(v)) for k, v in ms.items()}
+    return {"chosen": min(med, key=med.get), "candidates": ["BLAS's own threads (null)", 1],
+            "ms_per_frame": {"blas_default": ms[None], "one_thread": ms[1]}, "median_ms_per_frame":
+            {"blas_default": med[None], "one_thread": med[1]}, "split": "validation videos",
+            "video_seed": seed, "frames": len(clip), "by": "median ms per frame (scan + reading), interleaved rounds"}
+
+
+def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = None,
+                brute_force_blas: int | None = None) -> list[dict]:
     """Scan every frame of the test videos at ``size`` (w, h) with both methods, each naming the hand with its
     :class:`..core.detect.reading.HandReader` (the model's settings); one result row each.
 
@@ -129,8 +162,8 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
 
     w, h = size
     methods = ("classmap", "brute_force")
-    scanners = {m: Scanner(rec, m) for m in methods}
-    readers = {m: HandReader(rec, m) for m in methods}
+    scanners = {m: Scanner(rec, m, blas_threads=brute_force_blas if m == "brute_force" else None) for m in methods}
+    readers = {m: HandReader(rec, m, blas_threads=brute_force_blas if m == "brute_force" else None) for m in methods}
     names = rec.class_names
     first = next(iter(validation_video(test_seeds(opt)[0], (h, w))))[0]
     for sc in scanners.values():
@@ -256,9 +289,11 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     rec, info = hand_model_of(opt, sub_progress(progress, 0.0, 0.75), should_stop)
     opt.update({k: v for k, v in (info.get("choice_options") or {}).items() if k in opt})  # the model's validation seeds
     seeds = test_seeds(opt)                             # ... never a test seed either
-    rows = []
+    rows, baseline = [], {}
     for i, size in enumerate(sizes):
-        rows.extend(scan_videos(rec, size, opt, should_stop))
+        fr = f"{size[0]}x{size[1]}"
+        baseline[fr] = brute_force_threads(rec, size, opt)
+        rows.extend(scan_videos(rec, size, opt, should_stop, brute_force_blas=baseline[fr]["chosen"]))
         report(progress, 0.75 + 0.2 * (i + 1) / len(sizes), f"scanned {size[0]}x{size[1]}")
     camera = style_test(rec, "camera", opt, should_stop)
     clean = style_test(rec, "clean", opt, should_stop)
@@ -277,7 +312,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     result = {"test_seed": int(opt["test_seed"]), "test_video_seeds": seeds, "scan": rows, "camera": camera,
               "clean": clean, "speedup": fps_ratio, "cpu_speedup": cpu_ratio,
               "speedup_rounds": rounds,
-              "model": {k: v for k, v in info.items() if k != "selection"}, "selection": info["selection"],
+              "model": {k: v for k, v in info.items() if k != "selection"},
+              "selection": {**info["selection"], "brute_force_blas_threads": baseline},
               "options": {k: v for k, v in opt.items() if k != "cache_dir" and not k.startswith("_")},
               "targets": {f"classmap_fps_at_least_15_at_{first}": cm_first["frames_per_second"] >= 15,
                           f"speedup_at_least_3_at_{first}": fps_ratio[first] >= 3,

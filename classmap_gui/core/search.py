@@ -44,6 +44,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 
 from .errors import ConfigError
 from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from .scoring import SCORINGS, Scoring
 from .selection import (N_SE, TOLERANCE, best_penalty, is_stronger, measured_gaps, operating_point, paired_se, part,
                         predicted_gaps, record, reference_penalty)
 
@@ -98,6 +99,9 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
     curve_seeds : AdaBoost seeds at the fit size for the learning-curve rule (< 2: measured gaps at fit size).
     random_state : seed of the bank (unless ``bank_params`` sets one) and of every ClassMap fit (the learning
         curve's extra fits take the next seeds).
+    scoring, background : how a model is scored on validation (:mod:`.scoring`): ``"label"`` (every row, the
+        label) or ``"foreground"`` (the rows of the classes other than the label ``background``, the best of
+        those a method evaluated, as the hand reader reads). Every choice is made on the scored rows.
 
     Learned attributes
     ------------------
@@ -108,7 +112,8 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, bank="ova-ridge", bank_params=None, classmap=None, *, tolerance: float = TOLERANCE,
-                 n_se: float = N_SE, curve_seeds: int = 3, random_state: int | None = 0):
+                 n_se: float = N_SE, curve_seeds: int = 3, random_state: int | None = 0, scoring: str = "label",
+                 background=None):
         self.bank = bank
         self.bank_params = bank_params
         self.classmap = classmap
@@ -116,6 +121,8 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         self.n_se = n_se
         self.curve_seeds = curve_seeds
         self.random_state = random_state
+        self.scoring = scoring
+        self.background = background
 
     # ------------------------------------------------------------------ components
     def _bank(self, **params):
@@ -186,6 +193,8 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
 
     def check(self) -> None:
         """Validate the settings before any work (ConfigError naming the bad one)."""
+        if self.scoring not in SCORINGS:
+            raise ConfigError(f"search scoring must be one of {', '.join(SCORINGS)}, got {self.scoring!r}")
         fixed, _ = self.penalty_search()
         if self.classmap is not None:
             self.classmap_search(2, _Unfitted(self._bank(**fixed)))
@@ -213,17 +222,20 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
                 check_fresh({"rows": rows}, **{k: {"rows": v} for k, v in self.parts_.items()})
             except ConfigError as exc:
                 raise ConfigError(f"{exc} [the {name} part]") from None
-        val = part("validation", self.parts_["validation"])
+        self.scorer_ = Scoring(self.scoring, self.background)
+        scored = self.scorer_.rows(y_val)               # the rows every choice is scored on
+        Xs, ys = X_val[scored], y_val[scored]
+        val = part("validation", self.parts_["validation"][scored])
         self.selection_, self.validation_points_ = {}, []
         fixed, auto = self.penalty_search()
-        params = {**fixed, **self._choose_penalty(fixed, auto, X_fit, y_fit, X_val, y_val, val,
+        params = {**fixed, **self._choose_penalty(fixed, auto, X_fit, y_fit, Xs, ys, val,
                                                   sub_progress(progress, 0.0, 0.2, "bank penalty"), should_stop)}
         self.best_params_ = {"bank": params, "classmap": None}
         chosen = None
         if use_cm:
             X_embed, y_embed = np.asarray(X_embed, np.float32), np.asarray(y_embed)
             if self.searches():
-                chosen = self._choose_classmap(params, X_fit, y_fit, X_val, y_val, X_embed, y_embed, val,
+                chosen = self._choose_classmap(params, X_fit, y_fit, Xs, ys, X_embed, y_embed, val,
                                                sub_progress(progress, 0.2, 0.85, "ClassMap on validation"),
                                                should_stop)
             else:   # one candidate each: nothing to score
@@ -244,6 +256,8 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
             self.classmap_ = self.models_[chosen["refine"]].set_params(p=int(chosen["p"]))
             self.best_params_["classmap"] = {**fixed_cm, **chosen}
             self.candidates_ = grid
+        for rec in self.selection_.values():            # how every choice's validation rows were scored
+            rec["scoring"] = self.scorer_.describe()
         report(progress, 1.0, "chosen on validation")
         return self
 
@@ -266,7 +280,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         for i, combo in enumerate(combos):
             check_stop(should_stop)
             bank = self._bank(**fixed, **dict(zip(auto, combo))).fit(X, y, should_stop=should_stop)
-            scores.append(float(np.mean(np.asarray(bank.predict(Xv)) == yv)))
+            scores.append(float(np.mean(self.scorer_.brute_hits(bank, Xv, yv))))
             report(progress, (i + 1) / len(combos), "choosing " + ", ".join(auto))
         if len(auto) == 1:  # one penalty: the policy's rule (ties: the stronger penalty)
             key = f"bank.{auto[0]}"
@@ -310,11 +324,10 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         for refine, cm in models.items():
             for p in p_sweep:
                 check_stop(should_stop)
-                res = cm.set_params(p=int(p)).predict_result(Xv, top=1, bank=bank)
-                hit = np.asarray(res.labels) == yv
+                hit, evaluations = self.scorer_.classmap_hits(cm.set_params(p=int(p)), bank, Xv, yv)
                 hits[(refine, p)] = hit
                 pts.append({**tags, "refine": refine, "p": int(p), "accuracy": float(np.mean(hit)),
-                            "evaluations": float(np.mean(res.evaluations)), "difference_se": paired_se(hit, brute_hit),
+                            "evaluations": float(np.mean(evaluations)), "difference_se": paired_se(hit, brute_hit),
                             **({"threshold": cm.threshold_} if cm.threshold_ is not None else {})})
         return pts, hits
 
@@ -324,7 +337,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         seed = self.random_state
         bank = self._bank(**params).fit(Xf, yf, should_stop=should_stop)
         fixed, grid = self.classmap_search(len(np.asarray(bank.classes_)), bank)
-        brute_hit = np.asarray(bank.predict(Xv)) == yv
+        brute_hit = self.scorer_.brute_hits(bank, Xv, yv)
         brute_val = float(np.mean(brute_hit))
         C = len(np.unique(yf))
         per_class = len(yf) / C
@@ -364,7 +377,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
             check_stop(should_stop)
             Xn, yn = (Xf, yf) if rows is None else (Xf[rows], yf[rows])
             bank_n = bank if rows is None else self._bank(**params).fit(Xn, yn, should_stop=should_stop)
-            brute_n = brute_hit if rows is None else np.asarray(bank_n.predict(Xv)) == yv
+            brute_n = brute_hit if rows is None else self.scorer_.brute_hits(bank_n, Xv, yv)
             ref = refs[factor] if rows is None else self._reference_bank(bank_n, factor, Xn, yn, should_stop)
             models = self._fit_refines(bank_n, {**fixed, "reference_penalty": factor, "embedding_examples": examples},
                                        grid["refine"], max(grid["p"]), Xe, ye, Xn, yn, ref, should_stop=should_stop,

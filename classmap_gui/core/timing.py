@@ -11,7 +11,7 @@ remain for absolute figures that are no ratio."""
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Callable
 
 import numpy as np
@@ -133,6 +133,22 @@ def threads(limit: int | None, controller=None):
             yield
         finally:
             numba.set_num_threads(n_default)
+
+
+_CONTROLLER = None
+
+
+def blas_limit(limit: int | None):
+    """A context with BLAS limited to ``limit`` threads (None: a no-op). One cached controller: a fresh
+    ``threadpool_limits`` rescans the loaded libraries (~1 ms, measured), too slow for once a frame."""
+    global _CONTROLLER
+    if limit is None:
+        return nullcontext()
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=int(limit), user_api="blas")
 
 
 def pinned(fn: Callable[[], object]) -> Callable[[], None]:

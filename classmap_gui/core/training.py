@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .data import ImageSet
+from .data.imageset import BACKGROUND_CLASS
 from .errors import ConfigError, DataError
 from .encode import encode
 from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
@@ -87,9 +88,10 @@ def validation_split(y: np.ndarray, groups: np.ndarray | None, seed: int) -> tup
 def make_search(config: TrainConfig) -> ClassMapSearch:
     """The search :func:`train` runs for ``config``: its bank and ClassMap settings, ``"auto"`` or lists where a
     choice is made on validation; settings checked here, before any work (ConfigError)."""
-    unknown = set(config.search) - {"tolerance", "n_se", "curve_seeds"}
+    unknown = set(config.search) - {"tolerance", "n_se", "curve_seeds", "scoring"}
     if unknown:
-        raise ConfigError(f"unknown search setting(s): {', '.join(sorted(unknown))} (tolerance, n_se, curve_seeds)")
+        raise ConfigError(f"unknown search setting(s): {', '.join(sorted(unknown))} (tolerance, n_se, curve_seeds, "
+                          "scoring)")
     search = ClassMapSearch(config.bank, config.bank_params, config.classmap, random_state=config.seed,
                             **config.search)
     search.check()
@@ -142,6 +144,10 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, parts: dict 
     if sum(fractions) >= 0.9:
         raise ConfigError(f"test and embedding fractions leave too little to train on ({sum(fractions):.2f} held out)")
     search = make_search(config)                    # every setting checked now, before any work
+    if search.scoring == "foreground":              # the class never named: the set's background class
+        if BACKGROUND_CLASS not in imageset.class_names:
+            raise ConfigError(f"search scoring 'foreground' needs a {BACKGROUND_CLASS!r} class in {imageset.name!r}")
+        search.set_params(background=imageset.class_names.index(BACKGROUND_CLASS))
     choosing = search.searches()
     min_per_class = 1 + len(fractions) + 1 + choosing  # two to train on, one in every held-out part
     imageset.check_trainable(min_per_class=min_per_class)

@@ -52,3 +52,22 @@ def test_the_ledger_lists_every_committed_bench_json_and_nothing_else():
     ledger = (ROOT / "docs" / "bench" / "LEDGER.md").read_text()
     rows = set(re.findall(r"^\| `([\w.-]+\.json)`", ledger, re.M))
     assert rows == {f.name for f in (ROOT / "docs" / "bench").glob("*.json")}
+
+
+def test_each_json_is_the_run_its_ledger_row_names(tmp_path):
+    from classmap_gui.bench.figures import check_ledger
+
+    assert check_ledger(ROOT) == []
+    bench = tmp_path / "docs" / "bench"
+    bench.mkdir(parents=True)
+    (bench / "a.json").write_text('{"revision": "0.1.0 (abc1234 + uncommitted changes)", "test_seed": 7501}')
+    (bench / "b.json").write_text('{"revision": "0.1.0 (def5678)", "test_seed": 36507}')
+    (bench / "LEDGER.md").write_text(
+        "| JSON | bench | test part | revision | seen | status |\n| --- | --- | --- | --- | --- | --- |\n"
+        "| `a.json` | scan | videos 7501-7505 | abc1234 | 0 | in use |\n"
+        "| `b.json` | a re-run nobody wrote down | seed 36505 | 28e1e1c | 0 | in use |\n"
+        "| `c.json` | gone | seed 1 | 1111111 | 0 | in use |\n")
+    assert check_ledger(tmp_path) == [
+        "c.json: a ledger row without a JSON",
+        "b.json: the ledger's revision column does not name def5678 (the JSON's revision)",
+        "b.json: the ledger's test part column does not name test_seed 36507"]

@@ -27,7 +27,7 @@ def test_hand_network_bench_scores_both_styles_by_both_methods(tmp_path):
     assert out["network"]["parity_max_abs_diff"] <= 1e-4
     ops = out["operations"]
     assert ops["ratio"] == pytest.approx(ops["brute_force"] / ops["classmap"])
-    assert out["selection"]["classmap_p"]["split"] == "validation"
+    assert out["selection"]["classmap_point"]["split"] == "validation"
 
 
 def test_hand_network_bench_refuses_a_test_seed_the_network_was_trained_or_validated_on():

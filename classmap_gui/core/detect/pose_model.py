@@ -7,12 +7,11 @@ hand-pose model*, and the model ``bench scan`` tests.
    windows frame a hand; never a ``camera`` tile, skin or range), plus a :data:`BACKGROUND_CLASS` of generated
    clutter and near misses (:mod:`.background`) and, Dalal-Triggs' bootstrap, the false alarms of a first
    model in generated hand scenes. A stratified ``validation_fraction`` of every class is held out first.
-2. **Training**: the product's train path (:func:`..training.train`: HOG, ``ova-ridge`` with its penalty
-   chosen on a validation part by the shared policy, CM-Boosted); on the held-out part, ClassMap's
-   reference-bank penalty by :func:`..selection.reference_penalty` (the candidate whose p sweep has the
-   smallest mean gap to brute force) and then its p by the shared operating-point rule
-   (:func:`..selection.operating_point`: fewest evaluations whose gap to brute force, plus one standard
-   error, is within ``tolerance``) — the functions ``bench classmap`` calls, so the two agree by construction.
+2. **Training**: the product's train path (:func:`..training.train`, the Train panel's): the network (or HOG)
+   features, an ``ova-ridge`` bank and CM-Boosted, every choice made by the one search
+   (:class:`..search.ClassMapSearch`, as ``bench classmap`` and the Train panel make theirs) on the held-out
+   part: the bank penalty, the reference penalty and the images that embed the classes, the refine and p —
+   scored as the reader reads a hand (:mod:`..scoring`, ``"foreground"``), then refitted on all of it.
 3. **Hand detector** (:mod:`.detector`) on the windows of generated scenes.
 4. **Scan and reading settings** on validation videos (:mod:`.choice`): window sides, weights, box voting,
    the "hand found" threshold, and the reader's temperature, history and crops; stored in
@@ -29,11 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..selection import (REFERENCE_PENALTIES, TOLERANCE, measured_gaps, operating_point, paired_se, part,
-                         reference_penalty)
+from ..progress import ProgressFn, StopFn, report, sub_progress
+from ..selection import REFERENCE_PENALTIES, TOLERANCE
 from ..splits import holdout
 
 #: the build's settings (name -> (default, help)); ``bench scan`` exposes them as its options
@@ -95,7 +92,6 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     """Steps 1-3 of the module docstring; returns ``(recogniser, info)``."""
     from ..data.hand_pose import generate_hand_pose
     from ..data.hand_style import STYLES
-    from ..evaluation import evaluate
     from ..training import TrainConfig, train
     from .background import background_images, hard_negatives, with_background
     from .detector import train_detector
@@ -159,119 +155,39 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     seconds["hard_negatives"] = time.perf_counter() - t1
     ims = with_background(ims, np.concatenate([bg, hard]))
     del bg
-    fit_idx = np.concatenate([fit_idx, np.arange(len(ims) - len(hard), len(ims))])  # mined crops: training only
-    train_set, val_set = ims.subset(fit_idx), ims.subset(val_idx)
-    del ims
     p_sweep = [int(v) for v in _numbers(opt["p_sweep"], "p_sweep")]
     if not p_sweep:
         raise ConfigError("hand model: p_sweep must list some p")
     factors = _numbers(opt["reference_penalties"], "reference_penalties")
     if not factors:
         raise ConfigError("hand model: reference_penalties must list some multiples")
-    cm = {"d": int(opt["d"]), "p": max(p_sweep), "refine": "v3", "reference_penalty": factors[0]}  # v3: learns its threshold
-    cfg = TrainConfig(features=features, features_params=feat_params, bank="ova-ridge", classmap=cm,
-                      test_fraction=0.1, classmap_fraction=0.15, seed=seed)
-    t2 = time.perf_counter()
-    res = train(train_set, cfg, progress=sub_progress(progress, 0.4, 0.7, "train"), should_stop=should_stop)
-    rec = res.recogniser
     examples = [e.strip() for e in str(opt["embedding_examples"]).split(",") if e.strip()]
-    if not set(examples) <= {"embedding", "embedding+training"} or not examples:
-        raise ConfigError(f"hand model: embedding_examples must list embedding and/or embedding+training, got "
-                          f"{opt['embedding_examples']!r}")
-    combos = [(f, e) for f in factors for e in examples]
-    models = {(factors[0], "embedding"): rec.classmap,
-              **_other_references(rec, train_set, res.split, [c for c in combos if c != (factors[0], "embedding")],
-                                  should_stop)}
-    models = {c: models[c] for c in combos}
-    test_set = train_set.subset(res.split["test"])
-    del train_set
-    check_stop(should_stop)
-    Xv = rec.transform(val_set.images)
-    yv = np.asarray(val_set.labels)
-    # scored as the reader reads a hand (detect/reading.py): the best *hand* class among the classes a method
-    # evaluated, on the hand crops (the scan's own threshold, not the bank's argmax, decides "no hand"), so the
-    # choice is of what a person is told. Refines are candidates too: v3 stops at the first candidate above
-    # its threshold, which may be the background class, leaving the hand's classes unscored.
-    bg = rec.class_names.index(BACKGROUND_CLASS)
-    hand = yv != bg
-    Xh, yh = Xv[hand], yv[hand]
-    S = np.asarray(rec.classifier.decision_function(Xh), np.float32)
-    S[:, bg] = -np.inf
-    brute_hit = S.argmax(axis=1) == yh
-    brute_val = float(np.mean(brute_hit))
     refines = [r.strip() for r in str(opt["refine"]).split(",") if r.strip()]
-    points = []
-    for (factor, ex), model in models.items():
-        for refine in refines:
-            for p in p_sweep:
-                check_stop(should_stop)
-                model.set_params(p=p, refine=refine)
-                pr = model.predict_result(Xh, top=p, bank=rec.classifier)
-                c, sc = np.asarray(pr.top_classes), np.asarray(pr.top_scores, np.float64)
-                sc = np.where(np.isnan(sc) | (c == bg), -np.inf, sc)
-                hit = c[np.arange(len(c)), sc.argmax(axis=1)] == yh
-                points.append({"p": p, "refine": refine, "reference_penalty": factor, "embedding_examples": ex,
-                               "accuracy": float(np.mean(hit)), "evaluations": float(np.mean(pr.evaluations)),
-                               "difference_se": paired_se(hit, brute_hit)})
-    # the shared rules (core.selection), as bench classmap chooses: the reference penalty over the whole
-    # (refine, p) sweep, then (refine, p) on that penalty's points
-    # (refine, p) sweep, each embedding_examples on its own, then the examples whose best penalty's mean gap
-    # is the smaller (ties: the embedding part alone, the cheaper fit)
-    split = part("validation", np.asarray(val_idx)[hand])   # the hand crops of the held-out part: its rows
-    joint = reference_penalty(points, brute_val, split=split, keys=("reference_penalty", "embedding_examples"))
-    best_ex = joint["chosen"]["embedding_examples"]
-    sel_ref = {**joint, "points": points, "hand_crops": int(hand.sum())}
-    cm["reference_penalty"] = float(joint["chosen"]["reference_penalty"])
-    sel_p = operating_point(measured_gaps([q for q in points if q["reference_penalty"] == cm["reference_penalty"]
-                                           and q["embedding_examples"] == best_ex],
-                                          brute_val), ("reference_penalty", "refine", "p"),
-                            split=split, tolerance=float(opt["tolerance"]), by="validation gap to brute force, the best hand class "
-                            "as the reader reads it, on the hand crops", brute_force_accuracy=brute_val)
-    cm["refine"] = str(sel_p["chosen"]["refine"])
-    rec.classmap = models[(cm["reference_penalty"], best_ex)].set_params(p=int(sel_p["chosen"]["p"]),
-                                                                         refine=cm["refine"])
-    rec.metadata["config"]["classmap"] = {**rec.metadata["config"]["classmap"], **cm, "p": int(sel_p["chosen"]["p"])}
-    # train()'s test report scored the first candidate at the largest p: the chosen model is scored again
-    test_accuracy = evaluate(rec, test_set, should_stop=should_stop, measure_latency=False).accuracy
-    rec.metadata["test_accuracy"] = test_accuracy
-    del test_set
+    # the one search (core.search.ClassMapSearch, through the train path) chooses the bank penalty, the
+    # references (reference penalty, the images that embed the classes), the refine and p on the held-out
+    # part, scored as the reader reads a hand ("foreground": the best hand class among the classes a method
+    # evaluated, on the hand crops); measured gaps at this size (curve_seeds 1) keep the build within minutes
+    cm = {"d": int(opt["d"]), "p": p_sweep, "refine": refines, "reference_penalty": factors,
+          "embedding_examples": examples}
+    cfg = TrainConfig(features=features, features_params=feat_params, bank="ova-ridge", classmap=cm,
+                      test_fraction=0.1, classmap_fraction=0.15, seed=seed,
+                      search={"scoring": "foreground", "tolerance": float(opt["tolerance"]), "curve_seeds": 1})
+    t2 = time.perf_counter()
+    res = train(ims, cfg, validation=val_idx, progress=sub_progress(progress, 0.4, 0.78, "train"),
+                should_stop=should_stop)
+    rec = res.recogniser
+    n_val = int(len(val_idx))
+    del ims
     seconds["train"] = time.perf_counter() - t2
     report(progress, 0.78, "p chosen on validation")
     rec.metadata["detection"] = detection
-    info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(Xv.shape[1]),
-            "feature_map": features,
-            "style": str(opt["style"]), "images": {**res.sizes, "validation": int(len(yv))},
-            "test_accuracy": float(test_accuracy), "bank_params": rec.metadata.get("bank_params", {}),
-            "classmap": {**cm, "p": int(sel_p["chosen"]["p"]), "embedding_examples": best_ex}, "hard_negatives": int(len(hard)), "seconds": seconds,
-            "selection": {"split": "validation", **res.selection, "classmap_reference_penalty": sel_ref,
-                          "classmap_p": sel_p}}
+    chosen = res.selection["classmap_point"]["chosen"]
+    info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(rec.classifier.n_features_in_),
+            "feature_map": features, "style": str(opt["style"]), "images": {**res.sizes, "validation": n_val},
+            "test_accuracy": float(res.report.accuracy), "bank_params": rec.metadata.get("bank_params", {}),
+            "classmap": {"d": int(opt["d"]), **chosen}, "hard_negatives": int(len(hard)), "seconds": seconds,
+            "selection": dict(res.selection)}
     return rec, info
-
-
-def _other_references(rec, train_set, split: dict, combos: list[tuple[float, str]], should_stop: StopFn = None) -> dict:
-    """ClassMap fitted as :func:`..training.train` fitted ``rec.classmap`` (same bank and settings) for each
-    ``(factor, examples)`` of ``combos``: ``factor`` the reference-bank penalty multiple, ``examples`` what
-    embeds the classes and trains the references, ``"embedding"`` (the embedding part) or
-    ``"embedding+training"`` (every training image too: class embeddings averaged over ~6x more images,
-    the lever the 10^5-class runs found for a small p). Returns ``{(factor, examples): ClassMap}``."""
-    if not combos:
-        return {}
-    from sklearn.base import clone
-
-    from ..classify.classmap import smoother_bank
-
-    fit, emb = train_set.subset(split["train"]), train_set.subset(split["embedding"])
-    Xf, Xe = rec.transform(fit.images), rec.transform(emb.images)
-    refs, out = {}, {}
-    for f, examples in combos:
-        check_stop(should_stop)
-        if f not in refs:
-            refs[f] = None if f == 1 else smoother_bank(rec.classifier, f).fit(Xf, fit.labels, should_stop=should_stop)
-        X, y = ((Xe, emb.labels) if examples == "embedding" else
-                (np.concatenate([Xe, Xf]), np.concatenate([emb.labels, fit.labels])))
-        out[(f, examples)] = clone(rec.classmap).set_params(reference_penalty=f).fit_embedding(
-            rec.classifier, X, y, reference_bank=refs[f], should_stop=should_stop)
-    return out
 
 
 def make_hand_model(folder, options: dict | None = None, choice: dict | None = None, progress: ProgressFn = None,

@@ -34,6 +34,7 @@ from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from .scanner import iou
 from ..detection_settings import model_detection
+from ..timing import blas_limit
 
 #: a box overlapping the previous frame's by this much continues the hand's track
 TRACK_IOU = 0.3
@@ -129,10 +130,12 @@ class HandReader:
     ``recogniser``: the scanner's; ``method``: "classmap" or "brute_force" (the scanner's). ``temperature``,
     ``history``, ``crops``: None takes the model's ``metadata["detection"]["reading"]``, else
     :data:`DEFAULTS`. Keeps the track's recent probabilities: one reader per video or camera.
+    ``blas_threads``: brute force's product on at most this many BLAS threads (None: BLAS's own; see
+    :class:`.scanner.Scanner`).
     """
 
     def __init__(self, recogniser, method: str = "classmap", temperature: float | None = None,
-                 history: int | None = None, crops: int | None = None):
+                 history: int | None = None, crops: int | None = None, blas_threads: int | None = None):
         rec = recogniser
         saved = {**DEFAULTS, **(model_detection(rec).get("reading") or {})}  # checked settings
         self.rec, self.method = rec, method
@@ -145,6 +148,7 @@ class HandReader:
         self.b = np.ascontiguousarray(b, np.float32)
         self._track: deque = deque(maxlen=self.history)
         self._last_box = None
+        self.blas_threads = None if blas_threads is None else int(blas_threads)
 
     def set_history(self, history: int) -> None:
         """Integrate over the last ``history`` frames from now on (the track is forgotten)."""
@@ -163,7 +167,8 @@ class HandReader:
         crops = np.stack([square_crop(grey, box, self.rec.image_size, sh) for sh in _SHIFTS[:self.crops]])
         X = np.ascontiguousarray(self.rec.transform(crops), np.float32)
         if self.method == "brute_force":
-            S = X @ self.W.T + self.b
+            with blas_limit(self.blas_threads):
+                S = X @ self.W.T + self.b
             every = np.arange(S.shape[1])
             return [(every, S[i]) for i in range(len(S))]
         pred = self.rec.classmap.predict_result(X, bank=self.rec.classifier)

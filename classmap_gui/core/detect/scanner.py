@@ -48,6 +48,7 @@ from ..classify.batch_kernels import embed_batch
 from ..classify.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError, ModelFormatError, NotFittedError
+from ..timing import blas_limit
 from .dense_hog import HOG_SETTINGS, DenseHOG, is_hog
 from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, WindowPyramid
@@ -119,6 +120,10 @@ class Scanner:
     ``found_threshold``: a box holds a hand when its score reaches this ("model": the model's
     ``metadata["detection"]["found_threshold"][method]``, calibrated on validation; None, or a model without
     one: when the best hand response beats the background response by ``threshold``).
+    ``blas_threads``: brute force's GEMM on at most this many BLAS threads (None: BLAS's own number). After a
+    threaded GEMM, BLAS's workers spin and take cores from the next frame's features (measured on the
+    network model's 32-window frames: 72 ms per frame with two threads, 37 with one); ``bench scan`` gives
+    brute force's scanner and reader whichever is faster on a validation video.
     ``bench scan`` and the screenshot script set them from their validation choice.
     Not thread-safe (buffers are reused): one scanner per thread.
     """
@@ -126,7 +131,8 @@ class Scanner:
     def __init__(self, recogniser, method: str = "classmap", sides=None, top: int = 5,
                  max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float | None = None,
                  detector_weight: float | None = None, vote_overlap: float | None = None,
-                 vote_temperature: float | None = None, found_threshold: float | None | str = "model"):
+                 vote_temperature: float | None = None, found_threshold: float | None | str = "model",
+                 blas_threads: int | None = None):
         if method not in METHODS:
             raise ConfigError(f"scan method must be one of {', '.join(METHODS)}, got {method!r}")
         rec = recogniser
@@ -187,6 +193,7 @@ class Scanner:
         self._W_all = np.ascontiguousarray(np.vstack([self.W, self._det_W])) if joint else self.W
         self._b_all = np.concatenate([self.b, self._det_b]) if joint else self.b
         self._S = None                                          # brute force's (n, C [+1]) score buffer
+        self.blas_threads = None if blas_threads is None else int(blas_threads)
         self._bg_row = np.array([-1 if self.background is None else self.background], np.int64)
         self._hand_mask = np.ones(len(names), bool)
         if self.background is not None:
@@ -265,7 +272,8 @@ class Scanner:
                 self._S = np.empty((n, len(self._W_all)), np.float32)
             S = self._S
             t0 = time.perf_counter()
-            np.dot(X, self._W_all.T, out=S)                    # (n, C [+1]): every classifier (+ detector) on every window
+            with blas_limit(self.blas_threads):               # (n, C [+1]): every classifier (+ detector) on every window
+                np.dot(X, self._W_all.T, out=S)
             t1 = time.perf_counter()
             S += self._b_all
             det = det_given

@@ -29,27 +29,15 @@ from numbers import Integral
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
-from threadpoolctl import ThreadpoolController
 
 from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError
 from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
+from ..timing import blas_limit
 from .hog_ops import axis_weights, hog_numpy
 
 _CHUNK_BYTES = 1 << 23  # dense vote map per task (~8 MB): ~50 images at 64x64x9
-_CONTROLLER: ThreadpoolController | None = None
-
-
-def _blas_single_thread():
-    """BLAS limited to one thread. One cached controller: ``threadpool_limits`` rescans the loaded
-    libraries on every call (~1 ms, measured), which a single-frame transform cannot afford."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1)
-
-
 def _as_grey_batch(X) -> np.ndarray:
     """uint8 ``(n, h, w)`` or ``(n, h, w, 3)`` RGB -> ``(n, h, w)`` uint8 grey (BT.601, as OpenCV)."""
     X = np.asarray(X)
@@ -205,7 +193,7 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
 
         # BLAS threads on the numpy path's skinny GEMMs only fight each other (measured 10x slower
         # under load); OpenCV's path uses no BLAS, so a single frame pays no limiter at all.
-        with _blas_single_thread() if backend == "numpy" else nullcontext():
+        with blas_limit(1) if backend == "numpy" else nullcontext():
             if n_jobs == 1:
                 for a in starts:
                     task(a)

@@ -3,32 +3,57 @@ shared selection rules on the held-out validation part, as bench classmap choose
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from classmap_gui.core.detect.pose_model import build_hand_model
+from classmap_gui.core.errors import ConfigError
 
 TINY = {"shapes": 3, "orientations": 2, "images_per_class": 12, "background": 60, "bootstrap_rounds": 0,
         "detector_scenes": 12, "d": 3, "p_sweep": "2,3"}
 
 
-def test_reference_penalty_is_chosen_on_validation_and_the_model_carries_it():
+def test_every_choice_is_the_one_searchs_on_the_held_out_hand_crops_and_the_model_carries_it():
     rec, info = build_hand_model({**TINY, "reference_penalties": "1,30"})
-    sel = info["selection"]["classmap_reference_penalty"]
-    assert sel["split"] == "validation" and len(sel["candidates"]) == 4               # 2 penalties x 2 examples
-    assert {q["reference_penalty"] for q in sel["points"]} == {1.0, 30.0}        # each candidate swept over p
-    key = lambda q: (q["reference_penalty"], q["embedding_examples"])                # noqa: E731
-    combos = list(dict.fromkeys(key(q) for q in sel["points"]))
-    assert {c[1] for c in combos} == {"embedding", "embedding+training"}            # both candidates swept
-    gaps = {c: np.mean([sel["brute_force_accuracy"] - q["accuracy"] for q in sel["points"] if key(q) == c])
-            for c in combos}
-    best = min(combos, key=lambda c: (gaps[c], c[0], combos.index(c)))
-    assert sel["chosen"] == {"reference_penalty": best[0], "embedding_examples": best[1]}  # smallest mean gap
-    p_sel = info["selection"]["classmap_p"]
-    assert p_sel["chosen"]["reference_penalty"] == sel["chosen"]["reference_penalty"]   # p on those points
-    assert rec.classmap.reference_penalty == sel["chosen"]["reference_penalty"] == info["classmap"]["reference_penalty"]
-    assert rec.classmap.p == p_sel["chosen"]["p"] == info["classmap"]["p"]
-    assert rec.metadata["config"]["classmap"]["reference_penalty"] == sel["chosen"]["reference_penalty"]
-    assert info["bank_params"]["alpha"] == info["selection"]["bank.alpha"]["chosen"]
+    sel = info["selection"]
+    assert set(sel) == {"bank.alpha", "references", "classmap_point"}            # ClassMapSearch's records
+    n_val = info["images"]["validation"]
+    for key in sel:
+        # scored as the reader reads: the hand crops of the held-out part only (its background rows left out)
+        assert sel[key]["split"] == "validation" and 0 < sel[key]["split_rows"] < n_val, key
+        assert sel[key]["scoring"].startswith("foreground"), key
+    ref = sel["references"]
+    assert len(ref["candidates"]) == 4                                             # 2 penalties x 2 examples
+    assert {q["reference_penalty"] for q in ref["points"]} == {1.0, 30.0}         # each candidate swept over p
+    key = lambda q: (q["reference_penalty"], q["embedding_examples"])              # noqa: E731
+    combos = list(dict.fromkeys(key(q) for q in ref["points"]))
+    assert {c[1] for c in combos} == {"embedding", "embedding+training"}          # both candidates swept
+    point = sel["classmap_point"]["chosen"]
+    assert {k: point[k] for k in ("reference_penalty", "embedding_examples")} == ref["chosen"]
+    assert rec.classmap.reference_penalty == point["reference_penalty"] == info["classmap"]["reference_penalty"]
+    assert rec.classmap.p == point["p"] == info["classmap"]["p"] and point["p"] in (2, 3)
+    assert rec.classmap.refine == point["refine"] and rec.classmap.embedding_examples == point["embedding_examples"]
+    assert info["bank_params"]["alpha"] == sel["bank.alpha"]["chosen"]
     assert 0 < info["test_accuracy"] == rec.metadata["test_accuracy"] <= 1            # the chosen model's score
+
+
+def test_the_reader_scoring_never_names_the_background_and_scores_hand_rows_only():
+    """What the hand model's choices are scored by (core/scoring.py), against the reader's own rule."""
+    from classmap_gui.core.scoring import Scoring
+
+    class Bank:
+        classes_ = np.arange(3)
+
+        def decision_function(self, X):
+            return np.asarray(X, np.float32)
+
+    X = np.array([[0.1, 0.9, 0.5], [0.2, 0.1, 0.9], [0.9, 0.8, 0.1]], np.float32)   # class 2 is the background
+    y = np.array([1, 0, 2])
+    label, reader = Scoring("label"), Scoring("foreground", background=2)
+    assert reader.rows(y).tolist() == [True, True, False] and label.rows(y).all()
+    # row 1: the bank's argmax is the background (wrong as a label); the reader names the best hand class, 0
+    assert reader.brute_hits(Bank(), X, y).tolist() == [True, True, False]
+    with pytest.raises(ConfigError, match="background"):
+        Scoring("foreground")
 
 
 def test_the_default_hand_model_reads_with_the_network_and_finds_with_hog():
