@@ -36,8 +36,8 @@ def render(result: dict) -> str:
              f"{', '.join(f'{x:.2f}' for x in m.get('load_average', [])) or '–'}.", ""]
     for i, size in enumerate(result.get("sizes", [])):
         sp = size.get("speedup") or {}
-        ratio = " · ".join(f"{mode} {_num(sp[mode].get('median'), '.1f')}× brute force"
-                           for mode in ("single", "batch") if sp.get(mode))
+        ratio = " · ".join(f"{mode} {_num(sp[mode].get('median'), '.1f')}× brute force (`roofline.json` "
+                           f"`sizes.{i}.speedup.{mode}.median`)" for mode in ("single", "batch") if sp.get(mode))
         what = (f"saved model `{Path(size['model']).name}` (test accuracy: brute force "
                 f"{100 * size['accuracy']['brute_force']:.2f} %, ClassMap {100 * size['accuracy']['classmap']:.2f} %), "
                 if size.get("model") else "")
