@@ -71,3 +71,14 @@ def hand_detector():
 def detector_poses():
     """The poses (shape, yaw, pitch, roll) the ``hand_detector`` knows, for generated test videos."""
     return DETECTOR_POSES
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_settling_pauses():
+    """No test asserts a time, so the benches' untimed pause before every timed call (``bench.latency.SETTLE_S``,
+    0.25 s: it lets BLAS's workers fall asleep on a machine being measured) only slowed the suite, by minutes."""
+    from classmap_gui.bench import latency
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(latency, "SETTLE_S", 0.0)
+        yield

@@ -69,14 +69,14 @@ def hand_model(app, args) -> int:
         r.add_source("video", str(ROOT / "resources" / "demo-hands.avi"))
         r.start()                                                 # real time, as a person watches it
         ok = wait_until(app, lambda state=state: r.frames_shown >= 20 and r.reading.reading is not None
-                        and r.reading.state == state, 120)
+                        and r.reading.state == state, args.state_timeout)
         r.pause_btn.setChecked(True)
         settle(app, 0.6)
         if ok:
             win.grab().save(str(HERE / name))
             print(f"wrote {HERE / name}: {r.reading.text()}")
         else:
-            print(f"the model read no frame of the demo video as {state!r} in two minutes: {name} not written")
+            print(f"the model read no frame of the demo video as {state!r} in {args.state_timeout:g} s: {name} not written")
         r.stop()
 
     win.show_panel("explore")
@@ -114,6 +114,8 @@ def main() -> int:
     ap.add_argument("--model", help="the hand model folder (default: where the app looks for it)")
     ap.add_argument("--only", choices=("train", "hand"), help="only the Train panel, or only the hand model's")
     ap.add_argument("--out-find", default=str(HERE / "find-hand.png"))
+    ap.add_argument("--state-timeout", type=float, default=120.0,
+                    help="seconds the Run panel plays the demo video waiting for each reading (sure, unsure, no hand)")
     args = ap.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if args.model:

@@ -8,7 +8,8 @@ from classmap_gui.bench.scan import run
 TINY = dict(shapes=2, orientations=2, images_per_class=16, background=200, hard_negatives=40, bootstrap_rounds=1,
             p_sweep="2,3", d=3, frames="320x240", detector_scenes=6, validation_video_seeds="101,102",
             reading_video_seeds="101", test_videos=1, camera_images_per_class=1, no_hand_frames=6,
-            side_sets="0.36,0.43,0.52", vote_temperatures="0,0.05", histories="1,3", temperatures="0.05")
+            side_sets="0.36,0.43,0.52", vote_temperatures="0,0.05", histories="1,3", temperatures="0.05",
+            interleave_pause=0.0)    # no test asserts a time: the pause for BLAS to sleep between turns only costs
 
 
 @pytest.mark.slow

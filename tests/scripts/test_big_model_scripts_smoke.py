@@ -48,7 +48,9 @@ def test_deployed_validation_writes_where_told(hand_model, tmp_path, run_script)
 
 
 def test_find_hand_screenshots(hand_model, tmp_path, run_script):
-    run_script(SHOTS / "find_hand.py", "--model", hand_model, "--only", "hand", env={"CLASSMAP_SCREENSHOTS": str(tmp_path)})
+    # a tiny model may never read the video as unsure: 20 s a state, not the 2 minutes a full model is given
+    run_script(SHOTS / "find_hand.py", "--model", hand_model, "--only", "hand", "--state-timeout", "20",
+               env={"CLASSMAP_SCREENSHOTS": str(tmp_path)})
     for name in ("run-hand-model.png", "find-hand.png", "explore-hand-model.png"):
         assert cv2.imread(str(tmp_path / name)) is not None, name
 

@@ -130,12 +130,13 @@ class HandReader:
     ``recogniser``: the scanner's; ``method``: "classmap" or "brute_force" (the scanner's). ``temperature``,
     ``history``, ``crops``: None takes the model's ``metadata["detection"]["reading"]``, else
     :data:`DEFAULTS`. Keeps the track's recent probabilities: one reader per video or camera.
-    ``blas_threads``: brute force's product on at most this many BLAS threads (None: BLAS's own; see
+    ``blas_threads``: brute force's product on at most this many BLAS threads (None: BLAS's own; default one:
+    a few re-crops make a small product, and BLAS's spinning workers would slow the next frame, see
     :class:`.scanner.Scanner`).
     """
 
     def __init__(self, recogniser, method: str = "classmap", temperature: float | None = None,
-                 history: int | None = None, crops: int | None = None, blas_threads: int | None = None):
+                 history: int | None = None, crops: int | None = None, blas_threads: int | None = 1):
         rec = recogniser
         saved = {**DEFAULTS, **(model_detection(rec).get("reading") or {})}  # checked settings
         self.rec, self.method = rec, method

@@ -120,10 +120,11 @@ class Scanner:
     ``found_threshold``: a box holds a hand when its score reaches this ("model": the model's
     ``metadata["detection"]["found_threshold"][method]``, calibrated on validation; None, or a model without
     one: when the best hand response beats the background response by ``threshold``).
-    ``blas_threads``: brute force's GEMM on at most this many BLAS threads (None: BLAS's own number). After a
-    threaded GEMM, BLAS's workers spin and take cores from the next frame's features (measured on the
-    network model's 32-window frames: 72 ms per frame with two threads, 37 with one); ``bench scan`` gives
-    brute force's scanner and reader whichever is faster on a validation video.
+    ``blas_threads``: brute force's GEMM on at most this many BLAS threads (None: BLAS's own number; "auto":
+    one in the cascade, whose few windows make a small product, else BLAS's own). After a threaded GEMM,
+    BLAS's workers spin and take cores from the next frame's features (measured on the network model's
+    32-window frames: 72 ms per frame with two threads, 37 with one); ``bench scan`` gives brute force's
+    scanner and reader whichever is faster on a validation video.
     ``bench scan`` and the screenshot script set them from their validation choice.
     Not thread-safe (buffers are reused): one scanner per thread.
     """
@@ -132,7 +133,7 @@ class Scanner:
                  max_boxes: int = 3, overlap: float = 0.3, threshold: float = 0.0, background_weight: float | None = None,
                  detector_weight: float | None = None, vote_overlap: float | None = None,
                  vote_temperature: float | None = None, found_threshold: float | None | str = "model",
-                 blas_threads: int | None = None):
+                 blas_threads: int | None | str = "auto"):
         if method not in METHODS:
             raise ConfigError(f"scan method must be one of {', '.join(METHODS)}, got {method!r}")
         rec = recogniser
@@ -193,6 +194,8 @@ class Scanner:
         self._W_all = np.ascontiguousarray(np.vstack([self.W, self._det_W])) if joint else self.W
         self._b_all = np.concatenate([self.b, self._det_b]) if joint else self.b
         self._S = None                                          # brute force's (n, C [+1]) score buffer
+        if blas_threads == "auto":
+            blas_threads = 1 if self.cascade else None
         self.blas_threads = None if blas_threads is None else int(blas_threads)
         self._bg_row = np.array([-1 if self.background is None else self.background], np.int64)
         self._hand_mask = np.ones(len(names), bool)
