@@ -138,13 +138,16 @@ def accuracy_vs_evaluations(classmap, bank, X: np.ndarray, y: np.ndarray, ps=Non
     The fitted ClassMap is not changed (a shallow copy gets each p). ``ps`` defaults to a
     geometric sweep from 1 to the number of classes.
     """
-    from .classify.bank_view import classifier_outputs
+    from .classify.bank_view import classifier_outputs, n_classifiers
 
     C = int(classmap.n_classes_)
     if ps is None:
         ps = np.unique(np.clip(np.rint(np.geomspace(1, C, num=min(12, C))).astype(int), 1, C))
     ps = np.asarray(ps, np.int64)
     y = np.asarray(y)
+    if len(y) == 0:                 # no held-out images (a model opened alone): nothing to measure, said as NaN
+        nan = np.full(len(ps), np.nan, np.float32)
+        return TradeOff(ps, nan, nan.copy(), float("nan"), float(n_classifiers(bank)))
     acc, ev = [], []
     for k, p in enumerate(ps):
         check_stop(should_stop)
