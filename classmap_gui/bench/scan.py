@@ -13,8 +13,8 @@ ClassMap against brute force.
    same machine load. Brute force's products (the scan's and the reader's) run on one BLAS thread or
    BLAS's own number, whichever made its frames faster on a validation video (:func:`brute_force_threads`,
    ``selection.brute_force_blas_threads``). Each frame is read by a :class:`..core.detect.reading.HandReader`
-   (the voted box
-   re-cropped, classified, integrated along the track, shapes scored by their orientations together).
+   (the voted box re-cropped, classified, integrated along the track, shapes scored by their orientations
+   together).
    ``frames_per_second`` = frames / wall seconds of scan + reading; ``localisation`` = share of frames
    whose best box has IoU >= 0.5 with the true hand box; over the key-pose frames, a box in the wrong place
    counting as wrong: ``class_accuracy`` (exact class), ``shape_accuracy`` (the shape, orientation
@@ -162,8 +162,9 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
 
     w, h = size
     methods = ("classmap", "brute_force")
-    scanners = {m: Scanner(rec, m, blas_threads=brute_force_blas if m == "brute_force" else None) for m in methods}
-    readers = {m: HandReader(rec, m, blas_threads=brute_force_blas if m == "brute_force" else None) for m in methods}
+    blas = {"classmap": None, "brute_force": brute_force_blas}   # ClassMap's kernels use no BLAS
+    scanners = {m: Scanner(rec, m, blas_threads=blas[m]) for m in methods}
+    readers = {m: HandReader(rec, m, blas_threads=blas[m]) for m in methods}
     names = rec.class_names
     first = next(iter(validation_video(test_seeds(opt)[0], (h, w))))[0]
     for sc in scanners.values():

@@ -16,12 +16,17 @@ from .errors import ConfigError
 SCORINGS = ("label", "foreground")
 
 
+def check_kind(kind: str) -> None:
+    """ConfigError unless ``kind`` is one of :data:`SCORINGS` (a setting checked before any work)."""
+    if kind not in SCORINGS:
+        raise ConfigError(f"search scoring must be one of {', '.join(SCORINGS)}, got {kind!r}")
+
+
 class Scoring:
     """``kind``: one of :data:`SCORINGS`; ``background``: the label never named under ``"foreground"``."""
 
     def __init__(self, kind: str = "label", background=None):
-        if kind not in SCORINGS:
-            raise ConfigError(f"search scoring must be one of {', '.join(SCORINGS)}, got {kind!r}")
+        check_kind(kind)
         if kind == "foreground" and background is None:
             raise ConfigError("search scoring 'foreground' needs the background class's label")
         self.kind, self.background = kind, background
@@ -59,4 +64,4 @@ class Scoring:
         return c[np.arange(len(c)), sc.argmax(axis=1)] == y, np.asarray(res.evaluations)
 
 
-__all__ = ["SCORINGS", "Scoring"]
+__all__ = ["SCORINGS", "Scoring", "check_kind"]

@@ -44,7 +44,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 
 from .errors import ConfigError
 from .progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .scoring import SCORINGS, Scoring
+from .scoring import Scoring, check_kind
 from .selection import (N_SE, TOLERANCE, best_penalty, is_stronger, measured_gaps, operating_point, paired_se, part,
                         predicted_gaps, record, reference_penalty)
 
@@ -193,8 +193,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
 
     def check(self) -> None:
         """Validate the settings before any work (ConfigError naming the bad one)."""
-        if self.scoring not in SCORINGS:
-            raise ConfigError(f"search scoring must be one of {', '.join(SCORINGS)}, got {self.scoring!r}")
+        check_kind(self.scoring)
         fixed, _ = self.penalty_search()
         if self.classmap is not None:
             self.classmap_search(2, _Unfitted(self._bank(**fixed)))

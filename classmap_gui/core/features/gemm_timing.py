@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from threadpoolctl import threadpool_limits
 
+from ..timing import blas_limit
 
 
 def distance_gemm_timing(fm, X, *, rounds: int = 3) -> dict:
@@ -33,7 +33,7 @@ def distance_gemm_timing(fm, X, *, rounds: int = 3) -> dict:
             np.matmul(P[r0:r1], ct, out=buf[: r1 - r0])
 
     def gemm():
-        with threadpool_limits(limits=1 if n_jobs > 1 else None, user_api="blas"):
+        with blas_limit(1 if n_jobs > 1 else None):    # the encoder's own setting, through the same cached controller
             Parallel(n_jobs=n_jobs, backend="threading")(delayed(gemm_block)(P) for P in patches)
 
     return interleaved({"encode": lambda: fm.transform(X), "gemm": gemm}, rounds=rounds, items=len(X))

@@ -38,6 +38,8 @@ from ..timing import blas_limit
 from .hog_ops import axis_weights, hog_numpy
 
 _CHUNK_BYTES = 1 << 23  # dense vote map per task (~8 MB): ~50 images at 64x64x9
+
+
 def _as_grey_batch(X) -> np.ndarray:
     """uint8 ``(n, h, w)`` or ``(n, h, w, 3)`` RGB -> ``(n, h, w)`` uint8 grey (BT.601, as OpenCV)."""
     X = np.asarray(X)

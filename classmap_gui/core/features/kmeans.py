@@ -26,7 +26,6 @@ distinct patches. The sizes a fit used are ``patch_size_`` and ``centroids_.shap
 """
 from __future__ import annotations
 
-import contextlib
 import threading
 import warnings
 from dataclasses import dataclass
@@ -37,12 +36,12 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from threadpoolctl import ThreadpoolController
 
 from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, NotFittedError
 from ..limits import MemoryPlan, planned_size
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ..timing import blas_limit
 from ..checks import check_array
 from . import kmeans_kernels
 from .clustering import inertia, lloyd, minibatch
@@ -58,17 +57,6 @@ SMALL_IMAGE = 16
 
 #: the live path's one distance GEMM may hold up to this many bytes (64x64 frames, K = 1600: 22 MB)
 _LIVE_BLOCK_BYTES = 1 << 25
-_CONTROLLER: list = []
-
-
-def _blas_threads(limit: int | None):
-    """A context limiting BLAS to ``limit`` threads (None: as it is). One :class:`ThreadpoolController`
-    for the process: creating one scans the loaded libraries (~80 ms under load), once per frame before."""
-    if limit is None:
-        return contextlib.nullcontext()
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=limit, user_api="blas")
 
 
 def auto_sizes(h: int, w: int) -> tuple[int, int, int]:
@@ -382,7 +370,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
         report(progress, 0.0, "encoding")
         done = 0
-        with _blas_threads(1 if n_jobs > 1 or len(starts) == 1 else None):
+        with blas_limit(1 if n_jobs > 1 or len(starts) == 1 else None):
             results = Parallel(n_jobs=n_jobs, backend="threading", return_as="generator_unordered")(
                 delayed(task)(a) for a in starts)
             try:
