@@ -9,7 +9,7 @@ __all__ = ["ClassMap"]
 
 def __getattr__(name: str):
     if name == "ClassMap":
-        from .core.classify.classmap import ClassMap
+        from .core.classify.classmap.estimator import ClassMap
 
         return ClassMap
     raise AttributeError(f"module 'classmap_gui' has no attribute {name!r}")

@@ -283,7 +283,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
 def _random_curves(bank, Xe, ye, X, y, p_sweep, opt, seed0, progress, should_stop, examples="embedding", **fit_kw):
     """Accuracy and evaluations of ``n_random`` CM-RRC embeddings at every p (refine v2), their class embeddings
     from the chosen ``examples`` (``fit_kw``: the reference bank and the bank's training part)."""
-    from ..core.classify.classmap import ClassMap
+    from ..core.classify.classmap.estimator import ClassMap
 
     n = int(opt["n_random"])
     acc = {p: [] for p in p_sweep}
@@ -325,7 +325,7 @@ def _unseen(bank, fit_kw, Xe, ye, Xt, yt, p_sweep, opt, seed, progress, should_s
     seen = classes[np.setdiff1d(np.arange(C), unseen)]
     mask = np.isin(yt, classes[unseen])
     Xu, yu = Xt[mask], yt[mask]
-    from ..core.classify.classmap import ClassMap
+    from ..core.classify.classmap.estimator import ClassMap
 
     kw = {k: v for k, v in fit_kw.items() if k != "examples"}
     boosted = ClassMap(d=int(opt["d"]), p=max(p_sweep), refine="v2", n_triples=int(opt["n_triples"]),

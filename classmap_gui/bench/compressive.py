@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from ..core.classify.compressive import CompressiveClassifier
+from ..core.classify.banks.compressive import CompressiveClassifier
 from ..core.features.random_features import RandomFourierFeatures, gaussian_kernel
 from ..core.progress import check_stop, report, sub_progress
 

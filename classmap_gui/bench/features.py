@@ -21,7 +21,7 @@ Choices, all on a stratified validation part of the *training* images (``validat
   of a full run; a network is learned and encoded once for both Hellinger values). ``selection.network``.
 * **penalty** (``alpha_rel`` for ridge, ``C`` for liblinear): for the chosen network on the whole fit
   part; best validation accuracy, ties to the stronger penalty (``selection.best_penalty``). The ridge
-  bank comes from moments (:class:`..core.classify.ridge_moments.RidgeMoments`: the Gram matrix once,
+  bank comes from moments (:class:`..core.classify.banks.ridge_moments.RidgeMoments`: the Gram matrix once,
   one solve per penalty, fit + validation moments added for the refit).
 
 Then the bank is refitted on the whole training part and tested once. With one candidate per option
@@ -133,7 +133,7 @@ class _Banks:
         self.moments = [None, None]  # fit, refit rows: the refit's only when refitting
 
     def _ridge_moments(self, both: bool):
-        from ..core.classify.ridge_moments import ridge_moments
+        from ..core.classify.banks.ridge_moments import ridge_moments
 
         C, m = int(self.y.max()) + 1, self.moments
         if m[0] is None:
@@ -167,7 +167,7 @@ class _Banks:
 
     def fitted(self, trainer: str, pen: float, both: bool = False):
         from ..core.classify import OneVsAllRidge, OneVsAllSVM
-        from ..core.classify.ridge_moments import ova_ridge_bank
+        from ..core.classify.banks.ridge_moments import ova_ridge_bank
 
         check_stop(self.stop)
         rows = np.concatenate([self.fit_rows, self.refit_rows]) if both else self.fit_rows

@@ -2,7 +2,7 @@
 measured for recall@p against the exact filter and single-query time (``bench scale --data hand-pose
 --set filter=auto``, the default):
 
-* ``hnsw``: faiss HNSW graphs in ClassMap's weighted L1 (:class:`..core.classify.filter_graph.GraphFilterIndex`),
+* ``hnsw``: faiss HNSW graphs in ClassMap's weighted L1 (:class:`..core.classify.filters.graph.GraphFilterIndex`),
   one per ``(m, ef_construction)`` of ``hnsw_grid``, each walked both ways (``walks``: faiss's own search
   and the numba walk over codes stored with the links), each with its smallest ``ef_search`` reaching the
   target (:func:`.graph_selection.select_graph`);
@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from ..core.classify.ann_index import FilterIndex
-from ..core.classify.filter_graph import WALKS, GraphFilterIndex
+from ..core.classify.filters.ivf import FilterIndex
+from ..core.classify.filters.graph import WALKS, GraphFilterIndex
 from ..core.errors import ConfigError
 from ..core.progress import StopFn, check_stop
 from .graph_selection import select_graph

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ..core.classify.filter_graph import GraphFilterIndex
+from ..core.classify.filters.graph import GraphFilterIndex
 from ..core.progress import StopFn, check_stop
 from .ivf_selection import REACHES, each_query, first_reaching, latency_ms, recall_at_p, recall_entry
 

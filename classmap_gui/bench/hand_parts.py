@@ -20,7 +20,7 @@ TEST = (6, 7)
 def read_rows(path: Path, rows: np.ndarray, chunk: int = 16384) -> np.ndarray:
     """Rows of a ``.npy`` feature file into RAM ``(k, D) float32`` through short-lived maps (no mapping
     outlives the call, so mapped pages do not stay in this process's resident set)."""
-    from ..core.classify.ridge_moments import rows_of
+    from ..core.classify.banks.ridge_moments import rows_of
 
     rows = np.asarray(rows, np.int64)
     parts = [rows_of(str(path), rows[a:a + chunk]) for a in range(0, len(rows), chunk)]
@@ -89,7 +89,7 @@ def extra_chunks(extra, n: int):
 def class_means(cm, bank, kinds: dict[str, int | None], base_chunks, extra) -> dict[str, np.ndarray]:
     """Class embeddings for every ``all`` / ``all+N`` kind of :func:`embedding_kinds`: the means of the reference
     outputs over ``base_chunks``, then over each growing prefix of the extra images (each image read once)."""
-    from ..core.classify.classmap_sampled import class_output_sums, set_class_means
+    from ..core.classify.classmap.sampled import class_output_sums, set_class_means
 
     counts = sorted({n for n in kinds.values() if n is not None})
     out, sums, done = {}, None, 0
@@ -116,9 +116,9 @@ def recheck(o, spec, data, fpath, cm, bank, index, p_cands: list[int], seeds: li
     * ``beam`` (a graph ``index`` only): :func:`.graph_selection.recheck_beam` at that p.
 
     Sets ``cm.p`` and ``index.ef_search``; returns ``{"p": record, "beam": record or None}``."""
-    from ..core.classify.ann_index import FilterIndex
-    from ..core.classify.classmap_sampled import use_filter_index
-    from ..core.classify.ridge_moments import top_k_linear
+    from ..core.classify.filters.ivf import FilterIndex
+    from ..core.classify.classmap.sampled import use_filter_index
+    from ..core.classify.banks.ridge_moments import top_k_linear
     from ..core.selection import measured_gaps, operating_point, paired_se_from_rates
     from .graph_selection import recheck_beam
 

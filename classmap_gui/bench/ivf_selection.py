@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from ..core.classify.ann_index import FilterIndex
-from ..core.classify.filter_kernels import filter_batch_t
+from ..core.classify.filters.ivf import FilterIndex
+from ..core.classify.kernels.exact_filter import filter_batch_t
 from ..core.progress import StopFn, check_stop
 
 #: nprobe candidates as fractions of nlist (when --nprobe is not given)

@@ -116,7 +116,7 @@ def latency_sweep(d: int, p: int, n_single: int, seed: int, progress: ProgressFn
     """Single-query brute / ClassMap latency ratio (interleaved rounds: :func:`brute_vs_classmap`) on
     synthetic linear banks of ``grid`` sizes ``(C, D)`` (random weights, CM-RRC references: latency
     depends on neither), next to :func:`op_limit`."""
-    from ..core.classify.classmap import ClassMap
+    from ..core.classify.classmap.estimator import ClassMap
 
     rng = np.random.default_rng(seed)
     rows = []

@@ -122,7 +122,7 @@ class MipsIndex:
 
     def rescore(self, X: np.ndarray, ids: np.ndarray):
         """Exact scores of the candidates ``ids (n, p)`` (-1 = none found: score -inf), best first."""
-        from ..core.classify.batch_kernels import eval_rows
+        from ..core.classify.kernels.batch import eval_rows
 
         missing = ids < 0
         rows = np.where(missing, 0, ids)

@@ -67,7 +67,7 @@ def _sum_range(a, reps, lo, hi):  # pragma: no cover - compiled
 
 def read_gbs(nbytes: int, reps: int) -> float:
     """GB/s of summing a float32 array of ``nbytes`` ``reps`` times, split over numba's threads (best of 5)."""
-    from ..core.classify.kernel_threads import even_bounds, run_split
+    from ..core.classify.kernels.threads import even_bounds, run_split
 
     a = np.ones((max(1, nbytes // 256), 64), np.float32)
     bounds = even_bounds(len(a))
@@ -165,10 +165,10 @@ def _median_ms(fn, reps: int = 7) -> float:
 def stage_times(cm, bank, X: np.ndarray) -> tuple[dict, float | None]:
     """ms per query of each stage of ClassMap's batch on ``X (n, D)`` alone (median of 7, default threads),
     and the mean number of classes the byte codes refined per query (None without codes)."""
-    from ..core.classify import batch_kernels as BK
-    from ..core.classify.filter_codes import encode_classes, filter_codes_batch
-    from ..core.classify.filter_kernels import filter_batch_t
-    from ..core.classify.refine import KERNEL_MODE
+    from ..core.classify.kernels import batch as BK
+    from ..core.classify.kernels.codes import encode_classes, filter_codes_batch
+    from ..core.classify.kernels.exact_filter import filter_batch_t
+    from ..core.classify.classmap.refine import KERNEL_MODE
 
     n = len(X)
     W, b = bank.coef_, bank.intercept_
@@ -227,7 +227,7 @@ def timed_size(bank, cm, X: np.ndarray, n: int, n_single: int, rounds: int, roof
 
 def one_size(C: int, D: int, d: int, p: int, n: int, n_single: int, rounds: int, roofs: dict, rng) -> dict:
     """:func:`timed_size` of a synthetic size (random bank, CM-RRC references, standard-normal queries)."""
-    from ..core.classify.classmap import ClassMap
+    from ..core.classify.classmap.estimator import ClassMap
 
     bank = linear_bank(rng.standard_normal((C, D), np.float32), np.zeros(C, np.float32))
     cm = ClassMap(d=min(d, C), p=min(p, C), embedding="random", random_state=0).fit_embedding(

@@ -39,8 +39,8 @@ import time
 import numba as nb
 import numpy as np
 
-from ..core.classify.classmap_ops import filter_exact
-from ..core.classify.filter_kernels import filter_batch_t, filter_one, filter_scratch, transpose_embeddings
+from ..core.classify.classmap.ops import filter_exact
+from ..core.classify.kernels.exact_filter import filter_batch_t, filter_one, filter_scratch, transpose_embeddings
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report
 from ..core.splits import check_fresh, row_ids

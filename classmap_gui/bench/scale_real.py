@@ -8,13 +8,13 @@ their own cached folder) that only class embeddings summarise. Stages, each time
 1. **generation** and **encoding**: images and HOG features in chunks into memory-mapped files under
    ``cache_dir`` (:mod:`..data.hand_chunks`), on threads here or on a 2-worker local Dask cluster
    (``backend=dask``; that cluster also computes the bank's moments).
-2. **bank**: ridge one-vs-all from moments (:mod:`..classify.ridge_moments`: Gram matrix once,
+2. **bank**: ridge one-vs-all from moments (:mod:`..classify.banks.ridge_moments`: Gram matrix once,
    per-class sums, no one-hot matrix). The penalty is chosen by brute-force accuracy on
    ``val_queries`` validation images (the fit part's bank; every candidate scored from one
    eigendecomposition); then the bank is refitted on all 4 training images per class (moments add)
    and its ``(C, D) float32`` weights are written to a ``.npy`` memory map.
 3. **embedding**: CM-Boosted on the embedding part with sampled candidate references and hard
-   triples (:func:`..classify.classmap_sampled.fit_classmap_sampled`) for the *validation* bank; ``p``
+   triples (:func:`..classify.classmap.sampled.fit_classmap_sampled`) for the *validation* bank; ``p``
    (and the reference bank's penalty) are chosen on the validation images (exact filter) by the one
    operating-point rule (:func:`..core.selection.operating_point`), together with what a class embedding
    summarises (``class_embeddings``: the embedding images' medians, or the means over every training image and
@@ -157,11 +157,11 @@ def _candidates(o: dict) -> tuple[list, list, list, dict, list, list]:
 def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
     """The hand-pose scale benchmark (options: ``scale.OPTIONS``); returns the ``real`` object and the
     selections (see the module docstring)."""
-    from ..core.classify.ann_index import FilterIndex
-    from ..core.classify.classmap import FILTER_INDEX_THRESHOLD
-    from ..core.classify.classmap_sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
+    from ..core.classify.filters.ivf import FilterIndex
+    from ..core.classify.classmap.estimator import FILTER_INDEX_THRESHOLD
+    from ..core.classify.classmap.sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
                                              keep_graph_index, set_mean_class_embeddings, use_filter_index)
-    from ..core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
+    from ..core.classify.banks.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
     from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..core.parallel import parallel_backend
     from ..core.timing import wait_for_quiet

@@ -11,7 +11,7 @@ ensure_writable_cache()  # before any kernel module imports numba: a read-only i
 __all__ = ["Cancelled", "ClassMapError", "CompressiveClassifier", "ConfigError", "DataError", "ImageSet", "ModelFormatError",
            "NotFittedError", "load_dataset"]
 
-_LAZY = {"ImageSet": ".data", "load_dataset": ".data", "CompressiveClassifier": ".classify.compressive"}
+_LAZY = {"ImageSet": ".data", "load_dataset": ".data", "CompressiveClassifier": ".classify.banks.compressive"}
 
 
 def __getattr__(name: str):

@@ -111,7 +111,7 @@ def measure_latency_speedup(recogniser: Recogniser, X: np.ndarray, *, n_single: 
     None without a ClassMap.
 
     ClassMap is timed through ``Recogniser.predict_features`` (what a user's prediction runs). Brute
-    force is timed as the fastest honest baseline (:class:`~.classify.bank_view.BruteForce`: one GEMM
+    force is timed as the fastest honest baseline (:class:`~.classify.classmap.bank_view.BruteForce`: one GEMM
     over the stacked weights + biases and an argmax, float32, buffers kept), not through
     ``decision_function``, whose per-call input validation made ClassMap look 11-21x faster on 10
     classes. Each side gets the better of one BLAS thread and the default (:func:`~.timing.pinned`); the two
@@ -119,7 +119,7 @@ def measure_latency_speedup(recogniser: Recogniser, X: np.ndarray, *, n_single: 
     """
     if recogniser.classmap is None or len(X) == 0:
         return None
-    from .classify.bank_view import BruteForce
+    from .classify.classmap.bank_view import BruteForce
     from .timing import interleaved, pinned, ratio
 
     X = np.ascontiguousarray(X, dtype=np.float32)      # checked once here, as a batch's caller would

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import registry
-from .classify.classmap import FILTER_INDEX_THRESHOLD
+from .classify.classmap.estimator import FILTER_INDEX_THRESHOLD
 from .errors import ConfigError
 from .store.format import fsync_dir, array_manifest
 
@@ -45,7 +45,7 @@ INLINED = ("classmap_gui.core.read_limits", "classmap_gui.core.plain_text", "cla
            "classmap_gui.core.export_checks", "classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops",
            "classmap_gui.core.features.kmeans_ops", "classmap_gui.core.features.cnn_ops",
            "classmap_gui.core.features.network_input",
-           "classmap_gui.core.classify.classmap_ops", "classmap_gui.core.classify.ranking_ops")
+           "classmap_gui.core.classify.classmap.ops", "classmap_gui.core.classify.banks.ranking_ops")
 _INLINE_MARK = "# @inline "
 _RULES_MARK = "# @settings-rules"
 _STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "contextlib", "math", "struct", "threading", "unicodedata",
@@ -163,7 +163,7 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
     cm = getattr(recogniser, "classmap", None)
     if cm is None:
         return None
-    from .classify.bank_view import bank_kind
+    from .classify.classmap.bank_view import bank_kind
 
     bank = registry.saved_type_name(type(recogniser.classifier)) or type(recogniser.classifier).__name__
     want = "pairs" if cm.refine_strategy == "all-pairs-vote" else "ova"     # a bank of each trainer is its own type

@@ -362,10 +362,10 @@ def scores(F: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     return out
 
 
-# @inline classmap_gui.core.classify.ranking_ops
+# @inline classmap_gui.core.classify.banks.ranking_ops
 
 
-# @inline classmap_gui.core.classify.classmap_ops
+# @inline classmap_gui.core.classify.classmap.ops
 
 
 def classmap_rank(F: np.ndarray, spec: dict, arrays: dict, top: int) -> tuple[np.ndarray, np.ndarray]:

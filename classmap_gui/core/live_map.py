@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .classify.classmap_ops import filter_distances
+from .classify.classmap.ops import filter_distances
 from .errors import ConfigError, NotFittedError
 from .views import centroid_mosaic
 

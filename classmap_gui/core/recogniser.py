@@ -9,7 +9,7 @@ each stage. Predicting changes no object, so threads may share one recogniser.
 Saved as a folder (see :mod:`classmap_gui.core.store`): ``model.json`` with the structure and
 ``arrays.npz`` with the numbers; no pickles, every shape and dtype checked on load. Large arrays
 (a 10^5-class bank's weights) are memory-mapped, not read (:mod:`.store.npz`), and a ClassMap's
-saved filter index is rebuilt from its lists (:func:`.classify.classmap_sampled.restore_filter_index`),
+saved filter index is rebuilt from its lists (:func:`.classify.classmap.sampled.restore_filter_index`),
 so a 10^5-class model opens in seconds.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .data.imageset import check_class_names
 from .errors import ConfigError, DataError, ModelFormatError, NotFittedError
 from .image_ops import conform, fit_size
 from .progress import ProgressFn, StopFn, check_stop
-from .classify.banks import top_k
+from .classify.banks.base import top_k
 from .classify.result import Prediction
 from .store import dump_estimator, load_bundle, load_estimator, save_bundle
 
@@ -52,7 +52,7 @@ class Recogniser:
     classifier : classifier bank
         Fitted; its ``classes_`` are ``0..C-1`` (indices into ``class_names``).
     classmap : ClassMap or None, default=None
-        A fitted :class:`~classmap_gui.core.classify.classmap.ClassMap` (anything with
+        A fitted :class:`~classmap_gui.core.classify.classmap.estimator.ClassMap` (anything with
         ``predict_result(X, top=, bank=) -> Prediction``), or None for brute force.
     class_names : sequence of str, default=()
         The name of each class.
@@ -248,7 +248,7 @@ class Recogniser:
         if classmap is not None:
             classmap.estimator_ = classifier   # the bank is saved once, as the classifier; the ClassMap refers to it
         if classmap is not None and getattr(classmap, "filter_index_", None) is not None:
-            from .classify.classmap_sampled import restore_filter_index
+            from .classify.classmap.sampled import restore_filter_index
 
             try:
                 restore_filter_index(classmap)  # the saved IVF lists or HNSW graph: no rebuild on load

@@ -153,8 +153,8 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
 
     def classmap_search(self, n_classes: int, bank) -> tuple[dict, dict]:
         """``(fixed ClassMap parameters, {searched parameter: candidates})`` for a bank of ``n_classes``."""
-        from .classify.bank_view import bank_kind
-        from .classify.classmap import ClassMap
+        from .classify.classmap.bank_view import bank_kind
+        from .classify.classmap.estimator import ClassMap
 
         given = dict(self.classmap or {})
         bad = [k for k, v in given.items() if searched(v) and k not in SEARCHED]
@@ -300,7 +300,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         """The reference bank (``factor`` times the penalty, fitted on ``X``) or None for factor 1."""
         if float(factor) == 1.0:
             return None
-        from .classify.classmap import smoother_bank
+        from .classify.classmap.estimator import smoother_bank
 
         return smoother_bank(bank, float(factor)).fit(X, y, should_stop=should_stop)
 
@@ -308,8 +308,8 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
                      seed=None) -> dict:
         """ClassMap for every refine in ``refines`` from one fit: the thresholded refine (v3) is fitted (its
         threshold learned at ``p``), the others share its references, weights and class embeddings."""
-        from .classify.classmap import ClassMap
-        from .classify.refine import FIRST_ABOVE_THRESHOLD, canonical
+        from .classify.classmap.estimator import ClassMap
+        from .classify.classmap.refine import FIRST_ABOVE_THRESHOLD, canonical
 
         first = next((r for r in refines if canonical(r) == FIRST_ABOVE_THRESHOLD), refines[0])
         params = {**params, "refine": first, "p": int(p), **({} if seed is None else {"random_state": seed})}
@@ -403,7 +403,7 @@ class _Unfitted:
     checked before any work."""
 
     def __init__(self, bank):
-        from .classify.allpairs import AllPairsBank
+        from .classify.banks.allpairs import AllPairsBank
 
         self._bank = bank
         self.classes_ = np.arange(2)

@@ -100,7 +100,7 @@ def embedding_2d(classmap, bank, X: np.ndarray, labels: np.ndarray, dims: tuple[
     dimension is the output of that reference classifier on it; a class's is its learned
     embedding value, so the two share axes as in the paper's Fig. 2.
     """
-    from .classify.bank_view import classifier_outputs
+    from .classify.classmap.bank_view import classifier_outputs
 
     refs = getattr(classmap, "reference_", None)
     if refs is None:
@@ -138,7 +138,7 @@ def accuracy_vs_evaluations(classmap, bank, X: np.ndarray, y: np.ndarray, ps=Non
     The fitted ClassMap is not changed (a shallow copy gets each p). ``ps`` defaults to a
     geometric sweep from 1 to the number of classes.
     """
-    from .classify.bank_view import classifier_outputs, n_classifiers
+    from .classify.classmap.bank_view import classifier_outputs, n_classifiers
 
     C = int(classmap.n_classes_)
     if ps is None:

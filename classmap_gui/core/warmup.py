@@ -26,7 +26,7 @@ def warm_compiled_kernels() -> None:
         except ImportError:  # a library version without it: its first use imports whatever it needs
             pass
     from .classify import OneVsAllRidge
-    from .classify.classmap import ClassMap
+    from .classify.classmap.estimator import ClassMap
     from .registry import make_features
 
     rng = np.random.default_rng(0)

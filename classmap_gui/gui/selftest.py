@@ -45,7 +45,7 @@ def self_test() -> int:
     data = explore_views(res.recogniser, test.images[:60], test.labels[:60])
     mapped = data.points is None or bool(np.isfinite(tsne_layout(data.points.stacked, max_iter=250)).all())
     # the filter index of 20 000+ class models (an HNSW graph): the installer carries faiss and its CPU modules
-    from ..core.classify.filter_graph import GraphFilterIndex
+    from ..core.classify.filters.graph import GraphFilterIndex
     E = np.random.default_rng(0).random((300, 8), dtype=np.float32)
     graph = GraphFilterIndex(m=8, ef_search=32).fit(E, np.ones(8, np.float32))
     graph_ok = bool(np.array_equal(graph.search(E, 1)[0][:, 0], np.arange(300)))

@@ -15,8 +15,8 @@ import numpy as np
 
 from classmap_gui.bench.filter_selection import build_chosen
 from classmap_gui.bench.scale_real import EMBEDDING, FIT, TEST, VALIDATION, final_embedding_chunks, read_rows
-from classmap_gui.core.classify.classmap_sampled import set_mean_class_embeddings, use_filter_index
-from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
+from classmap_gui.core.classify.classmap.sampled import set_mean_class_embeddings, use_filter_index
+from classmap_gui.core.classify.banks.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.parallel import parallel_backend
 from classmap_gui.core.recogniser import Recogniser

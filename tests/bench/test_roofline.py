@@ -95,7 +95,7 @@ def test_a_saved_bench_model_is_timed_with_its_accuracies(tmp_path):
 
     from classmap_gui.bench.latency_model import load_latency_model, save_if_asked
     from classmap_gui.core.classify import OneVsAllRidge
-    from classmap_gui.core.classify.classmap import ClassMap
+    from classmap_gui.core.classify.classmap.estimator import ClassMap
 
     rng = np.random.default_rng(0)
     mu = rng.normal(size=(12, 16))

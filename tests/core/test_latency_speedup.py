@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from classmap_gui.core.classify import AllPairsRidge, OneVsAllRBF, OneVsAllRidge
-from classmap_gui.core.classify.bank_view import BruteForce
+from classmap_gui.core.classify.classmap.bank_view import BruteForce
 from classmap_gui.core.data import load_digits
 from classmap_gui.core.evaluation import measure_latency_speedup
 from classmap_gui.core.registry import make_bank

@@ -6,7 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.ova import OneVsAllRidge
+from classmap_gui.core.classify.banks.ova import OneVsAllRidge
 from classmap_gui.core.encode import encode
 from classmap_gui.core.errors import Cancelled, ConfigError, DataError
 from classmap_gui.core.features.kmeans import KMeansFeatures

@@ -17,7 +17,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")  # in the test extra; a bare install skips
 
-from classmap_gui.core.classify.ova import OneVsAllSVM  # noqa: E402
+from classmap_gui.core.classify.banks.ova import OneVsAllSVM  # noqa: E402
 from classmap_gui.core.encode import encode  # noqa: E402
 from classmap_gui.core.errors import ConfigError  # noqa: E402
 from classmap_gui.core.features.kmeans import KMeansFeatures  # noqa: E402

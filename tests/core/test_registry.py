@@ -32,13 +32,13 @@ def test_the_schema_is_the_classes_own_declaration():
 
     from sklearn.utils._param_validation import Interval
 
-    from classmap_gui.core.classify.classmap import ClassMap
-    from classmap_gui.core.classify.ova import OneVsAllRidge
+    from classmap_gui.core.classify.classmap.estimator import ClassMap
+    from classmap_gui.core.classify.banks.ova import OneVsAllRidge
 
     cm = registry.component("classmap", "classmap")
     assert cm.param("n_triples").high == ClassMap._parameter_constraints["n_triples"][0].right
     assert set(cm.param("refine").choices) == ClassMap._parameter_constraints["refine"][0].options
-    fresh = registry.Component("bank", "ova-ridge", ".classify.ova:OneVsAllRidge", "probe")
+    fresh = registry.Component("bank", "ova-ridge", ".classify.banks.ova:OneVsAllRidge", "probe")
     original = OneVsAllRidge._parameter_constraints
     try:
         OneVsAllRidge._parameter_constraints = {**original, "alpha": [Interval(Real, 2.0, 3.0, closed="both")]}

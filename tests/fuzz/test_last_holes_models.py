@@ -76,7 +76,7 @@ def test_a_model_overwritten_in_place_while_in_use_keeps_predicting(tmp_path):
     memory map of it would die of SIGBUS; arrays read into memory are unaffected."""
     script = f"""
 import numpy as np
-from classmap_gui.core.classify.ridge_moments import ova_ridge_bank
+from classmap_gui.core.classify.banks.ridge_moments import ova_ridge_bank
 from classmap_gui.core.features.pixels import PixelFeatures
 from classmap_gui.core.recogniser import Recogniser
 rng = np.random.default_rng(0)

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.timeout(600)
 
 SCRIPT = """
 import numpy as np
-from classmap_gui.core.classify.ridge_moments import ova_ridge_bank
+from classmap_gui.core.classify.banks.ridge_moments import ova_ridge_bank
 from classmap_gui.core.features.pixels import PixelFeatures
 from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.store import npz as npz_module

@@ -2,7 +2,7 @@
 import cv2
 import numpy as np
 
-from classmap_gui.core.classify.ova import OneVsAllRidge
+from classmap_gui.core.classify.banks.ova import OneVsAllRidge
 from classmap_gui.core.features.pixels import PixelFeatures
 from classmap_gui.core.recogniser import Recogniser
 

@@ -5,12 +5,12 @@ Build a bank by name with :func:`classmap_gui.core.registry.make_bank` (``ova-li
 """
 from __future__ import annotations
 
-from .allpairs import AllPairsBank, AllPairsRidge, AllPairsSVM
-from .banks import top_k
-from .classmap import ClassMap
-from .compressive import CompressiveClassifier
-from .compressive_bank import CompressiveBank
-from .ova import OneVsAllBank, OneVsAllRBF, OneVsAllRidge, OneVsAllSVM
+from .banks.allpairs import AllPairsBank, AllPairsRidge, AllPairsSVM
+from .banks.base import top_k
+from .classmap.estimator import ClassMap
+from .banks.compressive import CompressiveClassifier
+from .banks.compressive_bank import CompressiveBank
+from .banks.ova import OneVsAllBank, OneVsAllRBF, OneVsAllRidge, OneVsAllSVM
 from .result import ClassMapResult, Prediction
 
 __all__ = ["AllPairsBank", "AllPairsRidge", "AllPairsSVM", "ClassMap", "ClassMapResult", "CompressiveBank",

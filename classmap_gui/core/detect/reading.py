@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from ..classify.bank_view import linear_weights
+from ..classify.classmap.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from .scanner import iou
 from ..detection_settings import model_detection

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from ..classify.batch_kernels import embed_batch
-from ..classify.bank_view import linear_weights
+from ..classify.kernels.batch import embed_batch
+from ..classify.classmap.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError, ModelFormatError, NotFittedError
 from ..timing import blas_limit

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from classmap_gui.bench.scale import synthetic_embeddings
-from classmap_gui.core.classify import filter_ivf
-from classmap_gui.core.classify.ann_index import FilterIndex
-from classmap_gui.core.classify.classmap_ops import filter_exact
+from classmap_gui.core.classify.kernels import ivf_lists as filter_ivf
+from classmap_gui.core.classify.filters.ivf import FilterIndex
+from classmap_gui.core.classify.classmap.ops import filter_exact
 from classmap_gui.core.errors import ConfigError, NotFittedError
 
 
@@ -49,7 +49,7 @@ def test_ivf_and_classmap_work_where_faiss_is_not_installed():
     # a fresh interpreter in which "import faiss" fails, as without the optional extra
     code = ("import sys; sys.modules['faiss'] = None\n"
             "from classmap_gui.core.classify import classmap\n"
-            "from classmap_gui.core.classify.ann_index import FilterIndex\n"
+            "from classmap_gui.core.classify.filters.ivf import FilterIndex\n"
             "from classmap_gui.bench.scale import synthetic_embeddings\n"
             "E, a, F, _ = synthetic_embeddings(500, 20, n_queries=3)\n"
             "print(FilterIndex(method='ivf', nlist=10, nprobe=10).fit(E, a).search(F, 5)[0].shape)\n")
@@ -133,9 +133,9 @@ def test_bad_use_is_reported(problem):
 
 
 def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypatch):
-    from classmap_gui.core.classify import filter_step as cm_module
-    from classmap_gui.core.classify.classmap import ClassMap
-    from classmap_gui.core.classify.ova import OneVsAllRidge
+    from classmap_gui.core.classify.classmap import filter_step as cm_module
+    from classmap_gui.core.classify.classmap.estimator import ClassMap
+    from classmap_gui.core.classify.banks.ova import OneVsAllRidge
 
     rng = np.random.default_rng(5)
     C, D = 120, 40

@@ -157,7 +157,7 @@ def test_banks_follow_the_scikit_learn_estimator_contract(bank):
 
 
 def test_compiled_and_numpy_subset_scoring_agree():
-    from classmap_gui.core.classify.banks import gathered_dot
+    from classmap_gui.core.classify.banks.base import gathered_dot
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((130, 33), dtype=np.float32)

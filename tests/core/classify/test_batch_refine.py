@@ -6,10 +6,10 @@ import pytest
 
 import numba as nb
 
-from classmap_gui.core.classify import batch_kernels as BK
-from classmap_gui.core.classify import filter_kernels as FK
-from classmap_gui.core.classify.lane_dot import dot1, dot2x4, dot4
-from classmap_gui.core.classify.classmap import ClassMap
+from classmap_gui.core.classify.kernels import batch as BK
+from classmap_gui.core.classify.kernels import exact_filter as FK
+from classmap_gui.core.classify.kernels.lane_dot import dot1, dot2x4, dot4
+from classmap_gui.core.classify.classmap.estimator import ClassMap
 
 
 class LinearBank:
@@ -195,7 +195,7 @@ def test_batch_filter_equals_the_single_scan_with_many_classes_and_ties(p):
 
 
 def test_kth_smallest_matches_numpy():
-    from classmap_gui.core.classify.topk import kth_smallest_nonneg
+    from classmap_gui.core.classify.kernels.topk import kth_smallest_nonneg
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 5, 152, 600):
@@ -270,7 +270,7 @@ def test_selection_ranks_and_inserts_alike_whatever_crowds_under_the_bound():
 
 
 def test_kth_upper_bound_is_at_least_the_kth_and_within_its_slack():
-    from classmap_gui.core.classify.topk import kth_upper_bound, le_mask16
+    from classmap_gui.core.classify.kernels.topk import kth_upper_bound, le_mask16
 
     rng = np.random.default_rng(4)
     for n in (1, 16, 152, 600):
@@ -293,7 +293,7 @@ def test_kth_upper_bound_is_at_least_the_kth_and_within_its_slack():
 def test_batch_embedding_is_the_single_query_embedding_bit_for_bit(d):
     """Reference rows in threes, then a pair or one; queries in fours, then the rest (n = 37): every
     output as the single query's embedding computes it."""
-    from classmap_gui.core.classify import classmap_kernels as K
+    from classmap_gui.core.classify.kernels import single as K
 
     rng = np.random.default_rng(d)
     K_rows, D, n = 50, 70, 37

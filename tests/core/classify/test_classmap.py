@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.classmap import ClassMap, learn_threshold, pair_rows
+from classmap_gui.core.classify.classmap.estimator import ClassMap, learn_threshold, pair_rows
 from classmap_gui.core.errors import ConfigError, DataError, NotFittedError
 
 
@@ -190,8 +190,8 @@ def test_single_query_path_searches_the_models_filter_index(problem, monkeypatch
     """From FILTER_INDEX_THRESHOLD classes (lowered here) one query (live video) searches the model's filter
     index, as a batch does: same answers, and the index's candidates (here a deliberately odd index whose
     candidates are the exact ones' neighbours by number), not the exact scan's."""
-    from classmap_gui.core.classify import filter_step
-    from classmap_gui.core.classify.ann_index import FilterIndex
+    from classmap_gui.core.classify.classmap import filter_step
+    from classmap_gui.core.classify.filters.ivf import FilterIndex
 
     class Shifted(FilterIndex):
         def _search(self, F, k, cls, dist):
@@ -307,7 +307,7 @@ def test_single_queries_from_many_threads_each_get_their_own_answer(problem):
 
 
 def test_refine_names_say_what_they_do_and_paper_aliases_stay():
-    from classmap_gui.core.classify.refine import ALIASES
+    from classmap_gui.core.classify.classmap.refine import ALIASES
 
     assert ALIASES == {"v1": "all-pairs-vote", "v2": "best-response", "v3": "first-above-threshold"}
     for alias, name in ALIASES.items():
@@ -326,8 +326,8 @@ def test_descriptive_and_paper_names_give_the_same_predictions(problem):
 
 def test_one_filter_kernel_for_the_app_and_predict_py(problem):
     # the compiled scan (shared top-k insertion) and the numpy filter predict.py runs agree, ties included
-    from classmap_gui.core.classify.filter_kernels import filter_batch
-    from classmap_gui.core.classify.classmap_ops import filter_exact
+    from classmap_gui.core.classify.kernels.exact_filter import filter_batch
+    from classmap_gui.core.classify.classmap.ops import filter_exact
 
     rng = np.random.default_rng(0)
     E = rng.integers(0, 4, (300, 5)).astype(np.float32)   # many exact ties

@@ -42,7 +42,7 @@ def test_a_binary_linear_classifier_is_read_as_two_one_vs_all_rows():
     """``coef_ (1, D)`` scores ``classes_[1]``; ClassMap reads it as rows ``-w, w`` and predicts as it does."""
     from sklearn.linear_model import LogisticRegression
 
-    from classmap_gui.core.classify.bank_view import classifier_outputs, linear_weights
+    from classmap_gui.core.classify.classmap.bank_view import classifier_outputs, linear_weights
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((80, 5)).astype(np.float32)

@@ -2,12 +2,12 @@
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.ann_index import FilterIndex
-from classmap_gui.core.classify.classmap_sampled import (fit_classmap_sampled, keep_filter_index, keep_graph_index,
+from classmap_gui.core.classify.filters.ivf import FilterIndex
+from classmap_gui.core.classify.classmap.sampled import (fit_classmap_sampled, keep_filter_index, keep_graph_index,
                                                          restore_filter_index, set_mean_class_embeddings,
                                                          class_output_sums, set_class_means)
-from classmap_gui.core.classify.filter_graph import GraphFilterIndex
-from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments
+from classmap_gui.core.classify.filters.graph import GraphFilterIndex
+from classmap_gui.core.classify.banks.ridge_moments import ova_ridge_bank, ridge_moments
 from classmap_gui.core.errors import ConfigError, DataError, ModelFormatError
 from classmap_gui.core.features.pixels import PixelFeatures
 from classmap_gui.core.recogniser import Recogniser

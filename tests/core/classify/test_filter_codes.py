@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify import filter_codes as FC
-from classmap_gui.core.classify import filter_kernels as FK
-from classmap_gui.core.classify.classmap import ClassMap
-from classmap_gui.core.classify.classmap_ops import (
+from classmap_gui.core.classify.kernels import codes as FC
+from classmap_gui.core.classify.kernels import exact_filter as FK
+from classmap_gui.core.classify.classmap.estimator import ClassMap
+from classmap_gui.core.classify.classmap.ops import (
     filter_distances,
     filter_exact,
     rank_by_response,
 )
-from classmap_gui.core.classify.sad_tiles import SAD_BYTES
+from classmap_gui.core.classify.kernels.sad_tiles import SAD_BYTES
 
 needs_sad = pytest.mark.skipif(SAD_BYTES == 0, reason="no psadbw vectors on this CPU: the float32 filter runs")
 
@@ -160,7 +160,7 @@ def test_codes_that_do_not_prune_are_turned_off_and_the_answer_stays(monkeypatch
     cm = ClassMap(d=10, p=13, embedding="random", random_state=3).fit_embedding(bank, Xe, ye)
     before = cm.predict_result(Xq, bank=bank)
     assert cm.byte_codes() is not None
-    from classmap_gui.core.classify import filter_step
+    from classmap_gui.core.classify.classmap import filter_step
 
     monkeypatch.setattr(filter_step, "worth_it", lambda band, C: False)
     again = cm.predict_result(Xq, bank=bank)

@@ -4,7 +4,7 @@ import pytest
 
 from classmap_gui.bench.graph_selection import select_graph
 from classmap_gui.bench.ivf_selection import exact_topp, recall_at_p
-from classmap_gui.core.classify.filter_graph import GraphFilterIndex
+from classmap_gui.core.classify.filters.graph import GraphFilterIndex
 from classmap_gui.core.errors import ConfigError, NotFittedError
 
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from classmap_gui.bench.scale import synthetic_embeddings
-from classmap_gui.core.classify import filter_kernels as FK
-from classmap_gui.core.classify.ann_index import FilterIndex
-from classmap_gui.core.classify.classmap_ops import filter_distances, filter_exact
-from classmap_gui.core.classify.topk import topk_insert
+from classmap_gui.core.classify.kernels import exact_filter as FK
+from classmap_gui.core.classify.filters.ivf import FilterIndex
+from classmap_gui.core.classify.classmap.ops import filter_distances, filter_exact
+from classmap_gui.core.classify.kernels.topk import topk_insert
 
 
 def brute(F, E, alpha, p):

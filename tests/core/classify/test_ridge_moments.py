@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.ova import OneVsAllRidge
-from classmap_gui.core.classify.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
+from classmap_gui.core.classify.banks.ova import OneVsAllRidge
+from classmap_gui.core.classify.banks.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
 from classmap_gui.core.errors import DataError
 
 

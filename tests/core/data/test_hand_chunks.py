@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.ridge_moments import ridge_moments
+from classmap_gui.core.classify.banks.ridge_moments import ridge_moments
 from classmap_gui.core.data.hand_chunks import (FEATURES_FILE, META_FILE, build_hand_pose_memmap,
                                                 open_hand_pose_memmap)
 from classmap_gui.core.data.hand_pose import generate_hand_pose

@@ -2,7 +2,9 @@
 refine over all the windows (the kernels ``ClassMap.predict_result`` runs for a batch), not per window."""
 from __future__ import annotations
 
-from classmap_gui.core.classify import batch_kernels, classmap_predict, filter_step
+from classmap_gui.core.classify.kernels import batch as batch_kernels
+from classmap_gui.core.classify.classmap import predict as classmap_predict
+from classmap_gui.core.classify.classmap import filter_step
 from classmap_gui.core.data.hand_video import find_hand_frames
 from classmap_gui.core.detect.scanner import Scanner
 

@@ -6,7 +6,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.ridge_moments import ova_ridge_bank
+from classmap_gui.core.classify.banks.ridge_moments import ova_ridge_bank
 from classmap_gui.core.errors import ModelFormatError
 from classmap_gui.core.features.pixels import PixelFeatures
 from classmap_gui.core.recogniser import Recogniser

@@ -28,8 +28,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .classmap_kernels import rank, stop_point
-from .kernel_threads import even_bounds, run_split
+from .single import rank, stop_point
+from .threads import even_bounds, run_split
 from .lane_dot import dot1, dot2x4, dot3x4, dot4
 from .prefetch import prefetch_row
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .classmap_ops import pair_rows  # noqa: F401  (re-exported: part of the bank's row layout)
+from .ops import pair_rows  # noqa: F401  (re-exported: part of the bank's row layout)
 
 
 def bank_kind(bank) -> str:
@@ -126,7 +126,7 @@ class BruteForce:
             votes += conf
             return votes
         if getattr(bank, "support_vectors_", None) is not None and hasattr(bank, "dual_coef_"):
-            from .solvers import rbf_kernel
+            from ..banks.solvers import rbf_kernel
 
             out = rbf_kernel(X, bank.support_vectors_, bank.gamma_, bank.support_sq_norms()) @ bank.dual_coef_.T
             out += bank.intercept_

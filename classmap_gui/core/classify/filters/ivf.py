@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from ..errors import ConfigError, NotFittedError
-from .filter_ivf import IVFLists
-from .filter_kernels import filter_batch_t
+from ...errors import ConfigError, NotFittedError
+from ..kernels.ivf_lists import IVFLists
+from ..kernels.exact_filter import filter_batch_t
 
 METHODS = ("auto", "exact", "ivf")
 

@@ -27,7 +27,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .lane_dot import TILE, l1_tile, l1_tile4
-from .kernel_threads import even_bounds, run_split
+from .threads import even_bounds, run_split
 from .topk import kth_upper_bound, le_mask16, topk_insert
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)

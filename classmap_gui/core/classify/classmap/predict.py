@@ -20,14 +20,14 @@ import time
 
 import numpy as np
 
-from ..errors import ConfigError, NotFittedError
-from ..progress import StopFn, check_stop
-from . import batch_kernels as BK
+from ...errors import ConfigError, NotFittedError
+from ...progress import StopFn, check_stop
+from ..kernels import batch as BK
 from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers
 from .filter_step import FilterStep
 from .refine import (ALL_PAIRS_VOTE, FIRST_ABOVE_THRESHOLD, KERNEL_MODE, refine_all_pairs_vote,
                      refine_ova_generic)
-from .result import Prediction
+from ..result import Prediction
 from .single_query import SingleQuery
 
 

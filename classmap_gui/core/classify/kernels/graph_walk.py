@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .filter_ivf import PAD, coded_query, pad_columns, sad_row
+from .ivf_lists import PAD, coded_query, pad_columns, sad_row
 from .topk import topk_insert
 
 _OPTS = dict(nogil=True, fastmath=True, cache=True, boundscheck=False)

@@ -4,7 +4,7 @@ Replaces numpy's gather + batched matmul (``np.matmul(W[idx], X[:, :, None])``) 
 gather writes an ``(n, k, D)`` copy of the weights before reading it again, this kernel reads each
 named weight row once, straight from ``W``: about 2.4x faster than the numpy path at 2430 classes,
 D=1764, k=40 and 1000 queries. For a handful of queries the
-thread start-up costs more than it saves, so :func:`classmap_gui.core.classify.banks.gathered_dot`
+thread start-up costs more than it saves, so :func:`classmap_gui.core.classify.banks.base.gathered_dot`
 uses numpy below ``MIN_ROWS`` rows.
 """
 from __future__ import annotations

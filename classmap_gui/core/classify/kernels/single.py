@@ -27,8 +27,8 @@ import numba as nb
 import numpy as np
 
 from .lane_dot import dot1, dot4
-from .filter_codes import codes_one
-from .filter_kernels import filter_one
+from .codes import codes_one
+from .exact_filter import filter_one
 
 #: kernels whose sums must not be reordered or fused (see the module docstring)
 _EXACT = dict(nogil=True, fastmath={"nnan", "ninf", "nsz", "arcp"}, cache=True, boundscheck=False)

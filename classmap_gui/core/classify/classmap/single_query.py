@@ -6,9 +6,9 @@ import time
 import numba as nb
 import numpy as np
 
-from . import classmap_kernels as K
-from .filter_codes import band, one_scratch
-from .filter_kernels import filter_scratch
+from ..kernels import single as K
+from ..kernels.codes import band, one_scratch
+from ..kernels.exact_filter import filter_scratch
 from .bank_view import linear_weights
 from .refine import KERNEL_MODE
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
-from ..progress import ProgressFn, StopFn, check_stop, report
+from ...errors import ConfigError, DataError
+from ...progress import ProgressFn, StopFn, check_stop, report
 
 #: rows per moment task
 CHUNK_ROWS = 8192

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch_kernels import eval_rows
+from ..kernels.batch import eval_rows
 from .bank_view import linear_weights, subset_scores
-from .classmap_ops import pair_rows, rank_by_response, vote_among_candidates, with_reference_outputs
+from .ops import pair_rows, rank_by_response, vote_among_candidates, with_reference_outputs
 
 ALL_PAIRS_VOTE = "all-pairs-vote"
 BEST_RESPONSE = "best-response"

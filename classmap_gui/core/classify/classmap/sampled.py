@@ -38,12 +38,12 @@ import numpy as np
 
 import hashlib
 
-from ..errors import ConfigError, DataError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ...errors import ConfigError, DataError
+from ...progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .bank_view import classifier_outputs, linear_weights
-from .classmap import ClassMap
-from .classmap_boost import boost_references, class_medians, cross_fit_medians, sample_triples
-from .ridge_moments import top_k_linear
+from .estimator import ClassMap
+from .boost import boost_references, class_medians, cross_fit_medians, sample_triples
+from ..banks.ridge_moments import top_k_linear
 
 
 def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: int = 45, p: int = 40,
@@ -215,7 +215,7 @@ def keep_graph_index(cm: ClassMap, index) -> ClassMap:
 
 
 def _restore_graph(cm, state: dict) -> bool:
-    from .filter_graph import GraphFilterIndex, require_faiss
+    from ..filters.graph import GraphFilterIndex, require_faiss
 
     require_faiss("this model's filter index (an HNSW graph)")  # a missing library is an error, not a fallback
     if state.get("embedding_sha1") != _embedding_digest(cm):
@@ -234,8 +234,8 @@ def restore_filter_index(cm) -> bool:
     ClassMap then builds its default index when first needed) when there is none, it does not match
     the class embeddings, or its arrays are inconsistent. A graph where faiss is missing raises
     ``ConfigError`` (:func:`.filter_graph.require_faiss`): the model needs a library this install lacks."""
-    from .ann_index import FilterIndex
-    from .filter_ivf import IVFLists
+    from ..filters.ivf import FilterIndex
+    from ..kernels.ivf_lists import IVFLists
 
     state = getattr(cm, "filter_index_", None)
     if not isinstance(state, dict) or getattr(cm, "class_embeddings_", None) is None:

@@ -15,8 +15,8 @@ from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, LinearSVC
 
-from ..errors import ConfigError, DataError
-from ..progress import ProgressFn, StopFn, check_stop, report
+from ...errors import ConfigError, DataError
+from ...progress import ProgressFn, StopFn, check_stop, report
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError, NoSignalError
-from ..progress import ProgressFn, StopFn, check_stop, report
-from .filter_kernels import filter_batch
+from ...errors import ConfigError, NoSignalError
+from ...progress import ProgressFn, StopFn, check_stop, report
+from ..kernels.exact_filter import filter_batch
 
 
 def class_medians(M: np.ndarray, y: np.ndarray, n_classes: int, *, chunk: int = 512) -> np.ndarray:

@@ -42,18 +42,18 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..constraints import HasMethods, Interval, StrOptions, validate_params
-from ..checks import check_array
-from ..errors import ConfigError, DataError, NoSignalError
-from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from ...constraints import HasMethods, Interval, StrOptions, validate_params
+from ...checks import check_array
+from ...errors import ConfigError, DataError, NoSignalError
+from ...progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, pair_rows
-from .classmap_boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
+from .boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
                              random_references, sample_triples)
-from .classmap_predict import FilterRefine
+from .predict import FilterRefine
 from .filter_step import FILTER_INDEX_THRESHOLD
 from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, BEST_RESPONSE, REFINES as REFINE_STRATEGIES,
                      canonical as canonical_refine)
-from .result import ClassMapResult, Prediction
+from ..result import ClassMapResult, Prediction
 from .single_query import SingleQuery
 
 __all__ = ["ClassMap", "ClassMapResult", "smoother_bank", "EMBEDDINGS", "EMBEDDING_EXAMPLES", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
@@ -77,7 +77,7 @@ def smoother_bank(bank, factor: float):
     if key is None or not factor > 0:
         raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty "
                           f"({type(bank).__name__} names none)")
-    from ..selection import stronger_penalty
+    from ...selection import stronger_penalty
 
     return clone(bank).set_params(**{key: stronger_penalty(key, bank.get_params(deep=False)[key], factor)})
 
@@ -407,7 +407,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
             return self
         validate_params(self)
         if self.estimator is None:
-            from .ova import OneVsAllRidge
+            from ..banks.ova import OneVsAllRidge
 
             bank = OneVsAllRidge(n_jobs=1)
         else:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ..constraints import validate_params
-from ..errors import ConfigError, DataError
-from ..progress import ProgressFn, StopFn
-from ..checks import check_array
-from .banks import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
+from ...constraints import validate_params
+from ...errors import ConfigError, DataError
+from ...progress import ProgressFn, StopFn
+from ...checks import check_array
+from .base import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
                     gathered_dot, predict_input, row_chunks)
 from .solvers import encode_labels, fit_linear_svc, fit_parallel, ridge_solve
 

@@ -26,11 +26,11 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ..constraints import Interval, StrOptions, validate_params
-from ..errors import DataError
-from ..progress import ProgressFn, StopFn
-from ..checks import check_array
-from .banks import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
+from ...constraints import Interval, StrOptions, validate_params
+from ...errors import DataError
+from ...progress import ProgressFn, StopFn
+from ...checks import check_array
+from .base import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
                     gathered_dot, predict_input, row_chunks)
 from .solvers import encode_labels, fit_linear_svc, fit_parallel, fit_svc, rbf_kernel, ridge_solve
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .filter_codes import encode_classes, filter_codes_batch, worth_it
-from .filter_kernels import filter_batch_t, transpose_embeddings
-from .ann_index import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD
+from ..kernels.codes import encode_classes, filter_codes_batch, worth_it
+from ..kernels.exact_filter import filter_batch_t, transpose_embeddings
+from ..filters.ivf import DEFAULT_THRESHOLD as FILTER_INDEX_THRESHOLD
 
 __all__ = ["CODES_MIN_BATCH", "FILTER_INDEX_THRESHOLD", "FilterStep", "default_graph_beam"]
 
@@ -30,7 +30,7 @@ def default_graph_beam(p: int) -> int:
 
 
 class FilterStep:
-    """Mixin for :class:`~classmap_gui.core.classify.classmap.ClassMap`: needs ``class_embeddings_ (C, d)
+    """Mixin for :class:`~classmap_gui.core.classify.classmap.estimator.ClassMap`: needs ``class_embeddings_ (C, d)
     float32``, ``alpha_ (d,) float32`` and ``n_classes_``."""
 
     def _caches(self) -> dict:
@@ -64,7 +64,7 @@ class FilterStep:
         :func:`default_graph_beam`; not saved); None below that many classes (the exact scan)."""
         if self.n_classes_ < FILTER_INDEX_THRESHOLD:
             return None
-        from .filter_graph import GraphFilterIndex
+        from ..filters.graph import GraphFilterIndex
 
         return self._derived("index", lambda: GraphFilterIndex(ef_search=default_graph_beam(self.p)).fit(
             self.class_embeddings_, self.alpha_))

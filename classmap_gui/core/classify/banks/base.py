@@ -24,8 +24,8 @@ from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ..constraints import Interval
-from ..errors import ConfigError, NotFittedError
+from ...constraints import Interval
+from ...errors import ConfigError, NotFittedError
 from .ranking_ops import top_k  # noqa: F401  (re-exported: every bank's scores are ranked with it)
 
 # ---------------------------------------------------------------- constraints the banks share (``_parameter_constraints``)
@@ -123,7 +123,7 @@ def gathered_dot(X: np.ndarray, W: np.ndarray, b: np.ndarray, index: np.ndarray,
     (bounded memory) and do one batched matmul per chunk. No Python loop over classifiers either way.
     Returns ``(n, k) float32``.
     """
-    from . import subset_kernels as kern
+    from ..kernels import subset as kern
 
     n, k = index.shape
     out = np.empty((n, k), np.float32)

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError, NotFittedError
-from .ann_index import FilterIndexBase, checked_embeddings
-from .graph_walk import walk_arrays, walk_batch, walk_one
+from ...errors import ConfigError, NotFittedError
+from .ivf import FilterIndexBase, checked_embeddings
+from ..kernels.graph_walk import walk_arrays, walk_batch, walk_one
 
 #: the ways to walk the graph (module docstring)
 WALKS = ("codes", "faiss")

@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from ..constraints import StrOptions
-from ..errors import ConfigError
-from ..limits import MemoryPlan, planned_size
-from .banks import as_class_index, as_features
+from ...constraints import StrOptions
+from ...errors import ConfigError
+from ...limits import MemoryPlan, planned_size
+from .base import as_class_index, as_features
 from .compressive import CompressiveClassifier
 
 SKETCHES = ("rff", "features", "cnn")

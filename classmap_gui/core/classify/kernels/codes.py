@@ -28,8 +28,8 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from .filter_kernels import BOUND_SLACK, GROUP, padded_width, scale_query
-from .kernel_threads import even_bounds, run_split
+from .exact_filter import BOUND_SLACK, GROUP, padded_width, scale_query
+from .threads import even_bounds, run_split
 from .sad_tiles import CODE_QUERIES, CODE_TILE, SAD_BYTES, sad_tile1, sad_tile4
 from .topk import kth_upper_bound, le_mask16, topk_insert
 
