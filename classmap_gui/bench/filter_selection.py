@@ -25,7 +25,9 @@ import time
 
 import numpy as np
 
-from ..core.classify.filters.ivf import FilterIndex
+from ..core.classify.filters.base import FilterIndex
+from ..core.classify.filters.exact import ExactFilter
+from ..core.classify.filters.ivf import IVFFilter
 from ..core.classify.filters.graph import WALKS, GraphFilterIndex
 from ..core.errors import ConfigError
 from ..core.progress import StopFn, check_stop
@@ -45,7 +47,7 @@ def _timed(index, Fs: np.ndarray, p: int) -> float:
 
 def _scan(E, alpha, Fv, exact_v, p: int, target: float, Fs, should_stop) -> tuple[FilterIndex, dict]:
     t = time.perf_counter()
-    index = FilterIndex(method="ivf", nlist=1, nprobe=1, n_iter=0).fit(E, alpha)
+    index = IVFFilter(nlist=1, nprobe=1, n_iter=0).fit(E, alpha)
     build_s = time.perf_counter() - t
     curve = []
     for r in SCAN_RERANKS:
@@ -101,7 +103,7 @@ def select_filter(E, alpha, Fv, exact_v, p: int, *, target: float, kinds=KINDS, 
             indexes.append(index)
         else:
             t = time.perf_counter()
-            index = FilterIndex(method="exact").fit(E, alpha)
+            index = ExactFilter().fit(E, alpha)
             candidates.append({"kind": "exact", "params": {}, "recall_mean": 1.0, "recall_min": 1.0,
                                "recall_bound": 1.0, "reaches_target": True, "index_ms": _timed(index, Fs, p),
                                "build_s": round(time.perf_counter() - t, 2)})
@@ -125,11 +127,11 @@ def build_chosen(chosen: dict, E, alpha, seed: int = 0):
         return GraphFilterIndex(m=chosen["m"], ef_construction=chosen["ef_construction"],
                                 ef_search=chosen["ef_search"], walk=chosen.get("walk", "faiss")).fit(E, alpha)
     if kind == "scan":
-        return FilterIndex(method="ivf", nlist=1, nprobe=1, n_iter=0, rerank=chosen["rerank"]).fit(E, alpha)
+        return IVFFilter(nlist=1, nprobe=1, n_iter=0, rerank=chosen["rerank"]).fit(E, alpha)
     if kind == "ivf":
-        return FilterIndex(method="ivf", nlist=chosen["nlist"], nprobe=chosen["nprobe"], rerank=chosen["rerank"],
-                           random_state=seed).fit(E, alpha)
-    return FilterIndex(method="exact").fit(E, alpha)
+        return IVFFilter(nlist=chosen["nlist"], nprobe=chosen["nprobe"], rerank=chosen["rerank"],
+                         random_state=seed).fit(E, alpha)
+    return ExactFilter().fit(E, alpha)
 
 
 __all__ = ["KINDS", "SCAN_RERANKS", "build_chosen", "select_filter"]

@@ -116,8 +116,7 @@ def recheck(o, spec, data, fpath, cm, bank, index, p_cands: list[int], seeds: li
     * ``beam`` (a graph ``index`` only): :func:`.graph_selection.recheck_beam` at that p.
 
     Sets ``cm.p`` and ``index.ef_search``; returns ``{"p": record, "beam": record or None}``."""
-    from ..core.classify.filters.ivf import FilterIndex
-    from ..core.classify.classmap.sampled import use_filter_index
+    from ..core.classify.filters.exact import ExactFilter
     from ..core.classify.banks.ridge_moments import top_k_linear
     from ..core.selection import measured_gaps, operating_point, paired_se_from_rates
     from .graph_selection import recheck_beam
@@ -131,7 +130,8 @@ def recheck(o, spec, data, fpath, cm, bank, index, p_cands: list[int], seeds: li
     where = f"{len(y)} images of the retired test parts of seeds {', '.join(map(str, seeds))}"
     bf = top_k_linear(X, bank.coef_, bank.intercept_, 1)[:, 0]
     bf_acc = float(np.mean(bf == y))
-    use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
+    own = cm.current_filter()
+    cm.use_filter(ExactFilter().fit(cm.class_embeddings_, cm.alpha_))
     rows = []
     for p in [v for v in p_cands if v >= cm.p]:
         cm.set_params(p=min(p, cm.n_classes_))
@@ -145,7 +145,7 @@ def recheck(o, spec, data, fpath, cm, bank, index, p_cands: list[int], seeds: li
                           by=f"gap to brute force (exact filter) under the final model on {where}",
                           brute_force_accuracy=bf_acc, queries=len(y), parameter="classmap.p", split=f"validation: {where}")
     cm.set_params(p=min(sel["chosen"]["p"], cm.n_classes_))
-    cm.clear_caches()  # the exact index was for the re-check; the caller sets the model's own
+    cm.use_filter(own)  # the exact index was for the re-check
     beam = None
     if index is not None:
         F = np.ascontiguousarray(cm.reference_outputs(bank, X[:1000]), np.float32)

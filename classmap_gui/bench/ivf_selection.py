@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ..core.classify.filters.ivf import FilterIndex
+from ..core.classify.filters.ivf import IVFFilter
 from ..core.classify.kernels.exact_filter import filter_batch_t
 from ..core.progress import StopFn, check_stop
 
@@ -84,7 +84,7 @@ def exact_topp(Q: np.ndarray, A: np.ndarray, p: int) -> np.ndarray:
 
 
 def select_ivf(E, alpha, Fv, exact_v, p: int, *, nlists: list[int], nprobes: list[int] | None, target: float,
-               reranks: list[float], seed: int, should_stop: StopFn = None) -> tuple[FilterIndex, dict]:
+               reranks: list[float], seed: int, should_stop: StopFn = None) -> tuple[IVFFilter, dict]:
     """Choose ``nlist``, ``rerank`` and ``nprobe`` on validation queries ``Fv (m, d)`` (exact top-p ``exact_v``).
 
     Per ``(nlist, rerank)``: the smallest ``nprobe`` (candidates ``nprobes``, default
@@ -98,9 +98,9 @@ def select_ivf(E, alpha, Fv, exact_v, p: int, *, nlists: list[int], nprobes: lis
     Fs = Fv[:200]
     for nlist in nlists:
         t = time.perf_counter()
-        index = FilterIndex(method="ivf", nlist=nlist, random_state=seed).fit(E, alpha)
+        index = IVFFilter(nlist=nlist, random_state=seed).fit(E, alpha)
         build_s = time.perf_counter() - t
-        nl = index.lists_.nlist
+        nl = len(index.centroids_)
         grid = sorted({max(1, min(nl, int(np.ceil(f * nl)))) for f in NPROBE_FRACTIONS} | {nl}) \
             if nprobes is None else sorted({max(1, min(nl, n)) for n in nprobes})
         index.search(Fs[:1], p)

@@ -178,7 +178,7 @@ def stage_times(cm, bank, X: np.ndarray) -> tuple[dict, float | None]:
     F = np.empty((n, len(refs)), np.float32)
     cands, dist = np.empty((n, p), np.int64), np.empty((n, p), np.float32)
     cls, score, ev = np.empty((n, p), np.int64), np.empty((n, p), np.float32), np.empty(n, np.int64)
-    ET = cm.embeddings_t()
+    ET = cm.current_filter().scaled_t_
     out = {"stage: embedding": _median_ms(lambda: BK.embed_batch(X, W_emb, b_emb, refs, F)) / n,
            "stage: filter, float32": _median_ms(lambda: filter_batch_t(F, ET, cm.alpha_, p, cands, dist)) / n}
     codes, band = encode_classes(ET), None

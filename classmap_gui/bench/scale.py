@@ -17,7 +17,7 @@ For each class count, from one run:
 * **exact baselines** (``exact_ms``): ClassMap's one exact filter (``filter_one``; batch:
   ``exact_batch_filter``), its numpy twin, and faiss ``IndexFlat`` with ``METRIC_L1`` on 1 and 2
   threads where faiss is installed; ``exact_fastest`` names the fastest single-query one;
-* the index's build time, single-query latency through :meth:`FilterIndex.search` (what ClassMap
+* the index's build time, single-query latency through :meth:`~classmap_gui.core.classify.filters.base.FilterIndex.search` (what ClassMap
   calls) and batch latency per query, recall@p against the exact top-p (mean, min);
 * ``speedup_single``: per round, the fastest exact scan's mean single-query latency over the index's
   (``rounds``, ``median``, ``min``, ``max``, load before and after); ``speedup_batch`` likewise
@@ -258,7 +258,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         index.nprobe = chosen
         rows.append({
             "classes": C, "d": d, "p": k, "queries": nq, "method": "ivf",
-            "nlist": index.lists_.nlist, "nprobe": index.nprobe_for(k), "rerank": index.rerank,
+            "nlist": len(index.centroids_), "nprobe": index.nprobe_for(k), "rerank": index.rerank,
             "build_s": build_s, "selection_s": round(select_s, 1),
             "exact_ms": exact_ms, "exact_fastest": {"name": fastest, "ms": exact_ms[fastest]},
             "exact_batch_ms_per_query": {n: best[n] for n in batch_names},

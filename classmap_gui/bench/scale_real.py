@@ -157,10 +157,9 @@ def _candidates(o: dict) -> tuple[list, list, list, dict, list, list]:
 def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -> dict:
     """The hand-pose scale benchmark (options: ``scale.OPTIONS``); returns the ``real`` object and the
     selections (see the module docstring)."""
-    from ..core.classify.filters.ivf import FilterIndex
-    from ..core.classify.classmap.estimator import FILTER_INDEX_THRESHOLD
-    from ..core.classify.classmap.sampled import (fit_classmap_sampled, hard_confusers, keep_filter_index,
-                                             keep_graph_index, set_mean_class_embeddings, use_filter_index)
+    from ..core.classify.filters import AUTO_INDEX_FROM
+    from ..core.classify.filters.exact import ExactFilter
+    from ..core.classify.classmap.sampled import fit_classmap_sampled, hard_confusers, set_mean_class_embeddings
     from ..core.classify.banks.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
     from ..core.data.hand_chunks import FEATURES_FILE, build_hand_pose_memmap
     from ..core.parallel import parallel_backend
@@ -237,24 +236,23 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     seen["embedding"] = row_ids(Xe)
     hard = hard_confusers(bank_val, Xe, int(o["n_hard_examples"]), 10, seed)
     factors = floats(o["reference_penalties"], "reference_penalties")
-    big = C >= FILTER_INDEX_THRESHOLD
+    big = C >= AUTO_INDEX_FROM
     bf_val = val_acc[alpha]
     curve, models, embeds = [], {}, {}
     fits = [(f, dd) for f in factors for dd in d_cands]
     for fi, (f, dd) in enumerate(fits):
         rows_of = None if f == 1 else (lambda r, a=alpha * f, fit=path: fit.weight_rows(a, r))
         cm = fit_classmap_sampled(bank_val, Xe, ye, d=dd, p=max(p_cands), n_candidates=int(o["n_candidates"]),
-                                  n_triples=int(o["n_triples"]), reference_rows=rows_of, hard=hard, random_state=seed,
+                                  n_triples=int(o["n_triples"]), reference_rows=rows_of, hard=hard, filter="exact",
+                                  random_state=seed,
                                   progress=sub_progress(progress, 0.4 + 0.2 * fi / len(fits),
                                                         0.4 + 0.2 * (fi + 1) / len(fits)), should_stop=should_stop)
         models[(f, dd)], medians = cm, cm.class_embeddings_
         # 'all': the fit images (the validation bank's training) join the embedding images; 'all+N': N extra ones
         means = class_means(cm, bank_val, emb_kinds, feature_chunks(fpath, data, fit_rows, [(Xe, ye)]), extra)
         for v in emb_kinds:
-            cm.class_embeddings_ = medians if emb_kinds[v] is None else means[v]
+            cm.set_class_embeddings(medians if emb_kinds[v] is None else means[v])  # the exact filter, on validation
             embeds[(f, dd, v)] = cm.class_embeddings_
-            if big:
-                use_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_))
             for p in p_cands:
                 cm.set_params(p=min(p, C))
                 pr = cm.predict_result(Xv, top=1, bank=bank_val)
@@ -274,7 +272,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     best = sel_p["chosen"]
     p, factor, emb_kind, d = best["p"], best["reference_penalty"], best["class_embeddings"], best["d_requested"]
     cm = models[(factor, d)]
-    cm.class_embeddings_ = embeds[(factor, d, emb_kind)]
+    cm.set_class_embeddings(embeds[(factor, d, emb_kind)])
     del models, embeds
     seconds["embedding"] = time.perf_counter() - t
     refs = cm.reference_
@@ -327,8 +325,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
         sel_p["final_check"], k = again["p"], int(cm.p)
         if again["beam"] is not None:
             sel_index["final_check"], chosen["ef_search"] = again["beam"], again["beam"]["ef_search"]
-    if big:  # used now, and saved with the model (the exact scan needs no index)
-        {"hnsw": keep_graph_index, "exact": use_filter_index}.get(chosen["method"], keep_filter_index)(cm, index)
+    cm.use_filter(index)  # used now, and saved with the model
     seconds["index"] = time.perf_counter() - t
     del Xe
     report(progress, 0.75, "test")
@@ -350,7 +347,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     pr = cm.predict_result(Xt, top=1, bank=bank)
     Ft = (Xt @ Wr.T + br).astype(np.float32)
     got = index.search(Ft, k)[0]
-    exact_t = FilterIndex(method="exact").fit(cm.class_embeddings_, cm.alpha_).search(Ft, k)[0]
+    exact_t = ExactFilter().fit(cm.class_embeddings_, cm.alpha_).search(Ft, k)[0]
     rec = recall_at_p(got, exact_t)
     seconds["test"] = time.perf_counter() - t - seconds["test_part"]
     report(progress, 0.85, "latency")
@@ -370,7 +367,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                 "latency_batch_ms": ms["batch"]["classmap"], "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
                 "class_embeddings": emb_kind,
                 "filter": chosen["method"] if big else "exact (ClassMap uses its index from "
-                                                      f"{FILTER_INDEX_THRESHOLD} classes)",
+                                                      f"{AUTO_INDEX_FROM} classes)",
                 "filter_params": {k2: v for k2, v in chosen.items() if k2 != "method"},
                 "recall_at_p": {"mean": float(rec.mean()), "min": float(rec.min())},
                 "stage_ms": stage_ms}

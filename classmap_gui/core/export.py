@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from . import registry
-from .classify.classmap.estimator import FILTER_INDEX_THRESHOLD
 from .errors import ConfigError
 from .store.format import fsync_dir, array_manifest
 
@@ -172,10 +171,10 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
                           f"reproduces ClassMap all-pairs-vote (v1) over a linear all-pairs bank and best-response "
                           f"(v2) / first-above-threshold (v3) over a linear one-vs-all bank. Retrain with one of "
                           f"those, or without ClassMap.")
-    if cm.n_classes_ >= FILTER_INDEX_THRESHOLD:
-        raise ConfigError(f"cannot export a ClassMap model of {cm.n_classes_} classes: from "
-                          f"{FILTER_INDEX_THRESHOLD} classes on the app filters with an approximate (IVF) index "
-                          f"that predict.py cannot reproduce exactly.")
+    if cm.current_filter().kind != "exact":
+        raise ConfigError(f"cannot export this ClassMap model of {cm.n_classes_} classes: it filters with an "
+                          f"approximate index ({cm.current_filter().kind}) that predict.py cannot reproduce exactly "
+                          f"(predict.py scans every class). Retrain with ClassMap filter exact to export it.")
     arrays["classmap.reference"] = np.ascontiguousarray(cm.reference_, np.int64)
     arrays["classmap.alpha"] = np.ascontiguousarray(cm.alpha_, np.float32)
     arrays["classmap.embeddings"] = np.ascontiguousarray(cm.class_embeddings_, np.float32)

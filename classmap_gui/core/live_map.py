@@ -192,7 +192,7 @@ class LiveAnalyser:
         rec, cm = self.recogniser, self.classmap
         X = rec.transform(rec.prepare(crop[None])) if features is None else np.asarray(features, np.float32)
         pred = rec.predict_features(X, top=self.p)
-        cands, dist_p = cm.filter(rec.classifier, X, self.p)
+        cands, dist_p = cm.candidates(rec.classifier, X, self.p)
         cands, dist_p = cands[0], dist_p[0]
         refined = dict(zip(pred.top_classes[0].tolist(), pred.top_scores[0].tolist()))
         scores = np.array([refined.get(int(c), np.nan) for c in cands], np.float32)

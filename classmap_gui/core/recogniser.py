@@ -9,8 +9,8 @@ each stage. Predicting changes no object, so threads may share one recogniser.
 Saved as a folder (see :mod:`classmap_gui.core.store`): ``model.json`` with the structure and
 ``arrays.npz`` with the numbers; no pickles, every shape and dtype checked on load. Large arrays
 (a 10^5-class bank's weights) are memory-mapped, not read (:mod:`.store.npz`), and a ClassMap's
-saved filter index is rebuilt from its lists (:func:`.classify.classmap.sampled.restore_filter_index`),
-so a 10^5-class model opens in seconds.
+filter index is saved with it (its lists or graph, a component of the store like any other), so a
+10^5-class model opens in seconds.
 """
 from __future__ import annotations
 
@@ -247,13 +247,6 @@ class Recogniser:
         rec._check_consistent(where)
         if classmap is not None:
             classmap.estimator_ = classifier   # the bank is saved once, as the classifier; the ClassMap refers to it
-        if classmap is not None and getattr(classmap, "filter_index_", None) is not None:
-            from .classify.classmap.sampled import restore_filter_index
-
-            try:
-                restore_filter_index(classmap)  # the saved IVF lists or HNSW graph: no rebuild on load
-            except ConfigError as exc:  # the saved index needs a library that is missing here (faiss)
-                raise ModelFormatError(f"{where}: {exc}") from None
         return rec
 
     def _check_consistent(self, where: str) -> None:

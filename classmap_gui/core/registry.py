@@ -28,16 +28,18 @@ from typing import Any
 from .errors import ConfigError, ModelFormatError
 from .schema import AUTO, MAX_SEED, SEED, Invalid, Param, from_constraints
 from .suitability import Sized, Suits
+from .filter_kinds import INDEXES as _FILTER_INDEXES
 
 __all__ = ["AUTO", "KINDS", "Component", "Param", "bank_descriptions", "bank_names", "check_params",
            "check_names", "check_train_options", "check_value", "classmap_applies", "component", "components",
            "feature_names", "make", "make_bank", "make_features", "names", "register", "register_saved_type", "resolve",
            "route_unprefixed", "saved_spec", "saved_type", "saved_type_name", "unregister"]
 
-KINDS = ("features", "bank", "classmap")
-_WHAT = {"features": "feature map", "bank": "classifier bank", "classmap": "ClassMap"}
+KINDS = ("features", "bank", "classmap", "filter")
+_WHAT = {"features": "feature map", "bank": "classifier bank", "classmap": "ClassMap", "filter": "filter index"}
 #: How the command line names each kind's settings (``--set bank.C=0.1``).
-OPTION_PREFIX = {"features": "--set ", "bank": "--set bank.", "classmap": "--set classmap."}
+OPTION_PREFIX = {"features": "--set ", "bank": "--set bank.", "classmap": "--set classmap.",
+                 "filter": "--set classmap.filter_params."}
 
 
 def resolve(path: str) -> type:
@@ -196,9 +198,12 @@ _COMPONENTS: list[Component] = [
                                     "(training fits that second, smoother bank; 1: the bank itself)",
                "embedding_examples": "which examples embed the classes: the held-out embedding part, or with the "
                                      "bank's training part",
+               "filter": "the filter index: the exact scan, IVF lists or an HNSW graph (auto: exact below 20 000 "
+                         "classes, the graph from there on)",
                "random_state": "random seed"},
-              # in the app the bank and the embedding split are training's (the --bank, the split), not settings
-              internal=("estimator", "embedding_fraction"),
+              # in the app the bank and the embedding split are training's (the --bank, the split), not settings;
+              # the filter kind's own parameters are its component's (kind "filter" below)
+              internal=("estimator", "embedding_fraction", "filter_params"),
               suits=Suits(min_classes=50, min_per_class=6, why="{d} reference classifiers, refine the top {p} of {C} classes",
                           sizes=(Sized("d", of="classes", ratio=Fraction(1, 8), low=8, high=45),
                                  Sized("p", of="classes", ratio=Fraction(1, 12), low=5, high=40)),
@@ -207,6 +212,9 @@ _COMPONENTS: list[Component] = [
                                    "min_per_class": "it holds out images of every class to fit its embedding, and the "
                                                     "smallest class has {fewest}"})),
 ]
+
+# the filter index kinds: one line each in filter_kinds.INDEXES (a leaf module: names only)
+_COMPONENTS += [Component("filter", kind, path, what, help) for kind, (path, what, help) in _FILTER_INDEXES.items()]
 
 #: Type names written into saved models -> class paths; a file format: never rename. A component of the
 #: table above whose class is not listed here is saved under its component name.

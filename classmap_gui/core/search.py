@@ -300,7 +300,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         """The reference bank (``factor`` times the penalty, fitted on ``X``) or None for factor 1."""
         if float(factor) == 1.0:
             return None
-        from .classify.classmap.estimator import smoother_bank
+        from .classify.classmap.embedding import smoother_bank
 
         return smoother_bank(bank, float(factor)).fit(X, y, should_stop=should_stop)
 

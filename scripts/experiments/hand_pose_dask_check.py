@@ -15,7 +15,7 @@ import numpy as np
 
 from classmap_gui.bench.filter_selection import build_chosen
 from classmap_gui.bench.scale_real import EMBEDDING, FIT, TEST, VALIDATION, final_embedding_chunks, read_rows
-from classmap_gui.core.classify.classmap.sampled import set_mean_class_embeddings, use_filter_index
+from classmap_gui.core.classify.classmap.sampled import set_mean_class_embeddings
 from classmap_gui.core.classify.banks.ridge_moments import ova_ridge_bank, ridge_moments, top_k_linear
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap
 from classmap_gui.core.parallel import parallel_backend
@@ -63,7 +63,7 @@ if __name__ == "__main__":
     out["class_embeddings_identical"] = bool(np.array_equal(dask_embeddings, local_embeddings))
     out["max_abs_class_embedding_difference"] = float(np.abs(dask_embeddings - local_embeddings).max())
     # the Dask model: its own class embeddings and the filter index chosen on validation, built on them
-    use_filter_index(cm, build_chosen(rec.metadata["filter_index"], cm.class_embeddings_, cm.alpha_))
+    cm.use_filter(build_chosen(rec.metadata["filter_index"], cm.class_embeddings_, cm.alpha_))
     out["seconds_training"] = time.perf_counter() - t
     tfolder = folder.parent / bench["test_part"]
     tdata = open_hand_pose_memmap(tfolder)

@@ -85,7 +85,7 @@ def test_analyser_lists_the_filters_candidates_with_refined_scores_and_ranks_the
     img = ims.images[5]
     fr = an.analyse(img, truth=int(ims.labels[5]))
     X = rec.transform(img[None])
-    cands, dist = cm.filter(rec.classifier, X)
+    cands, dist = cm.candidates(rec.classifier, X)
     np.testing.assert_array_equal(fr.candidates, cands[0])
     np.testing.assert_allclose(fr.distances, dist[0], rtol=1e-5)
     pred = rec.predict(img[None], top=cm.p)

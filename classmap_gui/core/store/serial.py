@@ -171,6 +171,8 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
             est.after_load()
     except ModelFormatError:
         raise
+    except ConfigError as exc:  # the model needs a library this install lacks (faiss for a graph filter index)
+        raise ModelFormatError(f"{where}: {exc}") from None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
         # ArithmeticError: int(-Infinity) and the like, from a value no model holds
         raise ModelFormatError(f"{where}: model file is invalid: inconsistent saved state: "

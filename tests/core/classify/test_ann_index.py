@@ -1,4 +1,5 @@
-"""The filter index finds the classes the exact weighted-L1 filter finds (IVF needs no faiss)."""
+"""The filter indexes find the classes the exact weighted-L1 filter finds (IVF needs no faiss); ClassMap fits
+the one its ``filter`` names."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +7,8 @@ import pytest
 
 from classmap_gui.bench.scale import synthetic_embeddings
 from classmap_gui.core.classify.kernels import ivf_lists as filter_ivf
-from classmap_gui.core.classify.filters.ivf import FilterIndex
+from classmap_gui.core.classify.filters.exact import ExactFilter
+from classmap_gui.core.classify.filters.ivf import IVFFilter
 from classmap_gui.core.classify.classmap.ops import filter_exact
 from classmap_gui.core.errors import ConfigError, NotFittedError
 
@@ -29,17 +31,17 @@ def recall(got, ref):
 def test_exact_method_ranks_classes_like_the_paper_filter(problem):
     E, alpha, F, _ = problem
     ref_cls, ref_d = weighted_l1_topp(F, E, alpha, 25)
-    cls, dist = FilterIndex(method="exact").fit(E, alpha).search(F, 25)
+    cls, dist = ExactFilter().fit(E, alpha).search(F, 25)
     assert cls.dtype == np.int64 and dist.dtype == np.float32 and cls.shape == (60, 25)
     assert recall(cls, ref_cls) == 1.0
     np.testing.assert_allclose(dist, ref_d, rtol=1e-4)
     assert recall(filter_exact(F, E, alpha, 25), ref_cls) == 1.0   # the numpy twin predict.py runs
 
 
-def test_auto_uses_the_ivf_index_only_for_many_classes(problem):
-    E, alpha, _, _ = problem
-    assert FilterIndex(threshold=10_000).fit(E, alpha).method_ == "exact"
-    assert FilterIndex(threshold=1000).fit(E, alpha).method_ == "ivf"
+def test_auto_is_the_exact_scan_below_many_classes_and_the_graph_from_there():
+    from classmap_gui.core.classify.filters import AUTO_INDEX_FROM, auto_kind
+
+    assert auto_kind(AUTO_INDEX_FROM - 1) == "exact" and auto_kind(AUTO_INDEX_FROM) == "hnsw"
 
 
 def test_ivf_and_classmap_work_where_faiss_is_not_installed():
@@ -48,11 +50,11 @@ def test_ivf_and_classmap_work_where_faiss_is_not_installed():
 
     # a fresh interpreter in which "import faiss" fails, as without the optional extra
     code = ("import sys; sys.modules['faiss'] = None\n"
-            "from classmap_gui.core.classify import classmap\n"
-            "from classmap_gui.core.classify.filters.ivf import FilterIndex\n"
+            "from classmap_gui.core.classify import ClassMap\n"
+            "from classmap_gui.core.classify.filters.ivf import IVFFilter\n"
             "from classmap_gui.bench.scale import synthetic_embeddings\n"
             "E, a, F, _ = synthetic_embeddings(500, 20, n_queries=3)\n"
-            "print(FilterIndex(method='ivf', nlist=10, nprobe=10).fit(E, a).search(F, 5)[0].shape)\n")
+            "print(IVFFilter(nlist=10, nprobe=10).fit(E, a).search(F, 5)[0].shape)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "(3, 5)"
@@ -61,14 +63,14 @@ def test_ivf_and_classmap_work_where_faiss_is_not_installed():
 @pytest.fixture(scope="module")
 def ivf(problem):
     E, alpha, _, _ = problem
-    return FilterIndex(method="ivf", random_state=1).fit(E, alpha)
+    return IVFFilter(random_state=1).fit(E, alpha)
 
 
 def test_ivf_keeps_the_exact_candidates_with_true_distances(problem, ivf):
     E, alpha, F, y = problem
     ref_cls, _ = weighted_l1_topp(F, E, alpha, 40)
     cls, dist = ivf.search(F, 40)
-    assert ivf.method_ == "ivf" and cls.dtype == np.int64 and dist.dtype == np.float32
+    assert ivf.kind == "ivf" and cls.dtype == np.int64 and dist.dtype == np.float32
     assert recall(cls, ref_cls) >= 0.98
     true = (alpha * np.abs(F[:, None, :] - E[cls])).sum(axis=2)
     np.testing.assert_allclose(dist, true, rtol=1e-4)
@@ -77,63 +79,64 @@ def test_ivf_keeps_the_exact_candidates_with_true_distances(problem, ivf):
     one, _ = ivf.search(F[7], 40)
     np.testing.assert_array_equal(one[0], cls[7])
     # fewer lists probed: faster and (on this data) visibly worse, so nprobe really bounds the work
-    few, _ = FilterIndex(method="ivf", nprobe=1, random_state=1).fit(E, alpha).search(F, 40)
+    few, _ = IVFFilter(nprobe=1, random_state=1).fit(E, alpha).search(F, 40)
     assert recall(few, ref_cls) < recall(cls, ref_cls)
 
 
 def test_ivf_probing_every_list_equals_the_exact_filter(problem):
     E, alpha, F, _ = problem
-    ref_cls, ref_d = FilterIndex(method="exact").fit(E, alpha).search(F, 25)
+    ref_cls, ref_d = ExactFilter().fit(E, alpha).search(F, 25)
     nlist = 40
     # all lists and a re-rank pool as large as the index: every class is compared exactly
-    full = FilterIndex(method="ivf", nlist=nlist, nprobe=nlist, rerank=len(E)).fit(E, alpha)
+    full = IVFFilter(nlist=nlist, nprobe=nlist, rerank=len(E)).fit(E, alpha)
     cls, dist = full.search(F, 25)
     np.testing.assert_array_equal(cls, ref_cls)
     np.testing.assert_allclose(dist, ref_d, rtol=1e-5)
     # all lists with the default re-rank pool (2p): only the uint8 coding can lose a candidate
-    coded, _ = FilterIndex(method="ivf", nlist=nlist, nprobe=nlist).fit(E, alpha).search(F, 25)
+    coded, _ = IVFFilter(nlist=nlist, nprobe=nlist).fit(E, alpha).search(F, 25)
     assert recall(coded, ref_cls) >= 0.99
 
 
 def test_ivf_lists_partition_the_classes(problem, ivf):
     E, _, _, _ = problem
     C = len(E)
-    lists = ivf.lists_
-    starts, ids = lists.starts, lists.ids
+    starts, ids, centroids = ivf.starts_, ivf.ids_, ivf.centroids_
     assert starts[0] == 0 and starts[-1] == C and np.all(np.diff(starts) >= 0)
     assert sorted(ids) == list(range(C))
-    assert lists.centroids.shape == (len(starts) - 1, E.shape[1]) == (round(3.2 * np.sqrt(C)), E.shape[1])
+    assert centroids.shape == (len(starts) - 1, E.shape[1]) == (round(3.2 * np.sqrt(C)), E.shape[1])
     # each class sits in the list of its nearest centroid by L1 (the search metric)
     scaled = E * ivf.alpha_
-    member = np.repeat(np.arange(lists.nlist), np.diff(starts))[np.argsort(ids)]
-    l1 = np.abs(scaled[:, None, :] - lists.centroids[None]).sum(axis=2)
+    member = np.repeat(np.arange(len(centroids)), np.diff(starts))[np.argsort(ids)]
+    l1 = np.abs(scaled[:, None, :] - centroids[None]).sum(axis=2)
     np.testing.assert_array_equal(member, l1.argmin(axis=1))
 
 
 def test_more_candidates_than_classes_are_padded(problem):
     E, alpha, F, _ = problem
-    for method in ("exact", "ivf"):
-        cls, dist = FilterIndex(method=method).fit(E[:7], alpha).search(F[:3], 10)
+    for kind in (ExactFilter, IVFFilter):
+        cls, dist = kind().fit(E[:7], alpha).search(F[:3], 10)
         assert sorted(cls[0, :7]) == list(range(7))
         assert np.all(cls[:, 7:] == -1) and np.all(np.isinf(dist[:, 7:]))
 
 
 def test_bad_use_is_reported(problem):
     E, alpha, F, _ = problem
+    from classmap_gui.core.classify.classmap.estimator import ClassMap
+
     with pytest.raises(NotFittedError):
-        FilterIndex().search(F, 5)
-    with pytest.raises(ConfigError, match="method"):
-        FilterIndex(method="lsh").fit(E, alpha)
+        ExactFilter().search(F, 5)
+    with pytest.raises(ConfigError, match="filter"):
+        ClassMap(filter="lsh").fit(E[:40], np.arange(40) % 4)
     with pytest.raises(ConfigError, match="alpha"):
-        FilterIndex().fit(E, -alpha)
+        ExactFilter().fit(E, -alpha)
     with pytest.raises(ConfigError, match="dimensions"):
-        FilterIndex(method="exact").fit(E, alpha).search(F[:, :10], 5)
+        ExactFilter().fit(E, alpha).search(F[:, :10], 5)
     with pytest.raises(ConfigError, match="nprobe"):
-        FilterIndex(method="ivf", nprobe=0).fit(E, alpha)
+        IVFFilter(nprobe=0).fit(E, alpha)
 
 
 def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypatch):
-    from classmap_gui.core.classify.classmap import filter_step as cm_module
+    from classmap_gui.core import filter_kinds
     from classmap_gui.core.classify.classmap.estimator import ClassMap
     from classmap_gui.core.classify.banks.ova import OneVsAllRidge
 
@@ -143,21 +146,25 @@ def test_classmap_uses_the_index_at_many_classes_with_the_same_answers(monkeypat
     y = np.repeat(np.arange(C), 10)
     Xtr, Xe, Xt = ((mu[y] + 1.5 * rng.normal(size=(len(y), D))).astype(np.float32) for _ in range(3))
     bank = OneVsAllRidge(alpha=1.0).fit(Xtr, y)
-    ye = y
-    cm = ClassMap(d=12, p=10, refine="v2", n_triples=4000).fit_embedding(bank, Xe, ye)
+    cm = ClassMap(d=12, p=10, refine="v2", n_triples=4000).fit_embedding(bank, Xe, y)
     exact = cm.predict_result(Xt[:150], bank=bank)
     exact_one = cm.predict_result(Xt[:1], top=3, bank=bank)
-    assert cm.filter_index() is None  # 120 classes: the fused scan
-    monkeypatch.setattr(cm_module, "FILTER_INDEX_THRESHOLD", 100)
-    assert cm.filter_index().method_ == "hnsw"  # the default index at many classes: the HNSW graph (faiss)
+    assert cm.filter_.kind == "exact"  # 120 classes: the exact scan
+    monkeypatch.setattr(filter_kinds, "AUTO_INDEX_FROM", 100)
+    cm.set_class_embeddings(cm.class_embeddings_)
+    assert cm.filter_.kind == "hnsw"  # "auto" at many classes: the HNSW graph (faiss), fitted with the embeddings
     indexed = cm.predict_result(Xt[:150], bank=bank)
     np.testing.assert_array_equal(indexed.top_classes, exact.top_classes)
     np.testing.assert_array_equal(indexed.evaluations, exact.evaluations)
     one = cm.predict_result(Xt[:1], top=3, bank=bank)  # one row goes through the index too
     np.testing.assert_array_equal(one.top_classes, exact_one.top_classes)
-    first = cm.filter_index()
-    cm.class_embeddings_ = cm.class_embeddings_.copy()  # new embeddings (e.g. classes added) -> rebuilt
-    assert cm.filter_index() is not first
+    first = cm.current_filter()
+    cm.class_embeddings_ = cm.class_embeddings_.copy()  # new embeddings (e.g. classes added) -> refitted
+    assert cm.current_filter() is not first and cm.filter_.kind == "hnsw"
+    cm.set_params(filter="ivf", filter_params={"nlist": 4, "nprobe": 4, "rerank": 120})
+    cm.set_class_embeddings(cm.class_embeddings_)
+    assert cm.filter_.kind == "ivf" and cm.filter_.nlist == 4   # the kind and parameters the estimator names
+    np.testing.assert_array_equal(cm.predict_result(Xt[:150], bank=bank).top_classes, exact.top_classes)
 
 
 def test_concurrent_searches_with_different_p_agree_with_serial_ones(problem, ivf):
@@ -205,8 +212,8 @@ def test_the_nearest_lists_are_the_smallest_distances_nearest_first(top):
 @pytest.mark.parametrize("d", [5, 16, 20])
 def test_ivf_with_every_list_is_exact_for_any_dimension(d):
     E, alpha, F, _ = synthetic_embeddings(400, d, n_queries=10, seed=d)
-    ref_cls, ref_d = FilterIndex(method="exact").fit(E, alpha).search(F, 12)
-    cls, dist = FilterIndex(method="ivf", nlist=9, nprobe=9, rerank=400).fit(E, alpha).search(F, 12)
+    ref_cls, ref_d = ExactFilter().fit(E, alpha).search(F, 12)
+    cls, dist = IVFFilter(nlist=9, nprobe=9, rerank=400).fit(E, alpha).search(F, 12)
     np.testing.assert_array_equal(cls, ref_cls)
     np.testing.assert_allclose(dist, ref_d, rtol=1e-5)
 
@@ -219,7 +226,7 @@ def test_the_quantised_scan_splits_one_query_over_threads_without_losing_candida
 
     E, alpha, F, _ = problem
     ref_cls, ref_d = weighted_l1_topp(F, E, alpha, 20)
-    scan = FilterIndex(method="ivf", nlist=1, nprobe=1, n_iter=0, rerank=1.25).fit(E, alpha)
+    scan = IVFFilter(nlist=1, nprobe=1, n_iter=0, rerank=1.25).fit(E, alpha)
     with threads(1):
         one = [scan.search(f, 20) for f in F]
     with threads(2):

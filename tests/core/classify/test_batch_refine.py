@@ -76,7 +76,7 @@ def test_batch_refine_scores_are_the_candidates_responses():
     np.testing.assert_allclose(res.top_scores, got, rtol=1e-5, atol=1e-4)
     assert np.all(np.diff(res.top_scores, axis=1) <= 0)                  # best first
     # the candidates are the filter's p nearest classes
-    cands, _ = cm.filter(bank, X[200:])
+    cands, _ = cm.candidates(bank, X[200:])
     np.testing.assert_array_equal(np.sort(res.top_classes, 1), np.sort(cands, 1))
     assert np.mean(res.labels == y[200:]) > 0.9
 

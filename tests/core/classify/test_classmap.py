@@ -4,7 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.classmap.estimator import ClassMap, learn_threshold, pair_rows
+from classmap_gui.core.classify.classmap.bank_view import pair_rows
+from classmap_gui.core.classify.classmap.boost import learn_threshold
+from classmap_gui.core.classify.classmap.estimator import ClassMap
 from classmap_gui.core.errors import ConfigError, DataError, NotFittedError
 
 
@@ -186,14 +188,13 @@ def test_single_query_path_equals_batch(problem):
             np.testing.assert_array_equal(r1.top_classes[0], res.top_classes[i, :3])
 
 
-def test_single_query_path_searches_the_models_filter_index(problem, monkeypatch):
-    """From FILTER_INDEX_THRESHOLD classes (lowered here) one query (live video) searches the model's filter
-    index, as a batch does: same answers, and the index's candidates (here a deliberately odd index whose
-    candidates are the exact ones' neighbours by number), not the exact scan's."""
-    from classmap_gui.core.classify.classmap import filter_step
-    from classmap_gui.core.classify.filters.ivf import FilterIndex
+def test_single_query_path_searches_the_models_filter_index(problem):
+    """With a filter index other than the exact scan, one query (live video) searches it, as a batch does: same
+    answers, and the index's candidates (here a deliberately odd index whose candidates are the exact ones'
+    neighbours by number), not the exact scan's."""
+    from classmap_gui.core.classify.filters.ivf import IVFFilter
 
-    class Shifted(FilterIndex):
+    class Shifted(IVFFilter):
         def _search(self, F, k, cls, dist):
             super()._search(F, k, cls, dist)
             cls[:] = (cls + 1) % self.n_classes_
@@ -201,9 +202,8 @@ def test_single_query_path_searches_the_models_filter_index(problem, monkeypatch
     bank, (Xe, ye), (Xt, yt) = problem
     cm = ClassMap(d=10, p=8, embedding="boosted", n_triples=4000).fit_embedding(bank, Xe, ye)
     exact = cm.predict_result(Xt[:100], bank=bank)
-    monkeypatch.setattr(filter_step, "FILTER_INDEX_THRESHOLD", 10)
-    index = Shifted(method="exact").fit(cm.class_embeddings_, cm.alpha_)
-    cm.use_filter_index(index)
+    index = Shifted(nlist=1, nprobe=1, rerank=1000).fit(cm.class_embeddings_, cm.alpha_)
+    cm.use_filter(index)
     res = cm.predict_result(Xt[:100], bank=bank)
     one = cm.single_query(bank)
     F = (Xt[:100] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)

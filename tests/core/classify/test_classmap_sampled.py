@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from classmap_gui.core.classify.filters.ivf import FilterIndex
-from classmap_gui.core.classify.classmap.sampled import (fit_classmap_sampled, keep_filter_index, keep_graph_index,
-                                                         restore_filter_index, set_mean_class_embeddings,
-                                                         class_output_sums, set_class_means)
+from classmap_gui.core.classify.filters.exact import ExactFilter
+from classmap_gui.core.classify.filters.ivf import IVFFilter
+from classmap_gui.core.classify.classmap.sampled import (class_output_sums, fit_classmap_sampled, set_class_means,
+                                                         set_mean_class_embeddings)
 from classmap_gui.core.classify.filters.graph import GraphFilterIndex
 from classmap_gui.core.classify.banks.ridge_moments import ova_ridge_bank, ridge_moments
 from classmap_gui.core.errors import ConfigError, DataError, ModelFormatError
@@ -63,22 +63,26 @@ def _saved_and_loaded(bank, cm, Xt, path):
                      (4, 8), True)
     back = Recogniser.load(rec.save(path))
     F = (Xt[:50] @ bank.coef_[cm.reference_].T + bank.intercept_[cm.reference_]).astype(np.float32)
-    return back, back.classmap._caches()["index"][2], F
+    return back, back.classmap.current_filter(), F
 
 
-def test_a_kept_filter_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path):
+def test_a_chosen_filter_index_is_saved_with_the_model_and_used_only_for_its_embeddings(problem, tmp_path):
     bank, _, Xe, ye, Xt, _ = problem
     cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=20, n_candidates=60, n_triples=5000, n_hard_examples=100)
-    index = FilterIndex(method="ivf", nlist=17, nprobe=5, rerank=1.5).fit(cm.class_embeddings_, cm.alpha_)
-    keep_filter_index(cm, index)
+    index = IVFFilter(nlist=17, nprobe=5, rerank=1.5).fit(cm.class_embeddings_, cm.alpha_)
+    cm.use_filter(index)
+    assert cm.filter == "ivf" and cm.filter_params["nlist"] == 17    # the estimator names the index it uses
     back, restored, F = _saved_and_loaded(bank, cm, Xt, tmp_path / "m")
-    assert restored.lists_.nlist == 17 and restored.nprobe == 5
+    assert isinstance(restored, IVFFilter) and len(restored.centroids_) == 17 and restored.nprobe == 5
     assert np.array_equal(restored.search(F, 20)[0], index.search(F, 20)[0])
-    # lists built for other class embeddings are not used
+    assert np.array_equal(restored.centroids_, index.centroids_)      # the lists, not a new k-means
+    # new class embeddings: the filter is refitted on them (the same kind and parameters), not the old lists used
     back.classmap.class_embeddings_ = back.classmap.class_embeddings_ + 1
-    assert not restore_filter_index(back.classmap)
+    again = back.classmap.current_filter()
+    assert again is not restored and again.kind == "ivf" and again.matches(back.classmap.class_embeddings_,
+                                                                          back.classmap.alpha_)
     with pytest.raises(ConfigError, match="another set of class embeddings"):
-        keep_filter_index(cm, FilterIndex(method="exact").fit(cm.class_embeddings_[:50], cm.alpha_))
+        cm.use_filter(ExactFilter().fit(cm.class_embeddings_[:50], cm.alpha_))
 
 
 def test_class_embeddings_from_more_images_are_their_mean_outputs_and_find_the_class_more_often(problem):
@@ -103,21 +107,27 @@ def test_class_embeddings_from_more_images_are_their_mean_outputs_and_find_the_c
     assert np.allclose(set_class_means(cm, both).class_embeddings_[7], F[y == 7].mean(axis=0), atol=1e-4)
 
 
-def test_a_kept_graph_index_is_restored_on_load_only_for_its_embeddings(problem, tmp_path, monkeypatch):
+def test_a_chosen_graph_is_saved_with_the_model_and_its_library_is_required(problem, tmp_path, monkeypatch):
     bank, _, Xe, ye, Xt, _ = problem
     cm = fit_classmap_sampled(bank, Xe, ye, d=10, p=20, n_candidates=60, n_triples=5000, n_hard_examples=100)
     index = GraphFilterIndex(m=8, ef_search=50).fit(cm.class_embeddings_, cm.alpha_)
-    keep_graph_index(cm, index)
+    cm.use_filter(index)
     back, restored, F = _saved_and_loaded(bank, cm, Xt, tmp_path / "g")
     assert isinstance(restored, GraphFilterIndex) and restored.ef_search == 50
+    assert np.array_equal(restored.graph_, index.graph_)               # the saved graph, not a rebuilt one
     assert np.array_equal(restored.search(F, 20)[0], index.search(F, 20)[0])
-    back.classmap.class_embeddings_ = back.classmap.class_embeddings_ + 1
-    assert not restore_filter_index(back.classmap)
+    # a file whose graph holds other embeddings: the loaded model refits its filter on its own embeddings
+    arrays = dict(np.load(tmp_path / "g" / "arrays.npz"))
+    key = next(k for k in arrays if k.endswith("class_embeddings_"))
+    arrays[key] = arrays[key] + 1
+    np.savez(tmp_path / "g" / "arrays.npz", **arrays)
+    moved = Recogniser.load(tmp_path / "g").classmap
+    assert moved.filter_.kind == "hnsw" and not np.array_equal(moved.filter_.graph_, index.graph_)
     # without faiss the model does not quietly search another index: loading it says what is missing
     monkeypatch.setitem(__import__("sys").modules, "faiss", None)
     with pytest.raises(ModelFormatError, match=r"g.*HNSW graph.*needs the faiss library.*pip install faiss-cpu"):
         Recogniser.load(tmp_path / "g")
     # a model whose index needs no faiss (IVF lists) still loads without it
-    keep_filter_index(cm, FilterIndex(method="ivf", nlist=17).fit(cm.class_embeddings_, cm.alpha_))
+    cm.use_filter(IVFFilter(nlist=17).fit(cm.class_embeddings_, cm.alpha_))
     back, restored, F = _saved_and_loaded(bank, cm, Xt, tmp_path / "i")
-    assert isinstance(restored, FilterIndex) and back.predict_features(Xt[:5], top=1).labels.shape == (5,)
+    assert isinstance(restored, IVFFilter) and back.predict_features(Xt[:5], top=1).labels.shape == (5,)

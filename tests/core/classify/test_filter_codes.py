@@ -132,13 +132,12 @@ def test_batch_predict_equals_the_numpy_reference_and_the_single_query_with_ties
     bank, Xe, ye, Xq = integer_problem(seed=1 if refine == "v2" else 2)
     cm = ClassMap(d=10, p=13, embedding="random", refine=refine, random_state=3).fit_embedding(bank, Xe, ye)
     cm.alpha_ = np.ones(cm.d, np.float32)                     # integer distances: ties among classes
-    cm.clear_caches()
     if refine == "v3":
         # a threshold half the queries' best class reaches: some stop early, some never
         cm.threshold_ = float(np.median((Xq @ bank.coef_.T + bank.intercept_).max(1)))
     res = cm.predict_result(Xq, bank=bank)
     if SAD_BYTES:
-        assert cm.byte_codes() is not None                    # the batch went through the codes
+        assert cm.filter_.codes() is not None                 # the batch went through the codes
     cls, score = reference_prediction(cm, bank, Xq)
     np.testing.assert_array_equal(res.top_classes, bank.classes_[cls])
     np.testing.assert_array_equal(res.top_scores, score)
@@ -159,12 +158,12 @@ def test_codes_that_do_not_prune_are_turned_off_and_the_answer_stays(monkeypatch
     bank, Xe, ye, Xq = integer_problem(seed=4)
     cm = ClassMap(d=10, p=13, embedding="random", random_state=3).fit_embedding(bank, Xe, ye)
     before = cm.predict_result(Xq, bank=bank)
-    assert cm.byte_codes() is not None
-    from classmap_gui.core.classify.classmap import filter_step
+    assert cm.filter_.codes() is not None
+    from classmap_gui.core.classify.filters import exact
 
-    monkeypatch.setattr(filter_step, "worth_it", lambda band, C: False)
+    monkeypatch.setattr(exact, "worth_it", lambda band, C: False)
     again = cm.predict_result(Xq, bank=bank)
-    assert cm.byte_codes() is None                            # the float32 scan from now on
+    assert cm.filter_.codes() is None                         # the float32 scan from now on
     after = cm.predict_result(Xq, bank=bank)
     for res in (again, after):
         np.testing.assert_array_equal(res.top_classes, before.top_classes)

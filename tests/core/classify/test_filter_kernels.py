@@ -7,7 +7,7 @@ import pytest
 
 from classmap_gui.bench.scale import synthetic_embeddings
 from classmap_gui.core.classify.kernels import exact_filter as FK
-from classmap_gui.core.classify.filters.ivf import FilterIndex
+from classmap_gui.core.classify.filters.exact import ExactFilter
 from classmap_gui.core.classify.classmap.ops import filter_distances, filter_exact
 from classmap_gui.core.classify.kernels.topk import topk_insert
 
@@ -32,7 +32,7 @@ def every_path(F, E, alpha, p):
     out["single"] = one_c, one_d
     cands = filter_exact(F, E, alpha, p)
     out["numpy"] = cands, np.take_along_axis(filter_distances(F, E, alpha), cands, axis=1)
-    idx = FilterIndex(method="exact").fit(E, alpha)
+    idx = ExactFilter().fit(E, alpha)
     out["index"] = idx.search(F, p)
     out["index, one row"] = tuple(np.concatenate(a) for a in zip(*(idx.search(f, p) for f in F)))
     return out
@@ -65,7 +65,7 @@ def test_ties_rank_the_lower_class_first_on_every_path():
 
 def test_more_candidates_than_classes_pad_with_minus_one():
     E, alpha, F, _ = synthetic_embeddings(6, 8, n_queries=3, seed=1)
-    cls, dist = FilterIndex(method="exact").fit(E, alpha).search(F, 10)
+    cls, dist = ExactFilter().fit(E, alpha).search(F, 10)
     assert (cls[:, 6:] == -1).all() and np.isinf(dist[:, 6:]).all()
     assert sorted(cls[0, :6]) == list(range(6))
 

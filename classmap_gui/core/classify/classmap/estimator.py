@@ -20,69 +20,52 @@ and held by the caller (the Recogniser, the benches)::
     res = cm.predict_result(X_test, bank=bank)   # Prediction: labels, top-p lists, evaluations, timings
     one = cm.single_query(bank)                   # live video: preallocated, one query at a time
 
-The bank interface used (as OneVsAllBank documents it): ``classes_``; linear banks ``coef_ (K, D)
-float32`` + ``intercept_ (K,) float32`` (K = C for one-vs-all, row k is class k); an
-all-pairs bank also has ``pairs_ (K, 2) int64`` = the class indices (i < j) of each row,
-in lexicographic order, response > 0 favouring ``pairs_[k, 0]``. Non-linear banks (no
-``coef_``) go through ``decision_function`` / ``decision_function_subset``.
+The bank interface it reads (``classes_``, ``coef_`` / ``intercept_``, an all-pairs bank's ``pairs_``, or
+``decision_function`` / ``decision_function_subset``) is documented in :mod:`.bank_view`.
 
-This module is the estimator (fit, the scikit-learn predictions, store hooks); prediction against a
-bank is :mod:`.classmap_predict`, the bank interface is read in :mod:`.bank_view`, the refine
-strategies live in :mod:`.refine`, the one-query fast path in :mod:`.single_query`, and the result
-type in :mod:`.result`.
+One class: this module is the estimator; the work of its longer methods is in functions beside it — the
+embedding's fitting in :mod:`.embedding` (over :mod:`.boost`), batch prediction in :mod:`.predict`, the
+one-query fast path in :mod:`.single_query`, the refine strategies in :mod:`.refine`, the bank interface in
+:mod:`.bank_view`; the filter is a fitted index of :mod:`..filters` (the ``filter`` parameter), saved with the
+model. Derived arrays (single-query buffers) live in one private cache dict, never saved.
 """
 from __future__ import annotations
 
-import warnings
+import copy
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
-from sklearn.frozen import FrozenEstimator
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...constraints import HasMethods, Interval, StrOptions, validate_params
-from ...checks import check_array
-from ...errors import ConfigError, DataError, NoSignalError
-from ...progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, pair_rows
-from .boost import (boost_references, class_medians, cross_fit_medians, learn_threshold,
-                             random_references, sample_triples)
-from .predict import FilterRefine
-from .filter_step import FILTER_INDEX_THRESHOLD
-from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, BEST_RESPONSE, REFINES as REFINE_STRATEGIES,
-                     canonical as canonical_refine)
+from ...errors import ConfigError, NotFittedError
+from ...progress import ProgressFn, StopFn, check_stop
+from ..filters import INDEXES, auto_kind, make_filter
+from ..filters.base import FilterIndex
 from ..result import ClassMapResult, Prediction
+from . import predict as P
+from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers
+from .embedding import check_fitted, embed, fit_estimator, reembed
+from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, FIRST_ABOVE_THRESHOLD, REFINES as REFINE_STRATEGIES,
+                     canonical as canonical_refine)
 from .single_query import SingleQuery
 
-__all__ = ["ClassMap", "ClassMapResult", "smoother_bank", "EMBEDDINGS", "EMBEDDING_EXAMPLES", "FILTER_INDEX_THRESHOLD", "Prediction", "REFINES",
-           "SingleQuery", "bank_kind", "class_medians", "classifier_outputs", "cross_fit_medians",
-           "learn_threshold", "pair_rows"]
+__all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "EMBEDDING_EXAMPLES", "FILTERS", "Prediction", "REFINES",
+           "SingleQuery"]
 
 EMBEDDINGS = ("boosted", "random")
 #: which examples embed the classes: the held-out part alone (the paper), or with the bank's training part
 EMBEDDING_EXAMPLES = ("embedding", "embedding+training")
+#: the ``filter`` parameter's values: "auto" or a filter index kind
+FILTERS = ("auto", *INDEXES)
 MAX_TRIPLES = 5_000_000
 MAX_MEMORY_MB = 65_536
 #: every accepted ``refine`` value: the descriptive names and the paper's aliases
 REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
 
 
-def smoother_bank(bank, factor: float):
-    """An unfitted copy of ``bank`` with ``factor`` times its penalty (the parameter the bank's class names
-    as ``penalty``: ridge ``alpha`` x factor, SVM ``C`` / factor): the reference bank of ``reference_penalty``.
-    ConfigError for a bank without a penalty."""
-    key = getattr(type(bank), "penalty", None)
-    if key is None or not factor > 0:
-        raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty "
-                          f"({type(bank).__name__} names none)")
-    from ...selection import stronger_penalty
-
-    return clone(bank).set_params(**{key: stronger_penalty(key, bank.get_params(deep=False)[key], factor)})
-
-
-class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Filter-and-refine recognition among many classes with a ClassMap embedding (Athitsos et al., 2007).
 
     A scikit-learn meta-estimator: ``fit(X, y)`` clones ``estimator``, trains it on part of each class and
@@ -122,6 +105,11 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
     embedding_examples : {"embedding", "embedding+training"}, default="embedding"
         Which examples embed the classes: the held-out embedding part, or with the bank's training part too
         (class embeddings averaged over more images).
+    filter : {"auto", "exact", "ivf", "hnsw"}, default="auto"
+        The filter index (:data:`..filters.INDEXES`), fitted with the class embeddings and saved with the model;
+        "auto": the exact scan below 20 000 classes, the HNSW graph from there on.
+    filter_params : dict or None, default=None
+        The filter kind's parameters (e.g. ``{"ef_search": 200}`` for "hnsw"); None: its defaults.
     embedding_fraction : float, default=0.25
         Share of each class held out of the bank's training to embed the classes.
     random_state : int or None, default=0
@@ -137,7 +125,9 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
     alpha_ : ndarray of shape (d,), float32
         The filter's L1 weights.
     class_embeddings_ : ndarray of shape (C, d), float32
-        Every class's embedding; from 20 000 classes the filter searches an HNSW graph over them.
+        Every class's embedding.
+    filter_ : FilterIndex
+        The fitted filter index over them (:mod:`..filters`), the kind ``filter`` names.
     threshold_ : float or None
         The v3 threshold in use.
     classes_ : ndarray of shape (C,)
@@ -176,12 +166,15 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         "embedding_fraction": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
         "embedding_examples": [StrOptions(set(EMBEDDING_EXAMPLES))],
+        "filter": [StrOptions(set(FILTERS))],
+        "filter_params": [dict, None],
     }
 
     def __init__(self, estimator=None, *, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
                  n_triples: int = 60_000, hard_fraction: float = 0.5, threshold: float | None = None,
                  max_memory_mb: float = 600.0, reference_penalty: float = 1.0, embedding_fraction: float = 0.25,
-                 embedding_examples: str = "embedding", random_state: int | None = 0):
+                 embedding_examples: str = "embedding", filter: str = "auto", filter_params: dict | None = None,
+                 random_state: int | None = 0):
         self.estimator = estimator
         self.d = d
         self.p = p
@@ -194,6 +187,8 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         self.reference_penalty = reference_penalty
         self.embedding_fraction = embedding_fraction
         self.embedding_examples = embedding_examples
+        self.filter = filter
+        self.filter_params = filter_params
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
@@ -222,131 +217,26 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
             raise ConfigError(f"ClassMap refine {self.refine} needs a one-vs-all classifier bank; "
                               "use refine all-pairs-vote (v1) with an all-pairs bank")
 
-    def _class_index(self, classes: np.ndarray, y) -> np.ndarray:
-        y = np.asarray(y)
-        idx = np.searchsorted(classes, y)
-        idx = np.clip(idx, 0, len(classes) - 1)
-        bad = classes[idx] != y
-        if bad.any():
-            raise DataError(f"ClassMap: labels {sorted(set(y[bad].tolist()))[:10]} are not classes of the bank")
-        return idx.astype(np.int64)
-
     def fit_embedding(self, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, X_train=None, y_train=None,
                       train_classes=None, reference_bank=None, progress: ProgressFn = None,
                       should_stop: StopFn = None) -> "ClassMap":
-        """Choose the references and embed every class of the fitted ``bank`` (kept as ``estimator_``).
+        """Choose the references and embed every class of the fitted ``bank`` (kept as ``estimator_``), then
+        fit the filter index on the class embeddings.
 
-        ``X_embed (n, D) float32`` / ``y_embed (n,)``: labelled examples *held out from the
-        bank's training* (the paper's embedding split). Class embeddings are the per-dimension
-        median of the reference outputs over each class's held-out examples: outputs on the
-        classifiers' own training examples are optimistic (margins a query never gets), so
-        embeddings built on them sit too far from where test queries land. Every class needs
-        at least one held-out example. With a strongly penalised ``reference_bank`` that bias is
-        small and adding the bank's training examples can pay: with ``embedding_examples=
-        "embedding+training"`` the bank's training examples ``X_train`` / ``y_train`` join them (which
-        of the two is chosen on validation by :class:`..search.ClassMapSearch`); otherwise they are unused.
-
-        ``train_classes`` (labels): if given, AdaBoost's triples and the candidate references
-        use only these classes (the paper's unseen-classes experiment, Fig. 5); the other
-        classes are still embedded from their held-out examples and classified among all.
-
-        ``reference_bank``: a linear one-vs-all bank over the same classes, trained on the same data
-        with a stronger penalty, whose classifiers become the references (kept as
-        ``reference_coef_ (d, D)`` / ``reference_intercept_ (d,)``); ``bank`` still refines. Smoother
-        classifiers keep more of the similarity between classes that the embedding relies on, while
-        the refine keeps the sharper bank's accuracy; a query then costs d + p evaluations (the
-        references are not the bank's own classifiers, so none is reused by the refine).
+        ``X_embed (n, D) float32`` / ``y_embed (n,)``: labelled examples *held out from the bank's training*
+        (the paper's embedding split), at least one per class; with ``embedding_examples=
+        "embedding+training"`` the bank's training examples ``X_train`` / ``y_train`` join them.
+        ``train_classes`` (labels): AdaBoost's triples and candidate references use only these (the paper's
+        Fig. 5). ``reference_bank``: a smoother linear one-vs-all bank over the same classes whose classifiers
+        become the references (``bank`` still refines; a query then costs d + p evaluations). Why each
+        choice: :func:`.embedding.embed`.
         """
         validate_params(self)
         self._check_bank(bank)
         check_stop(should_stop)
-        if self.embedding_examples == "embedding+training":
-            if X_train is None or y_train is None:
-                raise ConfigError("ClassMap embedding_examples 'embedding+training' needs the bank's training "
-                                  "examples: pass X_train and y_train to fit_embedding")
-            X_embed = np.concatenate([np.asarray(X_embed, np.float32), np.asarray(X_train, np.float32)])
-            y_embed = np.concatenate([np.asarray(y_embed), np.asarray(y_train)])
-        classes = np.asarray(bank.classes_)
-        C = len(classes)
-        kind = bank_kind(bank)
-        yi = self._class_index(classes, y_embed)
-        X = np.ascontiguousarray(X_embed, np.float32)
-        if X.ndim != 2 or len(X) != len(yi):
-            raise DataError(f"ClassMap.fit_embedding: X_embed must be (n, D) with n = len(y_embed); got {X.shape} and {len(yi)}")
-        rng = np.random.default_rng(self.random_state)
-
-        if train_classes is None:
-            tc = np.arange(C)
-        else:
-            tc = np.unique(self._class_index(classes, train_classes))
-        if kind == "pairs":
-            in_tc = np.zeros(C, bool)
-            in_tc[tc] = True
-            cand = np.flatnonzero(in_tc[bank.pairs_[:, 0]] & in_tc[bank.pairs_[:, 1]])
-        else:
-            cand = tc.copy()
-        thresholded = self.refine_strategy not in (ALL_PAIRS_VOTE, BEST_RESPONSE)
-        need_all = self.embedding == "boosted" or (thresholded and self.threshold is None)
-        if reference_bank is not None and (linear_weights(reference_bank)[0] is None or kind != "ova"
-                                           or not np.array_equal(np.asarray(reference_bank.classes_), classes)):
-            raise ConfigError("ClassMap: reference_bank must be a linear one-vs-all bank over the bank's classes")
-        ref_bank = bank if reference_bank is None else reference_bank
-        refs = None
-        if self.embedding == "random":
-            refs, alpha = random_references(cand, int(self.d), rng)
-
-        report(progress, 0.0, "embedding: classifier outputs")
-        # outputs of every classifier (boosting, v3 threshold) or only of the random references
-        M = classifier_outputs(ref_bank, X, None if need_all else refs)      # (n, K) or (n, d)
-        check_stop(should_stop)
-        E_all = class_medians(M, yi, C)                                      # (C, K) or (C, d)
-        missing = np.flatnonzero(np.isnan(E_all[:, 0]))
-        if len(missing):
-            raise DataError(f"ClassMap: classes {classes[missing[:10]].tolist()}"
-                            f"{' ...' if len(missing) > 10 else ''} have no held-out examples to embed them; "
-                            "give every class at least one example outside the bank's training set")
-        fold = E2 = None
-        if need_all:
-            fold, E2 = cross_fit_medians(M, yi, C, E_all)
-        report(progress, 0.1, "embedding: classifier outputs")
-
-        if self.embedding == "boosted":
-            sub = sub_progress(progress, 0.1, 0.85)
-            keep = np.isin(yi, tc)
-            confusers = None
-            if kind == "ova" and self.hard_fraction > 0 and len(tc) > 2:
-                k = min(10, len(tc) - 1)
-                Mt = M[keep][:, tc]
-                confusers = tc[np.argpartition(-Mt, k, axis=1)[:, :k + 1]]
-                del Mt
-            idx, pos, neg = sample_triples(yi[keep], int(self.n_triples), tc, rng, confusers, self.hard_fraction)
-            Mk = M[keep] if not keep.all() else M
-            # each triple compares X with class medians of the other fold (E2 rows shifted by C)
-            shift = C * fold[keep][idx]
-            refs, alpha = boost_references(Mk, E2, idx, pos + shift, neg + shift, int(self.d), cand,
-                                           max_memory_mb=self.max_memory_mb, rng=rng,
-                                           progress=sub, should_stop=should_stop)
-        self.reference_ = refs.astype(np.int64)
-        self.alpha_ = alpha.astype(np.float32)
-        self.class_embeddings_ = np.ascontiguousarray(E_all[:, refs] if need_all else E_all, np.float32)
-        self.classes_ = classes.astype(np.int64) if classes.dtype.kind in "iub" else classes
-        self.n_classes_ = int(C)
-        self.bank_kind_ = kind
-        self.estimator_ = bank
-        self.clear_caches()
-        self.reference_coef_ = self.reference_intercept_ = None
-        if reference_bank is not None:
-            Wr, br = linear_weights(reference_bank)
-            self.reference_coef_, self.reference_intercept_ = np.ascontiguousarray(Wr[refs]), br[refs].copy()
-        self.threshold_ = None
-        if thresholded:
-            report(progress, 0.9, "embedding: threshold")
-            self.threshold_ = (float(self.threshold) if self.threshold is not None
-                               else learn_threshold(M, yi, refs, self.alpha_, self.class_embeddings_,
-                                                    min(int(self.p), C), fold=fold, E2=E2,
-                                                    R=None if reference_bank is None
-                                                    else classifier_outputs(bank, X)))
-        report(progress, 1.0, "embedding: done")
+        embed(self, bank, X_embed, y_embed, X_train=X_train, y_train=y_train, train_classes=train_classes,
+              reference_bank=reference_bank, progress=progress, should_stop=should_stop)
+        self._fit_filter()
         return self
 
     def update_class_embeddings(self, bank, X: np.ndarray, y: np.ndarray) -> "ClassMap":
@@ -354,42 +244,180 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         bank after the embedding was built (the references stay; the paper's Fig. 5 shows
         such classes are still found). Grows ``class_embeddings_`` if the bank grew."""
         self._require_fitted()
-        classes = np.asarray(bank.classes_)
-        yi = self._class_index(classes, y)
-        F = self.reference_outputs(bank, X)
-        E_new = class_medians(F, yi, len(classes))
-        E = np.full((len(classes), len(self.reference_)), np.nan, np.float32)
-        E[:self.n_classes_] = self.class_embeddings_
-        got = ~np.isnan(E_new[:, 0])
-        E[got] = E_new[got]
-        missing = np.flatnonzero(np.isnan(E[:, 0]))
-        if len(missing):
-            raise DataError(f"ClassMap: classes {classes[missing[:10]].tolist()} have no examples to embed them")
-        self.class_embeddings_ = np.ascontiguousarray(E)
-        self.classes_ = classes.astype(np.int64) if classes.dtype.kind in "iub" else classes
-        self.n_classes_ = len(classes)
+        reembed(self, bank, X, y)
+        self._fit_filter()
         return self
+
+    def set_class_embeddings(self, embeddings: np.ndarray) -> "ClassMap":
+        """Replace ``class_embeddings_`` (``(C, d)``, e.g. means over more examples) and refit the filter on them."""
+        self.class_embeddings_ = np.ascontiguousarray(embeddings, np.float32)
+        self._fit_filter()
+        return self
+
+    # ------------------------------------------------------------------ the filter index
+    def _fit_filter(self) -> None:
+        """Fit the ``filter`` kind (``"auto"``: :func:`..filters.auto_kind`) on the class embeddings."""
+        kind = auto_kind(self.n_classes_) if self.filter == "auto" else self.filter
+        self.use_filter(make_filter(kind, self.filter_params).fit(self.class_embeddings_, self.alpha_), _params=False)
+
+    def use_filter(self, index: FilterIndex, *, _params: bool = True) -> "ClassMap":
+        """Search with the fitted filter ``index`` (built on these ``class_embeddings_`` / ``alpha_``, e.g. one
+        chosen on validation queries); ``filter`` / ``filter_params`` then name it, so it is saved and a refit
+        builds the same kind."""
+        if not isinstance(index, FilterIndex) or not index.matches(self.class_embeddings_, self.alpha_):
+            raise ConfigError("the filter index was built for another set of class embeddings")
+        if _params:
+            self.set_params(filter=index.kind, filter_params=index.get_params())
+        self.filter_ = index
+        self.__dict__["_cache"] = {"filter_on": (self.class_embeddings_, self.alpha_)}
+        return self
+
+    def current_filter(self) -> FilterIndex:
+        """The fitted filter index, refitted first when ``class_embeddings_`` or ``alpha_`` were replaced."""
+        on = self.cache().get("filter_on")
+        if on is None or on[0] is not self.class_embeddings_ or on[1] is not self.alpha_:
+            self._fit_filter()
+        return self.filter_
+
+    def cache(self) -> dict:
+        """The one dict of derived, unsaved state (single-query buffers; the arrays the filter was fitted on)."""
+        return self.__dict__.setdefault("_cache", {})
+
+    def clear_caches(self) -> None:
+        """Drop the single-query buffers; they are rebuilt on the next query."""
+        self.__dict__["_cache"] = {k: v for k, v in self.cache().items() if k == "filter_on"}
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_cache", None)            # buffers are rebuilt, not pickled
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "filter_" in state:               # the filter came along: it was fitted on these arrays
+            self.__dict__["_cache"] = {"filter_on": (self.class_embeddings_, self.alpha_)}
+
+    def with_refine(self, refine: str) -> "ClassMap":
+        """A copy that shares the fitted references, weights and class embeddings but decides candidates
+        with ``refine``; its threshold is kept only when both refines use one (else ``threshold_`` is None).
+        The copy has its own caches."""
+        other = copy.copy(self)
+        other.__dict__["_cache"] = {"filter_on": self.cache().get("filter_on")}
+        other.set_params(refine=refine)
+        if other.refine_strategy != FIRST_ABOVE_THRESHOLD or self.refine_strategy != FIRST_ABOVE_THRESHOLD:
+            other.threshold_ = None
+        return other
 
     # ------------------------------------------------------------------ store hooks
 
     def validate_state(self) -> None:
-        refs = check_array("reference_", self.reference_, dtype=np.int64, ndim=1)
-        d = len(refs)
-        check_array("alpha_", self.alpha_, dtype=np.float32, shape=(d,))
-        C = int(self.n_classes_)
-        check_array("class_embeddings_", self.class_embeddings_, dtype=np.float32, shape=(C, d))
-        check_array("classes_", self.classes_, dtype=np.int64, shape=(C,))   # saved models: labels 0..C-1
-        if d < 1 or refs.min() < 0:
-            raise ValueError("reference_ must hold at least one non-negative classifier index")
-        if self.bank_kind_ not in ("ova", "pairs"):
-            raise ValueError(f"bank_kind_ must be 'ova' or 'pairs', got {self.bank_kind_!r}")
+        """The fitted attributes' dtypes and shapes (the store calls it on a loaded model)."""
+        check_fitted(self)
+
+    def after_load(self) -> None:
+        """A model saved without a filter index (an older version), or with one that is not over its class
+        embeddings, gets its ``filter`` fitted now."""
+        self.__dict__.pop("filter_index_", None)      # an older version's index state: refitted below
+        index = getattr(self, "filter_", None)
+        if isinstance(index, FilterIndex) and index.matches(self.class_embeddings_, self.alpha_):
+            self.__dict__["_cache"] = {"filter_on": (self.class_embeddings_, self.alpha_)}
+        else:
+            self._fit_filter()
+
+    # ------------------------------------------------------------------ predicting
+    def _require_fitted(self) -> None:
+        if getattr(self, "reference_", None) is None:
+            raise NotFittedError("ClassMap is not fitted: call fit(X, y) or fit_embedding(bank, X_embed, y_embed)")
+
+    def bank_for(self, bank=None):
+        """``bank``, or the bank this ClassMap was fitted with (``estimator_``), checked to fit the model."""
+        self._require_fitted()
+        if bank is None:
+            bank = getattr(self, "estimator_", None)
+            if bank is None:
+                raise NotFittedError("this ClassMap holds no classifier bank (a loaded model): pass bank=")
+        if len(bank.classes_) != self.n_classes_:
+            raise ConfigError(f"ClassMap was built for {self.n_classes_} classes but the bank has "
+                              f"{len(bank.classes_)}; call update_class_embeddings after adding classes")
+        if bank_kind(bank) != self.bank_kind_ or int(self.reference_.max()) >= n_classifiers(bank):
+            raise ConfigError("ClassMap was built for a different classifier bank (kind or size differ); "
+                              "rebuild the embedding with fit_embedding()")
+        return bank
+
+    def expected_evaluations(self) -> int:
+        """Upper bound of classifier evaluations per query: d + p (one-vs-all refines), d + p(p-1)/2 (vote)."""
+        p = min(int(self.p), self.n_classes_)
+        return len(self.reference_) + (p * (p - 1) // 2 if self.refine_strategy == ALL_PAIRS_VOTE else p)
+
+    @property
+    def threshold_value(self) -> float:
+        """The refine's threshold as a number (``+inf`` when there is none: no candidate stops the scan)."""
+        return float(self.threshold_) if self.threshold_ is not None else float("inf")
+
+    # ------------------------------------------------------------------ the embedding
+    def reference_positions(self, bank) -> np.ndarray:
+        """``(K,) int64``: each classifier's position among the references, or -1 (all -1 when the
+        references are a separate reference bank's classifiers: none of the bank's is evaluated twice)."""
+        refpos = np.full(n_classifiers(bank), -1, np.int64)
+        if getattr(self, "reference_coef_", None) is None:
+            refpos[self.reference_] = np.arange(len(self.reference_))
+        return refpos
+
+    def embedding_weights(self, bank):
+        """``(W, b, rows)``: the reference classifiers are rows ``rows`` of ``W (K, D)`` / ``b (K,)`` —
+        the bank's own, or the kept reference bank's rows ``0..d-1``; ``(None, None, reference_)`` for a
+        non-linear bank."""
         if getattr(self, "reference_coef_", None) is not None:
-            Wr = check_array("reference_coef_", self.reference_coef_, dtype=np.float32, ndim=2)
-            if len(Wr) != d:
-                raise ValueError("reference_coef_ must hold one row per reference")
-            check_array("reference_intercept_", self.reference_intercept_, dtype=np.float32, shape=(d,))
-        if self.threshold_ is not None and not isinstance(self.threshold_, (int, float)):
-            raise ValueError(f"threshold_ must be a number or null, got {self.threshold_!r}")
+            return self.reference_coef_, self.reference_intercept_, np.arange(len(self.reference_), dtype=np.int64)
+        W, b = linear_weights(bank)
+        return W, b, self.reference_
+
+    def reference_outputs(self, bank, X: np.ndarray) -> np.ndarray:
+        """Outputs of the d reference classifiers on ``X (n, D)`` -> ``(n, d) float32`` (the query embedding)."""
+        if getattr(self, "reference_coef_", None) is not None:
+            return np.asarray(X, np.float32) @ self.reference_coef_.T + self.reference_intercept_
+        return classifier_outputs(bank, X, self.reference_)
+
+    def candidates(self, bank, X: np.ndarray, p: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The filter step alone: ``(candidates (n, p) labels in filter order, distances (n, p)
+        float32)`` for ``X (n, D) float32`` (costs d evaluations per query; for analysis and plots)."""
+        bank = self.bank_for(bank)
+        p = min(int(self.p if p is None else p), self.n_classes_)
+        F = self.reference_outputs(bank, X)
+        cands = np.empty((len(F), p), np.int64)
+        dist = np.empty((len(F), p), np.float32)
+        self.current_filter().search(F, p, out_cls=cands, out_dist=dist)
+        return self.classes_[cands], dist
+
+    def predict_result(self, X: np.ndarray, top: int | None = None, *, bank=None, batch_size: int = 1000,
+                       should_stop: StopFn = None) -> Prediction:
+        """Classify ``X (n, D) float32`` with filter-and-refine: a :class:`Prediction` whose ``top`` (<= p,
+        default p) candidates per query are ``classes_`` labels, best first, with their scores, the
+        classifier evaluations each query cost and the stage timings. ``bank``: the classifier bank
+        (default ``estimator_``). Batches of ``batch_size`` queries (:func:`.predict.predict_batch`); one row
+        through the allocation-free single-query path.
+
+        Changes neither the learned state nor the bank: each query's ``evaluations`` are counted from
+        what was evaluated for it (d references + the refine's own)."""
+        X = np.ascontiguousarray(X, np.float32)
+        if X.ndim == 1:
+            X = X[None, :]
+        if len(X) == 1:
+            one = P.cached_single(self, bank)
+            if one is not None and X.shape[1] == one.W.shape[1]:
+                return P.one_result(self, one, X[0], top)     # live video: checked when it was built
+        bank = self.bank_for(bank)
+        if len(X) == 1 and self.refine_strategy != ALL_PAIRS_VOTE and linear_weights(bank)[0] is not None:
+            return P.one_result(self, P.single_for(self, bank), X[0], top)  # live video: the allocation-free path
+        return P.predict_batch(self, bank, X, top, batch_size, should_stop)
+
+    def single_query(self, bank=None) -> SingleQuery:
+        """A preallocated one-query-at-a-time classifier (live video); see :class:`SingleQuery`."""
+        bank = self.bank_for(bank)
+        if self.refine_strategy == ALL_PAIRS_VOTE or linear_weights(bank)[0] is None:
+            raise ConfigError("the single-query fast path needs a linear one-vs-all bank with refine best-response "
+                              "(v2) or first-above-threshold (v3); use predict_result() for other models")
+        return SingleQuery(self, bank)
 
     # ------------------------------------------------------------------ scikit-learn
 
@@ -397,57 +425,7 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         """Clone and train the bank (``estimator``) on part of ``X (n, D)`` / ``y (n,)``, then embed the classes
         from the held-out rest (``embedding_fraction`` of each class, stratified by ``random_state``). A
         ``FrozenEstimator`` bank is used as it is and every example embeds."""
-        X, y = validate_data(self, X, y, dtype=np.float32)
-        check_classification_targets(y)
-        labels, yi = np.unique(y, return_inverse=True)
-        if len(labels) < 2:
-            raise ValueError(f"ClassMap needs at least two classes to tell apart; got one class ({labels[0]!r})")
-        if isinstance(self.estimator, FrozenEstimator):
-            self._fit_embedding_or_random(self.estimator.estimator, X, y, train=(X[:0], y[:0]))
-            return self
-        validate_params(self)
-        if self.estimator is None:
-            from ..banks.ova import OneVsAllRidge
-
-            bank = OneVsAllRidge(n_jobs=1)
-        else:
-            bank = clone(self.estimator)
-        train, embed = self._embedding_split(yi)
-        bank.fit(X[train], yi[train])
-        reference_bank = None
-        if float(self.reference_penalty) != 1.0:
-            reference_bank = smoother_bank(bank, float(self.reference_penalty)).fit(X[train], yi[train])
-        self._fit_embedding_or_random(bank, X[embed], yi[embed], reference_bank, (X[train], yi[train]))
-        self.classes_ = labels                     # the bank learnt class indices; predict gives y's labels
-        return self
-
-    def _fit_embedding_or_random(self, bank, X, y, reference_bank=None, train=(None, None)) -> None:
-        """:meth:`fit_embedding`; when boosting finds no classifier better than chance (noise, random labels)
-        a scikit-learn fit still gives a model: random references (CM-RRC), with a warning."""
-        kw = {"reference_bank": reference_bank, "X_train": train[0], "y_train": train[1]}
-        try:
-            self.fit_embedding(bank, X, y, **kw)
-        except NoSignalError as exc:
-            warnings.warn(f"{exc}; using random references instead", UserWarning, stacklevel=3)
-            other = clone(self).set_params(embedding="random", d=min(int(self.d), n_classifiers(bank)))
-            other.fit_embedding(bank, X, y, **kw)
-            vars(self).update({k: v for k, v in vars(other).items() if k.endswith("_")})
-
-    def _embedding_split(self, yi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(train, embed)`` row indices: per class, ``embedding_fraction`` of its rows (at least one) held
-        out for the embedding, at least one kept for the bank; a class of one row goes to both."""
-        rng = np.random.default_rng(self.random_state)
-        train, embed = [], []
-        for c in range(int(yi.max()) + 1):
-            rows = rng.permutation(np.flatnonzero(yi == c))
-            if len(rows) == 1:
-                train.append(rows)
-                embed.append(rows)
-                continue
-            k = min(len(rows) - 1, max(1, int(round(self.embedding_fraction * len(rows)))))
-            embed.append(rows[:k])
-            train.append(rows[k:])
-        return np.sort(np.concatenate(train)), np.sort(np.concatenate(embed))
+        return fit_estimator(self, X, y)
 
     def _checked_input(self, X) -> np.ndarray:
         check_is_fitted(self, "reference_")
@@ -466,11 +444,4 @@ class ClassMap(FilterRefine, ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         """Class scores ``(n, C) float32``: the refine's score (one-vs-all response or all-pairs votes) for
         the classes it evaluated, ``-inf`` for the rest (filtered out, or not reached by a thresholded scan),
         so the arg-max is :meth:`predict`. Two classes: ``(n,)`` score of ``classes_[1]`` minus ``classes_[0]``."""
-        res = self.predict_result(self._checked_input(X))
-        cols = np.searchsorted(self.classes_, res.top_classes)
-        S = np.full((len(res), self.n_classes_), -np.inf, np.float32)
-        np.put_along_axis(S, cols, np.where(np.isnan(res.top_scores), -np.inf, res.top_scores), axis=1)
-        if self.n_classes_ == 2:
-            with np.errstate(invalid="ignore"):
-                return S[:, 1] - S[:, 0]
-        return S
+        return P.scores(self, self.predict_result(self._checked_input(X)))

@@ -16,15 +16,6 @@
   :func:`~.classmap_boost.sample_triples` and :func:`~.classmap_boost.boost_references`, class
   embeddings = medians of the reference outputs over each class's embedding examples.
 
-:func:`use_filter_index` sets the filter index a ClassMap searches with (e.g. one whose ``nlist`` /
-``nprobe`` were chosen on validation queries) instead of the default one it builds itself;
-:func:`keep_filter_index` stores that index's lists with the ClassMap (an extra ``filter_index_``
-state entry: JSON numbers + arrays in the model file) and :func:`restore_filter_index` rebuilds it
-on load without k-means (milliseconds instead of seconds at 10^5 classes), only when the saved
-lists were built for exactly the loaded class embeddings (a digest says so).
-:func:`keep_graph_index` does the same for a :class:`~.filter_graph.GraphFilterIndex` (the HNSW graph
-as faiss's serialised ``uint8`` buffer).
-
 :func:`set_mean_class_embeddings` re-embeds every class as the *mean* of its reference outputs over
 any number of examples given in chunks (e.g. the bank's training images as well as the embedding
 ones): at 10^4 hand-pose classes, 5 images per class instead of 2 raised validation agreement with
@@ -35,8 +26,6 @@ with one pass over each image.
 from __future__ import annotations
 
 import numpy as np
-
-import hashlib
 
 from ...errors import ConfigError, DataError
 from ...progress import ProgressFn, StopFn, check_stop, report, sub_progress
@@ -49,7 +38,7 @@ from ..banks.ridge_moments import top_k_linear
 def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: int = 45, p: int = 40,
                          n_candidates: int = 1500, n_triples: int = 60_000, hard_fraction: float = 0.5,
                          n_hard_examples: int = 3000, n_confusers: int = 10, max_memory_mb: float = 600.0,
-                         reference_rows=None, hard=None,
+                         reference_rows=None, hard=None, filter: str = "auto",
                          random_state: int | None = 0, progress: ProgressFn = None,
                          should_stop: StopFn = None) -> ClassMap:
     """A CM-Boosted :class:`ClassMap` (refine v2) for a linear one-vs-all ``bank`` with classes ``0..C-1``.
@@ -117,10 +106,10 @@ def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: i
                                    progress=sub_progress(progress, 0.35, 0.95), should_stop=should_stop)
     del Mt, Et
     cm = ClassMap(d=int(d), p=int(p), embedding="boosted", refine="v2", n_triples=int(n_triples),
-                  hard_fraction=float(hard_fraction), max_memory_mb=max_memory_mb, random_state=random_state)
+                  hard_fraction=float(hard_fraction), max_memory_mb=max_memory_mb, filter=filter,
+                  random_state=random_state)
     cm.reference_ = cand[refs].astype(np.int64)
     cm.alpha_ = alpha.astype(np.float32)
-    cm.class_embeddings_ = np.ascontiguousarray(class_medians(M[:, refs], yi, C), np.float32)
     cm.classes_ = np.arange(C, dtype=np.int64)
     cm.n_classes_ = int(C)
     cm.bank_kind_ = "ova"
@@ -128,6 +117,7 @@ def fit_classmap_sampled(bank, X_embed: np.ndarray, y_embed: np.ndarray, *, d: i
     if reference_rows is not None:
         cm.reference_coef_, cm.reference_intercept_ = np.ascontiguousarray(Wc[refs]), bc[refs].copy()
     cm.threshold_ = None
+    cm.set_class_embeddings(class_medians(M[:, refs], yi, C))   # and fits the filter index
     report(progress, 1.0, "embedding: done")
     return cm
 
@@ -168,8 +158,7 @@ def set_class_means(cm: ClassMap, sums: tuple[np.ndarray, np.ndarray]) -> ClassM
     S, n = sums
     if n.min() < 1:
         raise DataError(f"ClassMap: class {int(np.argmin(n))} has no examples to embed it")
-    cm.class_embeddings_ = np.ascontiguousarray(S / n[:, None], np.float32)
-    return cm
+    return cm.set_class_embeddings(S / n[:, None])
 
 
 def set_mean_class_embeddings(cm: ClassMap, bank, chunks) -> ClassMap:
@@ -178,91 +167,5 @@ def set_mean_class_embeddings(cm: ClassMap, bank, chunks) -> ClassMap:
     return set_class_means(cm, class_output_sums(cm, bank, chunks))
 
 
-def use_filter_index(cm: ClassMap, index) -> ClassMap:
-    """Make ``cm``'s filter search with the fitted :class:`~.ann_index.FilterIndex` ``index`` (built on
-    ``cm.class_embeddings_`` / ``cm.alpha_``) until those arrays are replaced. Applies from
-    ``FILTER_INDEX_THRESHOLD`` classes, where ClassMap uses an index at all (below, its exact scan)."""
-    if getattr(index, "n_classes_", None) != cm.n_classes_:
-        raise ConfigError("the filter index was built for another set of class embeddings")
-    cm.use_filter_index(index)
-    return cm
-
-
-def _embedding_digest(cm: ClassMap) -> str:
-    h = hashlib.sha1(np.ascontiguousarray(cm.class_embeddings_, np.float32).tobytes())
-    h.update(np.ascontiguousarray(cm.alpha_, np.float32).tobytes())
-    return h.hexdigest()
-
-
-def keep_filter_index(cm: ClassMap, index) -> ClassMap:
-    """Use the fitted IVF ``index`` (see :func:`use_filter_index`) and keep its lists as ``cm.filter_index_``
-    so a saved model restores it (:func:`restore_filter_index`)."""
-    use_filter_index(cm, index)
-    lists = index.lists_
-    cm.filter_index_ = {"nlist": int(lists.nlist), "nprobe": int(index.nprobe_for(int(cm.p))),
-                        "rerank": float(index.rerank), "embedding_sha1": _embedding_digest(cm),
-                        "centroids": np.ascontiguousarray(lists.centroids, np.float32),
-                        "starts": np.asarray(lists.starts, np.int64), "ids": np.asarray(lists.ids, np.int64)}
-    return cm
-
-
-def keep_graph_index(cm: ClassMap, index) -> ClassMap:
-    """Use the fitted :class:`~.filter_graph.GraphFilterIndex` ``index`` and keep its graph as
-    ``cm.filter_index_`` so a saved model restores it (:func:`restore_filter_index`)."""
-    use_filter_index(cm, index)
-    cm.filter_index_ = {**index.to_state(), "embedding_sha1": _embedding_digest(cm)}
-    return cm
-
-
-def _restore_graph(cm, state: dict) -> bool:
-    from ..filters.graph import GraphFilterIndex, require_faiss
-
-    require_faiss("this model's filter index (an HNSW graph)")  # a missing library is an error, not a fallback
-    if state.get("embedding_sha1") != _embedding_digest(cm):
-        return False
-    try:
-        index = GraphFilterIndex.from_state(state, cm.class_embeddings_, cm.alpha_)
-    except ConfigError:
-        return False
-    use_filter_index(cm, index)
-    return True
-
-
-def restore_filter_index(cm) -> bool:
-    """Rebuild the IVF index (or HNSW graph) a saved ClassMap kept (:func:`keep_filter_index`,
-    :func:`keep_graph_index`) and use it; False (the
-    ClassMap then builds its default index when first needed) when there is none, it does not match
-    the class embeddings, or its arrays are inconsistent. A graph where faiss is missing raises
-    ``ConfigError`` (:func:`.filter_graph.require_faiss`): the model needs a library this install lacks."""
-    from ..filters.ivf import FilterIndex
-    from ..kernels.ivf_lists import IVFLists
-
-    state = getattr(cm, "filter_index_", None)
-    if not isinstance(state, dict) or getattr(cm, "class_embeddings_", None) is None:
-        return False
-    if state.get("kind") == "hnsw":
-        return _restore_graph(cm, state)
-    try:
-        C, d = cm.class_embeddings_.shape
-        cent, starts, ids = (np.asarray(state[k]) for k in ("centroids", "starts", "ids"))
-        nlist = int(state["nlist"])
-        ok = (state.get("embedding_sha1") == _embedding_digest(cm) and cent.dtype == np.float32
-              and cent.shape == (nlist, d) and starts.dtype == np.int64 and starts.shape == (nlist + 1,)
-              and starts[0] == 0 and starts[-1] == C and np.all(np.diff(starts) >= 0) and ids.dtype == np.int64
-              and ids.shape == (C,) and ids.min() >= 0 and ids.max() < C and np.bincount(ids, minlength=C).max() == 1)
-        if not ok:
-            return False
-        index = FilterIndex(method="ivf", nlist=nlist, nprobe=int(state["nprobe"]), rerank=float(state["rerank"]))
-        index.alpha_ = np.asarray(cm.alpha_, np.float32).copy()
-        index.scaled_ = np.ascontiguousarray(cm.class_embeddings_ * index.alpha_)
-        index.n_classes_, index.method_ = C, "ivf"
-        index.lists_ = IVFLists(index.scaled_, np.ascontiguousarray(cent), np.ascontiguousarray(starts),
-                                np.ascontiguousarray(ids))
-    except (KeyError, TypeError, ValueError):
-        return False
-    use_filter_index(cm, index)
-    return True
-
-
-__all__ = ["class_output_sums", "fit_classmap_sampled", "hard_confusers", "keep_filter_index", "keep_graph_index",
-           "restore_filter_index", "set_class_means", "set_mean_class_embeddings", "use_filter_index"]
+__all__ = ["class_output_sums", "fit_classmap_sampled", "hard_confusers", "set_class_means",
+           "set_mean_class_embeddings"]

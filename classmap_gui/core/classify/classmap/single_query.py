@@ -29,12 +29,12 @@ class SingleQuery:
         self.alpha = cm.alpha_
         # the embedding reads the reference classifiers: the bank's rows, or a kept reference bank's
         self.W_emb, self.b_emb, self.refs = cm.embedding_weights(bank)
-        # the filter: the model's filter index at many classes, else the fused exact scan over the
-        # (d, C) alpha-scaled transposed embeddings
-        self.index = cm.filter_index()
-        self.ET = cm.embeddings_t() if self.index is None else None
-        # the exact scan through the byte codes where the model has them (the same list, fewer operations)
-        codes = cm.byte_codes() if self.index is None else None
+        # the filter: the exact scan fused with the embedding over the exact index's (d, C) layout (through its
+        # byte codes where it has them: the same list, fewer operations); any other kind is searched
+        flt = cm.current_filter()
+        self.index = None if flt.kind == "exact" else flt
+        self.ET = flt.scaled_t_ if self.index is None else None
+        codes = flt.codes() if self.index is None else None
         self.codes = None
         if codes is not None:
             width, gamma = band(len(cm.alpha_))

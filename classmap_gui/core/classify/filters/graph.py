@@ -10,13 +10,12 @@ distances are exactly ClassMap's ``sum_i alpha_i |f_i - e_i|`` (float32), and on
 top p is approximate. ``bench scale --data hand-pose`` chooses ``ef_search`` on validation queries
 by recall@p against the exact filter.
 
-:class:`GraphFilterIndex` is a :class:`~.ann_index.FilterIndexBase` like :class:`~.ann_index.FilterIndex`, so
-``ClassMap.use_filter_index`` takes either. :meth:`GraphFilterIndex.to_state` /
-:meth:`GraphFilterIndex.from_state` give the graph as plain arrays (faiss's own serialisation, a
-``uint8`` buffer parsed by faiss, no pickle) for a saved model. faiss (``faiss-cpu``) is a required
-dependency, carried by the installer; where it is missing anyway, building or restoring a graph raises
-one ``ConfigError`` saying so (:func:`require_faiss`), and loading a saved model whose filter is a graph
-fails with that message (``Recogniser.load``) instead of quietly searching another index.
+:class:`GraphFilterIndex` is a :class:`~.base.FilterIndex` (kind ``hnsw``). Its saved state is the graph as
+faiss's own serialisation (a ``uint8`` buffer parsed by faiss, no pickle), so a loaded model searches the same
+graph without rebuilding it. faiss (``faiss-cpu``) is a required dependency, carried by the installer; where it
+is missing anyway, building or loading a graph raises one ``ConfigError`` saying so (:func:`require_faiss`),
+and loading a saved model whose filter is a graph fails with that message instead of quietly searching
+another index.
 
 Two walks of the same graph (parameter ``walk``): ``faiss`` (faiss's own search over the float32 vectors)
 and ``codes`` (:mod:`.graph_walk`: the same beam search in numba over uint8 codes stored next to each
@@ -28,10 +27,13 @@ first use and never saved.
 """
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
-from ...errors import ConfigError, NotFittedError
-from .ivf import FilterIndexBase, checked_embeddings
+from ...constraints import Interval, StrOptions, validate_params
+from ...errors import ConfigError
+from .base import FilterIndex, checked_embeddings
 from ..kernels.graph_walk import walk_arrays, walk_batch, walk_one
 
 #: the ways to walk the graph (module docstring)
@@ -44,6 +46,13 @@ def _check_walk(walk) -> str:
     return walk
 
 
+def default_beam(p: int) -> int:
+    """The search beam for ``p`` candidates when ``ef_search`` is unset: ``max(2p, 160)``, what reached
+    recall@p 0.99 on validation queries of real hand-pose class embeddings at 10^4-10^5 classes for p from
+    10 to 320 (2p at p = 320, 6p at p = 20; docs/scale.md)."""
+    return max(2 * int(p), 160)
+
+
 def require_faiss(what: str = "the graph (HNSW) filter index"):
     """The faiss module, or a ConfigError saying that ``what`` needs it and how to install it."""
     try:
@@ -54,18 +63,25 @@ def require_faiss(what: str = "the graph (HNSW) filter index"):
     return faiss
 
 
-class GraphFilterIndex(FilterIndexBase):
+class GraphFilterIndex(FilterIndex):
     """Nearest classes by weighted L1 through an HNSW graph (faiss ``IndexHNSWFlat``, ``METRIC_L1``).
 
-    Parameters (stored verbatim): ``m`` links per node (faiss ``M``), ``ef_construction`` the build's
-    beam, ``ef_search`` the search beam (at least ``p`` is used: a beam narrower than the answer
-    cannot hold it), ``walk`` ``codes`` or ``faiss`` (module docstring). Learned: ``alpha_ (d,) float32``, ``scaled_ (C, d) float32`` = embeddings *
-    alpha, ``n_classes_``, ``index_`` (the faiss index), ``method_ = "hnsw"``.
+    Parameters: ``m`` links per node (faiss ``M``), ``ef_construction`` the build's beam, ``ef_search`` the
+    search beam (None: :func:`default_beam` of the p searched for; at least ``p`` is used: a beam narrower
+    than the answer cannot hold it), ``walk`` ``codes`` or ``faiss`` (module docstring). Learned (saved):
+    ``alpha_ (d,) float32``, ``n_classes_``, ``graph_`` (faiss's serialisation as ``uint8``: links and the
+    alpha-scaled embeddings); the faiss index and the codes walk's block are derived from it.
     """
 
-    _params = ("m", "ef_construction", "ef_search", "walk")
+    kind = "hnsw"
+    _parameter_constraints: dict = {
+        "m": [Interval(Integral, 2, 256, closed="both")],
+        "ef_construction": [Interval(Integral, 1, 100_000, closed="both")],
+        "ef_search": [Interval(Integral, 1, 100_000, closed="both"), None],
+        "walk": [StrOptions(set(WALKS))],
+    }
 
-    def __init__(self, m: int = 32, ef_construction: int = 80, ef_search: int = 128, walk: str = "codes"):
+    def __init__(self, m: int = 32, ef_construction: int = 80, ef_search: int | None = None, walk: str = "codes"):
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
@@ -73,26 +89,48 @@ class GraphFilterIndex(FilterIndexBase):
 
     def fit(self, embeddings: np.ndarray, alpha: np.ndarray) -> "GraphFilterIndex":
         """Index class embeddings ``(C, d) float32`` under weights ``alpha (d,) >= 0``."""
+        validate_params(self)
         a, scaled = checked_embeddings(embeddings, alpha, at_least_one=True)
-        if int(self.m) < 2 or int(self.ef_construction) < 1 or int(self.ef_search) < 1:
-            raise ConfigError(f"HNSW needs m >= 2, ef_construction >= 1, ef_search >= 1; got {self.m}, "
-                              f"{self.ef_construction}, {self.ef_search}")
-        _check_walk(self.walk)
         faiss = require_faiss()
-        self.alpha_, self.scaled_ = a, scaled
-        self.n_classes_ = len(scaled)
         index = faiss.IndexHNSWFlat(scaled.shape[1], int(self.m), faiss.METRIC_L1)
         index.hnsw.efConstruction = int(self.ef_construction)
-        index.add(self.scaled_)
-        self.index_ = index
-        self.method_ = "hnsw"
+        index.add(scaled)
+        self.alpha_, self.n_classes_ = a, len(scaled)
+        self.graph_ = np.asarray(faiss.serialize_index(index), np.uint8)
+        self._derive(index, scaled)
         return self
+
+    def _derive(self, index, scaled: np.ndarray) -> None:
+        for key in ("_walk_args", "_faiss_params"):
+            self.__dict__.pop(key, None)
+        self.__dict__["_index"], self.__dict__["_scaled"] = index, scaled
+
+    def validate_state(self) -> None:
+        g = np.asarray(self.graph_)
+        if g.dtype != np.uint8 or g.ndim != 1:
+            raise ValueError("GraphFilterIndex: graph_ must be a uint8 buffer")
+
+    def after_load(self) -> None:
+        """The faiss index from ``graph_``; a ConfigError where faiss is missing (:func:`require_faiss`: the
+        model needs a library this install lacks), a ValueError where the buffer is not an L1 HNSW graph of
+        ``n_classes_`` rows of ``len(alpha_)`` dimensions."""
+        faiss = require_faiss("this model's filter index (an HNSW graph)")
+        try:
+            index = faiss.deserialize_index(np.ascontiguousarray(self.graph_, np.uint8))
+        except RuntimeError as e:
+            raise ValueError(f"the saved graph filter index is unreadable: {str(e)[:120]}") from None
+        if (not isinstance(index, faiss.IndexHNSWFlat) or index.metric_type != faiss.METRIC_L1
+                or index.ntotal != int(self.n_classes_) or index.d != len(self.alpha_)):
+            raise ValueError("the saved graph filter index does not match its class count and dimensions")
+        self._check_fitted_arrays(int(index.ntotal), int(index.d))
+        self._derive(index, index.reconstruct_n(0, index.ntotal))
+
+    def scaled(self) -> np.ndarray:
+        return self.__dict__["_scaled"]
 
     def _search(self, F: np.ndarray, k: int, cls: np.ndarray, dist: np.ndarray) -> None:
         """The graph walk (exact L1 distances of what it finds; membership approximate)."""
-        if not hasattr(self, "index_"):
-            raise NotFittedError("the graph filter index is not built yet: call fit(embeddings, alpha)")
-        ef = max(int(self.ef_search), k)
+        ef = max(int(self.ef_search) if self.ef_search is not None else default_beam(k), k)
         if _check_walk(self.walk) == "codes":
             walk = walk_one if len(F) == 1 else walk_batch
             walk(F[0] if len(F) == 1 else F, self.alpha_, *self._codes_walk(), ef, cls, dist)
@@ -101,7 +139,7 @@ class GraphFilterIndex(FilterIndexBase):
         if cached is None or cached[0] != ef:
             cached = self.__dict__["_faiss_params"] = (ef, require_faiss().SearchParametersHNSW(efSearch=ef))
         # faiss writes straight into the (C-contiguous int64 / float32) outputs
-        self.index_.search(F * self.alpha_, k, params=cached[1], D=dist, I=cls)
+        self.__dict__["_index"].search(F * self.alpha_, k, params=cached[1], D=dist, I=cls)
         if cls[:, -1].min() < 0:  # fewer than k found (-1 slots at the end): only in a disconnected graph
             dist[cls < 0] = np.inf
 
@@ -109,45 +147,8 @@ class GraphFilterIndex(FilterIndexBase):
         """The arguments of the codes walk after alpha (derived from the graph once, then kept; not saved)."""
         args = self.__dict__.get("_walk_args")
         if args is None:
-            args = self.__dict__["_walk_args"] = walk_arrays(require_faiss(), self.index_, self.scaled_)
+            args = self.__dict__["_walk_args"] = walk_arrays(require_faiss(), self.__dict__["_index"], self.scaled())
         return args
 
-    # ---------------------------------------------------------------- saved-model state
-    def to_state(self) -> dict:
-        """The built graph as JSON numbers and arrays (``graph``: faiss's serialisation as ``uint8``)."""
-        if not hasattr(self, "index_"):
-            raise NotFittedError("the graph filter index is not built yet")
-        return {"kind": "hnsw", **{k: v if k == "walk" else int(v) for k, v in self.get_params().items()},
-                "graph": np.asarray(require_faiss().serialize_index(self.index_), np.uint8)}
 
-    @classmethod
-    def from_state(cls, state: dict, embeddings: np.ndarray, alpha: np.ndarray) -> "GraphFilterIndex":
-        """Rebuild from :meth:`to_state` for these class embeddings / alpha; raises ``ConfigError`` when the
-        saved graph does not hold exactly these alpha-scaled embeddings (L1, same shape and values)."""
-        faiss = require_faiss()
-        try:
-            self = cls(m=int(state["m"]), ef_construction=int(state["ef_construction"]),
-                       ef_search=int(state["ef_search"]), walk=_check_walk(state.get("walk", "faiss")))
-            buf = np.ascontiguousarray(state["graph"], np.uint8)
-        except (KeyError, TypeError, ValueError) as e:
-            raise ConfigError(f"saved graph filter index is incomplete: {e}") from None
-        if state.get("kind") != "hnsw" or buf.ndim != 1:
-            raise ConfigError("saved filter index is not an HNSW graph")
-        E = np.asarray(embeddings, np.float32)
-        a = np.asarray(alpha, np.float32)
-        try:
-            index = faiss.deserialize_index(buf)
-        except RuntimeError as e:
-            raise ConfigError(f"saved graph filter index is unreadable: {e}") from None
-        scaled = np.ascontiguousarray(E * a)
-        if (not isinstance(index, faiss.IndexHNSWFlat) or index.metric_type != faiss.METRIC_L1
-                or index.ntotal != len(E) or index.d != E.shape[1]):
-            raise ConfigError("saved graph filter index does not match the class embeddings")
-        stored = index.reconstruct_n(0, index.ntotal)
-        if not np.array_equal(stored, scaled):
-            raise ConfigError("saved graph filter index was built for other class embeddings")
-        self.alpha_, self.scaled_, self.n_classes_, self.index_, self.method_ = a.copy(), scaled, len(E), index, "hnsw"
-        return self
-
-
-__all__ = ["WALKS", "GraphFilterIndex", "require_faiss"]
+__all__ = ["WALKS", "GraphFilterIndex", "default_beam", "require_faiss"]

@@ -2,9 +2,9 @@
 
 ClassMap's filter ranks classes by ``sum_j alpha_j |f_j - E[c, j]|`` and keeps the p nearest. Every
 exact filter of the package is this module: the live single query (:func:`filter_one`), the batch
-(:func:`filter_batch_t`, which :class:`~.ann_index.FilterIndex`'s exact method also runs) and, in numpy,
-its twin :func:`.classmap_ops.filter_exact` that the exported ``predict.py`` inlines. All give
-bit-identical distances and the same lists (ties: the lower class first); so does :mod:`.filter_codes`,
+(:func:`filter_batch_t`, which the exact filter index, :class:`..filters.exact.ExactFilter`, runs) and, in numpy,
+its twin :func:`..classmap.ops.filter_exact` that the exported ``predict.py`` inlines. All give
+bit-identical distances and the same lists (ties: the lower class first); so does :mod:`.codes`,
 which prefilters a batch on byte codes and computes the distances it keeps with this module's arithmetic.
 
 One arithmetic: the distance of class ``c`` is ``sum_j |alpha_j f_j - alpha_j E[c, j]|`` (``alpha >=
