@@ -1,10 +1,13 @@
 """The figures of README.md and docs/ against the committed bench JSONs (``python -m classmap_gui.bench.figures``).
 
-A speed-up, accuracy, rate or latency in the documentation must say where it comes from: right after
+Every speed-up, accuracy, rate or latency in the documentation must say where it comes from: right after
 the figure, a citation `` (`docs/bench/NAME.json` `key.path`) `` naming a committed JSON and the key
-that holds it (list items by index: ``results.0.speedup_single.median``). :func:`check` finds every
-figure (a number followed by ``×`` or ``x``, ``%``, ``frames/s``, ``images/s``, ``queries/s``, ``fps``,
-``ms`` or ``µs``), and reports
+that holds it (list items by index: ``results.0.speedup_single.median``). No word exempts a figure: a
+paper's published figure cites ``docs/bench/published.json`` (each with its paper and section), a target
+cites ``docs/bench/targets.json`` (each with the issue that set it), a measurement cites its bench's JSON;
+a number that is none of these (a setting) is written without a figure's unit. :func:`check` finds every
+figure (a number followed by ``×`` or ``x``, ``%``, ``frames/s``, ``images/s``, ``queries/s``, ``windows/s``,
+``fps``, ``ms`` or ``µs``), and reports
 
 * ``wrong``: a cited figure that differs from the JSON's value (a fraction cited as a percentage is
   multiplied by 100; the comparison is at the figure's own decimals);
@@ -15,12 +18,9 @@ A figure in a table row may instead be covered by a citation in the paragraph ju
 (its caption) naming a part of a JSON (``classmap``, a list of points): the figure must then equal some
 number in that part, at its own decimals.
 
-Paper figures (the published results the benches are compared with) and targets are not measurements:
-a figure with the word "paper" or "target" shortly before it in its sentence (or "target" right
-after it: "the 91.5% target"), or right after a bound
-(``≥``, ``≤``, ``at least``, ``at most``), is not checked. ``docs/bench/LEDGER.md`` lists every committed JSON;
-:func:`check_ledger` holds each JSON to its row: the revision the JSON recorded and its ``test_seed`` (where
-it has them) must be the ones the row names, so a JSON re-run without its ledger line fails.
+``docs/bench/LEDGER.md`` lists every committed JSON; :func:`check_ledger` holds each JSON to its row: the
+revision the JSON recorded and its ``test_seed`` (where it has them) must be the ones the row names, so a JSON
+re-run without its ledger line fails.
 """
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ from pathlib import Path
 FIGURE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(×(?!\s?\d)|x\b(?!\s?\d)|%|\s?(?:frames|images|queries|windows)/s|"
                     r"\s?fps\b|\s?ms\b|\s?µs\b)")
 CITE = re.compile(r"`((?:docs/bench/)?[\w.-]+\.json)`\s+`([\w.\[\]-]+)`")
-BOUND = re.compile(r"(≥|≤|>=|<=|\bat least|\bat most)\s*$")
 SENTENCE_END = re.compile(r"(?<=[.;:!?])\s|\n\n")
 
 
@@ -102,13 +101,6 @@ def check(text: str, root: Path) -> dict:
     for m in FIGURE.finditer(text):
         end = SENTENCE_END.search(text, m.end())
         sentence_end = end.start() if end else len(text)
-        start = max(text.rfind(". ", 0, m.start()), text.rfind("\n\n", 0, m.start()), 0)
-        before = text[max(start, m.start() - 60):m.start()].lower()
-        after = text[m.end():m.end() + 12].lower()
-        if any(w in before for w in ("paper", "target")) or "target" in after or BOUND.search(before):
-            continue
-        if m.group(1) == "1" and m.group(2) == "×":  # "1×": a playback speed setting, no ratio
-            continue
         cite = CITE.search(text, m.end(), sentence_end)
         line = text.count("\n", 0, m.start()) + 1
         figure = f"line {line}: {' '.join(m.group(0).split())}"
