@@ -19,13 +19,15 @@ A figure in a table row may instead be covered by a citation in the paragraph ju
 number in that part, at its own decimals.
 
 ``docs/bench/LEDGER.md`` lists every committed JSON; :func:`check_ledger` holds each JSON to its row: the
-revision the JSON recorded and its ``test_seed`` (where it has them) must be the ones the row names, so a JSON
-re-run without its ledger line fails.
+revision the JSON recorded and its ``test_seed`` (where it has them) must be the ones the row names, and the
+command in the row's bench column must be the run the JSON records (its ``options`` or ``command``), so a JSON
+re-run, or run with other options, without its ledger line fails.
 """
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -125,13 +127,85 @@ def check(text: str, root: Path) -> dict:
 
 
 LEDGER_ROW = re.compile(r"^\| `([\w.-]+\.json)` \|(.*)$", re.M)
-REVISION = re.compile(r"\(([0-9a-f]{7,40})")
+REVISION = re.compile(r"(?:^|\()([0-9a-f]{7,40})\b")
+COMMAND = re.compile(r"`([^`]*(?:\bclassmap bench [\w-]+|\.py\b)[^`]*)`")
+CLI_OWN = ("json", "out")  # flags of `classmap bench` itself that change no result: nothing in a JSON holds them
+
+
+def parse_command(command: str) -> tuple[str, dict]:
+    """``(program, flags)`` of a command line: the program is ``classmap bench NAME`` or a script's file name
+    (wherever the script lived then); the flags are its ``--name value`` and ``--set name=value`` pairs (a
+    flag without a value: ``True``; names with ``_``), values read as the CLI reads them, and its positional
+    words under ``"args"``. Words before the program (``nice -n 10``, ``PYTHONPATH=.``) are not the run's."""
+    from ..cli.common import parse_value  # the CLI's own reading, so a value compares as the run read it
+
+    words = shlex.split(command)
+    for i, word in enumerate(words):
+        if words[i:i + 2] == ["classmap", "bench"] and i + 2 < len(words):
+            program, rest = f"classmap bench {words[i + 2]}", words[i + 3:]
+            break
+        if word.endswith(".py"):
+            program, rest = Path(word).name, words[i + 1:]
+            break
+    else:
+        return "", {}
+    flags: dict = {}
+    i = 0
+    while i < len(rest):
+        word, has_value = rest[i], i + 1 < len(rest) and not rest[i + 1].startswith("--")
+        if not word.startswith("--"):
+            flags.setdefault("args", []).append(parse_value(word))
+            i += 1
+            continue
+        value = rest[i + 1] if has_value else "true"
+        i += 2 if has_value else 1
+        if word == "--set":
+            word, _, value = f"--{value}".partition("=")
+        flags[word[2:].replace("-", "_")] = parse_value(value)
+    return program, flags
+
+
+def _command_errors(name: str, data: dict, bench_column: str) -> list[str]:
+    """How the command the ledger's bench column names differs from the run the JSON records: a JSON's
+    ``command`` must be the same program with the same flags and words; with ``options``, every flag given
+    must be the option's recorded value, ``--quiet-machine`` given exactly when the JSON has ``quiet_machine``,
+    and ``classmap bench NAME`` the bench the JSON names (``bench``/``benchmark``, where it has one)."""
+    options, recorded = data.get("options"), data.get("command")
+    if not isinstance(options, dict) and not isinstance(recorded, str):
+        return []
+    cited = COMMAND.search(bench_column)
+    if cited is None:
+        return [f"{name}: the JSON records its {'options' if options else 'command'}; the ledger's bench column "
+                "names no command (`classmap bench NAME ...` or `script.py ...`)"]
+    program, flags = parse_command(cited.group(1))
+    if isinstance(recorded, str):
+        run = parse_command(recorded)
+        if (program, flags) == run:
+            return []
+        return [f"{name}: the ledger's command `{cited.group(1)}` is not the JSON's `{recorded}`"]
+    bad = []
+    bench = str(data.get("bench", data.get("benchmark", ""))).split(" ")[0]
+    if bench and program.startswith("classmap bench ") and program.split()[-1] != bench:
+        bad.append(f"{name}: the ledger's command runs {program}; the JSON is of bench {bench}")
+    if ("quiet_machine" in flags) != ("quiet_machine" in data):
+        bad.append(f"{name}: the ledger's command {'has' if 'quiet_machine' in flags else 'lacks'} --quiet-machine; "
+                   f"the JSON {'has no' if 'quiet_machine' in flags else 'has a'} quiet_machine")
+    for key, value in flags.items():
+        if key in CLI_OWN or key == "quiet_machine":
+            continue
+        if key not in options:
+            bad.append(f"{name}: the ledger's command gives --{key.replace('_', '-')}, an option the JSON does not record")
+        elif options[key] != value:
+            bad.append(f"{name}: the ledger's command gives --{key.replace('_', '-')} {value}; "
+                       f"the JSON's options say {options[key]!r}")
+    return bad
 
 
 def check_ledger(root: Path) -> list[str]:
     """What is wrong between ``docs/bench/*.json`` and ``docs/bench/LEDGER.md``'s rows (one line each): a JSON
     without a row or a row without a JSON; a row whose revision column does not name the commit the JSON
-    recorded (``revision``: ``"0.1.0 (abc1234 ...)"``); a row that does not name the JSON's ``test_seed``."""
+    recorded (``revision``: ``"0.1.0 (abc1234 ...)"`` or ``"abc1234"``); a row that does not name the JSON's
+    ``test_seed``; a row whose command is not the JSON's run (:func:`_command_errors`)."""
     bench = root / "docs" / "bench"
     rows = {m.group(1): m.group(2).split(" | ") for m in LEDGER_ROW.finditer((bench / "LEDGER.md").read_text())}
     files = {f.name: f for f in bench.glob("*.json")}
@@ -146,6 +220,8 @@ def check_ledger(root: Path) -> list[str]:
         seed = data.get("test_seed") if isinstance(data, dict) else None
         if isinstance(seed, int) and (len(cols) < 2 or not re.search(rf"(?<!\d){seed}(?!\d)", cols[1])):
             bad.append(f"{name}: the ledger's test part column does not name test_seed {seed}")
+        if isinstance(data, dict):
+            bad += _command_errors(name, data, cols[0])
     return bad
 
 

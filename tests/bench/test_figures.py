@@ -104,3 +104,45 @@ def test_each_json_is_the_run_its_ledger_row_names(tmp_path):
         "c.json: a ledger row without a JSON",
         "b.json: the ledger's revision column does not name def5678 (the JSON's revision)",
         "b.json: the ledger's test part column does not name test_seed 36507"]
+
+
+def test_a_ledger_row_must_name_the_run_its_json_records(tmp_path):
+    from classmap_gui.bench.figures import check_ledger
+
+    bench = tmp_path / "docs" / "bench"
+    bench.mkdir(parents=True)
+    options = {"data": "hand-pose", "test_seed": 6, "latency_rounds": 9, "recheck_seeds": "1,2,3,4,5", "mips": True}
+    for name in ("ok", "value", "unknown", "quiet", "none", "bench"):
+        (bench / f"{name}.json").write_text(json.dumps({"benchmark": "scale", "options": options, "test_seed": 6}))
+    (bench / "script.json").write_text(json.dumps({"command": "PYTHONPATH=. python docs/curve.py --ipc 32,64 --lda"}))
+    (bench / "moved.json").write_text(json.dumps({"command": "PYTHONPATH=. python docs/curve.py --ipc 32,64 --lda"}))
+    head = "| JSON | bench | test part | revision | seen | status |\n| --- | --- | --- | --- | --- | --- |\n"
+    run = "classmap bench scale --data hand-pose --set test_seed=6 --set recheck_seeds=1,2,3,4,5 --mips true"
+    (bench / "LEDGER.md").write_text(head + "".join(f"| `{name}.json` | scale (`{command}`) | seed 6 | - | 0 | in use |\n" for name, command in [
+        ("ok", f"nice -n 10 {run} --out x.json"),
+        ("value", run.replace("test_seed=6", "test_seed=7")),
+        ("unknown", f"{run} --set latency_rounds=9 --set filter=hnsw"),
+        ("quiet", f"{run} --quiet-machine 300"),
+        ("bench", run.replace("bench scale", "bench classmap")),
+        ("script", "scripts/experiments/curve.py --ipc 32,64 --lda"),
+        ("moved", "scripts/experiments/curve.py --ipc 32,64,128 --lda")]) + "| `none.json` | scale | seed 6 | - | 0 | in use |\n")
+    assert check_ledger(tmp_path) == [
+        "bench.json: the ledger's command runs classmap bench classmap; the JSON is of bench scale",
+        "moved.json: the ledger's command `scripts/experiments/curve.py --ipc 32,64,128 --lda` is not the JSON's "
+        "`PYTHONPATH=. python docs/curve.py --ipc 32,64 --lda`",
+        "none.json: the JSON records its options; the ledger's bench column names no command "
+        "(`classmap bench NAME ...` or `script.py ...`)",
+        "quiet.json: the ledger's command has --quiet-machine; the JSON has no quiet_machine",
+        "unknown.json: the ledger's command gives --filter, an option the JSON does not record",
+        "value.json: the ledger's command gives --test-seed 7; the JSON's options say 6"]
+
+
+def test_a_bare_revision_is_held_to_the_ledger_too(tmp_path):
+    from classmap_gui.bench.figures import check_ledger
+
+    bench = tmp_path / "docs" / "bench"
+    bench.mkdir(parents=True)
+    (bench / "a.json").write_text('{"revision": "d08355f", "test_seed": null}')
+    (bench / "LEDGER.md").write_text("| JSON | bench | test part | revision | seen | status |\n| --- | --- | --- | --- | --- | --- |\n"
+                                     "| `a.json` | a script | none | the JSON's `revision` | - | in use |\n")
+    assert check_ledger(tmp_path) == ["a.json: the ledger's revision column does not name d08355f (the JSON's revision)"]
