@@ -175,7 +175,7 @@ def _command_errors(name: str, data: dict, bench_column: str) -> list[str]:
         return []
     cited = COMMAND.search(bench_column)
     if cited is None:
-        return [f"{name}: the JSON records its {'options' if options else 'command'}; the ledger's bench column "
+        return [f"{name}: the JSON records its {'command' if isinstance(recorded, str) else 'options'}; the ledger's bench column "
                 "names no command (`classmap bench NAME ...` or `script.py ...`)"]
     program, flags = parse_command(cited.group(1))
     if isinstance(recorded, str):
