@@ -1,10 +1,13 @@
 """The figures of README.md and docs/ against the committed bench JSONs (``python -m classmap_gui.bench.figures``).
 
-A speed-up, accuracy, rate or latency in the documentation must say where it comes from: right after
+Every speed-up, accuracy, rate or latency in the documentation must say where it comes from: right after
 the figure, a citation `` (`docs/bench/NAME.json` `key.path`) `` naming a committed JSON and the key
-that holds it (list items by index: ``results.0.speedup_single.median``). :func:`check` finds every
-figure (a number followed by ``×`` or ``x``, ``%``, ``frames/s``, ``images/s``, ``queries/s``, ``fps``,
-``ms`` or ``µs``), and reports
+that holds it (list items by index: ``results.0.speedup_single.median``). No word exempts a figure: a
+paper's published figure cites ``docs/bench/published.json`` (each with its paper and section), a target
+cites ``docs/bench/targets.json`` (each with the issue that set it), a measurement cites its bench's JSON;
+a number that is none of these (a setting) is written without a figure's unit. :func:`check` finds every
+figure (a number followed by ``×`` or ``x``, ``%``, ``frames/s``, ``images/s``, ``queries/s``, ``windows/s``,
+``fps``, ``ms`` or ``µs``), and reports
 
 * ``wrong``: a cited figure that differs from the JSON's value (a fraction cited as a percentage is
   multiplied by 100; the comparison is at the figure's own decimals);
@@ -15,24 +18,22 @@ A figure in a table row may instead be covered by a citation in the paragraph ju
 (its caption) naming a part of a JSON (``classmap``, a list of points): the figure must then equal some
 number in that part, at its own decimals.
 
-Paper figures (the published results the benches are compared with) and targets are not measurements:
-a figure with the word "paper" or "target" shortly before it in its sentence (or "target" right
-after it: "the 91.5% target"), or right after a bound
-(``≥``, ``≤``, ``at least``, ``at most``), is not checked. ``docs/bench/LEDGER.md`` lists every committed JSON;
-:func:`check_ledger` holds each JSON to its row: the revision the JSON recorded and its ``test_seed`` (where
-it has them) must be the ones the row names, so a JSON re-run without its ledger line fails.
+``docs/bench/LEDGER.md`` lists every committed JSON; :func:`check_ledger` holds each JSON to its row: the
+revision the JSON recorded and its ``test_seed`` (where it has them) must be the ones the row names, and the
+command in the row's bench column must be the run the JSON records (its ``options`` or ``command``), so a JSON
+re-run, or run with other options, without its ledger line fails.
 """
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 
 FIGURE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(×(?!\s?\d)|x\b(?!\s?\d)|%|\s?(?:frames|images|queries|windows)/s|"
                     r"\s?fps\b|\s?ms\b|\s?µs\b)")
 CITE = re.compile(r"`((?:docs/bench/)?[\w.-]+\.json)`\s+`([\w.\[\]-]+)`")
-BOUND = re.compile(r"(≥|≤|>=|<=|\bat least|\bat most)\s*$")
 SENTENCE_END = re.compile(r"(?<=[.;:!?])\s|\n\n")
 
 
@@ -102,13 +103,6 @@ def check(text: str, root: Path) -> dict:
     for m in FIGURE.finditer(text):
         end = SENTENCE_END.search(text, m.end())
         sentence_end = end.start() if end else len(text)
-        start = max(text.rfind(". ", 0, m.start()), text.rfind("\n\n", 0, m.start()), 0)
-        before = text[max(start, m.start() - 60):m.start()].lower()
-        after = text[m.end():m.end() + 12].lower()
-        if any(w in before for w in ("paper", "target")) or "target" in after or BOUND.search(before):
-            continue
-        if m.group(1) == "1" and m.group(2) == "×":  # "1×": a playback speed setting, no ratio
-            continue
         cite = CITE.search(text, m.end(), sentence_end)
         line = text.count("\n", 0, m.start()) + 1
         figure = f"line {line}: {' '.join(m.group(0).split())}"
@@ -133,13 +127,85 @@ def check(text: str, root: Path) -> dict:
 
 
 LEDGER_ROW = re.compile(r"^\| `([\w.-]+\.json)` \|(.*)$", re.M)
-REVISION = re.compile(r"\(([0-9a-f]{7,40})")
+REVISION = re.compile(r"(?:^|\()([0-9a-f]{7,40})\b")
+COMMAND = re.compile(r"`([^`]*(?:\bclassmap bench [\w-]+|\.py\b)[^`]*)`")
+CLI_OWN = ("json", "out")  # flags of `classmap bench` itself that change no result: nothing in a JSON holds them
+
+
+def parse_command(command: str) -> tuple[str, dict]:
+    """``(program, flags)`` of a command line: the program is ``classmap bench NAME`` or a script's file name
+    (wherever the script lived then); the flags are its ``--name value`` and ``--set name=value`` pairs (a
+    flag without a value: ``True``; names with ``_``), values read as the CLI reads them, and its positional
+    words under ``"args"``. Words before the program (``nice -n 10``, ``PYTHONPATH=.``) are not the run's."""
+    from ..cli.common import parse_value  # the CLI's own reading, so a value compares as the run read it
+
+    words = shlex.split(command)
+    for i, word in enumerate(words):
+        if words[i:i + 2] == ["classmap", "bench"] and i + 2 < len(words):
+            program, rest = f"classmap bench {words[i + 2]}", words[i + 3:]
+            break
+        if word.endswith(".py"):
+            program, rest = Path(word).name, words[i + 1:]
+            break
+    else:
+        return "", {}
+    flags: dict = {}
+    i = 0
+    while i < len(rest):
+        word, has_value = rest[i], i + 1 < len(rest) and not rest[i + 1].startswith("--")
+        if not word.startswith("--"):
+            flags.setdefault("args", []).append(parse_value(word))
+            i += 1
+            continue
+        value = rest[i + 1] if has_value else "true"
+        i += 2 if has_value else 1
+        if word == "--set":
+            word, _, value = f"--{value}".partition("=")
+        flags[word[2:].replace("-", "_")] = parse_value(value)
+    return program, flags
+
+
+def _command_errors(name: str, data: dict, bench_column: str) -> list[str]:
+    """How the command the ledger's bench column names differs from the run the JSON records: a JSON's
+    ``command`` must be the same program with the same flags and words; with ``options``, every flag given
+    must be the option's recorded value, ``--quiet-machine`` given exactly when the JSON has ``quiet_machine``,
+    and ``classmap bench NAME`` the bench the JSON names (``bench``/``benchmark``, where it has one)."""
+    options, recorded = data.get("options"), data.get("command")
+    if not isinstance(options, dict) and not isinstance(recorded, str):
+        return []
+    cited = COMMAND.search(bench_column)
+    if cited is None:
+        return [f"{name}: the JSON records its {'command' if isinstance(recorded, str) else 'options'}; the ledger's bench column "
+                "names no command (`classmap bench NAME ...` or `script.py ...`)"]
+    program, flags = parse_command(cited.group(1))
+    if isinstance(recorded, str):
+        run = parse_command(recorded)
+        if (program, flags) == run:
+            return []
+        return [f"{name}: the ledger's command `{cited.group(1)}` is not the JSON's `{recorded}`"]
+    bad = []
+    bench = str(data.get("bench", data.get("benchmark", ""))).split(" ")[0]
+    if bench and program.startswith("classmap bench ") and program.split()[-1] != bench:
+        bad.append(f"{name}: the ledger's command runs {program}; the JSON is of bench {bench}")
+    if ("quiet_machine" in flags) != ("quiet_machine" in data):
+        bad.append(f"{name}: the ledger's command {'has' if 'quiet_machine' in flags else 'lacks'} --quiet-machine; "
+                   f"the JSON {'has no' if 'quiet_machine' in flags else 'has a'} quiet_machine")
+    for key, value in flags.items():
+        if key in CLI_OWN or key == "quiet_machine":
+            continue
+        if key not in options:
+            bad.append(f"{name}: the ledger's command gives --{key.replace('_', '-')}, an option the JSON does not record")
+        elif options[key] != value:
+            bad.append(f"{name}: the ledger's command gives --{key.replace('_', '-')} {value}; "
+                       f"the JSON's options say {options[key]!r}")
+    return bad
 
 
 def check_ledger(root: Path) -> list[str]:
     """What is wrong between ``docs/bench/*.json`` and ``docs/bench/LEDGER.md``'s rows (one line each): a JSON
     without a row or a row without a JSON; a row whose revision column does not name the commit the JSON
-    recorded (``revision``: ``"0.1.0 (abc1234 ...)"``); a row that does not name the JSON's ``test_seed``."""
+    recorded (``revision``: ``"0.1.0 (abc1234 ...)"`` or ``"abc1234"``); a row that does not name the JSON's
+    ``test_seed``; a row whose command is not the JSON's run (:func:`_command_errors`)."""
     bench = root / "docs" / "bench"
     rows = {m.group(1): m.group(2).split(" | ") for m in LEDGER_ROW.finditer((bench / "LEDGER.md").read_text())}
     files = {f.name: f for f in bench.glob("*.json")}
@@ -154,6 +220,8 @@ def check_ledger(root: Path) -> list[str]:
         seed = data.get("test_seed") if isinstance(data, dict) else None
         if isinstance(seed, int) and (len(cols) < 2 or not re.search(rf"(?<!\d){seed}(?!\d)", cols[1])):
             bad.append(f"{name}: the ledger's test part column does not name test_seed {seed}")
+        if isinstance(data, dict):
+            bad += _command_errors(name, data, cols[0])
     return bad
 
 

@@ -17,15 +17,17 @@ def test_a_figure_must_match_the_json_key_it_cites(tmp_path):
     res = check(text, tmp_path)
     assert res["wrong"] == ["line 3: 87.9%: x.json a.acc = 0.8732"]
     assert res["missing"] == ["line 3: 2.0× (x.json a.nothing)"]
-    assert res["uncited"] == ["line 3: 5×"]                       # the paper's figure is not the bench's
+    assert res["uncited"] == ["line 3: 5×", "line 5: 95.3%"]      # "paper" exempts nothing: it cites published.json
 
 
 def test_every_way_of_writing_a_speed_up_or_an_accuracy_is_a_figure(tmp_path):
     text = ("Faster by 4.2x, 3×, 12.5 ms, 30 µs and 64.1 frames/s, 900 images/s, 20 fps; 87 % right.\n\n"
-            "Not figures: 64x64 pixels, 2430 × 1764 weights, a 1× playback, 81 shapes.")
+            "Not figures: 64x64 pixels, 2430 × 1764 weights, 81 shapes, a video at real time or ½×.\n\n"
+            "A 1× playback is written as a figure, so it is one.")
     res = check(text, tmp_path)
     assert res["uncited"] == ["line 1: 4.2x", "line 1: 3×", "line 1: 12.5 ms", "line 1: 30 µs",
-                              "line 1: 64.1 frames/s", "line 1: 900 images/s", "line 1: 20 fps", "line 1: 87 %"]
+                              "line 1: 64.1 frames/s", "line 1: 900 images/s", "line 1: 20 fps", "line 1: 87 %",
+                              "line 5: 1×"]
 
 
 def test_a_table_may_cite_the_part_of_a_json_its_rows_come_from(tmp_path):
@@ -33,10 +35,41 @@ def test_a_table_may_cite_the_part_of_a_json_its_rows_come_from(tmp_path):
     (tmp_path / "docs" / "bench" / "x.json").write_text(json.dumps({"curve": [{"p": 5, "acc": 0.8937},
                                                                           {"p": 10, "acc": 0.8975}]}))
     text = ("The test curve (`x.json` `curve`):\n\n| p | accuracy |\n| --- | --- |\n| 5 | 89.37% |\n"
-            "| 10 | 89.99% |\n\nNo caption here.\n\n| p | accuracy |\n| --- | --- |\n| 5 | 89.37% |\n\n"
-            "A bound is no figure: at least 3× and ≥ 90 %; nor the paper's 95.3 %.\n\nBut 4.1× is.")
+            "| 10 | 89.99% |\n\nNo caption here.\n\n| p | accuracy |\n| --- | --- |\n| 5 | 89.37% |\n\nBut 4.1× is.")
     res = check(text, tmp_path)
-    assert res == {"wrong": ["line 6: 89.99%"], "missing": [], "uncited": ["line 12: 89.37%", "line 16: 4.1×"]}
+    assert res == {"wrong": ["line 6: 89.99%"], "missing": [], "uncited": ["line 12: 89.37%", "line 14: 4.1×"]}
+
+
+def _references(root):
+    (root / "docs" / "bench").mkdir(parents=True)
+    (root / "docs" / "bench" / "published.json").write_text(json.dumps(
+        {"paper_a": {"paper": "A. Author, A paper, 2007", "hands_real_percent": {"value": 22.5, "where": "Section 7.3"}}}))
+    (root / "docs" / "bench" / "targets.json").write_text(json.dumps(
+        {"scan": {"issue": 15, "at_least_frames_per_second": 15, "at_least_speedup": 3},
+         "features": {"issue": 2, "at_least_percent": 91.5}}))
+
+
+def test_a_paper_figure_is_checked_like_a_measured_one(tmp_path):
+    _references(tmp_path)
+    cited = "The paper reports 22.5 % (`published.json` `paper_a.hands_real_percent.value`) on real photos."
+    assert check(cited, tmp_path) == {"wrong": [], "missing": [], "uncited": []}
+    res = check("The paper reports 95.3 % on its synthetic hands.\n\n"
+                "The paper's real photos: 23.5 % (`published.json` `paper_a.hands_real_percent.value`).", tmp_path)
+    assert res == {"wrong": ["line 3: 23.5 %: published.json paper_a.hands_real_percent.value = 22.5"],
+                   "missing": [], "uncited": ["line 1: 95.3 %"]}
+
+
+def test_a_target_or_a_bound_is_checked_like_a_measured_figure(tmp_path):
+    _references(tmp_path)
+    cited = ("Issue 15 asks at least 15 frames/s (`targets.json` `scan.at_least_frames_per_second`) and "
+             "≥ 3× (`targets.json` `scan.at_least_speedup`); above the 91.5% target (`targets.json` "
+             "`features.at_least_percent`).")
+    assert check(cited, tmp_path) == {"wrong": [], "missing": [], "uncited": []}
+    res = check("A bound: at least 15 frames/s, ≥ 3× and at most 5 ms.\n\nAbove the 91.5% target.\n\n"
+                "The target (>= 10x single-query) is met.\n\n"
+                "The 90% target (`targets.json` `features.at_least_percent`).", tmp_path)
+    assert res == {"wrong": ["line 7: 90%: targets.json features.at_least_percent = 91.5"], "missing": [],
+                   "uncited": ["line 1: 15 frames/s", "line 1: 3×", "line 1: 5 ms", "line 3: 91.5%", "line 5: 10x"]}
 
 
 def test_readme_figures_all_come_from_committed_jsons():
@@ -71,3 +104,45 @@ def test_each_json_is_the_run_its_ledger_row_names(tmp_path):
         "c.json: a ledger row without a JSON",
         "b.json: the ledger's revision column does not name def5678 (the JSON's revision)",
         "b.json: the ledger's test part column does not name test_seed 36507"]
+
+
+def test_a_ledger_row_must_name_the_run_its_json_records(tmp_path):
+    from classmap_gui.bench.figures import check_ledger
+
+    bench = tmp_path / "docs" / "bench"
+    bench.mkdir(parents=True)
+    options = {"data": "hand-pose", "test_seed": 6, "latency_rounds": 9, "recheck_seeds": "1,2,3,4,5", "mips": True}
+    for name in ("ok", "value", "unknown", "quiet", "none", "bench"):
+        (bench / f"{name}.json").write_text(json.dumps({"benchmark": "scale", "options": options, "test_seed": 6}))
+    (bench / "script.json").write_text(json.dumps({"command": "PYTHONPATH=. python docs/curve.py --ipc 32,64 --lda"}))
+    (bench / "moved.json").write_text(json.dumps({"command": "PYTHONPATH=. python docs/curve.py --ipc 32,64 --lda"}))
+    head = "| JSON | bench | test part | revision | seen | status |\n| --- | --- | --- | --- | --- | --- |\n"
+    run = "classmap bench scale --data hand-pose --set test_seed=6 --set recheck_seeds=1,2,3,4,5 --mips true"
+    (bench / "LEDGER.md").write_text(head + "".join(f"| `{name}.json` | scale (`{command}`) | seed 6 | - | 0 | in use |\n" for name, command in [
+        ("ok", f"nice -n 10 {run} --out x.json"),
+        ("value", run.replace("test_seed=6", "test_seed=7")),
+        ("unknown", f"{run} --set latency_rounds=9 --set filter=hnsw"),
+        ("quiet", f"{run} --quiet-machine 300"),
+        ("bench", run.replace("bench scale", "bench classmap")),
+        ("script", "scripts/experiments/curve.py --ipc 32,64 --lda"),
+        ("moved", "scripts/experiments/curve.py --ipc 32,64,128 --lda")]) + "| `none.json` | scale | seed 6 | - | 0 | in use |\n")
+    assert check_ledger(tmp_path) == [
+        "bench.json: the ledger's command runs classmap bench classmap; the JSON is of bench scale",
+        "moved.json: the ledger's command `scripts/experiments/curve.py --ipc 32,64,128 --lda` is not the JSON's "
+        "`PYTHONPATH=. python docs/curve.py --ipc 32,64 --lda`",
+        "none.json: the JSON records its options; the ledger's bench column names no command "
+        "(`classmap bench NAME ...` or `script.py ...`)",
+        "quiet.json: the ledger's command has --quiet-machine; the JSON has no quiet_machine",
+        "unknown.json: the ledger's command gives --filter, an option the JSON does not record",
+        "value.json: the ledger's command gives --test-seed 7; the JSON's options say 6"]
+
+
+def test_a_bare_revision_is_held_to_the_ledger_too(tmp_path):
+    from classmap_gui.bench.figures import check_ledger
+
+    bench = tmp_path / "docs" / "bench"
+    bench.mkdir(parents=True)
+    (bench / "a.json").write_text('{"revision": "d08355f", "test_seed": null}')
+    (bench / "LEDGER.md").write_text("| JSON | bench | test part | revision | seen | status |\n| --- | --- | --- | --- | --- | --- |\n"
+                                     "| `a.json` | a script | none | the JSON's `revision` | - | in use |\n")
+    assert check_ledger(tmp_path) == ["a.json: the ledger's revision column does not name d08355f (the JSON's revision)"]
