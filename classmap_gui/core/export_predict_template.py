@@ -52,6 +52,9 @@ class ModelError(Exception):
 
 # ---------------------------------------------------------------- guards: files, model, images
 
+# @inline classmap_gui.core.regular_files
+
+
 # @inline classmap_gui.core.read_limits
 
 
@@ -73,44 +76,11 @@ class ModelError(Exception):
 # @settings-rules
 
 
-def open_regular(path: str | Path, follow_links: bool = True):
-    """A binary file object on the regular file ``path``; OSError for a FIFO, device, socket or folder,
-    and (``follow_links=False``) for a symbolic link. Opened non-blocking (a FIFO cannot hang the open)
-    and checked on the open descriptor (no race)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(str(path), flags | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0)))
-    except OSError:
-        if not follow_links and os.path.islink(path):
-            raise OSError(f"{path} is a symbolic link; refused") from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file (a FIFO, device, socket or folder); refused")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_regular(path: str | Path, max_bytes: int, what: str, follow_links: bool = True) -> bytes:
-    """The bytes of the regular file ``path``, refused (OSError) when larger than ``max_bytes``."""
-    with open_regular(path, follow_links) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > max_bytes:
-            raise OSError(f"{path} is too large to be {what} ({size} bytes, at most {max_bytes})")
-        data = fh.read(size + 1)
-    if len(data) > max_bytes:
-        raise OSError(f"{path} grew while being read; refused")
-    return data
-
-
 def read_arrays(npz: Path, manifest: dict) -> dict[str, np.ndarray]:
     """The arrays of ``npz`` exactly as ``manifest`` declares them: every member's size checked against
     the manifest before any is inflated, then each inflated into its declared array and no further."""
     specs = parse_specs(manifest, MAX_MEMBERS)
-    with open_regular(npz, follow_links=False) as fh:
+    with os.fdopen(regular_fd(npz, follow_links=False), "rb") as fh:
         count = entry_count(fh)
         if count is not None and count > len(specs):
             raise ModelError(f"{npz} has {count} members, model.json declares {len(specs)}; refused")
@@ -133,7 +103,7 @@ def load_model(folder: str | Path) -> tuple[dict, dict[str, np.ndarray]]:
     folder refused); ModelError when anything is not as declared."""
     folder = Path(folder)
     try:
-        raw = read_regular(folder / "model.json", MAX_JSON_BYTES, "a model description", follow_links=False)
+        raw = regular_bytes(folder / "model.json", MAX_JSON_BYTES, False, "is too large to be a model description")
         if raw.count(b"[") + raw.count(b"{") > MAX_JSON_CONTAINERS:
             raise ValueError("too many lists and objects to be a model description")
         doc = json.loads(raw.decode("utf-8"))
@@ -169,7 +139,7 @@ def read_image(path: str | Path, grey: bool, max_pixels: int = DEFAULT_MAX_IMAGE
     """uint8 ``(h, w)`` grey or ``(h, w, 3)`` RGB, as ClassMap Studio reads files (its own rule,
     :func:`checked_pixels`); ImageRefused saying why. Only regular files."""
     try:
-        data = read_regular(path, max(1 << 20, 8 * max_pixels), "an image within the pixel limit")
+        data = regular_bytes(path, max(1 << 20, 8 * max_pixels), too_big="is too large to be an image within the pixel limit")
     except OSError as exc:
         raise ImageRefused(exc.strerror or str(exc)) from None
     return checked_pixels(data, grey, max_pixels)

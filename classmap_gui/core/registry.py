@@ -212,21 +212,13 @@ _COMPONENTS: list[Component] = [
                                    "min_per_class": "it holds out images of every class to fit its embedding, and the "
                                                     "smallest class has {fewest}"})),
 ]
-
-# the filter index kinds: one line each in filter_kinds.INDEXES (a leaf module: names only)
 _COMPONENTS += [Component("filter", kind, path, what, help) for kind, (path, what, help) in _FILTER_INDEXES.items()]
 
-#: Type names written into saved models -> class paths; a file format: never rename. A component of the
-#: table above whose class is not listed here is saved under its component name.
-_SAVED_PATHS: dict[str, str] = {
-    "kmeans": ".features.kmeans:KMeansFeatures", "hog": ".features.hog:HOGFeatures",
-    "pixels": ".features.pixels:PixelFeatures", "rff": ".features.random_features:RandomFourierFeatures",
-    "cnn": ".features.random_cnn:RandomCNNFeatures", "network": ".features.network:NetworkFeatures", "ova-liblinear": ".classify.banks.ova:OneVsAllSVM",
-    "ova-ridge": ".classify.banks.ova:OneVsAllRidge", "ova-rbf": ".classify.banks.ova:OneVsAllRBF",
-    "all-pairs": ".classify.banks.allpairs:AllPairsSVM", "all-pairs-ridge": ".classify.banks.allpairs:AllPairsRidge",
-    "compressive": ".classify.banks.compressive_bank:CompressiveBank",
-    "compressive-classifier": ".classify.banks.compressive:CompressiveClassifier", "classmap": ".classify.classmap.estimator:ClassMap",
-}
+#: Saved type names (a file format, never rename): a component is saved under its name, so these stay component
+#: names (checked when first needed; the filter kinds come from filter_kinds.INDEXES); no component's classes:
+_PINNED_NAMES = ("kmeans", "hog", "pixels", "rff", "cnn", "network", "ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs",
+                 "all-pairs-ridge", "compressive", "classmap", "exact", "ivf", "hnsw")
+_SAVED_EXTRA: dict[str, str] = {"compressive-classifier": ".classify.banks.compressive:CompressiveClassifier"}
 #: Banks saved before they were split per trainer: ``{type name: {trainer: today's type name}}``; their
 #: params hold ``trainer`` and every trainer's parameters (:func:`saved_spec`).
 _SWITCHED: dict[str, dict[str, str]] = {
@@ -409,10 +401,11 @@ def _check_kind(kind: str) -> None:
 # ------------------------------------------------------------------------ saved type names
 def _saved() -> dict[str, type]:
     """The saved type names' classes, imported on first need (saving or loading a model)."""
-    # the file format's names first; a component added to the table later is saved under its own name
-    named = set(_SAVED_PATHS.values())
-    pairs = [*_SAVED_PATHS.items(), *((c.name, c.path) for c in _COMPONENTS if c.path not in named)]
+    pairs = [*_SAVED_EXTRA.items(), *((c.name, c.path) for c in _COMPONENTS)]
     if not all(n in _SAVED_TYPES for n, _ in pairs):
+        lost = set(_PINNED_NAMES) - {n for n, _ in pairs}
+        if lost:
+            raise ConfigError(f"saved type names {sorted(lost)} are no component's name: saved models would not load")
         for name, path in pairs:
             cls = resolve(path)
             _SAVED_TYPES.setdefault(name, cls)
@@ -442,7 +435,7 @@ def saved_spec(name: str, params: dict) -> tuple[str, dict]:
     if new is None:
         raise ModelFormatError(f"the model's {name} bank has trainer {str(params['trainer'])[:40]!r}; "
                                f"known: {', '.join(table)}")
-    takes = inspect.signature(resolve(_SAVED_PATHS[new]).__init__).parameters
+    takes = inspect.signature(component("bank", new).cls.__init__).parameters
     return new, {k: v for k, v in params.items() if k in takes and k != "self"}
 
 
