@@ -14,7 +14,7 @@ rows. Two faiss indices are built over those ``(C, D + 1)`` rows:
   careful user would build.
 
 Each returns p candidates; they are then scored exactly with the bank's rows (the grouped kernel
-ClassMap's batch refine uses, ``batch_kernels.eval_rows``) and the best exact score wins.
+ClassMap's batch refine uses, ``kernels.batch.eval_rows``) and the best exact score wins.
 
 Index parameters are chosen **on validation queries** for every p (``nlist``/``nprobe``, ``efSearch``):
 the setting with the fewest evaluations whose validation accuracy is within ``tolerance`` of brute

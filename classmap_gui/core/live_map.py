@@ -42,7 +42,7 @@ def query_embedding(classmap, bank, X: np.ndarray) -> np.ndarray:
 def class_distances(query: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """``(C,) float32`` L1 distances of one alpha-scaled query ``(d,) float32`` to every alpha-scaled class
     embedding ``classes (C, d) float32`` (the map's points); the analyser ranks with the filter's own
-    ``classmap_ops.filter_distances``, equal up to float rounding."""
+    ``classmap.ops.filter_distances``, equal up to float rounding."""
     return np.abs(np.asarray(classes, np.float32) - np.asarray(query, np.float32)).sum(axis=1, dtype=np.float32)
 
 

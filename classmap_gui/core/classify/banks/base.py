@@ -118,7 +118,7 @@ def gathered_dot(X: np.ndarray, W: np.ndarray, b: np.ndarray, index: np.ndarray,
                  compiled: bool | None = None) -> np.ndarray:
     """``out[i, j] = X[i] @ W[index[i, j]] + b[index[i, j]]`` for ``X (n, D)``, ``W (M, D)``, ``index (n, k)``.
 
-    Batches of at least ``subset_kernels.MIN_ROWS`` rows use the compiled kernel (reads each named
+    Batches of at least ``kernels.subset.MIN_ROWS`` rows use the compiled kernel (reads each named
     weight row once); smaller ones, or ``compiled=False``, gather the rows of ``W`` in row chunks
     (bounded memory) and do one batched matmul per chunk. No Python loop over classifiers either way.
     Returns ``(n, k) float32``.

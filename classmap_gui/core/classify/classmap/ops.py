@@ -1,7 +1,7 @@
 """ClassMap's filter and refine steps on plain arrays (numpy only).
 
 The app's refine for non-linear banks and its all-pairs vote run these; the compiled kernels
-(``classmap_kernels``) do the same for linear one-vs-all banks and are tested equal to them; and
+(``kernels.single``) do the same for linear one-vs-all banks and are tested equal to them; and
 :mod:`classmap_gui.core.export` inlines this module into the standalone ``predict.py``, so the
 exported predictor cannot drift from the app. Conventions: ``cands (n, p) int64`` class indices
 in filter order; ``F (n, d)`` the queries' reference classifier outputs; ``known (n, k)`` each
@@ -22,7 +22,7 @@ def pair_rows(a: np.ndarray, b: np.ndarray, C: int) -> np.ndarray:
 def filter_distances(F: np.ndarray, E: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """Weighted L1 from each query to each class, ``(n, C) float32``: ``F (n, d)`` query embeddings,
     ``E (C, d)`` class embeddings, ``alpha (d,) >= 0``. The compiled filter's arithmetic term for term
-    (:mod:`.filter_kernels`): ``|alpha_j f_j - alpha_j E[c, j]|`` added in ``j`` order from 0 in float32,
+    (:mod:`..kernels.exact_filter`): ``|alpha_j f_j - alpha_j E[c, j]|`` added in ``j`` order from 0 in float32,
     so the distances are bit-identical to the app's. Memory ``n * C`` floats: callers chunk queries."""
     alpha = np.asarray(alpha, np.float32)
     FS = np.asarray(F, np.float32) * alpha                            # (n, d) the scaled queries

@@ -10,7 +10,7 @@ models saved before the names existed hold):
 * ``"first-above-threshold"`` (paper v3): candidates are evaluated in filter order and the scan
   stops at the first whose response reaches the threshold; unevaluated ones score NaN.
 
-Linear one-vs-all banks run the compiled kernels (``classmap_kernels``, mode 2 / 3); non-linear
+Linear one-vs-all banks run the compiled kernels (``kernels.single``, mode 2 / 3); non-linear
 banks and the vote run here in numpy. Every function returns ``(classes (n, p) int64 indices best
 first, scores (n, p) float32, evaluations (n,) int64)`` — evaluations made *here*, a reference
 classifier whose output the embedding already computed is not evaluated twice.
@@ -56,7 +56,7 @@ def refine_all_pairs_vote(bank, X, F, cands, refpos, n_classes: int, chunk: int 
     """All-pairs vote among the candidates: ``p(p-1)/2`` pair classifiers per query.
 
     Arguments as :func:`refine_ova_generic`; scores are the candidates' votes. A linear bank's pair
-    classifiers are evaluated grouped by row (``batch_kernels.eval_rows``: each pair row read once
+    classifiers are evaluated grouped by row (``kernels.batch.eval_rows``: each pair row read once
     per chunk of queries, the same arithmetic for one query or many).
     """
     n, p = cands.shape

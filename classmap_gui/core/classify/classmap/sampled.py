@@ -13,7 +13,7 @@
   ``hard_fraction`` of the triples draw their wrong class from those, the rest uniformly;
 * everything else is ``ClassMap.fit_embedding``'s: two-fold cross-fitted class medians (an example never meets
   an embedding built from itself: every class needs two embedding examples), the same
-  :func:`~.classmap_boost.sample_triples` and :func:`~.classmap_boost.boost_references`, class
+  :func:`~.boost.sample_triples` and :func:`~.boost.boost_references`, class
   embeddings = medians of the reference outputs over each class's embedding examples.
 
 :func:`set_mean_class_embeddings` re-embeds every class as the *mean* of its reference outputs over

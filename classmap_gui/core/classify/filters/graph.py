@@ -1,6 +1,6 @@
 """A graph filter index: ClassMap's filter (the ``p`` nearest classes by weighted L1) as an HNSW search.
 
-At 10^5 real hand-pose classes the IVF index (``filter_ivf``) does not prune: a query's p nearest
+At 10^5 real hand-pose classes the IVF index (``kernels.ivf_lists``) does not prune: a query's p nearest
 class embeddings are spread over the whole k-means partition, so recall@p 0.99 needed every list
 (docs/scale.md). A navigable small-world graph follows neighbourhoods instead of cells: each class
 embedding links to its nearest others and a search walks the graph from an entry point, keeping the

@@ -1,11 +1,11 @@
 """Compiled (numba) kernels of ClassMap's batch filter-and-refine.
 
-A batch of n queries does the same arithmetic as n single queries (``classmap_kernels``; every
+A batch of n queries does the same arithmetic as n single queries (``kernels.single``; every
 score bit-identical, see there), organised for the cache instead of per query:
 
 * embedding: :func:`embed_batch` — blocks of queries against the d reference rows, three reference
   rows against four queries per pass (:func:`dot3x4`; the block's rows and the references stay in L2);
-* filter: :func:`.filter_kernels.filter_batch_t` (the one exact filter family);
+* filter: :func:`.exact_filter.filter_batch_t` (the one exact filter family);
 * refine: :func:`group_by_row` inverts the ``(n, k)`` lists of classifier rows to evaluate into
   per-row query lists (a counting sort; rows whose output the embedding already holds are copied
   from ``F``), :func:`eval_grouped` reads each needed weight row once per batch and applies it to
@@ -16,7 +16,7 @@ score bit-identical, see there), organised for the cache instead of per query:
   candidate pairs are too sparse (p of C classes per query) for a block to reuse them.
 
 Threads: each kernel is a serial ``nogil`` function over a range of queries (or weight rows) and
-:func:`.kernel_threads.run_split` runs contiguous ranges on a small thread pool.
+:func:`.threads.run_split` runs contiguous ranges on a small thread pool.
 
 Where the time goes (hand-pose: 2430 classes, D = 1764, d = 45, p = 15; 1000 queries, one thread,
 loaded machine, best of 15): embedding 1.8 ms (79 M multiply-adds), L1 scan 3.8 ms (109 M terms, at
@@ -191,7 +191,7 @@ def eval_grouped(X, W, b, starts, queries, slots, R) -> None:
 @nb.njit(**_EXACT)
 def rank_range(cands, R, refpos, mode, t, out_cls, out_score, out_eval, lo, hi):
     """Per query ``lo..hi``: the refine's stop point (mode 3) and evaluations, and the candidates
-    ordered by response, exactly as :func:`~.classmap_kernels.refine_one` given the same
+    ordered by response, exactly as :func:`~.single.refine_one` given the same
     responses ``R (n, p)``."""
     p = cands.shape[1]
     for q in range(lo, hi):

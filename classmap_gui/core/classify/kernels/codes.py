@@ -1,6 +1,6 @@
 """The batch filter over byte codes, refined exactly: the same lists as the float32 filter, fewer operations.
 
-:mod:`.filter_kernels`' batch filter spends three vector operations per (query, class, dimension) term
+:mod:`.exact_filter`' batch filter spends three vector operations per (query, class, dimension) term
 (``C d`` terms per query: 109 000 at 2430 classes, d = 45) and sits at the vector units' limit. Here the
 alpha-scaled class embeddings ``ET (d, C)`` are also kept as uint8 codes (:func:`encode_classes`: per
 dimension an offset ``lo_j``, one step ``s`` for all dimensions so that code distances add up like the
@@ -13,12 +13,12 @@ eight dimensions per instruction. The codes only *prefilter*; the answer is exac
 * so every class among the exact p nearest has ``A(c) <= A_p + 2 d`` (``A_p`` the p-th smallest code
   distance), plus a relative slack for float32 rounding (:func:`band`);
 * those classes (a few dozen of 2430) get their float32 distance by the filter's own arithmetic (``|f_j -
-  e_j|`` added in ``j`` order from 0: :func:`.filter_kernels.tail_distances`' operations, the same bits as
+  e_j|`` added in ``j`` order from 0: :func:`.exact_filter.tail_distances`' operations, the same bits as
   the tiles) and the p nearest of them, ties to the lower class, are the float32 filter's list exactly.
 
 One query alone (live video) runs the same arithmetic and selection through :func:`codes_one` (one query per
-tile pass, preallocated buffers); the tests hold both equal to :func:`.filter_kernels.filter_one` and to the
-numpy reference :func:`.classmap_ops.filter_exact`.
+tile pass, preallocated buffers); the tests hold both equal to :func:`.exact_filter.filter_one` and to the
+numpy reference :func:`..classmap.ops.filter_exact`.
 """
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class ByteCodes:
 
 
 def encode_classes(ET: np.ndarray) -> ByteCodes | None:
-    """Byte codes of ``ET (d, C) float32`` (:func:`.filter_kernels.transpose_embeddings`); None when this
+    """Byte codes of ``ET (d, C) float32`` (:func:`.exact_filter.transpose_embeddings`); None when this
     host has no ``psadbw`` vectors, there are fewer than ``MIN_CLASSES`` classes, or the embeddings are
     constant or not finite (the float32 filter then runs)."""
     d, C = ET.shape
@@ -122,7 +122,7 @@ def _exact_top(cv, cc, k, e, p, topd, topc):
 @nb.njit(**_EXACT)
 def exact_distances(fs, ES, cc, k, cv):
     """``cv[i] = sum_j |fs[j] - ES[cc[i], j]|`` for ``i < k``, added in ``j`` order from 0 by the filter
-    tiles' operations (:func:`.filter_kernels.tail_distances`: the same bits); four candidates per pass,
+    tiles' operations (:func:`.exact_filter.tail_distances`: the same bits); four candidates per pass,
     so their chains of d dependent additions overlap."""
     d = fs.shape[0]
     i = 0
@@ -168,7 +168,7 @@ def codes_range(F, ET, alpha, CT, lo, hi, inv_s, SUB, ES, width, gamma, p, out_c
     distance, ``R_c`` the class's rounding (``R``), ``R_q`` the query's and ``K`` its clipping distance:
     ``K + A(c) - R_c - R_q <= exact(c) / s <= K + A(c) + R_c + R_q``. The tiles write
     ``L(c) = A(c) - R_c + max R`` (``>= 0``, as the selection bound needs); ``u``, the p-th smallest of the
-    strided groups' minima of ``L`` (:func:`.filter_kernels.select_top`'s bound; with p or more groups, of
+    strided groups' minima of ``L`` (:func:`.exact_filter.select_top`'s bound; with p or more groups, of
     ``L`` itself), has p classes under it,
     each with ``exact / s <= K + u + R_max + R_q`` (``R_max = max R``): so the p nearest all have
     ``L(c) <= u + 2 R_max + 2 R_q``, widened for float32 rounding (:func:`band`). Those classes (a few
@@ -255,7 +255,7 @@ def codes_one(fq, ET, alpha, CT, lo, hi, inv_s, SUB, ES, width, gamma, p, scratc
 
 def filter_codes_batch(F, ET, alpha, codes: ByteCodes, p: int, out_cls, out_dist) -> float:
     """The exact filter of every row of ``F (n, d) float32`` against ``ET (d, C)`` (its byte ``codes``) into
-    ``out_cls (n, p) int64`` / ``out_dist (n, p) float32``: what :func:`.filter_kernels.filter_batch_t`
+    ``out_cls (n, p) int64`` / ``out_dist (n, p) float32``: what :func:`.exact_filter.filter_batch_t`
     gives, queries split over threads. Returns the mean number of classes refined exactly per query
     (:func:`worth_it` says when that is too many)."""
     width, gamma = band(ET.shape[0])

@@ -217,7 +217,7 @@ def select_top(dist, C, p, gm, cv, cc, topd, topc):
 @nb.njit(**_EXACT)
 def filter_range(F, ET, alpha, p, out_cls, out_dist, lo, hi):
     """The filter of rows ``lo..hi`` of ``F (n, d)`` into ``out_cls/out_dist (n, p)``, each query getting
-    what :func:`~.classmap_kernels.filter_one` gives it alone: four queries share each tile of ``ET``
+    what :func:`~.single.filter_one` gives it alone: four queries share each tile of ``ET``
     (:func:`.lane_dot.l1_tile4`), all their distances are kept, then :func:`select_top`."""
     d, C = ET.shape
     Cp = ((C + GROUP - 1) // GROUP) * GROUP

@@ -1,12 +1,12 @@
 """The HNSW graph walk over uint8 codes stored with each node's links, in numba: the ``codes`` walk of
-:class:`.filter_graph.GraphFilterIndex`.
+:class:`..filters.graph.GraphFilterIndex`.
 
 At 10^5 classes a faiss HNSW search is bound by memory latency, not arithmetic: expanding a node
 reads its ~64 neighbours' float32 vectors from 64 random places (one cache miss each; a warm query
 takes a third of a cold one). This walk keeps, for every node, its layer-0 neighbours' **codes in one
 contiguous block** next to their ids (``inline (C * M0, Dc) uint8``, neighbour ``j`` of node ``c`` at
 row ``c * M0 + j``), so an expansion is one sequential read the hardware prefetcher streams, and a
-distance is one ``psadbw`` per 16 bytes (``filter_ivf.sad_row``). The codes are ``filter_ivf``'s: one
+distance is one ``psadbw`` per 16 bytes (``kernels.ivf_lists.sad_row``). The codes are ``kernels.ivf_lists``'s: one
 quantisation step for every dimension, so code L1 x step approximates L1; the walk ranks by codes and
 the ``ef`` nodes it keeps are re-ranked by exact float32 L1 into the ``p`` returned (distances exact,
 membership approximate, as with every filter index).
@@ -175,7 +175,7 @@ def walk_one(f, alpha, lo, inv_step, codes, inline, ids0, data, offsets, neighbo
 def walk_arrays(faiss, index, scaled: np.ndarray) -> tuple:
     """The arguments of :func:`walk_one` / :func:`walk_batch` between ``alpha`` and ``ef``, derived from a
     built faiss ``IndexHNSWFlat`` over the alpha-scaled rows ``scaled (C, d) float32``: the quantiser
-    (``filter_ivf``'s: per-dimension offset, one step), every node's code, the layer-0 neighbours' ids and
+    (``kernels.ivf_lists``'s: per-dimension offset, one step), every node's code, the layer-0 neighbours' ids and
     their codes in one block per node, the padded rows, faiss's graph arrays (``offsets``, ``neighbors``,
     ``cum_nneighbor_per_level``), its entry point and top layer."""
     h = index.hnsw

@@ -19,8 +19,8 @@ the same in every kernel, whatever the other pairs sharing the loop are:
   ``B`` in one pass, each row vector loaded once per column step (the batch embedding).
 
 numba's on-disk cache of a caller is keyed on the caller's own source file: after editing this
-module, delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``classmap_kernels`` and
-``batch_kernels`` (an installed release has fresh files, so this concerns development only).
+module, delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``kernels.single`` and
+``kernels.batch`` (an installed release has fresh files, so this concerns development only).
 """
 from __future__ import annotations
 

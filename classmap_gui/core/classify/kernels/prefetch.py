@@ -1,6 +1,6 @@
 """Software prefetch of the head of a matrix row (numba intrinsic over ``llvm.prefetch``).
 
-The batch refine reads query rows in the order of its grouping by class (:mod:`.batch_kernels`), which
+The batch refine reads query rows in the order of its grouping by class (:mod:`.batch`), which
 no hardware prefetcher predicts; asking for the first lines of the rows a few pairs ahead starts their
 fetch before the dot products reach them, and the hardware prefetcher streams the rest of each row once
 it is being read. Prefetching every line of the row instead (110 instructions per 7 KB row, as many as
@@ -9,7 +9,7 @@ the dot product's multiply-adds) cost more load slots than it saved: 2.9 against
 is a hint: it changes no value, and a wrong one costs only traffic.
 
 numba's on-disk cache of a caller is keyed on the caller's own source file: after editing this module,
-delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``batch_kernels`` (development only).
+delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``kernels.batch`` (development only).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Sums of absolute differences of byte codes, eight classes per instruction (numba, LLVM ``psadbw``).
 
-The batch filter's prefilter (:mod:`.filter_codes`) ranks classes by the L1 distance between uint8
+The batch filter's prefilter (:mod:`.codes`) ranks classes by the L1 distance between uint8
 codes of the alpha-scaled query and class embeddings. x86's ``psadbw`` adds the absolute differences
 of eight byte pairs into one 64-bit lane, eight lanes per 512-bit vector: with the codes laid out
 ``CT (G, Cp * 8)`` (group ``g`` of eight dimensions, then class, then the group's eight bytes), one
@@ -13,7 +13,7 @@ dot products. Integer sums are exact in any order: nothing here needs a fixed su
 callers keep the float32 filter).
 
 numba's on-disk cache of a caller is keyed on the caller's own source file: after editing this module,
-delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``filter_codes`` (development only).
+delete the ``__pycache__`` numba entries (``*.nbi``/``*.nbc``) of ``kernels.codes`` (development only).
 """
 from __future__ import annotations
 

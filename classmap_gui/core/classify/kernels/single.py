@@ -5,19 +5,19 @@ brute force (one BLAS ``sgemv``), and a plain numpy ClassMap query (gather d row
 ``np.abs(E - f) @ alpha`` with its ``(C, d)`` temporary, ``argpartition``, a second gather)
 costs about the same: Python call overhead and temporaries eat the 16x fewer operations.
 Here the embedding dot products, the weighted-L1 filter fused with a running top-p selection
-(:func:`.filter_kernels.filter_one`: no ``(C,)`` or ``(C, d)`` temporaries) and the refine dot
+(:func:`.exact_filter.filter_one`: no ``(C,)`` or ``(C, d)`` temporaries) and the refine dot
 products run in compiled calls over buffers the caller preallocates, so a query allocates nothing.
 
-One arithmetic for every path: the single query (here) and the batch (``batch_kernels``) must give
+One arithmetic for every path: the single query (here) and the batch (``kernels.batch``) must give
 bit-identical scores, so no kernel that produces a number lets the compiler reorder sums. Dot
-products are :mod:`.lane_dot`'s fixed-order vector kernels; the filter is :mod:`.filter_kernels`
+products are :mod:`.lane_dot`'s fixed-order vector kernels; the filter is :mod:`.exact_filter`
 (one family for one query and many). The refine ranking is one shared insertion sort.
 
 Conventions: ``W (K, D) float32`` stacked linear classifiers and ``b (K,) float32`` biases;
 ``refs (d,) int64`` reference classifier rows, ``alpha (d,) float32`` weights, ``E (C, d)
 float32`` class embeddings, ``refpos (K,) int64`` = position of a classifier among the
 references or -1 (so a reference that is also a candidate is not evaluated twice); ``ET (d, C)``
-the class embeddings scaled by alpha and transposed (:func:`.filter_kernels.transpose_embeddings`).
+the class embeddings scaled by alpha and transposed (:func:`.exact_filter.transpose_embeddings`).
 Refine modes: 2 = best OVA response among the top p, 3 = OVA + threshold (stop at the first
 candidate in filter order with response >= t). Mode 1 (all-pairs vote) runs in numpy.
 """
@@ -61,7 +61,7 @@ def embed_filter_one(x2, W, b, refs, alpha, ET, p, fq, acc, topd, topc):
 
 @nb.njit(**_EXACT)
 def embed_codes_one(x2, W, b, refs, alpha, ET, CT, lo, hi, inv_s, SUB, ES, width, gamma, p, fq, scratch, topd, topc):
-    """:func:`embed_filter_one` with the filter through the byte codes (:func:`.filter_codes.codes_one`: the
+    """:func:`embed_filter_one` with the filter through the byte codes (:func:`.codes.codes_one`: the
     same list, a quarter of the filter's time at 2430 classes); returns m."""
     embed_one(x2, W, b, refs, fq)
     return codes_one(fq, ET, alpha, CT, lo, hi, inv_s, SUB, ES, width, gamma, p, scratch, topd, topc)
