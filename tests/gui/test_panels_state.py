@@ -70,7 +70,6 @@ def test_unsaved_changes_save_discard_or_cancel(qtbot, window, dialogs, shapes_f
     win = window
     win.setProperty("no_confirm", False)
     _import(qtbot, win, shapes_folder)
-    win.project.dirty = True  # an edit not saved yet
     win.dataset.add_class("extra")
     names = list(win.project.class_names)
     # Cancel: nothing happens
