@@ -67,7 +67,6 @@ class MainWindow(QMainWindow):
         self.train = TrainPanel(self.project, self.runner)
         self.run = RunPanel(self.project)
         self.explore = ExplorePanel(self.project, self.runner)
-        self.explore.live.watch(self.run)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         for w, name in ((self.dataset, "Dataset"), (self.train, "Train"), (self.run, "Run"), (self.explore, "Explore")):
