@@ -16,15 +16,11 @@ from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
 from .hand_model import get_hand_model, remember_hand_model
-from .panels.dataset import DatasetPanel
-from .panels.explore import ExplorePanel
-from .panels.run import RunPanel
-from .panels.train import TrainPanel
+from .panel_table import PANELS, panel_names
 from .project import app_project
 from .tasks import TaskRunner
 from .widgets import TaskProgress, WheelGuard, show_message
 
-PANELS = ("dataset", "train", "run", "explore")
 #: the first start's size: fits a 1366x768 laptop screen (the most common) with its title bar and panel
 DEFAULT_SIZE = (1280, 700)
 WINDOW_SIZE = "window_size"  # the app setting (app_settings) with the size the window last closed at
@@ -62,15 +58,13 @@ class MainWindow(QMainWindow):
         self.resize(*window_size())
 
         self.last_export: Path | None = None
-        self.dataset = DatasetPanel(self.project, self.runner)
-        self.dataset.may_replace = self._may_discard
-        self.train = TrainPanel(self.project, self.runner)
-        self.run = RunPanel(self.project)
-        self.explore = ExplorePanel(self.project, self.runner)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        for w, name in ((self.dataset, "Dataset"), (self.train, "Train"), (self.run, "Run"), (self.explore, "Explore")):
-            self.tabs.addTab(w, name)
+        for entry in PANELS:  # each panel is also the window's attribute of its name: self.dataset, self.run, ...
+            panel = entry.load()(self.project, self.runner)
+            setattr(self, entry.name, panel)
+            self.tabs.addTab(panel, entry.title)
+        self.dataset.may_replace = self._may_discard
         self.setCentralWidget(self.tabs)
 
         self.progress = TaskProgress()
@@ -217,8 +211,8 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         self.act_quit = act("&Quit", self.close, QKeySequence.Quit)
         v = self.menuBar().addMenu("&View")
-        for i, name in enumerate(("&Dataset", "&Train", "&Run", "&Explore")):
-            a = QAction(name, self)
+        for i, entry in enumerate(PANELS):
+            a = QAction(f"&{entry.title}", self)
             a.setShortcut(f"Ctrl+{i + 1}")
             a.triggered.connect(lambda _=False, i=i: self.tabs.setCurrentIndex(i))
             v.addAction(a)
@@ -228,8 +222,8 @@ class MainWindow(QMainWindow):
                                                        self.act_import, self.act_export)])
 
     def show_panel(self, name: str) -> None:
-        """Switch to the tab ``name`` (one of ``PANELS``)."""
-        self.tabs.setCurrentIndex(PANELS.index(name))
+        """Switch to the tab ``name`` (one of :data:`~.panel_table.PANELS`' names)."""
+        self.tabs.setCurrentIndex(panel_names().index(name))
 
     def _update_title(self) -> None:
         p = self.project

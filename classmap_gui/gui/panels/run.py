@@ -43,9 +43,9 @@ class RunPanel(QWidget):
     class, scores and speed. Each frame shown is published on ``project.live`` (a headless
     :class:`~classmap_gui.core.live_stream.LiveStream`) for the views that follow the stream."""
 
-    def __init__(self, project, parent=None):
+    def __init__(self, project, runner=None, parent=None):
         super().__init__(parent)
-        self.project = project
+        self.project = project  # ``runner``: unused; every panel is built as Panel(project, runner) (panel_table)
         self.stream = None
         self.latest_crop = None
         self.last_result = None
