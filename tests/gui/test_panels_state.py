@@ -86,8 +86,10 @@ def test_unsaved_changes_save_discard_or_cancel(qtbot, window, dialogs, shapes_f
         _answer(QMessageBox.Save)(box)
     dialogs.next(QMessageBox, save_then_new)
     win.act_new.trigger()
+    assert win.project.class_names == names  # the save runs in the background; the window did not wait for it
+    qtbot.waitUntil(lambda: win.project.class_names == [], timeout=30000)  # saved, then the new project came
     dialogs.check()
-    assert saved.is_file() and len(win.project.imageset) == 0 and win.project.class_names == []
+    assert saved.is_file() and len(win.project.imageset) == 0
     with qtbot.waitSignal(win.runner.finished, timeout=30000):
         win.open_project(str(saved))
     assert win.project.class_names == names  # what was saved is what was there
