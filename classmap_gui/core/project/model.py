@@ -44,7 +44,8 @@ class Project:
     """The one open project.
 
     ``imageset``: the labelled images (uint8, one size) or None before one is made; ``recogniser``: a trained
-    ``Recogniser`` or None; ``settings``: any JSON-able dict (training settings, UI state); ``captures_dir``:
+    ``Recogniser`` or None; ``settings``: JSON-able values by name (training settings, UI state), kept in an
+    ``EventedDict``; ``captures_dir``:
     the folder captures are written to and saved with the project (for a folder project
     ``<project>/captures``); ``runs``: the training runs (:class:`~.runs.RunLog`). ``default_captures``: a
     callable giving the captures folder of a never-saved project (the app passes the platform's data
