@@ -1,7 +1,7 @@
 """The ``classmap-gui`` command: the desktop app, plus scripted modes for screenshots and self-tests.
 
     classmap-gui [PROJECT] [--demo]
-    classmap-gui --screenshot out.png [--panel dataset|train|run|explore] [--demo]
+    classmap-gui --screenshot out.png [--panel NAME] [--demo]     (NAME: a panel of panel_table.PANELS)
     classmap-gui --self-test
 
 Without a project it reopens the project saved last, or the built-in demo on the first start.
@@ -19,7 +19,8 @@ def _parse(argv):
     ap.add_argument("--demo", action="store_true",
                     help="open the built-in demo (with --screenshot: also train it and compute the views)")
     ap.add_argument("--screenshot", metavar="PATH", help="save a PNG of the window and exit")
-    ap.add_argument("--panel", choices=("dataset", "train", "run", "explore"), default="dataset",
+    from .panel_table import panel_names
+    ap.add_argument("--panel", choices=panel_names(), default=panel_names()[0],
                     help="the panel to show for --screenshot")
     ap.add_argument("--video", metavar="FILE", help="with --screenshot --panel run: run on this video first")
     ap.add_argument("--size", default="1280x800", help="window size for --screenshot, WxH")

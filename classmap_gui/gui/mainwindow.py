@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QComboBox, QDialog, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
 
@@ -16,15 +17,11 @@ from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
 from .hand_model import get_hand_model, remember_hand_model
-from .panels.dataset import DatasetPanel
-from .panels.explore import ExplorePanel
-from .panels.run import RunPanel
-from .panels.train import TrainPanel
+from .panel_table import PANELS, panel_names
 from .project import app_project
 from .tasks import TaskRunner
 from .widgets import TaskProgress, WheelGuard, show_message
 
-PANELS = ("dataset", "train", "run", "explore")
 #: the first start's size: fits a 1366x768 laptop screen (the most common) with its title bar and panel
 DEFAULT_SIZE = (1280, 700)
 WINDOW_SIZE = "window_size"  # the app setting (app_settings) with the size the window last closed at
@@ -62,16 +59,13 @@ class MainWindow(QMainWindow):
         self.resize(*window_size())
 
         self.last_export: Path | None = None
-        self.dataset = DatasetPanel(self.project, self.runner)
-        self.dataset.may_replace = self._may_discard
-        self.train = TrainPanel(self.project, self.runner)
-        self.run = RunPanel(self.project)
-        self.explore = ExplorePanel(self.project, self.runner)
-        self.explore.live.watch(self.run)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        for w, name in ((self.dataset, "Dataset"), (self.train, "Train"), (self.run, "Run"), (self.explore, "Explore")):
-            self.tabs.addTab(w, name)
+        for entry in PANELS:  # each panel is also the window's attribute of its name: self.dataset, self.run, ...
+            panel = entry.load()(self.project, self.runner)
+            setattr(self, entry.name, panel)
+            self.tabs.addTab(panel, entry.title)
+        self.dataset.may_replace = self._may_discard  # may_replace(then): asks about unsaved changes
         self.setCentralWidget(self.tabs)
 
         self.progress = TaskProgress()
@@ -106,8 +100,6 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ autosave and recent projects
     def _setup_autosave(self) -> None:
-        from PySide6.QtCore import QTimer
-
         from ..core.project import Autosaver, RecentProjects
         try:
             self.autosaver = Autosaver(user_dirs.data_dir() / "autosave", interval=60)
@@ -218,8 +210,8 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         self.act_quit = act("&Quit", self.close, QKeySequence.Quit)
         v = self.menuBar().addMenu("&View")
-        for i, name in enumerate(("&Dataset", "&Train", "&Run", "&Explore")):
-            a = QAction(name, self)
+        for i, entry in enumerate(PANELS):
+            a = QAction(f"&{entry.title}", self)
             a.setShortcut(f"Ctrl+{i + 1}")
             a.triggered.connect(lambda _=False, i=i: self.tabs.setCurrentIndex(i))
             v.addAction(a)
@@ -229,8 +221,8 @@ class MainWindow(QMainWindow):
                                                        self.act_import, self.act_export)])
 
     def show_panel(self, name: str) -> None:
-        """Switch to the tab ``name`` (one of ``PANELS``)."""
-        self.tabs.setCurrentIndex(PANELS.index(name))
+        """Switch to the tab ``name`` (one of :data:`~.panel_table.PANELS`' names)."""
+        self.tabs.setCurrentIndex(panel_names().index(name))
 
     def _update_title(self) -> None:
         p = self.project
@@ -249,38 +241,29 @@ class MainWindow(QMainWindow):
         self.error_box = show_message(self, title, message, details)
 
     # ------------------------------------------------------------------ project actions
-    def _may_discard(self) -> bool:
-        """True when the open project may be replaced: nothing unsaved, or the person saved it (Save) or said
-        to drop the changes (Discard); False for Cancel, a save dialog cancelled, or a save that failed."""
+    def _may_discard(self, then: Callable[[], object]) -> bool:
+        """True when the open project may be replaced now: nothing unsaved, or the person said to drop the
+        changes (Discard). Save starts File > Save in the background and answers False; once the project is
+        written, ``then`` (the action that asked: close, new, open, import) runs again as the save's
+        continuation, and finds nothing unsaved unless the person edited meanwhile (then it asks again). The
+        window never waits for the save in a nested event loop. Cancel, a save dialog cancelled, a save refused
+        or failed: False, and nothing more happens."""
         if not self.project.replaces_work or self.property("no_confirm"):
             return True
         r = QMessageBox.question(self, "Unsaved changes", f"{self.project.title} has unsaved changes. "
                                  "Save them first?", QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel,
                                  QMessageBox.Save)
         if r == QMessageBox.Save:
-            return self._save_and_wait()
+            self.save_project(then=then)
+            return False
         if r == QMessageBox.Discard:
             self._discard_autosaves(self.project.path)
             return True
         return False
 
-    def _save_and_wait(self) -> bool:
-        """File > Save, and wait for it as a dialog would (events go on: the window draws and shows the
-        progress); True once saved, False when no name was given or the save failed or was refused."""
-        from PySide6.QtWidgets import QApplication
-
-        from .driving import wait_until
-        task = self.save_project()
-        if not task:
-            return False
-        ended = []
-        task.finished.connect(lambda: ended.append(True))
-        wait_until(QApplication.instance(), lambda: bool(ended))
-        return not self.project.dirty
-
     def new_project(self, size: tuple[int, int] | None = None, colour: bool = False) -> bool:
         """File > New project: asks the image size and grey or colour (unless given), then an empty project."""
-        if not self._may_discard():
+        if not self._may_discard(lambda: self.new_project(size, colour)):
             return False
         if size is None:
             dlg = NewProjectDialog(self)
@@ -297,8 +280,8 @@ class MainWindow(QMainWindow):
 
     def open_project(self, path: str | None = None) -> bool:
         """File > Open: load a project folder or ``.cmproj`` (asking for it when ``path`` is None) in the
-        background; False when cancelled."""
-        if not self._may_discard():
+        background; False when cancelled (or put off until the changes are saved)."""
+        if not self._may_discard(lambda: self.open_project(path)):
             return False
         if path is None:
             path, _ = QFileDialog.getOpenFileName(self, "Open project (project.json in a project folder, or a "
@@ -337,8 +320,8 @@ class MainWindow(QMainWindow):
     def open_model(self, path: str | None = None) -> bool:
         """File > Open model: a saved recogniser folder (``model.json``; e.g. one ``classmap train --out`` or
         ``bench scale --set save_model=...`` wrote) without its images, to run it on the Run panel. The
-        project becomes its class names with no images. False when cancelled."""
-        if not self._may_discard():
+        project becomes its class names with no images. False when cancelled (or put off until saved)."""
+        if not self._may_discard(lambda: self.open_model(path)):
             return False
         if path is None:
             path, _ = QFileDialog.getOpenFileName(self, "Open model (model.json in a model folder)",
@@ -366,9 +349,10 @@ class MainWindow(QMainWindow):
             self.project.message.emit(f"opened model {folder.name}: {rec.n_classes} classes in {seconds:.1f} s")
         return self.runner.run(f"Opening model {folder.name}", load, done, exclusive=True)
 
-    def save_project(self, path: str | None = None, ask: bool = False) -> bool:
-        """File > Save / Save as: write the project to its file, or to a path asked for (``ask``); False when
-        nothing was saved."""
+    def save_project(self, path: str | None = None, ask: bool = False, then: Callable[[], object] | None = None):
+        """File > Save / Save as: write the project to its file, or to a path asked for (``ask``), in the
+        background; the task, or False when nothing is saved. ``then``: runs (on a later turn of the event
+        loop) once the project was written — not after a failure or a cancel."""
         p = self.project
         if p.imageset is None:
             self.statusBar().showMessage("Nothing to save yet.", 5000)
@@ -388,10 +372,12 @@ class MainWindow(QMainWindow):
 
         def done(saved):
             honour_umask(saved)
-            p.mark_saved(saved)
+            p.mark_saved(saved, data.revision)  # an edit made while it was written stays unsaved
             self._recent_add(saved)
             self._discard_autosaves(old_path, saved)
             p.message.emit(f"Saved {saved}.")
+            if then is not None:
+                QTimer.singleShot(0, then)
         return self.runner.run(f"Saving {Path(path).name}",
                                lambda progress, should_stop: save_project(data, path, progress=progress,
                                                                           should_stop=should_stop), done)
@@ -423,7 +409,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
         """Closing the window: ask about unsaved changes, stop tasks, streams and capture, and drop the
         autosave when nothing is unsaved."""
-        if not self._may_discard():
+        if not self._may_discard(self.close):  # Save: the save's completion closes the window
             event.ignore()
             return
         self.runner.cancel()  # tasks and streams end by themselves; the threads still running at exit are joined

@@ -36,7 +36,7 @@ def test_get_the_hand_model_then_run_names_shapes_on_the_demo_video(qtbot, windo
     def on_frame(crop, result, name, frames_read):
         r = win.run.reading.reading
         said[frames_read - 1] = r.shape if r is not None and r.found else None
-    win.run.frameRecognised.connect(on_frame)
+    win.project.live.frame.connect(on_frame)
     qtbot.mouseClick(win.run.start_btn, Qt.LeftButton)
     seen = []
 

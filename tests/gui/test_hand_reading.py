@@ -44,7 +44,7 @@ def _run_through(qtbot, win, video, n):
     if not run.full_speed.isChecked():
         qtbot.mouseClick(run.full_speed, Qt.LeftButton)
     seen = []
-    run.frameRecognised.connect(lambda *_: seen.append((run.reading.reading, run.reading.state, run.reading.colour(),
+    run.project.live.frame.connect(lambda *_: seen.append((run.reading.reading, run.reading.state, run.reading.colour(),
                                                         run.reading.text(), run.reading.bar.value(),
                                                         run.winner.text())))
     qtbot.mouseClick(run.start_btn, Qt.LeftButton)

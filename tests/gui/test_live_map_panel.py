@@ -116,6 +116,36 @@ def test_kmeans_model_shows_the_patches_driving_a_folder_frame(qtbot, window, sm
     assert any("✓ true" in live.table.item(r, 1).text() for r in range(live.table.rowCount()))  # ring is ringed
 
 
+def test_explore_follows_the_project_live_stream_not_the_run_panel(qtbot, window, small_settings, shapes_folder):
+    """Explore listens to the headless live stream: frames published on ``project.live`` by anyone land on the
+    map with the source's true class ranked; a new stream (a new session) starts its count again, and nothing
+    is drawn once the stream ended."""
+    win = window
+    _trained(qtbot, win, shapes_folder, small_settings)
+    _compute_views(qtbot, win)
+    live, box = win.project.live, win.explore.live
+    ims = win.project.imageset
+    ring = win.project.class_names.index("ring")
+    crops = ims.images[np.flatnonzero(ims.labels == ring)[:3]]
+    folder = shapes_folder / "ring"
+    live.start([str(folder)])                            # image files in a folder named like a class: "ring"
+    assert win.run.stream is None                        # the Run panel plays no part
+    for i, crop in enumerate(crops):
+        n = box.updates
+        live.publish(crop, None, str(folder / f"{i:02d}.png"), i + 1)
+        qtbot.waitUntil(lambda n=n: box.updates > n, timeout=20000)
+    assert box.updates == 3 and len(box.overlay.marker.data) == 1
+    assert "True class: <b>rank" in box.rank_label.text() and "3 labelled frames" in box.rank_label.text()
+    live.end("stopped")
+    live.publish(crops[0], None, str(folder / "late.png"), 4)  # after the end: not drawn
+    qtbot.wait(300)
+    assert box.updates == 3
+    live.start([str(folder)])                            # a new stream: counted afresh
+    live.publish(crops[0], None, str(folder / "00.png"), 1)
+    qtbot.waitUntil(lambda: box.updates == 1, timeout=20000)
+    assert "1 labelled frames" in box.rank_label.text()
+
+
 def test_closing_the_window_ends_the_live_map_thread(qtbot, window, small_settings, shapes_folder):
     win = window
     _trained(qtbot, win, shapes_folder, small_settings)

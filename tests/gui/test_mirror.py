@@ -76,7 +76,7 @@ def test_mirror_flips_what_you_see_not_what_is_stored_or_read(qtbot, window, sha
         qtbot.mouseClick(run.mirror, Qt.LeftButton)
     assert run.mirror.isChecked()
     crops = []
-    run.frameRecognised.connect(lambda crop, *_: crops.append(crop))
+    run.project.live.frame.connect(lambda crop, *_: crops.append(crop))
     qtbot.mouseClick(run.start_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: len(crops) >= 3, timeout=20000)
     assert not _pixmap_left_brighter(run.view)                      # what you see: mirrored

@@ -70,7 +70,6 @@ def test_unsaved_changes_save_discard_or_cancel(qtbot, window, dialogs, shapes_f
     win = window
     win.setProperty("no_confirm", False)
     _import(qtbot, win, shapes_folder)
-    win.project.dirty = True  # an edit not saved yet
     win.dataset.add_class("extra")
     names = list(win.project.class_names)
     # Cancel: nothing happens
@@ -87,8 +86,10 @@ def test_unsaved_changes_save_discard_or_cancel(qtbot, window, dialogs, shapes_f
         _answer(QMessageBox.Save)(box)
     dialogs.next(QMessageBox, save_then_new)
     win.act_new.trigger()
+    assert win.project.class_names == names  # the save runs in the background; the window did not wait for it
+    qtbot.waitUntil(lambda: win.project.class_names == [], timeout=30000)  # saved, then the new project came
     dialogs.check()
-    assert saved.is_file() and len(win.project.imageset) == 0 and win.project.class_names == []
+    assert saved.is_file() and len(win.project.imageset) == 0
     with qtbot.waitSignal(win.runner.finished, timeout=30000):
         win.open_project(str(saved))
     assert win.project.class_names == names  # what was saved is what was there

@@ -85,3 +85,29 @@ def test_the_app_freezes_its_start_up_objects_out_of_the_garbage_collector(qtbot
     finally:
         gc.unfreeze()
     assert seen["frozen"] > 50_000  # the libraries and the window (some 254 000 objects in the app)
+
+
+def test_the_panel_table_is_what_the_window_and_the_panel_option_show(qtbot, window, capsys):
+    """One list of panels: the tabs, the View menu and ``classmap-gui --panel`` all come from it, and each
+    View item (and ``show_panel``) brings up the panel of its name."""
+    import pytest
+
+    from classmap_gui.gui.panel_table import PANELS
+
+    tabs = window.tabs
+    assert [tabs.tabText(i) for i in range(tabs.count())] == [p.title for p in PANELS]
+    view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    for i, (entry, action) in enumerate(zip(PANELS, view.actions(), strict=True)):
+        assert action.text().replace("&", "") == entry.title and action.shortcut().toString() == f"Ctrl+{i + 1}"
+        tabs.setCurrentIndex(0 if i else 1)
+        action.trigger()
+        assert tabs.currentWidget() is getattr(window, entry.name) and isinstance(tabs.currentWidget(), entry.load())
+        window.show_panel(PANELS[0].name)
+        assert tabs.currentIndex() == 0
+        window.show_panel(entry.name)
+        assert tabs.currentIndex() == i
+        assert _parse(["--screenshot", "x.png", "--panel", entry.name]).panel == entry.name
+    with pytest.raises(SystemExit):
+        _parse(["--screenshot", "x.png", "--panel", "nowhere"])
+    err = capsys.readouterr().err
+    assert all(repr(p.name) in err for p in PANELS), err  # the refusal lists the table's names

@@ -4,7 +4,8 @@ Sits above the recogniser (a project holds one) and the model store (whose atomi
 it reuses); nothing below imports it.
 
 * :mod:`.model` — :class:`Project`, the one open project: headless, evented (psygnal signals views
-  subscribe to); the app, the file format and the tests share it.
+  subscribe to, settings an ``EventedDict``, "unsaved" derived from its edits, the live stream it carries);
+  the app, the file format and the tests share it.
 * :mod:`.format` — :func:`save_project`, :func:`load_project`, :func:`project_info`
   (a folder, or one ``.cmproj`` zip; atomic; only JSON, PNG and pickle-free ``.npz`` are read).
 * :mod:`.captures` — captured frames written to disk (atomically) the moment they are taken.

@@ -145,7 +145,7 @@ def _write_project(project: Project, sink, captures: Path | None, reuse: dict[st
     if not isinstance(ims, ImageSet):
         raise ConfigError("a project needs an ImageSet")
     try:
-        settings_text = json.dumps(project.settings or {}, allow_nan=False)
+        settings_text = json.dumps(dict(project.settings or {}), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"project settings must be plain JSON (str, numbers, lists, dicts): {exc}") from None
     h, w = ims.image_size

@@ -2,7 +2,12 @@
 file path, dirty flag and training runs — one object for the app, the file format and the tests.
 
 Every change emits a psygnal signal (napari's evented models: a view subscribes, nothing forwards):
-``datasetChanged``, ``modelChanged``, ``stateChanged`` and ``message(str)``. Signals are delivered on the
+``datasetChanged``, ``modelChanged``, ``evaluated``, ``stateChanged`` and ``message(str)``. ``settings`` is a
+psygnal ``EventedDict``: setting a key emits by itself (``settings.events``) and counts as an edit; a
+setting's value is replaced, not edited in place (a nested dict changed in place emits nothing). ``report``,
+``split`` and ``runs`` are properties whose setters emit, so no caller emits on the model's behalf.
+``live`` is the headless :class:`~..live_stream.LiveStream` the Run panel publishes to (not saved).
+Signals are delivered on the
 thread that made the change; the desktop app changes its project only on the UI thread (results of
 background work arrive there), so its panels may draw in their callbacks. :func:`~.format.load_project`
 returns a :class:`Project` and :func:`~.format.save_project` writes one; :meth:`Project.snapshot` is what a
@@ -12,6 +17,9 @@ Captures are written to disk the moment they are taken (:meth:`Project.save_capt
 set in bursts (:meth:`Project.add_images`). "Unsaved changes" means: something a person would lose by
 closing. A freshly opened, imported or built-in set that nobody edited has nothing to lose (``dirty``
 False, although it was never saved); ``replaces_work`` says whether replacing it would throw work away.
+``dirty`` is derived, never set: every edit (a setting, the images, a model trained or restored, the runs)
+advances ``revision``; opening or saving records the revision that is on disk, and the project is dirty
+while the two differ — so an edit made while a background save runs still counts as unsaved after it.
 """
 from __future__ import annotations
 
@@ -21,10 +29,12 @@ from pathlib import Path
 
 import numpy as np
 from psygnal import Signal
+from psygnal.containers import EventedDict
 
 from ..data import ImageSet
 from ..data import editing
 from ..errors import DataError
+from ..live_stream import LiveStream
 from ..train_config import TrainConfig
 from .captures import safe_folder_name, write_capture
 from .runs import RunLog, data_version
@@ -34,7 +44,8 @@ class Project:
     """The one open project.
 
     ``imageset``: the labelled images (uint8, one size) or None before one is made; ``recogniser``: a trained
-    ``Recogniser`` or None; ``settings``: any JSON-able dict (training settings, UI state); ``captures_dir``:
+    ``Recogniser`` or None; ``settings``: JSON-able values by name (training settings, UI state), kept in an
+    ``EventedDict``; ``captures_dir``:
     the folder captures are written to and saved with the project (for a folder project
     ``<project>/captures``); ``runs``: the training runs (:class:`~.runs.RunLog`). ``default_captures``: a
     callable giving the captures folder of a never-saved project (the app passes the platform's data
@@ -43,30 +54,103 @@ class Project:
 
     datasetChanged = Signal()   # images, labels or class names changed
     modelChanged = Signal()     # the trained recogniser / report was set or cleared
-    stateChanged = Signal()     # path, dirty flag or runs changed (window title, status bar)
+    evaluated = Signal()        # report and split of the recogniser in use were set (after it was evaluated)
+    stateChanged = Signal()     # path, dirty flag, settings or runs changed (window title, status bar)
     message = Signal(str)       # a short note for the status bar
 
     def __init__(self, imageset: ImageSet | None = None, recogniser=None, settings: dict | None = None,
                  captures_dir: str | Path | None = None, path: str | Path | None = None, runs: RunLog | None = None,
                  *, default_captures: Callable[[], Path] | None = None):
         self.default_captures = default_captures or (lambda: Path.cwd() / "captures")
-        self.report = None
-        self.split = None  # (train ImageSet | None, test ImageSet) of the last training, for inspection
-        self.dirty = False
+        self._report = None
+        self._split = None  # (train ImageSet | None, test ImageSet) of the last training, for inspection
+        self.revision = 0        # advances with every edit a person would lose by closing
+        self._clean_revision = 0  # the revision that is on disk (or was opened)
         self.data_version = 0
         self.unpacked: Path | None = None  # a temporary folder this project owns (an archive's captures)
+        self._settings = EventedDict()
+        for sig in (self._settings.events.added, self._settings.events.changed, self._settings.events.removed):
+            sig.connect(self._setting_changed)
+        self.live = LiveStream()
         self._assign(imageset, recogniser, settings, path, captures_dir, runs)
 
     def _assign(self, imageset, recogniser, settings, path, captures_dir, runs) -> None:
         self.imageset = imageset
-        self.recogniser, self.report, self.split = recogniser, None, None
-        self.settings = dict(settings or {})
+        self.recogniser, self._report, self._split = recogniser, None, None
+        self._replace_settings(settings)
         self.path = Path(path) if path else None
         self.captures_dir = Path(captures_dir) if captures_dir else None
-        self.runs = runs if runs is not None else RunLog()  # every training run (records, newest runs' models)
+        self._runs = runs if runs is not None else RunLog()  # every training run (records, newest runs' models)
         self.data_version += 1
         self.trained_on_version = self.data_version if recogniser is not None else -1
-        self.dirty = False
+        self._clean_revision = self.revision
+
+    # ------------------------------------------------------------------ evented fields
+    @property
+    def dirty(self) -> bool:
+        """True when something was edited since the project was opened or saved (see the module's note)."""
+        return self.revision != self._clean_revision
+
+    def _touch(self) -> None:
+        """An edit a person would lose by closing: the project becomes dirty (stateChanged)."""
+        self.revision += 1
+        self.stateChanged.emit()
+
+    @property
+    def settings(self) -> EventedDict:
+        """The settings (JSON-able values by name); assigning a whole dict replaces them as one edit."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: dict) -> None:
+        self._replace_settings(value)
+        self._touch()
+
+    def _replace_settings(self, value: dict | None) -> None:
+        """Make the settings ``value`` with one notification (the callers emit), not one per key."""
+        with self._settings.events.blocked():
+            self._settings.clear()
+            self._settings.update(dict(value or {}))
+
+    def _setting_changed(self, key, *values) -> None:
+        if len(values) == 2 and values[0] == values[1]:  # the same value again: nothing to lose
+            return
+        self._touch()
+
+    @property
+    def report(self):
+        """The test report of the recogniser in use (None until it was trained or evaluated)."""
+        return self._report
+
+    @report.setter
+    def report(self, value) -> None:
+        self._report = value
+        self.evaluated.emit()
+
+    @property
+    def split(self):
+        """``(train ImageSet | None, test ImageSet)`` the recogniser in use was tested on, or None."""
+        return self._split
+
+    @split.setter
+    def split(self, value) -> None:
+        self._split = value
+        self.evaluated.emit()
+
+    def set_evaluation(self, report, split) -> None:
+        """The recogniser in use was evaluated: its ``report`` and the ``split`` it was tested on (one event)."""
+        self._report, self._split = report, split
+        self.evaluated.emit()
+
+    @property
+    def runs(self) -> RunLog:
+        """The training runs (records, the newest runs' models); assigning a run log is an edit."""
+        return self._runs
+
+    @runs.setter
+    def runs(self, value: RunLog) -> None:
+        self._runs = value
+        self._touch()
 
     # ------------------------------------------------------------------ whole-project changes
     def reset(self, imageset: ImageSet | None = None, *, recogniser=None, settings=None,
@@ -95,8 +179,10 @@ class Project:
         and recogniser, copies of the settings and the run log, the captures folder when it exists."""
         runs = self.runs
         caps = self.captures_dir if self.captures_dir is not None and self.captures_dir.is_dir() else None
-        return Project(self.imageset, self.recogniser, dict(self.settings), caps, self.path,
+        snap = Project(self.imageset, self.recogniser, dict(self.settings), caps, self.path,
                        RunLog(runs.records, runs.models, runs.keep_models, runs.next_id))
+        snap.revision = snap._clean_revision = self.revision  # what :meth:`mark_saved` is told was written
+        return snap
 
     def close(self) -> None:
         """The project is being put away (replaced, or the app quits after the person kept or discarded its
@@ -111,20 +197,23 @@ class Project:
 
     def set_trained(self, recogniser, report, split=None, settings: dict | None = None) -> None:
         """Keep a newly trained recogniser, its report and train/test split; the model now matches the data."""
-        self.recogniser, self.report, self.split = recogniser, report, split
+        self.recogniser, self._report, self._split = recogniser, report, split
         if settings is not None:
-            self.settings = dict(settings)
+            self._replace_settings(settings)
         self.trained_on_version = self.data_version
-        self.dirty = True
-        self.stateChanged.emit()
+        self._touch()
         self.modelChanged.emit()
 
     def add_run(self, record: dict, recogniser=None) -> dict:
         """Keep a training run's record (and its recogniser, within the bound); returns the kept record."""
         kept = self.runs.add(record, recogniser)
-        self.dirty = True
-        self.stateChanged.emit()
+        self._touch()
         return kept
+
+    def remove_run(self, run_id: int) -> None:
+        """Forget run ``run_id`` (its record and kept model); KeyError when there is none."""
+        self.runs.remove(run_id)
+        self._touch()
 
     def restore_run(self, run_id: int) -> dict:
         """Make run ``run_id``'s kept recogniser and settings the project's again; returns its record.
@@ -143,21 +232,21 @@ class Project:
             raise DataError(f"run {run_id} was trained on other classes than the project has now "
                             f"({len(model.class_names)} then, {ims.n_classes} now); it cannot be restored")
         keep = {k: v for k, v in self.settings.items() if k.startswith("capture_")}  # capture options, not training
-        self.recogniser, self.report, self.split = model, None, None
-        self.settings = {**record.get("settings", {}), **keep}
+        self.recogniser, self._report, self._split = model, None, None
+        self._replace_settings({**record.get("settings", {}), **keep})
         same = record.get("data", {}).get("version") == data_version(ims)
         self.trained_on_version = self.data_version if same else -1
-        self.dirty = True
-        self.stateChanged.emit()
+        self._touch()
         self.modelChanged.emit()
         return record
 
-    def mark_saved(self, path: str | Path) -> None:
-        """Record that the project was saved to ``path``: not dirty, and new captures go inside a folder project."""
+    def mark_saved(self, path: str | Path, revision: int | None = None) -> None:
+        """Record that the project was saved to ``path``: new captures go inside a folder project, and it is
+        clean unless edited after the save's :meth:`snapshot` (``revision``: the snapshot's; None: now)."""
         self.path = Path(path)
         if self.path.is_dir():  # a folder project keeps its captures inside; new ones go there too
             self.captures_dir = self.path / "captures"
-        self.dirty = False
+        self._clean_revision = self.revision if revision is None else revision
         self.stateChanged.emit()
 
     # ------------------------------------------------------------------ queries
@@ -201,11 +290,10 @@ class Project:
     def _edited(self, imageset: ImageSet, *, model_invalid: bool, version_bump: bool = True) -> None:
         self.imageset = imageset
         if model_invalid:
-            self.recogniser, self.report, self.split = None, None, None
+            self.recogniser, self._report, self._split = None, None, None
         if version_bump:
             self.data_version += 1
-        self.dirty = True
-        self.stateChanged.emit()
+        self._touch()
         self.datasetChanged.emit()
         if model_invalid:
             self.modelChanged.emit()

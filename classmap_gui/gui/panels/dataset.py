@@ -25,7 +25,9 @@ class DatasetPanel(QWidget):
         self.project, self.runner = project, runner
         self._grid_index = np.zeros(0, np.int64)
         self.last_error = ""
-        self.may_replace = lambda: True  # the window asks about unsaved changes before a set replaces them
+        # the window asks about unsaved changes before a set replaces them: may_replace(then) is False when the
+        # person cancelled, or chose Save (then ``then`` runs again once the project is saved)
+        self.may_replace = lambda then: True
         self.report_dialog = None
 
         # -- source row
@@ -133,7 +135,7 @@ class DatasetPanel(QWidget):
     # ------------------------------------------------------------------ loading
     def load_builtin(self, name: str):
         """Open a built-in set as a new project (asks first when that would lose unsaved work)."""
-        if not self.may_replace():
+        if not self.may_replace(lambda: self.load_builtin(name)):
             return None
 
         def work(progress, should_stop):
@@ -147,7 +149,7 @@ class DatasetPanel(QWidget):
             if dlg.exec() != ImportDialog.Accepted or not dlg.folder.text().strip():
                 return None
             path, size, colour = dlg.folder.text().strip(), dlg.format.size(), dlg.format.is_colour()
-        if not self.may_replace():
+        if not self.may_replace(lambda: self.import_folder(path, size=size, colour=colour)):
             return None
 
         def work(progress, should_stop):

@@ -1,6 +1,7 @@
 """The live map: the Run panel's current frame seen through filter-and-refine, on the Explore map.
 
-While the Run panel streams, each frame it shows is offered here; a worker thread hands the newest one
+While the Run panel streams, each frame it shows is published on the project's headless live stream
+(:class:`~classmap_gui.core.live_stream.LiveStream`, ``project.live``) and offered here; a worker thread hands the newest one
 to :class:`~classmap_gui.core.live_map.LiveAnalyser` (all computation in core) and this box only draws
 the :class:`~classmap_gui.core.live_map.LiveFrame`: the query's marker, its p filter candidates ringed,
 the refined winner and the true class marked, a trail of recent frames on the Explore map; beside it
@@ -101,7 +102,8 @@ class _Worker(QObject):
 
 
 class LiveMapBox(QGroupBox):
-    """The Explore panel's live box over ``map`` (a :class:`~.explore_map.MapPlot`); :meth:`watch` a Run panel."""
+    """The Explore panel's live box over ``map`` (a :class:`~.explore_map.MapPlot`), subscribed to the frames
+    published on ``project.live`` (the Run panel publishes them; the two panels never see each other)."""
 
     def __init__(self, project, map_plot, parent=None):
         super().__init__("Live: the Run panel's current frame", parent)
@@ -112,9 +114,8 @@ class LiveMapBox(QGroupBox):
         for item in (map_plot.stars, map_plot.dots):
             item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         self.worker: _Worker | None = None
-        self.run_panel = None
         self.truth = None
-        self._stream = None
+        self._session = 0   # the live stream session the worker was set up for
         self.updates = 0
         self.last = None
 
@@ -187,22 +188,18 @@ class LiveMapBox(QGroupBox):
         lay.addWidget(self.rank_label)
         lay.addWidget(self.hist, 2)
         project.modelChanged.connect(self._model_changed)
+        project.live.frame.connect(self.offer)
 
     # ------------------------------------------------------------------ input
-    def watch(self, run_panel) -> None:
-        """Take the frames ``run_panel`` shows (its ``frameRecognised`` signal)."""
-        self.run_panel = run_panel
-        run_panel.frameRecognised.connect(self.offer)
-
     def offer(self, crop, result, name: str, frames_read: int) -> None:
-        """One frame the Run panel showed: analysed in the background when the previous one is drawn, while
-        this box is on screen (on another tab it would only take time from the stream). The features the
+        """One frame published on the live stream: analysed in the background when the previous one is drawn,
+        while this box is on screen (on another tab it would only take time from the stream). The features the
         stream computed for it are re-used (the analyser's recogniser's own)."""
         if not self.on.isChecked() or crop is None or not self.isVisible():
             return
-        stream = getattr(self.run_panel, "stream", None)
-        if self.worker is None or stream is not self._stream:
-            if not self._new_stream(stream):
+        session = self.project.live.session
+        if self.worker is None or session != self._session:
+            if not self._new_stream(session):
                 return
         an = self.worker.analyser
         C = len(an.classes)
@@ -210,7 +207,7 @@ class LiveMapBox(QGroupBox):
         X = getattr(result, "features", None) if getattr(result, "recogniser", None) is an.recogniser else None
         self.worker.offer(crop, self.truth(frames_read, name) if self.truth is not None else -1, X)
 
-    def _new_stream(self, stream) -> bool:
+    def _new_stream(self, session: int) -> bool:
         rec = self.project.recogniser
         if rec is None or getattr(rec, "classmap", None) is None:
             self.status.setText("The live map needs a recogniser trained with ClassMap.")
@@ -220,8 +217,8 @@ class LiveMapBox(QGroupBox):
             self.worker.ready.connect(self._draw)
             self.destroyed.connect(self.worker.stop)  # a box deleted without its window closing
         self.worker.analyser.reset()
-        self._stream = stream
-        source = self.run_panel.sources.current() if self.run_panel is not None else None
+        self._session = session
+        source = self.project.live.source
         self.truth = source_truth(source, rec.class_names)
         self._demo_source = isinstance(source, (str, Path)) and Path(str(source)).name == DEMO_VIDEO_NAME
         self.overlay.clear()
@@ -235,7 +232,7 @@ class LiveMapBox(QGroupBox):
     def _halt(self) -> None:
         if self.worker is not None:
             self.worker.stop()
-        self.worker, self._stream = None, None
+        self.worker, self._session = None, 0
 
     def _model_changed(self) -> None:
         self._halt()

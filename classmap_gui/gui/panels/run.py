@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFont, QIcon
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy,
                                QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
@@ -40,12 +40,12 @@ class FrameResult(NamedTuple):
 
 class RunPanel(QWidget):
     """The Run tab: recognise a camera, video or images live with the trained recogniser and show the
-    class, scores and speed. ``frameRecognised(crop, result, file name, frames read)``: each frame shown."""
-    frameRecognised = Signal(object, object, str, int)
+    class, scores and speed. Each frame shown is published on ``project.live`` (a headless
+    :class:`~classmap_gui.core.live_stream.LiveStream`) for the views that follow the stream."""
 
-    def __init__(self, project, parent=None):
+    def __init__(self, project, runner=None, parent=None):
         super().__init__(parent)
-        self.project = project
+        self.project = project  # ``runner``: unused; every panel is built as Panel(project, runner) (panel_table)
         self.stream = None
         self.latest_crop = None
         self.last_result = None
@@ -243,6 +243,7 @@ class RunPanel(QWidget):
         self.files.setRowCount(0)
         self.stream.set_paused(self.pause_btn.isChecked())
         self.stream.start()
+        self.project.live.start(src)
         self._set_status(f"Running on {self.sources.current_text()}.")
         self._buttons()
         return True
@@ -303,7 +304,7 @@ class RunPanel(QWidget):
             if name:
                 c, s = int(result[0][0]), float(result[1][0])
                 self._add_file_row(name, self._name(c), "–" if not np.isfinite(s) else f"{s:.3f}")
-        self.frameRecognised.emit(crop, result, name, self.stream.frames_read)
+        self.project.live.publish(crop, result, name, self.stream.frames_read)
         self.frames_shown += 1
         self._fps_n += 1
         now = time.perf_counter()
@@ -386,6 +387,7 @@ class RunPanel(QWidget):
 
     def _ended(self, message: str) -> None:
         self.stream = None
+        self.project.live.end(message)
         self._buttons()
         if self.frames_shown and self.fps == 0.0:  # ended before the first half-second reading: the run's mean
             self.fps = self.frames_shown / max(1e-6, time.perf_counter() - self._run_t0)

@@ -244,8 +244,7 @@ class TrainPanel(QWidget):
                 run_id = runs.current_of(rec)
                 out = as_recorded(out, runs.get(run_id) if run_id is not None else None)
                 self.outcome = out
-                self.project.report = out.report
-                self.project.split = (None, out.test_set)  # Explore shows the same held-out images
+                self.project.set_evaluation(out.report, (None, out.test_set))  # Explore shows the same held-out images
                 self._show()
                 self.status.setText(f"Loaded recogniser, evaluated on {len(out.test_set)} images it was not "
                                     "trained on (the same held-out part as in training when the images are unchanged).")
@@ -340,9 +339,7 @@ class TrainPanel(QWidget):
 
     def delete_run(self, run_id: int) -> None:
         """Delete button: forget run ``run_id`` (its record and kept model)."""
-        self.project.runs.remove(run_id)
-        self.project.dirty = True
-        self.project.stateChanged.emit()
+        self.project.remove_run(run_id)  # the project says it is unsaved; the table follows its stateChanged
 
     def _say_reproduced(self, record: dict, pred, how: str) -> None:
         from ...core.project.runs import predictions_match
