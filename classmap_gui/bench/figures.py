@@ -3,8 +3,8 @@
 Every speed-up, accuracy, rate or latency in the documentation must say where it comes from: right after
 the figure, a citation `` (`docs/bench/NAME.json` `key.path`) `` naming a committed JSON and the key
 that holds it (list items by index: ``results.0.speedup_single.median``). No word exempts a figure: a
-paper's published figure cites ``docs/bench/published.json`` (each with its paper and section), a target
-cites ``docs/bench/targets.json`` (each with the issue that set it), a measurement cites its bench's JSON;
+paper's published figure cites ``docs/reference/published.json`` (each with its paper and section), a target
+cites ``docs/reference/targets.json`` (each with the issue that set it), a measurement cites its bench's JSON;
 a number that is none of these (a setting) is written without a figure's unit. :func:`check` finds every
 figure (a number followed by ``×`` or ``x``, ``%``, ``frames/s``, ``images/s``, ``queries/s``, ``windows/s``,
 ``fps``, ``ms`` or ``µs``), and reports
@@ -33,7 +33,7 @@ from pathlib import Path
 
 FIGURE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(×(?!\s?\d)|x\b(?!\s?\d)|%|\s?(?:frames|images|queries|windows)/s|"
                     r"\s?fps\b|\s?ms\b|\s?µs\b)")
-CITE = re.compile(r"`((?:docs/bench/)?[\w.-]+\.json)`\s+`([\w.\[\]-]+)`")
+CITE = re.compile(r"`((?:docs/(?:bench|reference)/)?[\w.-]+\.json)`\s+`([\w.\[\]-]+)`")
 SENTENCE_END = re.compile(r"(?<=[.;:!?])\s|\n\n")
 
 

@@ -41,34 +41,34 @@ def test_a_table_may_cite_the_part_of_a_json_its_rows_come_from(tmp_path):
 
 
 def _references(root):
-    (root / "docs" / "bench").mkdir(parents=True)
-    (root / "docs" / "bench" / "published.json").write_text(json.dumps(
+    (root / "docs" / "reference").mkdir(parents=True)
+    (root / "docs" / "reference" / "published.json").write_text(json.dumps(
         {"paper_a": {"paper": "A. Author, A paper, 2007", "hands_real_percent": {"value": 22.5, "where": "Section 7.3"}}}))
-    (root / "docs" / "bench" / "targets.json").write_text(json.dumps(
+    (root / "docs" / "reference" / "targets.json").write_text(json.dumps(
         {"scan": {"issue": 15, "at_least_frames_per_second": 15, "at_least_speedup": 3},
          "features": {"issue": 2, "at_least_percent": 91.5}}))
 
 
 def test_a_paper_figure_is_checked_like_a_measured_one(tmp_path):
     _references(tmp_path)
-    cited = "The paper reports 22.5 % (`published.json` `paper_a.hands_real_percent.value`) on real photos."
+    cited = "The paper reports 22.5 % (`docs/reference/published.json` `paper_a.hands_real_percent.value`) on real photos."
     assert check(cited, tmp_path) == {"wrong": [], "missing": [], "uncited": []}
     res = check("The paper reports 95.3 % on its synthetic hands.\n\n"
-                "The paper's real photos: 23.5 % (`published.json` `paper_a.hands_real_percent.value`).", tmp_path)
-    assert res == {"wrong": ["line 3: 23.5 %: published.json paper_a.hands_real_percent.value = 22.5"],
+                "The paper's real photos: 23.5 % (`docs/reference/published.json` `paper_a.hands_real_percent.value`).", tmp_path)
+    assert res == {"wrong": ["line 3: 23.5 %: docs/reference/published.json paper_a.hands_real_percent.value = 22.5"],
                    "missing": [], "uncited": ["line 1: 95.3 %"]}
 
 
 def test_a_target_or_a_bound_is_checked_like_a_measured_figure(tmp_path):
     _references(tmp_path)
-    cited = ("Issue 15 asks at least 15 frames/s (`targets.json` `scan.at_least_frames_per_second`) and "
-             "≥ 3× (`targets.json` `scan.at_least_speedup`); above the 91.5% target (`targets.json` "
+    cited = ("Issue 15 asks at least 15 frames/s (`docs/reference/targets.json` `scan.at_least_frames_per_second`) and "
+             "≥ 3× (`docs/reference/targets.json` `scan.at_least_speedup`); above the 91.5% target (`docs/reference/targets.json` "
              "`features.at_least_percent`).")
     assert check(cited, tmp_path) == {"wrong": [], "missing": [], "uncited": []}
     res = check("A bound: at least 15 frames/s, ≥ 3× and at most 5 ms.\n\nAbove the 91.5% target.\n\n"
                 "The target (>= 10x single-query) is met.\n\n"
-                "The 90% target (`targets.json` `features.at_least_percent`).", tmp_path)
-    assert res == {"wrong": ["line 7: 90%: targets.json features.at_least_percent = 91.5"], "missing": [],
+                "The 90% target (`docs/reference/targets.json` `features.at_least_percent`).", tmp_path)
+    assert res == {"wrong": ["line 7: 90%: docs/reference/targets.json features.at_least_percent = 91.5"], "missing": [],
                    "uncited": ["line 1: 15 frames/s", "line 1: 3×", "line 1: 5 ms", "line 3: 91.5%", "line 5: 10x"]}
 
 
