@@ -258,18 +258,21 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def _fit_filter(self) -> None:
         """Fit the ``filter`` kind (``"auto"``: :func:`..filters.auto_kind`) on the class embeddings."""
         kind = auto_kind(self.n_classes_) if self.filter == "auto" else self.filter
-        self.use_filter(make_filter(kind, self.filter_params).fit(self.class_embeddings_, self.alpha_), _params=False)
+        self.filter_ = make_filter(kind, self.filter_params).fit(self.class_embeddings_, self.alpha_)
+        self._filter_is_current()
 
-    def use_filter(self, index: FilterIndex, *, _params: bool = True) -> "ClassMap":
-        """Search with the fitted filter ``index`` (built on these ``class_embeddings_`` / ``alpha_``, e.g. one
-        chosen on validation queries); ``filter`` / ``filter_params`` then name it, so it is saved and a refit
-        builds the same kind."""
+    def _filter_is_current(self) -> None:
+        """Record that ``filter_`` is over today's ``class_embeddings_`` / ``alpha_`` (the single-query buffers go)."""
+        self.__dict__["_cache"] = {"filter_on": (self.class_embeddings_, self.alpha_)}
+
+    def use_filter(self, index: FilterIndex) -> "ClassMap":
+        """Search with the fitted ``index`` (over these ``class_embeddings_`` / ``alpha_``, e.g. chosen on validation);
+        ``filter`` / ``filter_params`` then name it, so it is saved and a refit builds the same kind."""
         if not isinstance(index, FilterIndex) or not index.matches(self.class_embeddings_, self.alpha_):
             raise ConfigError("the filter index was built for another set of class embeddings")
-        if _params:
-            self.set_params(filter=index.kind, filter_params=index.get_params())
+        self.set_params(filter=index.kind, filter_params=index.get_params())
         self.filter_ = index
-        self.__dict__["_cache"] = {"filter_on": (self.class_embeddings_, self.alpha_)}
+        self._filter_is_current()
         return self
 
     def current_filter(self) -> FilterIndex:
@@ -295,7 +298,7 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         if "filter_" in state:               # the filter came along: it was fitted on these arrays
-            self.__dict__["_cache"] = {"filter_on": (self.class_embeddings_, self.alpha_)}
+            self._filter_is_current()
 
     def with_refine(self, refine: str) -> "ClassMap":
         """A copy that shares the fitted references, weights and class embeddings but decides candidates
@@ -320,7 +323,7 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.__dict__.pop("filter_index_", None)      # an older version's index state: refitted below
         index = getattr(self, "filter_", None)
         if isinstance(index, FilterIndex) and index.matches(self.class_embeddings_, self.alpha_):
-            self.__dict__["_cache"] = {"filter_on": (self.class_embeddings_, self.alpha_)}
+            self._filter_is_current()
         else:
             self._fit_filter()
 
