@@ -91,24 +91,35 @@ def batch_for_step(step: int, seed: int, batch: int, background: int, size=(64, 
     return img[order], cls[order].astype(np.int64)
 
 
+def _arch(name: str):
+    """``(model class, widths, batch fn(step, seed, batch, background), input fn, validation crops fn)``."""
+    if name == "dense":
+        from . import network_dense as nd
+
+        return (nd.WindowNet, nd.WIDTHS, lambda s, seed, b, bg: nd.dense_batch(s, seed, b, bg, TRAIN_STYLE),
+                nd.input_of, nd.validation_crops)
+    return HandNet, WIDTHS, batch_for_step, standardise, validation_crops
+
+
 class _Stream(torch.utils.data.IterableDataset):
     """The steps ``start, start + 1, ...`` (up to ``stop``), each its own batch. With several loader
     workers, worker ``i`` of ``n`` renders steps ``start + i, start + i + n, ...``; the loader takes
     the workers in turn, so the batches arrive in step order whatever the number of workers."""
 
-    def __init__(self, start, stop, seed, batch, background):
+    def __init__(self, start, stop, seed, batch, background, arch="crop"):
         # the end is shared with the workers: a time budget sets it once the speed is measured
         self.stop = torch.multiprocessing.get_context("spawn").Value("q", stop)
-        self.start, self.seed, self.batch, self.background = start, seed, batch, background
+        self.start, self.seed, self.batch, self.background, self.arch = start, seed, batch, background, arch
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         i, n = (info.id, info.num_workers) if info is not None else (0, 1)
         s = self.start + i
+        _, _, batch_fn, input_fn, _ = _arch(self.arch)
         while s < self.stop.value:
-            img, cls = batch_for_step(s, self.seed, self.batch, self.background)
+            img, cls = batch_fn(s, self.seed, self.batch, self.background)
             s += n
-            yield torch.from_numpy(standardise(img)), torch.from_numpy(cls)
+            yield torch.from_numpy(input_fn(img)), torch.from_numpy(cls)
 
 
 def validation_crops(seed: int, per_class: int = 2, background: int = 400):
@@ -121,14 +132,15 @@ def validation_crops(seed: int, per_class: int = 2, background: int = 400):
     return np.concatenate([ims.images, bg]), np.concatenate([ims.labels, np.full(background, N_CLASSES)])
 
 
-def score(model: HandNet, images: np.ndarray, labels: np.ndarray, batch: int = 512, device="cpu") -> dict:
+def score(model: HandNet, images: np.ndarray, labels: np.ndarray, batch: int = 512, device="cpu",
+          input_fn=standardise) -> dict:
     """Exact-class and shape accuracy of the class head (shape = the sum of its orientation classes'
     probabilities, background a shape of its own), over hands and background alike."""
     model.eval()
     preds, shapes = [], []
     with torch.no_grad():
         for a in range(0, len(images), batch):
-            logits = model(torch.from_numpy(standardise(images[a:a + batch])).to(device))[0]
+            logits = model(torch.from_numpy(input_fn(images[a:a + batch])).to(device))[0]
             p = torch.softmax(logits.float(), 1).cpu()
             preds.append(p.argmax(1).numpy())
             per_shape = torch.cat([p[:, :N_CLASSES].reshape(len(p), N_SHAPES, N_ORIENTATIONS).sum(2),
@@ -181,7 +193,7 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
           validation_seed: int = 36901, width: str = "base", embedding: int = 512, lr: float = 1e-3,
           warmup: int = 300, eval_every: int = 1000, checkpoint_every: int = 250, threads: int | None = None,
           validation_per_class: int = 2, device: str = "auto", workers: int = 1, minutes: float | None = None,
-          command: str | None = None, progress=None) -> dict:
+          command: str | None = None, progress=None, arch: str = "crop") -> dict:
     """Train (resuming from ``out/checkpoint.pt`` when it is there), export ``out/network.onnx`` and write
     ``out/training.json``. Returns the training record.
 
@@ -191,8 +203,9 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
     ``steps`` becomes what fits the budget at that rate (within the warm-up, before the cosine phase begins,
     so the schedule is one schedule); the record keeps the measured rate and the length, and ``--steps`` with that length
     repeats the run exactly."""
-    if width not in WIDTHS:
-        raise ValueError(f"train-network: width must be one of {', '.join(WIDTHS)}, got {width!r}")
+    net_class, widths, _, input_fn, val_fn = _arch(arch)
+    if width not in widths:
+        raise ValueError(f"train-network: width must be one of {', '.join(widths)}, got {width!r}")
     out.mkdir(parents=True, exist_ok=True)
     if threads:
         torch.set_num_threads(int(threads))
@@ -200,7 +213,7 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
                        ("cpu" if device == "auto" else device))
     torch.manual_seed(seed)
     torch.backends.cudnn.benchmark = dev.type == "cuda"
-    model = HandNet(WIDTHS[width], embedding).to(dev)
+    model = net_class(widths[width], embedding).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
 
     def lr_at(s):  # linear warm-up, then cosine to zero
@@ -217,20 +230,20 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
         # a resumed run may be given another length: the schedule then follows the new one from here on
         resumes.append({"at_step": start, "steps_before": int(state["steps"]) if "steps" in state else None, "steps_after": steps})
         curve = json.loads((out / "curve.json").read_text()) if (out / "curve.json").exists() else []
-    val_x, val_y = validation_crops(validation_seed, validation_per_class)
+    val_x, val_y = val_fn(validation_seed, validation_per_class)
     budget = None
     if minutes is not None and start == 0:
         budget = {"minutes": float(minutes), "timed_steps": RATE_STEPS, "steps_per_second": None}
         steps = max(steps, warmup + RATE_STEPS + 1)  # the stream's end until the budget sets the length
     stop = 2 ** 40 if budget else steps
-    stream = _Stream(start, stop, seed, batch, background)
+    stream = _Stream(start, stop, seed, batch, background, arch)
     loader = torch.utils.data.DataLoader(stream, batch_size=None,
                                          num_workers=max(1, int(workers)), prefetch_factor=4,
                                          multiprocessing_context="spawn", pin_memory=dev.type == "cuda")
     recipe = {"seed": seed, "validation_seed": validation_seed, "validation_per_class": validation_per_class,
               "batch": batch, "background_per_batch": background, "steps": steps, "lr": lr, "warmup": warmup,
               "optimizer": "AdamW (weight decay 1e-4), linear warm-up then cosine", "width": width,
-              "channels": list(WIDTHS[width]), "embedding": embedding,
+              "channels": list(widths[width]), "embedding": embedding, "arch": arch,
               "style": dataclasses.asdict(TRAIN_STYLE) | {"based_on": "varied"},
               "loss": "CE(2430 classes + background) + CE(81 shapes + background) + 0.5 CE(30 orientations, hands)",
               "resumed": resumes, "device": dev.type, "workers": int(workers)}
@@ -278,7 +291,7 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
             progress(step / steps, f"step {step}/{steps} loss {run_loss:.3f}")
         if step % checkpoint_every == 0 or step == steps or step % eval_every == 0:
             if step % eval_every == 0 or step == steps:
-                v = score(model, val_x, val_y, device=dev) | {"step": step, "crops_seen": step * batch,
+                v = score(model, val_x, val_y, device=dev, input_fn=input_fn) | {"step": step, "crops_seen": step * batch,
                                                   "minutes": (time.perf_counter() - t0) / 60, "loss": run_loss}
                 curve.append(v)
                 _write_json(curve, out / "curve.json")
@@ -287,9 +300,16 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
                                 "seconds": time.perf_counter() - t0, "steps": steps,
                                 "resumes": json.dumps(resumes)}, ck)
     torch.save({k: v.cpu() for k, v in model.state_dict().items()}, out / "final.pt")
-    export_onnx(model, out / "network.onnx")
     parity_crops = val_x[:: max(1, len(val_x) // 1000)][:1000]
-    parity = onnx_parity(model, out / "network.onnx", parity_crops)
+    if arch == "dense":
+        from .network_dense import dense_parity, export_dense_onnx, multiply_adds
+
+        export_dense_onnx(model, out / "network.onnx")
+        parity = dense_parity(model, out / "network.onnx", parity_crops)
+        recipe["multiply_adds"] = multiply_adds(widths[width], embedding)
+    else:
+        export_onnx(model, out / "network.onnx")
+        parity = onnx_parity(model, out / "network.onnx", parity_crops)
     record = {"recipe": recipe, "training_seconds": time.perf_counter() - t0, "torch": torch.__version__,
               "threads": torch.get_num_threads(),
               "gpu": torch.cuda.get_device_name(0) if dev.type == "cuda" else None, "validation_curve": curve,
@@ -314,7 +334,7 @@ def run_command(a: argparse.Namespace) -> int:
     rec = train(a.out, steps=a.steps, batch=a.batch, background=a.background, seed=a.seed,
                 validation_seed=a.validation_seed, width=a.width, embedding=a.embedding, lr=a.lr,
                 eval_every=a.eval_every, threads=a.threads, validation_per_class=a.validation_per_class,
-                device=a.device, workers=a.workers, minutes=a.minutes, progress=bar,
+                device=a.device, workers=a.workers, minutes=a.minutes, progress=bar, arch=a.arch,
                 command="classmap " + " ".join(sys.argv[1:]))
     print(file=sys.stderr)
     print(json.dumps(rec["validation_curve"][-1] if rec["validation_curve"] else {}, indent=1))

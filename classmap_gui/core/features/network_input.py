@@ -1,4 +1,5 @@
-"""What a trained feature network reads: grey crops standardised per image.
+"""What a trained feature network reads: grey crops standardised per image, or a whole frame normalised
+locally.
 
 One function shared by the training command (PyTorch) and the run-time transformer (ONNX), so the
 network sees the same numbers in both. Per-image standardisation (zero mean, unit spread) takes the
@@ -6,10 +7,17 @@ crop's brightness and contrast out before the first convolution: the varied styl
 background contrast span ~3x, and a network that must learn that invariance from data spends capacity
 on it.
 
-numpy only: the exported ``predict.py`` inlines this module.
+:func:`local_contrast` is the window network's input (:mod:`.network`, ``dense`` networks): each pixel's
+distance from its neighbourhood's mean in units of the neighbourhood's spread (a Gaussian of
+:data:`LCN_SIGMA` pixels at the network's scale). It depends on a pixel's surroundings only, not on which
+crop it sits in, so one normalised pyramid level serves every window of that level, and a window cropped
+with its context margin reads the same numbers away from the crop's edge.
+
+numpy and OpenCV only: the exported ``predict.py`` inlines this module.
 """
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 #: the smallest spread a crop is divided by (grey levels / 255): a flat crop stays flat, not noise x 10^6
@@ -33,4 +41,32 @@ def standardise(images) -> np.ndarray:
     return x[:, None]
 
 
-__all__ = ["MIN_SPREAD", "standardise"]
+#: the neighbourhood of local contrast normalisation: a Gaussian's sigma in pixels of the network's input
+#: (a window is 64 pixels there: about a finger's width)
+LCN_SIGMA = 6.0
+
+
+def local_contrast(images, sigma: float = LCN_SIGMA) -> np.ndarray:
+    """uint8 ``(n, h, w)`` grey (or one ``(h, w)`` frame) -> float32 ``(n, 1, h, w)``: ``(x - mean) /
+    max(spread, MIN_SPREAD)`` with mean and spread over a Gaussian neighbourhood of ``sigma`` pixels
+    (OpenCV's reflected border). The same function for a training crop, a frame's pyramid level and
+    the exported predictor."""
+    x = np.asarray(images)
+    if x.ndim == 2:
+        x = x[None]
+    if x.ndim != 3:
+        raise ValueError(f"local contrast expects grey images (n, h, w), got shape {np.shape(images)}")
+    out = np.empty((len(x), 1, *x.shape[1:]), np.float32)
+    k = int(2 * round(3 * sigma) + 1)
+    for i, im in enumerate(x):
+        f = im.astype(np.float32) * np.float32(1.0 / 255.0)
+        m = cv2.GaussianBlur(f, (k, k), sigma)
+        f -= m
+        v = cv2.GaussianBlur(f * f, (k, k), sigma)
+        np.sqrt(v, out=v)
+        np.maximum(v, np.float32(4 * MIN_SPREAD), out=v)
+        np.divide(f, v, out=out[i, 0])
+    return out
+
+
+__all__ = ["LCN_SIGMA", "MIN_SPREAD", "local_contrast", "standardise"]
