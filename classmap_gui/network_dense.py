@@ -26,7 +26,6 @@ to say where the hand is *not*.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -37,11 +36,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .core.data.hand_pose import N_ORIENTATIONS, N_SHAPES, render_block
-from .core.features.network_input import local_contrast
+from .core.detect.window_crops import context_style, near_misses
+from .core.features.network_input import CONTEXT, CROP, STRIDE, WINDOW, local_contrast
 
 N_CLASSES = N_SHAPES * N_ORIENTATIONS
-WINDOW, STRIDE, CONTEXT = 64, 8, 16
-CROP = WINDOW + 2 * CONTEXT
 #: trunk channels (stem, first block, after the second stride, after the third)
 WIDTHS = {"small": (12, 24, 48, 96), "base": (16, 32, 64, 128), "wide": (24, 48, 96, 192)}
 
@@ -96,32 +94,6 @@ def multiply_adds(width=WIDTHS["base"], embedding: int = 512, side: int = WINDOW
         trunk += s * s * (i * 9 + i * o)
     return {"trunk_per_crop_equivalent": trunk, "head_per_window": 4 * c3 * embedding,
             "bank_per_window_2431_classes": 2431 * embedding}
-
-
-def context_style(style):
-    """``style`` framed for a :data:`CROP` image whose central :data:`WINDOW` is what the style frames."""
-    r = WINDOW / CROP
-    return dataclasses.replace(style, fill=style.fill * r, shift_jitter=style.shift_jitter * r)
-
-
-def near_misses(images: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Hands moved out of the window: each crop ``(n, CROP, CROP)`` shifted by 35-60 % of the window, or scaled
-    by 0.45-0.6 or 1.7-2.2 about a point near its centre (reflected border), so the window holds part of a
-    hand, a hand far too small, or a close-up of one: what a frame's neighbouring windows see."""
-    out = np.empty_like(images)
-    n = len(images)
-    kind = rng.integers(0, 3, n)
-    for i in range(n):
-        if kind[i] == 0:
-            a = rng.uniform(0, 2 * np.pi)
-            d = rng.uniform(0.35, 0.6) * WINDOW
-            M = np.float32([[1, 0, d * np.cos(a)], [0, 1, d * np.sin(a)]])
-        else:
-            z = rng.uniform(0.45, 0.6) if kind[i] == 1 else rng.uniform(1.7, 2.2)
-            cx, cy = CROP / 2 + rng.uniform(-8, 8, 2)
-            M = np.float32([[z, 0, (1 - z) * cx], [0, z, (1 - z) * cy]])
-        out[i] = cv2.warpAffine(images[i], M, (CROP, CROP), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    return out
 
 
 def dense_batch(step: int, seed: int, batch: int, background: int, style, near: float = 0.5):
@@ -189,8 +161,8 @@ def input_of(images: np.ndarray) -> np.ndarray:
     return local_contrast(images)
 
 
-__all__ = ["CONTEXT", "CROP", "STRIDE", "WIDTHS", "WINDOW", "WindowNet", "context_style", "dense_batch", "dense_parity",
-           "export_dense_onnx", "multiply_adds", "near_misses", "validation_crops"]
+__all__ = ["CONTEXT", "CROP", "STRIDE", "WIDTHS", "WINDOW", "WindowNet", "dense_batch", "dense_parity", "export_dense_onnx",
+           "multiply_adds", "validation_crops"]
 
 
 def dense_parity(model: WindowNet, path: Path, crops: np.ndarray) -> dict:

@@ -145,7 +145,7 @@ class Command(NamedTuple):
 COMMANDS: list[Command] = [
     Command("classmap hand-model", "build the hand-pose model of Show your hand, once", "scan.json",
             "model.seconds.total"),
-    Command("classmap bench scan", "find the hand in five test videos, ClassMap vs brute force (hand model built)", "scan.json",
+    Command("classmap bench scan", "find the hand in five test videos, ClassMap vs brute force (on the hand model the app built)", "scan.json",
             "seconds"),
     Command("classmap bench classmap", "ClassMap vs brute force vs a faiss index, 2430 classes",
             "classmap-hand-pose.json", "seconds"),

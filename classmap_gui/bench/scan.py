@@ -26,6 +26,7 @@ ClassMap against brute force.
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -175,6 +176,7 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     block = max(1, int(opt["interleave"]))
     round_ms = {m: [] for m in methods}                     # one round: a block of frames, each method in turn
     round_cpu = {m: [] for m in methods}
+    round_load = []                                         # the 1-minute load after every round: the load *during* them
     n = 0
     for seed in test_seeds(opt):
         frames = list(validation_video(seed, (h, w)))
@@ -207,6 +209,7 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
                         a["said"].append(names[said.label] if said.found and v >= 0.5 else None)
                 round_ms[m].append(1e3 * (a["wall"] - wall0) / n_block)
                 round_cpu[m].append(1e3 * (a["cpu"] - cpu0) / n_block)
+                round_load.append(os.getloadavg()[0])
     load_after = machine()["load_average"]
     rows = []
     for m in methods:
@@ -222,6 +225,8 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
                      "scan + reading (re-crop, classify, track) of every frame",
                      "load_average_before": load_before, "load_average_after": load_after,
                      "rounds": _spread(round_ms[m], load_before, load_after),
+                     "load_during_rounds": {"samples": len(round_load), "min": float(np.min(round_load)),
+                                            "median": float(np.median(round_load)), "max": float(np.max(round_load))},
                      "round_ms_per_frame": round_ms[m], "round_cpu_ms_per_frame": round_cpu[m]})
     return rows
 
@@ -236,9 +241,12 @@ def style_test(rec, style: str, opt: dict, should_stop: StopFn = None) -> dict:
     """The model on generated test images of ``style`` (``camera``: never trained on; seed ``camera_seed``),
     both methods, each crop read as the app reads a hand (:func:`read_crops`)."""
     from ..core.data.hand_pose import generate_hand_pose
+    from ..core.data.hand_style import STYLES
+    from ..core.detect.window_crops import crops_for
 
+    drawn, size = crops_for(rec, STYLES[style])
     ims = generate_hand_pose(shapes=opt["shapes"] or None, orientations=opt["orientations"] or None,
-                             images_per_class=int(opt["camera_images_per_class"]), style=style,
+                             images_per_class=int(opt["camera_images_per_class"]), style=drawn, size=size,
                              seed=int(opt["camera_seed"]), n_jobs=-1, should_stop=should_stop)
     truth = [ims.class_names[i] for i in ims.labels]
     return {"style": style, "images": int(len(truth)), "seed": int(opt["camera_seed"]),

@@ -166,6 +166,11 @@ _COMPONENTS: list[Component] = [
               "hands (classmap train-network); run by onnxruntime or OpenCV, no PyTorch",
               {"runtime": "who runs the network", "batch_size": "crops per runtime call"},
               internal=("network",)),  # a shipped network's name or an .onnx file: not a form's setting
+    Component("features", "window-network", ".features.network:WindowNetworkFeatures",
+              "the trained window network ('window-network'): every window of a frame embedded in one pass, the hand "
+              "found by its own background class; a crop is a window with its context (96 x 96 at 64 x 64 windows)",
+              {"runtime": "who runs the network", "batch_size": "crops per runtime call"},
+              internal=("network",)),
     Component("bank", "ova-liblinear", ".classify.banks.ova:OneVsAllSVM",
               "one-vs-all linear SVMs (liblinear), classes in parallel",
               suits=Suits(rank=0, max_classes=99, why="linear SVMs (liblinear) one-vs-all, accurate and quick at this size")),

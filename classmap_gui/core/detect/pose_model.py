@@ -38,8 +38,9 @@ BUILD_OPTIONS = {
     "images_per_class": (32, "generated hand-pose images per class (before the validation hold-out)"),
     "shapes": (None, "hand shapes (None: all 81; a count or names) — fewer for a quick build"),
     "orientations": (None, "orientations (None: all 30; a count spread over the grid)"),
-    "features": ("network", "the reader's features: network (the shipped trained network; HOG and the hand "
-                 "detector find the hand, the network reads the detector's best windows) or hog (HOG does both)"),
+    "features": ("network", "the reader's features: window (a window network embeds every window of the frame; "
+                 "its background class finds the hand), network (a crop network: HOG and the hand detector find "
+                 "the hand, the network reads the detector's best windows) or hog (HOG does both)"),
     "candidates": (32, "windows per frame the network reads in the scan (the hand detector's best)"),
     "style": ("varied", "training style: varied (randomised domain) or clean"),
     "shift_jitter": (0.06, "training framing: the hand's centre jitter, fraction of the crop"),
@@ -104,15 +105,32 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
                                 scale_jitter=float(opt["scale_jitter"]))
     sides = _numbers(opt["sides"], "sides")
     features = str(opt["features"])
-    if features not in ("network", "hog"):
-        raise ConfigError(f"hand model: features must be network or hog, got {features!r}")
+    if features not in ("window", "network", "hog"):
+        raise ConfigError(f"hand model: features must be window, network or hog, got {features!r}")
     feat_params = {"n_jobs": -1} if features == "hog" else {}
+    window = features == "window"
+    fmap = {"hog": "hog", "network": "network", "window": "window-network"}[features]   # the registry's names
+    size = None
+    if window:  # the class images are windows with their context, as the window network reads a frame
+        from ..features.network_input import CROP
+        from .window_crops import context_style, near_misses
+
+        style, size = context_style(style), (CROP, CROP)
     t0 = time.perf_counter()
     ims = generate_hand_pose(shapes=_count(opt["shapes"]), orientations=_count(opt["orientations"]),
                              images_per_class=int(opt["images_per_class"]), style=style, seed=seed, n_jobs=-1,
-                             progress=sub_progress(progress, 0.0, 0.1, "hand images"), should_stop=should_stop)
-    bg = background_images(int(opt["background"]), ims.image_size, seed=seed + 17,
+                             size=size, progress=sub_progress(progress, 0.0, 0.1, "hand images"),
+                             should_stop=should_stop)
+    n_bg = int(opt["background"])
+    if window:  # half near misses: the class images' hands moved out of their window
+        rng = np.random.default_rng([seed, 23])
+        near = near_misses(ims.images[rng.choice(len(ims), min(len(ims), n_bg // 2), replace=False)], rng)
+        n_bg -= len(near)
+    bg = background_images(n_bg, ims.image_size, seed=seed + 17,
                            progress=sub_progress(progress, 0.1, 0.15, "background"), should_stop=should_stop)
+    if window:
+        bg = np.concatenate([bg, near])
+        del near
     y_all = np.concatenate([ims.labels, np.full(len(bg), ims.n_classes)])
     fit_idx, val_idx = holdout(y_all, float(opt["validation_fraction"]), seed)
     seconds = {"generate": time.perf_counter() - t0}
@@ -124,26 +142,26 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     t3 = time.perf_counter()
     hog = HOGFeatures(n_jobs=-1).fit(ims.images[:1])
     det = None
-    if int(opt["detector_scenes"]) > 0:
+    if int(opt["detector_scenes"]) > 0 and not window:  # a window network finds the hand itself
         det = train_detector(hog, int(opt["detector_scenes"]), alpha=float(opt["detector_alpha"]),
                              seed=seed + 41, sides=sides, progress=sub_progress(progress, 0.15, 0.2, "hand detector"),
                              should_stop=should_stop)
-    elif features == "network":
+    elif fmap == "network" and not window:
         raise ConfigError("hand model: network features need the hand detector (detector_scenes >= 1)")
     seconds["detector"] = time.perf_counter() - t3
     detection = {"detector": None if det is None else det.to_json()}
-    if features == "network":
+    if features == "network":  # the crop network's cascade: the HOG finder picks the windows it reads
         detection.update(finder={"hog": {k: v for k, v in hog.get_params().items() if k in HOG_SETTINGS}},
                          candidates=int(opt["candidates"]))
     n_hard, rounds = int(opt["hard_negatives"]), int(opt["bootstrap_rounds"])
     hard = np.zeros((0, *ims.image_size), np.uint8)
     t1 = time.perf_counter()
-    for r in range(rounds if n_hard > 0 else 0):
+    for r in range(rounds if n_hard > 0 and not window else 0):
         # Dalal & Triggs' bootstrap: a first model (brute force) scans generated scenes; its false alarms
         # join the background class of the next model
         first = with_background(ims, np.concatenate([bg, hard]))
         first = first.subset(np.concatenate([fit_idx, np.arange(len(first) - len(hard), len(first))]))
-        cfg0 = TrainConfig(features=features, features_params=feat_params, bank="ova-ridge",
+        cfg0 = TrainConfig(features=fmap, features_params=feat_params, bank="ova-ridge",
                            bank_params={"alpha": float(opt["miner_alpha"])}, test_fraction=0.1, seed=seed)
         rec0 = train(first, cfg0, should_stop=should_stop).recogniser
         rec0.metadata["detection"] = dict(detection, detector_weight=0.0)
@@ -169,7 +187,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     # evaluated, on the hand crops); measured gaps at this size (curve_seeds 1) keep the build within minutes
     cm = {"d": int(opt["d"]), "p": p_sweep, "refine": refines, "reference_penalty": factors,
           "embedding_examples": examples}
-    cfg = TrainConfig(features=features, features_params=feat_params, bank="ova-ridge", classmap=cm,
+    cfg = TrainConfig(features=fmap, features_params=feat_params, bank="ova-ridge", classmap=cm,
                       test_fraction=0.1, classmap_fraction=0.15, seed=seed,
                       search={"scoring": "foreground", "tolerance": float(opt["tolerance"]), "curve_seeds": 1})
     t2 = time.perf_counter()

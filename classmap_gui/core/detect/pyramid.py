@@ -120,4 +120,99 @@ class WindowPyramid:
         return self._X
 
 
-__all__ = ["DEFAULT_SIDES", "WindowPyramid"]
+class NetworkPyramid:
+    """The same windows (sides as fractions of the frame's shorter side, one step apart) embedded by a window
+    network (:class:`~..features.network.NetworkFeatures` of kind ``"window"``): per scale the frame is shrunk
+    so a window is the network's :data:`~..features.network_input.WINDOW` pixels, padded by the context margin
+    (reflected, as a crop's context would be), normalised by
+    :func:`~..features.network_input.local_contrast` and read in one pass; every window inside the frame is one
+    row of ``X``, in the step of the network's cells. The interface of :class:`WindowPyramid`.
+    ``stage_seconds``: the last frame's time in the network and in the rest (shrinking, normalising, gathering)."""
+
+    def __init__(self, network, sides=DEFAULT_SIDES):
+        from ..features.network_input import CONTEXT, STRIDE, WINDOW
+
+        sides = tuple(float(s) for s in sides)
+        if not sides or any(not 0 < s <= 1 for s in sides):
+            raise ConfigError(f"window sides must be fractions of the frame's shorter side in (0, 1], got {sides}")
+        self.network, self.sides = network, sides
+        self.window, self.stride, self.context = WINDOW, STRIDE, CONTEXT
+        self._shape = None
+        self.stage_seconds = {}
+
+    def _plan(self, h: int, w: int):
+        if self._shape == (h, w):
+            return
+        win, st, ctx = self.window, self.stride, self.context
+        levels, boxes, which = [], [], []
+        for k, frac in enumerate(self.sides):
+            f = win / (frac * min(h, w))
+            if f > 1.0 + 1e-6:
+                continue
+            sw, sh = max(1, int(round(w * f))), max(1, int(round(h * f)))
+            rows, cols = (sh - win) // st + 1, (sw - win) // st + 1    # windows inside the shrunk frame
+            if rows <= 0 or cols <= 0:
+                continue
+            levels.append(((sw, sh), (rows, cols), f))
+            r, c = np.mgrid[0:rows, 0:cols]
+            b = np.stack([c.ravel() * st / f, r.ravel() * st / f, np.full(rows * cols, win / f),
+                          np.full(rows * cols, win / f)], 1)
+            boxes.append(b.astype(np.float32))
+            which.append(np.full(rows * cols, k, np.int64))
+        if not levels:
+            raise DataError(f"a {w}x{h} frame is too small to scan: its windows ({', '.join(f'{s:g}' for s in self.sides)} "
+                            f"of its shorter side) are smaller than the network's {win}x{win} pixels")
+        self._levels = levels
+        self._boxes = np.concatenate(boxes)
+        self._side_index = np.concatenate(which)
+        self._X = np.empty((len(self._boxes), int(self.network.n_features_out_)), np.float32)
+        self._shape = (h, w)
+        self._ctx_cells = ctx // st
+
+    boxes = WindowPyramid.boxes
+    side_index = WindowPyramid.side_index
+
+    def scales(self, h: int, w: int) -> list[dict]:
+        """Per scale: window side in frame pixels and the number of windows (for reports)."""
+        self._plan(h, w)
+        return [{"window_side": round(self.window / f, 1), "windows": r * c} for _, (r, c), f in self._levels]
+
+    def features(self, grey: np.ndarray) -> np.ndarray:
+        """The network's embedding of every window of ``grey (h, w) uint8``: ``(n, D) float32`` (a reused buffer)."""
+        import time
+
+        from ..features.network_input import local_contrast
+
+        grey = np.asarray(grey)
+        if grey.ndim != 2 or grey.dtype != np.uint8:
+            raise DataError(f"the scan needs a grey uint8 frame (h, w), got {grey.dtype} {grey.shape}")
+        self._plan(*grey.shape)
+        ctx, c0 = self.context, self._ctx_cells
+        net = other = 0.0
+        start = 0
+        for (sw, sh), (rows, cols), _ in self._levels:
+            t0 = time.perf_counter()
+            small = cv2.resize(grey, (sw, sh), interpolation=cv2.INTER_AREA)
+            small = cv2.copyMakeBorder(small, ctx, ctx, ctx, ctx, cv2.BORDER_REFLECT)
+            x = local_contrast(small)
+            t1 = time.perf_counter()
+            out = self.network.windows(x)                          # (D, R, C) over the padded level
+            t2 = time.perf_counter()
+            grid = out[:, c0:c0 + rows, c0:c0 + cols]
+            if grid.shape[1:] != (rows, cols):
+                raise DataError(f"the window network gave a {out.shape[1]}x{out.shape[2]} grid for a {sw}x{sh} "
+                                f"level: not the {rows}x{cols} windows of its cells")
+            self._X[start:start + rows * cols] = grid.reshape(len(grid), -1).T
+            start += rows * cols
+            net += t2 - t1
+            other += time.perf_counter() - t2 + t1 - t0
+        self.stage_seconds = {"network": net, "levels": other}
+        return self._X
+
+
+def is_window_network(features) -> bool:
+    """Whether ``features`` is a fitted window network (:class:`NetworkPyramid` can embed a frame's windows)."""
+    return getattr(features, "kind_", None) == "window"
+
+
+__all__ = ["DEFAULT_SIDES", "NetworkPyramid", "WindowPyramid", "is_window_network"]

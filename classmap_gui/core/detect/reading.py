@@ -110,12 +110,14 @@ def softmax_scores(classes: np.ndarray, scores: np.ndarray, n_classes: int, temp
     return out
 
 
-def square_crop(grey: np.ndarray, box, size: tuple[int, int], shift=(0.0, 0.0)) -> np.ndarray:
+def square_crop(grey: np.ndarray, box, size: tuple[int, int], shift=(0.0, 0.0), context: float = 0.0) -> np.ndarray:
     """The square ``box`` (x, y, w, h; its larger side) of ``grey``, moved by ``shift`` (fractions of the
-    side), resized to ``size`` (h, w) by area averaging; the part outside the frame repeats its edge."""
+    side) and widened by ``context`` of its side on every side (a window network's crop carries its window's
+    surroundings), resized to ``size`` (h, w) by area averaging; the part outside the frame repeats its edge."""
     x, y, w, h = (float(v) for v in box)
-    s = max(w, h, 1.0)
-    cx, cy = x + w / 2 + shift[0] * s, y + h / 2 + shift[1] * s
+    s0 = max(w, h, 1.0)
+    s = s0 * (1.0 + 2.0 * float(context))
+    cx, cy = x + w / 2 + shift[0] * s0, y + h / 2 + shift[1] * s0
     x0, y0, side = int(round(cx - s / 2)), int(round(cy - s / 2)), int(round(s))
     H, W = grey.shape
     pad = max(0, -x0, -y0, x0 + side - W, y0 + side - H)
@@ -165,7 +167,8 @@ class HandReader:
     def responses(self, grey: np.ndarray, box) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per re-crop of ``box``: ``(classes, responses)`` by the reader's method (ClassMap: its refined
         candidates; brute force: every class)."""
-        crops = np.stack([square_crop(grey, box, self.rec.image_size, sh) for sh in _SHIFTS[:self.crops]])
+        ctx = float(getattr(self.rec.features, "context_", 0.0))
+        crops = np.stack([square_crop(grey, box, self.rec.image_size, sh, ctx) for sh in _SHIFTS[:self.crops]])
         X = np.ascontiguousarray(self.rec.transform(crops), np.float32)
         if self.method == "brute_force":
             with blas_limit(self.blas_threads):

@@ -51,7 +51,7 @@ from ..errors import ConfigError, ModelFormatError, NotFittedError
 from ..timing import blas_limit
 from .dense_hog import HOG_SETTINGS, DenseHOG, is_hog
 from .detector import HandDetector
-from .pyramid import DEFAULT_SIDES, WindowPyramid
+from .pyramid import DEFAULT_SIDES, NetworkPyramid, WindowPyramid, is_window_network
 from ..detection_settings import model_detection
 
 METHODS = ("classmap", "brute_force")
@@ -149,15 +149,18 @@ class Scanner:
         detection = model_detection(rec)  # checked: ModelFormatError naming a bad saved setting
         if sides is None:
             sides = detection.get("sides", DEFAULT_SIDES)
-        # the cascade: a recogniser whose features are not HOG (a trained network) finds the hand with the
-        # model's HOG hand detector and classifies only the detector's best windows
-        self.cascade = not is_hog(rec.features)
+        # a window network embeds every window of a pyramid level in one pass (NetworkPyramid); the cascade:
+        # other features that are not HOG (a crop network) find the hand with the model's HOG hand detector
+        # and classify only the detector's best windows
+        self.windowed = is_window_network(rec.features)
+        self.cascade = not self.windowed and not is_hog(rec.features)
         self.candidates = int(detection.get("candidates", CANDIDATES))
         if self.cascade and (detection.get("detector") is None or detection.get("finder") is None):
             raise ConfigError("this model's features are not HOG: finding the hand needs its HOG hand detector "
                               "(metadata detection.detector and detection.finder); rebuild it with classmap hand-model")
-        self.pyramid = WindowPyramid(DenseHOG(finder_hog(detection["finder"], rec.image_size) if self.cascade
-                                              else rec.features), sides)
+        self.pyramid = (NetworkPyramid(rec.features, sides) if self.windowed else
+                        WindowPyramid(DenseHOG(finder_hog(detection["finder"], rec.image_size) if self.cascade
+                                               else rec.features), sides))
         names = list(rec.class_names)
         self.background = names.index(BACKGROUND_CLASS) if BACKGROUND_CLASS in names else None
         self.top = max(1, int(top))
@@ -358,10 +361,11 @@ class Scanner:
                 out[i] = vote_box(boxes, score, int(k), self.vote_overlap, self.vote_temperature)
         t3 = time.perf_counter()
         found = self._is_hand[kept] if self.found_threshold is None else score[kept] >= self.found_threshold
+        stages = {f"features: {k}": v for k, v in self.pyramid.stage_seconds.items()} if self.windowed else {}
         return ScanResult(out, score[kept].astype(np.float32), labels, found, np.asarray(top_c, np.int64),
                           np.asarray(top_s, np.float32), n, evaluations,
                           {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0,
-                           **{f"classify: {k}": v for k, v in self._stages.items()}})
+                           **stages, **{f"classify: {k}": v for k, v in self._stages.items()}})
 
 
 def finder_hog(spec, image_size):

@@ -31,7 +31,7 @@ from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
 from ..read_limits import MAX_NETWORK_BYTES
-from .network_input import standardise
+from .network_input import CONTEXT, CROP, STRIDE, WINDOW, local_contrast, standardise
 
 RUNTIMES = ("onnxruntime", "opencv")
 _SHIPPED = "networks"
@@ -74,7 +74,8 @@ def read_network_bytes(network: str) -> bytes:
 
 
 class _Runner:
-    """One loaded network: ``run(x (n, 1, h, w) float32) -> (n, D) float32``."""
+    """One loaded network: ``run(x (n, 1, h, w) float32)`` -> its output as float32: ``(n, D)`` for a crop
+    network, ``(n, E, rows, cols)`` for a window network (``raw=True``; else flattened per image)."""
 
     def __init__(self, data: bytes, runtime: str, where: str):
         try:
@@ -88,7 +89,8 @@ class _Runner:
                 self._sess = ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
                 inp = self._sess.get_inputs()[0]
                 self._name = inp.name
-                self.input_hw = tuple(int(v) for v in inp.shape[2:4])
+                hw = inp.shape[2:4]
+                self.input_hw = tuple(int(v) for v in hw) if all(isinstance(v, int) for v in hw) else None
             else:
                 import cv2
 
@@ -99,12 +101,14 @@ class _Runner:
                                    f"{str(e).splitlines()[0] if str(e) else 'unreadable'})") from None
         self.runtime = runtime
 
-    def run(self, x: np.ndarray) -> np.ndarray:
+    def run(self, x: np.ndarray, raw: bool = False) -> np.ndarray:
         if self.runtime == "onnxruntime":
             out = self._sess.run(None, {self._name: x})[0]
         else:
             self._net.setInput(x)
             out = self._net.forward()
+        if raw:
+            return np.asarray(out, np.float32)
         return np.ascontiguousarray(out.reshape(len(x), -1), np.float32)
 
 
@@ -115,7 +119,11 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
     ----------
     network : str
         A shipped network's name (:func:`shipped_networks`, e.g. ``"hand"``) or the path of an ``.onnx``
-        file (input ``(n, 1, h, w)`` standardised grey crops, output ``(n, D)``).
+        file: a *crop* network (input ``(n, 1, h, w)`` standardised grey crops, output ``(n, D)``) or a
+        *window* network (``classmap train-network --arch dense``: input ``(n, 1, H, W)`` of any size,
+        normalised by :func:`.network_input.local_contrast`, output ``(n, D, H/8 - 7, W/8 - 7)``, the embedding
+        of every window position; an image's features are those of its central window, the image being the
+        window with its context margin, ``CROP`` x ``CROP`` pixels).
     runtime : {"onnxruntime", "opencv"}
         Who runs it (module docstring: onnxruntime is faster here; OpenCV needs nothing more).
     batch_size : int
@@ -129,6 +137,11 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         The crop size (h, w) the network reads; other sizes are resized to it (area / linear).
     n_features_out_ : int
         The embedding width D.
+    kind_ : str
+        ``"crop"`` or ``"window"`` (the network's output rank tells).
+    context_ : float
+        The margin around a window that its crop carries, a fraction of the window's side (0 for a crop
+        network): a reader crops a box of side ``s`` as ``s * (1 + 2 * context_)``.
     sha256_ : str
         The network file's SHA-256 (what a model was built on).
 
@@ -143,7 +156,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
     (4, 512)
     """
 
-    store_exclude = ("runner_",)
+    store_exclude = ("runner_", "kind_", "context_")  # set again from the network at load
 
     def __init__(self, network: str = "hand", runtime: str = "onnxruntime", batch_size: int = 256):
         self.network = network
@@ -168,13 +181,35 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
 
     def _load(self, where: str) -> None:
         runner = _Runner(self.onnx_.tobytes(), self.runtime, where)
-        hw = runner.input_hw or (64, 64)
-        probe = runner.run(np.zeros((1, 1, *hw), np.float32))
+        hw = runner.input_hw or (CROP, CROP)
+        probe = runner.run(np.zeros((1, 1, *hw), np.float32), raw=True)
+        if probe.ndim == 4 and runner.input_hw is None:
+            self.kind_, self.context_ = "window", CONTEXT / WINDOW
+            c = CONTEXT // STRIDE
+            if probe.shape[2] <= c or probe.shape[3] <= c:
+                raise ModelFormatError(f"{where}: the window network gives a {probe.shape[2]}x{probe.shape[3]} "
+                                       f"window grid for a {CROP}x{CROP} crop (expected at least {c + 1}x{c + 1})")
+            probe = probe[:, :, c, c]
+        else:
+            self.kind_, self.context_ = "crop", 0.0
         if probe.ndim != 2 or not np.all(np.isfinite(probe)):
             raise ModelFormatError(f"{where}: the network gives no finite embedding for a blank crop")
         self.input_size_ = np.asarray(hw, np.int64)
         self.n_features_out_ = int(probe.shape[1])
         self.runner_ = runner
+
+    def windows(self, image: np.ndarray) -> np.ndarray:
+        """A window network's embedding of every window position of one image normalised by
+        :func:`.network_input.local_contrast` (``(1, 1, H, W) float32``): ``(D, H/8 - 7, W/8 - 7) float32``,
+        the window whose top-left pixel is ``(8 j, 8 i)`` at ``[:, i, j]`` (:class:`..detect.pyramid.NetworkPyramid`
+        reads a frame's pyramid levels through it)."""
+        check_is_fitted(self, "onnx_")
+        if getattr(self, "runner_", None) is None:
+            self._load("network")
+        if self.kind_ != "window":
+            raise ConfigError("this network reads crops one by one: it has no window grid (a window network "
+                              "is trained by classmap train-network --arch dense)")
+        return self.runner_.run(np.ascontiguousarray(image, np.float32), raw=True)[0]
 
     def transform(self, images, *, progress=None, should_stop=None) -> np.ndarray:
         """uint8 images ``(n, h, w)`` -> ``(n, D) float32`` embeddings."""
@@ -194,9 +229,14 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         n = len(x)
         out = np.empty((n, self.n_features_out_), np.float32)
         step = int(self.batch_size)
+        window = getattr(self, "kind_", "crop") == "window"
+        c = CONTEXT // STRIDE
         for s in range(0, n, step):
             check_stop(should_stop)
-            out[s:s + step] = self.runner_.run(standardise(x[s:s + step]))
+            if window:
+                out[s:s + step] = self.runner_.run(local_contrast(x[s:s + step]), raw=True)[:, :, c, c]
+            else:
+                out[s:s + step] = self.runner_.run(standardise(x[s:s + step]))
             report(progress, min(n, s + step) / n, "network features")
         return out
 
@@ -218,8 +258,28 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         """Settings for the exported ``predict.py``: the network bytes, run there by OpenCV's ``cv2.dnn``."""
         arrays[f"{prefix}.onnx"] = np.asarray(self.onnx_, np.uint8)
         return {"type": "network", "input_size": [int(v) for v in self.input_size_],
-                "n_features": int(self.n_features_out_)}
+                "n_features": int(self.n_features_out_), "kind": getattr(self, "kind_", "crop")}
 
 
-__all__ = ["MAX_NETWORK_BYTES", "NetworkFeatures", "RUNTIMES", "network_record", "read_network_bytes",
+class WindowNetworkFeatures(NetworkFeatures):
+    """The shipped window network (``"hand-window"``: ``classmap train-network --arch dense``) as a feature map
+    of its own, so a form or ``--features window-network`` names it: every window of a frame embedded in one
+    pass by a scan (:class:`..detect.pyramid.NetworkPyramid`); a crop (``CROP`` x ``CROP``: a window with its
+    context) embedded as its central window.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from classmap_gui.core.features.network import WindowNetworkFeatures
+    >>> crops = np.random.default_rng(0).integers(0, 256, (2, 96, 96), dtype=np.uint8)
+    >>> f = WindowNetworkFeatures().fit(crops)
+    >>> f.kind_, f.transform(crops).shape
+    ('window', (2, 512))
+    """
+
+    def __init__(self, network: str = "hand-window", runtime: str = "onnxruntime", batch_size: int = 256):
+        super().__init__(network, runtime, batch_size)
+
+
+__all__ = ["MAX_NETWORK_BYTES", "NetworkFeatures", "WindowNetworkFeatures", "RUNTIMES", "network_record", "read_network_bytes",
            "shipped_networks"]

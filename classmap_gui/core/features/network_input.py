@@ -41,6 +41,11 @@ def standardise(images) -> np.ndarray:
     return x[:, None]
 
 
+#: the window network's geometry (pixels at the network's scale): a window's side, the trunk's cell (the step
+#: between windows) and the context read around a window (a crop is the window plus this margin each side)
+WINDOW, STRIDE, CONTEXT = 64, 8, 16
+CROP = WINDOW + 2 * CONTEXT
+
 #: the neighbourhood of local contrast normalisation: a Gaussian's sigma in pixels of the network's input
 #: (a window is 64 pixels there: about a finger's width)
 LCN_SIGMA = 6.0
@@ -69,4 +74,4 @@ def local_contrast(images, sigma: float = LCN_SIGMA) -> np.ndarray:
     return out
 
 
-__all__ = ["LCN_SIGMA", "MIN_SPREAD", "local_contrast", "standardise"]
+__all__ = ["CONTEXT", "CROP", "LCN_SIGMA", "STRIDE", "WINDOW", "MIN_SPREAD", "local_contrast", "standardise"]
