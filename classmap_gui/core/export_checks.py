@@ -86,6 +86,8 @@ def _network(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
         raise SettingError(f"{prefix}.input_size must be two whole numbers from 1 to {MAX_IMAGE_SIDE}")
     if not (isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= 1_000_000):
         raise SettingError(f"{prefix}.n_features must be a whole number from 1 to 1000000")
+    if spec.get("kind", "crop") not in ("crop", "window"):
+        raise SettingError(f"{prefix}.kind must be crop or window")
 
 
 def _cnn(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
@@ -163,7 +165,7 @@ SPEC_KEYS = {
     "pixels": ("size", "grey", "standardize"), "hog": ("cell_size", "block_size", "block_stride", "n_bins", "signed",
                                                        "backend"),
     "kmeans": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels"), "rff": ("kind", "m"),
-    "cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize"), "network": ("input_size", "n_features"),
+    "cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize"), "network": ("input_size", "n_features", "kind"),
     "concat": ("parts",),
     "linear-ova": (), "rbf-ova": ("gamma",), "all-pairs": ("n_classes",), "compressive": ("map",),
     "classmap": ("p", "refine", "threshold"),

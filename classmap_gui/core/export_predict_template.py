@@ -268,7 +268,8 @@ _NETWORKS: dict = {}
 
 def network_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
     """A trained network's embedding (its ONNX file is ``arrays[prefix.onnx]``), run by OpenCV's dnn: the app
-    runs the same file with onnxruntime; both agree with PyTorch to 1e-4."""
+    runs the same file with onnxruntime; both agree with PyTorch to 1e-4. A window network (``kind``
+    "window") reads a crop normalised by local contrast and gives its central window's embedding."""
     h, w = spec["input_size"]
     if X.shape[1:3] != (h, w):
         X = np.stack([cv2.resize(im, (w, h), interpolation=cv2.INTER_AREA if im.shape[0] > h else cv2.INTER_LINEAR)
@@ -277,9 +278,11 @@ def network_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "fea
     if net is None:
         net = _NETWORKS[prefix] = cv2.dnn.readNetFromONNX(np.ascontiguousarray(arrays[f"{prefix}.onnx"]))
     out = np.empty((len(X), int(spec["n_features"])), np.float32)
+    window = spec.get("kind", "crop") == "window"
     for a in range(0, len(X), 256):
-        net.setInput(standardise(X[a:a + 256]))
-        out[a:a + 256] = net.forward().reshape(len(X[a:a + 256]), -1)
+        net.setInput(local_contrast(X[a:a + 256]) if window else standardise(X[a:a + 256]))
+        y = net.forward()
+        out[a:a + 256] = y[:, :, CONTEXT // STRIDE, CONTEXT // STRIDE] if window else y.reshape(len(y), -1)
     return out
 
 

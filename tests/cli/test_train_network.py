@@ -67,3 +67,28 @@ def test_the_batches_are_the_same_whatever_the_number_of_workers():
     assert len(one) == len(three) == 6
     for (xa, ya), (xb, yb) in zip(one, three):
         assert np.array_equal(ya, yb) and np.array_equal(xa, xb)
+
+
+@pytest.mark.slow
+def test_a_window_network_trains_exports_and_embeds_every_window(tmp_path):
+    """--arch dense: the exported graph gives every window position of an image; a crop's embedding is its
+    central window's, equal to PyTorch's within 1e-4 on 1000 crops in both run times."""
+    import torch  # noqa: F401
+    out = tmp_path / "win"
+    cmd = [sys.executable, "-m", "classmap_gui.cli", "train-network", "--arch", "dense", "--out", str(out),
+           "--steps", "2", "--batch", "16", "--background", "4", "--validation-per-class", "1", "--eval-every", "2",
+           "--width", "small", "--embedding", "32"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rec = json.loads((out / "training.json").read_text())
+    assert rec["parity_crops"] == 1000 and rec["parity_max_abs_diff"] <= 1e-4
+    assert rec["recipe"]["arch"] == "dense" and rec["recipe"]["multiply_adds"]["trunk_per_crop_equivalent"] > 0
+    from classmap_gui.core.features.network import NetworkFeatures
+    from classmap_gui.core.features.network_input import CROP, local_contrast
+
+    f = NetworkFeatures(str(out / "network.onnx")).fit()
+    assert f.kind_ == "window" and f.context_ == 0.25 and tuple(f.input_size_) == (CROP, CROP)
+    crops = np.random.default_rng(0).integers(0, 256, (3, CROP, CROP), dtype=np.uint8)
+    assert f.transform(crops).shape == (3, 32)
+    grid = f.windows(local_contrast(np.zeros((160, 200), np.uint8)))
+    assert grid.shape == (32, 160 // 8 - 7, 200 // 8 - 7)         # every window position of the image

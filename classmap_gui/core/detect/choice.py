@@ -296,6 +296,8 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
     mean = {g: 0.5 * (acc["classmap"][g] + acc["brute_force"][g]) for g in grid}
     best = max(grid, key=lambda g: (mean[g], -g[1], -g[2], -g[0]))
     out["reading"] = {"temperature": best[0], "history": best[1], "crops": best[2]}
+    sure, calibration = sure_threshold(readers, frames, thresholds, best, methods)
+    out["reading"]["unsure_below"] = sure
     by = (f"shape accuracy over the key-pose frames of the validation videos (seeds {', '.join(map(str, seeds))}, "
           "every frame; a box in the wrong place counts as wrong), mean of ClassMap's and brute force's")
     sel = {"found_threshold": selection(thresholds, ["every best-window score"], found_sel,
@@ -303,11 +305,55 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
                                            "(no hand), per method"),
            "reading": selection(out["reading"], [{"temperature": t, "history": hh, "crops": c} for t, hh, c in grid],
                                 {f"{t:g}/{hh}/{c}": {"mean": mean[(t, hh, c)], **{m: acc[m][(t, hh, c)] for m in methods}}
-                                 for t, hh, c in grid}, by=by, rule="best; ties: shorter history, fewer crops")}
+                                 for t, hh, c in grid}, by=by, rule="best; ties: shorter history, fewer crops"),
+           "unsure_below": selection(sure, ["every confidence a reading had"], calibration,
+                                     by="the lowest confidence from which the readings of the validation videos' key-pose "
+                                        f"frames (both methods, the chosen reading settings) name the shape right >= "
+                                        f"{SURE_ACCURACY:.0%} of the time; below it a reading is shown as a guess")}
     report(progress, 1.0, "reading chosen")
     return out, sel
 
 
-__all__ = ["CHOICE_OPTIONS", "choose_detection", "choose_reading", "choose_scan", "found_threshold", "validation_video"]
+#: a reading is shown as "sure" only where the validation videos' readings this confident were right this often
+SURE_ACCURACY = 0.95
+
+
+def sure_threshold(readers, frames, thresholds, setting, methods) -> tuple[float, dict]:
+    """The confidence from which a reading is "sure": the lowest ``t`` such that the key-pose readings with
+    confidence >= ``t`` (both methods, the chosen ``setting`` = (temperature, history, crops)) name the shape
+    right at least :data:`SURE_ACCURACY` of the time; 1.0 when none does. Returns it and the calibration table
+    (per threshold: share of readings at or above it, their accuracy)."""
+    from ..data.hand_pose import class_name
+    from .reading import read_probabilities
+
+    t, hh, c = setting
+    conf, right = [], []
+    for m in methods:
+        rd = readers[m]
+        rd.set_history(hh)
+        for f in frames[m]:
+            found = f["parts"] is not None and f["score"] >= thresholds[m]
+            prob = rd.integrate(rd.probabilities(f["parts"][:c], t) if found else None, f["box"])
+            if f["label"] is None or prob is None:
+                continue
+            got = read_probabilities(prob, rd.groups, rd.group_names, rd.orient)
+            if got.shape is None:
+                continue
+            conf.append(got.confidence)
+            right.append(bool(f["hit"]) and got.shape == class_name(*f["label"]).partition(" · ")[0])
+    conf, right = np.asarray(conf), np.asarray(right, bool)
+    order = np.argsort(-conf, kind="stable")
+    cum = np.cumsum(right[order]) / np.arange(1, len(order) + 1) if len(order) else np.zeros(0)
+    ok = np.flatnonzero(cum >= SURE_ACCURACY)
+    # the lowest threshold whose readings at or above it are right often enough (from the most confident down)
+    sure = float(conf[order][ok.max()]) if len(ok) else 1.0
+    table = {f"{q:.2f}": {"share": float(np.mean(conf >= q)) if len(conf) else 0.0,
+                          "accuracy": float(np.mean(right[conf >= q])) if np.any(conf >= q) else None}
+             for q in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)}
+    return sure, {"readings": int(len(conf)), "accuracy_all": float(right.mean()) if len(right) else None,
+                  "chosen_share": float(np.mean(conf >= sure)) if len(conf) else 0.0, "table": table}
+
+
+__all__ = ["CHOICE_OPTIONS", "SURE_ACCURACY", "sure_threshold", "choose_detection", "choose_reading", "choose_scan", "found_threshold", "validation_video"]
 
 
