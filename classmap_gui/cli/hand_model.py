@@ -10,23 +10,18 @@ from pathlib import Path
 from ..user_dirs import hand_model_dir
 from .common import ProgressBar, Subcommands, emit, parse_sets
 
-#: a quick build for trying the command (a few shapes and orientations, fewer validation videos):
-#: ``classmap hand-model --quick``
-QUICK = {"shapes": 8, "orientations": 6, "images_per_class": 20, "background": 1000, "hard_negatives": 300,
-         "detector_scenes": 60, "p_sweep": "4,8", "d": 12}
-QUICK_CHOICE = {"validation_video_seeds": "101,102", "reading_video_seeds": "101", "no_hand_frames": 20}
-
-
 def cmd_hand_model(args: argparse.Namespace) -> int:
     """Build the model (:func:`..core.detect.pose_model.make_hand_model`) and save it; prints a summary."""
     from ..core.detect.pose_model import make_hand_model
 
     out = Path(args.out) if args.out else hand_model_dir()
-    from ..core.detect.choice import CHOICE_OPTIONS
+    from ..core.detect.hand_settings import options as group, quick
 
+    # --quick: a few shapes and orientations, fewer validation videos (the table's quick values)
+    choosing = group("choice")
     sets = parse_sets(args.set)
-    options = {**(QUICK if args.quick else {}), **{k: v for k, v in sets.items() if k not in CHOICE_OPTIONS}}
-    choice = {**(QUICK_CHOICE if args.quick else {}), **{k: v for k, v in sets.items() if k in CHOICE_OPTIONS}}
+    options = {**(quick("build") if args.quick else {}), **{k: v for k, v in sets.items() if k not in choosing}}
+    choice = {**(quick("choice") if args.quick else {}), **{k: v for k, v in sets.items() if k in choosing}}
     load = list(os.getloadavg())
     bar = ProgressBar()
     t0, c0 = time.perf_counter(), time.process_time()

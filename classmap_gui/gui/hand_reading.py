@@ -21,7 +21,7 @@ from .widgets import ElidedLabel
 
 
 #: a reading less sure than this is "unsure" when the model carries no threshold of its own
-UNSURE_BELOW = 0.5
+UNSURE_BELOW = DEFAULTS["unsure_below"]
 #: colour of each state: sure (green), unsure (amber), no hand (grey)
 STATE_COLOURS = {"sure": "#1a7f37", "unsure": "#9a6700", "no hand": "#8a8f94"}
 

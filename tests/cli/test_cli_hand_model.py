@@ -21,7 +21,9 @@ def test_hand_model_builds_a_model_that_carries_its_scan_settings(tmp_path, caps
     assert out["model"] == str(tmp_path / "hands") and out["classes"] == 7 and out["cpu_seconds"] > 0
     rec = Recogniser.load(tmp_path / "hands")
     det = rec.metadata["detection"]
-    assert det["reading"] == {"temperature": 0.05, "history": 1, "crops": 1}
+    sure = det["reading"].pop("unsure_below")        # calibrated on the validation videos: "sure" from there on
+    assert det["reading"] == {"temperature": 0.05, "history": 1, "crops": 1} and 0.0 <= sure <= 1.0
+    assert rec.metadata["hand_model"]["selection"]["unsure_below"]["chosen"] == sure
     sc = Scanner(rec, "brute_force")
     assert sc.found_threshold == det["found_threshold"]["brute_force"] and list(sc.pyramid.sides) == det["sides"]
     assert sc.background_weight == det["background_weight"] and sc.vote_temperature == det["vote_temperature"]

@@ -21,6 +21,7 @@ from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from functools import partial
 
 from ..selection import record
+from .hand_settings import options
 
 #: every choice here is scored on generated validation videos (their own seeds, never a test video's)
 selection = partial(record, split="validation videos")
@@ -34,22 +35,9 @@ def floats(value, name: str = "option") -> list[float]:
         raise ConfigError(f"{name} expects comma-separated numbers like 10,30,100, got {value!r}") from None
 
 
-#: the choice's settings (name -> (default, help)); ``bench scan`` exposes them as its options
-CHOICE_OPTIONS = {
-    "validation_video_seeds": ("1,101,102,103,104,105,106,107,108", "seeds of the validation videos (the seed-1 "
-                               "video steered earlier revisions of the scanner: validation too)"),
-    "reading_video_seeds": ("101,102,103", "validation videos (all frames) the reader's settings are chosen on"),
-    "background_weights": ("0,0.02,0.05", "candidate weights of the background response in a window's score"),
-    "side_sets": ("0.36,0.43,0.52,0.62;0.36,0.43,0.52", "candidate window-side sets (';'-separated, >= 3 each)"),
-    "vote_overlaps": ("0.3", "candidate box-voting overlaps"),
-    "vote_temperatures": ("0,0.02,0.05", "candidate box-voting temperatures (0: no voting)"),
-    "detector_weights": ("0.01,0.02,0.03", "candidate weights of the hand detector in a window's score"),
-    "no_hand_frames": (120, "clutter scenes without a hand (own seeds) that calibrate 'hand found'"),
-    "temperatures": ("0.02,0.05,0.1,0.2,0.5,1", "candidate reader temperatures (softmax of responses)"),
-    "histories": ("1,3,5,8", "candidate reader histories (frames integrated along the hand's track)"),
-    "crops": ("1,5,9", "candidate reader re-crops per frame"),
-    "frame_size": ((320, 240), "frame size (w, h) the choice scans at"),
-}
+#: the choice's settings (name -> (default, help)), from the one table (:mod:`.hand_settings`); ``bench scan``
+#: exposes them as its options
+CHOICE_OPTIONS = options("choice")
 
 
 def validation_video(seed: int, size):

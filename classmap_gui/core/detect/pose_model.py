@@ -30,40 +30,12 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, report, sub_progress
-from ..selection import REFERENCE_PENALTIES, TOLERANCE
 from ..splits import holdout
+from .hand_settings import options
 
-#: the build's settings (name -> (default, help)); ``bench scan`` exposes them as its options
-BUILD_OPTIONS = {
-    "images_per_class": (32, "generated hand-pose images per class (before the validation hold-out)"),
-    "shapes": (None, "hand shapes (None: all 81; a count or names) — fewer for a quick build"),
-    "orientations": (None, "orientations (None: all 30; a count spread over the grid)"),
-    "features": ("network", "the reader's features: window (a window network embeds every window of the frame; "
-                 "its background class finds the hand), network (a crop network: HOG and the hand detector find "
-                 "the hand, the network reads the detector's best windows) or hog (HOG does both)"),
-    "candidates": (32, "windows per frame the network reads in the scan (the hand detector's best)"),
-    "style": ("varied", "training style: varied (randomised domain) or clean"),
-    "shift_jitter": (0.06, "training framing: the hand's centre jitter, fraction of the crop"),
-    "scale_jitter": (0.10, "training framing: the hand's size jitter, relative"),
-    "background": (6000, "generated background crops (clutter and near misses) in the background class"),
-    "hard_negatives": (3000, "false alarms mined per bootstrap round in generated hand scenes"),
-    "bootstrap_rounds": (1, "bootstrap rounds (each: train brute force, mine false alarms)"),
-    "miner_alpha": (3.0, "the mining model's ridge penalty: fixed (it only finds false alarms; the scan model of the "
-                    "previous revision chose 2.1 on validation), which halves a bootstrap round's training"),
-    "validation_fraction": (0.1, "share of every class held out to choose p"),
-    "d": (45, "ClassMap reference classifiers"),
-    "p_sweep": ("10,15,20,30,40,60", "candidate p values (chosen on validation)"),
-    "refine": ("v2,v3", "candidate ClassMap refines, chosen on validation with p"),
-    "embedding_examples": ("embedding,embedding+training", "candidate images that embed the classes, chosen on "
-                           "validation: the embedding part, or every training image too"),
-    "reference_penalties": (REFERENCE_PENALTIES, "candidate reference-bank penalty multiples, chosen on validation "
-                            "(core.selection.reference_penalty, as bench classmap chooses)"),
-    "tolerance": (TOLERANCE, "chosen p: the shared operating-point rule's margin (core.selection)"),
-    "sides": ("0.30,0.36,0.43,0.52,0.62", "window sides (fractions of the frame's shorter side) mined and chosen from"),
-    "detector_scenes": (400, "generated hand scenes whose windows train the hand detector (0: none)"),
-    "detector_alpha": (10.0, "the detector's ridge penalty"),
-    "seed": (0, "random seed"),
-}
+#: the build's settings (name -> (default, help)), from the one table (:mod:`.hand_settings`); ``bench scan``
+#: exposes them as its options
+BUILD_OPTIONS = options("build")
 
 
 #: the environment variable naming the hand model's folder (else :data:`MODEL_FOLDER` in the user data folder)

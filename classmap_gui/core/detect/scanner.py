@@ -52,14 +52,14 @@ from ..timing import blas_limit
 from .dense_hog import HOG_SETTINGS, DenseHOG, is_hog
 from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, NetworkPyramid, WindowPyramid, is_window_network
-from ..detection_settings import model_detection
+from .hand_settings import defaults, model_detection
 
 METHODS = ("classmap", "brute_force")
-#: box voting's defaults when a model holds no choice of its own (``bench scan``'s validation choice)
-VOTE_OVERLAP = 0.3
-VOTE_TEMPERATURE = 0.02
-#: the cascade's windows classified per frame (the hand detector's best), when a model holds no number
-CANDIDATES = 32
+#: the scan's settings when a model holds none (:mod:`.hand_settings`: box voting, the cascade's windows per frame,
+#: the weights in a window's score, the window sides)
+SCAN_DEFAULTS = defaults("scan")
+VOTE_OVERLAP, VOTE_TEMPERATURE = SCAN_DEFAULTS["vote_overlap"], SCAN_DEFAULTS["vote_temperature"]
+CANDIDATES = SCAN_DEFAULTS["candidates"]
 
 
 @dataclass
@@ -168,7 +168,7 @@ class Scanner:
         self.overlap = float(overlap)
         self.threshold = float(threshold)
         if background_weight is None:
-            background_weight = detection.get("background_weight", 1.0)
+            background_weight = detection.get("background_weight", SCAN_DEFAULTS["background_weight"])
         self.background_weight = float(background_weight)
         vote_overlap = detection.get("vote_overlap", VOTE_OVERLAP) if vote_overlap is None else vote_overlap
         vote_temperature = (detection.get("vote_temperature", VOTE_TEMPERATURE) if vote_temperature is None
@@ -188,7 +188,7 @@ class Scanner:
         if detection.get("detector") is not None:
             self.detector = HandDetector.from_json(detection["detector"], self.pyramid.dense.n_features)
         if detector_weight is None:
-            detector_weight = detection.get("detector_weight", 1.0)
+            detector_weight = detection.get("detector_weight", SCAN_DEFAULTS["detector_weight"])
         self.detector_weight = float(detector_weight) if self.detector is not None else 0.0
         self._det_W = None if self.detector is None else self.detector.w[None, :].copy()
         self._det_b = None if self.detector is None else np.array([self.detector.b], np.float32)

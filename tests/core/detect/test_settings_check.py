@@ -12,7 +12,7 @@ import pytest
 from classmap_gui.core.data import ImageSet
 from classmap_gui.core.detect.reading import HandReader
 from classmap_gui.core.detect.scanner import Scanner
-from classmap_gui.core.detection_settings import DETECTION_KEYS
+from classmap_gui.core.detect.hand_settings import DETECTION_KEYS
 from classmap_gui.core.errors import ModelFormatError
 from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.training import TrainConfig, train
