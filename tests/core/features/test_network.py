@@ -102,3 +102,31 @@ assert "torch" not in sys.modules
                          env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [int(v) for v in rec.predict(hands.images[:6]).labels]
+
+
+def test_a_window_network_model_is_read_alike_by_the_app_and_the_exported_predictor(tmp_path):
+    """A model on the shipped window network (crops are windows with their context), saved, exported: predict.py
+    (OpenCV's dnn, local contrast inlined) names a folder of crops as `classmap predict` does (onnxruntime)."""
+    import cv2
+
+    from classmap_gui.cli import main
+    from classmap_gui.core.data.hand_style import VARIED
+    from classmap_gui.core.detect.window_crops import context_style
+    from classmap_gui.core.features.network_input import CROP
+
+    ims = generate_hand_pose(shapes="V,A,L,Y", orientations=3, images_per_class=8, seed=5,
+                             style=context_style(VARIED), size=CROP)
+    rec = train(ims, TrainConfig(features="window-network", bank="ova-ridge", test_fraction=0.25, seed=0)).recogniser
+    assert rec.features.kind_ == "window" and rec.image_size == (CROP, CROP)
+    rec.save(tmp_path / "m")
+    assert main(["export", str(tmp_path / "m"), "--out", str(tmp_path / "x")]) == 0
+    (tmp_path / "crops").mkdir()
+    for i in range(0, len(ims), 7):
+        cv2.imwrite(str(tmp_path / "crops" / f"{i:03d}.png"), ims.images[i])
+    files = sorted(str(p) for p in (tmp_path / "crops").iterdir())
+    out = subprocess.run([sys.executable, "-I", str(tmp_path / "x" / "predict.py"), *files, "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    exported = [r["top"][0]["class"] for r in json.loads(out.stdout)]
+    app = Recogniser.load(tmp_path / "m").predict(np.stack([cv2.imread(f, cv2.IMREAD_GRAYSCALE) for f in files]))
+    assert exported == [rec.class_names[i] for i in app.labels]
