@@ -69,3 +69,13 @@ def test_contact_sheet_draws_both_pictures(tmp_path, run_script):
     run_script(EXPERIMENTS / "make_hands_contact_sheet.py", tmp_path / "sheet.png", tmp_path / "samples.png")
     sheet, samples = cv2.imread(str(tmp_path / "sheet.png")), cv2.imread(str(tmp_path / "samples.png"))
     assert sheet is not None and sheet.shape[0] > 500 and samples is not None
+
+
+def test_trunk_sizes_times_each_width_over_a_frames_pyramid(tmp_path, run_script):
+    out = tmp_path / "trunks.json"
+    run_script(EXPERIMENTS / "trunk_sizes.py", "--out", out, "--rounds", "1", "--frames", "2")
+    widths = json.loads(out.read_text())["widths"]
+    assert set(widths) == {"small", "base", "wide"}
+    ops = [widths[w]["multiply_adds"]["trunk_per_crop_equivalent"] for w in ("small", "base", "wide")]
+    assert ops == sorted(ops) and all(w["network_ms_per_frame"]["median"] > 0 for w in widths.values())
+    assert all(w["windows_per_frame"] > 100 for w in widths.values())
