@@ -57,7 +57,7 @@ def hand_detector():
     from classmap_gui.core.data.hand_pose import generate_hand_pose
     from classmap_gui.core.data.hand_style import CLEAN
     from classmap_gui.core.detect.background import background_images, with_background
-    from classmap_gui.core.training import TrainConfig, train
+    from classmap_gui.core.train.training import TrainConfig, train
 
     style = dataclasses.replace(CLEAN, shift_jitter=0.06, scale_jitter=0.1)
     ims = generate_hand_pose(shapes="5,A,V", orientations=2, images_per_class=40, style=style, seed=0)

@@ -35,7 +35,7 @@ from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
 from .classmap_report import mips_comparison, summary
-from ..core.selection import N_SE, TOLERANCE, paired_se, part
+from ..core.selection.policy import N_SE, TOLERANCE, paired_se, part
 from .common import machine
 from .latency import brute_vs_classmap, latency_sweep, medians, speedups
 from .latency_model import save_if_asked
@@ -106,7 +106,7 @@ def _candidates(value, cast=str):
 def make_search(opt: dict, bank_name: str, params: dict):
     """The search this bench's options ask for (:class:`..core.search.ClassMapSearch`); the acceptance test
     builds the same through :func:`..core.training.train` with ``"auto"`` settings."""
-    from ..core.search import ClassMapSearch, penalty_key
+    from ..core.train.search import ClassMapSearch, penalty_key
     from ..core.registry import make_bank
 
     key = penalty_key(make_bank(bank_name, **params))
@@ -169,7 +169,7 @@ def _shape_pose(names, y, labels, data: str) -> dict:
 
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
     """Run the benchmark; returns the JSON-able result (see module docstring)."""
-    from ..core.splits import row_ids
+    from ..core.selection.splits import row_ids
 
     opt = {k: v[0] for k, v in OPTIONS.items()}
     opt.update(options)

@@ -118,7 +118,7 @@ def recheck(o, spec, data, fpath, cm, bank, index, p_cands: list[int], seeds: li
     Sets ``cm.p`` and ``index.ef_search``; returns ``{"p": record, "beam": record or None}``."""
     from ..core.classify.filters.exact import ExactFilter
     from ..core.classify.banks.ridge_moments import top_k_linear
-    from ..core.selection import measured_gaps, operating_point, paired_se_from_rates
+    from ..core.selection.policy import measured_gaps, operating_point, paired_se_from_rates
     from .graph_selection import recheck_beam
 
     rng = np.random.default_rng(int(o["seed"]))

@@ -41,7 +41,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     from ..core.data.hand_style import VARIED
     from ..core.detect.background import background_images, with_background
     from ..core.features.network import network_record
-    from ..core.training import TrainConfig, train
+    from ..core.train.training import TrainConfig, train
 
     opt = {k: v[0] for k, v in OPTIONS.items()}
     opt.update(options)

@@ -54,8 +54,8 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates, part
-from ..core.splits import check_fresh, row_ids
+from ..core.selection.policy import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates, part
+from ..core.selection.splits import check_fresh, row_ids
 from .common import cache_key, floats
 from .hand_parts import (TEST, check_extra_seed, class_means, embedding_kinds, extra_chunks, extra_part, feature_chunks,
                          read_rows, recheck, test_part)

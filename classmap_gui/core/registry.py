@@ -6,9 +6,9 @@ training options (:func:`check_train_options`), the store (the type names writte
 forms, and the settings proposed for a data set (:mod:`.defaults`, from each entry's plain-data
 ``suits``). A :class:`Component` names its class by import path, what it is for and a help line per
 parameter. The class's scikit-learn ``_parameter_constraints`` are the one declaration of what each
-parameter accepts: the schema (:class:`~classmap_gui.core.schema.Param`, the form fields, the CLI's
+parameter accepts: the schema (:class:`~classmap_gui.core.guards.schema.Param`, the form fields, the CLI's
 and the store's checks) is derived from them and the constructor's defaults
-(:func:`~classmap_gui.core.schema.from_constraints`). Every value is checked against it — type,
+(:func:`~classmap_gui.core.guards.schema.from_constraints`). Every value is checked against it — type,
 range, choices — and refused with a :class:`ConfigError` naming the option, so a bad setting fails
 before any work and an oversized one (``n_patches``, ``m``, ``n_jobs``) cannot exhaust memory.
 
@@ -26,7 +26,7 @@ from functools import cached_property
 from typing import Any
 
 from .errors import ConfigError, ModelFormatError
-from .schema import AUTO, MAX_SEED, SEED, Invalid, Param, from_constraints
+from .guards.schema import AUTO, MAX_SEED, SEED, Invalid, Param, from_constraints
 from .suitability import Sized, Suits
 from .filter_kinds import INDEXES as _FILTER_INDEXES
 
@@ -377,7 +377,7 @@ def check_train_options(*, features: str, features_params: dict, bank: str, bank
     parameters against its schema (ClassMap's too, when ``classmap`` is not None); ConfigError naming
     the option as the command line writes it. Returns the parameters converted by their schemas
     (``(features_params, bank_params, classmap)``; ``"16"`` -> 16, ``"8x8"`` -> (8, 8)). Memory checks
-    that need the data's size are :func:`classmap_gui.core.limits.check_train_memory`.
+    that need the data's size are :func:`classmap_gui.core.guards.limits.check_train_memory`.
     """
     try:
         SEED.check(seed_value)

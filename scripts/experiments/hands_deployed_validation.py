@@ -24,7 +24,7 @@ from classmap_gui.core.data.hand_pose import generate_hand_pose, pose_scores
 from classmap_gui.core.data.hand_style import STYLES
 from classmap_gui.core.data.imageset import BACKGROUND_CLASS
 from classmap_gui.core.recogniser import Recogniser
-from classmap_gui.core.splits import holdout
+from classmap_gui.core.selection.splits import holdout
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "bench" / "hands-deployed-validation.json"
 

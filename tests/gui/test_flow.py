@@ -2,7 +2,7 @@
 file standing in for the camera -> explore -> save -> reopen -> the same predictions."""
 import numpy as np
 
-from classmap_gui.core import views
+from classmap_gui.core.explore import views
 
 
 

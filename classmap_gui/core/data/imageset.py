@@ -179,7 +179,7 @@ class ImageSet:
         """
         if not fractions or sum(fractions) >= 1 or min(fractions) <= 0:
             raise DataError(f"split fractions must be positive and sum below 1, got {fractions}")
-        from ..splits import stratified_split  # late: loading images needs no scikit-learn
+        from ..selection.splits import stratified_split  # late: loading images needs no scikit-learn
 
         rest, *parts = stratified_split(self.labels, list(fractions), seed)
         return (self.subset(rest), *(self.subset(p) for p in parts))

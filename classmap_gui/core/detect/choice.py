@@ -20,7 +20,7 @@ from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from functools import partial
 
-from ..selection import record
+from ..selection.policy import record
 
 #: every choice here is scored on generated validation videos (their own seeds, never a test video's)
 selection = partial(record, split="validation videos")

@@ -30,8 +30,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, report, sub_progress
-from ..selection import REFERENCE_PENALTIES, TOLERANCE
-from ..splits import holdout
+from ..selection.policy import REFERENCE_PENALTIES, TOLERANCE
+from ..selection.splits import holdout
 
 #: the build's settings (name -> (default, help)); ``bench scan`` exposes them as its options
 BUILD_OPTIONS = {
@@ -92,7 +92,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     """Steps 1-3 of the module docstring; returns ``(recogniser, info)``."""
     from ..data.hand_pose import generate_hand_pose
     from ..data.hand_style import STYLES
-    from ..training import TrainConfig, train
+    from ..train.training import TrainConfig, train
     from .background import background_images, hard_negatives, with_background
     from .detector import train_detector
 

@@ -37,12 +37,12 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 
-from ..constraints import Interval, StrOptions, validate_params
+from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, NotFittedError
-from ..limits import MemoryPlan, planned_size
+from ..guards.limits import MemoryPlan, planned_size
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..timing import blas_limit
-from ..checks import check_array
+from ..guards.arrays import check_array
 from . import kmeans_kernels
 from .clustering import inertia, lloyd, minibatch
 from .kmeans_ops import normalise_patches, whitened_patches
@@ -422,7 +422,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                 kmeans_kernels.numpy_pool(*args, encoder=self.encoder)
 
     def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         arrays[f"{prefix}.mean"] = np.asarray(self.mean_, np.float32)
         arrays[f"{prefix}.whitening"] = np.asarray(self.whitening_, np.float32)
@@ -433,7 +433,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
-        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        """What training will hold (:class:`~classmap_gui.core.guards.limits.MemoryPlan`), from the parameters as given
         (``"auto"`` planned at its largest) and one image's shape."""
         ps = planned_size(params, "patch_size", 6)
         n_patches = planned_size(params, "n_patches", 200_000)

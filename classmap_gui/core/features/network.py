@@ -27,10 +27,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..constraints import Interval, StrOptions, validate_params
+from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
-from ..read_limits import MAX_NETWORK_BYTES
+from ..guards.read_limits import MAX_NETWORK_BYTES
 from .network_input import standardise
 
 RUNTIMES = ("onnxruntime", "opencv")

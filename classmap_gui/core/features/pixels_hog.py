@@ -11,7 +11,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ..constraints import Interval
+from ..guards.constraints import Interval
 from ..errors import NotFittedError
 from ..progress import ProgressFn, StopFn
 from .hog import HOGFeatures

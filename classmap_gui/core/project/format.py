@@ -42,8 +42,8 @@ import numpy as np
 
 from ..data.imageset import ImageSet
 from ..errors import ConfigError, DataError, ModelFormatError, StorageError
-from ..files import NotRegularFile
-from ..limits import MEMORY_SHARE, available_memory
+from ..guards.files import NotRegularFile
+from ..guards.limits import MEMORY_SHARE, available_memory
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..recogniser import Recogniser
 from ..store.atomic import (copy_tree, recover_dir, remove_stale, saving_prefix, swap_dir,

@@ -26,7 +26,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from ..checks import check_array  # noqa: F401  (re-exported: components' state checks)
+from ..guards.arrays import check_array  # noqa: F401  (re-exported: components' state checks)
 from .. import registry
 from ..errors import ConfigError, ModelFormatError
 from .saved_values import check_saved_params, check_saved_state

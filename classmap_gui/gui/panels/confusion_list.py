@@ -8,7 +8,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QVBoxLayout, QWidget
 
-from ...core import views
+from ...core.explore import views
 from ..imageutil import to_pixmap
 
 THUMB = 36
@@ -17,7 +17,7 @@ SORT_ROLE = Qt.UserRole + 1
 
 
 class ConfusionModel(QAbstractTableModel):
-    """Rows of a :class:`~classmap_gui.core.views.Confusions`; the class columns carry a thumbnail:
+    """Rows of a :class:`~classmap_gui.core.explore.views.Confusions`; the class columns carry a thumbnail:
     an image of the mistake (true column) and an image of the predicted class (predicted column)."""
 
     def __init__(self, parent=None):

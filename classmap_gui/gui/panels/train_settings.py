@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
                                QSpinBox, QVBoxLayout, QWidget)
 
 from ...core.registry import classmap_applies
-from ...core.train_config import TrainConfig
+from ...core.train.config import TrainConfig
 from . import param_specs
 from .params import ParamForm
 

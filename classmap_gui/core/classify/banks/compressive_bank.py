@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from ...constraints import StrOptions
+from ...guards.constraints import StrOptions
 from ...errors import ConfigError
-from ...limits import MemoryPlan, planned_size
+from ...guards.limits import MemoryPlan, planned_size
 from .base import as_class_index, as_features
 from .compressive import CompressiveClassifier
 
@@ -110,7 +110,7 @@ class CompressiveBank(CompressiveClassifier):
         return self.scores_subset(X, classes)
 
     def export_spec(self, arrays: dict, prefix: str = "classifier") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``. The sketch map, when there is one, must export itself (random Fourier
         features do)."""
         arrays[f"{prefix}.sketches"] = np.ascontiguousarray(self.sketches_, np.float32)
@@ -125,7 +125,7 @@ class CompressiveBank(CompressiveClassifier):
 
     @staticmethod
     def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
-        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        """What training will hold (:class:`~classmap_gui.core.guards.limits.MemoryPlan`), from the parameters as given
         (``"auto"`` planned at its largest) and one image's shape."""
         if "m" not in params:
             return MemoryPlan(width=0)

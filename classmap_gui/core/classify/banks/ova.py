@@ -26,10 +26,10 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ...constraints import Interval, StrOptions, validate_params
+from ...guards.constraints import Interval, StrOptions, validate_params
 from ...errors import DataError
 from ...progress import ProgressFn, StopFn
-from ...checks import check_array
+from ...guards.arrays import check_array
 from .base import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
                     gathered_dot, predict_input, row_chunks)
 from .solvers import encode_labels, fit_linear_svc, fit_parallel, fit_svc, rbf_kernel, ridge_solve
@@ -141,7 +141,7 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"gamma_ must be a positive number, got {self.gamma_!r}")
 
     def export_spec(self, arrays: dict, prefix: str = "classifier") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         if getattr(self, "coef_", None) is not None:
             arrays[f"{prefix}.coef"] = np.ascontiguousarray(self.coef_, np.float32)

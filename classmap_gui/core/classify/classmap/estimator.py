@@ -38,7 +38,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ...constraints import HasMethods, Interval, StrOptions, validate_params
+from ...guards.constraints import HasMethods, Interval, StrOptions, validate_params
 from ...errors import ConfigError, NotFittedError
 from ...progress import ProgressFn, StopFn, check_stop
 from ..filters import INDEXES, auto_kind, make_filter
