@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from ..core.guards.limits import check_train_memory, model_bytes
+from ..core.train.memory import check_train_memory, model_bytes
 from ..core.registry import bank_names, check_train_options, feature_names, route_unprefixed
 from ..core.train.config import TrainConfig
 from ..core.parallel import parallel_backend

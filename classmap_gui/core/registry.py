@@ -377,7 +377,7 @@ def check_train_options(*, features: str, features_params: dict, bank: str, bank
     parameters against its schema (ClassMap's too, when ``classmap`` is not None); ConfigError naming
     the option as the command line writes it. Returns the parameters converted by their schemas
     (``(features_params, bank_params, classmap)``; ``"16"`` -> 16, ``"8x8"`` -> (8, 8)). Memory checks
-    that need the data's size are :func:`classmap_gui.core.guards.limits.check_train_memory`.
+    that need the data's size are :func:`classmap_gui.core.train.memory.check_train_memory`.
     """
     try:
         SEED.check(seed_value)

@@ -4,12 +4,11 @@ Every check raises :class:`ConfigError` naming the option as the user wrote it (
 what it would cost. The value ranges of every component parameter (sizes, counts, threads) are
 the parameter schemas of :mod:`classmap_gui.core.registry`, checked before any data is read
 (:func:`~classmap_gui.core.registry.check_train_options`); the checks here need the data's shape
-and run after loading it, before training (:func:`check_train_memory`), or guard one allocation
+and run after loading it, before training (:func:`classmap_gui.core.train.memory.check_train_memory`), or guard one allocation
 (:func:`check_fits`).
 """
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -71,53 +70,13 @@ class MemoryPlan:
     """What a component will hold, planned before training from its parameters and the data's shape: ``width``
     features per image (a feature map), ``own_floats`` of its own arrays (saved with the model), and ``budgets``
     ``(option, bytes, what)`` of its largest allocations, each checked by :func:`check_fits`. A component
-    class says its own with ``memory_plan(params, n_images, image_shape)``; without one, :func:`memory_plan`
+    class says its own with ``memory_plan(params, n_images, image_shape)``; without one,
+    :func:`classmap_gui.core.train.memory.memory_plan`
     plans one float per pixel and value (pixels, HOG) and no allocation worth checking."""
 
     width: int
     own_floats: int = 0
     budgets: tuple[tuple[str, float, str], ...] = ()
-
-
-def memory_plan(kind: str, name: str, params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
-    """The registry component ``name``'s :class:`MemoryPlan` (its class's ``memory_plan``, else the default)."""
-    from ..registry import component  # the component's class imports on first use
-
-    cls = component(kind, name).cls
-    if hasattr(cls, "memory_plan"):
-        return cls.memory_plan(params, n_images, image_shape)
-    return MemoryPlan(width=4 * math.prod(image_shape))
-
-
-def check_train_memory(*, features: str, features_params: dict, bank: str, bank_params: dict,
-                       classmap: dict | None, n_images: int, image_shape: tuple[int, ...], n_classes: int) -> None:
-    """Memory and data-dependent checks before training: what the options ask for must fit.
-
-    image_shape: ``(h, w)`` or ``(h, w, 3)`` of one image. The feature map and the bank plan their
-    largest float32 arrays themselves (:func:`memory_plan`: patches sampled for k-means, random
-    projections, the feature matrix); ClassMap's are checked here.
-    """
-    for kind, name, params in (("features", features, features_params), ("bank", bank, bank_params)):
-        for option, nbytes, what in memory_plan(kind, name, params, n_images, image_shape).budgets:
-            check_fits(option, nbytes, what)
-    if classmap is not None:
-        p = classmap.get("p", 40)
-        if _is_int(p) and p > n_classes:
-            raise ConfigError(f"--classmap p={p}: ClassMap keeps p candidate classes, but the data has only "
-                              f"{n_classes}; choose p below {n_classes} (or leave ClassMap off for few classes)")
-        d = classmap.get("d", 45)
-        if _is_int(d) and d > max(n_classes, 1) * 4 and d > 64:
-            raise ConfigError(f"--classmap d={d}: an embedding of {d} dimensions for {n_classes} classes; "
-                              f"choose d at most {max(64, 4 * n_classes)}")
-        triples = planned_size(classmap, "n_triples", 60_000)
-        check_fits("--classmap n_triples", triples * 3 * 8 * 4, f"{triples} triples")
-
-
-def model_bytes(features: str, features_params: dict, n_classes: int, image_shape: tuple[int, ...],
-                minimum: int = 0) -> int:
-    """A rough upper estimate of a saved model's size: the feature map's own arrays and a (C, D) bank."""
-    plan = memory_plan("features", features, features_params, 0, image_shape)
-    return minimum + 4 * (plan.own_floats + 2 * n_classes * plan.width)
 
 
 def check_image_pixels(max_pixels: Any, option: str = "--max-image-pixels") -> int:

@@ -4,13 +4,14 @@ from __future__ import annotations
 import pytest
 
 from classmap_gui.core.guards import limits
+from classmap_gui.core.train import memory
 from classmap_gui.core.errors import ConfigError
 
 
 def _check(**kw):
     args = dict(features="kmeans", features_params={}, bank="ova-ridge", bank_params={}, classmap=None,
                 n_images=100, image_shape=(32, 32), n_classes=10)
-    limits.check_train_memory(**{**args, **kw})
+    memory.check_train_memory(**{**args, **kw})
 
 
 def test_auto_sizes_are_estimated_as_their_largest_value(monkeypatch):
