@@ -184,11 +184,3 @@ class ImageSet:
         rest, *parts = stratified_split(self.labels, list(fractions), seed)
         return (self.subset(rest), *(self.subset(p) for p in parts))
 
-    def to_grey(self) -> "ImageSet":
-        """A grey copy (ITU-R 601 luma), or ``self`` when already grey."""
-        if not self.is_color:
-            return self
-        from ..image_ops import grey_stack
-
-        return ImageSet(grey_stack(self.images), self.labels, self.class_names, self.sources, self.skipped, self.name,
-                        self.groups)

@@ -67,17 +67,6 @@ def centroid_mosaic(centroids: np.ndarray, patch_size: int, channels: int = 1, *
     return np.ascontiguousarray(mosaic[..., 0] if channels == 1 else mosaic)
 
 
-def mosaic_tile_count(mosaic: np.ndarray, patch_size: int, *, columns: int, pad: int = 1, scale: int = 1) -> int:
-    """Tiles in a mosaic made by :func:`centroid_mosaic` that hold a centroid (not blank padding)."""
-    t = patch_size * scale + pad
-    m = mosaic if mosaic.ndim == 2 else mosaic.min(axis=2)
-    rows = (m.shape[0] + pad) // t
-    full = np.full((rows * t, columns * t), 255, np.uint8)
-    full[: m.shape[0], : m.shape[1]] = m
-    tiles = full.reshape(rows, t, columns, t)[:, : t - pad, :, : t - pad]
-    return int((tiles.min(axis=(1, 3)) < 255).sum())
-
-
 @dataclass
 class Embedding2D:
     """The 2-D view of a ClassMap embedding on reference dimensions ``dims``.

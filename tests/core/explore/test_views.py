@@ -22,13 +22,13 @@ def test_confusion_rates_empty_row_is_zero():
 
 
 @pytest.mark.parametrize("k,channels", [(7, 1), (16, 3), (1, 1)])
-def test_centroid_mosaic_has_k_tiles(k, channels):
+def test_centroid_mosaic_has_k_tiles(k, channels, mosaic_tile_count):
     rng = np.random.default_rng(0)
     cents = rng.normal(size=(k, 5 * 5 * channels)).astype(np.float32)
     cols = int(np.ceil(np.sqrt(k)))
     m = views.centroid_mosaic(cents, 5, channels, pad=1, scale=2)
     assert m.dtype == np.uint8 and m.ndim == (2 if channels == 1 else 3)
-    assert views.mosaic_tile_count(m, 5, columns=cols, pad=1, scale=2) == k
+    assert mosaic_tile_count(m, 5, columns=cols, pad=1, scale=2) == k
     # each tile is stretched on its own: its darkest pixel is 0 and brightest 255
     t = m[:10, :10] if channels == 1 else m[:10, :10, 0]
     assert t.min() == 0

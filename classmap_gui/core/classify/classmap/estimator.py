@@ -286,10 +286,6 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """The one dict of derived, unsaved state (single-query buffers; the arrays the filter was fitted on)."""
         return self.__dict__.setdefault("_cache", {})
 
-    def clear_caches(self) -> None:
-        """Drop the single-query buffers; they are rebuilt on the next query."""
-        self.__dict__["_cache"] = {k: v for k, v in self.cache().items() if k == "filter_on"}
-
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_cache", None)            # buffers are rebuilt, not pickled
