@@ -42,6 +42,7 @@ from itertools import product
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 
+from ..classify.classmap.refine_kinds import for_bank as refines_for
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .scoring import Scoring, check_kind
@@ -54,8 +55,6 @@ PENALTY_GRID = {"alpha": (1e-4, 1e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0, 3.0, 10.0),
                 "C": (1e-3, 1e-2, 1e-1, 1.0, 10.0)}
 #: "auto" candidates of ClassMap's searched parameters (p: those below the number of classes)
 REFERENCE_PENALTIES = (1.0, 3.0, 10.0, 30.0, 100.0)
-EMBEDDING_EXAMPLES = ("embedding", "embedding+training")
-REFINES = ("v2", "v3")
 P_SWEEP = (5, 10, 15, 20, 30, 40, 60, 80)
 #: the ClassMap parameters the search chooses (the others are fixed values)
 SEARCHED = ("reference_penalty", "embedding_examples", "refine", "p")
@@ -154,7 +153,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
     def classmap_search(self, n_classes: int, bank) -> tuple[dict, dict]:
         """``(fixed ClassMap parameters, {searched parameter: candidates})`` for a bank of ``n_classes``."""
         from ..classify.classmap.bank_view import bank_kind
-        from ..classify.classmap.estimator import ClassMap
+        from ..classify.classmap.estimator import EMBEDDING_EXAMPLES, ClassMap
 
         given = dict(self.classmap or {})
         bad = [k for k, v in given.items() if searched(v) and k not in SEARCHED]
@@ -167,7 +166,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         grid = {"reference_penalty": [float(f) for f in candidates(given.get("reference_penalty", 1.0),
                                                                    REFERENCE_PENALTIES if penalty_key(bank) else (1.0,))],
                 "embedding_examples": candidates(given.get("embedding_examples", "embedding"), EMBEDDING_EXAMPLES),
-                "refine": candidates(given.get("refine", "v2"), ("v1",) if bank_kind(bank) == "pairs" else REFINES),
+                "refine": candidates(given.get("refine", "v2"), refines_for(bank_kind(bank))),
                 "p": [int(p) for p in candidates(given.get("p", 40), p_auto)]}
         if not all(f > 0 for f in grid["reference_penalty"]):
             raise ConfigError(f"ClassMap reference_penalty must be positive, got {grid['reference_penalty']}")
@@ -413,5 +412,5 @@ class _Unfitted:
         return getattr(self._bank, name)
 
 
-__all__ = ["AUTO", "ClassMapSearch", "EMBEDDING_EXAMPLES", "KEYS", "PENALTY_GRID", "P_SWEEP", "REFERENCE_PENALTIES",
-           "REFINES", "SEARCHED", "candidates", "penalty_key", "searched"]
+__all__ = ["AUTO", "ClassMapSearch", "KEYS", "PENALTY_GRID", "P_SWEEP", "REFERENCE_PENALTIES",
+           "SEARCHED", "candidates", "penalty_key", "searched"]

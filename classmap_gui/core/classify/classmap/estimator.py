@@ -51,7 +51,7 @@ from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, FIRST_ABOVE_THRE
                      canonical as canonical_refine)
 from .single_query import SingleQuery
 
-__all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "EMBEDDING_EXAMPLES", "FILTERS", "Prediction", "REFINES",
+__all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "EMBEDDING_EXAMPLES", "FILTERS", "Prediction", "REFINE_VALUES",
            "SingleQuery"]
 
 EMBEDDINGS = ("boosted", "random")
@@ -62,7 +62,7 @@ FILTERS = ("auto", *INDEXES)
 MAX_TRIPLES = 5_000_000
 MAX_MEMORY_MB = 65_536
 #: every accepted ``refine`` value: the descriptive names and the paper's aliases
-REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
+REFINE_VALUES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
 
 
 class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
@@ -157,7 +157,7 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         "d": [Interval(Integral, 1, 100_000, closed="both")],
         "p": [Interval(Integral, 1, None, closed="left")],
         "embedding": [StrOptions(set(EMBEDDINGS))],
-        "refine": [StrOptions(set(REFINES))],
+        "refine": [StrOptions(set(REFINE_VALUES))],
         "n_triples": [Interval(Integral, 1, MAX_TRIPLES, closed="both")],
         "hard_fraction": [Interval(Real, 0, 1, closed="both")],
         "threshold": [Real, None],
@@ -198,7 +198,7 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """The refine strategy's descriptive name (``refine`` may hold the paper's alias)."""
         strategy = canonical_refine(self.refine)
         if strategy is None:
-            raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINES)}, got {self.refine!r}")
+            raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINE_VALUES)}, got {self.refine!r}")
         return strategy
 
     def check_params(self, bank) -> None:
