@@ -44,7 +44,7 @@ OPTIONS = {
     "data": (DEFAULT_DATA, "generated data set with a per-class split (glyph-pose, glyph-pose-small, ...)"),
     "d": (45, "reference classifiers of the ClassMap embeddings"),
     "p_sweep": ("auto", "comma-separated p values: the candidates and the test curve ('auto': the search's, "
-                        "core.search.P_SWEEP below the number of classes)"),
+                        "core.train.search_space.P_SWEEP below the number of classes)"),
     "refine": ("auto", "refine versions: candidates and test curve ('auto': v2,v3)"),
     "tolerance": (TOLERANCE, "the chosen ClassMap point: fewest evaluations within this of brute force on validation "
                              "(core.selection.operating_point)"),
@@ -61,7 +61,7 @@ OPTIONS = {
     "unseen_fraction": (0.2, "share of classes left out when building the embedding for the unseen-classes test"),
     "bank": ("ova-ridge", "classifier bank (a linear one-vs-all bank)"),
     "penalties": ("auto", "penalty candidates (ridge alpha / liblinear C), chosen on validation ('auto': the search's "
-                          "grid, ridge alphas relative to n * mean feature variance: core.search.PENALTY_GRID)"),
+                          "grid, ridge alphas relative to n * mean feature variance: core.train.search_space.PENALTY_GRID)"),
     "reference_penalties": ("auto", "candidate reference-bank penalties as multiples of the bank's (1: the bank's own "
                             "classifiers are the references), chosen on validation ('auto': 1,3,10,30,100)"),
     "bank_params": ("{}", "further bank parameters as a JSON object"),
@@ -106,7 +106,8 @@ def _candidates(value, cast=str):
 def make_search(opt: dict, bank_name: str, params: dict):
     """The search this bench's options ask for (:class:`..core.search.ClassMapSearch`); the acceptance test
     builds the same through :func:`..core.training.train` with ``"auto"`` settings."""
-    from ..core.train.search import ClassMapSearch, penalty_key
+    from ..core.train.search import ClassMapSearch
+    from ..core.train.search_space import penalty_key
     from ..core.registry import make_bank
 
     key = penalty_key(make_bank(bank_name, **params))

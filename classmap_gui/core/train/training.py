@@ -24,7 +24,8 @@ from .encode import encode
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .evaluation import DENSE_CONFUSION_MAX, EvalReport, cost_line, evaluate, measure_latency_speedup  # noqa: F401
 from ..recogniser import Prediction, Recogniser
-from .search import PENALTY_GRID, ClassMapSearch
+from .search import ClassMapSearch
+from .search_space import PENALTY_GRID
 from .config import TrainConfig
 
 
