@@ -17,6 +17,9 @@ from ..guards.read_limits import MAX_IMAGE_SIDE, MAX_NETWORK_BYTES, SettingError
 
 #: filled in predict.py at export (:func:`classmap_gui.core.export.folder.settings_rules`)
 SETTINGS_RULES: dict = {}
+#: ``{spec type: the settings its export writes}``, filled in predict.py at export from each exporting class's
+#: ``exports`` (:func:`classmap_gui.core.export.folder.spec_tables`)
+SPEC_KEYS: dict = {}
 
 
 def _array(arrays: dict, key: str, shape: tuple, kinds: str = "f") -> np.ndarray:
@@ -38,7 +41,7 @@ def _settings(spec, kind: str, where: str) -> dict:
         raise SettingError(f"{where} must describe a component (an object with a type)")
     if spec["type"] not in COMPONENT_CHECKS[kind]:
         raise SettingError(f"{where} type {spec['type'][:40]!r} is not one this predict.py knows")
-    missing = [key for key in SPEC_KEYS[spec["type"]] if key not in spec]
+    missing = [key for key in SPEC_KEYS.get(spec["type"], ()) if key not in spec]
     if missing:
         raise SettingError(f"{where} ({spec['type']}) lacks {', '.join(missing)}")
     check_settings(spec, SETTINGS_RULES.get(spec["type"], {}), f"{where} ({spec['type']})")
@@ -158,16 +161,6 @@ def _classmap(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
         raise SettingError(f"classmap.reference names classifiers outside 0..{rows - 1}")
 
 
-#: ``{spec type: the settings its export_spec writes}`` (a test holds these to what the components export)
-SPEC_KEYS = {
-    "pixels": ("size", "grey", "standardize"), "hog": ("cell_size", "block_size", "block_stride", "n_bins", "signed",
-                                                       "backend"),
-    "kmeans": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels"), "rff": ("kind", "m"),
-    "cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize"), "network": ("input_size", "n_features"),
-    "concat": ("parts",),
-    "linear-ova": (), "rbf-ova": ("gamma",), "all-pairs": ("n_classes",), "compressive": ("map",),
-    "classmap": ("p", "refine", "threshold"),
-}
 #: ``{kind: {spec type: check(spec, arrays, prefix, n_classes)}}``
 COMPONENT_CHECKS = {
     "features": {"pixels": _pixels, "hog": _hog, "kmeans": _kmeans, "rff": _rff, "cnn": _cnn, "network": _network,

@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import registry
 from ..errors import ConfigError
+from ..store import type_names
 from ..store.format import fsync_dir, array_manifest
 
 EXPORT_FORMAT = "classmap-export"
@@ -49,11 +50,22 @@ _INLINE_MARK = "# @inline "
 _RULES_MARK = "# @settings-rules"
 _STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "contextlib", "math", "os", "pathlib", "stat", "struct", "threading",
                        "unicodedata", "zipfile", "zlib"}
-#: export spec ``type`` -> the saved type whose registry schema rules its settings (the one the app's loader
-#: checks); a component that exports adds its line here and its check to export_checks.COMPONENT_CHECKS
-SPEC_SCHEMAS = {"pixels": "pixels", "hog": "hog", "kmeans": "kmeans", "rff": "rff", "cnn": "cnn", "network": "network",
-                "linear-ova": "ova-ridge", "rbf-ova": "ova-rbf", "all-pairs": "all-pairs",  # a linear spec carries no setting
-                "compressive": "compressive", "classmap": "classmap"}
+#: the settings of ClassMap's spec (:func:`_classmap_spec`; ClassMap is exported here, not by itself)
+CLASSMAP_KEYS = ("p", "refine", "threshold")
+
+
+def spec_tables() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """``({spec type: saved type whose schema rules its settings}, {spec type: the settings it writes})``,
+    from the registry: every feature map and bank whose class exports declares ``exports = {spec type:
+    keys}`` beside its ``export_spec``; the first component of a type gives the schema (the app's
+    loader checks the settings by it). ClassMap's spec is this module's own."""
+    schemas, keys = {"classmap": "classmap"}, {"classmap": CLASSMAP_KEYS}
+    for kind in ("features", "bank"):
+        for comp in registry.components(kind):
+            for spec_type, written in getattr(comp.cls, "exports", {}).items():
+                schemas.setdefault(spec_type, comp.name)
+                keys.setdefault(spec_type, tuple(written))
+    return schemas, keys
 
 
 def predict_source() -> str:
@@ -71,7 +83,9 @@ def predict_source() -> str:
             pasted.append(module)
         elif line.startswith(_RULES_MARK):
             out.append(f"#: the app's rules for each component's settings (from its registry schemas, at export)\n"
-                       f"SETTINGS_RULES = {settings_rules()!r}\n")
+                       f"SETTINGS_RULES = {settings_rules()!r}\n"
+                       f"#: the settings each component's export writes (its class's ``exports``, at export)\n"
+                       f"SPEC_KEYS = {spec_tables()[1]!r}\n")
         else:
             out.append(line)
     return "".join(out)
@@ -85,10 +99,10 @@ def settings_rules() -> dict[str, dict[str, dict]]:
     from ..store.saved_values import saved_schema
 
     out: dict[str, dict[str, dict]] = {}
-    for spec_type, saved in SPEC_SCHEMAS.items():
-        cls = registry.saved_type(saved)
+    for spec_type, saved in spec_tables()[0].items():
+        cls = type_names.saved_type(saved)
         if cls is None:
-            raise RuntimeError(f"export.SPEC_SCHEMAS names {saved!r}, which is not a saved type")
+            raise RuntimeError(f"export spec {spec_type!r} is ruled by {saved!r}, which is not a saved type")
         rules = {}
         for name, param in saved_schema(cls).items():
             if param.per_core or param.image_size:
@@ -144,7 +158,7 @@ def _component_spec(obj: Any, arrays: dict[str, np.ndarray], prefix: str, what: 
     """``obj.export_spec(arrays, prefix)``: every exportable feature map and bank says itself what predict.py
     needs (so a new component exports by its own module); ConfigError naming it when it cannot."""
     if not hasattr(obj, "export_spec"):
-        name = registry.saved_type_name(type(obj)) or type(obj).__name__
+        name = type_names.saved_type_name(type(obj)) or type(obj).__name__
         raise ConfigError(f"cannot export a model with the {name} {what}: the standalone predict.py does not "
                           f"re-implement it. Retrain with an exportable {what} ({', '.join(exportable(what))}).")
     return obj.export_spec(arrays, prefix)
@@ -164,7 +178,7 @@ def _classmap_spec(recogniser: Any, arrays: dict[str, np.ndarray]) -> dict | Non
         return None
     from ..classify.classmap.bank_view import bank_kind
 
-    bank = registry.saved_type_name(type(recogniser.classifier)) or type(recogniser.classifier).__name__
+    bank = type_names.saved_type_name(type(recogniser.classifier)) or type(recogniser.classifier).__name__
     want = "pairs" if cm.refine_strategy == "all-pairs-vote" else "ova"     # a bank of each trainer is its own type
     if bank_kind(recogniser.classifier) != want or getattr(recogniser.classifier, "coef_", None) is None:
         raise ConfigError(f"cannot export this ClassMap model (refine {cm.refine} over a {bank} bank): predict.py "

@@ -93,6 +93,9 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
     (4, 1764)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"hog": ("cell_size", "block_size", "block_stride", "n_bins", "signed", "backend")}
+
     _parameter_constraints: dict = {
         "cell_size": [Interval(Integral, 1, 256, closed="both")],
         "block_size": [Interval(Integral, 1, 512, closed="both")],

@@ -163,6 +163,9 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     (5, 64)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"kmeans": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels")}
+
     _parameter_constraints: dict = {
         "patch_size": [Interval(Integral, 1, 64, closed="both"), StrOptions({AUTO})],
         "stride": [Interval(Integral, 1, 64, closed="both")],

@@ -143,6 +143,9 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
     (4, 512)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"network": ("input_size", "n_features")}
+
     store_exclude = ("runner_",)
 
     def __init__(self, network: str = "hand", runtime: str = "onnxruntime", batch_size: int = 256):

@@ -71,6 +71,9 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
     ((2, 64), dtype('float32'), 1.0)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"pixels": ("size", "grey", "standardize")}
+
     _parameter_constraints: dict = {"size": [ImageSize(), None], "grey": ["boolean"], "standardize": ["boolean"]}
 
     def __init__(self, size: tuple[int, int] | list[int] | None = None, grey: bool = False, standardize: bool = False):

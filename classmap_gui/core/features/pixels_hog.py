@@ -25,6 +25,9 @@ class PixelsHOGFeatures(HOGFeatures):
     Learned: ``pixels_`` (the fitted :class:`~.pixels.PixelFeatures` of the thumbnail).
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"concat": ("parts",)}
+
     _parameter_constraints: dict = {"thumbnail": [Interval(Integral, 1, 64, closed="both")],
                                     **HOGFeatures._parameter_constraints}
 

@@ -93,6 +93,9 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
     (3, 100)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize")}
+
     _parameter_constraints: dict = {
         "m": [Interval(Integral, 2, 100_000, closed="both")],
         "depth": [Interval(Integral, 1, 8, closed="both")],

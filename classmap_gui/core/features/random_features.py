@@ -101,6 +101,9 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     (3, 100)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"rff": ("kind", "m")}
+
     _parameter_constraints: dict = {
         "m": [Interval(Integral, 2, 100_000, closed="both")],
         "sigma": [Interval(Real, 1e-12, 1e12, closed="both"), StrOptions({"auto"})],

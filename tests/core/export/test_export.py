@@ -111,9 +111,11 @@ def test_predict_py_gives_the_apps_top_classes_on_100_images(tmp_path, digits, i
 
 
 def assert_checked_keys(doc: dict) -> None:
-    """predict.py requires of each component the settings its export writes (export_checks.SPEC_KEYS): no more,
+    """predict.py requires of each component the settings its export writes (the classes' ``exports``): no more,
     so it reads every export, and no fewer, so a missing one is refused before it is used."""
-    from classmap_gui.core.export.checks import SPEC_KEYS
+    from classmap_gui.core.export.folder import spec_tables
+
+    SPEC_KEYS = spec_tables()[1]
 
     specs = [doc["features"], *doc["features"].get("parts", []), doc["classifier"]]
     specs += [doc["classifier"]["map"]] if doc["classifier"].get("map") else []

@@ -51,6 +51,9 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
     ``penalty`` parameter and trains one pair in ``_pair_task``.
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"all-pairs": ("n_classes",)}
+
     penalty: str | None = None
 
     def fit(self, X, y, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "AllPairsBank":

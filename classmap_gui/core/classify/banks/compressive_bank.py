@@ -61,6 +61,9 @@ class CompressiveBank(CompressiveClassifier):
     (2, 10)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"compressive": ("map",)}
+
     _parameter_constraints: dict = {"sketch": [StrOptions(set(SKETCHES))],
                                     **{k: v for k, v in CompressiveClassifier._parameter_constraints.items() if k != "map"}}
 

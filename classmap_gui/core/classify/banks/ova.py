@@ -17,7 +17,7 @@ One class per trainer, each with only its own parameters and its penalty named o
   there one classifier evaluation genuinely costs, as in the paper's face experiment.
 
 Models saved before the split hold ``"one-vs-all"`` with a ``trainer`` parameter; the registry maps
-them onto these classes (:func:`classmap_gui.core.registry.saved_type`).
+them onto these classes (:func:`classmap_gui.core.store.type_names.saved_type`).
 """
 from __future__ import annotations
 
@@ -194,6 +194,9 @@ class OneVsAllSVM(OneVsAllBank):
     (2, 10)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"linear-ova": ()}
+
     penalty = "C"
     _parameter_constraints: dict = {"C": C_COST, "tol": TOL, "max_iter": MAX_ITER, "class_weight": CLASS_WEIGHT,
                                     "n_jobs": N_JOBS, "random_state": RANDOM_STATE}
@@ -251,6 +254,9 @@ class OneVsAllRidge(OneVsAllBank):
     (2, 2)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"linear-ova": ()}
+
     penalty = "alpha"
     _parameter_constraints: dict = {"alpha": ALPHA, "n_jobs": N_JOBS}
 
@@ -273,6 +279,9 @@ class OneVsAllRBF(OneVsAllBank):
     Fitted: ``support_vectors_ (S, D) float32`` (union over classes), ``dual_coef_ (C, S) float32`` (zero
     where a vector is not a support vector of that class), ``intercept_ (C,) float32``, ``gamma_`` (float).
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"rbf-ova": ("gamma",)}
 
     penalty = "C"
     _parameter_constraints: dict = {"C": C_COST, "gamma": [Interval(Real, 1e-12, 1e12, closed="both"),
