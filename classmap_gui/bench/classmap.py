@@ -3,15 +3,15 @@
 Data (:mod:`.classmap_data`): per class fit / validation / embedding / test parts (glyph-pose 30 / 10 /
 10 / 10) with HOG features. Features are not part of any latency.
 
-1-3. **Every choice, and the model**: one call of the product's search, :class:`..core.search.ClassMapSearch`
-   (what the Train panel and ``classmap train`` run, :func:`..core.training.train`), handed the fit,
+1-3. **Every choice, and the model**: one call of the product's search, :class:`..core.train.search.ClassMapSearch`
+   (what the Train panel and ``classmap train`` run, :func:`..core.train.training.train`), handed the fit,
    validation and embedding parts: the bank penalty, ClassMap's references (reference-bank penalty and
    ``embedding_examples``: the embedding part alone, or with the bank's training part), refine and p, all
-   chosen on the validation part by the rules of :mod:`..core.selection` (the operating point on the gap
-   predicted at the final training size, :mod:`..core.selection_curve`), then the refit on fit + validation
+   chosen on the validation part by the rules of :mod:`..core.selection.policy` (the operating point on the gap
+   predicted at the final training size, :mod:`..core.selection.curve`), then the refit on fit + validation
    (the paper's training part). Its records are ``selection``; the rules and their history are in the
    search's docstring and ``docs/classmap.md``. Before anything is tested, the test part's rows are checked
-   against the rows the search was handed (:func:`..core.splits.check_fresh` on their content digests).
+   against the rows the search was handed (:func:`..core.selection.splits.check_fresh` on their content digests).
    Brute force and the whole test curve (every refine and p, Fig. 3) are measured, and ``selected`` is
    the validation-chosen point with its *test* figures.
 4. Boosted vs ``n_random`` random embeddings (CM-RRC) at every p (Fig. 4); unseen classes: the
@@ -47,11 +47,11 @@ OPTIONS = {
                         "core.train.search_space.P_SWEEP below the number of classes)"),
     "refine": ("auto", "refine versions: candidates and test curve ('auto': v2,v3)"),
     "tolerance": (TOLERANCE, "the chosen ClassMap point: fewest evaluations within this of brute force on validation "
-                             "(core.selection.operating_point)"),
+                             "(core.selection.policy.operating_point)"),
     "n_se": (N_SE, "the chosen point's predicted final-size gap is raised by this many of its prediction standard "
-                   "errors before the tolerance test (core.selection_curve)"),
+                   "errors before the tolerance test (core.selection.curve)"),
     "curve_seeds": (3, "validation fits (AdaBoost seeds) of the chosen reference penalty at the fit size: their "
-                       "mean gap and spread enter the learning-curve rule (core.selection_curve); at least 2"),
+                       "mean gap and spread enter the learning-curve rule (core.selection.curve); at least 2"),
     "n_triples": (60_000, "AdaBoost training triples"),
     "hard_fraction": (0.5, "share of triples whose wrong class is one of the example's strongest confusers"),
     "embedding_examples": ("auto", "examples of the class embeddings and triples, candidates chosen on validation: "
@@ -104,8 +104,8 @@ def _candidates(value, cast=str):
 
 
 def make_search(opt: dict, bank_name: str, params: dict):
-    """The search this bench's options ask for (:class:`..core.search.ClassMapSearch`); the acceptance test
-    builds the same through :func:`..core.training.train` with ``"auto"`` settings."""
+    """The search this bench's options ask for (:class:`..core.train.search.ClassMapSearch`); the acceptance test
+    builds the same through :func:`..core.train.training.train` with ``"auto"`` settings."""
     from ..core.train.search import ClassMapSearch
     from ..core.train.search_space import penalty_key
     from ..core.registry import make_bank
@@ -198,7 +198,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
 
     # 1-3. every choice on validation and the refit on fit + validation: the product's one search
     # the test part (and the camera-style one) must share no row with a part the search is handed: refused
-    # before any work (core.splits.check_fresh on the rows' content digests)
+    # before any work (core.selection.splits.check_fresh on the rows' content digests)
     test_rows = row_ids(Xt)
     unseen = {"test": test_rows, **({"camera": row_ids(D["X_camera"])} if "X_camera" in D else {})}
     search.fit(Xf, yf, Xv, yv, Xe, ye, unseen=unseen,

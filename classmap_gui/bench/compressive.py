@@ -87,7 +87,7 @@ def _rescale(Xtr, Xte, Xall, how):
 
 
 def _split(y, seed: int):
-    """The paper's random 2/3 train, 1/3 test split (stratified by class: :func:`..core.splits.stratified_split`),
+    """The paper's random 2/3 train, 1/3 test split (stratified by class: :func:`..core.selection.splits.stratified_split`),
     drawn with a seed derived from ``test_seed``."""
     from ..core.selection.splits import stratified_split
 

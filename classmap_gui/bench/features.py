@@ -9,8 +9,8 @@ time of its distance GEMM alone, on the same images, chunks and threads, in alte
 (``gemm_ratio.median`` / ``min`` / ``max`` over ``rounds``, with the load before and after).
 
 Choices, all on a stratified validation part of the *training* images (``validation_fraction``, 1/6 =
-10 000 of Fashion-MNIST's 60 000; :func:`..core.splits.holdout`), by the selection policy
-(:mod:`..core.selection`):
+10 000 of Fashion-MNIST's 60 000; :func:`..core.selection.splits.holdout`), by the selection policy
+(:mod:`..core.selection.policy`):
 
 * **network** (``k``, ``patch_size``, ``hellinger``, ``flip``: the mirror image of every training image
   added to the bank's training rows) and **solver** (``bank``: ridge or liblinear), each given as

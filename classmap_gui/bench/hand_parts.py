@@ -112,7 +112,7 @@ def recheck(o, spec, data, fpath, cm, bank, index, p_cands: list[int], seeds: li
     on shifts), on ``recheck_images`` images of the retired test parts of ``seeds`` (now validation):
 
     * ``p``: from the chosen ``cm.p`` up ``p_cands``, the one operating-point rule
-      (:func:`..core.selection.operating_point` over the exact filter, as on validation);
+      (:func:`..core.selection.policy.operating_point` over the exact filter, as on validation);
     * ``beam`` (a graph ``index`` only): :func:`.graph_selection.recheck_beam` at that p.
 
     Sets ``cm.p`` and ``index.ef_search``; returns ``{"p": record, "beam": record or None}``."""

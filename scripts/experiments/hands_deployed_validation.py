@@ -2,7 +2,7 @@
 validation accuracy is the background class.
 
 Regenerates the build's images (`varied` style, its framing jitter, seed and 32 images per class), carves the
-same 10 % hold-out (`core.splits.holdout` over the same labels), and scores the bank (brute force) on its hand
+same 10 % hold-out (`core.selection.splits.holdout` over the same labels), and scores the bank (brute force) on its hand
 crops two ways: as `bench scan`'s `selection.classmap_p` scored it (every class, the background included: a
 hand named background is wrong) and as the reader names a hand (`core/detect/reading.py`: the hand classes
 only, the scan having decided a hand is there). Validation material only.

@@ -233,7 +233,7 @@ def test_handing_the_search_the_test_part_is_refused_before_any_work(monkeypatch
 
 
 def test_the_train_panel_path_builds_the_model_the_bench_reports(small_run):
-    """core.training.train (the Train panel, ``classmap train``) with "auto" settings on the bench's parts of
+    """core.train.training.train (the Train panel, ``classmap train``) with "auto" settings on the bench's parts of
     glyph-pose-small: the same choices from the same validation scores, the same test figures."""
     from classmap_gui.bench.classmap_data import split_parts
     from classmap_gui.core.data import ImageSet, load_dataset

@@ -358,7 +358,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         self.selection_["classmap_point"] = operating_point(
             rows, KEYS, split=val, tolerance=self.tolerance, n_se=self.n_se,
             gaps=f"predicted (at {n_final:g} images per class)",
-            by="predicted gap to brute force at the final training size and its standard error (core.selection_curve)",
+            by="predicted gap to brute force at the final training size and its standard error (core.selection.curve)",
             extrapolation=inputs, brute_force_accuracy_by_size={str(r["n"]): float(np.mean(r["brute"])) for r in curve},
             single_size_rule=single["chosen"])
         return dict(self.selection_["classmap_point"]["chosen"])

@@ -1,5 +1,5 @@
 """The top confusions as a sortable list with thumbnails: readable at thousands of classes, where a
-C x C matrix is not. One row per (true, predicted) pair with mistakes (``core.views.top_confusions``);
+C x C matrix is not. One row per (true, predicted) pair with mistakes (``core.explore.views.top_confusions``);
 thumbnails are made only for rows drawn, so a list of thousands of rows opens at once. Clicking a row
 emits ``pairChosen(true, predicted)`` (the Train panel opens those images)."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The Train panel's settings column: feature map, classifier bank, ClassMap, evaluation, where to run.
 
 Forms are built from parameter descriptions (:mod:`.param_specs`); every choice is a drop-down with
-a tooltip saying what it is. Settings proposed for the data (``core.defaults.suggest_config``) are
+a tooltip saying what it is. Settings proposed for the data (``core.train.defaults.suggest_config``) are
 shown with their reasons; ``edited`` fires when a person changes anything by hand.
 """
 from __future__ import annotations
