@@ -44,7 +44,7 @@ INLINED = ("classmap_gui.core.guards.regular_files", "classmap_gui.core.guards.r
            "classmap_gui.core.data.image_header", "classmap_gui.core.data.image_decode",
            "classmap_gui.core.export.checks", "classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops",
            "classmap_gui.core.features.kmeans_ops", "classmap_gui.core.features.cnn_ops",
-           "classmap_gui.core.features.network_input",
+           "classmap_gui.core.features.network_input", "classmap_gui.core.export.predict_features",
            "classmap_gui.core.classify.classmap.ops", "classmap_gui.core.classify.banks.ranking_ops")
 _INLINE_MARK = "# @inline "
 _RULES_MARK = "# @settings-rules"
