@@ -57,7 +57,7 @@ def hand_detector():
     from classmap_gui.core.data.hand_pose import generate_hand_pose
     from classmap_gui.core.data.hand_style import CLEAN
     from classmap_gui.core.detect.background import background_images, with_background
-    from classmap_gui.core.training import TrainConfig, train
+    from classmap_gui.core.train.training import TrainConfig, train
 
     style = dataclasses.replace(CLEAN, shift_jitter=0.06, scale_jitter=0.1)
     ims = generate_hand_pose(shapes="5,A,V", orientations=2, images_per_class=40, style=style, seed=0)
@@ -82,3 +82,21 @@ def no_settling_pauses():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(latency, "SETTLE_S", 0.0)
         yield
+
+
+@pytest.fixture
+def mosaic_tile_count():
+    """Tiles of a mosaic drawn by ``views.centroid_mosaic`` that hold a centroid (not blank padding):
+    ``count(mosaic, patch_size, *, columns, pad=1, scale=1)``."""
+    import numpy as np
+
+    def count(mosaic, patch_size: int, *, columns: int, pad: int = 1, scale: int = 1) -> int:
+        t = patch_size * scale + pad
+        m = mosaic if mosaic.ndim == 2 else mosaic.min(axis=2)
+        rows = (m.shape[0] + pad) // t
+        full = np.full((rows * t, columns * t), 255, np.uint8)
+        full[: m.shape[0], : m.shape[1]] = m
+        tiles = full.reshape(rows, t, columns, t)[:, : t - pad, :, : t - pad]
+        return int((tiles.min(axis=(1, 3)) < 255).sum())
+
+    return count

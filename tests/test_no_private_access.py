@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "classmap_gui"
 PUBLIC = {"_replace", "_asdict", "_fields", "_make", "_field_defaults", "_MEIPASS", "_exit", "_current_frames",
           "_parameter_constraints", "_validate_params"}
 #: ``{module: private modules it may import}``: scikit-learn's constraint classes, imported in one place
-PRIVATE_IMPORTS = {"classmap_gui/core/constraints.py": {"_param_validation"}}
+PRIVATE_IMPORTS = {"classmap_gui/core/guards/constraints.py": {"_param_validation"}}
 #: built-ins that read or write an attribute named by a string
 ATTR_CALLS = {"getattr", "setattr", "hasattr", "delattr"}
 

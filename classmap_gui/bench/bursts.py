@@ -64,7 +64,7 @@ def run(*, progress=None, should_stop=None, sources: int = 12, frames: int = 6, 
         seeds="0/1/2", features: str = "pixels", bank: str = "ova-ridge", test_fraction: float = 0.25,
         test_seed: int = 1) -> dict:
     """The bench: per seed, reported and honest accuracy for the grouped and the random split."""
-    from ..core.training import TrainConfig, evaluate, train
+    from ..core.train.training import TrainConfig, evaluate, train
 
     cap, new = make_sets(int(sources), int(frames), int(fresh), int(noise), test_seed=int(test_seed))
     plain = ImageSet(cap.images, cap.labels, cap.class_names, name=cap.name)   # same frames, no bursts

@@ -3,15 +3,15 @@
 Data (:mod:`.classmap_data`): per class fit / validation / embedding / test parts (glyph-pose 30 / 10 /
 10 / 10) with HOG features. Features are not part of any latency.
 
-1-3. **Every choice, and the model**: one call of the product's search, :class:`..core.search.ClassMapSearch`
-   (what the Train panel and ``classmap train`` run, :func:`..core.training.train`), handed the fit,
+1-3. **Every choice, and the model**: one call of the product's search, :class:`..core.train.search.ClassMapSearch`
+   (what the Train panel and ``classmap train`` run, :func:`..core.train.training.train`), handed the fit,
    validation and embedding parts: the bank penalty, ClassMap's references (reference-bank penalty and
    ``embedding_examples``: the embedding part alone, or with the bank's training part), refine and p, all
-   chosen on the validation part by the rules of :mod:`..core.selection` (the operating point on the gap
-   predicted at the final training size, :mod:`..core.selection_curve`), then the refit on fit + validation
+   chosen on the validation part by the rules of :mod:`..core.selection.policy` (the operating point on the gap
+   predicted at the final training size, :mod:`..core.selection.curve`), then the refit on fit + validation
    (the paper's training part). Its records are ``selection``; the rules and their history are in the
    search's docstring and ``docs/classmap.md``. Before anything is tested, the test part's rows are checked
-   against the rows the search was handed (:func:`..core.splits.check_fresh` on their content digests).
+   against the rows the search was handed (:func:`..core.selection.splits.check_fresh` on their content digests).
    Brute force and the whole test curve (every refine and p, Fig. 3) are measured, and ``selected`` is
    the validation-chosen point with its *test* figures.
 4. Boosted vs ``n_random`` random embeddings (CM-RRC) at every p (Fig. 4); unseen classes: the
@@ -35,7 +35,7 @@ from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
 from .classmap_report import mips_comparison, summary
-from ..core.selection import N_SE, TOLERANCE, paired_se, part
+from ..core.selection.policy import N_SE, TOLERANCE, paired_se, part
 from .common import machine
 from .latency import brute_vs_classmap, latency_sweep, medians, speedups
 from .latency_model import save_if_asked
@@ -44,14 +44,14 @@ OPTIONS = {
     "data": (DEFAULT_DATA, "generated data set with a per-class split (glyph-pose, glyph-pose-small, ...)"),
     "d": (45, "reference classifiers of the ClassMap embeddings"),
     "p_sweep": ("auto", "comma-separated p values: the candidates and the test curve ('auto': the search's, "
-                        "core.search.P_SWEEP below the number of classes)"),
+                        "core.train.search_space.P_SWEEP below the number of classes)"),
     "refine": ("auto", "refine versions: candidates and test curve ('auto': v2,v3)"),
     "tolerance": (TOLERANCE, "the chosen ClassMap point: fewest evaluations within this of brute force on validation "
-                             "(core.selection.operating_point)"),
+                             "(core.selection.policy.operating_point)"),
     "n_se": (N_SE, "the chosen point's predicted final-size gap is raised by this many of its prediction standard "
-                   "errors before the tolerance test (core.selection_curve)"),
+                   "errors before the tolerance test (core.selection.curve)"),
     "curve_seeds": (3, "validation fits (AdaBoost seeds) of the chosen reference penalty at the fit size: their "
-                       "mean gap and spread enter the learning-curve rule (core.selection_curve); at least 2"),
+                       "mean gap and spread enter the learning-curve rule (core.selection.curve); at least 2"),
     "n_triples": (60_000, "AdaBoost training triples"),
     "hard_fraction": (0.5, "share of triples whose wrong class is one of the example's strongest confusers"),
     "embedding_examples": ("auto", "examples of the class embeddings and triples, candidates chosen on validation: "
@@ -61,7 +61,7 @@ OPTIONS = {
     "unseen_fraction": (0.2, "share of classes left out when building the embedding for the unseen-classes test"),
     "bank": ("ova-ridge", "classifier bank (a linear one-vs-all bank)"),
     "penalties": ("auto", "penalty candidates (ridge alpha / liblinear C), chosen on validation ('auto': the search's "
-                          "grid, ridge alphas relative to n * mean feature variance: core.search.PENALTY_GRID)"),
+                          "grid, ridge alphas relative to n * mean feature variance: core.train.search_space.PENALTY_GRID)"),
     "reference_penalties": ("auto", "candidate reference-bank penalties as multiples of the bank's (1: the bank's own "
                             "classifiers are the references), chosen on validation ('auto': 1,3,10,30,100)"),
     "bank_params": ("{}", "further bank parameters as a JSON object"),
@@ -104,9 +104,10 @@ def _candidates(value, cast=str):
 
 
 def make_search(opt: dict, bank_name: str, params: dict):
-    """The search this bench's options ask for (:class:`..core.search.ClassMapSearch`); the acceptance test
-    builds the same through :func:`..core.training.train` with ``"auto"`` settings."""
-    from ..core.search import ClassMapSearch, penalty_key
+    """The search this bench's options ask for (:class:`..core.train.search.ClassMapSearch`); the acceptance test
+    builds the same through :func:`..core.train.training.train` with ``"auto"`` settings."""
+    from ..core.train.search import ClassMapSearch
+    from ..core.train.search_space import penalty_key
     from ..core.registry import make_bank
 
     key = penalty_key(make_bank(bank_name, **params))
@@ -169,7 +170,7 @@ def _shape_pose(names, y, labels, data: str) -> dict:
 
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
     """Run the benchmark; returns the JSON-able result (see module docstring)."""
-    from ..core.splits import row_ids
+    from ..core.selection.splits import row_ids
 
     opt = {k: v[0] for k, v in OPTIONS.items()}
     opt.update(options)
@@ -197,7 +198,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
 
     # 1-3. every choice on validation and the refit on fit + validation: the product's one search
     # the test part (and the camera-style one) must share no row with a part the search is handed: refused
-    # before any work (core.splits.check_fresh on the rows' content digests)
+    # before any work (core.selection.splits.check_fresh on the rows' content digests)
     test_rows = row_ids(Xt)
     unseen = {"test": test_rows, **({"camera": row_ids(D["X_camera"])} if "X_camera" in D else {})}
     search.fit(Xf, yf, Xv, yv, Xe, ye, unseen=unseen,

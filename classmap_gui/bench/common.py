@@ -1,7 +1,7 @@
 """What every benchmark shares: the on-disk cache, option parsing and the machine's state.
 
 The rule every bench follows: a hyper-parameter is chosen on a *validation* part carved from the
-training data (:mod:`..core.splits`), by the one selection policy (:mod:`..core.selection`), whose
+training data (:mod:`..core.selection.splits`), by the one selection policy (:mod:`..core.selection.policy`), whose
 ``record`` writes down each choice (what, from which candidates, their validation scores) so a reader
 of the JSON can check that no figure was picked on the test part; the model is then refitted on all
 the training data and tested once.

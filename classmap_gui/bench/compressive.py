@@ -87,9 +87,9 @@ def _rescale(Xtr, Xte, Xall, how):
 
 
 def _split(y, seed: int):
-    """The paper's random 2/3 train, 1/3 test split (stratified by class: :func:`..core.splits.stratified_split`),
+    """The paper's random 2/3 train, 1/3 test split (stratified by class: :func:`..core.selection.splits.stratified_split`),
     drawn with a seed derived from ``test_seed``."""
-    from ..core.splits import stratified_split
+    from ..core.selection.splits import stratified_split
 
     return tuple(stratified_split(np.asarray(y), [1 / 3], int(seed)))
 
@@ -300,8 +300,8 @@ def fashion(*, n_train, n_test, ms, kmeans_k, seed, test_seed, sigma_factors=(0.
                                            "features_s": round(t1 - t0, 2), "n_centroids": kmeans_k}
     step += 1
     report(progress, step / steps, "Fashion-MNIST: k-means features")
-    from ..core.selection import part, record as selection
-    from ..core.splits import holdout
+    from ..core.selection.policy import part, record as selection
+    from ..core.selection.splits import holdout
 
     fit_i, val_i = holdout(ya, 0.2, seed)
     out["selection"] = {}
@@ -363,7 +363,7 @@ def run(*, progress=None, should_stop=None, **options) -> dict:
     opt.update(options)
     sections = [s for s in str(opt["sections"]).split("/") if s]
     seed, test_seed = int(opt["seed"]), int(opt["test_seed"])
-    from ..core.splits import check_fresh
+    from ..core.selection.splits import check_fresh
 
     check_fresh({"seed": test_seed}, validation={"seed": seed})
     result = {"load_before": os.getloadavg()[0], "options": opt, "selection": {}, "test_seed": test_seed,

@@ -9,8 +9,8 @@ time of its distance GEMM alone, on the same images, chunks and threads, in alte
 (``gemm_ratio.median`` / ``min`` / ``max`` over ``rounds``, with the load before and after).
 
 Choices, all on a stratified validation part of the *training* images (``validation_fraction``, 1/6 =
-10 000 of Fashion-MNIST's 60 000; :func:`..core.splits.holdout`), by the selection policy
-(:mod:`..core.selection`):
+10 000 of Fashion-MNIST's 60 000; :func:`..core.selection.splits.holdout`), by the selection policy
+(:mod:`..core.selection.policy`):
 
 * **network** (``k``, ``patch_size``, ``hellinger``, ``flip``: the mirror image of every training image
   added to the bank's training rows) and **solver** (``bank``: ridge or liblinear), each given as
@@ -209,7 +209,7 @@ def _check(opt) -> dict:
     ts = str(opt["test_seed"])
     opt["test_seed"] = ts if ts == "official" else int(ts)
     if opt["test_seed"] != "official" and int(opt["test_seed"]) == int(opt["seed"]):
-        from ..core.splits import check_fresh
+        from ..core.selection.splits import check_fresh
 
         check_fresh({"seed": opt["test_seed"]}, validation={"seed": opt["seed"]})
     return cands
@@ -259,8 +259,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     from itertools import product
 
     from ..core.features.gemm_timing import distance_gemm_timing
-    from ..core.selection import best_penalty, part, record
-    from ..core.splits import holdout
+    from ..core.selection.policy import best_penalty, part, record
+    from ..core.selection.splits import holdout
     from ..core.timing import ratio
 
     opt = {k: v for k, (v, _) in OPTIONS.items()}

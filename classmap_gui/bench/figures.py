@@ -137,7 +137,7 @@ def parse_command(command: str) -> tuple[str, dict]:
     (wherever the script lived then); the flags are its ``--name value`` and ``--set name=value`` pairs (a
     flag without a value: ``True``; names with ``_``), values read as the CLI reads them, and its positional
     words under ``"args"``. Words before the program (``nice -n 10``, ``PYTHONPATH=.``) are not the run's."""
-    from ..cli.common import parse_value  # the CLI's own reading, so a value compares as the run read it
+    from ..settings_text import parse_value  # the CLI's own reading, so a value compares as the run read it
 
     words = shlex.split(command)
     for i, word in enumerate(words):

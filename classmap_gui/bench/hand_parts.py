@@ -112,13 +112,13 @@ def recheck(o, spec, data, fpath, cm, bank, index, p_cands: list[int], seeds: li
     on shifts), on ``recheck_images`` images of the retired test parts of ``seeds`` (now validation):
 
     * ``p``: from the chosen ``cm.p`` up ``p_cands``, the one operating-point rule
-      (:func:`..core.selection.operating_point` over the exact filter, as on validation);
+      (:func:`..core.selection.policy.operating_point` over the exact filter, as on validation);
     * ``beam`` (a graph ``index`` only): :func:`.graph_selection.recheck_beam` at that p.
 
     Sets ``cm.p`` and ``index.ef_search``; returns ``{"p": record, "beam": record or None}``."""
     from ..core.classify.filters.exact import ExactFilter
     from ..core.classify.banks.ridge_moments import top_k_linear
-    from ..core.selection import measured_gaps, operating_point, paired_se_from_rates
+    from ..core.selection.policy import measured_gaps, operating_point, paired_se_from_rates
     from .graph_selection import recheck_beam
 
     rng = np.random.default_rng(int(o["seed"]))

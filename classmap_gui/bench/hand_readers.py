@@ -3,7 +3,7 @@ validation crops (never a test part), each trained through the product's train p
 
 For every feature map in ``candidates`` (``hog`` today's reader, ``network`` the shipped trained network,
 ``kmeans`` the Coates memo's single-layer features with ``kmeans_k`` centroids) and every count in
-``images_per_class``: :func:`..core.training.train` (``ova-ridge``, its penalty chosen by the product's own
+``images_per_class``: :func:`..core.train.training.train` (``ova-ridge``, its penalty chosen by the product's own
 policy on a part of the training images) on generated hand crops of all 2430 classes + the background class
 in the hand model's training style (seed ``seed``), then the crops of the validation seed
 (``validation_seed``, ``varied`` style; and ``camera`` style, seed ``validation_seed + 1``) read as the app
@@ -41,7 +41,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     from ..core.data.hand_style import VARIED
     from ..core.detect.background import background_images, with_background
     from ..core.features.network import network_record
-    from ..core.training import TrainConfig, train
+    from ..core.train.training import TrainConfig, train
 
     opt = {k: v[0] for k, v in OPTIONS.items()}
     opt.update(options)

@@ -43,7 +43,7 @@ from ..core.classify.classmap.ops import filter_exact
 from ..core.classify.kernels.exact_filter import filter_batch_t, filter_one, filter_scratch, transpose_embeddings
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report
-from ..core.splits import check_fresh, row_ids
+from ..core.selection.splits import check_fresh, row_ids
 from ..core.timing import load_average, ratio, rounds_of
 from .ivf_selection import NPROBE_FRACTIONS, TIE, each_query as _each_query, exact_topp, latency_ms, recall_at_p, select_ivf  # noqa: F401 - the bench's API
 from .scale_real import REAL_D, REAL_OPTIONS

@@ -16,7 +16,7 @@ their own cached folder) that only class embeddings summarise. Stages, each time
 3. **embedding**: CM-Boosted on the embedding part with sampled candidate references and hard
    triples (:func:`..classify.classmap.sampled.fit_classmap_sampled`) for the *validation* bank; ``p``
    (and the reference bank's penalty) are chosen on the validation images (exact filter) by the one
-   operating-point rule (:func:`..core.selection.operating_point`), together with what a class embedding
+   operating-point rule (:func:`..core.selection.policy.operating_point`), together with what a class embedding
    summarises (``class_embeddings``: the embedding images' medians, or the means over every training image and
    the first N extra images, ``all+N``). The refitted bank's class embeddings are then recomputed for the same
    references over the same images.
@@ -54,8 +54,8 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from ..core.selection import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates, part
-from ..core.splits import check_fresh, row_ids
+from ..core.selection.policy import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates, part
+from ..core.selection.splits import check_fresh, row_ids
 from .common import cache_key, floats
 from .hand_parts import (TEST, check_extra_seed, class_means, embedding_kinds, extra_chunks, extra_part, feature_chunks,
                          read_rows, recheck, test_part)
@@ -88,7 +88,7 @@ REAL_OPTIONS = {
                      "bank, a test or a re-check part; 0: none)"),
     "extra_seed": (100, "hand-pose: the seed of the extra embedding images (not the training, test or a re-check seed)"),
     "tolerance": (TOLERANCE, "hand-pose: p (with the reference penalty, d and class embeddings) by the one "
-                  "operating-point rule (core.selection.operating_point): fewest evaluations whose validation gap to "
+                  "operating-point rule (core.selection.policy.operating_point): fewest evaluations whose validation gap to "
                   "brute force plus one paired standard error is within this"),
     "filter": ("auto", "hand-pose: the filter index: auto (every kind of filter_kinds measured on validation, the "
                "fastest reaching target_recall kept: bench.filter_selection), or one of hnsw, scan, ivf, exact"),

@@ -79,7 +79,7 @@ def test_seeds(opt: dict) -> list[int]:
     if n < 1:
         raise ConfigError("bench scan: test_videos must be >= 1")
     seeds = list(range(first, first + n))
-    from ..core.splits import check_fresh
+    from ..core.selection.splits import check_fresh
 
     check_fresh({"rows": seeds}, **{key: {"rows": [int(v) for v in floats(opt[key], key)]}
                                     for key in ("validation_video_seeds", "reading_video_seeds")})

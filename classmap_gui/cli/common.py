@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any, Protocol
 
-from ..core.errors import ConfigError
+from ..settings_text import parse_sets, parse_value  # noqa: F401  (the sub-commands' import)
 
 
 class Subcommands(Protocol):
@@ -49,47 +49,6 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
             self.stage = None
-
-
-def parse_sets(items: list[str] | None, option: str = "--set") -> dict[str, object]:
-    """``["k=v,k2=v2", "k3=v3"]`` -> ``{"k": v, ...}`` with ints, floats, booleans and None parsed.
-
-    A piece without ``=`` continues the value before it, so list options take their comma-separated form:
-    ``"penalties=300,1000,p=40"`` -> ``{"penalties": "300,1000", "p": 40}``. ``option`` names the
-    command-line option in the error for a first piece without ``=``.
-    """
-    raw: dict[str, str] = {}
-    for item in items or []:
-        key = None
-        for pair in filter(None, item.split(",")):
-            if "=" not in pair:
-                if key is None:
-                    raise ConfigError(f"{option} expects key=value, got {pair!r}")
-                raw[key] += "," + pair.strip()
-                continue
-            k, v = pair.split("=", 1)
-            if not k.strip():
-                raise ConfigError(f"{option} expects key=value, got {pair!r}")
-            key = k.strip()
-            raw[key] = v.strip()
-    return {k: parse_value(v) for k, v in raw.items()}
-
-
-def parse_value(v: str) -> object:
-    """A command-line value as bool, None, int, float or str (in that order of preference)."""
-    low = v.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    if low in ("none", "null"):
-        return None
-    for cast in (int, float):
-        try:
-            return cast(v)
-        except ValueError:
-            pass
-    return v
 
 
 def emit(result: object, as_json: bool, text: str | None = None) -> None:

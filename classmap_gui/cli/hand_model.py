@@ -15,7 +15,7 @@ def cmd_hand_model(args: argparse.Namespace) -> int:
     from ..core.detect.pose_model import make_hand_model
 
     out = Path(args.out) if args.out else hand_model_dir()
-    from ..core.detect.hand_settings import options as group, quick
+    from ..core.settings.hand import options as group, quick
 
     # --quick: a few shapes and orientations, fewer validation videos (the table's quick values)
     choosing = group("choice")

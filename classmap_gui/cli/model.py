@@ -23,7 +23,7 @@ def _check_top(top: int) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     """``classmap eval``: score a saved recogniser on a data set (accuracy, top-k) and print the report."""
     from ..core.recogniser import Recogniser
-    from ..core.training import evaluate
+    from ..core.train.training import evaluate
 
     _check_top(args.top)
     model = Recogniser.load(args.model)
@@ -50,7 +50,7 @@ def _held_out(model, data, score_all: bool):
     """``(images to score, note or None)``. On the very set the model was trained on, the images its
     training held out (its recorded settings give the same split); accuracy on the training images
     themselves flatters, so scoring them (``--all``) says so."""
-    from ..core.training import TrainConfig, split_parts
+    from ..core.train.training import TrainConfig, split_parts
 
     meta = model.metadata or {}
     same = (meta.get("data") == data.name and meta.get("config") is not None
@@ -148,7 +148,7 @@ def cmd_add_class(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a standalone folder (model + numpy/OpenCV predict.py) for a saved model."""
-    from ..core.export import export_recogniser
+    from ..core.export.folder import export_recogniser
     from ..core.recogniser import Recogniser
 
     out = export_recogniser(Recogniser.load(args.model), args.out, overwrite=args.overwrite)

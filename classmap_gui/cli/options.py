@@ -5,7 +5,7 @@ of the chosen bank when only the bank has it (:func:`classmap_gui.core.registry.
 prefixes say which: ``features.``, ``bank.`` (``--set bank.C=0.1``), ``classmap.``.
 ``--classmap [key=value,...]`` turns ClassMap on (with its defaults when no value is given).
 Values are checked against the components' schemas in :mod:`classmap_gui.core.registry`, the one
-table for every caller; memory budgets are :mod:`classmap_gui.core.limits`.
+table for every caller; memory budgets are :mod:`classmap_gui.core.guards.limits`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from ..core.errors import ConfigError
-from ..core.limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_image_pixels
+from ..core.guards.limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_image_pixels
 from ..core.parallel import BACKENDS
 from .common import parse_sets
 

@@ -10,9 +10,9 @@ import argparse
 import sys
 import time
 
-from ..core.limits import check_train_memory, model_bytes
+from ..core.train.memory import check_train_memory, model_bytes
 from ..core.registry import bank_names, check_train_options, feature_names, route_unprefixed
-from ..core.train_config import TrainConfig
+from ..core.train.config import TrainConfig
 from ..core.parallel import parallel_backend
 from .common import ProgressBar, Subcommands, emit
 from .options import (add_backend_args, add_data_args, load_data, parse_classmap, parse_size, report_skipped,
@@ -53,7 +53,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     feats, bank, classmap = check_train_options(features=args.features, features_params=feats, bank=args.bank,
                                                 bank_params=bank, classmap=classmap, seed_value=args.seed,
                                                 test_fraction=args.test_fraction)  # before reading any data
-    from ..core.training import TrainConfig, train  # late: the numeric stack loads after the cheap checks
+    from ..core.train.training import TrainConfig, train  # late: the numeric stack loads after the cheap checks
     config = TrainConfig(features=args.features, features_params=feats, bank=args.bank, bank_params=bank,
                          classmap=classmap, test_fraction=args.test_fraction, seed=args.seed)
     bar = ProgressBar()

@@ -235,8 +235,8 @@ class Recogniser:
         metadata = doc.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise ModelFormatError(f"{where}: metadata must be an object")
-        if "detection" in metadata:  # a hand model's saved scan settings (one table: core/detect/hand_settings.py)
-            from .detect.hand_settings import check_detection
+        if "detection" in metadata:  # a hand model's saved scan settings (one table: core/settings/hand.py)
+            from .settings.hand import check_detection
 
             check_detection(metadata["detection"], f"{where}: metadata")
         features = load_estimator(doc.get("features"), arrays, where=f"{where}: features")

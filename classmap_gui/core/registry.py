@@ -2,13 +2,13 @@
 
 Used by the factories (:func:`make_features`, :func:`make_bank`, :func:`make`), the early checks of
 training options (:func:`check_train_options`), the store (the type names written into saved models,
-:func:`saved_type_name` / :func:`saved_type`), export, the CLI's choices, the GUI's lists and
+:mod:`~classmap_gui.core.store.type_names`), export, the CLI's choices, the GUI's lists and
 forms, and the settings proposed for a data set (:mod:`.defaults`, from each entry's plain-data
 ``suits``). A :class:`Component` names its class by import path, what it is for and a help line per
 parameter. The class's scikit-learn ``_parameter_constraints`` are the one declaration of what each
-parameter accepts: the schema (:class:`~classmap_gui.core.schema.Param`, the form fields, the CLI's
+parameter accepts: the schema (:class:`~classmap_gui.core.guards.schema.Param`, the form fields, the CLI's
 and the store's checks) is derived from them and the constructor's defaults
-(:func:`~classmap_gui.core.schema.from_constraints`). Every value is checked against it — type,
+(:func:`~classmap_gui.core.guards.schema.from_constraints`). Every value is checked against it — type,
 range, choices — and refused with a :class:`ConfigError` naming the option, so a bad setting fails
 before any work and an oversized one (``n_patches``, ``m``, ``n_jobs``) cannot exhaust memory.
 
@@ -25,15 +25,15 @@ from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
-from .errors import ConfigError, ModelFormatError
-from .schema import AUTO, MAX_SEED, SEED, Invalid, Param, from_constraints
+from .errors import ConfigError
+from .guards.schema import AUTO, MAX_SEED, SEED, Invalid, Param, from_constraints
 from .suitability import Sized, Suits
 from .filter_kinds import INDEXES as _FILTER_INDEXES
 
 __all__ = ["AUTO", "KINDS", "Component", "Param", "bank_descriptions", "bank_names", "check_params",
            "check_names", "check_train_options", "check_value", "classmap_applies", "component", "components",
-           "feature_names", "make", "make_bank", "make_features", "names", "register", "register_saved_type", "resolve",
-           "route_unprefixed", "saved_spec", "saved_type", "saved_type_name", "unregister"]
+           "feature_names", "make", "make_bank", "make_features", "names", "register", "resolve",
+           "route_unprefixed", "unregister"]
 
 KINDS = ("features", "bank", "classmap", "filter")
 _WHAT = {"features": "feature map", "bank": "classifier bank", "classmap": "ClassMap", "filter": "filter index"}
@@ -219,21 +219,6 @@ _COMPONENTS: list[Component] = [
 ]
 _COMPONENTS += [Component("filter", kind, path, what, help) for kind, (path, what, help) in _FILTER_INDEXES.items()]
 
-#: Saved type names (a file format, never rename): a component is saved under its name, so these stay component
-#: names (checked when first needed; the filter kinds come from filter_kinds.INDEXES); no component's classes:
-_PINNED_NAMES = ("kmeans", "hog", "pixels", "rff", "cnn", "network", "ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs",
-                 "all-pairs-ridge", "compressive", "classmap", "exact", "ivf", "hnsw")
-_SAVED_EXTRA: dict[str, str] = {"compressive-classifier": ".classify.banks.compressive:CompressiveClassifier"}
-#: Banks saved before they were split per trainer: ``{type name: {trainer: today's type name}}``; their
-#: params hold ``trainer`` and every trainer's parameters (:func:`saved_spec`).
-_SWITCHED: dict[str, dict[str, str]] = {
-    "one-vs-all": {"liblinear": "ova-liblinear", "ridge": "ova-ridge", "rbf": "ova-rbf"},
-    "all-pairs": {"liblinear": "all-pairs", "ridge": "all-pairs-ridge"},
-}
-_SAVED_TYPES: dict[str, type] = {}
-_SAVED_NAMES: dict[type, str] = {}
-
-
 # ------------------------------------------------------------------------ look-up
 def components(kind: str) -> list[Component]:
     """Every component of ``kind`` (``"features"``, ``"bank"`` or ``"classmap"``), in the order lists show them."""
@@ -382,7 +367,7 @@ def check_train_options(*, features: str, features_params: dict, bank: str, bank
     parameters against its schema (ClassMap's too, when ``classmap`` is not None); ConfigError naming
     the option as the command line writes it. Returns the parameters converted by their schemas
     (``(features_params, bank_params, classmap)``; ``"16"`` -> 16, ``"8x8"`` -> (8, 8)). Memory checks
-    that need the data's size are :func:`classmap_gui.core.limits.check_train_memory`.
+    that need the data's size are :func:`classmap_gui.core.train.memory.check_train_memory`.
     """
     try:
         SEED.check(seed_value)
@@ -401,55 +386,3 @@ def check_train_options(*, features: str, features_params: dict, bank: str, bank
 def _check_kind(kind: str) -> None:
     if kind not in KINDS:
         raise ConfigError(f"component kind must be one of {', '.join(KINDS)}, got {kind!r}")
-
-
-# ------------------------------------------------------------------------ saved type names
-def _saved() -> dict[str, type]:
-    """The saved type names' classes, imported on first need (saving or loading a model)."""
-    pairs = [*_SAVED_EXTRA.items(), *((c.name, c.path) for c in _COMPONENTS)]
-    if not all(n in _SAVED_TYPES for n, _ in pairs):
-        lost = set(_PINNED_NAMES) - {n for n, _ in pairs}
-        if lost:
-            raise ConfigError(f"saved type names {sorted(lost)} are no component's name: saved models would not load")
-        for name, path in pairs:
-            cls = resolve(path)
-            _SAVED_TYPES.setdefault(name, cls)
-            _SAVED_NAMES.setdefault(cls, name)
-    return _SAVED_TYPES
-
-
-def saved_type_name(cls: type) -> str | None:
-    """The type name a saved model records for instances of ``cls``; None when not storable."""
-    _saved()
-    return _SAVED_NAMES.get(cls)
-
-
-def saved_type(name: str) -> type | None:
-    """The class a saved model's type name stands for; None when this version does not know it."""
-    return _saved().get(name)
-
-
-def saved_spec(name: str, params: dict) -> tuple[str, dict]:
-    """A saved component's ``(type name, params)`` as this version names them. A bank saved before the
-    split per trainer (``"one-vs-all"`` with ``trainer="ridge"`` and every trainer's parameters) becomes
-    its trainer's class (``"ova-ridge"``) with the parameters that class takes; others pass unchanged."""
-    table = _SWITCHED.get(name)
-    if table is None or "trainer" not in params:
-        return name, params
-    new = table.get(params["trainer"]) if isinstance(params["trainer"], str) else None
-    if new is None:
-        raise ModelFormatError(f"the model's {name} bank has trainer {str(params['trainer'])[:40]!r}; "
-                               f"known: {', '.join(table)}")
-    takes = inspect.signature(component("bank", new).cls.__init__).parameters
-    return new, {k: v for k, v in params.items() if k in takes and k != "self"}
-
-
-def register_saved_type(name: str, cls: type) -> None:
-    """Let instances of ``cls`` be saved and loaded as ``name`` (components outside this table, tests).
-
-    Re-registering the same pair is fine; another class under a known name is a ConfigError."""
-    known = _saved().get(name)
-    if known is not None and known is not cls and known.__qualname__ != cls.__qualname__:
-        raise ConfigError(f"store: name {name!r} is already registered for {known.__qualname__}")
-    _SAVED_TYPES[name] = cls
-    _SAVED_NAMES[cls] = name

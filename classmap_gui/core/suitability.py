@@ -1,7 +1,7 @@
 """When a component suits a data set and how its parameters grow with it, as plain data.
 
 A registry entry (:class:`~classmap_gui.core.registry.Component`) carries a :class:`Suits`, so the
-settings proposed for a data set (:func:`classmap_gui.core.defaults.suggest_config`) read the
+settings proposed for a data set (:func:`classmap_gui.core.train.defaults.suggest_config`) read the
 registry without importing any component's class: the GUI proposes settings with numba, OpenCV and
 the solvers still unloaded. A new feature map or bank is proposed by giving its entry a ``Suits``;
 ``defaults`` names no component.

@@ -1,5 +1,5 @@
 """The one timing module: wall-clock helpers of the benchmarks and the measured speed-up training reports
-(:func:`classmap_gui.core.evaluation.measure_latency_speedup`).
+(:func:`classmap_gui.core.train.evaluation.measure_latency_speedup`).
 
 Every latency or throughput *ratio* a benchmark reports comes from :func:`interleaved`: rounds that
 alternate the methods on the same inputs (so background load hits both alike), summarised by

@@ -397,7 +397,7 @@ class MainWindow(QMainWindow):
                 return False
 
         def work(progress, should_stop):
-            from ..core.export import export_recogniser
+            from ..core.export.folder import export_recogniser
             return export_recogniser(rec, path)
 
         def done(out):

@@ -16,7 +16,7 @@ def self_test() -> int:
     from PySide6.QtWidgets import QApplication
 
     from ..core.data import load_dataset
-    from ..core.training import TrainConfig, train
+    from ..core.train.training import TrainConfig, train
     from .demo import demo_dataset, demo_settings
     from .mainwindow import MainWindow
     from .panels.train import held_out_part
@@ -40,8 +40,8 @@ def self_test() -> int:
     win.project.reset(ims)
     win.project.set_trained(res.recogniser, res.report)
     # the Explore map's computation, t-SNE included: the installer carries openTSNE's compiled parts
-    from ..core.embedding_map import tsne_layout
-    from ..core.explore import explore_views
+    from ..core.explore.embedding_map import tsne_layout
+    from ..core.explore.overview import explore_views
     data = explore_views(res.recogniser, test.images[:60], test.labels[:60])
     mapped = data.points is None or bool(np.isfinite(tsne_layout(data.points.stacked, max_iter=250)).all())
     # the filter index of 20 000+ class models (an HNSW graph): the installer carries faiss and its CPU modules

@@ -35,7 +35,7 @@ def main() -> int:
     ap.add_argument("--settings", nargs="*", default=['{}'])
     a = ap.parse_args()
     from classmap_gui.core.data.hand_pose import class_factors
-    from classmap_gui.core.embedding_map import TSNE_DEFAULTS, map_points, tsne_layout
+    from classmap_gui.core.explore.embedding_map import TSNE_DEFAULTS, map_points, tsne_layout
     from classmap_gui.core.recogniser import Recogniser
 
     rec = Recogniser.load(a.model)
@@ -44,7 +44,7 @@ def main() -> int:
         classes, queries = z["classes"], z["queries"][: a.dots]
     else:
         from classmap_gui.core.data import load_dataset
-        from classmap_gui.core.training import TrainConfig, split_parts
+        from classmap_gui.core.train.training import TrainConfig, split_parts
 
         ims = load_dataset("hand-pose", shapes=a.shapes, orientations=a.orientations)
         test = split_parts(ims.labels, TrainConfig(classmap={}, test_fraction=0.2, seed=0))["test"]

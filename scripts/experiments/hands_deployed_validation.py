@@ -2,7 +2,7 @@
 validation accuracy is the background class.
 
 Regenerates the build's images (`varied` style, its framing jitter, seed and 32 images per class), carves the
-same 10 % hold-out (`core.splits.holdout` over the same labels), and scores the bank (brute force) on its hand
+same 10 % hold-out (`core.selection.splits.holdout` over the same labels), and scores the bank (brute force) on its hand
 crops two ways: as `bench scan`'s `selection.classmap_p` scored it (every class, the background included: a
 hand named background is wrong) and as the reader names a hand (`core/detect/reading.py`: the hand classes
 only, the scan having decided a hand is there). Validation material only.
@@ -24,7 +24,7 @@ from classmap_gui.core.data.hand_pose import generate_hand_pose, pose_scores
 from classmap_gui.core.data.hand_style import STYLES
 from classmap_gui.core.data.imageset import BACKGROUND_CLASS
 from classmap_gui.core.recogniser import Recogniser
-from classmap_gui.core.splits import holdout
+from classmap_gui.core.selection.splits import holdout
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "bench" / "hands-deployed-validation.json"
 

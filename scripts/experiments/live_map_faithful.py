@@ -1,4 +1,4 @@
-"""How faithful the live map's marker is: placement rule of core/live_map.py on PCA and t-SNE maps.
+"""How faithful the live map's marker is: placement rule of core/explore/live_map.py on PCA and t-SNE maps.
 
     PYTHONPATH=. .venv/bin/python scripts/experiments/live_map_faithful.py MODEL [--dots 1000] [--queries 1000]
 
@@ -28,9 +28,9 @@ def main() -> int:
     ap.add_argument("--dots", type=int, default=1000)
     ap.add_argument("--queries", type=int, default=1000)
     a = ap.parse_args()
-    from classmap_gui.core import live_map as lm
+    from classmap_gui.core.explore import live_map as lm
     from classmap_gui.core.data.hand_pose import generate_hand_pose
-    from classmap_gui.core.embedding_map import pca_layout, tsne_layout
+    from classmap_gui.core.explore.embedding_map import pca_layout, tsne_layout
     from classmap_gui.core.recogniser import Recogniser
 
     rec = Recogniser.load(a.model)

@@ -15,7 +15,7 @@ def main() -> int:
     import argparse
 
     from classmap_gui.core.data.hand_pose import generate_hand_pose
-    from classmap_gui.core.training import TrainConfig, train
+    from classmap_gui.core.train.training import TrainConfig, train
 
     ap = argparse.ArgumentParser()
     ap.add_argument("out")

@@ -217,7 +217,7 @@ def test_a_poisoned_test_part_changes_no_choice(small_run, monkeypatch, poison):
 
 def test_handing_the_search_the_test_part_is_refused_before_any_work(monkeypatch):
     from classmap_gui.core.errors import ConfigError
-    from classmap_gui.core.search import ClassMapSearch
+    from classmap_gui.core.train.search import ClassMapSearch
 
     prepare = bench.prepare
 
@@ -233,11 +233,11 @@ def test_handing_the_search_the_test_part_is_refused_before_any_work(monkeypatch
 
 
 def test_the_train_panel_path_builds_the_model_the_bench_reports(small_run):
-    """core.training.train (the Train panel, ``classmap train``) with "auto" settings on the bench's parts of
+    """core.train.training.train (the Train panel, ``classmap train``) with "auto" settings on the bench's parts of
     glyph-pose-small: the same choices from the same validation scores, the same test figures."""
     from classmap_gui.bench.classmap_data import split_parts
     from classmap_gui.core.data import ImageSet, load_dataset
-    from classmap_gui.core.training import TrainConfig, train
+    from classmap_gui.core.train.training import TrainConfig, train
 
     out = small_run
     ims = load_dataset("glyph-pose-small", seed=0, n_jobs=-1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from classmap_gui.bench import scale
-from classmap_gui.core.selection import TOLERANCE
+from classmap_gui.core.selection.policy import TOLERANCE
 from classmap_gui.bench.scale_real import EMBEDDING, TEST, final_embedding_chunks, read_rows
 from classmap_gui.core.classify.classmap.sampled import set_mean_class_embeddings
 from classmap_gui.core.data.hand_chunks import FEATURES_FILE, open_hand_pose_memmap

@@ -7,7 +7,7 @@ import pytest
 from classmap_gui.cli import main
 from classmap_gui.core.data import load_dataset
 from classmap_gui.core.recogniser import Recogniser
-from classmap_gui.core.training import evaluate
+from classmap_gui.core.train.training import evaluate
 
 
 @pytest.fixture(scope="module")

@@ -110,7 +110,7 @@ def test_bad_component_options_are_refused_before_reading_data(data, tmp_path, c
     (["--features", "pixels", "--classmap", "d=45,p=100"], "p=100"),
 ])
 def test_options_that_cannot_fit_are_refused_once_the_data_is_known(data, tmp_path, capsys, argv, needle, monkeypatch):
-    import classmap_gui.core.training as training
+    import classmap_gui.core.train.training as training
 
     monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("training started"))
     one_line_error(capsys, ["train", "--data", str(data), "--size", "8x8", "--bank", "ova-ridge", *argv,

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from classmap_gui.cli.model import _held_out
-from classmap_gui.core import views
+from classmap_gui.core.explore import views
 from classmap_gui.bench.bursts import make_sets
-from classmap_gui.core.training import TrainConfig, split_parts, train
+from classmap_gui.core.train.training import TrainConfig, split_parts, train
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import pytest
 from classmap_gui.bench.bursts import make_sets
 from classmap_gui.core.data import ImageSet, load_digits
 from classmap_gui.core.data.editing import NEW_GROUP, add_images, delete_images
-from classmap_gui.core.splits import grouped_split
+from classmap_gui.core.selection.splits import grouped_split
 from classmap_gui.core.errors import DataError
-from classmap_gui.core.training import TrainConfig, evaluate, split_parts, train, validation_split
+from classmap_gui.core.train.training import TrainConfig, evaluate, split_parts, train, validation_split
 
 
 @pytest.fixture(scope="module")

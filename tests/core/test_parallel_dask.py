@@ -18,7 +18,7 @@ import pytest
 distributed = pytest.importorskip("distributed")  # in the test extra; a bare install skips
 
 from classmap_gui.core.classify.banks.ova import OneVsAllSVM  # noqa: E402
-from classmap_gui.core.encode import encode  # noqa: E402
+from classmap_gui.core.train.encode import encode  # noqa: E402
 from classmap_gui.core.errors import ConfigError  # noqa: E402
 from classmap_gui.core.features.kmeans import KMeansFeatures  # noqa: E402
 from classmap_gui.core.parallel import describe_backend, parallel_backend  # noqa: E402
@@ -127,7 +127,7 @@ def test_kmeans_encoding_on_the_cluster_equals_the_local_one(cluster, tmp_path):
 
 def test_train_on_the_cluster_gives_the_local_recogniser(cluster):
     from classmap_gui.core.data import ImageSet
-    from classmap_gui.core.training import TrainConfig, train
+    from classmap_gui.core.train.training import TrainConfig, train
 
     images, y = _digits()
     data = ImageSet(images, y, [str(c) for c in range(10)], name="digits")

@@ -6,7 +6,7 @@ from classmap_gui.core.data import ImageSet, load_digits
 from classmap_gui.core.errors import Cancelled, ConfigError, DataError
 from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.features import KMeansFeatures
-from classmap_gui.core.training import TrainConfig, evaluate, train
+from classmap_gui.core.train.training import TrainConfig, evaluate, train
 
 
 @pytest.fixture(scope="module")

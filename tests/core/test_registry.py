@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from classmap_gui.core import registry
-from classmap_gui.core.errors import ConfigError, ModelFormatError
-from classmap_gui.core.store import dump_estimator, load_estimator, registered_class
+from classmap_gui.core.errors import ConfigError
+from classmap_gui.core.store import type_names
 
 
 def test_every_component_is_listed_with_a_schema_derived_from_its_class():
@@ -15,7 +15,7 @@ def test_every_component_is_listed_with_a_schema_derived_from_its_class():
         assert len(set(registry.names(kind))) == len(registry.names(kind)) > 0, kind
     assert {"kmeans", "hog", "pixels", "network"} <= set(registry.feature_names())
     assert {"ova-ridge", "ova-liblinear", "all-pairs", "compressive"} <= set(registry.bank_names())
-    assert {"exact", "ivf", "hnsw"} <= set(registry.names("filter")) & set(registry._PINNED_NAMES)
+    assert {"exact", "ivf", "hnsw"} <= set(registry.names("filter")) & set(type_names._PINNED_NAMES)
     for kind in registry.KINDS:
         for comp in registry.components(kind):
             got = comp.cls().get_params(deep=False)
@@ -99,41 +99,6 @@ def test_good_settings_reach_the_component():
         registry.make_features("kmeans", n_patches="0")
 
 
-def test_saved_type_names_map_to_classes_and_unknown_ones_are_refused():
-    # names written into models saved by every earlier version
-    for name in ("kmeans", "hog", "pixels", "rff", "cnn", "all-pairs", "compressive", "compressive-classifier",
-                 "classmap", "ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs-ridge"):
-        assert registered_class(name) is registry.saved_type(name)
-    with pytest.raises(ModelFormatError, match="'evil'"):
-        registered_class("evil")
-    bank = registry.make_bank("ova-ridge").fit(np.eye(4, dtype=np.float32).repeat(3, 0), np.arange(4).repeat(3))
-    arrays: dict = {}
-    spec = dump_estimator(bank, arrays, "c")
-    assert spec["type"] == "ova-ridge" and spec["params"] == {"alpha": 1.0, "n_jobs": -1}
-    np.testing.assert_array_equal(load_estimator(spec, arrays).coef_, bank.coef_)
-
-
-def test_a_bank_saved_before_the_split_per_trainer_loads_as_its_trainers_class():
-    from classmap_gui.core.classify import AllPairsRidge, OneVsAllRBF, OneVsAllRidge
-
-    old = {"C": 1.0, "alpha": 3.0, "class_weight": None, "gamma": "scale", "max_iter": 1000, "n_jobs": -1,
-           "random_state": 0, "tol": 0.0001}
-    X, y = np.eye(4, dtype=np.float32).repeat(3, 0), np.arange(4).repeat(3)
-    for saved, trainer, cls in (("one-vs-all", "ridge", OneVsAllRidge), ("one-vs-all", "rbf", OneVsAllRBF),
-                                ("all-pairs", "ridge", AllPairsRidge)):
-        params = {k: v for k, v in old.items() if k in ("alpha", "C", "tol", "max_iter", "n_jobs", "random_state")
-                  or saved == "one-vs-all"}
-        fitted = cls(**{k: v for k, v in params.items() if k in cls().get_params()}).fit(X, y)
-        arrays: dict = {}
-        spec = dump_estimator(fitted, arrays, "c")
-        spec = {**spec, "type": saved, "params": {**params, "trainer": trainer}}   # as the old version wrote it
-        got = load_estimator(spec, arrays)
-        assert type(got) is cls and got.get_params() == fitted.get_params()
-        np.testing.assert_array_equal(got.decision_function(X), fitted.decision_function(X))
-    with pytest.raises(ModelFormatError, match="trainer 'magic'"):
-        load_estimator({"type": "one-vs-all", "params": {**old, "trainer": "magic"}, "state": {}}, {})
-
-
 def test_compressive_cnn_sketch_asks_for_the_random_cnn():
     bank = registry.make_bank("compressive", sketch="cnn", m=64, sigma=1.5)
     assert bank.features_for("kmeans", {"n_centroids": 5}) == ("cnn", {"m": 64, "sigma": 1.5, "random_state": 0})
@@ -150,9 +115,6 @@ def test_every_class_path_resolves_and_listing_the_components_loads_no_numeric_s
     for kind in registry.KINDS:
         for comp in registry.components(kind):
             assert isinstance(comp.cls, type) and comp.cls.__module__.startswith("classmap_gui.core."), comp.name
-    for name in (*registry._PINNED_NAMES, *registry._SAVED_EXTRA):   # the names saved models hold still load
-        cls = registry.saved_type(name)
-        assert isinstance(cls, type) and registry.saved_type_name(cls) == name, name
     # listing the components and refusing a bad name or seed need no class (checked in a fresh interpreter);
     # the parameters' schemas are the classes' own, so checking a value imports its class
     code = ("import sys; from classmap_gui.core import registry as r; r.names('bank'); r.bank_descriptions(); "

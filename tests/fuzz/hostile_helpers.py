@@ -27,7 +27,7 @@ def tiny_set(n_per_class: int = 8, classes=("a", "b", "c"), size=(8, 8), seed=0)
 
 
 def tiny_model(seed: int = 0):
-    from classmap_gui.core.training import TrainConfig, train
+    from classmap_gui.core.train.training import TrainConfig, train
 
     return train(tiny_set(seed=seed), TrainConfig(features="pixels", bank="ova-ridge", test_fraction=0.25,
                                                   seed=seed)).recogniser

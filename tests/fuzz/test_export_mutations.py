@@ -11,8 +11,8 @@ import json
 import cv2
 import pytest
 
-from classmap_gui.core.export import export_recogniser
-from classmap_gui.core.training import TrainConfig, train
+from classmap_gui.core.export.folder import export_recogniser
+from classmap_gui.core.train.training import TrainConfig, train
 from hostile_helpers import tiny_set
 from model_mutations import Hang, deadline, mutated, mutations
 

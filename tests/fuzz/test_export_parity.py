@@ -14,8 +14,8 @@ from hostile_helpers import tiny_set
 from measured import classmap, run
 from survey_cases import CASES
 
-from classmap_gui.core.export import export_recogniser
-from classmap_gui.core.training import TrainConfig, train
+from classmap_gui.core.export.folder import export_recogniser
+from classmap_gui.core.train.training import TrainConfig, train
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -153,7 +153,7 @@ def test_an_idx_file_that_is_a_fifo_is_refused_without_blocking(tmp_path):
 
 
 def test_an_image_size_whose_set_cannot_fit_in_memory_is_refused_before_reading(tmp_path, monkeypatch):
-    import classmap_gui.core.limits as limits
+    import classmap_gui.core.guards.limits as limits
     from classmap_gui.core.errors import ConfigError
 
     root = make_folder(tmp_path / "d")

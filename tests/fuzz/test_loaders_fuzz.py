@@ -28,7 +28,7 @@ from classmap_gui.core.data.folder import fit_size
 from classmap_gui.core.errors import ClassMapError
 from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.project import Project, load_project, project_info, save_project
-from classmap_gui.core.training import TrainConfig, train
+from classmap_gui.core.train.training import TrainConfig, train
 
 # The per-example deadline catches a hang, not slowness: generous, so a loaded machine passes.
 FUZZ = settings(max_examples=40, deadline=60_000, derandomize=True,
@@ -252,7 +252,7 @@ def test_idx_reader_returns_an_array_or_a_data_error(raw, gz):
 
 @pytest.fixture(scope="module")
 def export_dir(model_dir, tmp_path_factory):
-    from classmap_gui.core.export import export_recogniser
+    from classmap_gui.core.export.folder import export_recogniser
 
     return export_recogniser(Recogniser.load(model_dir), tmp_path_factory.mktemp("exp") / "e")
 

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from classmap_gui.core.training import TrainConfig, train
+from classmap_gui.core.train.training import TrainConfig, train
 from hostile_helpers import tiny_set
 from model_mutations import mutated, mutations, outcome
 

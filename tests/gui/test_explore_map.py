@@ -6,7 +6,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from classmap_gui.core.data.hand_pose import class_factors
-from classmap_gui.core.training import TrainConfig, split_parts
+from classmap_gui.core.train.training import TrainConfig, split_parts
 from gui_drive import POSE_SETTINGS, train_hand_pose
 
 

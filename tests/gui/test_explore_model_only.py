@@ -41,7 +41,7 @@ def test_compute_views_on_a_model_without_images(qtbot, window, hand_detector, t
 
 
 def test_the_accuracy_plot_draws_with_nan_points(qtbot, window, hand_detector):
-    from classmap_gui.core.views import TradeOff
+    from classmap_gui.core.explore.views import TradeOff
 
     ex = window.explore
     t = TradeOff(np.array([1, 2, 4]), np.array([0.5, np.nan, 0.9], np.float32), np.array([1, 2, np.nan], np.float32),

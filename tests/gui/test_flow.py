@@ -2,7 +2,6 @@
 file standing in for the camera -> explore -> save -> reopen -> the same predictions."""
 import numpy as np
 
-from classmap_gui.core import views
 
 
 
@@ -19,7 +18,7 @@ def _import_and_train(qtbot, win, folder, small_settings):
     assert win.project.recogniser is not None, win.runner.last_error
 
 
-def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, tmp_path):
+def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, tmp_path, mosaic_tile_count):
     win = window
     with qtbot.waitSignal(win.runner.finished, timeout=20000):
         win.dataset.import_folder(str(shapes_folder))
@@ -72,7 +71,7 @@ def test_whole_flow(qtbot, window, small_settings, shapes_folder, shapes_video, 
     assert data is not None, win.runner.last_error
     assert len(win.explore.points.data) == len(data.labels)  # all four classes shown
     assert len(win.explore.class_points.data) == 4
-    assert views.mosaic_tile_count(data.mosaic, data.patch_size, columns=data.columns, scale=data.scale) == 16
+    assert mosaic_tile_count(data.mosaic, data.patch_size, columns=data.columns, scale=data.scale) == 16
     assert data.mosaic_k == 16
     # the map is drawn first, the curve, centroids and candidates a turn of the event loop later, as a person sees
     qtbot.waitUntil(lambda: win.explore.trade_curve.getData()[0] is not None, timeout=5000)

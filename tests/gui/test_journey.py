@@ -19,7 +19,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QInputDialog, QLineEdit
 
-from classmap_gui.core.data.hand_video import KEY_POSES, demo_labels, demo_takes
+from classmap_gui.core.data.hand_video import KEY_POSES, demo_labels
 from classmap_gui.gui.demo import DEMO_VIDEO, demo_video
 from classmap_gui.gui.dialogs import NewProjectDialog
 from gui_drive import save_as
@@ -28,6 +28,18 @@ CLASSES = ("fist", "flat hand", "peace")
 #: the demo video's pose a person records for each class
 POSE_OF = {"fist": "A", "flat hand": "B", "peace": "V"}
 KEY_SHAPES = [k[0] for k in KEY_POSES]
+
+
+def _hold_counts(labels: list) -> list:
+    """Per frame, how many holds of its pose came before (each take holds every key pose once): the take."""
+    seen: dict = {}
+    out, prev = [], None
+    for lab in labels:
+        if lab is not None and lab != prev:
+            seen[lab] = seen.get(lab, -1) + 1
+        out.append(None if lab is None else seen[lab])
+        prev = lab
+    return out
 
 
 def _type(qtbot, widget, text):
@@ -116,7 +128,8 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env, dialog
     _click(qtbot, cap.start_btn)
     qtbot.waitUntil(lambda: cap.latest_crop is not None, timeout=10000)
     video = cap.stream.source
-    labels, takes = demo_labels(), demo_takes()
+    labels = demo_labels()
+    takes = _hold_counts(labels)
     # each pose comes round in three takes (another place, size, light, background): a burst from each
     for take in range(3):
         for row, name in sorted(enumerate(CLASSES), key=lambda rn: KEY_SHAPES.index(POSE_OF[rn[1]])):

@@ -163,7 +163,7 @@ def hand_2430(tmp_path_factory):
     """A cheap model of all 2430 hand-pose classes (4 images of 32x32 per class, HOG, ridge, ClassMap) and
     its image set and test part: the size the live map is for."""
     from classmap_gui.core.data.hand_pose import generate_hand_pose
-    from classmap_gui.core.training import TrainConfig, train
+    from classmap_gui.core.train.training import TrainConfig, train
 
     ims = generate_hand_pose(images_per_class=4, size=(32, 32), name="hand-pose-live")
     cfg = TrainConfig(features="hog", bank="ova-ridge", bank_params={"alpha": 10.0},

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox, QFileDialog, QMessageBox
 
-from classmap_gui.core.evaluation import speed_text
+from classmap_gui.core.train.evaluation import speed_text
 from classmap_gui.gui.dialogs import NewProjectDialog
 from classmap_gui.gui.panels.runs import COLUMNS
 

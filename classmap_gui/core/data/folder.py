@@ -2,7 +2,7 @@
 
 Hostile folders are expected: only regular files are opened (a FIFO would block forever),
 an image's pixel count is read from its header and checked against a budget before decoding
-(:data:`~classmap_gui.core.limits.DEFAULT_MAX_IMAGE_PIXELS`, settable per call), links that lead
+(:data:`~classmap_gui.core.guards.limits.DEFAULT_MAX_IMAGE_PIXELS`, settable per call), links that lead
 out of the data folder are skipped unless the caller asks to follow them, hidden files and
 folders are ignored, and every skipped file is listed with the reason.
 """
@@ -14,8 +14,8 @@ import cv2
 import numpy as np
 
 from ..errors import DataError
-from ..files import NotRegularFile, inside, read_regular
-from ..limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
+from ..guards.files import NotRegularFile, inside, read_regular
+from ..guards.limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..image_ops import fit_size
 from .capture_names import groups_from_names

@@ -138,14 +138,6 @@ def demo_labels(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list
                                                max(1, round(EMPTY_SECONDS * fps)))]
 
 
-def demo_takes(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list[int]:
-    """The take (index into :data:`TAKES`) of each frame of the shipped demo video."""
-    n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
-    zero = np.zeros(1)
-    return [t for t, *_ in _takes_timeline([(zero, zero, k) for k in KEY_POSES], n_hold, n_move,
-                                           max(1, round(EMPTY_SECONDS * fps)))]
-
-
 def random_key_poses(seed: int, n: int = len(KEY_POSES)) -> tuple[tuple[str, int, int, int], ...]:
     """``n`` key poses ``(shape, yaw, pitch, roll)`` drawn from all 2430 hand-pose classes (81 shapes x 30
     grid orientations), from ``seed`` alone: the poses of ``bench scan``'s validation and test videos."""

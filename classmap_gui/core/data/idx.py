@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
-from ..files import NotRegularFile, open_regular
+from ..guards.files import NotRegularFile, open_regular
 
 _DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 

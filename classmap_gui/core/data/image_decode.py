@@ -20,7 +20,7 @@ import threading
 import cv2
 import numpy as np
 
-from ..read_limits import MIN_IMAGE_SIDE
+from ..guards.read_limits import MIN_IMAGE_SIDE
 from .image_header import image_dimensions
 
 #: Formats the header reader recognises but neither the app nor an exported predict.py reads, and why.

@@ -179,16 +179,8 @@ class ImageSet:
         """
         if not fractions or sum(fractions) >= 1 or min(fractions) <= 0:
             raise DataError(f"split fractions must be positive and sum below 1, got {fractions}")
-        from ..splits import stratified_split  # late: loading images needs no scikit-learn
+        from ..selection.splits import stratified_split  # late: loading images needs no scikit-learn
 
         rest, *parts = stratified_split(self.labels, list(fractions), seed)
         return (self.subset(rest), *(self.subset(p) for p in parts))
 
-    def to_grey(self) -> "ImageSet":
-        """A grey copy (ITU-R 601 luma), or ``self`` when already grey."""
-        if not self.is_color:
-            return self
-        from ..image_ops import grey_stack
-
-        return ImageSet(grey_stack(self.images), self.labels, self.class_names, self.sources, self.skipped, self.name,
-                        self.groups)

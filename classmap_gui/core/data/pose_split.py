@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DataError
-from ..splits import position_in_class
+from ..selection.splits import position_in_class
 from .imageset import ImageSet
 
 BENCH_SPLIT = (40, 10, 10)  # train / embedding / test images per class (paper: 150 / 25 / 25)

@@ -20,8 +20,8 @@ from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from functools import partial
 
-from ..selection import record
-from .hand_settings import options
+from ..selection.policy import record
+from ..settings.hand import options
 
 #: every choice here is scored on generated validation videos (their own seeds, never a test video's)
 selection = partial(record, split="validation videos")
@@ -35,7 +35,7 @@ def floats(value, name: str = "option") -> list[float]:
         raise ConfigError(f"{name} expects comma-separated numbers like 10,30,100, got {value!r}") from None
 
 
-#: the choice's settings (name -> (default, help)), from the one table (:mod:`.hand_settings`); ``bench scan``
+#: the choice's settings (name -> (default, help)), from the one table (:mod:`..settings.hand`); ``bench scan``
 #: exposes them as its options
 CHOICE_OPTIONS = options("choice")
 

@@ -30,10 +30,10 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, report, sub_progress
-from ..splits import holdout
-from .hand_settings import options
+from ..selection.splits import holdout
+from ..settings.hand import options
 
-#: the build's settings (name -> (default, help)), from the one table (:mod:`.hand_settings`); ``bench scan``
+#: the build's settings (name -> (default, help)), from the one table (:mod:`..settings.hand`); ``bench scan``
 #: exposes them as its options
 BUILD_OPTIONS = options("build")
 
@@ -65,7 +65,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     """Steps 1-3 of the module docstring; returns ``(recogniser, info)``."""
     from ..data.hand_pose import generate_hand_pose
     from ..data.hand_style import STYLES
-    from ..training import TrainConfig, train
+    from ..train.training import TrainConfig, train
     from .background import background_images, hard_negatives, with_background
     from .detector import train_detector
 

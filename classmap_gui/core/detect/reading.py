@@ -33,7 +33,7 @@ import numpy as np
 from ..classify.classmap.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
 from .scanner import iou
-from .hand_settings import defaults, model_detection
+from ..settings.hand import defaults, model_detection
 from ..timing import blas_limit
 
 #: a box overlapping the previous frame's by this much continues the hand's track
@@ -41,7 +41,7 @@ TRACK_IOU = 0.3
 #: shifts of the re-crop, as fractions of the box side, for ``crops`` = 1, 5 or 9
 _SHIFTS = ((0.0, 0.0), (0.04, 0.0), (-0.04, 0.0), (0.0, 0.04), (0.0, -0.04),
            (0.04, 0.04), (-0.04, -0.04), (0.04, -0.04), (-0.04, 0.04))
-#: the reader's settings when a model carries none (:mod:`.hand_settings`)
+#: the reader's settings when a model carries none (:mod:`..settings.hand`)
 DEFAULTS = defaults("reading")
 
 

@@ -52,10 +52,10 @@ from ..timing import blas_limit
 from .dense_hog import HOG_SETTINGS, DenseHOG, is_hog
 from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, NetworkPyramid, WindowPyramid, is_window_network
-from .hand_settings import defaults, model_detection
+from ..settings.hand import defaults, model_detection
 
 METHODS = ("classmap", "brute_force")
-#: the scan's settings when a model holds none (:mod:`.hand_settings`: box voting, the cascade's windows per frame,
+#: the scan's settings when a model holds none (:mod:`..settings.hand`: box voting, the cascade's windows per frame,
 #: the weights in a window's score, the window sides)
 SCAN_DEFAULTS = defaults("scan")
 VOTE_OVERLAP, VOTE_TEMPERATURE = SCAN_DEFAULTS["vote_overlap"], SCAN_DEFAULTS["vote_temperature"]

@@ -30,7 +30,7 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ..constraints import Interval, StrOptions, validate_params
+from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError
 from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
@@ -92,6 +92,9 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
     >>> HOGFeatures().fit(images).transform(images).shape
     (4, 1764)
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"hog": ("cell_size", "block_size", "block_stride", "n_bins", "signed", "backend")}
 
     _parameter_constraints: dict = {
         "cell_size": [Interval(Integral, 1, 256, closed="both")],
@@ -219,7 +222,7 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
         return tags
 
     def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         import cv2
 

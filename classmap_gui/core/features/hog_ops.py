@@ -1,6 +1,6 @@
 """HOG in plain numpy: the one implementation the app's numpy back-end and the exported predict.py run.
 
-numpy only (no numba, no scikit-learn): :mod:`classmap_gui.core.export` inlines this module into the
+numpy only (no numba, no scikit-learn): :mod:`classmap_gui.core.export.folder` inlines this module into the
 standalone ``predict.py``, so the two cannot drift.
 """
 from __future__ import annotations

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import threading
 import warnings
-from dataclasses import dataclass
-
 from numbers import Integral, Real
 
 import numpy as np
@@ -37,26 +35,21 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 
-from ..constraints import Interval, StrOptions, validate_params
+from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, NotFittedError
-from ..limits import MemoryPlan, planned_size
+from ..guards.limits import MemoryPlan, planned_size
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..timing import blas_limit
-from ..checks import check_array
-from . import kmeans_kernels
+from ..guards.arrays import check_array
 from .clustering import inertia, lloyd, minibatch
+from . import kmeans_kernels
+from .kmeans_encode import LIVE_BLOCK_BYTES, PatchGrid, chunking, encode_chunk
 from .kmeans_ops import normalise_patches, whitened_patches
 
 _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601 luma, as OpenCV
-_BLOCK_BYTES = 1 << 19  # (rows x K) float32 distance block kept within half a core's L2
-_CHUNK_PATCHES = 1 << 14  # patches per parallel task (its normalised patch matrix is ~2 MB at p=6)
 AUTO = "auto"
 #: shorter image side below which the "auto" sizes shrink (see the module docstring)
 SMALL_IMAGE = 16
-
-
-#: the live path's one distance GEMM may hold up to this many bytes (64x64 frames, K = 1600: 22 MB)
-_LIVE_BLOCK_BYTES = 1 << 25
 
 
 def auto_sizes(h: int, w: int) -> tuple[int, int, int]:
@@ -65,29 +58,6 @@ def auto_sizes(h: int, w: int) -> tuple[int, int, int]:
     if side < SMALL_IMAGE:
         return max(2, side // 2 - 1), 400, 50_000
     return 6, 1600, 200_000
-
-
-@dataclass(frozen=True)
-class _Grid:
-    """Patch positions of an image: n_h x n_w positions, quadrant boundaries half_h / half_w."""
-
-    n_h: int
-    n_w: int
-
-    @property
-    def n_pos(self) -> int:
-        """Number of patch positions, ``n_h * n_w``."""
-        return self.n_h * self.n_w
-
-    @property
-    def half_h(self) -> int:
-        """Rows of positions in the top quadrants (the bottom ones start here)."""
-        return (self.n_h + 1) // 2
-
-    @property
-    def half_w(self) -> int:
-        """Columns of positions in the left quadrants (the right ones start here)."""
-        return (self.n_w + 1) // 2
 
 
 class KMeansFeatures(TransformerMixin, BaseEstimator):
@@ -162,6 +132,9 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     >>> fm.transform(images[:5]).shape                                  # 4 quadrants x 16 centroids
     (5, 64)
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"kmeans": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels")}
 
     _parameter_constraints: dict = {
         "patch_size": [Interval(Integral, 1, 64, closed="both"), StrOptions({AUTO})],
@@ -243,9 +216,9 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
                 images = np.repeat(images, 3, axis=3)
         return images
 
-    def _grid(self, h: int, w: int) -> _Grid:
+    def _grid(self, h: int, w: int) -> PatchGrid:
         p, s = self.patch_side, self.stride
-        return _Grid((h - p) // s + 1, (w - p) // s + 1)
+        return PatchGrid((h - p) // s + 1, (w - p) // s + 1)
 
     def positions(self, h: int, w: int) -> int:
         """Patch positions (rows of the distance GEMM) per ``h x w`` image."""
@@ -349,7 +322,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         out = np.zeros((n, 4, k), dtype=np.float32)
         if n == 0:
             return out.reshape(0, 4 * k)
-        per_chunk, block = self._chunking(grid, k)
+        per_chunk, block = chunking(grid, k)
         starts = list(range(0, n, per_chunk))
         n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
         if len(starts) == 1:
@@ -357,7 +330,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             # Blocks of ~80 rows each fanned out to every BLAS thread took 9.5 s per 64x64 frame at K = 1600
             # on two loaded cores (the threads spin-wait on each other 43 times a frame); one GEMM on one
             # thread took 0.2-0.3 s there, the same features
-            block = max(block, min(n * grid.n_pos, _LIVE_BLOCK_BYTES // (4 * k)))
+            block = max(block, min(n * grid.n_pos, LIVE_BLOCK_BYTES // (4 * k)))
         stop = threading.Event()
         use_numba = kmeans_kernels.HAVE_NUMBA and getattr(self, "_use_numba", True)
 
@@ -365,7 +338,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
             if stop.is_set():
                 return 0
             b = min(n, a + per_chunk)
-            self._encode_chunk(imgs[a:b], grid, ct, cc, out[a:b], block, use_numba)
+            encode_chunk(self._patches(imgs[a:b]), grid, ct, cc, out[a:b], block, self.encoder, use_numba)
             return b - a
 
         report(progress, 0.0, "encoding")
@@ -397,32 +370,12 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
         imgs = self._channels(X, self.n_channels_)
         n, h, w, _ = imgs.shape
         k = self.centroids_.shape[0]
-        per_chunk, block = self._chunking(self._grid(h, w), k)
+        per_chunk, block = chunking(self._grid(h, w), k)
         ct = np.ascontiguousarray(-2.0 * self.centroids_.T, dtype=np.float32)
         return [self._patches(imgs[a:a + per_chunk]) for a in range(0, n, per_chunk)], ct, block
 
-    @staticmethod
-    def _chunking(grid: _Grid, k: int) -> tuple[int, int]:
-        """``(images per parallel task, patch rows per distance block)`` for ``k`` centroids."""
-        return max(1, _CHUNK_PATCHES // grid.n_pos), int(np.clip(_BLOCK_BYTES // (4 * k), 16, 4096))
-
-    def _encode_chunk(self, imgs, grid: _Grid, ct, cc, out, block: int, use_numba: bool) -> None:
-        X = self._patches(imgs)
-        xx = np.einsum("ij,ij->i", X, X)
-        buf = np.empty((block, ct.shape[1]), dtype=np.float32)
-        if use_numba:
-            kern = kmeans_kernels.triangle_pool if self.encoder == "triangle" else kmeans_kernels.hard_pool
-        for r0 in range(0, X.shape[0], block):
-            r1 = min(X.shape[0], r0 + block)
-            G = np.matmul(X[r0:r1], ct, out=buf[: r1 - r0])
-            args = (G, xx[r0:r1], cc, r0, grid.n_pos, grid.n_w, grid.half_h, grid.half_w, out)
-            if use_numba:
-                kern(*args)
-            else:
-                kmeans_kernels.numpy_pool(*args, encoder=self.encoder)
-
     def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         arrays[f"{prefix}.mean"] = np.asarray(self.mean_, np.float32)
         arrays[f"{prefix}.whitening"] = np.asarray(self.whitening_, np.float32)
@@ -433,7 +386,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
-        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        """What training will hold (:class:`~classmap_gui.core.guards.limits.MemoryPlan`), from the parameters as given
         (``"auto"`` planned at its largest) and one image's shape."""
         ps = planned_size(params, "patch_size", 6)
         n_patches = planned_size(params, "n_patches", 200_000)

@@ -27,10 +27,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..constraints import Interval, StrOptions, validate_params
+from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
-from ..read_limits import MAX_NETWORK_BYTES
+from ..guards.read_limits import MAX_NETWORK_BYTES
 from .network_input import CONTEXT, CROP, STRIDE, WINDOW, local_contrast, standardise
 
 RUNTIMES = ("onnxruntime", "opencv")
@@ -156,6 +156,9 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
     (4, 512)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"network": ("input_size", "n_features", "kind")}
+
     store_exclude = ("runner_", "kind_", "context_")  # set again from the network at load
 
     def __init__(self, network: str = "hand", runtime: str = "onnxruntime", batch_size: int = 256):
@@ -192,6 +195,9 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
             probe = probe[:, :, c, c]
         else:
             self.kind_, self.context_ = "crop", 0.0
+            if runner.input_hw is None:   # OpenCV's dnn does not say the input size: the crop networks' 64 x 64
+                hw = (64, 64)
+                probe = runner.run(np.zeros((1, 1, *hw), np.float32), raw=True)
         if probe.ndim != 2 or not np.all(np.isfinite(probe)):
             raise ModelFormatError(f"{where}: the network gives no finite embedding for a blank crop")
         self.input_size_ = np.asarray(hw, np.int64)

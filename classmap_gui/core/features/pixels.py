@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ..constraints import ImageSize, validate_params
+from ..guards.constraints import ImageSize, validate_params
 from ..errors import DataError, NotFittedError
 from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
@@ -70,6 +70,9 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
     >>> X.shape, X.dtype, float(X.max())
     ((2, 64), dtype('float32'), 1.0)
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"pixels": ("size", "grey", "standardize")}
 
     _parameter_constraints: dict = {"size": [ImageSize(), None], "grey": ["boolean"], "standardize": ["boolean"]}
 
@@ -142,7 +145,7 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
         return tags
 
     def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         if self.standardize:
             arrays[f"{prefix}.mean"] = np.asarray(self.mean_, np.float32)

@@ -11,7 +11,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ..constraints import Interval
+from ..guards.constraints import Interval
 from ..errors import NotFittedError
 from ..progress import ProgressFn, StopFn
 from .hog import HOGFeatures
@@ -24,6 +24,9 @@ class PixelsHOGFeatures(HOGFeatures):
     Parameters: ``thumbnail`` side of the grey thumbnail; the others are :class:`~.hog.HOGFeatures`'s.
     Learned: ``pixels_`` (the fitted :class:`~.pixels.PixelFeatures` of the thumbnail).
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"concat": ("parts",)}
 
     _parameter_constraints: dict = {"thumbnail": [Interval(Integral, 1, 64, closed="both")],
                                     **HOGFeatures._parameter_constraints}

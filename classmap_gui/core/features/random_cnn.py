@@ -19,9 +19,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ..constraints import Interval, StrOptions, validate_params
+from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError
-from ..limits import MemoryPlan, planned_size
+from ..guards.limits import MemoryPlan, planned_size
 from ..progress import check_stop, report
 from .cnn_ops import conv_blocks, final_layer
 from .random_features import median_bandwidth
@@ -92,6 +92,9 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
     >>> RandomCNNFeatures(m=100, random_state=0).fit(images).transform(images[:3]).shape
     (3, 100)
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize")}
 
     _parameter_constraints: dict = {
         "m": [Interval(Integral, 2, 100_000, closed="both")],
@@ -201,7 +204,7 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"random CNN: final weights of shape {self.final_weights_.shape} do not fit m={self.m}")
 
     def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         for i, f in enumerate(self.filters_):
             arrays[f"{prefix}.filters.{i}"] = np.asarray(f, np.float32)
@@ -212,7 +215,7 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
-        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        """What training will hold (:class:`~classmap_gui.core.guards.limits.MemoryPlan`), from the parameters as given
         (``"auto"`` planned at its largest) and one image's shape."""
         m, pixels = planned_size(params, "m", 1000), math.prod(image_shape)
         return MemoryPlan(width=2 * m, own_floats=m * pixels, budgets=(

@@ -30,9 +30,9 @@ from sklearn.kernel_approximation import RBFSampler
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..constraints import Interval, StrOptions, validate_params
+from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError
-from ..limits import MemoryPlan, planned_size
+from ..guards.limits import MemoryPlan, planned_size
 
 from ..progress import check_stop, report
 
@@ -100,6 +100,9 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     >>> RandomFourierFeatures(m=50, random_state=0).fit(X).transform(X[:3]).shape
     (3, 100)
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"rff": ("kind", "m")}
 
     _parameter_constraints: dict = {
         "m": [Interval(Integral, 2, 100_000, closed="both")],
@@ -187,7 +190,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         return 2 * self.m
 
     def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         arrays[f"{prefix}.frequencies"] = np.asarray(self.frequencies_, np.float32)
         if self.kind == "phase":
@@ -196,7 +199,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
-        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        """What training will hold (:class:`~classmap_gui.core.guards.limits.MemoryPlan`), from the parameters as given
         (``"auto"`` planned at its largest) and one image's shape."""
         m, pixels = planned_size(params, "m", 1000), math.prod(image_shape)
         return MemoryPlan(width=2 * m, own_floats=m * pixels, budgets=(

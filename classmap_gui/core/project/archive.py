@@ -23,7 +23,7 @@ from typing import Iterable
 
 from ..errors import ModelFormatError
 from ..progress import ProgressFn, StopFn, check_stop, report
-from ..files import NotRegularFile, open_regular
+from ..guards.files import NotRegularFile, open_regular
 from ..store.atomic import fault_point, fsync_dir
 from ..store.bounded_zip import entry_count
 

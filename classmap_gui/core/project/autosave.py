@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from ..errors import ModelFormatError
-from ..files import read_regular
+from ..guards.files import read_regular
 from ..progress import ProgressFn, StopFn
 from ..store.format import write_file_atomic
 from .format import ARCHIVE_SUFFIX, project_info, save_project

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelFormatError
-from ..files import NotRegularFile, inside, read_regular
+from ..guards.files import NotRegularFile, inside, read_regular
 from ..store.atomic import copy_tree, fault_point, fsync_dir, private_tempdir
 from .archive import ArchiveWriter, SafeArchive
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -42,30 +41,18 @@ import numpy as np
 
 from ..data.imageset import ImageSet
 from ..errors import ConfigError, DataError, ModelFormatError, StorageError
-from ..files import NotRegularFile
-from ..limits import MEMORY_SHARE, available_memory
+from ..guards.files import NotRegularFile
+from ..guards.limits import MEMORY_SHARE, available_memory
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..recogniser import Recogniser
 from ..store.atomic import (copy_tree, recover_dir, remove_stale, saving_prefix, swap_dir,
                             tidy_after_open)
 from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .containers import FolderSink, FolderSource, ZipSink, ZipSource, captures_in, image_digest
+from .manifest import (ARCHIVE_SUFFIX, FORMAT, MANIFEST, TOP_LEVEL, VERSION, check_doc, fail, png_size,
+                       read_manifest)
 from .model import Project
-from .runs import RUNS_DIR, RunLog, check_records, read_run_models, run_folder
-
-FORMAT = "classmap-studio-project"
-VERSION = 2
-MANIFEST = "project.json"
-ARCHIVE_SUFFIX = ".cmproj"
-TOP_LEVEL = (MANIFEST, "images", "captures", "model", RUNS_DIR)
-MAX_MANIFEST_BYTES = 64 * 1024 * 1024
-#: lists and objects a project.json may hold: one list per image entry, a few more per run and setting
-MAX_MANIFEST_CONTAINERS = 1_000_000
-MAX_SIDE = 4096
-_IMAGE_PATH = re.compile(r"images/[0-9]{4,6}-[A-Za-z0-9_. -]{1,64}/[0-9]{6,9}\.png")
-_PNG_SIG = b"\x89PNG\r\n\x1a\n"
-_DIGEST = re.compile(r"[0-9a-f]{32}")
-
+from .runs import RunLog, check_records, read_run_models, run_folder
 
 def is_archive(path: str | Path) -> bool:
     """True when ``path`` names a one-file project (``.cmproj``) rather than a project folder."""
@@ -132,8 +119,8 @@ def _save_folder(project: Project, path: Path, captures: Path | None, progress: 
 def _reusable_images(path: Path) -> dict[str, Path]:
     """digest -> file of the images of the project now at ``path`` (empty when none or unreadable)."""
     try:
-        doc = _read_manifest(path, str(path))
-        entries = _check_doc(doc, str(path))[4]
+        doc = read_manifest(path, str(path))
+        entries = check_doc(doc, str(path))[4]
     except (ModelFormatError, OSError):
         return {}
     return {e[2]: path / e[0] for e in entries}
@@ -282,81 +269,12 @@ def _recover(path: Path) -> Path:
     raise ModelFormatError(f"{path} is not a ClassMap Studio project: {MANIFEST} is missing")
 
 
-def _fail(where: str, what: str) -> ModelFormatError:
-    return ModelFormatError(f"{where}: {what}")
-
-
-def _read_manifest(source, where: str) -> dict:
-    """The checked ``project.json`` of a project folder (a Path) or source (:class:`_FolderSource`, ...)."""
-    if isinstance(source, Path):
-        source = FolderSource(source)
-    try:
-        raw = source.read(MANIFEST, max_bytes=MAX_MANIFEST_BYTES)  # a huge one is refused before reading
-    except NotRegularFile as exc:
-        raise _fail(where, f"{MANIFEST} cannot be read: {exc}") from None
-    except (OSError, KeyError):
-        raise _fail(where, f"not a ClassMap Studio project ({MANIFEST} is missing)") from None
-    # each [] or {} costs ~60 bytes parsed: bounded, so a manifest of empty lists cannot take gigabytes
-    if len(raw) > MAX_MANIFEST_BYTES or raw.count(b"[") + raw.count(b"{") > MAX_MANIFEST_CONTAINERS:
-        raise _fail(where, f"{MANIFEST} is too large to be a project description")
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise _fail(where, f"{MANIFEST} is corrupt ({type(exc).__name__}: {str(exc)[:200]})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise _fail(where, "not a ClassMap Studio project (foreign format)")
-    version = doc.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise _fail(where, f"invalid project format version {version!r}")
-    if version > VERSION:
-        raise _fail(where, f"written by a newer ClassMap Studio (project format {version}, this one reads up to "
-                           f"{VERSION}); upgrade ClassMap Studio to open it")
-    return doc
-
-
-def _check_doc(doc: dict, where: str) -> tuple[list[str], int, int, bool, list, dict]:
-    names = doc.get("class_names")
-    if not isinstance(names, list) or not all(isinstance(c, str) and 0 < len(c) <= 256 for c in names):
-        raise _fail(where, "class_names must be a list of non-empty names")
-    if len(set(names)) != len(names):
-        raise _fail(where, "class_names has duplicates")
-    size = doc.get("image_size")
-    if (not isinstance(size, list) or len(size) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_SIDE for v in size)):
-        raise _fail(where, f"image_size must be [height, width] between 1 and {MAX_SIDE}")
-    colour = doc.get("colour")
-    if not isinstance(colour, bool):
-        raise _fail(where, "colour must be true or false")
-    entries = doc.get("images")
-    if not isinstance(entries, list):
-        raise _fail(where, "the image list is missing")
-    for e in entries:
-        if (not isinstance(e, list) or len(e) != 3 or not isinstance(e[0], str) or not _IMAGE_PATH.fullmatch(e[0])
-                or not isinstance(e[1], int) or isinstance(e[1], bool) or not 0 <= e[1] < len(names)
-                or not isinstance(e[2], str) or not _DIGEST.fullmatch(e[2])):
-            raise _fail(where, f"bad image entry {str(e)[:120]!r} (want [\"images/<class>/<n>.png\", label, "
-                               f"checksum])")
-    if len({e[0] for e in entries}) != len(entries):
-        raise _fail(where, "the image list names a file twice")
-    settings = doc.get("settings", {})
-    if not isinstance(settings, dict):
-        raise _fail(where, "settings must be a JSON object")
-    return names, size[0], size[1], colour, entries, settings
-
-
-def _png_size(data: bytes) -> tuple[int, int] | None:
-    """(h, w) from a PNG header without decoding it, so a hostile header cannot allocate gigabytes."""
-    if len(data) < 24 or not data.startswith(_PNG_SIG) or data[12:16] != b"IHDR":
-        return None
-    return int.from_bytes(data[20:24], "big"), int.from_bytes(data[16:20], "big")
-
-
 def _read_project(source, where: str, load_model: bool, progress: ProgressFn, should_stop: StopFn) -> Project:
-    doc = _read_manifest(source, where)
-    names, h, w, colour, entries, settings = _check_doc(doc, where)
+    doc = read_manifest(source, where)
+    names, h, w, colour, entries, settings = check_doc(doc, where)
     n = len(entries)
     shape = (n, h, w, 3) if colour else (n, h, w)
-    too_big = _fail(where, f"{n} images of {w}x{h} need {math.prod(shape) / 1024 ** 3:.1f} GiB of memory, "
+    too_big = fail(where, f"{n} images of {w}x{h} need {math.prod(shape) / 1024 ** 3:.1f} GiB of memory, "
                            f"more than this computer has free")
     if math.prod(shape) > MEMORY_SHARE * available_memory():  # checked before a byte is allocated
         raise too_big
@@ -373,27 +291,27 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
         try:
             data = source.read(rel, max_bytes=png_bytes)
         except OSError as exc:
-            raise _fail(where, f"image {rel} is missing or unreadable ({exc.strerror or exc})") from None
-        if _png_size(data) != (h, w):
-            raise _fail(where, f"image {rel} is not a {w}x{h} PNG")
+            raise fail(where, f"image {rel} is missing or unreadable ({exc.strerror or exc})") from None
+        if png_size(data) != (h, w):
+            raise fail(where, f"image {rel} is not a {w}x{h} PNG")
         img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR if colour else cv2.IMREAD_GRAYSCALE)
         if img is None or img.shape[:2] != (h, w):
-            raise _fail(where, f"image {rel} is corrupt")
+            raise fail(where, f"image {rel} is corrupt")
         images[i] = cv2.cvtColor(img, cv2.COLOR_BGR2RGB) if colour else img
         if image_digest(images[i]) != digest:
-            raise _fail(where, f"image {rel} does not match its checksum (changed or damaged)")
+            raise fail(where, f"image {rel} does not match its checksum (changed or damaged)")
         labels[i] = label
     name = doc.get("name") if isinstance(doc.get("name"), str) else Path(where).stem
     groups = doc.get("groups")
     if groups is not None and (not isinstance(groups, list) or len(groups) != n or not all(
             isinstance(g, int) and not isinstance(g, bool) and 0 <= g < 2 ** 62 for g in groups)):
-        raise _fail(where, f"groups must list one non-negative capture-group number per image ({n})")
+        raise fail(where, f"groups must list one non-negative capture-group number per image ({n})")
     records = check_records(doc.get("runs"), where)
     try:
         imageset = ImageSet(images, labels, names, name=name,
                             groups=None if groups is None else np.asarray(groups, np.int64))
     except DataError as exc:  # a class name a project can never hold (control characters, ...)
-        raise _fail(where, str(exc)) from None
+        raise fail(where, str(exc)) from None
     recogniser = None
     if doc.get("has_model") is True and load_model:
         check_stop(should_stop)
@@ -402,11 +320,11 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
             try:
                 model_dir = source.model_dir(Path(tmp))
             except NotRegularFile as exc:
-                raise _fail(where, str(exc)) from None
+                raise fail(where, str(exc)) from None
             recogniser = _load_recogniser(model_dir, where)
         rec_names = getattr(recogniser, "class_names", None)
         if rec_names is not None and list(rec_names) != names:
-            raise _fail(where, "the saved recogniser's classes differ from the project's classes")
+            raise fail(where, "the saved recogniser's classes differ from the project's classes")
     models = {}
     if load_model:
         def load(rid: int):
@@ -415,7 +333,7 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
                 try:
                     model_dir = source.model_dir(Path(tmp), run_folder(rid))
                 except NotRegularFile as exc:
-                    raise _fail(where, str(exc)) from None
+                    raise fail(where, str(exc)) from None
                 return _load_recogniser(model_dir, where, run_folder(rid))
         models = read_run_models(doc, records, recogniser, where, load)
     report(progress, 1.0, "opened")
@@ -427,11 +345,11 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
 
 def _load_recogniser(model_dir: Path, where: str, rel: str = "model"):
     if not model_dir.is_dir() or model_dir.is_symlink():
-        raise _fail(where, f"the project says it holds a recogniser but {rel}/ is missing")
+        raise fail(where, f"the project says it holds a recogniser but {rel}/ is missing")
     try:
         return Recogniser.load(model_dir)
     except ModelFormatError as exc:  # name the project's model/, not an internal unpacking folder
-        raise _fail(where, f"its recogniser cannot be loaded: {str(exc).replace(str(model_dir), rel)}") from None
+        raise fail(where, f"its recogniser cannot be loaded: {str(exc).replace(str(model_dir), rel)}") from None
 
 
 def project_info(path: str | Path) -> dict:
@@ -439,9 +357,9 @@ def project_info(path: str | Path) -> dict:
     path = Path(path).expanduser().absolute()
     if path.is_file():
         with SafeArchive(path, allowed_top=TOP_LEVEL) as arc:
-            doc = _read_manifest(ZipSource(arc), str(path))
+            doc = read_manifest(ZipSource(arc), str(path))
     else:
-        doc = _read_manifest(_recover(path), str(path))
-    names, h, w, colour, entries, _ = _check_doc(doc, str(path))
+        doc = read_manifest(_recover(path), str(path))
+    names, h, w, colour, entries, _ = check_doc(doc, str(path))
     return {"name": doc.get("name"), "classes": names, "n_images": len(entries), "image_size": (h, w),
             "colour": colour, "has_model": doc.get("has_model") is True, "saved": doc.get("saved")}

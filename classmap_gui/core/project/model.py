@@ -34,8 +34,8 @@ from psygnal.containers import EventedDict
 from ..data import ImageSet
 from ..data import editing
 from ..errors import DataError
-from ..live_stream import LiveStream
-from ..train_config import TrainConfig
+from ..explore.live_stream import LiveStream
+from ..train.config import TrainConfig
 from .captures import safe_folder_name, write_capture
 from .runs import RunLog, data_version
 

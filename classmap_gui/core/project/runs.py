@@ -67,7 +67,7 @@ def data_version(imageset) -> str:
 
 
 def run_record(result, imageset, *, seconds: float | None = None) -> dict:
-    """The record of one training run: ``result`` is the :class:`~classmap_gui.core.training.TrainResult`
+    """The record of one training run: ``result`` is the :class:`~classmap_gui.core.train.training.TrainResult`
     of training on ``imageset``; ``seconds`` the wall-clock training time (else the sum of its stages).
     JSON-able; ``id`` and ``model_kept`` are set when a :class:`RunLog` keeps it."""
     rep = result.report

@@ -22,8 +22,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ConfigError, ModelFormatError, StorageError
-from ..files import NotRegularFile, read_regular
-from ..read_limits import MAX_JSON_BYTES, MAX_JSON_CONTAINERS  # model.json's bounds (an export's too)
+from ..guards.files import NotRegularFile, read_regular
+from ..guards.read_limits import MAX_JSON_BYTES, MAX_JSON_CONTAINERS  # model.json's bounds (an export's too)
 from .atomic import (fsync_dir, fault_point, fsync_file, recover_dir, remove_stale, saving_prefix,
                      swap_dir, tidy_after_open, write_file_atomic)
 from .bounded_zip import ALLOWED_KINDS

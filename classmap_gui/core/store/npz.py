@@ -34,9 +34,9 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from ..errors import ModelFormatError
-from ..files import NotRegularFile, open_regular
-from ..limits import MEMORY_SHARE, available_memory, fmt_bytes
-from ..read_limits import MAX_MEMBERS  # most members an arrays file may have (an export's too)
+from ..guards.files import NotRegularFile, open_regular
+from ..guards.limits import MEMORY_SHARE, available_memory, fmt_bytes
+from ..guards.read_limits import MAX_MEMBERS  # most members an arrays file may have (an export's too)
 from .bounded_zip import (ZipLimitError, check_npy_header, check_npz_sizes, entry_count, member_bytes,
                           npy_header, parse_specs, read_npy_member)
 

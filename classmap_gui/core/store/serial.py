@@ -26,9 +26,9 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from ..checks import check_array  # noqa: F401  (re-exported: components' state checks)
-from .. import registry
+from ..guards.arrays import check_array  # noqa: F401  (re-exported: components' state checks)
 from ..errors import ConfigError, ModelFormatError
+from . import type_names
 from .saved_values import check_saved_params, check_saved_state
 
 T = TypeVar("T", bound=type)
@@ -49,12 +49,12 @@ def register(name: str) -> Callable[[T], T]:
 
 def register_class(cls: type, name: str) -> None:
     """Allow ``cls`` to be (de)serialised under ``name`` (re-registering the same pair is fine)."""
-    registry.register_saved_type(name, cls)
+    type_names.register_saved_type(name, cls)
 
 
 def registered_name(obj: object) -> str:
     """The type name ``obj``'s class is saved under; ConfigError when it is not storable."""
-    name = registry.saved_type_name(type(obj))
+    name = type_names.saved_type_name(type(obj))
     if name is None:
         raise ConfigError(f"{type(obj).__qualname__} cannot be saved: it is not a component listed in "
                           f"classmap_gui.core.registry")
@@ -63,7 +63,7 @@ def registered_name(obj: object) -> str:
 
 def registered_class(name: str) -> type:
     """The class a saved type name stands for; ModelFormatError when unknown."""
-    cls = registry.saved_type(name)
+    cls = type_names.saved_type(name)
     if cls is None:
         raise ModelFormatError(f"the model uses a component of type {name!r}, which this version of "
                                f"ClassMap Studio does not know")
@@ -95,7 +95,7 @@ def _encode(value: Any, arrays: dict[str, np.ndarray], key: str) -> Any:
                 raise ConfigError(f"cannot save {key}: dict keys must be strings not starting with '__', got {k!r}")
             out[k] = _encode(v, arrays, f"{key}.{k}")
         return out
-    if registry.saved_type_name(type(value)) is not None or hasattr(value, "get_params"):
+    if type_names.saved_type_name(type(value)) is not None or hasattr(value, "get_params"):
         return {"__estimator__": dump_estimator(value, arrays, key)}
     raise ConfigError(f"cannot save {key}: values of type {type(value).__name__} are not storable")
 
@@ -152,7 +152,7 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
     state = _decode(spec.get("state", {}), arrays, used, where)
     if not isinstance(params, dict) or not isinstance(state, dict):
         raise ModelFormatError(f"{where}: params and state must be objects")
-    name, params = registry.saved_spec(spec["type"], params)   # a bank saved before the split per trainer
+    name, params = type_names.saved_spec(spec["type"], params)   # a bank saved before the split per trainer
     cls = registered_class(name)
     params = check_saved_params(cls, params, where)
     check_saved_state(name, state, where)

@@ -1,5 +1,5 @@
 """The top confusions as a sortable list with thumbnails: readable at thousands of classes, where a
-C x C matrix is not. One row per (true, predicted) pair with mistakes (``core.views.top_confusions``);
+C x C matrix is not. One row per (true, predicted) pair with mistakes (``core.explore.views.top_confusions``);
 thumbnails are made only for rows drawn, so a list of thousands of rows opens at once. Clicking a row
 emits ``pairChosen(true, predicted)`` (the Train panel opens those images)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QVBoxLayout, QWidget
 
-from ...core import views
+from ...core.explore import views
 from ..imageutil import to_pixmap
 
 THUMB = 36
@@ -17,7 +17,7 @@ SORT_ROLE = Qt.UserRole + 1
 
 
 class ConfusionModel(QAbstractTableModel):
-    """Rows of a :class:`~classmap_gui.core.views.Confusions`; the class columns carry a thumbnail:
+    """Rows of a :class:`~classmap_gui.core.explore.views.Confusions`; the class columns carry a thumbnail:
     an image of the mistake (true column) and an image of the predicted class (predicted column)."""
 
     def __init__(self, parent=None):

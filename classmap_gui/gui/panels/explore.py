@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QScrollArea,
                                QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from ...core.class_factors import colour_choices, factors_of
-from ...core.explore import MOSAIC_DEFAULT, ExploreData, mosaic_of
+from ...core.explore.class_factors import colour_choices, factors_of
+from ...core.explore.overview import MOSAIC_DEFAULT, ExploreData, mosaic_of
 from ..imageutil import to_pixmap
 from .explore_class import ClassDetail
 from .explore_data import explore_task, readable_range
@@ -327,7 +327,7 @@ class ExplorePanel(MapControls, QWidget):
         self.choose(0)
 
     def show_trade(self, t, held_out: int | None = None) -> None:
-        """Draw the accuracy-vs-evaluations curve ``t`` (a :class:`~classmap_gui.core.views.TradeOff`): only its
+        """Draw the accuracy-vs-evaluations curve ``t`` (a :class:`~classmap_gui.core.explore.views.TradeOff`): only its
         points that are numbers (pyqtgraph cannot draw NaN), saying what is missing instead of raising."""
         ev, acc = np.asarray(t.evaluations, np.float64), np.asarray(t.accuracy, np.float64)
         ok = np.isfinite(ev) & np.isfinite(acc)

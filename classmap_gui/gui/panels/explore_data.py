@@ -1,12 +1,12 @@
-"""The Explore panel's tasks (core computes: :mod:`classmap_gui.core.explore`, t-SNE in
-:mod:`classmap_gui.core.embedding_map`) and how it draws: class colours and readable axis ranges."""
+"""The Explore panel's tasks (core computes: :mod:`classmap_gui.core.explore.overview`, t-SNE in
+:mod:`classmap_gui.core.explore.embedding_map`) and how it draws: class colours and readable axis ranges."""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
 
-from ...core import embedding_map
-from ...core.explore import explore_views
+from ...core.explore import embedding_map
+from ...core.explore.overview import explore_views
 
 
 def class_colours(n: int) -> list:
@@ -48,7 +48,7 @@ def readable_range(values: np.ndarray, low: float = 0.0, high: float = 1.0, min_
 
 
 def explore_task(rec, images, labels, dots=None, imageset=None, settings=None):
-    """The Explore views (:func:`~classmap_gui.core.explore.explore_views`) as a task for the runner."""
+    """The Explore views (:func:`~classmap_gui.core.explore.overview.explore_views`) as a task for the runner."""
     return lambda progress, should_stop: explore_views(rec, images, labels, dots, imageset=imageset,
                                                        settings=settings, progress=progress, should_stop=should_stop)
 

@@ -1,7 +1,7 @@
 """The map of the whole embedding: every class (stars) and held-out images (dots) in one plot.
 
 Two pyqtgraph ``ScatterPlotItem``s in pixel mode draw all points (no Python item per point, so 2430
-classes and 10^4 dots redraw smoothly); colours come from :mod:`core.class_factors` groups through a
+classes and 10^4 dots redraw smoothly); colours come from :mod:`core.explore.class_factors` groups through a
 small palette of shared brushes. Rings mark the selected class, its nearest classes and its images.
 The widget only draws and reports clicks: the Explore panel computes layouts and chooses.
 """

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core import embedding_map, views
-from ...core.class_factors import RIGHT_WRONG, colouring
+from ...core.explore import embedding_map, views
+from ...core.explore.class_factors import RIGHT_WRONG, colouring
 from ..imageutil import to_pixmap
 from .explore_data import tsne_task
 from .explore_map import group_colours

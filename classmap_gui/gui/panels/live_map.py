@@ -1,9 +1,9 @@
 """The live map: the Run panel's current frame seen through filter-and-refine, on the Explore map.
 
 While the Run panel streams, each frame it shows is published on the project's headless live stream
-(:class:`~classmap_gui.core.live_stream.LiveStream`, ``project.live``) and offered here; a worker thread hands the newest one
-to :class:`~classmap_gui.core.live_map.LiveAnalyser` (all computation in core) and this box only draws
-the :class:`~classmap_gui.core.live_map.LiveFrame`: the query's marker, its p filter candidates ringed,
+(:class:`~classmap_gui.core.explore.live_stream.LiveStream`, ``project.live``) and offered here; a worker thread hands the newest one
+to :class:`~classmap_gui.core.explore.live_map.LiveAnalyser` (all computation in core) and this box only draws
+the :class:`~classmap_gui.core.explore.live_map.LiveFrame`: the query's marker, its p filter candidates ringed,
 the refined winner and the true class marked, a trail of recent frames on the Explore map; beside it
 the frame, the k-means patches that drive its feature, the filter's list with L1 distances and refined
 scores, and the running histogram of the true class's rank (:mod:`.live_overlay` draws on the map).
@@ -22,8 +22,8 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QCheckBox, QGraphicsItem, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from ...core.live_map import LiveAnalyser
-from ...core.live_truth import DEMO_VIDEO_NAME, source_truth
+from ...core.explore.live_map import LiveAnalyser
+from ...core.explore.live_truth import DEMO_VIDEO_NAME, source_truth
 from ..imageutil import to_pixmap
 from .live_overlay import LiveOverlay
 

@@ -1,5 +1,5 @@
 """Marks the live frame leaves on a map plot: its marker and trail, its filter candidates, the refined
-winner and the true class. Drawing only; positions come from :mod:`classmap_gui.core.live_map`."""
+winner and the true class. Drawing only; positions come from :mod:`classmap_gui.core.explore.live_map`."""
 from __future__ import annotations
 
 from collections import deque

@@ -1,6 +1,6 @@
 """The Train panel's lists of feature maps and banks and their parameters, from core's registry.
 
-The settings form is built from the registry's :class:`~classmap_gui.core.schema.Param` descriptions
+The settings form is built from the registry's :class:`~classmap_gui.core.guards.schema.Param` descriptions
 (``name, kind, default, help, choices, low, high, auto``), so the panel offers exactly the components
 and values the command line and a saved model accept. What is left here is a view decision: which
 parameters are too technical to show a person (worker counts, seeds, batch sizes), and showing a
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core import registry
-from ...core.schema import Param
+from ...core.guards.schema import Param
 
 #: parameters the form does not show (core's defaults apply)
 HIDDEN = frozenset({"n_jobs", "random_state", "kmeans_batch_size", "max_memory_mb", "class_weight"})
@@ -45,7 +45,7 @@ def feature_params(name: str) -> list[Param]:
 def bank_params(name: str) -> list[Param]:
     """The parameters of classifier bank ``name`` that its trainer reads, as descriptions; one that training
     chooses when unset defaults to "auto" (a number typed in is then always passed on)."""
-    from ...core.training import auto_params
+    from ...core.train.training import auto_params
 
     try:
         chosen = set(auto_params(name, {}))

@@ -41,7 +41,7 @@ class FrameResult(NamedTuple):
 class RunPanel(QWidget):
     """The Run tab: recognise a camera, video or images live with the trained recogniser and show the
     class, scores and speed. Each frame shown is published on ``project.live`` (a headless
-    :class:`~classmap_gui.core.live_stream.LiveStream`) for the views that follow the stream."""
+    :class:`~classmap_gui.core.explore.live_stream.LiveStream`) for the views that follow the stream."""
 
     def __init__(self, project, runner=None, parent=None):
         super().__init__(parent)

@@ -8,7 +8,7 @@ import time
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QPushButton, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from ...core.defaults import suggest_config
+from ...core.train.defaults import suggest_config
 from ...core.errors import ClassMapError
 from .runs import RunsView
 from .train_jobs import (TrainOutcome, as_recorded, evaluate_task, held_out_part, split_preview,  # noqa: F401

@@ -21,14 +21,14 @@ class TrainOutcome:
 
 
 def _config(settings: dict):
-    from ...core.training import TrainConfig
+    from ...core.train.training import TrainConfig
     return TrainConfig.from_dict({k: v for k, v in settings.items() if k in TrainConfig.__dataclass_fields__})
 
 
 def held_out_part(imageset, settings: dict):
     """The test images training held out with ``settings`` (the whole set when it cannot be derived), capture
     bursts kept whole as in training: for a recogniser reopened from disk or restored from a run."""
-    from ...core.training import split_parts
+    from ...core.train.training import split_parts
     try:
         cfg = _config(settings)
         if not cfg.test_fraction:
@@ -61,7 +61,7 @@ def split_preview(imageset, settings: dict) -> dict | None:
     """How training would split ``imageset`` with ``settings`` now. Only sets with bursts are split here
     (0.1 s for 145 800 images in 24 300 bursts); without bursts the answer is known, and scikit-learn's
     stratified split of that many images would hold the window for seconds."""
-    from ...core.training import split_with_info
+    from ...core.train.training import split_with_info
     if not imageset.has_bursts:
         return {"by": "image", "groups": len(imageset), "too_few": [], "needed": 0, "groups_per_part": {}}
     try:
@@ -78,7 +78,7 @@ def train_task(imageset, settings: dict, scheduler: str | None = None):
     """
     def work(progress, should_stop):
         from ...core.parallel import parallel_backend
-        from ...core.training import TrainConfig, train
+        from ...core.train.training import TrainConfig, train
         imageset.check_trainable()
         cfg = TrainConfig.from_dict(settings)
         t0 = time.perf_counter()
@@ -112,7 +112,7 @@ def as_recorded(out: TrainOutcome, record: dict | None) -> TrainOutcome:
 def evaluate_task(rec, imageset, settings: dict):
     """Re-evaluate a loaded recogniser on the part its settings held out."""
     def work(progress, should_stop):
-        from ...core.training import evaluate
+        from ...core.train.training import evaluate
         test = held_out_part(imageset, settings)
         rep = evaluate(rec, test, progress=progress, should_stop=should_stop)
         pred = rec.predict(test.images, top=1).labels

@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QHeaderView, QLabel, QSplitter, QStackedWidget, QTableWidget,
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from ...core import views
-from ...core.evaluation import cost_line
+from ...core.explore import views
+from ...core.train.evaluation import cost_line
 from ..widgets import ImageGridDialog, elided_item
 from .confusion_list import ConfusionList
 

@@ -1,7 +1,7 @@
 """The Train panel's settings column: feature map, classifier bank, ClassMap, evaluation, where to run.
 
 Forms are built from parameter descriptions (:mod:`.param_specs`); every choice is a drop-down with
-a tooltip saying what it is. Settings proposed for the data (``core.defaults.suggest_config``) are
+a tooltip saying what it is. Settings proposed for the data (``core.train.defaults.suggest_config``) are
 shown with their reasons; ``edited`` fires when a person changes anything by hand.
 """
 from __future__ import annotations
@@ -10,16 +10,16 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
+from ...core.classify.classmap.refine_kinds import KINDS as REFINE_KINDS
 from ...core.registry import classmap_applies
-from ...core.train_config import TrainConfig
+from ...core.train.config import TrainConfig
 from . import param_specs
 from .params import ParamForm
 
 EMBEDDINGS = (("boosted", "Reference classifiers chosen and weighted by boosting over triples (the paper)"),
               ("random", "Reference classifiers drawn at random, equal weights (faster to fit, less accurate)"))
-REFINES = (("v2", "Best one-vs-all score among the top p candidates"),
-           ("v3", "One-vs-all with a learned threshold: stop early when one candidate is sure"),
-           ("v1", "Vote of all-pairs classifiers among the top p (needs the all-pairs bank)"))
+#: the refine strategies as the list offers them: one-vs-all first (the default bank's), by the paper's names
+REFINE_CHOICES = tuple((k.alias, k.description) for k in sorted(REFINE_KINDS, key=lambda k: k.bank != "ova"))
 
 
 def _combo(items) -> QComboBox:
@@ -70,7 +70,7 @@ class TrainSettings(QWidget):
         self.cm_d.setToolTip("Reference classifiers: the embedding's dimensions")
         self.cm_p.setRange(1, 100000)
         self.cm_p.setToolTip("Candidate classes whose classifiers are evaluated for each image")
-        self.cm_refine = _combo(REFINES)
+        self.cm_refine = _combo(REFINE_CHOICES)
         self.cm_refpen = QDoubleSpinBox()
         self.cm_refpen.setRange(1.0, 10000.0)
         self.cm_refpen.setDecimals(1)

@@ -5,7 +5,7 @@ import numpy as np
 
 from classmap_gui.core.data import load_folder
 from classmap_gui.core.data.capture_names import burst_of, capture_name, new_burst_token
-from classmap_gui.core.training import TrainConfig, split_parts
+from classmap_gui.core.train.training import TrainConfig, split_parts
 from classmap_gui.core.project import Project
 
 

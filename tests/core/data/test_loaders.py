@@ -9,6 +9,7 @@ import pytest
 from classmap_gui.core.data import ImageSet, load_dataset, load_folder, read_idx
 from classmap_gui.core.data.builtin import load_fashion_mnist
 from classmap_gui.core.errors import DataError
+from classmap_gui.core.image_ops import grey_stack
 
 
 def _write(path, img):
@@ -47,8 +48,8 @@ def test_folder_keeps_colour_in_rgb_order(tmp_path):
     ims = load_folder(tmp_path, size=(8, 8), grey=False)
     assert ims.is_color and ims.images.shape == (2, 8, 8, 3)
     assert ims.images[0, 0, 0].tolist() == [200, 0, 0]
-    grey = ims.to_grey()
-    assert grey.images.shape == (2, 8, 8) and 50 < grey.images[0, 0, 0] < 70
+    grey = grey_stack(ims.images)  # red weighs 0.299 in the luma
+    assert grey.shape == (2, 8, 8) and 50 < grey[0, 0, 0] < 70
 
 
 def test_empty_class_folder_is_a_clear_error(folder):

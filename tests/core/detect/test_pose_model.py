@@ -37,8 +37,8 @@ def test_every_choice_is_the_one_searchs_on_the_held_out_hand_crops_and_the_mode
 
 
 def test_the_reader_scoring_never_names_the_background_and_scores_hand_rows_only():
-    """What the hand model's choices are scored by (core/scoring.py), against the reader's own rule."""
-    from classmap_gui.core.scoring import Scoring
+    """What the hand model's choices are scored by (core/train/scoring.py), against the reader's own rule."""
+    from classmap_gui.core.train.scoring import Scoring
 
     class Bank:
         classes_ = np.arange(3)

@@ -12,10 +12,10 @@ import pytest
 from classmap_gui.core.data import ImageSet
 from classmap_gui.core.detect.reading import HandReader
 from classmap_gui.core.detect.scanner import Scanner
-from classmap_gui.core.detect.hand_settings import DETECTION_KEYS
+from classmap_gui.core.settings.hand import DETECTION_KEYS
 from classmap_gui.core.errors import ModelFormatError
 from classmap_gui.core.recogniser import Recogniser
-from classmap_gui.core.training import TrainConfig, train
+from classmap_gui.core.train.training import TrainConfig, train
 
 GOOD = {"sides": [0.5, 0.8], "background_weight": 1.0, "detector_weight": 0.0, "vote_overlap": 0.3,
         "vote_temperature": 0.02, "found_threshold": {"classmap": 0.1, "brute_force": -math.inf}, "detector": None,

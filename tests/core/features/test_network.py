@@ -11,7 +11,7 @@ from classmap_gui.core.errors import ConfigError, ModelFormatError
 from classmap_gui.core.features.network import (MAX_NETWORK_BYTES, NetworkFeatures, network_record,
                                                 shipped_networks)
 from classmap_gui.core.recogniser import Recogniser
-from classmap_gui.core.training import TrainConfig, train
+from classmap_gui.core.train.training import TrainConfig, train
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """pixels+hog, the feature map added through the registry alone: the CLI trains it, the model saves and
-loads, the thumbnail adds what HOG drops, and the exported predict.py reproduces it (tests/core/test_export.py)."""
+loads, the thumbnail adds what HOG drops, and the exported predict.py reproduces it (tests/core/export/test_export.py)."""
 import json
 
 import numpy as np

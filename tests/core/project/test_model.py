@@ -52,7 +52,7 @@ def test_restore_run_puts_back_model_and_settings_and_refuses_what_it_cannot():
     counts as current only on unchanged data; a let-go model or other classes are clear errors."""
     from classmap_gui.core.data import load_digits
     from classmap_gui.core.project.runs import run_record
-    from classmap_gui.core.training import TrainConfig, train
+    from classmap_gui.core.train.training import TrainConfig, train
 
     d = load_digits().subset(np.arange(300))
     ws = Project()

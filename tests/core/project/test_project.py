@@ -263,7 +263,8 @@ def test_recent_projects_newest_first_bounded_and_robust_to_a_damaged_file(tmp_p
 
 
 def test_project_with_recogniser_round_trips_predictions(tmp_path):
-    from classmap_gui.core import recogniser as rec_mod, training
+    from classmap_gui.core import recogniser as rec_mod
+    from classmap_gui.core.train import training
     ims = make_set(5, n=60, size=(12, 12))
     result = training.train(ims, training.TrainConfig(features="pixels", bank="ova-ridge", test_fraction=0.2))
     rec = result.recogniser

@@ -9,7 +9,7 @@ from classmap_gui.core.data import ImageSet, load_digits
 from classmap_gui.core.errors import ModelFormatError
 from classmap_gui.core.project import Project, load_project, save_project
 from classmap_gui.core.project.runs import RunLog, data_version, predictions_match, run_record
-from classmap_gui.core.training import TrainConfig, split_parts, train
+from classmap_gui.core.train.training import TrainConfig, split_parts, train
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from classmap_gui.core.data import load_digits
 from classmap_gui.core.errors import ConfigError, ModelFormatError
 from classmap_gui.core.recogniser import MODEL_VERSION, Recogniser
 from classmap_gui.core.store import load_bundle, save_bundle
-from classmap_gui.core.training import TrainConfig, train
+from classmap_gui.core.train.training import TrainConfig, train
 
 
 @pytest.fixture(scope="module")

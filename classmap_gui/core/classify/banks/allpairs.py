@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ...constraints import validate_params
+from ...guards.constraints import validate_params
 from ...errors import ConfigError, DataError
 from ...progress import ProgressFn, StopFn
-from ...checks import check_array
+from ...guards.arrays import check_array
 from .base import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
                     gathered_dot, predict_input, row_chunks)
 from .solvers import encode_labels, fit_linear_svc, fit_parallel, ridge_solve
@@ -50,6 +50,9 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
     ``decision_function`` returns votes + tie-break per class ``(n, C) float32``. A subclass names its
     ``penalty`` parameter and trains one pair in ``_pair_task``.
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"all-pairs": ("n_classes",)}
 
     penalty: str | None = None
 
@@ -144,7 +147,7 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
         check_array("intercept_", self.intercept_, dtype=np.float32, shape=(P,))
 
     def export_spec(self, arrays: dict, prefix: str = "classifier") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         arrays[f"{prefix}.coef"] = np.ascontiguousarray(self.coef_, np.float32)
         arrays[f"{prefix}.intercept"] = np.ascontiguousarray(self.intercept_, np.float32)

@@ -24,7 +24,7 @@ from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ...constraints import Interval
+from ...guards.constraints import Interval
 from ...errors import ConfigError, NotFittedError
 from .ranking_ops import top_k  # noqa: F401  (re-exported: every bank's scores are ranked with it)
 
@@ -86,7 +86,7 @@ def as_features(X: Any, n_features: int | None = None, what: str = "bank") -> np
         raise ConfigError(f"{what}: expected a 2-D feature matrix (n, D), got shape {X.shape}")
     if n_features is not None and X.shape[1] != n_features:
         raise ConfigError(f"{what}: features have {X.shape[1]} columns, the bank was trained on {n_features}")
-    # checked in row chunks: X may be a memory-mapped matrix larger than RAM (core/encode.py)
+    # checked in row chunks: X may be a memory-mapped matrix larger than RAM (core/train/encode.py)
     rows = max(1, (16 << 20) // max(1, 4 * X.shape[1]))
     if not all(np.isfinite(X[a:a + rows]).all() for a in range(0, X.shape[0], rows)):
         raise ConfigError(f"{what}: the feature matrix holds NaN or infinite values")

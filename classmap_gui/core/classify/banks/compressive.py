@@ -25,11 +25,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ...constraints import HasMethods, Interval, StrOptions, validate_params
+from ...guards.constraints import HasMethods, Interval, StrOptions, validate_params
 from ...errors import ConfigError
 from ...features.random_features import RandomFourierFeatures
 from ...progress import check_stop, report
-from ...checks import check_array
+from ...guards.arrays import check_array
 
 _BLOCK = 1 << 22  # elements of one (rows, D) feature block: 16 MB, so m = 10^5 still maps in blocks
 MAPS = ("rff", "identity")

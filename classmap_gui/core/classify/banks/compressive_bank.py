@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from ...constraints import StrOptions
+from ...guards.constraints import StrOptions
 from ...errors import ConfigError
-from ...limits import MemoryPlan, planned_size
+from ...guards.limits import MemoryPlan, planned_size
 from .base import as_class_index, as_features
 from .compressive import CompressiveClassifier
 
@@ -60,6 +60,9 @@ class CompressiveBank(CompressiveClassifier):
     >>> bank.decision_function(X[:2].astype(np.float32)).shape       # always (n, C), also for two classes
     (2, 10)
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"compressive": ("map",)}
 
     _parameter_constraints: dict = {"sketch": [StrOptions(set(SKETCHES))],
                                     **{k: v for k, v in CompressiveClassifier._parameter_constraints.items() if k != "map"}}
@@ -110,7 +113,7 @@ class CompressiveBank(CompressiveClassifier):
         return self.scores_subset(X, classes)
 
     def export_spec(self, arrays: dict, prefix: str = "classifier") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``. The sketch map, when there is one, must export itself (random Fourier
         features do)."""
         arrays[f"{prefix}.sketches"] = np.ascontiguousarray(self.sketches_, np.float32)
@@ -125,7 +128,7 @@ class CompressiveBank(CompressiveClassifier):
 
     @staticmethod
     def memory_plan(params: dict, n_images: int, image_shape: tuple[int, ...]) -> MemoryPlan:
-        """What training will hold (:class:`~classmap_gui.core.limits.MemoryPlan`), from the parameters as given
+        """What training will hold (:class:`~classmap_gui.core.guards.limits.MemoryPlan`), from the parameters as given
         (``"auto"`` planned at its largest) and one image's shape."""
         if "m" not in params:
             return MemoryPlan(width=0)

@@ -17,7 +17,7 @@ One class per trainer, each with only its own parameters and its penalty named o
   there one classifier evaluation genuinely costs, as in the paper's face experiment.
 
 Models saved before the split hold ``"one-vs-all"`` with a ``trainer`` parameter; the registry maps
-them onto these classes (:func:`classmap_gui.core.registry.saved_type`).
+them onto these classes (:func:`classmap_gui.core.store.type_names.saved_type`).
 """
 from __future__ import annotations
 
@@ -26,10 +26,10 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ...constraints import Interval, StrOptions, validate_params
+from ...guards.constraints import Interval, StrOptions, validate_params
 from ...errors import DataError
 from ...progress import ProgressFn, StopFn
-from ...checks import check_array
+from ...guards.arrays import check_array
 from .base import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
                     gathered_dot, predict_input, row_chunks)
 from .solvers import encode_labels, fit_linear_svc, fit_parallel, fit_svc, rbf_kernel, ridge_solve
@@ -141,7 +141,7 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
                 raise ValueError(f"gamma_ must be a positive number, got {self.gamma_!r}")
 
     def export_spec(self, arrays: dict, prefix: str = "classifier") -> dict:
-        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export`); its arrays go into
+        """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
         ``arrays`` under ``prefix``."""
         if getattr(self, "coef_", None) is not None:
             arrays[f"{prefix}.coef"] = np.ascontiguousarray(self.coef_, np.float32)
@@ -193,6 +193,9 @@ class OneVsAllSVM(OneVsAllBank):
     >>> bank.decision_function(X[:2].astype(np.float32)).shape
     (2, 10)
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"linear-ova": ()}
 
     penalty = "C"
     _parameter_constraints: dict = {"C": C_COST, "tol": TOL, "max_iter": MAX_ITER, "class_weight": CLASS_WEIGHT,
@@ -251,6 +254,9 @@ class OneVsAllRidge(OneVsAllBank):
     (2, 2)
     """
 
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"linear-ova": ()}
+
     penalty = "alpha"
     _parameter_constraints: dict = {"alpha": ALPHA, "n_jobs": N_JOBS}
 
@@ -273,6 +279,9 @@ class OneVsAllRBF(OneVsAllBank):
     Fitted: ``support_vectors_ (S, D) float32`` (union over classes), ``dual_coef_ (C, S) float32`` (zero
     where a vector is not a support vector of that class), ``intercept_ (C,) float32``, ``gamma_`` (float).
     """
+
+    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
+    exports = {"rbf-ova": ("gamma",)}
 
     penalty = "C"
     _parameter_constraints: dict = {"C": C_COST, "gamma": [Interval(Real, 1e-12, 1e12, closed="both"),

@@ -14,8 +14,8 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ...checks import check_array
-from ...constraints import validate_params
+from ...guards.arrays import check_array
+from ...guards.constraints import validate_params
 from ...errors import ConfigError, DataError, NoSignalError
 from ...progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers
@@ -172,7 +172,7 @@ def smoother_bank(bank, factor: float):
     if key is None or not factor > 0:
         raise ConfigError("ClassMap reference_penalty needs a positive factor and a bank with a penalty "
                           f"({type(bank).__name__} names none)")
-    from ...selection import stronger_penalty
+    from ...selection.policy import stronger_penalty
 
     return clone(bank).set_params(**{key: stronger_penalty(key, bank.get_params(deep=False)[key], factor)})
 

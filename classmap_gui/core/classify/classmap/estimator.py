@@ -27,45 +27,36 @@ One class: this module is the estimator; the work of its longer methods is in fu
 embedding's fitting in :mod:`.embedding` (over :mod:`.boost`), batch prediction in :mod:`.predict`, the
 one-query fast path in :mod:`.single_query`, the refine strategies in :mod:`.refine`, the bank interface in
 :mod:`.bank_view`; the filter is a fitted index of :mod:`..filters` (the ``filter`` parameter), saved with the
-model. Derived arrays (single-query buffers) live in one private cache dict, never saved.
+model, and kept current with the class embeddings by :class:`.filter_state.FilterState`. Derived arrays
+(single-query buffers) live in one cache dict (:meth:`cache`), never saved.
 """
 from __future__ import annotations
 
 import copy
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ...constraints import HasMethods, Interval, StrOptions, validate_params
+from ...guards.constraints import validate_params
 from ...errors import ConfigError, NotFittedError
 from ...progress import ProgressFn, StopFn, check_stop
-from ..filters import INDEXES, auto_kind, make_filter
 from ..filters.base import FilterIndex
 from ..result import ClassMapResult, Prediction
 from . import predict as P
 from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers
 from .embedding import check_fitted, embed, fit_estimator, reembed
-from .refine import (ALIASES as REFINE_ALIASES, ALL_PAIRS_VOTE, FIRST_ABOVE_THRESHOLD, REFINES as REFINE_STRATEGIES,
-                     canonical as canonical_refine)
+from .filter_state import FilterState
+from .params import (EMBEDDING_EXAMPLES, EMBEDDINGS, FILTERS, MAX_MEMORY_MB, MAX_TRIPLES,  # noqa: F401
+                     PARAMETER_CONSTRAINTS, REFINE_VALUES)
+from .refine import (ALL_PAIRS_VOTE, FIRST_ABOVE_THRESHOLD, canonical as canonical_refine)
 from .single_query import SingleQuery
 
-__all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "EMBEDDING_EXAMPLES", "FILTERS", "Prediction", "REFINES",
+__all__ = ["ClassMap", "ClassMapResult", "EMBEDDINGS", "EMBEDDING_EXAMPLES", "FILTERS", "Prediction", "REFINE_VALUES",
            "SingleQuery"]
 
-EMBEDDINGS = ("boosted", "random")
-#: which examples embed the classes: the held-out part alone (the paper), or with the bank's training part
-EMBEDDING_EXAMPLES = ("embedding", "embedding+training")
-#: the ``filter`` parameter's values: "auto" or a filter index kind
-FILTERS = ("auto", *INDEXES)
-MAX_TRIPLES = 5_000_000
-MAX_MEMORY_MB = 65_536
-#: every accepted ``refine`` value: the descriptive names and the paper's aliases
-REFINES = (*REFINE_STRATEGIES, *REFINE_ALIASES)
 
-
-class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class ClassMap(FilterState, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Filter-and-refine recognition among many classes with a ClassMap embedding (Athitsos et al., 2007).
 
     A scikit-learn meta-estimator: ``fit(X, y)`` clones ``estimator``, trains it on part of each class and
@@ -150,25 +141,7 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     #: the bank is saved by its owner (the Recogniser), not a second time inside the ClassMap
     store_exclude = ("estimator_",)
-    # the bounds on n_triples and max_memory_mb keep a typo from exhausting memory (triples are sampled and
-    # scored up front); the registry derives the Train panel's fields and the CLI's checks from these
-    _parameter_constraints: dict = {
-        "estimator": [HasMethods(["fit", "decision_function"]), None],
-        "d": [Interval(Integral, 1, 100_000, closed="both")],
-        "p": [Interval(Integral, 1, None, closed="left")],
-        "embedding": [StrOptions(set(EMBEDDINGS))],
-        "refine": [StrOptions(set(REFINES))],
-        "n_triples": [Interval(Integral, 1, MAX_TRIPLES, closed="both")],
-        "hard_fraction": [Interval(Real, 0, 1, closed="both")],
-        "threshold": [Real, None],
-        "max_memory_mb": [Interval(Real, 1, MAX_MEMORY_MB, closed="both")],
-        "reference_penalty": [Interval(Real, 1e-6, 1e6, closed="both")],
-        "embedding_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "random_state": ["random_state"],
-        "embedding_examples": [StrOptions(set(EMBEDDING_EXAMPLES))],
-        "filter": [StrOptions(set(FILTERS))],
-        "filter_params": [dict, None],
-    }
+    _parameter_constraints: dict = PARAMETER_CONSTRAINTS
 
     def __init__(self, estimator=None, *, d: int = 45, p: int = 40, embedding: str = "boosted", refine: str = "v2",
                  n_triples: int = 60_000, hard_fraction: float = 0.5, threshold: float | None = None,
@@ -198,7 +171,7 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """The refine strategy's descriptive name (``refine`` may hold the paper's alias)."""
         strategy = canonical_refine(self.refine)
         if strategy is None:
-            raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINES)}, got {self.refine!r}")
+            raise ConfigError(f"ClassMap refine must be one of {', '.join(REFINE_VALUES)}, got {self.refine!r}")
         return strategy
 
     def check_params(self, bank) -> None:
@@ -253,52 +226,6 @@ class ClassMap(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.class_embeddings_ = np.ascontiguousarray(embeddings, np.float32)
         self._fit_filter()
         return self
-
-    # ------------------------------------------------------------------ the filter index
-    def _fit_filter(self) -> None:
-        """Fit the ``filter`` kind (``"auto"``: :func:`..filters.auto_kind`) on the class embeddings."""
-        kind = auto_kind(self.n_classes_) if self.filter == "auto" else self.filter
-        self.filter_ = make_filter(kind, self.filter_params).fit(self.class_embeddings_, self.alpha_)
-        self._filter_is_current()
-
-    def _filter_is_current(self) -> None:
-        """Record that ``filter_`` is over today's ``class_embeddings_`` / ``alpha_`` (the single-query buffers go)."""
-        self.__dict__["_cache"] = {"filter_on": (self.class_embeddings_, self.alpha_)}
-
-    def use_filter(self, index: FilterIndex) -> "ClassMap":
-        """Search with the fitted ``index`` (over these ``class_embeddings_`` / ``alpha_``, e.g. chosen on validation);
-        ``filter`` / ``filter_params`` then name it, so it is saved and a refit builds the same kind."""
-        if not isinstance(index, FilterIndex) or not index.matches(self.class_embeddings_, self.alpha_):
-            raise ConfigError("the filter index was built for another set of class embeddings")
-        self.set_params(filter=index.kind, filter_params=index.get_params())
-        self.filter_ = index
-        self._filter_is_current()
-        return self
-
-    def current_filter(self) -> FilterIndex:
-        """The fitted filter index, refitted first when ``class_embeddings_`` or ``alpha_`` were replaced."""
-        on = self.cache().get("filter_on")
-        if on is None or on[0] is not self.class_embeddings_ or on[1] is not self.alpha_:
-            self._fit_filter()
-        return self.filter_
-
-    def cache(self) -> dict:
-        """The one dict of derived, unsaved state (single-query buffers; the arrays the filter was fitted on)."""
-        return self.__dict__.setdefault("_cache", {})
-
-    def clear_caches(self) -> None:
-        """Drop the single-query buffers; they are rebuilt on the next query."""
-        self.__dict__["_cache"] = {k: v for k, v in self.cache().items() if k == "filter_on"}
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state.pop("_cache", None)            # buffers are rebuilt, not pickled
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        if "filter_" in state:               # the filter came along: it was fitted on these arrays
-            self._filter_is_current()
 
     def with_refine(self, refine: str) -> "ClassMap":
         """A copy that shares the fitted references, weights and class embeddings but decides candidates

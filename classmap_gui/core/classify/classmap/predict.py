@@ -87,7 +87,7 @@ def cached_single(cm, bank) -> SingleQuery | None:
     """The calling thread's :class:`SingleQuery` when one was built (and so checked by :meth:`bank_for`)
     for ``bank`` (None: ``estimator_``) and this model as they are now; None otherwise. A live query
     then skips the checks and the bank's weight lookup (a third of its time at 2430 classes)."""
-    cached = cm.__dict__.get("_cache", {}).get("single", {}).get(threading.get_ident())
+    cached = cm.cache().get("single", {}).get(threading.get_ident())
     if cached is None:
         return None
     bank = getattr(cm, "estimator_", None) if bank is None else bank

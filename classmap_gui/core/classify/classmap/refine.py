@@ -23,12 +23,7 @@ from ..kernels.batch import eval_rows
 from .bank_view import linear_weights, subset_scores
 from .ops import pair_rows, rank_by_response, vote_among_candidates, with_reference_outputs
 
-ALL_PAIRS_VOTE = "all-pairs-vote"
-BEST_RESPONSE = "best-response"
-FIRST_ABOVE_THRESHOLD = "first-above-threshold"
-#: the paper's names (Athitsos et al. 2007, §5) -> the names used here
-ALIASES = {"v1": ALL_PAIRS_VOTE, "v2": BEST_RESPONSE, "v3": FIRST_ABOVE_THRESHOLD}
-REFINES = (ALL_PAIRS_VOTE, BEST_RESPONSE, FIRST_ABOVE_THRESHOLD)
+from .refine_kinds import ALIASES, ALL_PAIRS_VOTE, BEST_RESPONSE, FIRST_ABOVE_THRESHOLD, REFINES  # noqa: F401
 #: the compiled kernels' mode numbers
 KERNEL_MODE = {BEST_RESPONSE: 2, FIRST_ABOVE_THRESHOLD: 3}
 

@@ -13,7 +13,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ...constraints import Interval
+from ...guards.constraints import Interval
 from ..kernels.codes import encode_classes, filter_codes_batch, worth_it
 from ..kernels.exact_filter import filter_batch_t, transpose_embeddings
 from .base import FilterIndex, checked_embeddings

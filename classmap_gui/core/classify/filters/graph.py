@@ -31,7 +31,7 @@ from numbers import Integral
 
 import numpy as np
 
-from ...constraints import Interval, StrOptions, validate_params
+from ...guards.constraints import Interval, StrOptions, validate_params
 from ...errors import ConfigError
 from .base import FilterIndex, checked_embeddings
 from ..kernels.graph_walk import walk_arrays, walk_batch, walk_one

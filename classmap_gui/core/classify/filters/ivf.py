@@ -15,7 +15,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ...constraints import Interval, validate_params
+from ...guards.constraints import Interval, validate_params
 from ..kernels.ivf_lists import IVFLists
 from .base import FilterIndex, checked_embeddings
 

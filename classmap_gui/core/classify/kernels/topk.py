@@ -55,13 +55,6 @@ def _bits_to_float(typingctx, bits):
 
 
 @nb.njit(**_OPTS)
-def kth_smallest_nonneg(a, k):
-    """The ``k``-th smallest (0-based) of ``a``, a float32 array of values >= +0.0 (no NaN), without
-    reordering it (:func:`kth_upper_bound` with no slack)."""
-    return kth_upper_bound(a, k, 0)
-
-
-@nb.njit(**_OPTS)
 def kth_upper_bound(a, k, slack):
     """A value at least the ``k``-th smallest (0-based) of ``a`` and at most ``slack`` float32 steps
     (units in the last place) above it; ``slack = 0``: exactly the ``k``-th smallest. ``a`` float32,

@@ -1,0 +1,195 @@
+"""The one selection policy: how every hyper-parameter choice is made on a validation part and written down.
+
+Used by the one search (:class:`~.search.ClassMapSearch`: the Train panel, ``classmap train``,
+``classmap hand-model`` and ``bench classmap``) and by every other benchmark (``classmap bench scan |
+features | scale | compressive``), so the app and the benches decide the same kind of choice by the same
+rule, from the same function, never from a copied constant. Every choice is made on a *validation* part carved from training data (the splits:
+:mod:`.splits`); the model is then refitted on all training data and tested once.
+
+API
+---
+``record(chosen, candidates, scores, *, split, by, rule="best", **extra) -> dict``
+    One choice as the JSON (and a model's metadata) records it: ``{"chosen", "candidates", "split",
+    "by", "rule", "scores", ...}``; ``split`` is what the chooser was handed (a part's name, or
+    :func:`part` of its rows: name, row count and a digest of the rows' identities), never a constant.
+``part(name, row_ids) -> dict``
+    A part as a record names it: ``{"name", "rows", "digest"}`` (``row_ids``: :func:`.splits.row_ids`
+    of the rows, or indices into one set), so a test can tell which rows a choice was made on.
+``best_penalty(candidates, accuracies, *, parameter, split, **extra) -> dict``
+    The bank penalty (ridge ``alpha``, liblinear ``C``, ``alpha_rel``, ...): the best validation
+    accuracy; ties go to the *stronger* penalty (larger alpha, smaller C: :func:`is_stronger`).
+``stronger_penalty(parameter, value, factor) -> float``
+    A penalty ``factor`` times stronger (``alpha * factor``, ``C / factor``): the reference bank of
+    ClassMap (``reference_penalty``), in training and in every bench.
+``reference_penalty(points, brute_accuracy, *, split, keys=("reference_penalty",)) -> dict``
+    ClassMap's references (reference-bank multiplier, and with ``keys`` also which examples embed the
+    classes): the candidate whose validation sweep (every refine and p) has the smallest mean gap to
+    brute force; ties to the smaller multiplier, then the earlier candidate.
+``REFERENCE_PENALTIES``
+    The multipliers offered by default (``"1,3,10,30,100"``, the text an option takes).
+``paired_se(correct, brute_correct) -> float``
+    Standard error of an accuracy difference of two classifiers on the same queries.
+``measured_gaps(points, brute_accuracy) -> list[dict]``
+    Gap rows from validation points measured at the final model's size: ``gap`` = brute force's
+    accuracy minus the point's, ``gap_se`` = its paired standard error (``difference_se``).
+``predicted_gaps(runs, n_final) -> (rows, inputs)``
+    Gap rows predicted at the final training size from a learning curve of validation fits
+    (:mod:`.selection_curve`): for benches whose final model trains on more images than the
+    validated one.
+``operating_point(rows, keys, *, split, tolerance=TOLERANCE, n_se=N_SE, by, **extra) -> dict``
+    THE operating-point rule (ClassMap's p, refine, ...): the fewest mean evaluations whose gap to
+    brute force's validation accuracy, raised by ``n_se`` of its standard errors, is within
+    ``tolerance``; if none is, the smallest raised gap. ``rows``: dicts with ``gap``, ``gap_se``,
+    ``evaluations`` and the ``keys``.
+``TOLERANCE``, ``N_SE``
+    The stated margin (0.5 points of accuracy) and its uncertainty allowance (one standard error).
+
+Why an uncertainty allowance: the validation gap of the cheapest qualifying point is an estimate;
+taking the cheapest point whose *bare* gap clears the tolerance selects points whose gap was
+underestimated by noise (bench classmap's first runs landed 0.1-0.2 points beyond it on test).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import ConfigError
+
+#: the operating point's margin: ClassMap's validation accuracy within this of brute force's (0.5 points)
+TOLERANCE = 0.005
+#: standard errors added to a gap before the margin test
+N_SE = 1.0
+#: reference-bank penalty multipliers offered by default (1: the bank's own classifiers are the references)
+REFERENCE_PENALTIES = "1,3,10,30,100"
+
+
+def record(chosen: Any, candidates: Sequence, scores: dict | list, *, split: str | dict, by: str,
+           rule: str = "best", **extra: Any) -> dict:
+    """One hyper-parameter choice as the JSON records it. ``split``: the part the scores were measured
+    on, as the chooser was handed it: its name (``"split"``), or a :func:`part` (then ``"split"`` is its
+    name and ``"split_rows"`` / ``"split_digest"`` say which rows)."""
+    if isinstance(split, dict):
+        named = {"split": split["name"], "split_rows": split["rows"], "split_digest": split["digest"]}
+    elif isinstance(split, str) and split:
+        named = {"split": split}
+    else:
+        raise ConfigError(f"a selection record needs the part it was chosen on, got {split!r}")
+    return {"chosen": chosen, "candidates": list(candidates), **named, "by": by, "rule": rule,
+            "scores": scores, **extra}
+
+
+def part(name: str, row_ids: np.ndarray) -> dict:
+    """A part as :func:`record` names it: ``{"name", "rows": count, "digest": 16 hex digits}``; the digest is
+    of the sorted row identities (``row_ids (n,)`` integers: :func:`.splits.row_ids` or indices into one set),
+    so two parts of the same rows in any order have the same digest."""
+    import hashlib
+
+    ids = np.sort(np.asarray(row_ids).astype(np.uint64, copy=False))
+    return {"name": str(name), "rows": int(len(ids)), "digest": hashlib.blake2b(ids.tobytes(), digest_size=8).hexdigest()}
+
+
+def is_stronger(parameter: str) -> bool:
+    """Whether a larger value of penalty ``parameter`` regularises more (``alpha``, ``alpha_rel``) or
+    less (``C``)."""
+    name = parameter.rsplit(".", 1)[-1]
+    if name.startswith("alpha") or name == "penalty":
+        return True
+    if name == "C":
+        return False
+    raise ConfigError(f"{parameter!r} is not a penalty (alpha or C)")
+
+
+def stronger_penalty(parameter: str, value: float, factor: float) -> float:
+    """The penalty ``factor`` times stronger: ``alpha * factor`` or ``C / factor``."""
+    return float(value) * factor if is_stronger(parameter) else float(value) / factor
+
+
+def best_penalty(candidates: Sequence[float], accuracies: Sequence[float], *, parameter: str, split: str | dict,
+                 by: str = "validation accuracy", **extra: Any) -> dict:
+    """The penalty with the best validation accuracy; ties go to the stronger penalty (the smoother
+    bank). ``accuracies[i]`` belongs to ``candidates[i]``. Returns a :func:`record`."""
+    if not len(candidates) or len(candidates) != len(accuracies):
+        raise ConfigError(f"choosing {parameter}: {len(candidates)} candidates, {len(accuracies)} scores")
+    sign = 1.0 if is_stronger(parameter) else -1.0
+    i = max(range(len(candidates)), key=lambda j: (accuracies[j], sign * candidates[j]))
+    return record(candidates[i], candidates, {f"{c:g}": float(a) for c, a in zip(candidates, accuracies)}, split=split,
+                  by=by, rule="best validation accuracy; ties: the stronger penalty", parameter=parameter, **extra)
+
+
+def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
+    """Standard error of the accuracy difference of two classifiers on the same queries: the standard
+    deviation of the per-query differences (each -1, 0 or 1) over the square root of their number."""
+    diff = np.asarray(correct, np.float64) - np.asarray(brute_correct, np.float64)
+    return float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+
+
+def paired_se_from_rates(lost: float, gained: float, n: int) -> float:
+    """:func:`paired_se` from the shares of queries brute force gets right and the other wrong
+    (``lost``) and the reverse (``gained``), over ``n`` queries."""
+    if n < 2:
+        return 0.0
+    mean, square = gained - lost, gained + lost  # per-query differences are -1, 0 or +1
+    return math.sqrt(max(square - mean * mean, 0.0) / (n - 1))
+
+
+def reference_penalty(points: list[dict], brute_accuracy: float, *, split: str | dict,
+                      keys: Sequence[str] = ("reference_penalty",)) -> dict:
+    """The references whose validation curve (``points``: dicts with ``accuracy`` and the ``keys``, every
+    refine and p) has the smallest mean gap to brute force: the filter that keeps the right class best over
+    the whole sweep. ``keys`` is ``("reference_penalty",)`` (the reference-bank multiplier; ties: the
+    smaller) or more (e.g. also ``"embedding_examples"``; ties then to the earlier candidate). Returns a
+    :func:`record` whose ``chosen`` is the multiplier, or ``{key: value}`` for several keys."""
+    keys = tuple(keys)
+    combos = list(dict.fromkeys(tuple(q[k] for k in keys) for q in points))
+    if not combos:
+        raise ConfigError("no validation points to choose a reference penalty from")
+    mean_gap = [float(np.mean([brute_accuracy - q["accuracy"] for q in points if tuple(q[k] for k in keys) == c]))
+                for c in combos]
+    best = min(range(len(combos)), key=lambda i: (mean_gap[i], combos[i][0], i))
+    name = (lambda c: f"{c[0]:g}") if len(keys) == 1 else (lambda c: ",".join(f"{v:g}" if isinstance(v, float)
+                                                                              else str(v) for v in c))
+    one = len(keys) == 1
+    return record(combos[best][0] if one else dict(zip(keys, combos[best])),
+                  [c[0] for c in combos] if one else [dict(zip(keys, c)) for c in combos],
+                  {name(c): g for c, g in zip(combos, mean_gap)}, split=split,
+                  by="mean validation gap to brute force over every refine and p (points; lower is better)",
+                  rule="smallest mean validation gap to brute force over the whole (refine, p) sweep",
+                  brute_force_accuracy=brute_accuracy)
+
+
+def measured_gaps(points: list[dict], brute_accuracy: float) -> list[dict]:
+    """``points`` (``accuracy``, ``evaluations``, optional ``difference_se``) as gap rows for
+    :func:`operating_point`: ``gap`` = ``brute_accuracy - accuracy``, ``gap_se`` = ``difference_se``."""
+    return [{**q, "gap": brute_accuracy - q["accuracy"], "gap_se": q.get("difference_se", 0.0)} for q in points]
+
+
+def predicted_gaps(runs: list[dict], n_final: float) -> tuple[list[dict], dict]:
+    """Gap rows predicted at ``n_final`` training images per class (:func:`.selection_curve.predict_gaps`)."""
+    from .curve import predict_gaps
+
+    return predict_gaps(runs, n_final)
+
+
+def operating_point(rows: list[dict], keys: Sequence[str], *, split: str | dict, tolerance: float = TOLERANCE,
+                    n_se: float = N_SE, by: str, gaps: str = "validation", **extra: Any) -> dict:
+    """THE operating-point rule (module docstring). ``rows``: dicts with ``gap``, ``gap_se``,
+    ``evaluations`` and ``keys``; ``gaps`` says how the gaps were obtained (for the rule's wording).
+    Returns a :func:`record` whose ``chosen`` is ``{key: value}`` of the chosen row and whose scores are
+    the rows with their ``bound`` (gap + n_se * gap_se)."""
+    if not rows:
+        raise ConfigError("no validation points to choose an operating point from")
+    rows = [{**r, "bound": r["gap"] + n_se * r["gap_se"]} for r in rows]
+    ok = [r for r in rows if r["bound"] <= tolerance + 1e-12]
+    best = (min(ok, key=lambda r: (r["evaluations"], r["bound"])) if ok
+            else min(rows, key=lambda r: (r["bound"], r["evaluations"])))
+    return record({k: best[k] for k in keys}, [{k: r[k] for k in keys} for r in rows], rows, split=split, by=by,
+                  rule=(f"fewest evaluations whose {gaps} gap to brute force's accuracy plus {n_se:g} standard "
+                        f"error(s) is within {100 * tolerance:g} points; else the smallest such bound"),
+                  tolerance=tolerance, n_se=n_se, within_tolerance=bool(ok), **extra)
+
+
+__all__ = ["N_SE", "REFERENCE_PENALTIES", "TOLERANCE", "best_penalty", "is_stronger", "measured_gaps",
+           "operating_point", "paired_se", "paired_se_from_rates", "part", "predicted_gaps", "record", "reference_penalty",
+           "stronger_penalty"]
