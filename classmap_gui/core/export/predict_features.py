@@ -11,7 +11,7 @@ import numpy as np
 from ..features.cnn_ops import conv_blocks, final_layer
 from ..features.hog_ops import axis_weights, hog_numpy
 from ..features.kmeans_ops import pool_numpy, whitened_patches
-from ..features.network_input import CONTEXT, STRIDE, local_contrast, standardise
+from ..features.network_input import standardise, window_input
 from ..image_ops import grey_stack
 
 
@@ -127,9 +127,13 @@ def network_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "fea
     out = np.empty((len(X), int(spec["n_features"])), np.float32)
     window = spec.get("kind", "crop") == "window"
     for a in range(0, len(X), 256):
-        net.setInput(local_contrast(X[a:a + 256]) if window else standardise(X[a:a + 256]))
-        y = net.forward()
-        out[a:a + 256] = y[:, :, CONTEXT // STRIDE, CONTEXT // STRIDE] if window else y.reshape(len(y), -1)
+        if window:
+            inp, c = window_input(X[a:a + 256])
+            net.setInput(inp)
+            out[a:a + 256] = net.forward()[:, :, c, c]
+        else:
+            net.setInput(standardise(X[a:a + 256]))
+            out[a:a + 256] = net.forward().reshape(len(X[a:a + 256]), -1)
     return out
 
 

@@ -31,7 +31,7 @@ from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
 from ..guards.read_limits import MAX_NETWORK_BYTES
-from .network_input import CONTEXT, CROP, STRIDE, WINDOW, local_contrast, standardise
+from .network_input import CONTEXT, CROP, STRIDE, WINDOW, standardise, window_input
 
 RUNTIMES = ("onnxruntime", "opencv")
 _SHIPPED = "networks"
@@ -123,7 +123,8 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         *window* network (``classmap train-network --arch dense``: input ``(n, 1, H, W)`` of any size,
         normalised by :func:`.network_input.local_contrast`, output ``(n, D, H/8 - 7, W/8 - 7)``, the embedding
         of every window position; an image's features are those of its central window, the image being the
-        window with its context margin, ``CROP`` x ``CROP`` pixels).
+        window with its context margin, ``CROP`` x ``CROP`` pixels, read as a frame's pass reads it:
+        :func:`.network_input.window_input`).
     runtime : {"onnxruntime", "opencv"}
         Who runs it (module docstring: onnxruntime is faster here; OpenCV needs nothing more).
     batch_size : int
@@ -236,11 +237,11 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         out = np.empty((n, self.n_features_out_), np.float32)
         step = int(self.batch_size)
         window = getattr(self, "kind_", "crop") == "window"
-        c = CONTEXT // STRIDE
         for s in range(0, n, step):
             check_stop(should_stop)
             if window:
-                out[s:s + step] = self.runner_.run(local_contrast(x[s:s + step]), raw=True)[:, :, c, c]
+                inp, c = window_input(x[s:s + step])
+                out[s:s + step] = self.runner_.run(inp, raw=True)[:, :, c, c]
             else:
                 out[s:s + step] = self.runner_.run(standardise(x[s:s + step]))
             report(progress, min(n, s + step) / n, "network features")

@@ -74,4 +74,17 @@ def local_contrast(images, sigma: float = LCN_SIGMA) -> np.ndarray:
     return out
 
 
-__all__ = ["CONTEXT", "CROP", "LCN_SIGMA", "STRIDE", "WINDOW", "MIN_SPREAD", "local_contrast", "standardise"]
+def window_input(crops) -> tuple[np.ndarray, int]:
+    """What a window network reads for uint8 crops ``(n, CROP, CROP)`` (a window with its context): each crop
+    padded by another :data:`CONTEXT` (reflected, as a frame's pyramid level is padded), then
+    :func:`local_contrast`; and the cell of the network's output grid that is the crop's window. The padding makes
+    a crop's window read what the same window reads inside a frame's pass (cosine similarity ~0.995 against
+    ~0.92 with the network's own zero padding past the crop), so a bank trained on crops classifies a frame's
+    windows as it classifies crops."""
+    x = np.asarray(crops)
+    padded = np.stack([cv2.copyMakeBorder(im, CONTEXT, CONTEXT, CONTEXT, CONTEXT, cv2.BORDER_REFLECT) for im in x]) \
+        if len(x) else np.zeros((0, x.shape[1] + 2 * CONTEXT, x.shape[2] + 2 * CONTEXT), np.uint8)
+    return local_contrast(padded), 2 * CONTEXT // STRIDE
+
+
+__all__ = ["CONTEXT", "CROP", "LCN_SIGMA", "STRIDE", "WINDOW", "window_input", "MIN_SPREAD", "local_contrast", "standardise"]
