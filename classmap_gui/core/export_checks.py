@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .features.network_check import check_network
 from .plain_text import breaks_line
 from .read_limits import MAX_IMAGE_SIDE, MAX_NETWORK_BYTES, SettingError, all_finite, check_settings
 
@@ -86,6 +87,16 @@ def _network(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
         raise SettingError(f"{prefix}.input_size must be two whole numbers from 1 to {MAX_IMAGE_SIDE}")
     if not (isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= 1_000_000):
         raise SettingError(f"{prefix}.n_features must be a whole number from 1 to 1000000")
+    sha = spec.get("sha256")
+    if not (isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
+        raise SettingError(f"{prefix}.sha256 must be the network file's SHA-256 (64 hex digits)")
+    try:  # the allow-list, before OpenCV sees the bytes (the app's own check, inlined)
+        info = check_network(onnx.tobytes(), sha, kind="crop")
+    except SettingError as exc:
+        raise SettingError(f"{prefix}.onnx: {exc}; refused, nothing was run") from None
+    if list(info["input_hw"]) != size or info["width"] != width:
+        raise SettingError(f"{prefix}.onnx reads {list(info['input_hw'])} crops into {info['width']} features, "
+                           f"model.json says {size} and {width}")
 
 
 def _cnn(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
@@ -163,7 +174,7 @@ SPEC_KEYS = {
     "pixels": ("size", "grey", "standardize"), "hog": ("cell_size", "block_size", "block_stride", "n_bins", "signed",
                                                        "backend"),
     "kmeans": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels"), "rff": ("kind", "m"),
-    "cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize"), "network": ("input_size", "n_features"),
+    "cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize"), "network": ("input_size", "n_features", "sha256"),
     "concat": ("parts",),
     "linear-ova": (), "rbf-ova": ("gamma",), "all-pairs": ("n_classes",), "compressive": ("map",),
     "classmap": ("p", "refine", "threshold"),

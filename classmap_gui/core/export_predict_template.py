@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -56,6 +57,9 @@ class ModelError(Exception):
 
 
 # @inline classmap_gui.core.read_limits
+
+
+# @inline classmap_gui.core.features.network_check
 
 
 # @inline classmap_gui.core.plain_text
@@ -274,12 +278,19 @@ def network_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "fea
         X = np.stack([cv2.resize(im, (w, h), interpolation=cv2.INTER_AREA if im.shape[0] > h else cv2.INTER_LINEAR)
                       for im in X])
     net = _NETWORKS.get(prefix)
-    if net is None:
-        net = _NETWORKS[prefix] = cv2.dnn.readNetFromONNX(np.ascontiguousarray(arrays[f"{prefix}.onnx"]))
-    out = np.empty((len(X), int(spec["n_features"])), np.float32)
-    for a in range(0, len(X), 256):
-        net.setInput(standardise(X[a:a + 256]))
-        out[a:a + 256] = net.forward().reshape(len(X[a:a + 256]), -1)
+    width = int(spec["n_features"])
+    with quiet_opencv():  # checked at load (check_network); OpenCV's own log lines stay off stderr
+        if net is None:
+            net = _NETWORKS[prefix] = cv2.dnn.readNetFromONNX(np.ascontiguousarray(arrays[f"{prefix}.onnx"]))
+        out = np.empty((len(X), width), np.float32)
+        for a in range(0, len(X), 256):
+            net.setInput(standardise(X[a:a + 256]))
+            got = net.forward()
+            if got.dtype != np.float32 or got.shape != (len(X[a:a + 256]), width):
+                raise ValueError(f"the network gave {got.dtype} {tuple(got.shape)}, not float32 (n, {width})")
+            out[a:a + 256] = got
+    if not np.isfinite(out).all():
+        raise ValueError("the network gave NaN or infinite values (its weights are damaged); no scores")
     return out
 
 

@@ -14,6 +14,13 @@ The file is data: an ONNX graph is a protocol buffer, parsed, never executed as 
 the fitted state as a ``uint8`` array (``onnx_``), so a saved model holds its network and needs no
 file beside it; loading checks its size (at most :data:`MAX_NETWORK_BYTES`) and that it parses and
 gives the recorded width.
+
+Before onnxruntime or OpenCV sees the bytes, :func:`.network_check.check_network` holds them to the
+allow-list of the product's own operators, sizes and shapes and to the SHA-256 the model records (at
+fit, at loading a saved model, in the exported predictor): a graph that could loop, allocate gigabytes
+or read a file beside the model is refused in one line, never run. Outputs that are not finite are
+refused when they appear. Both runtimes' own log lines are silenced: their failures reach the user as
+one :class:`ModelFormatError`.
 """
 from __future__ import annotations
 
@@ -30,7 +37,9 @@ from sklearn.utils.validation import check_is_fitted
 from ..constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
-from ..read_limits import MAX_NETWORK_BYTES
+from ..data.image_decode import quiet_opencv
+from ..read_limits import MAX_NETWORK_BYTES, SettingError
+from .network_check import check_network
 from .network_input import standardise
 
 RUNTIMES = ("onnxruntime", "opencv")
@@ -73,39 +82,74 @@ def read_network_bytes(network: str) -> bytes:
     return data
 
 
-class _Runner:
-    """One loaded network: ``run(x (n, 1, h, w) float32) -> (n, D) float32``."""
+def checked_network(data: bytes, where: str, sha256: str | None = None) -> dict:
+    """:func:`.network_check.check_network` of a crop network (input ``(n, 1, h, w)``, output ``(n, D)``),
+    its refusal as a :class:`ModelFormatError` naming ``where``."""
+    try:
+        return check_network(data, sha256, kind="crop")
+    except SettingError as exc:
+        raise ModelFormatError(f"{where}: {exc}; refused, nothing was run") from None
 
-    def __init__(self, data: bytes, runtime: str, where: str):
+
+def _quiet_onnxruntime(ort) -> None:
+    """onnxruntime's default logger prints warnings and errors on stderr by itself: only fatal ones now
+    (every failure reaches the user as one ModelFormatError)."""
+    try:
+        ort.set_default_logger_severity(4)
+    except (AttributeError, ValueError):  # pragma: no cover - an onnxruntime without the call
+        pass
+
+
+class _Runner:
+    """One loaded network, already checked (:func:`checked_network`): ``run(x (n, 1, h, w) float32) ->
+    (n, D) float32``, ModelFormatError naming ``where`` when the runtime fails or the shape is not that."""
+
+    def __init__(self, data: bytes, runtime: str, where: str, width: int):
+        self.runtime, self.where, self.width = runtime, where, width
         try:
             if runtime == "onnxruntime":
                 import onnxruntime as ort
 
+                _quiet_onnxruntime(ort)
                 opts = ort.SessionOptions()
                 opts.intra_op_num_threads = 2
                 opts.inter_op_num_threads = 1
-                opts.log_severity_level = 3
+                opts.log_severity_level = 4
                 self._sess = ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
-                inp = self._sess.get_inputs()[0]
-                self._name = inp.name
-                self.input_hw = tuple(int(v) for v in inp.shape[2:4])
+                self._name = self._sess.get_inputs()[0].name
             else:
                 import cv2
 
-                self._net = cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
-                self.input_hw = None
+                with quiet_opencv():
+                    self._net = cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
         except Exception as e:  # noqa: BLE001 - a truncated or foreign file: one clear line, whatever the parser raised
             raise ModelFormatError(f"{where}: not a network this app can run ({type(e).__name__}: "
-                                   f"{str(e).splitlines()[0] if str(e) else 'unreadable'})") from None
-        self.runtime = runtime
+                                   f"{_first_line(e)})") from None
 
     def run(self, x: np.ndarray) -> np.ndarray:
-        if self.runtime == "onnxruntime":
-            out = self._sess.run(None, {self._name: x})[0]
-        else:
-            self._net.setInput(x)
-            out = self._net.forward()
-        return np.ascontiguousarray(out.reshape(len(x), -1), np.float32)
+        try:
+            if self.runtime == "onnxruntime":
+                out = self._sess.run(None, {self._name: x})[0]
+            else:
+                with quiet_opencv():
+                    self._net.setInput(x)
+                    out = self._net.forward()
+        except Exception as e:  # noqa: BLE001 - the runtime's own failure (a shape it cannot compute): one line
+            raise ModelFormatError(f"{self.where}: the network failed to run ({type(e).__name__}: "
+                                   f"{_first_line(e)})") from None
+        out = np.asarray(out)
+        if out.dtype != np.float32 or out.shape != (len(x), self.width):
+            raise ModelFormatError(f"{self.where}: the network gave {out.dtype} {tuple(out.shape)} for {len(x)} "
+                                   f"crops, not float32 ({len(x)}, {self.width}); refused")
+        if not np.isfinite(out).all():
+            raise ModelFormatError(f"{self.where}: the network gave NaN or infinite values; its weights are "
+                                   f"damaged or it was trained wrongly (refused, no scores)")
+        return np.ascontiguousarray(out)
+
+
+def _first_line(e: Exception) -> str:
+    text = " ".join(str(e).split())
+    return text[:200] if text else "unreadable"
 
 
 class NetworkFeatures(TransformerMixin, BaseEstimator):
@@ -162,25 +206,25 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         data = read_network_bytes(str(self.network))
         self.onnx_ = np.frombuffer(data, np.uint8).copy()
         self.sha256_ = hashlib.sha256(data).hexdigest()
-        self._load(f"network {self.network!r}")
+        self._load(f"the network {self.network!r}")
         report(progress, 1.0, "network")
         return self
 
     def _load(self, where: str) -> None:
-        runner = _Runner(self.onnx_.tobytes(), self.runtime, where)
-        hw = runner.input_hw or (64, 64)
-        probe = runner.run(np.zeros((1, 1, *hw), np.float32))
-        if probe.ndim != 2 or not np.all(np.isfinite(probe)):
-            raise ModelFormatError(f"{where}: the network gives no finite embedding for a blank crop")
-        self.input_size_ = np.asarray(hw, np.int64)
-        self.n_features_out_ = int(probe.shape[1])
+        """Check the bytes (allow-list, SHA-256), then load them and run one blank crop."""
+        data = self.onnx_.tobytes()
+        info = checked_network(data, where, getattr(self, "sha256_", None))
+        runner = _Runner(data, self.runtime, where, int(info["width"]))
+        runner.run(np.zeros((1, 1, *info["input_hw"]), np.float32))
+        self.input_size_ = np.asarray(info["input_hw"], np.int64)
+        self.n_features_out_ = int(info["width"])
         self.runner_ = runner
 
     def transform(self, images, *, progress=None, should_stop=None) -> np.ndarray:
         """uint8 images ``(n, h, w)`` -> ``(n, D) float32`` embeddings."""
         check_is_fitted(self, "onnx_")
         if getattr(self, "runner_", None) is None:
-            self._load("network")
+            self._load(f"the network {self.network!r}")
         x = np.asarray(images)
         if x.ndim not in (3, 4) or x.dtype != np.uint8:
             raise DataError(f"network features expect uint8 images (n, h, w), got {x.dtype} {x.shape}")
@@ -207,6 +251,9 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         if data.dtype != np.uint8 or data.ndim != 1 or not 0 < data.size <= MAX_NETWORK_BYTES:
             raise ValueError(f"network: the saved network must be 1..{MAX_NETWORK_BYTES} bytes (uint8), got "
                              f"{data.dtype} {data.shape}")
+        sha = getattr(self, "sha256_", None)
+        if not (isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
+            raise ValueError("network: the model records no SHA-256 of its network (sha256_ must be 64 hex digits)")
         width = self.n_features_out_
         self.onnx_ = data
         self._load("the saved network")
@@ -218,7 +265,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         """Settings for the exported ``predict.py``: the network bytes, run there by OpenCV's ``cv2.dnn``."""
         arrays[f"{prefix}.onnx"] = np.asarray(self.onnx_, np.uint8)
         return {"type": "network", "input_size": [int(v) for v in self.input_size_],
-                "n_features": int(self.n_features_out_)}
+                "n_features": int(self.n_features_out_), "sha256": str(self.sha256_)}
 
 
 __all__ = ["MAX_NETWORK_BYTES", "NetworkFeatures", "RUNTIMES", "network_record", "read_network_bytes",
