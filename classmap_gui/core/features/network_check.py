@@ -23,12 +23,12 @@ from ..read_limits import (MAX_NETWORK_BYTES, MAX_NETWORK_INPUT_SIDE, MAX_NETWOR
 
 #: the operators of the product's networks and no others: the crop kind (resources/networks/hand.onnx: Conv,
 #: BatchNormalization, Relu, GlobalAveragePool, Flatten, MatMul) and the dense window kind (Conv, depthwise
-#: included, Relu, BatchNormalization unless folded, AveragePool, Slice, Concat, and the shape arithmetic
-#: PyTorch's exporter writes for symbolic sizes). No control flow (Loop, Scan, If), no generators of
-#: large tensors (ConstantOfShape, Expand, Tile, Resize), no custom domains.
+#: included, Relu, BatchNormalization unless folded, AveragePool, Slice, Concat, Constant, Identity where the
+#: exporter shares one weight, and the shape arithmetic it may write for symbolic sizes). No control flow
+#: (Loop, Scan, If), no generators of large tensors (ConstantOfShape, Expand, Tile, Resize), no custom domains.
 ALLOWED_OPS = frozenset({
-    "Conv", "BatchNormalization", "Relu", "GlobalAveragePool", "AveragePool", "Flatten", "MatMul", "Gemm", "Add",
-    "Slice", "Concat", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Reshape", "Identity",
+    "Conv", "BatchNormalization", "Relu", "GlobalAveragePool", "AveragePool", "Flatten", "MatMul",
+    "Slice", "Concat", "Constant", "Identity", "Shape", "Gather", "Unsqueeze",
 })
 #: operator domains: the standard one only ("" and its long name)
 _DOMAINS = ("", "ai.onnx")
