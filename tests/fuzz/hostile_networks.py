@@ -193,9 +193,11 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def plant_in_model(folder: Path, data: bytes, *, sha256: str | None = None, width: int = WIDTH) -> None:
+def plant_in_model(folder: Path, data: bytes, *, sha256: str | None = None, width: int = WIDTH,
+                   runtime: str | None = None) -> None:
     """Put ``data`` in the saved model ``folder`` (a network model) as its network, the rest made to fit (the
-    classifier's width, the manifest, ``sha256_`` = the bytes' own unless ``sha256`` names another)."""
+    classifier's width, the manifest, ``sha256_`` = the bytes' own unless ``sha256`` names another), run by
+    ``runtime`` when given."""
     from classmap_gui.core.store.format import array_manifest
 
     doc = json.loads((folder / "model.json").read_text())
@@ -206,6 +208,8 @@ def plant_in_model(folder: Path, data: bytes, *, sha256: str | None = None, widt
     state = doc["features"]["state"]
     state["sha256_"], state["n_features_out_"] = sha256 or sha(data), width
     doc["classifier"]["state"]["n_features_in_"] = width
+    if runtime:
+        doc["features"]["params"]["runtime"] = runtime
     doc["arrays"] = array_manifest(arrays)
     np.savez(folder / "arrays.npz", **arrays)
     (folder / "model.json").write_text(json.dumps(doc))

@@ -256,7 +256,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
             raise ValueError("network: the model records no SHA-256 of its network (sha256_ must be 64 hex digits)")
         width = self.n_features_out_
         self.onnx_ = data
-        self._load("the saved network")
+        self._load("its network")
         if self.n_features_out_ != width:
             raise ValueError(f"network: the saved network gives {self.n_features_out_} features, the model "
                              f"says {width}")
