@@ -39,6 +39,9 @@ MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_JSON_CONTAINERS = 200_000
 #: Most members a model's arrays file may have (a model has tens).
 MAX_MEMBERS = 100_000
+#: Most workers a saved setting may name (``n_jobs``): a model trained on a larger machine loads on a smaller one
+#: (its count is brought to this machine's when used), but no machine has this many cores.
+MAX_SAVED_WORKERS = 4096
 #: No learned float value of a model comes near this (weights, centroids, priors, frequencies).
 MAX_ABS = 1e15
 
