@@ -39,18 +39,30 @@ _quiet_lock = threading.Lock()
 _quiet = [0, None]  # decodes running now, OpenCV's log level before the first of them
 
 
+def _log_calls():
+    """``(get level, set level, the silent level)`` of OpenCV's log: ``cv2.utils.logging``, or the top-level
+    ``cv2.setLogLevel`` of builds without it (0: silent); None when neither is there."""
+    log = getattr(getattr(cv2, "utils", None), "logging", None)
+    if log is not None:
+        return log.getLogLevel, log.setLogLevel, log.LOG_LEVEL_SILENT
+    if hasattr(cv2, "setLogLevel"):
+        return getattr(cv2, "getLogLevel", lambda: 3), cv2.setLogLevel, 0
+    return None
+
+
 @contextlib.contextmanager
 def quiet_opencv():
     """OpenCV's log silenced while the block runs (threads may overlap: the level before the first
     is restored when the last leaves). The caller reports a failed decode in its own words."""
-    log = getattr(getattr(cv2, "utils", None), "logging", None)
-    if log is None:  # pragma: no cover - a build without the logging module
+    calls = _log_calls()
+    if calls is None:  # pragma: no cover - a build without a log level to set
         yield
         return
+    get_level, set_level, silent = calls
     with _quiet_lock:
         if _quiet[0] == 0:
-            _quiet[1] = log.getLogLevel()
-            log.setLogLevel(log.LOG_LEVEL_SILENT)
+            _quiet[1] = get_level()
+            set_level(silent)
         _quiet[0] += 1
     try:
         yield
@@ -58,7 +70,7 @@ def quiet_opencv():
         with _quiet_lock:
             _quiet[0] -= 1
             if _quiet[0] == 0:
-                log.setLogLevel(_quiet[1])
+                set_level(_quiet[1])
 
 
 def to_uint8(img: np.ndarray) -> np.ndarray:
