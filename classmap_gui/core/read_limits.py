@@ -26,6 +26,8 @@ MAX_NETWORK_NODES = 2000
 MAX_NETWORK_TENSOR_ELEMENTS = 8_000_000
 #: most values per image in any shape a network states (its input, output and intermediate values)
 MAX_NETWORK_SHAPE_ELEMENTS = 16_000_000
+#: largest kernel, stride, dilation or padding of a network's sliding windows (the product's: 5, 2, 1, 2)
+MAX_NETWORK_WINDOW = 16
 #: largest side of the crop a network states as its input (the hand network reads 64 x 64)
 MAX_NETWORK_INPUT_SIDE = 1024
 #: Source images with more pixels than this are refused from their header, before decoding

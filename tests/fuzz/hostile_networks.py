@@ -89,11 +89,26 @@ def generator(op: str, elements: int) -> bytes:
                   out=helper.make_tensor_value_info("embedding", TensorProto.FLOAT, [1, WIDTH]))
 
 
+def _field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field."""
+    size, head = len(payload), bytearray()
+    while True:
+        head.append((size & 0x7F) | (0x80 if size > 0x7F else 0))
+        size >>= 7
+        if not size:
+            break
+    return bytes([number << 3 | 2]) + bytes(head) + payload
+
+
 def many_nodes(count: int = 200_000) -> bytes:
-    """``count`` Identity nodes in a chain before the trunk (+400 MB in a runtime)."""
-    chain = [helper.make_node("Identity", ["crops" if i == 0 else f"i{i - 1}"], [f"i{i}"]) for i in range(count)]
-    nodes, inits = _trunk(x=f"i{count - 1}")
-    return _model(chain + nodes, inits)
+    """``count`` Identity nodes of the input beside the trunk (+400 MB in a runtime), written as protobuf
+    fields directly (onnx.helper takes seconds for as many)."""
+    model = onnx.ModelProto.FromString(tiny())
+    nodes = b"".join(_field(1, _field(1, b"crops") + _field(2, b"i%d" % i) + _field(4, b"Identity"))
+                     for i in range(count))
+    graph = nodes + model.graph.SerializeToString()
+    model.ClearField("graph")
+    return model.SerializeToString() + _field(7, graph)
 
 
 def if_subgraph() -> bytes:
@@ -114,6 +129,23 @@ def external() -> bytes:
     w.data_location = TensorProto.EXTERNAL
     w.external_data.add(key="location", value="weights.bin")
     w.external_data.add(key="length", value=str(4 * WIDTH))
+    return _model(nodes, inits)
+
+
+def wide_layer(channels: int = 1_000_000) -> bytes:
+    """A 1x1 convolution to a million channels (4 MB of weights, 16 GB of values per 64x64 crop), then averaged
+    back to 4 by a second one."""
+    nodes, inits = _trunk(x="wide")
+    inits += [numpy_helper.from_array(np.ones((channels, 1, 1, 1), np.float32), "w_wide"),
+              numpy_helper.from_array(np.ones((1, channels, 1, 1), np.float32) / channels, "w_back")]
+    return _model([helper.make_node("Conv", ["crops", "w_wide"], ["wide0"]),
+                   helper.make_node("Conv", ["wide0", "w_back"], ["wide"])] + nodes, inits)
+
+
+def padded(pad: int = 10_000) -> bytes:
+    """A convolution padding its input by ``pad`` pixels a side (a 20064 x 20064 map per crop)."""
+    nodes, inits = _trunk()
+    nodes[0] = helper.make_node("Conv", ["crops", "w", "b"], ["c"], pads=[pad] * 4)
     return _model(nodes, inits)
 
 
@@ -164,6 +196,8 @@ CASES = {
     "expand 1.6 GB": (lambda: generator("Expand", 400_000_000), "'Expand'"),
     "200000 identity nodes": (many_nodes, "more than 2000 operators"),
     "if with subgraphs": (if_subgraph, "'If'"),
+    "a million channels": (wide_layer, "channels in all"),
+    "padding of 10000": (padded, "pads beyond 16"),
     "external weights.bin": (external, "external data"),
     "custom domain": (custom_domain, "custom operator domain 'com.evil'"),
     "opset 99": (lambda: tiny(opset=99), "operator set 99"),

@@ -18,7 +18,7 @@ import hashlib
 import numpy as np
 
 from ..read_limits import (MAX_NETWORK_BYTES, MAX_NETWORK_INPUT_SIDE, MAX_NETWORK_NODES, MAX_NETWORK_SHAPE_ELEMENTS,
-                           MAX_NETWORK_TENSOR_ELEMENTS, NETWORK_IR_VERSIONS, NETWORK_OPSETS, SettingError,
+                           MAX_NETWORK_TENSOR_ELEMENTS, MAX_NETWORK_WINDOW, NETWORK_IR_VERSIONS, NETWORK_OPSETS, SettingError,
                            all_finite)
 
 #: the operators of the product's networks and no others: the crop kind (resources/networks/hand.onnx: Conv,
@@ -35,6 +35,8 @@ _DOMAINS = ("", "ai.onnx")
 #: TensorProto data types the product's networks hold: float32, int32, int64 (shape arithmetic)
 _DTYPES = {1: np.dtype("<f4"), 6: np.dtype("<i4"), 7: np.dtype("<i8")}
 _FLOAT = 1
+#: attributes of a sliding window (Conv, AveragePool), each value bounded by MAX_NETWORK_WINDOW
+_WINDOW_ATTRS = ("pads", "strides", "dilations", "kernel_shape")
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
@@ -92,7 +94,7 @@ def _text(value) -> str:
     return bytes(value).decode("utf-8", "replace")
 
 
-def _tensor(buf: bytes, what: str) -> None:
+def _tensor(buf: bytes, what: str) -> list[int]:
     """One TensorProto (an initializer or a Constant's value): in this file, of an allowed type, of a bounded
     element count that its data matches, its floats finite."""
     dims, dtype, raw, counts, name = [], None, None, {}, ""
@@ -135,6 +137,7 @@ def _tensor(buf: bytes, what: str) -> None:
                                    for f, w, v in fields(buf) if f == 4] or [np.zeros(0, "<f4")])
     if data is not None and data.dtype.kind == "f" and not all_finite(data):
         raise SettingError(f"{label} holds NaN, infinite or absurdly large values")
+    return dims
 
 
 def _shape(buf: bytes) -> tuple[int, list] | None:
@@ -170,11 +173,14 @@ def _check_elements(dims: list, what: str) -> None:
                            f"than the {MAX_NETWORK_SHAPE_ELEMENTS} allowed")
 
 
-def _node(buf: bytes) -> None:
+def _node(buf: bytes) -> tuple[str, list[str], list[str], list[int] | None]:
+    """Checks one NodeProto; returns ``(operator, input names, output names, a Constant's dims or None)``."""
     op, domain, name = "", "", ""
-    attrs = []
+    attrs, ins, outs, dims = [], [], [], None
     for field, _, value in fields(buf):
-        if field == 4:
+        if field in (1, 2):
+            (ins if field == 1 else outs).append(_text(value))
+        elif field == 4:
             op = _text(value)[:60]
         elif field == 7:
             domain = _text(value)[:60]
@@ -188,28 +194,54 @@ def _node(buf: bytes) -> None:
         raise SettingError(f"operator {op!r} is not one of the operators this app's networks use "
                            f"({', '.join(sorted(ALLOWED_OPS))})")
     for attr in attrs:
-        for field, _, value in fields(attr):
-            if field in (6, 11) or field == 20 and value in (5, 10):
+        key = ""
+        for field, wire, value in fields(attr):
+            if field == 1:
+                key = _text(value)
+            elif field in (6, 11) or field == 20 and value in (5, 10):
                 raise SettingError(f"{op} node {name!r} holds a subgraph; refused")
-            if field in (22, 23) or field == 20 and value in (11, 12):
+            elif field in (22, 23) or field == 20 and value in (11, 12):
                 raise SettingError(f"{op} node {name!r} holds a sparse tensor; refused")
-            if field in (5, 10):
-                _tensor(value, f"the {op} node {name!r}'s tensor")
+            elif field in (5, 10):
+                dims = _tensor(value, f"the {op} node {name!r}'s tensor")
+            elif field == 8 and key in _WINDOW_ATTRS and any(abs(v) > MAX_NETWORK_WINDOW for v in _ints(wire, value)):
+                raise SettingError(f"{op} node {name!r} has {key} beyond {MAX_NETWORK_WINDOW}; refused")
+    return op, ins, outs, dims
 
 
-def _graph(buf: bytes) -> tuple[list, list, int]:
-    """Checks one GraphProto; returns its inputs (not initializers) and outputs as ``(name, shape)``."""
-    nodes = 0
-    inits, inputs, outputs = set(), [], []
+def _channels(nodes: list, known: dict) -> int:
+    """An upper bound on the channels of any value per pixel: every Conv's and MatMul's output width, every
+    Concat input counted at the widest of them, and the input's one. SettingError for a Conv or MatMul whose
+    weights are computed in the graph (no network of this app has one; their width would be unbounded)."""
+    widths, concat_inputs = [1], 0
+    for op, ins, outs, dims in nodes:
+        if op == "Constant" and dims is not None and outs:
+            known[outs[0]] = dims
+        elif op == "Identity" and ins and ins[0] in known and outs:
+            known[outs[0]] = known[ins[0]]
+        elif op in ("Conv", "MatMul"):
+            w = known.get(ins[1]) if len(ins) > 1 else None
+            if not w or len(w) < 2:
+                raise SettingError(f"a {op} whose weights are computed in the graph; refused")
+            widths.append(w[0] if op == "Conv" else w[-1])
+        elif op == "Concat":
+            concat_inputs += len(ins)
+    return sum(widths) + concat_inputs * max(widths)
+
+
+def _graph(buf: bytes) -> tuple[list, list, list, dict]:
+    """Checks one GraphProto; returns its inputs (not initializers) and outputs as ``(name, shape)``, its
+    nodes as :func:`_node` gives them and its weights' dims by name."""
+    nodes = []
+    inits, inputs, outputs = {}, [], []
     for field, _, value in fields(buf):
         if field == 1:
-            nodes += 1
-            if nodes > MAX_NETWORK_NODES:
+            if len(nodes) >= MAX_NETWORK_NODES:
                 raise SettingError(f"more than {MAX_NETWORK_NODES} operators, more than a network of this app has")
-            _node(value)
+            nodes.append(_node(value))
         elif field == 5:
-            _tensor(value, "the weight")
-            inits.add(next((_text(v) for f, _, v in fields(value) if f == 8), ""))
+            dims = _tensor(value, "the weight")
+            inits[next((_text(v) for f, _, v in fields(value) if f == 8), "")] = dims
         elif field == 15:
             raise SettingError("a sparse weight, which no network of this app has")
         elif field in (11, 12, 13):
@@ -221,7 +253,7 @@ def _graph(buf: bytes) -> tuple[list, list, int]:
                 inputs.append((name, shape))
             elif field == 12:
                 outputs.append((name, shape))
-    return [i for i in inputs if i[0] not in inits], outputs, nodes
+    return [i for i in inputs if i[0] not in inits], outputs, nodes, inits
 
 
 def _input_output(inputs: list, outputs: list) -> dict:
@@ -249,7 +281,8 @@ def _input_output(inputs: list, outputs: list) -> dict:
 
 def check_network(data: bytes, sha256: str | None = None, kind: str | None = None) -> dict:
     """Checks ONNX bytes against the allow-list (module docstring) without running anything; returns
-    ``{"kind": "crop"|"dense", "input_hw": (h, w) or None, "width": D or E, "nodes": count}``.
+    ``{"kind": "crop"|"dense", "input_hw": (h, w) or None, "width": D or E, "nodes": count, "channels": C}``,
+    ``C`` bounding the values any layer holds per input pixel (a dense network's caller bounds ``H * W * C``).
 
     ``sha256``: the hex digest the model records (checked first: a swapped file is refused whatever it
     holds); ``kind``: the kind the caller runs. SettingError saying what is wrong, in one line.
@@ -284,9 +317,13 @@ def check_network(data: bytes, sha256: str | None = None, kind: str | None = Non
                                f"this app reads")
     if not opsets:
         raise SettingError("the network names no operator set")
-    inputs, outputs, nodes = _graph(graph)
+    inputs, outputs, nodes, inits = _graph(graph)
     info = _input_output(inputs, outputs)
     if kind is not None and info["kind"] != kind:
         raise SettingError(f"a {info['kind']} network (output of rank {2 if info['kind'] == 'crop' else 4}) where "
                            f"a {kind} network is needed")
-    return dict(info, nodes=nodes)
+    channels = _channels(nodes, inits)
+    if info["input_hw"] is not None:
+        _check_elements([channels, *info["input_hw"]], f"its layers ({channels} channels in all at "
+                                                       f"{info['input_hw'][0]}x{info['input_hw'][1]})")
+    return dict(info, nodes=len(nodes), channels=channels)
