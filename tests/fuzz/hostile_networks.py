@@ -196,7 +196,7 @@ CASES = {
     "expand 1.6 GB": (lambda: generator("Expand", 400_000_000), "'Expand'"),
     "200000 identity nodes": (many_nodes, "more than 2000 operators"),
     "if with subgraphs": (if_subgraph, "'If'"),
-    "a million channels": (wide_layer, "channels in all"),
+    "a million channels": (wide_layer, "values per crop"),
     "padding of 10000": (padded, "pads beyond 16"),
     "external weights.bin": (external, "external data"),
     "custom domain": (custom_domain, "custom operator domain 'com.evil'"),

@@ -18,7 +18,7 @@ from classmap_gui.core.features.network import NetworkFeatures
 from classmap_gui.core.recogniser import Recogniser
 from classmap_gui.core.training import TrainConfig, train
 from hostile_helpers import tiny_set
-from hostile_networks import CASES, batch_ignored, case_bytes, exploding, plant_in_model, sha, tiny
+from hostile_networks import CASES, batch_ignored, case_bytes, exploding, plant_in_model, sha, tiny, wide_layer
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -118,3 +118,15 @@ def test_an_output_that_ignores_the_batch_is_refused_when_it_shows(tmp_path, run
 def test_the_recorded_digest_is_the_file_s(tmp_path):
     (tmp_path / "tiny.onnx").write_bytes(tiny())
     assert NetworkFeatures(str(tmp_path / "tiny.onnx")).fit().sha256_ == sha(tiny())
+
+
+def test_a_network_with_large_layers_runs_in_batches_its_layers_bound(tmp_path):
+    """A 1x1 convolution to 2000 channels holds 8.2 M values a crop: within the bound, so it runs, but 256
+    crops at once would hold 8 GB; the crops go to the runtime a few at a time instead."""
+    (tmp_path / "wide.onnx").write_bytes(wide_layer(2000))
+    feats = NetworkFeatures(str(tmp_path / "wide.onnx")).fit()
+    sizes, run = [], feats.runner_.run
+    feats.runner_.run = lambda x: sizes.append(len(x)) or run(x)
+    out = feats.transform(np.full((10, 64, 64), 77, np.uint8))
+    assert out.shape == (10, 4) and np.isfinite(out).all()
+    assert sum(sizes) == 10 and max(sizes) * 2000 * 64 * 64 <= 32 * 1024 * 1024 < 256 * 2000 * 64 * 64, sizes

@@ -43,6 +43,9 @@ from .network_check import check_network
 from .network_input import standardise
 
 RUNTIMES = ("onnxruntime", "opencv")
+#: most values a batch of crops may hold in the network's layers at once (128 MB of float32): crops per call
+#: are ``batch_size`` or fewer, by the layers' size the allow-list computes (the hand network: 341 a batch)
+BATCH_VALUES = 32 * 1024 * 1024
 _SHIPPED = "networks"
 
 
@@ -104,8 +107,9 @@ class _Runner:
     """One loaded network, already checked (:func:`checked_network`): ``run(x (n, 1, h, w) float32) ->
     (n, D) float32``, ModelFormatError naming ``where`` when the runtime fails or the shape is not that."""
 
-    def __init__(self, data: bytes, runtime: str, where: str, width: int):
+    def __init__(self, data: bytes, runtime: str, where: str, width: int, values_per_crop: int = 1):
         self.runtime, self.where, self.width = runtime, where, width
+        self.crops_per_call = max(1, BATCH_VALUES // max(1, values_per_crop))
         try:
             if runtime == "onnxruntime":
                 import onnxruntime as ort
@@ -214,7 +218,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         """Check the bytes (allow-list, SHA-256), then load them and run one blank crop."""
         data = self.onnx_.tobytes()
         info = checked_network(data, where, getattr(self, "sha256_", None))
-        runner = _Runner(data, self.runtime, where, int(info["width"]))
+        runner = _Runner(data, self.runtime, where, int(info["width"]), int(info["values_per_crop"]))
         runner.run(np.zeros((1, 1, *info["input_hw"]), np.float32))
         self.input_size_ = np.asarray(info["input_hw"], np.int64)
         self.n_features_out_ = int(info["width"])
@@ -237,7 +241,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
                 np.zeros((0, h, w), np.uint8)
         n = len(x)
         out = np.empty((n, self.n_features_out_), np.float32)
-        step = int(self.batch_size)
+        step = min(int(self.batch_size), self.runner_.crops_per_call)
         for s in range(0, n, step):
             check_stop(should_stop)
             out[s:s + step] = self.runner_.run(standardise(x[s:s + step]))

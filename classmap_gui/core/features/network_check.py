@@ -173,10 +173,11 @@ def _check_elements(dims: list, what: str) -> None:
                            f"than the {MAX_NETWORK_SHAPE_ELEMENTS} allowed")
 
 
-def _node(buf: bytes) -> tuple[str, list[str], list[str], list[int] | None]:
-    """Checks one NodeProto; returns ``(operator, input names, output names, a Constant's dims or None)``."""
+def _node(buf: bytes) -> tuple:
+    """Checks one NodeProto; returns ``(operator, input names, output names, a Constant's dims or None,
+    {attribute: ints} of its window and axis attributes)``."""
     op, domain, name = "", "", ""
-    attrs, ins, outs, dims = [], [], [], None
+    attrs, ins, outs, dims, ints = [], [], [], None, {}
     for field, _, value in fields(buf):
         if field in (1, 2):
             (ins if field == 1 else outs).append(_text(value))
@@ -204,9 +205,14 @@ def _node(buf: bytes) -> tuple[str, list[str], list[str], list[int] | None]:
                 raise SettingError(f"{op} node {name!r} holds a sparse tensor; refused")
             elif field in (5, 10):
                 dims = _tensor(value, f"the {op} node {name!r}'s tensor")
-            elif field == 8 and key in _WINDOW_ATTRS and any(abs(v) > MAX_NETWORK_WINDOW for v in _ints(wire, value)):
-                raise SettingError(f"{op} node {name!r} has {key} beyond {MAX_NETWORK_WINDOW}; refused")
-    return op, ins, outs, dims
+            elif field in (3, 8) and key in _WINDOW_ATTRS + ("axis",):
+                ints[key] = ints.get(key, []) + _ints(wire, value)
+                if key != "axis" and any(abs(v) > MAX_NETWORK_WINDOW for v in ints[key]):
+                    raise SettingError(f"{op} node {name!r} has {key} beyond {MAX_NETWORK_WINDOW}; refused")
+            elif field == 4 and key == "auto_pad" and bytes(value) not in (b"", b"NOTSET"):
+                raise SettingError(f"{op} node {name!r} pads automatically ({_text(value)[:20]}), which no network "
+                                   f"of this app does")
+    return op, ins, outs, dims, ints
 
 
 def _channels(nodes: list, known: dict) -> int:
@@ -214,7 +220,7 @@ def _channels(nodes: list, known: dict) -> int:
     Concat input counted at the widest of them, and the input's one. SettingError for a Conv or MatMul whose
     weights are computed in the graph (no network of this app has one; their width would be unbounded)."""
     widths, concat_inputs = [1], 0
-    for op, ins, outs, dims in nodes:
+    for op, ins, outs, dims, _ in nodes:
         if op == "Constant" and dims is not None and outs:
             known[outs[0]] = dims
         elif op == "Identity" and ins and ins[0] in known and outs:
@@ -227,6 +233,50 @@ def _channels(nodes: list, known: dict) -> int:
         elif op == "Concat":
             concat_inputs += len(ins)
     return sum(widths) + concat_inputs * max(widths)
+
+
+def _size(shape: list) -> int:
+    return int(np.prod(shape, dtype=np.float64))
+
+
+def _layer(op: str, x: list, ins: list, ints: dict, known: dict, shapes: dict) -> list:
+    """The per-crop shape ``(channels, h, w)`` or ``(width,)`` of a node's output given its first input's ``x``
+    (an upper bound for Slice)."""
+    if op in ("Conv", "AveragePool"):
+        k = ints.get("kernel_shape") or (known[ins[1]][2:] if op == "Conv" else [])
+        s, d, p = ints.get("strides", [1, 1]), ints.get("dilations", [1, 1]), ints.get("pads", [0, 0, 0, 0])
+        if len(x) != 3 or len(k) != 2 or len(s) != 2 or len(d) != 2 or len(p) != 4 or min(s + d) < 1:
+            raise SettingError(f"a {op} that is not a 2-d window over (channels, h, w)")
+        hw = [(x[1 + i] + p[i] + p[i + 2] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in (0, 1)]
+        return [known[ins[1]][0] if op == "Conv" else x[0], *hw]
+    if op == "GlobalAveragePool":
+        return [x[0], 1, 1]
+    if op == "Flatten":
+        return [_size(x)]
+    if op == "MatMul":
+        return [known[ins[1]][-1]]
+    if op == "Concat":
+        parts, axis = [shapes.get(i) for i in ins], (ints.get("axis") or [0])[0]
+        if any(q is None or len(q) != len(x) for q in parts) or not 1 <= axis <= len(x):
+            raise SettingError("a Concat of values of other ranks, or across the images of a batch")
+        return [sum(q[axis - 1] for q in parts) if i == axis - 1 else v for i, v in enumerate(x)]
+    return list(x)  # Relu, BatchNormalization, Identity: the same; Slice: at most the same
+
+
+def _values_per_crop(nodes: list, known: dict, name: str, hw: tuple) -> int:
+    """The most values one crop's layers hold at once (a node's inputs and output), by the shapes the graph
+    gives a ``(1, h, w)`` crop; nodes on weights only (shape arithmetic) hold none of them."""
+    shapes = {name: [1, *hw]}
+    peak = _size(shapes[name])
+    for op, ins, outs, _, ints in nodes:
+        if not ins or not outs or ins[0] not in shapes or op in ("Shape", "Gather", "Unsqueeze", "Constant"):
+            continue
+        y = _layer(op, shapes[ins[0]], ins, ints, known, shapes)
+        if min(y) < 1:
+            raise SettingError(f"a {op} whose output is empty")
+        shapes[outs[0]] = y
+        peak = max(peak, sum(_size(shapes[i]) for i in set(ins) if i in shapes) + _size(y))
+    return peak
 
 
 def _graph(buf: bytes) -> tuple[list, list, list, dict]:
@@ -282,7 +332,8 @@ def _input_output(inputs: list, outputs: list) -> dict:
 def check_network(data: bytes, sha256: str | None = None, kind: str | None = None) -> dict:
     """Checks ONNX bytes against the allow-list (module docstring) without running anything; returns
     ``{"kind": "crop"|"dense", "input_hw": (h, w) or None, "width": D or E, "nodes": count, "channels": C}``,
-    ``C`` bounding the values any layer holds per input pixel (a dense network's caller bounds ``H * W * C``).
+    ``C`` bounding the values any layer holds per input pixel (a dense network's caller bounds ``H * W * C``),
+    and for a crop network ``values_per_crop``, the most values its layers hold at once for one crop.
 
     ``sha256``: the hex digest the model records (checked first: a swapped file is refused whatever it
     holds); ``kind``: the kind the caller runs. SettingError saying what is wrong, in one line.
@@ -323,7 +374,10 @@ def check_network(data: bytes, sha256: str | None = None, kind: str | None = Non
         raise SettingError(f"a {info['kind']} network (output of rank {2 if info['kind'] == 'crop' else 4}) where "
                            f"a {kind} network is needed")
     channels = _channels(nodes, inits)
+    values = None
     if info["input_hw"] is not None:
-        _check_elements([channels, *info["input_hw"]], f"its layers ({channels} channels in all at "
-                                                       f"{info['input_hw'][0]}x{info['input_hw'][1]})")
-    return dict(info, nodes=len(nodes), channels=channels)
+        values = _values_per_crop(nodes, inits, inputs[0][0], info["input_hw"])
+        if values > MAX_NETWORK_SHAPE_ELEMENTS:
+            raise SettingError(f"its layers would hold {values} values per crop, more than the "
+                               f"{MAX_NETWORK_SHAPE_ELEMENTS} allowed")
+    return dict(info, nodes=len(nodes), channels=channels, values_per_crop=values)

@@ -20,7 +20,8 @@ def _hand() -> bytes:
 def test_the_shipped_hand_network_passes_and_is_read_as_it_is():
     data = _hand()
     info = check_network(data, hashlib.sha256(data).hexdigest(), kind="crop")
-    assert info == {"kind": "crop", "input_hw": (64, 64), "width": 512, "nodes": 17, "channels": 1161}
+    assert info == {"kind": "crop", "input_hw": (64, 64), "width": 512, "nodes": 17, "channels": 1161,
+                    "values_per_crop": 2 * 48 * 32 * 32}
 
 
 def test_the_dense_window_network_passes(tmp_path):
