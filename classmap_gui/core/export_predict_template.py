@@ -277,18 +277,20 @@ def network_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "fea
     if X.shape[1:3] != (h, w):
         X = np.stack([cv2.resize(im, (w, h), interpolation=cv2.INTER_AREA if im.shape[0] > h else cv2.INTER_LINEAR)
                       for im in X])
-    net = _NETWORKS.get(prefix)
     width = int(spec["n_features"])
-    with quiet_opencv():  # checked at load (check_network); OpenCV's own log lines stay off stderr
-        if net is None:
-            net = _NETWORKS[prefix] = cv2.dnn.readNetFromONNX(np.ascontiguousarray(arrays[f"{prefix}.onnx"]))
+    with quiet_opencv():  # OpenCV's own log lines stay off stderr
+        if prefix not in _NETWORKS:  # the app's allow-list first (also checked at load): then OpenCV reads it
+            data = np.ascontiguousarray(arrays[f"{prefix}.onnx"])
+            values = check_network(data.tobytes(), spec["sha256"], kind="crop")["values_per_crop"]
+            _NETWORKS[prefix] = cv2.dnn.readNetFromONNX(data), max(1, min(256, (32 << 20) // values))
+        net, step = _NETWORKS[prefix]  # crops per call: at most 128 MB of layer values, as in the app
         out = np.empty((len(X), width), np.float32)
-        for a in range(0, len(X), 256):
-            net.setInput(standardise(X[a:a + 256]))
+        for a in range(0, len(X), step):
+            net.setInput(standardise(X[a:a + step]))
             got = net.forward()
-            if got.dtype != np.float32 or got.shape != (len(X[a:a + 256]), width):
+            if got.dtype != np.float32 or got.shape != (len(X[a:a + step]), width):
                 raise ValueError(f"the network gave {got.dtype} {tuple(got.shape)}, not float32 (n, {width})")
-            out[a:a + 256] = got
+            out[a:a + step] = got
     if not np.isfinite(out).all():
         raise ValueError("the network gave NaN or infinite values (its weights are damaged); no scores")
     return out
