@@ -52,11 +52,17 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def fields(buf: bytes):
+def fields(buf: bytes, limit: int = 64):
     """``(field number, wire type, value)`` of each field of one protobuf message: an int for varint and
-    fixed-width fields, a ``bytes`` slice for length-delimited ones. SettingError for groups or truncation."""
-    pos, end = 0, len(buf)
+    fixed-width fields, a ``bytes`` slice for length-delimited ones. SettingError for groups, truncation, or
+    more than ``limit`` fields (a tensor, a value or a shape of this app's networks has a few; bounding the
+    count keeps a file of a million tiny fields from taking minutes here)."""
+    pos, end, count = 0, len(buf), 0
     while pos < end:
+        count += 1
+        if count > limit:
+            raise SettingError(f"a part of the network holds more than {limit} fields, more than one of this "
+                               f"app's networks has")
         key, pos = _varint(buf, pos)
         field, wire = key >> 3, key & 7
         if wire == 0:
@@ -108,8 +114,8 @@ def _tensor(buf: bytes, what: str) -> list[int]:
         elif field == 9:
             raw = value
         elif field in (4, 5, 7, 10, 11):   # float, int32, int64, double, uint64 data
-            counts[field] = counts.get(field, 0) + (len(value) // 4 if field == 4 and wire == 2 else
-                                                    len(_ints(wire, value)) if field != 10 else 1)
+            counts[field] = counts.get(field, 0) + (len(value) // 4 if field == 4 and wire == 2 else 1 if wire != 2
+                                                    else int(np.count_nonzero(np.frombuffer(value, np.uint8) < 0x80)))
         elif field in (13, 14) and (field == 13 or value != 0):
             raise SettingError(f"{what} {name!r} names external data (a file beside the model); refused")
         elif field in (6, 12):
@@ -178,7 +184,7 @@ def _node(buf: bytes) -> tuple:
     {attribute: ints} of its window and axis attributes)``."""
     op, domain, name = "", "", ""
     attrs, ins, outs, dims, ints = [], [], [], None, {}
-    for field, _, value in fields(buf):
+    for field, _, value in fields(buf, 1000):
         if field in (1, 2):
             (ins if field == 1 else outs).append(_text(value))
         elif field == 4:
@@ -196,7 +202,7 @@ def _node(buf: bytes) -> tuple:
                            f"({', '.join(sorted(ALLOWED_OPS))})")
     for attr in attrs:
         key = ""
-        for field, wire, value in fields(attr):
+        for field, wire, value in fields(attr, 1000):
             if field == 1:
                 key = _text(value)
             elif field in (6, 11) or field == 20 and value in (5, 10):
@@ -284,7 +290,7 @@ def _graph(buf: bytes) -> tuple[list, list, list, dict]:
     nodes as :func:`_node` gives them and its weights' dims by name."""
     nodes = []
     inits, inputs, outputs = {}, [], []
-    for field, _, value in fields(buf):
+    for field, _, value in fields(buf, 4 * MAX_NETWORK_NODES):
         if field == 1:
             if len(nodes) >= MAX_NETWORK_NODES:
                 raise SettingError(f"more than {MAX_NETWORK_NODES} operators, more than a network of this app has")
@@ -345,7 +351,7 @@ def check_network(data: bytes, sha256: str | None = None, kind: str | None = Non
         raise SettingError(f"the network's SHA-256 {hashlib.sha256(data).hexdigest()[:16]}... differs from the "
                            f"{str(sha256)[:16]}... the model records (the file was swapped or damaged)")
     ir, opsets, graph = None, [], None
-    for field, _, value in fields(data):
+    for field, _, value in fields(data, 10_000):
         if field == 1:
             ir = value
         elif field == 8:
