@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
 
-from ..core.errors import ConfigError, DataError
+from ..core.errors import ConfigError, DataError, ModelFormatError
 from ..core.parallel import parallel_backend
 from .common import ProgressBar, Subcommands, emit
 from .options import add_backend_args, add_data_args, load_data, report_skipped
@@ -18,6 +19,15 @@ EXIT_SOME_UNREADABLE = 1
 def _check_top(top: int) -> None:
     if top < 1:
         raise ConfigError(f"--top must be at least 1, got {top}")
+
+
+@contextlib.contextmanager
+def _of_model(path):
+    """A model found faulty while it runs (its network gives NaN) is named in the one line, as at load."""
+    try:
+        yield
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{path}: {exc}") from None
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -37,7 +47,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         part, note = _held_out(model, data, args.all)
         if note:
             print(f"note: {note}", file=sys.stderr)
-        with parallel_backend(args.backend, scheduler=args.scheduler):
+        with parallel_backend(args.backend, scheduler=args.scheduler), _of_model(args.model):
             rep = evaluate(model, part, top=args.top, progress=bar)
     finally:
         bar.close()
@@ -96,7 +106,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
             print(one_line(str(exc)), file=sys.stderr)
     rows, timings = [], {}
     if images:
-        pred = model.predict(images, top=args.top)
+        with _of_model(args.model):
+            pred = model.predict(images, top=args.top)
         timings = pred.timings
         names = model.class_names
         for path, cls_row, score_row, ev in zip(paths, pred.top_classes, pred.top_scores, pred.evaluations):

@@ -14,13 +14,12 @@ as 0..1, OpenCV's convention for float images; 16/32-bit integers keep their top
 """
 from __future__ import annotations
 
-import contextlib
-import threading
 
 import cv2
 import numpy as np
 
 from ..guards.read_limits import MIN_IMAGE_SIDE
+from ..guards.opencv_log import quiet_opencv
 from .image_header import image_dimensions
 
 #: Formats the header reader recognises but neither the app nor an exported predict.py reads, and why.
@@ -35,30 +34,6 @@ class ImageRefused(ValueError):
     """An image file's bytes that are not read; ``str`` is the reason, for ``<path>: cannot read image: <reason>``."""
 
 
-_quiet_lock = threading.Lock()
-_quiet = [0, None]  # decodes running now, OpenCV's log level before the first of them
-
-
-@contextlib.contextmanager
-def quiet_opencv():
-    """OpenCV's log silenced while the block runs (threads may overlap: the level before the first
-    is restored when the last leaves). The caller reports a failed decode in its own words."""
-    log = getattr(getattr(cv2, "utils", None), "logging", None)
-    if log is None:  # pragma: no cover - a build without the logging module
-        yield
-        return
-    with _quiet_lock:
-        if _quiet[0] == 0:
-            _quiet[1] = log.getLogLevel()
-            log.setLogLevel(log.LOG_LEVEL_SILENT)
-        _quiet[0] += 1
-    try:
-        yield
-    finally:
-        with _quiet_lock:
-            _quiet[0] -= 1
-            if _quiet[0] == 0:
-                log.setLogLevel(_quiet[1])
 
 
 def to_uint8(img: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..features.network_check import check_network
 from ..plain_text import breaks_line
 from ..guards.read_limits import MAX_IMAGE_SIDE, MAX_NETWORK_BYTES, SettingError, all_finite, check_settings
 
@@ -89,8 +90,19 @@ def _network(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
         raise SettingError(f"{prefix}.input_size must be two whole numbers from 1 to {MAX_IMAGE_SIDE}")
     if not (isinstance(width, int) and not isinstance(width, bool) and 1 <= width <= 1_000_000):
         raise SettingError(f"{prefix}.n_features must be a whole number from 1 to 1000000")
-    if spec.get("kind", "crop") not in ("crop", "window"):
+    kind = spec.get("kind", "crop")
+    if kind not in ("crop", "window"):
         raise SettingError(f"{prefix}.kind must be crop or window")
+    sha = spec.get("sha256")
+    if not (isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
+        raise SettingError(f"{prefix}.sha256 must be the network file's SHA-256 (64 hex digits)")
+    try:  # the allow-list, before OpenCV sees the bytes (the app's own check, inlined)
+        info = check_network(onnx.tobytes(), sha, kind="dense" if kind == "window" else "crop")
+    except SettingError as exc:
+        raise SettingError(f"{prefix}.onnx: {exc}; refused, nothing was run") from None
+    if (kind == "crop" and list(info["input_hw"]) != size) or info["width"] != width:
+        raise SettingError(f"{prefix}.onnx reads {info['input_hw'] or 'any'} images into {info['width']} features, "
+                           f"model.json says {size} and {width}")
 
 
 def _cnn(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:

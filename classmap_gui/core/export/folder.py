@@ -40,7 +40,9 @@ EXPORT_VERSION = 1
 TEMPLATE = Path(__file__).with_name("predict_template.py")
 #: modules of the package that predict.py runs verbatim, in this order; each may import only numpy, OpenCV,
 #: the standard library modules of _STANDALONE_IMPORTS and modules listed before it here
-INLINED = ("classmap_gui.core.guards.regular_files", "classmap_gui.core.guards.read_limits", "classmap_gui.core.plain_text", "classmap_gui.core.store.bounded_zip",
+INLINED = ("classmap_gui.core.guards.regular_files", "classmap_gui.core.guards.read_limits", "classmap_gui.core.guards.opencv_log",
+           "classmap_gui.core.features.network_check",
+           "classmap_gui.core.plain_text", "classmap_gui.core.store.bounded_zip",
            "classmap_gui.core.data.image_header", "classmap_gui.core.data.image_decode",
            "classmap_gui.core.export.checks", "classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops",
            "classmap_gui.core.features.kmeans_ops", "classmap_gui.core.features.cnn_ops",
@@ -48,7 +50,7 @@ INLINED = ("classmap_gui.core.guards.regular_files", "classmap_gui.core.guards.r
            "classmap_gui.core.classify.classmap.ops", "classmap_gui.core.classify.banks.ranking_ops")
 _INLINE_MARK = "# @inline "
 _RULES_MARK = "# @settings-rules"
-_STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "contextlib", "math", "os", "pathlib", "stat", "struct", "threading",
+_STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "contextlib", "hashlib", "math", "os", "pathlib", "stat", "struct", "threading",
                        "unicodedata", "zipfile", "zlib"}
 #: the settings of ClassMap's spec (:func:`_classmap_spec`; ClassMap is exported here, not by itself)
 CLASSMAP_KEYS = ("p", "refine", "threshold")

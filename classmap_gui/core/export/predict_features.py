@@ -11,6 +11,8 @@ import numpy as np
 from ..features.cnn_ops import conv_blocks, final_layer
 from ..features.hog_ops import axis_weights, hog_numpy
 from ..features.kmeans_ops import pool_numpy, whitened_patches
+from ..guards.opencv_log import quiet_opencv
+from ..features.network_check import check_network
 from ..features.network_input import standardise, window_input
 from ..image_ops import grey_stack
 
@@ -115,25 +117,38 @@ _NETWORKS: dict = {}
 
 def network_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
     """A trained network's embedding (its ONNX file is ``arrays[prefix.onnx]``), run by OpenCV's dnn: the app
-    runs the same file with onnxruntime; both agree with PyTorch to 1e-4. A window network (``kind``
-    "window") reads a crop normalised by local contrast and gives its central window's embedding."""
+    runs the same file with onnxruntime; both agree with PyTorch to 1e-4. The app's allow-list is checked
+    before OpenCV reads the bytes. A window network (``kind`` "window") reads a crop as a frame's pass reads
+    its window (:func:`~..features.network_input.window_input`) and gives that window's embedding."""
     h, w = spec["input_size"]
     if X.shape[1:3] != (h, w):
         X = np.stack([cv2.resize(im, (w, h), interpolation=cv2.INTER_AREA if im.shape[0] > h else cv2.INTER_LINEAR)
                       for im in X])
-    net = _NETWORKS.get(prefix)
-    if net is None:
-        net = _NETWORKS[prefix] = cv2.dnn.readNetFromONNX(np.ascontiguousarray(arrays[f"{prefix}.onnx"]))
-    out = np.empty((len(X), int(spec["n_features"])), np.float32)
+    width = int(spec["n_features"])
     window = spec.get("kind", "crop") == "window"
-    for a in range(0, len(X), 256):
-        if window:
-            inp, c = window_input(X[a:a + 256])
-            net.setInput(inp)
-            out[a:a + 256] = net.forward()[:, :, c, c]
-        else:
-            net.setInput(standardise(X[a:a + 256]))
-            out[a:a + 256] = net.forward().reshape(len(X[a:a + 256]), -1)
+    with quiet_opencv():  # OpenCV's own log lines stay off stderr
+        if prefix not in _NETWORKS:  # the app's allow-list first (also checked at load): then OpenCV reads it
+            data = np.ascontiguousarray(arrays[f"{prefix}.onnx"])
+            info = check_network(data.tobytes(), spec["sha256"], kind="dense" if window else "crop")
+            # crops per call: at most 128 MB of layer values, as in the app
+            values = info.get("values_per_crop") or info["channels"] * (h + 2 * 16) * (w + 2 * 16)
+            _NETWORKS[prefix] = cv2.dnn.readNetFromONNX(data), max(1, min(256, (32 << 20) // max(1, values)))
+        net, step = _NETWORKS[prefix]
+        out = np.empty((len(X), width), np.float32)
+        for a in range(0, len(X), step):
+            if window:
+                inp, c = window_input(X[a:a + step])
+                net.setInput(inp)
+                got = net.forward()
+                got = got[:, :, c, c] if got.ndim == 4 and got.shape[2] > c and got.shape[3] > c else got
+            else:
+                net.setInput(standardise(X[a:a + step]))
+                got = net.forward()
+            if got.dtype != np.float32 or got.shape != (len(X[a:a + step]), width):
+                raise ValueError(f"the network gave {got.dtype} {tuple(got.shape)}, not float32 (n, {width})")
+            out[a:a + step] = got
+    if not np.isfinite(out).all():
+        raise ValueError("the network gave NaN or infinite values (its weights are damaged); no scores")
     return out
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -56,6 +57,12 @@ class ModelError(Exception):
 
 
 # @inline classmap_gui.core.guards.read_limits
+
+
+# @inline classmap_gui.core.guards.opencv_log
+
+
+# @inline classmap_gui.core.features.network_check
 
 
 # @inline classmap_gui.core.plain_text

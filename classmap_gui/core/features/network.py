@@ -14,6 +14,13 @@ The file is data: an ONNX graph is a protocol buffer, parsed, never executed as 
 the fitted state as a ``uint8`` array (``onnx_``), so a saved model holds its network and needs no
 file beside it; loading checks its size (at most :data:`MAX_NETWORK_BYTES`) and that it parses and
 gives the recorded width.
+
+Before onnxruntime or OpenCV sees the bytes, :func:`.network_check.check_network` holds them to the
+allow-list of the product's own operators, sizes and shapes and to the SHA-256 the model records (at
+fit, at loading a saved model, in the exported predictor): a graph that could loop, allocate gigabytes
+or read a file beside the model is refused in one line, never run. Outputs that are not finite are
+refused when they appear. Both runtimes' own log lines are silenced: their failures reach the user as
+one :class:`ModelFormatError`.
 """
 from __future__ import annotations
 
@@ -30,8 +37,9 @@ from sklearn.utils.validation import check_is_fitted
 from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
-from ..guards.read_limits import MAX_NETWORK_BYTES
-from .network_input import CONTEXT, CROP, STRIDE, WINDOW, standardise, window_input
+from ..guards.read_limits import MAX_NETWORK_BYTES, MAX_NETWORK_INPUT_SIDE
+from .network_input import CONTEXT, CROP, WINDOW, standardise, window_input
+from .network_runner import Runner, checked_network
 
 RUNTIMES = ("onnxruntime", "opencv")
 _SHIPPED = "networks"
@@ -71,45 +79,6 @@ def read_network_bytes(network: str) -> bytes:
     if len(data) > MAX_NETWORK_BYTES:
         raise ModelFormatError(f"{where}: the network file is larger than {MAX_NETWORK_BYTES >> 20} MB")
     return data
-
-
-class _Runner:
-    """One loaded network: ``run(x (n, 1, h, w) float32)`` -> its output as float32: ``(n, D)`` for a crop
-    network, ``(n, E, rows, cols)`` for a window network (``raw=True``; else flattened per image)."""
-
-    def __init__(self, data: bytes, runtime: str, where: str):
-        try:
-            if runtime == "onnxruntime":
-                import onnxruntime as ort
-
-                opts = ort.SessionOptions()
-                opts.intra_op_num_threads = 2
-                opts.inter_op_num_threads = 1
-                opts.log_severity_level = 3
-                self._sess = ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
-                inp = self._sess.get_inputs()[0]
-                self._name = inp.name
-                hw = inp.shape[2:4]
-                self.input_hw = tuple(int(v) for v in hw) if all(isinstance(v, int) for v in hw) else None
-            else:
-                import cv2
-
-                self._net = cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
-                self.input_hw = None
-        except Exception as e:  # noqa: BLE001 - a truncated or foreign file: one clear line, whatever the parser raised
-            raise ModelFormatError(f"{where}: not a network this app can run ({type(e).__name__}: "
-                                   f"{str(e).splitlines()[0] if str(e) else 'unreadable'})") from None
-        self.runtime = runtime
-
-    def run(self, x: np.ndarray, raw: bool = False) -> np.ndarray:
-        if self.runtime == "onnxruntime":
-            out = self._sess.run(None, {self._name: x})[0]
-        else:
-            self._net.setInput(x)
-            out = self._net.forward()
-        if raw:
-            return np.asarray(out, np.float32)
-        return np.ascontiguousarray(out.reshape(len(x), -1), np.float32)
 
 
 class NetworkFeatures(TransformerMixin, BaseEstimator):
@@ -158,7 +127,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
     """
 
     #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"network": ("input_size", "n_features", "kind")}
+    exports = {"network": ("input_size", "n_features", "sha256", "kind")}
 
     store_exclude = ("runner_", "kind_", "context_")  # set again from the network at load
 
@@ -179,30 +148,36 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         data = read_network_bytes(str(self.network))
         self.onnx_ = np.frombuffer(data, np.uint8).copy()
         self.sha256_ = hashlib.sha256(data).hexdigest()
-        self._load(f"network {self.network!r}")
+        self._load(f"the network {self.network!r}")
         report(progress, 1.0, "network")
         return self
 
     def _load(self, where: str) -> None:
-        runner = _Runner(self.onnx_.tobytes(), self.runtime, where)
-        hw = runner.input_hw or (CROP, CROP)
-        probe = runner.run(np.zeros((1, 1, *hw), np.float32), raw=True)
-        if probe.ndim == 4 and runner.input_hw is None:
-            self.kind_, self.context_ = "window", CONTEXT / WINDOW
-            c = CONTEXT // STRIDE
-            if probe.shape[2] <= c or probe.shape[3] <= c:
-                raise ModelFormatError(f"{where}: the window network gives a {probe.shape[2]}x{probe.shape[3]} "
-                                       f"window grid for a {CROP}x{CROP} crop (expected at least {c + 1}x{c + 1})")
-            probe = probe[:, :, c, c]
+        """Check the bytes (allow-list, SHA-256), then load them and run one blank crop (a window network:
+        one blank crop with its context, read as :meth:`transform` reads crops)."""
+        data = self.onnx_.tobytes()
+        info = checked_network(data, where, getattr(self, "sha256_", None))
+        window = info["kind"] == "dense"
+        width = int(info["width"])
+        if window:
+            side = CROP + 2 * CONTEXT                            # what window_input hands the network
+            values = int(info["channels"]) * side * side
         else:
+            values = int(info["values_per_crop"])
+        runner = Runner(data, self.runtime, where, width, values, window=window)
+        if window:
+            x, c = window_input(np.zeros((1, CROP, CROP), np.uint8))
+            grid = runner.run(x)
+            if grid.shape[2] <= c or grid.shape[3] <= c:
+                raise ModelFormatError(f"{where}: the window network gives a {grid.shape[2]}x{grid.shape[3]} window "
+                                       f"grid for a {CROP}x{CROP} crop (expected at least {c + 1}x{c + 1})")
+            self.kind_, self.context_ = "window", CONTEXT / WINDOW
+            self.input_size_ = np.asarray((CROP, CROP), np.int64)
+        else:
+            runner.run(np.zeros((1, 1, *info["input_hw"]), np.float32))
             self.kind_, self.context_ = "crop", 0.0
-            if runner.input_hw is None:   # OpenCV's dnn does not say the input size: the crop networks' 64 x 64
-                hw = (64, 64)
-                probe = runner.run(np.zeros((1, 1, *hw), np.float32), raw=True)
-        if probe.ndim != 2 or not np.all(np.isfinite(probe)):
-            raise ModelFormatError(f"{where}: the network gives no finite embedding for a blank crop")
-        self.input_size_ = np.asarray(hw, np.int64)
-        self.n_features_out_ = int(probe.shape[1])
+            self.input_size_ = np.asarray(info["input_hw"], np.int64)
+        self.n_features_out_ = width
         self.runner_ = runner
 
     def windows(self, image: np.ndarray) -> np.ndarray:
@@ -212,17 +187,21 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         reads a frame's pyramid levels through it)."""
         check_is_fitted(self, "onnx_")
         if getattr(self, "runner_", None) is None:
-            self._load("network")
+            self._load(f"the network {self.network!r}")
         if self.kind_ != "window":
             raise ConfigError("this network reads crops one by one: it has no window grid (a window network "
                               "is trained by classmap train-network --arch dense)")
-        return self.runner_.run(np.ascontiguousarray(image, np.float32), raw=True)[0]
+        x = np.ascontiguousarray(image, np.float32)
+        if x.ndim != 4 or x.shape[:2] != (1, 1) or not 0 < max(x.shape[2:]) <= MAX_NETWORK_INPUT_SIDE:
+            raise DataError(f"a window network reads one grey image (1, 1, H, W) with sides up to "
+                            f"{MAX_NETWORK_INPUT_SIDE}, got {x.shape}")
+        return self.runner_.run(x)[0]
 
     def transform(self, images, *, progress=None, should_stop=None) -> np.ndarray:
         """uint8 images ``(n, h, w)`` -> ``(n, D) float32`` embeddings."""
         check_is_fitted(self, "onnx_")
         if getattr(self, "runner_", None) is None:
-            self._load("network")
+            self._load(f"the network {self.network!r}")
         x = np.asarray(images)
         if x.ndim not in (3, 4) or x.dtype != np.uint8:
             raise DataError(f"network features expect uint8 images (n, h, w), got {x.dtype} {x.shape}")
@@ -235,28 +214,31 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
                 np.zeros((0, h, w), np.uint8)
         n = len(x)
         out = np.empty((n, self.n_features_out_), np.float32)
-        step = int(self.batch_size)
-        window = getattr(self, "kind_", "crop") == "window"
+        step = min(int(self.batch_size), self.runner_.crops_per_call)
+        window = self.kind_ == "window"
         for s in range(0, n, step):
             check_stop(should_stop)
             if window:
                 inp, c = window_input(x[s:s + step])
-                out[s:s + step] = self.runner_.run(inp, raw=True)[:, :, c, c]
+                out[s:s + step] = self.runner_.run(inp)[:, :, c, c]
             else:
                 out[s:s + step] = self.runner_.run(standardise(x[s:s + step]))
             report(progress, min(n, s + step) / n, "network features")
         return out
 
     def validate_state(self) -> None:
-        """Checks after loading a saved model: the network's size, that it parses, and its width."""
+        """Checks after loading a saved model: the network's size, its SHA-256, the allow-list, and its width."""
         validate_params(self)
         data = np.asarray(self.onnx_)
         if data.dtype != np.uint8 or data.ndim != 1 or not 0 < data.size <= MAX_NETWORK_BYTES:
             raise ValueError(f"network: the saved network must be 1..{MAX_NETWORK_BYTES} bytes (uint8), got "
                              f"{data.dtype} {data.shape}")
+        sha = getattr(self, "sha256_", None)
+        if not (isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)):
+            raise ValueError("network: the model records no SHA-256 of its network (sha256_ must be 64 hex digits)")
         width = self.n_features_out_
         self.onnx_ = data
-        self._load("the saved network")
+        self._load("its network")
         if self.n_features_out_ != width:
             raise ValueError(f"network: the saved network gives {self.n_features_out_} features, the model "
                              f"says {width}")
@@ -265,7 +247,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
         """Settings for the exported ``predict.py``: the network bytes, run there by OpenCV's ``cv2.dnn``."""
         arrays[f"{prefix}.onnx"] = np.asarray(self.onnx_, np.uint8)
         return {"type": "network", "input_size": [int(v) for v in self.input_size_],
-                "n_features": int(self.n_features_out_), "kind": getattr(self, "kind_", "crop")}
+                "n_features": int(self.n_features_out_), "sha256": str(self.sha256_), "kind": self.kind_}
 
 
 class WindowNetworkFeatures(NetworkFeatures):

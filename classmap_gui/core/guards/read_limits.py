@@ -17,6 +17,19 @@ import numpy as np
 MAX_IMAGE_SIDE = 1024
 #: the largest trained network file read (a model's ONNX graph; the shipped hand network is ~3 MB)
 MAX_NETWORK_BYTES = 30 * 1024 * 1024
+#: ONNX IR versions and standard operator sets a network may declare (PyTorch's exporter writes IR 8, opset 17)
+NETWORK_IR_VERSIONS = (7, 10)
+NETWORK_OPSETS = (13, 21)
+#: most operators in a network's graph (the shipped hand network has 17, the dense window network ~100)
+MAX_NETWORK_NODES = 2000
+#: most values in one weight or constant of a network (the hand network's largest is 331 776)
+MAX_NETWORK_TENSOR_ELEMENTS = 8_000_000
+#: most values per image in any shape a network states (its input, output and intermediate values)
+MAX_NETWORK_SHAPE_ELEMENTS = 16_000_000
+#: largest kernel, stride, dilation or padding of a network's sliding windows (the product's: 5, 2, 1, 2)
+MAX_NETWORK_WINDOW = 16
+#: largest side of the crop a network states as its input (the hand network reads 64 x 64)
+MAX_NETWORK_INPUT_SIDE = 1024
 #: Source images with more pixels than this are refused from their header, before decoding
 #: (a 30000x30000 PNG of 875 KB decodes to 900 MB). 50 megapixels holds any camera's photo.
 DEFAULT_MAX_IMAGE_PIXELS = 50_000_000
@@ -28,6 +41,9 @@ MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_JSON_CONTAINERS = 200_000
 #: Most members a model's arrays file may have (a model has tens).
 MAX_MEMBERS = 100_000
+#: Most workers a saved setting may name (``n_jobs``): a model trained on a larger machine loads on a smaller one
+#: (its count is brought to this machine's when used), but no machine has this many cores.
+MAX_SAVED_WORKERS = 4096
 #: No learned float value of a model comes near this (weights, centroids, priors, frequencies).
 MAX_ABS = 1e15
 

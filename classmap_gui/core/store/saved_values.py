@@ -25,7 +25,7 @@ from .. import registry
 from ..errors import ModelFormatError
 
 # MAX_ABS: no learned float value of a model comes near it (the table an exported predict.py shares)
-from ..guards.read_limits import MAX_ABS, all_finite
+from ..guards.read_limits import MAX_ABS, MAX_SAVED_WORKERS, all_finite
 from ..guards.schema import Invalid
 
 
@@ -63,8 +63,10 @@ def check_saved_params(cls: type, params: dict[str, Any], where: str) -> dict[st
             continue
         try:
             if param.per_core and value is not None:
-                if isinstance(value, bool) or not isinstance(value, int) or value == 0:
-                    raise Invalid(f"{key} must be a whole number other than 0 (-1: all cores)")
+                if isinstance(value, bool) or not isinstance(value, int) or value == 0 \
+                        or abs(value) > MAX_SAVED_WORKERS:
+                    raise Invalid(f"{key} must be a whole number from -{MAX_SAVED_WORKERS} to {MAX_SAVED_WORKERS} "
+                                  f"other than 0 (-1: all cores)")
                 continue
             out[key] = param.check(value)
         except Invalid as exc:

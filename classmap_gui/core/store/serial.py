@@ -169,8 +169,8 @@ def load_estimator(spec: Any, arrays: dict[str, np.ndarray], used: set[str] | No
             est.validate_state()
         if hasattr(est, "after_load"):
             est.after_load()
-    except ModelFormatError:
-        raise
+    except ModelFormatError as exc:  # its own words (a refused network): said of this model file
+        raise ModelFormatError(f"{where}: {exc}") from None
     except ConfigError as exc:  # the model needs a library this install lacks (faiss for a graph filter index)
         raise ModelFormatError(f"{where}: {exc}") from None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:

@@ -105,6 +105,8 @@ def test_newer_version_is_refused(saved, tmp_path):
     (lambda d: d.update(image_size=[8192, 8192]), "from 1 to 1024"),  # would stall the check encoding
     (lambda d: d.update(class_names=["a", "b"]), "classes"),
     (lambda d: d["arrays"].popitem(), "declare"),
+    # a worker count no machine has (issue 49): refused, not run with (any other machine's count loads)
+    (lambda d: d["classifier"]["params"].update(n_jobs=10 ** 18), "n_jobs must be a whole number from -4096"),
 ])
 def test_damaged_description_is_refused(saved, tmp_path, damage, message):
     _, src = saved
