@@ -307,6 +307,8 @@ class MainWindow(QMainWindow):
             self.project.adopt(data, unpacked=data.captures_dir)
             self._recent_add(data.path or path)
             self.project.message.emit(f"opened {path}")
+            if data.settings_notes:  # values the schema refused: replaced by defaults, the project still opens
+                self._show_box("Some saved settings were replaced by their defaults.", "\n".join(data.settings_notes))
         task = self.runner.run(f"Opening {Path(path).name}",
                                lambda progress, should_stop: load_project(path, captures_to=captures_to,
                                                                           progress=progress, should_stop=should_stop),

@@ -52,6 +52,7 @@ from .archive import MAX_TOTAL_BYTES, ArchiveWriter, SafeArchive
 from .containers import FolderSink, FolderSource, ZipSink, ZipSource, captures_in, image_digest
 from .model import Project
 from .runs import RUNS_DIR, RunLog, check_records, read_run_models, run_folder
+from .saved_settings import check_saved_settings
 
 FORMAT = "classmap-studio-project"
 VERSION = 2
@@ -434,8 +435,11 @@ def _read_project(source, where: str, load_model: bool, progress: ProgressFn, sh
     report(progress, 1.0, "opened")
     next_id = doc.get("runs_next_id")
     next_id = next_id if isinstance(next_id, int) and not isinstance(next_id, bool) and 0 < next_id <= 10 ** 6 else None
-    return Project(imageset=imageset, recogniser=recogniser, settings=settings,
+    settings, notes = check_saved_settings(settings)  # each value the schema refuses: its default, and a note
+    proj = Project(imageset=imageset, recogniser=recogniser, settings=settings,
                    runs=RunLog(records, models, next_id=next_id))
+    proj.settings_notes = [f"{where}: saved setting {note}" for note in notes]
+    return proj
 
 
 def _load_recogniser(model_dir: Path, where: str, rel: str = "model"):
