@@ -80,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     win.show()
     settle_heap()
     open_at_start(win, args)
-    return app.exec()
+    code = app.exec()
+    from .threads import exit_code
+    return exit_code(code)
 
 
 def settle_heap() -> None:
