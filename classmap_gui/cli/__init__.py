@@ -17,7 +17,7 @@ import os
 import sys
 
 from ..core.errors import ClassMapError
-from . import bench, hand_model, model, train
+from . import bench, hand_model, model, recover, train
 from .common import ProgressBar, emit, parse_sets, parse_value
 
 __all__ = ["ProgressBar", "build_parser", "emit", "main", "parse_sets", "parse_value"]
@@ -52,6 +52,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     train.add_commands(sub, with_choices=full)
     model.add_commands(sub)
     hand_model.add_commands(sub)
+    recover.add_commands(sub)
     return p
 
 

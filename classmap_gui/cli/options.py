@@ -63,7 +63,9 @@ def parse_pixels(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expects a number of pixels (e.g. 50M), got {value!r}") from None
     if not number == number or number == float("inf"):  # NaN or inf
         raise argparse.ArgumentTypeError(f"expects a number of pixels (e.g. 50M), got {value!r}")
-    return check_image_pixels(int(number)) if number >= 1 else check_image_pixels(0)
+    if number < 1:  # argparse shows only an ArgumentTypeError's words ("invalid parse_pixels value" otherwise)
+        raise argparse.ArgumentTypeError(f"must be a positive number of pixels (e.g. 50M), got {value!r}")
+    return check_image_pixels(int(number))
 
 
 def add_backend_args(s: argparse.ArgumentParser) -> None:

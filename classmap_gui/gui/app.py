@@ -11,6 +11,10 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from pathlib import Path
+
+#: ``--size`` sides: a window larger than an 8K screen's is no screenshot but gigabytes of pixels
+WINDOW_SIDES = (200, 8192)
 
 
 def _parse(argv):
@@ -31,9 +35,33 @@ def _parse(argv):
     return ap.parse_args(argv)
 
 
+def check_args(args) -> str | None:
+    """What is wrong with the options, in one line naming the option (as ``classmap`` refuses its own), or
+    None. Checked before any window exists: a giant ``--size`` cannot allocate its pixels, a ``--data``
+    that names nothing cannot end in a screenshot of something else with exit status 0."""
+    low, high = WINDOW_SIDES
+    parts = args.size.lower().replace("×", "x").split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() and low <= int(p) <= high for p in parts):
+        return f"--size {args.size!r}: expects WxH with sides from {low} to {high} (e.g. 1280x800)"
+    if args.data is not None:
+        from ..core.data.builtin import builtin_datasets
+
+        names = [d.name for d in builtin_datasets()]
+        if args.data not in names and not Path(args.data).expanduser().is_dir():
+            return f"--data {args.data!r}: neither a built-in set ({', '.join(names)}) nor a folder"
+    for option, value in (("--video", args.video), ("project", args.project)):
+        if value is not None and not Path(value).expanduser().exists():
+            return f"{option} {value!r}: no such file or folder"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``classmap-gui``: self-test, screenshot, or the main window (with the demo or a project)."""
     args = _parse(sys.argv[1:] if argv is None else argv)
+    problem = check_args(args)
+    if problem is not None:
+        print(f"classmap-gui: error: {problem}", file=sys.stderr)
+        return 2
     if args.self_test:
         from .selftest import self_test
         return self_test()
@@ -52,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     win.show()
     settle_heap()
     open_at_start(win, args)
-    return app.exec()
+    code = app.exec()
+    from .threads import exit_code
+    return exit_code(code)
 
 
 def settle_heap() -> None:

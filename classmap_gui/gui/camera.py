@@ -20,7 +20,7 @@ from PySide6.QtCore import Signal
 
 from ..core.data.folder import IMAGE_EXTENSIONS
 from .threads import UiThread
-from .video_file import VideoFile
+from .video_file import VideoFile, check_video_file
 
 os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # missing cameras are expected, not warnings
 
@@ -136,8 +136,12 @@ class FrameStream(UiThread):
             return None, files
         if isinstance(self.source, VideoFile):
             cap = self.source
+            cap.open()
+        elif isinstance(self.source, int):
+            cap = cv2.VideoCapture(self.source)
         else:
-            cap = cv2.VideoCapture(self.source) if isinstance(self.source, int) else cv2.VideoCapture(str(self.source))
+            check_video_file(str(self.source))  # a FIFO or device: refused, never a read that blocks or never ends
+            cap = cv2.VideoCapture(str(self.source))
         if not cap.isOpened():
             cap.release()
             what = f"camera {self.source}" if isinstance(self.source, int) else f"video file {self.source}"

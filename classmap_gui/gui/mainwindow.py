@@ -307,10 +307,12 @@ class MainWindow(QMainWindow):
             self.project.adopt(data, unpacked=data.captures_dir)
             self._recent_add(data.path or path)
             self.project.message.emit(f"opened {path}")
+            if data.settings_notes:  # values the schema refused: replaced by defaults, the project still opens
+                self._show_box("Some saved settings were replaced by their defaults.", "\n".join(data.settings_notes))
         task = self.runner.run(f"Opening {Path(path).name}",
                                lambda progress, should_stop: load_project(path, captures_to=captures_to,
                                                                           progress=progress, should_stop=should_stop),
-                               done, on_error=drop, exclusive=True)
+                               done, on_error=drop, exclusive=True, abandonable=True)
         if task is None:
             drop()
         else:
@@ -347,7 +349,8 @@ class MainWindow(QMainWindow):
             self.show_panel("run")
             remember_hand_model(rec, folder)  # Get the hand-pose model opens this one from now on
             self.project.message.emit(f"opened model {folder.name}: {rec.n_classes} classes in {seconds:.1f} s")
-        return self.runner.run(f"Opening model {folder.name}", load, done, exclusive=True)
+        # abandonable: a model's network may run inside a library call Cancel cannot reach
+        return self.runner.run(f"Opening model {folder.name}", load, done, exclusive=True, abandonable=True)
 
     def save_project(self, path: str | None = None, ask: bool = False, then: Callable[[], object] | None = None):
         """File > Save / Save as: write the project to its file, or to a path asked for (``ask``), in the

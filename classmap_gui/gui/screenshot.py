@@ -28,6 +28,11 @@ def screenshot(args) -> int:
         name = args.data or demo_dataset()
         win.dataset.load_builtin(name)
         wait_until(app, lambda: not win.runner.busy)
+        if win.project.imageset is None:  # the set could not be read: no screenshot of an empty window
+            print(f"classmap-gui: error: --data {name!r} could not be loaded", file=sys.stderr)
+            win.setProperty("no_confirm", True)
+            win.close()
+            return 1
         win.train.apply_settings(demo_settings(name, args.features))
         if args.demo:
             win.train.start_training()

@@ -112,10 +112,12 @@ class Task(QObject):
     cancelled = Signal()
     finished = Signal()
 
-    def __init__(self, title: str, parent: QObject | None = None, exclusive: bool = False):
+    def __init__(self, title: str, parent: QObject | None = None, exclusive: bool = False,
+                 abandonable: bool = False):
         super().__init__(parent)
         self.title = title
         self.exclusive = exclusive
+        self.abandonable = abandonable
         self.error = ""
         self.details = ""
         self.internal = False
@@ -187,16 +189,20 @@ class TaskRunner(QObject):
         return ""
 
     def run(self, title: str, fn: TaskFn, on_done: Callable[[Any], None] | None = None,
-            on_error: Callable[[str], None] | None = None, *, exclusive: bool = False) -> Task | None:
+            on_error: Callable[[str], None] | None = None, *, exclusive: bool = False,
+            abandonable: bool = False) -> Task | None:
         """Start ``fn`` on a worker thread and return its :class:`Task`; None (and ``refused``) when it would
         collide with a running task (:meth:`collision`). ``exclusive``: a task that replaces the open project,
         run alone. ``on_done(result)`` runs on the UI thread after success; ``on_error(message)`` after failure.
+        ``abandonable``: work that may sit in a library call no ``should_stop`` reaches (a model file's network
+        run by onnxruntime or OpenCV): Cancel ends the task at once (``cancelled``, the window free again)
+        and the thread's eventual outcome is dropped; nothing of it reaches the project.
         """
         why = self.collision(title, exclusive)
         if why:
             self.refused.emit(title, why)
             return None
-        task = Task(title, self, exclusive)
+        task = Task(title, self, exclusive, abandonable)
         if on_done is not None:
             task.succeeded.connect(on_done)
         if on_error is not None:
@@ -214,9 +220,22 @@ class TaskRunner(QObject):
         return task
 
     def cancel(self) -> None:
-        """Ask every running task to stop (the window's Cancel button)."""
-        for t in self.running:
+        """Ask every running task to stop (the window's Cancel button); abandonable ones end now."""
+        for t in list(self.running):
             t.cancel()
+            if t.abandonable:
+                self._abandon(t)
+
+    def _abandon(self, task: Task) -> None:
+        """End ``task`` as cancelled without waiting for its thread, whose outcome :meth:`_done` then drops."""
+        self.running.remove(task)
+        task._worker, self.last_task = None, task
+        if not self.running:
+            self.busyChanged.emit(False)
+        task.cancelled.emit()
+        self.cancelled.emit(task.title)
+        task.finished.emit()
+        self.finished.emit(task.title)
 
     def wait(self, ms: int = 30000) -> bool:
         """Block until the running tasks' threads end: for tests and shutdown only, never the UI in use."""

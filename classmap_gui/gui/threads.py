@@ -73,4 +73,26 @@ def join_running(timeout_ms: int = 5000) -> bool:
     return ok
 
 
+def exit_code(code: int, timeout_ms: int = 2000) -> int:
+    """``code`` once every UI thread has ended (the app's last step, after the window has closed). A thread
+    still inside a library call that never returns (a task the person abandoned) cannot be joined, and Qt
+    aborts a process whose running QThread is destroyed ("QThread: Destroyed while thread is still running",
+    exit 134); so then the process ends here with ``code`` and its output flushed, without destroying it."""
+    if join_running(timeout_ms):
+        return code
+    import logging
+    import os
+    import sys
+
+    logging.getLogger("classmap_gui").warning("exiting while %d abandoned background task(s) still ran",
+                                              len(_running))
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 atexit.register(join_running)

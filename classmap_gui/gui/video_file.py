@@ -5,10 +5,16 @@ loops (the pose comes round again), plays slower (½× by default in Capture: th
 long) and pauses on the frame a person wants. The frame source does this, not the stream's thread:
 :class:`~.camera.FrameStream` reads it like ``cv2.VideoCapture`` and paces frames by its
 :attr:`VideoFile.interval`. Speed and pause are plain attributes the UI thread sets while it plays.
+Nothing opens the file until :meth:`VideoFile.open`, which the stream's thread calls: a path that blocks
+(a FIFO nobody writes to) can never hold the window, and one that is no regular file is refused.
 """
 from __future__ import annotations
 
+import os
+
 import cv2
+
+from ..core.regular_files import regular_fd
 
 #: playback speeds offered for a video file: (factor, label)
 SPEEDS = ((1.0, "1× (real time)"), (0.5, "½× (poses last twice as long)"), (0.25, "¼×"))
@@ -23,24 +29,31 @@ class VideoFile:
         self.path = str(path)
         self.loop, self.speed, self.paused = loop, speed, False
         self.position, self.loops = -1, 0
-        self._cap = cv2.VideoCapture(self.path)
+        self._cap = None  # opened by open(), on the stream's thread
         self._last = None
+
+    def open(self) -> bool:
+        """Open the file (on the stream's thread, never the UI's); OSError naming it when it is not a regular
+        file (a FIFO, device or socket would block or never end). True when it opened as a video."""
+        check_video_file(self.path)
+        self._cap = cv2.VideoCapture(self.path)
+        return self._cap.isOpened()
 
     def __str__(self) -> str:
         return self.path
 
     def isOpened(self) -> bool:  # noqa: N802 - the cv2.VideoCapture API it stands in for
-        """True when the file opened as a video."""
-        return self._cap.isOpened()
+        """True when the file was opened (:meth:`open`) as a video."""
+        return self._cap is not None and self._cap.isOpened()
 
     def get(self, prop: int) -> float:
-        """A property of the video (``cv2.CAP_PROP_*``), as ``cv2.VideoCapture.get``."""
-        return self._cap.get(prop)
+        """A property of the video (``cv2.CAP_PROP_*``), as ``cv2.VideoCapture.get``; 0 before it is open."""
+        return self._cap.get(prop) if self._cap is not None else 0.0
 
     @property
     def interval(self) -> float:
         """Seconds between frames at the chosen speed (0: as fast as possible, the file gives no rate)."""
-        fps = self._cap.get(cv2.CAP_PROP_FPS)
+        fps = self.get(cv2.CAP_PROP_FPS)
         return 1.0 / (fps * self.speed) if fps and fps > 0 and self.speed > 0 else 0.0
 
     def read(self):
@@ -48,6 +61,8 @@ class VideoFile:
         looping. ``ok`` False at the end of a file that does not loop."""
         if self.paused and self._last is not None:
             return True, self._last
+        if self._cap is None:
+            return False, None
         ok, bgr = self._cap.read()
         if (not ok or bgr is None) and self.loop and self.position >= 0:
             self._cap.set(cv2.CAP_PROP_POS_FRAMES, 0)
@@ -60,4 +75,16 @@ class VideoFile:
 
     def release(self) -> None:
         """Close the file."""
-        self._cap.release()
+        if self._cap is not None:
+            self._cap.release()
+
+
+def check_video_file(path: str) -> None:
+    """OSError ``"video file X is a FIFO, not a regular file; ..."`` unless ``path`` is a regular file: checked
+    without blocking (:func:`~classmap_gui.core.regular_files.regular_fd`) before OpenCV opens it, which
+    would wait for a FIFO's writer forever, or read a device without end."""
+    try:
+        os.close(regular_fd(path))
+    except OSError as exc:
+        reason = exc.strerror or str(exc).replace(f"{path} ", "").replace("; refused", "")
+        raise OSError(f"could not open video file {path}: {reason}. Choose a video file") from None

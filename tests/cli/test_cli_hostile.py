@@ -82,7 +82,8 @@ def test_bad_options_are_refused_before_reading_data(data, tmp_path, capsys, no_
         capsys.readouterr()
         with pytest.raises(SystemExit) as ex:
             main(argv)
-        assert ex.value.code == 2 and "--max-image-pixels" in capsys.readouterr().err.splitlines()[-1]
+        line = capsys.readouterr().err.splitlines()[-1]
+        assert ex.value.code == 2 and "--max-image-pixels" in line and "must be a positive" in line
         return
     one_line_error(capsys, argv, needle)
 

@@ -139,7 +139,7 @@ def test_training_options_are_checked_by_the_chosen_components_schemas():
         ({"bp": {"m": 64}}, "--set bank.m=64: bank 'ova-ridge' has no parameter 'm'"),
         ({"cm": {"hard_fraction": 2}}, "--set classmap.hard_fraction=2: hard_fraction must lie between 0 and 1"),
         ({"cm": {"refine": "v4"}}, "refine must be one of all-pairs-vote"),
-        ({"cm": {"p": 0}}, "--set classmap.p=0: p must be at least 1"),
+        ({"cm": {"p": 0}}, "--set classmap.p=0: p must lie between 1 and 1e+06"),
         ({"fp": {"patch_size": "big"}}, "patch_size must be a whole number or one of auto"),
         ({"features": "sift"}, "--features 'sift': choose from kmeans"),
         ({"bank": "ova-magic"}, "--bank 'ova-magic': choose from ova-liblinear"),

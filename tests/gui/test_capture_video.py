@@ -123,3 +123,28 @@ def test_record_button_keeps_its_place_whatever_the_texts_say(qtbot, window, sha
     assert fm.horizontalAdvance(cap.progress.format()) < cap.progress.width()  # one line inside the bar
     qtbot.mouseClick(cap.start_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: cap.stream is None, timeout=5000)
+
+
+@pytest.mark.timeout(120)
+def test_a_fifo_chosen_as_the_video_is_refused_and_the_window_stays_usable(qtbot, window, shapes_folder, tmp_path,
+                                                                            scenes_video):
+    """Issue 49 item 5: a FIFO nobody writes to, chosen as the video, froze the whole window at Start preview
+    (OpenCV waited for a writer on the UI thread). Now the stream's thread refuses it with a sentence."""
+    import os
+
+    win = window
+    _import(qtbot, win, shapes_folder)
+    d, cap = win.dataset, win.dataset.capture
+    fifo = tmp_path / "camera.avi"
+    os.mkfifo(fifo)
+    cap.choose_video(str(fifo))
+    qtbot.mouseClick(cap.start_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: "FIFO" in cap.last_message, timeout=20000)
+    assert str(fifo) in cap.last_message and "Choose a video file" in cap.last_message
+    assert cap.stream is None and not cap.start_btn.isChecked() and cap.sources.isEnabled()
+    _select(qtbot, d, 1)  # the window answers the person
+    cap.choose_video(str(scenes_video))  # and a real video still plays afterwards
+    qtbot.mouseClick(cap.start_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: cap.latest_crop is not None, timeout=20000)
+    qtbot.mouseClick(cap.start_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: cap.stream is None, timeout=10000)

@@ -2,6 +2,8 @@
 after that, as the README says; the Makefile starts it that way."""
 from pathlib import Path
 
+import pytest
+
 from classmap_gui.gui.app import _parse, open_at_start
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,3 +113,24 @@ def test_the_panel_table_is_what_the_window_and_the_panel_option_show(qtbot, win
         _parse(["--screenshot", "x.png", "--panel", "nowhere"])
     err = capsys.readouterr().err
     assert all(repr(p.name) in err for p in PANELS), err  # the refusal lists the table's names
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--screenshot", "s.png", "--size", "100000x100000"], "--size '100000x100000'"),
+    (["--screenshot", "s.png", "--size", "abc"], "--size 'abc'"),
+    (["--screenshot", "s.png", "--size", "0x10"], "--size '0x10'"),
+    (["--screenshot", "s.png", "--data", "nonexistent"], "--data 'nonexistent'"),
+    (["--screenshot", "s.png", "--video", "missing.avi"], "--video 'missing.avi'"),
+    (["missing-project"], "project 'missing-project'"),
+])
+def test_bad_command_line_options_are_one_line_and_exit_2_before_any_window(argv, needle, capsys, tmp_path,
+                                                                             monkeypatch):
+    """Issue 49 item 5: ``--size 100000x100000`` crashed, ``--size abc`` printed a traceback, ``--data
+    nonexistent`` exited 0; each is refused as ``classmap`` refuses its options."""
+    from classmap_gui.gui import app
+
+    monkeypatch.chdir(tmp_path)
+    assert app.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("classmap-gui: error: ") and needle in err[0], err
+    assert not (tmp_path / "s.png").exists()

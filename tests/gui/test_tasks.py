@@ -122,3 +122,40 @@ def test_each_task_has_its_own_signals(qtbot, runner):
     with qtbot.waitSignal(t2.finished, timeout=5000):
         pass
     assert full == [t2.error] and "disk is full" in t2.error and "/tmp/x.cmproj" in t2.error
+
+
+EXIT_WHILE_STUCK = """
+import os, sys, threading
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from classmap_gui.gui.tasks import TaskRunner
+from classmap_gui.gui.threads import exit_code
+
+app = QApplication([])
+runner = TaskRunner()
+forever = threading.Event()
+runner.run("Opening model m", lambda progress, should_stop: forever.wait(), abandonable=True)
+QTimer.singleShot(200, runner.cancel)
+QTimer.singleShot(400, app.quit)
+code = app.exec()
+print("busy after cancel:", runner.busy, flush=True)
+sys.exit(exit_code(code, timeout_ms=500))
+"""
+
+
+def test_closing_while_an_abandoned_task_is_stuck_exits_0_without_a_qthread_abort(tmp_path):
+    """Issue 49 item 5: closing the app while a model load hung aborted it ("QThread: Destroyed while
+    thread is still running", exit 134). An abandoned task's thread no longer holds the exit."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", EXIT_WHILE_STUCK], capture_output=True, text=True, timeout=120,
+                         env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "busy after cancel: False" in out.stdout
+    assert "QThread" not in out.stderr and "Traceback" not in out.stderr, out.stderr

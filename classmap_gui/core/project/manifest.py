@@ -22,7 +22,7 @@ MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 #: lists and objects a project.json may hold: one list per image entry, a few more per run and setting
 MAX_MANIFEST_CONTAINERS = 1_000_000
 MAX_SIDE = 4096
-_IMAGE_PATH = re.compile(r"images/[0-9]{4,6}-[A-Za-z0-9_. -]{1,64}/[0-9]{6,9}\.png")
+IMAGE_PATH = re.compile(r"images/[0-9]{4,6}-[A-Za-z0-9_. -]{1,64}/[0-9]{6,9}\.png")
 _PNG_SIG = b"\x89PNG\r\n\x1a\n"
 _DIGEST = re.compile(r"[0-9a-f]{32}")
 
@@ -78,7 +78,7 @@ def check_doc(doc: dict, where: str) -> tuple[list[str], int, int, bool, list, d
     if not isinstance(entries, list):
         raise fail(where, "the image list is missing")
     for e in entries:
-        if (not isinstance(e, list) or len(e) != 3 or not isinstance(e[0], str) or not _IMAGE_PATH.fullmatch(e[0])
+        if (not isinstance(e, list) or len(e) != 3 or not isinstance(e[0], str) or not IMAGE_PATH.fullmatch(e[0])
                 or not isinstance(e[1], int) or isinstance(e[1], bool) or not 0 <= e[1] < len(names)
                 or not isinstance(e[2], str) or not _DIGEST.fullmatch(e[2])):
             raise fail(where, f"bad image entry {str(e)[:120]!r} (want [\"images/<class>/<n>.png\", label, "

@@ -68,6 +68,8 @@ class Project:
         self._clean_revision = 0  # the revision that is on disk (or was opened)
         self.data_version = 0
         self.unpacked: Path | None = None  # a temporary folder this project owns (an archive's captures)
+        #: what :func:`~.format.load_project` replaced by defaults among the saved settings, one line each
+        self.settings_notes: list[str] = []
         self._settings = EventedDict()
         for sig in (self._settings.events.added, self._settings.events.changed, self._settings.events.removed):
             sig.connect(self._setting_changed)

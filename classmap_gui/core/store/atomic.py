@@ -2,10 +2,13 @@
 
 A save writes a complete hidden sibling (``.<name>.saving-<pid>-*``), fsyncs it, and swaps it in
 with two renames under a lock on the parent folder; the replaced version waits as
-``.<name>.old-<pid>-*`` until the new one is in place. :func:`recover_dir` restores the newest
-complete leftover when a save died between the renames; :func:`remove_stale` cleans leftovers of
-dead processes, at the next save and (:func:`tidy_after_open`) the next open. :func:`keep_foreign` carries files a save did not write into the new version,
-so a save never deletes a user's file. :data:`FAULT_HOOK` lets tests fail at every step.
+``.<name>.old-<pid>-*`` until the new one is in place. Reads never change the disk: a read of a
+path whose save died between the renames reads the newest complete leftover where it lies
+(:func:`find_leftover`). Only the next save puts it back (:func:`recover_dir`, a rename) and cleans
+the leftovers of dead processes (:func:`remove_stale`), and only those that hold nothing but what a
+save writes (:func:`written_by_save`): a folder someone else put there under such a name is never
+deleted. :func:`keep_foreign` carries files a save did not write into the new version, so a save
+never deletes a user's file. :data:`FAULT_HOOK` lets tests fail at every step.
 """
 from __future__ import annotations
 
@@ -153,29 +156,52 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale(path: Path, complete: bool) -> None:
-    """Delete leftovers of saves to ``path`` whose process died: half-written ``.<name>.saving-<pid>-*``
-    and, once ``path`` is ``complete`` again, previous versions ``.<name>.old-<pid>-*``."""
+def written_by_save(leftover: Path, ours: Callable[[str], bool]) -> bool:
+    """Whether deleting the leftover ``leftover`` of a save loses nothing a save did not write.
+
+    True for a regular file ending ``.tmp`` that is empty or a zip (an archive save's temporary file),
+    and for a folder whose every file is either one a save writes (``ours(relative path)``, ``/``
+    separated) or a hard link with another name elsewhere (a user's file a save carried across:
+    its data stays in the other version). A link, a FIFO, or any other file makes it False.
+    """
+    try:
+        st = os.lstat(leftover)
+        if stat.S_ISREG(st.st_mode):
+            if not leftover.name.endswith(".tmp"):
+                return False
+            with open(leftover, "rb") as fh:
+                head = fh.read(2)
+            return head in (b"", b"PK")
+        if not stat.S_ISDIR(st.st_mode):
+            return False
+        for d, dirs, names in os.walk(leftover):
+            rel = Path(d).relative_to(leftover)
+            if any((Path(d) / n).is_symlink() for n in dirs):
+                return False
+            for n in names:
+                f = os.lstat(Path(d) / n)
+                if not stat.S_ISREG(f.st_mode) or (f.st_nlink < 2 and not ours((rel / n).as_posix())):
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def remove_stale(path: Path, complete: bool, ours: Callable[[str], bool]) -> None:
+    """At a save of ``path``: delete leftovers of earlier saves to it whose process died — half-written
+    ``.<name>.saving-<pid>-*`` and, once ``path`` is ``complete`` again, previous versions
+    ``.<name>.old-<pid>-*`` — but only those :func:`written_by_save` says hold nothing else
+    (``ours``: the relative paths a save writes). Anything else under such a name stays."""
     kinds = "saving|old" if complete else "saving"
     if not path.parent.is_dir():
         return
     for p in path.parent.glob(f".{glob_escape(path.name)}.*"):
         m = re.match(rf"\.{re.escape(path.name)}\.(?:{kinds})-(\d+)-", p.name)
-        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))):
+        if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))) and written_by_save(p, ours):
             try:
                 shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
             except OSError:  # read-only or vanished: leave it, it harms nothing
                 pass
-
-
-def tidy_after_open(path: Path) -> None:
-    """After ``path`` (a model or project, complete) was opened: delete the leftovers of saves to it whose
-    process was killed (:func:`remove_stale`), so a kill during a save leaves nothing behind once the
-    result is opened again. Never fails: a read-only folder keeps its leftovers, which harm nothing."""
-    try:
-        remove_stale(Path(path).absolute(), complete=True)
-    except OSError:
-        pass
 
 
 def private_tempdir(prefix: str) -> str:
@@ -207,15 +233,15 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
-def recover_dir(path: Path, is_complete: Callable[[Path], bool]) -> bool:
-    """Restore ``path`` from the newest complete leftover of a save that died mid-swap.
+def find_leftover(path: Path, is_complete: Callable[[Path], bool]) -> Path | None:
+    """The newest complete leftover of a save of the missing ``path`` that died mid-swap, or None.
 
-    Used when ``path`` is missing: first a previous version ``.<name>.old-*`` (killed between the
-    two renames), else a complete ``.<name>.saving-*`` of a dead process (killed just before the
-    last rename of a first save). Returns True when something was restored.
+    First a previous version ``.<name>.old-*`` (killed between the two renames), else a complete
+    ``.<name>.saving-*`` of a dead process (killed just before the last rename of a first save).
+    Changes nothing on disk: a read opens what this returns where it lies.
     """
-    if path.exists() or not path.parent.is_dir():
-        return False
+    if path.exists() or path.is_symlink() or not path.parent.is_dir():
+        return None
     pat = re.compile(rf"\.{re.escape(path.name)}\.(old|saving)-(\d+)-")
     found = []
     for p in path.parent.glob(f".{glob_escape(path.name)}.*"):
@@ -226,17 +252,27 @@ def recover_dir(path: Path, is_complete: Callable[[Path], bool]) -> bool:
             continue
         found.append((m.group(1) == "old", p.stat().st_mtime, p))
     if not found:
-        return False
+        return None
     found.sort(reverse=True)  # previous complete versions first, newest first
+    return found[0][2]
+
+
+def recover_dir(path: Path, is_complete: Callable[[Path], bool]) -> Path | None:
+    """At a save of ``path``: put the leftover :func:`find_leftover` finds back at the missing ``path``
+    (one rename; nothing is deleted), so the save carries the files kept in it. Returns the folder
+    that was restored (its former name), or None."""
+    leftover = find_leftover(path, is_complete)
+    if leftover is None:
+        return None
     try:
         with _dir_lock(path.parent):
             if path.exists():
-                return False
-            os.replace(found[0][2], path)
+                return None
+            os.replace(leftover, path)
             fsync_dir(path.parent)
-    except OSError:  # read-only: the caller reports the folder as missing
-        return False
-    return True
+    except OSError:  # read-only: the save that follows reports it
+        return None
+    return leftover
 
 
 def write_file_atomic(path: str | Path, data: bytes) -> None:

@@ -8,7 +8,8 @@ Nothing read from a file is ever imported, called or unpickled.
 
 Writes are atomic (:mod:`.atomic`): the bundle is written into a fresh sibling directory (files
 flushed and fsynced), then swapped into place; files in the folder that the save did not write
-are kept; a save killed at any point leaves a loadable bundle, restored on the next load.
+are kept; a save killed at any point leaves a loadable bundle: a load reads it where it lies (a
+load never renames or deletes anything), the next save puts it back.
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ import numpy as np
 from ..errors import ConfigError, ModelFormatError, StorageError
 from ..guards.files import NotRegularFile, read_regular
 from ..guards.read_limits import MAX_JSON_BYTES, MAX_JSON_CONTAINERS  # model.json's bounds (an export's too)
-from .atomic import (fsync_dir, fault_point, fsync_file, recover_dir, remove_stale, saving_prefix,
-                     swap_dir, tidy_after_open, write_file_atomic)
+from .atomic import (find_leftover, fsync_dir, fault_point, fsync_file, recover_dir, remove_stale, saving_prefix,
+                     swap_dir, write_file_atomic)
 from .bounded_zip import ALLOWED_KINDS
 from .npz import read_npz, write_npz
 
@@ -64,6 +65,11 @@ def _bundle_complete(json_name: str) -> Callable[[Path], bool]:
 
 def _ours(json_name: str) -> Callable[[str], bool]:
     return lambda name: name in (json_name, ARRAYS_FILE)
+
+
+def _written(json_name: str) -> Callable[[str], bool]:
+    """Relative paths a save of a bundle writes (its two files; ``.tmp`` while writing)."""
+    return lambda rel: rel in (json_name, ARRAYS_FILE) or (rel.endswith(".tmp") and "/" not in rel)
 
 
 def check_bundle_target(path: str | Path, json_name: str, *, need_bytes: int = 0) -> Path:
@@ -128,7 +134,9 @@ def save_bundle(path: str | Path, json_name: str, doc: dict[str, Any], arrays: d
     text = json.dumps(doc, indent=1, allow_nan=True)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale(path, complete=(path / json_name).is_file())
+        if not path.exists():  # a save that died mid-swap: its complete version comes back, with a user's files
+            recover_dir(path, _bundle_complete(json_name))
+        remove_stale(path, complete=(path / json_name).is_file(), ours=_written(json_name))
         tmp = Path(tempfile.mkdtemp(prefix=saving_prefix(path), suffix=".tmp", dir=str(path.parent)))
     except OSError as exc:
         raise StorageError(f"cannot save to {path}: {exc.strerror or exc}") from None
@@ -172,8 +180,8 @@ def load_bundle(path: str | Path, json_name: str, format_name: str, max_version:
                 max_array_bytes: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
     """Read and check a bundle: returns ``(doc, arrays)``.
 
-    ``path`` is the bundle folder or its JSON file. A bundle whose save was killed mid-swap is
-    restored first (:func:`recover_dir`). Raises :class:`ModelFormatError` for a missing or
+    ``path`` is the bundle folder or its JSON file. A bundle whose save was killed mid-swap is read
+    from its complete leftover where it lies (:func:`find_leftover`); nothing on disk changes. Raises :class:`ModelFormatError` for a missing or
     foreign file, a link or special file inside the bundle, a newer format version, a corrupt or
     pickle-bearing ``.npz``, arrays declaring more than ``max_array_bytes`` (default: most of
     the free memory), or any array whose dtype/shape differs from the manifest.
@@ -181,8 +189,9 @@ def load_bundle(path: str | Path, json_name: str, format_name: str, max_version:
     path = Path(path).expanduser()
     folder = path.parent if path.name == json_name and not path.is_dir() else path
     jpath = folder / json_name
-    if not (folder / json_name).exists() and not folder.is_symlink():
-        recover_dir(folder.absolute(), _bundle_complete(json_name))
+    if not folder.exists() and not folder.is_symlink():
+        folder = find_leftover(folder.absolute(), _bundle_complete(json_name)) or folder
+        jpath = folder / json_name
     if not folder.exists():
         raise ModelFormatError(f"{folder}: no such model folder")
     if not folder.is_dir():
@@ -213,5 +222,4 @@ def load_bundle(path: str | Path, json_name: str, format_name: str, max_version:
     if not isinstance(manifest, dict):
         raise ModelFormatError(f"{jpath}: the array manifest is missing")
     arrays = read_npz(folder / ARRAYS_FILE, manifest, budget=max_array_bytes)
-    tidy_after_open(folder)  # a killed save's .saving-* / .old-* leftovers go once the bundle has opened
     return doc, arrays

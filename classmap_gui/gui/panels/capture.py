@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QCheckBox, QFormLayout, QHBoxLayout, QLabel, QPro
 from ...core.data.capture_names import new_burst_token
 from ...core.data.editing import NEW_GROUP
 from ...core.data.imageset import BACKGROUND_CLASS
+from ...core.project.saved_settings import CAPTURE_TARGET
 from ..camera import FrameStream
 from ..imageutil import to_pixmap
 from ..sources import SourcePicker
@@ -115,8 +116,8 @@ class CapturePanel(QWidget):
         self.record_btn.held.connect(self.press_record)
         self.record_btn.let_go.connect(self._let_go)
         self.target = QSpinBox()
-        self.target.setRange(1, 100000)
-        self.target.setValue(int(project.settings.get("capture_target", 50)) if project.imageset is not None else 50)
+        self.target.setRange(int(CAPTURE_TARGET.low), int(CAPTURE_TARGET.high))
+        self.target.setValue(CAPTURE_TARGET.default)  # an opened project's own: update_progress
         self.target.setSuffix(" images per class")
         self.target.setToolTip("How many images to capture for every class; the bar shows the selected class")
         self.target.valueChanged.connect(self._target_changed)

@@ -231,7 +231,7 @@ class TrainPanel(QWidget):
         rec, ims, settings = p.recogniser, p.imageset, dict(p.settings)
         if rec is None or ims is None or not len(ims):
             return None
-        task = self.runner.run("Evaluating", evaluate_task(rec, ims, settings))
+        task = self.runner.run("Evaluating", evaluate_task(rec, ims, settings), abandonable=True)  # a network may hang
         if task is None:
             return None
         self.eval_task = task

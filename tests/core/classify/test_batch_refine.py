@@ -312,3 +312,38 @@ def test_batch_embedding_is_the_single_query_embedding_bit_for_bit(d):
         K.embed_one(X[q:q + 1], W, b, refs, fq)
         np.testing.assert_array_equal(F[q], fq)
     np.testing.assert_allclose(F, X.astype(np.float64) @ W[refs].T.astype(np.float64) + b[refs], rtol=1e-5, atol=1e-4)
+
+
+def v3_definition(resp, refpos, topc, m, t):
+    """The paper's v3 (first-above-threshold), written from its definition: candidates are evaluated in
+    filter order up to and including the first whose response reaches ``t`` (all ``m`` when none does);
+    a reference candidate's response was already computed by the embedding and costs no evaluation."""
+    hits = np.flatnonzero(resp[:m] >= t)
+    n_done = int(hits[0]) + 1 if hits.size else m
+    return n_done, int(np.sum(refpos[topc[:n_done]] < 0))
+
+
+def test_the_v3_stop_rule_is_its_definition():
+    """Issue 46: stopping one candidate early or late (or at > t instead of >= t) changes which classes
+    a v3 refine scores and how many classifiers it evaluates; shared by the single and batch kernels."""
+    from classmap_gui.core.classify.kernels.single import rank, stop_point
+
+    rng = np.random.default_rng(3)
+    C, m, t = 40, 12, np.float32(0.5)
+    cases = [np.full(m, 0.1, np.float32), np.full(m, 0.9, np.float32)]  # none reach t; the first does
+    for k in (0, 1, 5, m - 1):
+        r = np.full(m, 0.1, np.float32)
+        r[k] = t  # exactly the threshold: reached
+        r[k + 1:] = 0.9
+        cases.append(r)
+    cases += [rng.uniform(-1, 1, m).astype(np.float32) for _ in range(50)]
+    for resp in cases:
+        topc = rng.permutation(C)[:m].astype(np.int64)
+        refpos = np.where(rng.random(C) < 0.3, np.arange(C), -1).astype(np.int64)
+        want = v3_definition(resp, refpos, topc, m, t)
+        assert tuple(stop_point(topc, resp, m, refpos, 3, t)) == want, resp
+        assert tuple(stop_point(topc, resp, m, refpos, 2, t)) == (m, int(np.sum(refpos[topc] < 0)))  # v2: all
+        out_c, out_s = np.zeros(m, np.int64), np.zeros(m, np.float32)
+        rank(topc, resp, m, want[0], out_c, out_s)
+        assert np.isnan(out_s).sum() == m - want[0]  # the candidates after the stop are not scored
+        assert out_c[0] == topc[int(np.argmax(resp[:want[0]]))]

@@ -25,7 +25,7 @@ REFINE_VALUES = (*REFINES, *ALIASES)
 PARAMETER_CONSTRAINTS: dict = {
     "estimator": [HasMethods(["fit", "decision_function"]), None],
     "d": [Interval(Integral, 1, 100_000, closed="both")],
-    "p": [Interval(Integral, 1, None, closed="left")],
+    "p": [Interval(Integral, 1, 1_000_000, closed="both")],  # candidates kept: at most the classes, bounded for forms
     "embedding": [StrOptions(set(EMBEDDINGS))],
     "refine": [StrOptions(set(REFINE_VALUES))],
     "n_triples": [Interval(Integral, 1, MAX_TRIPLES, closed="both")],
