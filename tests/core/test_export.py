@@ -110,6 +110,26 @@ def test_predict_py_gives_the_apps_top_classes_on_100_images(tmp_path, digits, i
     assert_checked_keys(json.loads((folder / "model.json").read_text()))
 
 
+@pytest.mark.skipif(not hasattr(cv2, "HOGDescriptor"), reason="OpenCV without HOGDescriptor: the fallback is all there is")
+@pytest.mark.parametrize("name", ["hog-classmap-v2", "pixels+hog"])
+def test_predict_py_without_hog_descriptor_gives_the_apps_classes(tmp_path, digits, image_files, name):
+    # OpenCV 5 has no cv2.HOGDescriptor: a HOG model exported where it exists (backend "opencv") must still run,
+    # on the app's numpy HOG, and name the app's classes (issue 47: it stopped with "model file is invalid").
+    rec = train(digits, CONFIGS[name]).recogniser
+    folder = export_recogniser(rec, tmp_path / "export")
+    assert "opencv" in (folder / "model.json").read_text()
+    runner = ("import runpy, sys, cv2; del cv2.HOGDescriptor; sys.argv = sys.argv[1:]; "
+              "runpy.run_path(sys.argv[0], run_name='__main__')")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-I", "-c", runner, str(folder / "predict.py"), *map(str, image_files),
+                          "--top", "3", "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    app = rec.predict([read_image(f, size=None, grey=rec.grey) for f in image_files], top=3)
+    rows = json.loads(out.stdout)
+    np.testing.assert_array_equal([[c["index"] for c in r["top"]] for r in rows], app.top_classes)
+    np.testing.assert_allclose([[c["score"] for c in r["top"]] for r in rows], app.top_scores, atol=1e-2)
+
+
 def assert_checked_keys(doc: dict) -> None:
     """predict.py requires of each component the settings its export writes (export_checks.SPEC_KEYS): no more,
     so it reads every export, and no fewer, so a missing one is refused before it is used."""
