@@ -12,6 +12,15 @@ command -v dpkg-deb >/dev/null || { echo "build.sh: dpkg-deb is needed (Debian/U
 "$PY" -m PyInstaller --noconfirm --log-level WARN --distpath "$ROOT/build/pyi-dist" \
   --workpath "$ROOT/build/pyi-work" "$ROOT/packaging/classmap-studio.spec"
 
+# Strip the symbol tables of the libraries that carry one and that no patchelf edited (no $ORIGIN search
+# path, not a wheel's grafted *.libs copy): llvmlite's 171 MB library alone loses 19 MB. strip on a
+# patchelf-edited file breaks it ("ELF load command address/offset not page-aligned"), hence the filter.
+find "$APPDIR" -type f -name '*.so*' ! -path '*.libs/*' -print0 | while IFS= read -r -d '' lib; do
+  file -b "$lib" | grep -q 'not stripped' || continue
+  readelf -d "$lib" 2>/dev/null | grep -q 'ORIGIN' && continue
+  strip --strip-unneeded "$lib"
+done
+
 # Launchers: the one executable serves both commands; the wrappers pick which.
 mkdir -p "$APPDIR/bin" "$APPDIR/share/applications" "$APPDIR/share/icons/hicolor/scalable/apps"
 for cmd in classmap:cli classmap-gui:gui; do

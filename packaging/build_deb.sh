@@ -46,7 +46,9 @@ fi
 exit 0
 SH
 chmod 755 "$stage/DEBIAN/postinst" "$stage/DEBIAN/postrm"
-# gzip: xz on ~400 MB of shared libraries takes minutes on a small machine for a few % less.
-dpkg-deb --root-owner-group -Zgzip -z6 --build "$stage" "$DEB" >/dev/null
+# zstd -9: 13 % smaller than gzip -6 on these shared libraries and no slower (llvmlite's 160 MB library: 47.8 MB
+# in 31 s against 55.1 MB in 65 s; xz: 38.4 MB in 637 s, too slow for 2 cores). dpkg reads zstd from 1.21.18
+# (Debian 12, Ubuntu 21.10): every system that has the libc6 >= 2.34 the package depends on.
+dpkg-deb --root-owner-group -Zzstd -z9 --build "$stage" "$DEB" >/dev/null
 rm -rf "$stage"
 echo "build_deb.sh: $DEB"

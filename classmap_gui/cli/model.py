@@ -93,7 +93,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     _check_top(args.top)
     model = Recogniser.load(args.model)
     paths, images, bad = [], [], []
-    for p in args.images:
+    for p in _expand_folders(args.images):
         try:
             suffix = Path(p).suffix.lower()
             if suffix not in IMAGE_EXTENSIONS:  # the same files `train` reads from a folder
@@ -120,6 +120,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
         emit({"predictions": rows, "unreadable": [{"image": e.path, "reason": e.reason} for e in bad],
               "timings": timings}, args.json, text)
     return EXIT_SOME_UNREADABLE if bad else 0
+
+
+def _expand_folders(args: list[str]) -> list[str]:
+    """Each folder among ``args`` replaced by its image files, sorted by name (the rule an exported predict.py
+    applies too: :func:`~classmap_gui.core.data.image_decode.folder_images`); other arguments kept as given."""
+    from ..core.data.image_decode import folder_images
+
+    return [q for a in args for q in ([str(f) for f in folder_images(Path(a))] if Path(a).is_dir() else [a])]
 
 
 def cmd_add_class(args: argparse.Namespace) -> int:
@@ -194,7 +202,7 @@ def add_commands(sub: Subcommands) -> None:
                        description="Prints one line per readable image; each unreadable one gets a line "
                                    "'<path>: cannot read image: <reason>' on stderr and the exit status is 1.")
     s.add_argument("model", help="a model folder saved by `classmap train`")
-    s.add_argument("images", nargs="+", metavar="IMAGE", help="image files")
+    s.add_argument("images", nargs="+", metavar="IMAGE", help="image files, or folders (their image files, by name)")
     s.add_argument("--top", type=int, default=5, help="candidates to list per image (5)")
     s.add_argument("--json", action="store_true")
     add_data_args(s)

@@ -19,13 +19,12 @@ from ..guards.limits import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, check_fits
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..image_ops import fit_size
 from .capture_names import groups_from_names
-from .image_decode import ImageRefused, checked_pixels
+from .image_decode import IMAGE_EXTENSIONS, ImageRefused, checked_pixels, is_image_file
 from .imageset import ImageSet, check_class_name
 
 __all__ = ["DEFAULT_SIZE", "IMAGE_EXTENSIONS", "MAX_IMAGE_SIDE", "ImageReadError", "class_folders", "fit_size",
            "is_image_file", "load_folder", "read_image"]
 
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 DEFAULT_SIZE = (64, 64)
 
 # OpenCV prints "[ WARN ]" lines from its other parts too (video, camera); image decoding is silenced
@@ -42,12 +41,6 @@ class ImageReadError(DataError):
     def __init__(self, path: str | Path, reason: str):
         self.path, self.reason = str(path), reason
         super().__init__(f"{path}: cannot read image: {reason}")
-
-
-def is_image_file(path: Path) -> bool:
-    """A visible entry with an image extension that is not a folder. Not opened here: a FIFO or
-    device named like an image is refused, with a note, by :func:`read_image`."""
-    return path.suffix.lower() in IMAGE_EXTENSIONS and not path.name.startswith(".") and not path.is_dir()
 
 
 def read_image(path: str | Path, *, size: tuple[int, int] | None = DEFAULT_SIZE, grey: bool = True,

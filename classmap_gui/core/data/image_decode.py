@@ -28,6 +28,20 @@ NOT_READ = {"gif": "GIF images are not read (an animated GIF would be classified
                    "convert it to PNG"}
 #: The formats read, for messages.
 READ_FORMATS = "PNG, JPEG, BMP, TIFF or WebP"
+#: The file names read as images, from a folder and on a command line.
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
+
+
+def is_image_file(path) -> bool:
+    """A visible entry of a folder (``pathlib.Path``) with an image extension that is not a folder. Not
+    opened here: a FIFO or device named like an image is refused, with a note, when it is read."""
+    return path.suffix.lower() in IMAGE_EXTENSIONS and not path.name.startswith(".") and not path.is_dir()
+
+
+def folder_images(folder) -> list:
+    """The image files of ``folder`` (a ``pathlib.Path``), sorted by name: what ``classmap predict`` and an
+    exported predict.py classify when handed a folder."""
+    return sorted(f for f in folder.iterdir() if is_image_file(f))
 
 
 class ImageRefused(ValueError):

@@ -153,7 +153,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
         raise ConfigError("hand model: reference_penalties must list some multiples")
     examples = [e.strip() for e in str(opt["embedding_examples"]).split(",") if e.strip()]
     refines = [r.strip() for r in str(opt["refine"]).split(",") if r.strip()]
-    # the one search (core.search.ClassMapSearch, through the train path) chooses the bank penalty, the
+    # the one search (core.train.search.ClassMapSearch, through the train path) chooses the bank penalty, the
     # references (reference penalty, the images that embed the classes), the refine and p on the held-out
     # part, scored as the reader reads a hand ("foreground": the best hand class among the classes a method
     # evaluated, on the hand crops); measured gaps at this size (curve_seeds 1) keep the build within minutes

@@ -2,7 +2,8 @@
 
 The folder holds ``model.json`` (class names, image size and colour, feature-map and classifier
 settings, array manifest), ``arrays.npz`` (float32 arrays; read with ``allow_pickle=False``),
-``labels.txt``, ``predict.py`` and ``README.txt``. ``predict.py`` is :mod:`.predict_template`
+``labels.txt``, ``predict.py``, ``requirements.txt`` (:data:`REQUIREMENTS`: numpy and OpenCV 4 or 5) and
+``README.txt``. ``predict.py`` is :mod:`.predict_template`
 with the package's own numpy-only modules (:data:`INLINED`: HOG, the random CNN's forward pass, the
 k-means patch and pooling steps, ClassMap's filter and refine) pasted in where the template names
 them, so the exported predictor runs the app's code and cannot drift from it; it gives the app's
@@ -35,6 +36,9 @@ from ..errors import ConfigError
 from ..store import type_names
 from ..store.format import fsync_dir, array_manifest
 
+#: what predict.py needs, as pip reads it (requirements.txt): the app's own lower bounds (pyproject.toml), OpenCV 4
+#: and 5 both (5 has no HOGDescriptor: HOG runs on the app's numpy code, core.features.hog_ops); tested on 4.14, 5.1
+REQUIREMENTS = ("numpy>=1.26,<3", "opencv-python-headless>=4.8,<6")
 EXPORT_FORMAT = "classmap-export"
 EXPORT_VERSION = 1
 TEMPLATE = Path(__file__).with_name("predict_template.py")
@@ -238,6 +242,7 @@ def export_recogniser(recogniser: Any, folder: str | Path, *, overwrite: bool = 
                                         encoding="utf-8", newline="\n")
         (tmp / "predict.py").write_text(predict_source(), encoding="utf-8")
         (tmp / "predict.py").chmod(0o777 & ~_umask())  # executable for whoever may read it
+        (tmp / "requirements.txt").write_text(requirements_text(), encoding="utf-8", newline="\n")
         (tmp / "README.txt").write_text(_readme(doc), encoding="utf-8")
         fsync_dir(tmp)
         if folder.exists():
@@ -263,16 +268,28 @@ def _umask() -> int:
     return mask
 
 
+def requirements_text() -> str:
+    """``requirements.txt`` of an export: :data:`REQUIREMENTS`, one a line, under a comment saying what for."""
+    return ("# what predict.py needs: pip install -r requirements.txt (OpenCV 4 and 5 both work; any\n"
+            "# opencv-python* package will do, the headless one has no GUI libraries to pull in)\n"
+            + "".join(f"{r}\n" for r in REQUIREMENTS))
+
+
 def _readme(doc: dict) -> str:
     h, w = doc["image_size"]
+    needs = " and ".join(REQUIREMENTS)
     return (f"ClassMap Studio export: {len(doc['class_names'])} classes, {doc['features']['type']} features, "
             f"{'grey' if doc['grey'] else 'colour'} images brought to {w}x{h}.\n\n"
-            "Run (needs Python 3 with numpy and opencv-python):\n"
-            "    python predict.py image1.png image2.jpg --top 5 [--json]\n\n"
+            f"Needs Python 3 (tested with 3.11) with {needs}\n"
+            "(OpenCV 4 or 5), listed in requirements.txt. In a fresh virtual environment:\n"
+            "    python3 -m venv venv && venv/bin/pip install -r requirements.txt\n\n"
+            "Run:\n"
+            "    venv/bin/python predict.py image1.png image2.jpg --top 5 [--json]\n"
+            "    venv/bin/python predict.py some-folder/       (every image file in it, by name)\n\n"
             "Reads PNG, JPEG, BMP, TIFF and WebP files, as ClassMap Studio does (not GIF: an animated one\n"
             "would be classified by its first frame alone).\n\n"
             "Exit status: 0; 1 when an image could not be read (one line per image on stderr, the others\n"
             "are still classified); 2 when the model or an argument cannot be used (one line on stderr).\n\n"
             "Files: model.json (settings), arrays.npz (numbers, no pickles), labels.txt (class index, a tab,\n"
-            "and the name),\n"
+            "and the name), requirements.txt (what pip installs),\n"
             "predict.py (the predictor; read it: it is short and plain numpy/OpenCV).\n")

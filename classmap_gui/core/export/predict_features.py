@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 
 from ..features.cnn_ops import conv_blocks, final_layer
-from ..features.hog_ops import axis_weights, hog_numpy
+from ..features.hog_ops import axis_weights, hog_backend, hog_descriptor, hog_numpy
 from ..features.kmeans_ops import pool_numpy, whitened_patches
 from ..guards.opencv_log import quiet_opencv
 from ..features.network_check import check_network
@@ -36,15 +36,16 @@ def pixel_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "featu
 
 
 def hog_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
-    """HOG of the centred window, with OpenCV or the app's numpy code (whichever the model used), ``(n, D)``."""
+    """HOG of the centred window, ``(n, D)``: OpenCV's HOGDescriptor where the model used it and this OpenCV
+    has one, else the app's numpy code (OpenCV 5 has no HOGDescriptor; the same numbers within HOG_TOLERANCE)."""
     G = grey_stack(X) if X.ndim == 4 else X
     n, h, w = G.shape
     b, s, c, nb = spec["block_size"], spec["block_stride"], spec["cell_size"], spec["n_bins"]
     wh, ww = b + (h - b) // s * s, b + (w - b) // s * s
     top, left = (h - wh) // 2, (w - ww) // 2
     G = G[:, top:top + wh, left:left + ww]
-    if spec["backend"] == "opencv":
-        hog = cv2.HOGDescriptor((ww, wh), (b, b), (s, s), (c, c), nb, 1, -1.0, 0, 0.2, False, 64, bool(spec["signed"]))
+    if hog_backend(spec["backend"]) == "opencv":
+        hog = hog_descriptor(wh, ww, b, s, c, nb, spec["signed"])
         return np.stack([hog.compute(np.ascontiguousarray(g)).reshape(-1) for g in G]).astype(np.float32)
     Ax, Ay = axis_weights(ww, b, s, c), axis_weights(wh, b, s, c)
     return np.concatenate([hog_numpy(G[a:a + 64], Ay, Ax, b, s, c, nb, spec["signed"]) for a in range(0, n, 64)])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Standalone predictor of a recogniser exported by ClassMap Studio. Needs only numpy and OpenCV.
 
-    python predict.py IMAGE [IMAGE ...] [--top 5] [--json]
+    python predict.py IMAGE_OR_FOLDER [...] [--top 5] [--json]
 
 Prints, per image, the ``top`` best classes with their scores, the same as ClassMap Studio's
 ``classmap predict`` on the same files. The model is ``model.json`` + ``arrays.npz`` next to
@@ -284,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     are still classified and printed.
     """
     ap = argparse.ArgumentParser(description="Classify image files with an exported ClassMap Studio recogniser.")
-    ap.add_argument("images", nargs="+", help="image files (png, jpg, bmp, tif, webp; not gif)")
+    ap.add_argument("images", nargs="+", help="image files (png, jpg, bmp, tif, webp; not gif), or folders "
+                                              "(their image files, by name)")
     ap.add_argument("--top", type=int, default=5, help="classes to list per image (default 5)")
     ap.add_argument("--model", default=str(Path(__file__).resolve().parent), help="the export folder")
     ap.add_argument("--json", action="store_true", help="print JSON")
@@ -298,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"predict.py: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     paths, images, unreadable = [], [], 0
-    for p in args.images:
+    for p in [q for a in args.images for q in (map(str, folder_images(Path(a))) if Path(a).is_dir() else [a])]:
         try:
             images.append(read_image(p, doc.get("grey") is True))
             paths.append(p)

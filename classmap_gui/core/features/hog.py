@@ -6,7 +6,8 @@ of ``n_bins`` bins, each block's pixels weighted by a Gaussian (sigma = block/4,
 split bilinearly between the block's cells, blocks in column-major order, L2-Hys normalisation
 (``v / (|v| + 0.1 len(v))``, clip at 0.2, ``v / (|v| + 1e-3)``).
 
-Two back-ends compute the same numbers (to within OpenCV's fast ``atan`` approximation, < 5e-4):
+Two back-ends compute the same numbers (to within OpenCV's fast ``atan`` approximation:
+:data:`.hog_ops.HOG_TOLERANCE`, 1e-3 per feature):
 
 - ``opencv``: a Python loop over images calling ``HOGDescriptor.compute`` (the loop is per image, the
   work inside is C++).
@@ -17,9 +18,9 @@ Two back-ends compute the same numbers (to within OpenCV's fast ``atan`` approxi
 
 OpenCV is about 5x faster than the numpy path on 64x64 grey images with the defaults (the scatter
 into the dense vote map and the skinny GEMMs are memory-bound). So
-``backend="auto"`` uses OpenCV and falls back to numpy where ``HOGDescriptor`` is missing (OpenCV 5
-drops it); the tests hold the two equal. The numpy path is :mod:`.hog_ops`, which the exported
-predict.py runs too.
+``backend="auto"`` (and ``"opencv"``) use OpenCV and fall back to numpy where ``HOGDescriptor`` is
+missing (OpenCV 5 drops it): :func:`.hog_ops.hog_backend`, which the exported predict.py runs too, as
+it runs the numpy path of :mod:`.hog_ops`; the tests hold the two equal within the tolerance.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from ..errors import ConfigError, DataError
 from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..timing import blas_limit
-from .hog_ops import axis_weights, hog_numpy
+from .hog_ops import axis_weights, hog_backend, hog_descriptor, hog_numpy
 
 _CHUNK_BYTES = 1 << 23  # dense vote map per task (~8 MB): ~50 images at 64x64x9
 
@@ -73,7 +74,8 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
     signed : bool, default=False
         Orientations over 360 degrees instead of 180.
     backend : {"auto", "numpy", "opencv"}, default="auto"
-        ``"auto"`` is numpy, measured fastest.
+        ``"auto"`` and ``"opencv"``: OpenCV's ``HOGDescriptor`` (measured fastest), numpy where this
+        OpenCV has none (OpenCV 5); ``"numpy"``: always numpy.
     n_jobs : int or None, default=1
         Worker threads over image chunks (-1: all cores).
 
@@ -166,11 +168,7 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
         out = np.empty((n, D), np.float32)
         if n == 0:
             return out
-        backend = self.backend
-        if backend == "auto":
-            import cv2
-
-            backend = "opencv" if hasattr(cv2, "HOGDescriptor") else "numpy"
+        backend = hog_backend(self.backend)
         per_image = wh * ww * self.n_bins * 4 * 3
         chunk = max(1, min(n, _CHUNK_BYTES // per_image))
         starts = list(range(0, n, chunk))
@@ -178,7 +176,8 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
         done = [0]
 
         if backend == "opencv":
-            hog = self._cv2_descriptor(wh, ww)
+            hog = hog_descriptor(wh, ww, self.block_size, self.block_stride, self.cell_size, self.n_bins,
+                                 self.signed)
         else:
             Ax = axis_weights(ww, self.block_size, self.block_stride, self.cell_size)
             Ay = axis_weights(wh, self.block_size, self.block_stride, self.cell_size)
@@ -207,15 +206,6 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
         report(progress, 1.0, "HOG")
         return out
 
-    def _cv2_descriptor(self, wh: int, ww: int):
-        import cv2
-
-        if not hasattr(cv2, "HOGDescriptor"):
-            raise ConfigError("this OpenCV has no HOGDescriptor (OpenCV 5 dropped it); use backend='numpy'")
-        b, s, c = self.block_size, self.block_stride, self.cell_size
-        return cv2.HOGDescriptor((ww, wh), (b, b), (s, s), (c, c), int(self.n_bins), 1, -1.0, 0, 0.2, False, 64,
-                                 bool(self.signed))
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = False
@@ -223,12 +213,9 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
 
     def export_spec(self, arrays: dict, prefix: str = "features") -> dict:
         """Settings for the exported ``predict.py`` (:mod:`classmap_gui.core.export.folder`); its arrays go into
-        ``arrays`` under ``prefix``."""
-        import cv2
-
-        backend = self.backend
-        if backend == "auto":
-            backend = "opencv" if hasattr(cv2, "HOGDescriptor") else "numpy"
+        ``arrays`` under ``prefix``. ``backend`` is the one the app runs here; predict.py falls back to
+        numpy where its OpenCV has no ``HOGDescriptor``, as the app does."""
+        backend = hog_backend(self.backend)
         return {"type": "hog", "cell_size": int(self.cell_size), "block_size": int(self.block_size),
                 "block_stride": int(self.block_stride), "n_bins": int(self.n_bins), "signed": bool(self.signed),
                 "backend": backend}

@@ -110,6 +110,26 @@ def test_predict_py_gives_the_apps_top_classes_on_100_images(tmp_path, digits, i
     assert_checked_keys(json.loads((folder / "model.json").read_text()))
 
 
+@pytest.mark.skipif(not hasattr(cv2, "HOGDescriptor"), reason="OpenCV without HOGDescriptor: the fallback is all there is")
+@pytest.mark.parametrize("name", ["hog-classmap-v2", "pixels+hog"])
+def test_predict_py_without_hog_descriptor_gives_the_apps_classes(tmp_path, digits, image_files, name):
+    # OpenCV 5 has no cv2.HOGDescriptor: a HOG model exported where it exists (backend "opencv") must still run,
+    # on the app's numpy HOG, and name the app's classes (issue 47: it stopped with "model file is invalid").
+    rec = train(digits, CONFIGS[name]).recogniser
+    folder = export_recogniser(rec, tmp_path / "export")
+    assert "opencv" in (folder / "model.json").read_text()
+    runner = ("import runpy, sys, cv2; del cv2.HOGDescriptor; sys.argv = sys.argv[1:]; "
+              "runpy.run_path(sys.argv[0], run_name='__main__')")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-I", "-c", runner, str(folder / "predict.py"), *map(str, image_files),
+                          "--top", "3", "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    app = rec.predict([read_image(f, size=None, grey=rec.grey) for f in image_files], top=3)
+    rows = json.loads(out.stdout)
+    np.testing.assert_array_equal([[c["index"] for c in r["top"]] for r in rows], app.top_classes)
+    np.testing.assert_allclose([[c["score"] for c in r["top"]] for r in rows], app.top_scores, atol=1e-2)
+
+
 def assert_checked_keys(doc: dict) -> None:
     """predict.py requires of each component the settings its export writes (the classes' ``exports``): no more,
     so it reads every export, and no fewer, so a missing one is refused before it is used."""
@@ -279,3 +299,57 @@ def test_the_export_folder_follows_the_users_umask(tmp_path, digits):
         os.umask(old)
     assert folder.stat().st_mode & 0o777 == 0o755
     assert (folder / "predict.py").stat().st_mode & 0o755 == 0o755
+
+
+def test_requirements_txt_names_what_predict_py_needs_with_the_apps_lower_bounds(tmp_path, digits):
+    import tomllib
+
+    from classmap_gui.core.export.folder import REQUIREMENTS
+
+    folder = export_recogniser(train(digits.subset(np.arange(300)), CONFIGS["pixels"]).recogniser, tmp_path / "e")
+    reqs = [line for line in (folder / "requirements.txt").read_text().splitlines() if not line.startswith("#")]
+    assert reqs == list(REQUIREMENTS)
+    assert all(r in (folder / "README.txt").read_text() for r in reqs) and "requirements.txt" in (folder / "README.txt").read_text()
+    app = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())["project"]["dependencies"]
+    for req in reqs:  # the app's lower bound, and OpenCV 5 allowed: the app itself runs on 4 and 5
+        name, low = req.split(",")[0].split(">=")
+        assert any(d.split("#")[0].strip().startswith(f"{name}>={low}") for d in app), (req, app)
+    assert "opencv-python-headless>=4.8,<6" in reqs
+
+
+@pytest.mark.slow
+def test_predict_py_in_a_fresh_venv_with_opencv_5_names_the_apps_classes_on_a_folder(tmp_path, digits, capsys):
+    # Issue 47's blocker: a user's venv from requirements.txt gets OpenCV 5 (no HOGDescriptor). predict.py on a
+    # folder must give `classmap predict`'s labels on the same folder, for a HOG + ClassMap model and the network.
+    from classmap_gui.cli import main
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    py = venv / "bin" / "python"
+    models = {name: train(digits.subset(np.arange(800)), CONFIGS[name]).recogniser
+              for name in ("hog-classmap-v2", "network-classmap")}
+    exports = {name: export_recogniser(rec, tmp_path / f"export-{name}") for name, rec in models.items()}
+    pip = subprocess.run([str(py), "-m", "pip", "install", "-q", "-r", str(exports["hog-classmap-v2"] / "requirements.txt"),
+                          "opencv-python-headless>=5"], capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, f"pip could not install requirements.txt with OpenCV 5 (network?): {pip.stderr[-2000:]}"
+    probe = subprocess.run([str(py), "-c", "import cv2; print(cv2.__version__, hasattr(cv2, 'HOGDescriptor'))"],
+                           capture_output=True, text=True, check=True)
+    assert probe.stdout.split()[0].startswith("5.") and probe.stdout.split()[1] == "False", probe.stdout
+    images = tmp_path / "images"
+    images.mkdir()
+    for i in range(800, 860):
+        cv2.imwrite(str(images / f"img{i:04d}.png"), cv2.resize(digits.images[i], (20, 20)))
+    (images / "notes.txt").write_text("not an image: both leave it out")
+    for name, rec in models.items():
+        rec.save(tmp_path / f"model-{name}")
+        capsys.readouterr()
+        assert main(["predict", str(tmp_path / f"model-{name}"), str(images), "--top", "3", "--json"]) == 0
+        app = json.loads(capsys.readouterr().out)["predictions"]
+        out = subprocess.run([str(py), "-I", str(exports[name] / "predict.py"), str(images), "--top", "3", "--json"],
+                             capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+        assert out.returncode == 0, out.stderr
+        rows = json.loads(out.stdout)
+        assert len(rows) == len(app) == 60
+        assert [r["image"] for r in rows] == [r["image"] for r in app]
+        assert [r["top"][0]["class"] for r in rows] == [r["label"] for r in app], name
+        assert [[t["class"] for t in r["top"]] for r in rows] == [[t["class"] for t in r["top"]] for r in app], name

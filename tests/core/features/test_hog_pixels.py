@@ -1,5 +1,6 @@
 """HOGFeatures and PixelFeatures: shapes, dtypes, values against direct references."""
 import json
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -9,6 +10,7 @@ from sklearn.linear_model import RidgeClassifier
 
 from classmap_gui.core.errors import Cancelled, ConfigError, DataError, NotFittedError
 from classmap_gui.core.features.hog import HOGFeatures
+from classmap_gui.core.features.hog_ops import HOG_TOLERANCE
 from classmap_gui.core.features.pixels import PixelFeatures, resize_batch
 
 
@@ -80,16 +82,60 @@ def test_hog_numpy_equals_loop_reference(params):
     np.testing.assert_allclose(F, ref, atol=2e-5)
 
 
-@pytest.mark.skipif(not hasattr(cv2, "HOGDescriptor"), reason="OpenCV without HOGDescriptor")
+needs_hog_descriptor = pytest.mark.skipif(not hasattr(cv2, "HOGDescriptor"),
+                                          reason="OpenCV without HOGDescriptor (5.x): nothing to compare against")
+DEMO_VIDEO = Path(__file__).resolve().parents[3] / "resources" / "demo-hands.avi"
+
+
+def _demo_video_crops(n_frames=12):
+    """64x64 grey crops of the shipped demo video's frames: real hands, the images HOG reads in the app."""
+    cap = cv2.VideoCapture(str(DEMO_VIDEO))
+    frames = []
+    while len(frames) < n_frames:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+    cap.release()
+    assert frames, f"{DEMO_VIDEO} gave no frame"
+    h, w = frames[0].shape
+    return np.stack([f[y:y + 64, x:x + 64] for f in frames for y in range(0, h - 64, 40) for x in range(0, w - 64, 40)])
+
+
+@needs_hog_descriptor
 @pytest.mark.parametrize("params", [dict(), dict(signed=True), dict(cell_size=6, block_size=12, block_stride=6, n_bins=7)])
-def test_hog_numpy_and_opencv_backends_agree(params):
-    X = _images(300, 37, 45, seed=1)  # odd size: both centre-crop the same window; several chunks
-    a = HOGFeatures(backend="numpy", **params).transform(X)
-    b = HOGFeatures(backend="opencv", **params).transform(X)
-    assert a.shape == b.shape
-    np.testing.assert_array_equal(b, HOGFeatures(backend="opencv", n_jobs=2, **params).transform(X))
-    # OpenCV's atan is an approximation; features agree to a few 1e-4.
-    assert np.abs(a - b).max() < 1e-3
+def test_hog_without_hog_descriptor_gives_its_numbers_within_the_stated_tolerance(monkeypatch, params):
+    # OpenCV 5 has no HOGDescriptor: "auto" and "opencv" then run the numpy path, which must give
+    # HOGDescriptor's features (OpenCV 4, same images) within HOG_TOLERANCE.
+    smooth = _images(300, 37, 45, seed=1)  # odd size: both centre-crop the same window; several chunks
+    hands = _demo_video_crops()
+    cases = (("auto", smooth), ("opencv", hands))
+    ref = [HOGFeatures(backend=b, **params).transform(X) for b, X in cases]
+    np.testing.assert_array_equal(ref[0], HOGFeatures(backend="opencv", n_jobs=2, **params).transform(smooth))
+    monkeypatch.delattr(cv2, "HOGDescriptor")
+    for (backend, X), want in zip(cases, ref):
+        got = HOGFeatures(backend=backend, **params).transform(X)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, HOGFeatures(backend="numpy", **params).transform(X))
+        assert 0 < np.abs(got - want).max() <= HOG_TOLERANCE  # > 0: the fallback ran (arctan2, not fast atan)
+
+
+@needs_hog_descriptor
+def test_a_trained_hog_model_predicts_the_same_without_hog_descriptor(monkeypatch):
+    # A model trained where HOGDescriptor exists names the same classes where it does not (OpenCV 5).
+    from classmap_gui.core.data import load_digits
+    from classmap_gui.core.train.training import TrainConfig, train
+
+    digits = load_digits(size=(16, 16))
+    config = TrainConfig(features="hog", features_params={"cell_size": 4, "block_size": 8, "block_stride": 4},
+                         bank="ova-ridge", classmap={"d": 5, "p": 4, "refine": "v2"}, test_fraction=0.2)
+    rec = train(digits.subset(np.arange(600)), config).recogniser
+    test = list(digits.images[600:1000])
+    before = rec.predict(test, top=3)
+    monkeypatch.delattr(cv2, "HOGDescriptor")
+    after = rec.predict(test, top=3)
+    np.testing.assert_array_equal(after.top_classes, before.top_classes)
+    np.testing.assert_allclose(after.top_scores, before.top_scores, atol=1e-2)
 
 
 def test_hog_crops_odd_sizes_and_converts_colour():
