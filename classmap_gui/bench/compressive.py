@@ -34,6 +34,7 @@ import numpy as np
 from ..core.classify.banks.compressive import CompressiveClassifier
 from ..core.features.random_features import RandomFourierFeatures, gaussian_kernel
 from ..core.progress import check_stop, report, sub_progress
+from .synthetic_sets import synthetic_set
 
 OPTIONS = {
     "sections": ("table1/convergence/synthetic/fashion/variance", "sections to run, '/'-separated"),
@@ -190,38 +191,6 @@ def convergence(*, ms, reps, sigma, scale, seed, test_seed, progress=None, shoul
 
 
 # ---------------------------------------------------------------- (c) Fig. 2 synthetic sets
-def _mixture_params(seed):
-    rng = np.random.default_rng(1000 + seed)
-    centres = rng.uniform(-1, 1, (3, 3, 2))  # class, component, xy
-    return centres, 0.1
-
-
-def synthetic_set(kind: str, n: int, rng):
-    """``(X (n,2), y (n,), log_density(X) -> (n, 3))`` for ``"mixture"`` or ``"rings"``, equiprobable classes."""
-    y = rng.integers(0, 3, n)
-    if kind == "mixture":
-        centres, s = _mixture_params(0)
-        comp = rng.integers(0, 3, n)
-        X = centres[y, comp] + s * rng.standard_normal((n, 2))
-
-        def logp(Z):
-            d2 = ((Z[:, None, None, :] - centres[None]) ** 2).sum(-1)  # (n, class, comp)
-            a = -d2 / (2 * s * s)
-            mx = a.max(2, keepdims=True)
-            return (mx + np.log(np.exp(a - mx).sum(2, keepdims=True)))[..., 0]
-    else:
-        radii, s = np.array([0.3, 0.6, 0.9]), 0.08
-        rho = np.abs(radii[y] + s * rng.standard_normal(n))
-        theta = rng.uniform(0, 2 * np.pi, n)
-        X = np.stack([rho * np.cos(theta), rho * np.sin(theta)], 1)
-
-        def logp(Z):
-            r = np.linalg.norm(Z, axis=1)[:, None]
-            # folded normal radius; the common 1/(2 pi r) Jacobian does not change the argmax
-            return np.log(np.exp(-(r - radii) ** 2 / (2 * s * s)) + np.exp(-(r + radii) ** 2 / (2 * s * s)) + 1e-300)
-    return X, y, logp
-
-
 def synthetic(*, n, trials, sigmas, ms, seed, test_seed, progress=None, should_stop=None) -> dict:
     """Synthetic section: CC accuracy vs m and sigma on 2-D three-class sets (mixture, rings) next to the
     exact MAP classifier."""

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import time
 from pathlib import Path
 
@@ -59,6 +58,7 @@ from ..core.selection.splits import check_fresh, row_ids
 from .common import cache_key, floats
 from .hand_parts import (TEST, check_extra_seed, class_means, embedding_kinds, extra_chunks, extra_part, feature_chunks,
                          read_rows, recheck, test_part)
+from .scale_real_measures import peak_gb, save_model, scores, stage_times
 from .scale_real_report import real_report
 
 #: positions within each class's 8 images
@@ -115,18 +115,6 @@ REAL_OPTIONS = {
                       "p and graph beam under the final model (comma separated; none: no re-check)"),
     "recheck_images": (6000, "hand-pose: images of those parts the re-check scores (1000 of them for the beam)"),
 }
-
-
-def _peak_gb() -> tuple[float, float]:
-    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20)
-
-
-def _scores(pred_names: list[str], true_names: list[str], pred, true) -> dict:
-    from ..core.data.hand_pose import pose_match
-
-    return {"accuracy": float(np.mean(np.asarray(pred) == np.asarray(true))),
-            "accuracy_within_30": float(np.mean(pose_match(true_names, pred_names)))}
 
 
 def _candidates(o: dict) -> tuple[list, list, list, dict, list, list]:
@@ -357,12 +345,12 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     quiet = wait_for_quiet(max_wait_s=wait, threshold=1.5, should_stop=should_stop) if wait > 0 else None
     timing = brute_vs_classmap(bank, cm, Xt, nlat, batch, rounds=int(o["latency_rounds"]))
     ms = {mode: median_ms(v) for mode, v in timing.items()}
-    stage_ms = _stage_ms(cm, bank, index, Xt[:nlat], Ft[:nlat], k)
+    stage_ms = stage_times(cm, bank, index, Xt[:nlat], Ft[:nlat], k)
     seconds["latency"] = time.perf_counter() - t
-    brute = {**_scores([names[i] for i in bf_pred], true_names, bf_pred, yt),
+    brute = {**scores([names[i] for i in bf_pred], true_names, bf_pred, yt),
              "evaluations": C, "latency_single_ms": ms["single"]["brute"], "latency_batch_ms": ms["batch"]["brute"],
              "kernel_single_ms": ms["single"]["kernel"], "kernel_batch_ms": ms["batch"]["kernel"]}
-    classmap = {**_scores([names[i] for i in pr.labels], true_names, pr.labels, yt),
+    classmap = {**scores([names[i] for i in pr.labels], true_names, pr.labels, yt),
                 "evaluations": float(pr.evaluations.mean()), "latency_single_ms": ms["single"]["classmap"],
                 "latency_batch_ms": ms["batch"]["classmap"], "d": int(len(refs)), "p": int(k), "reference_penalty": factor,
                 "class_embeddings": emb_kind,
@@ -373,30 +361,18 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                 "stage_ms": stage_ms}
     if o.get("save_model"):
         t = time.perf_counter()
-        _save_model(o["save_model"], bank, cm, names, chosen, {"classmap": classmap, "brute_force": brute})
+        save_model(o["save_model"], bank, cm, names, chosen, {"classmap": classmap, "brute_force": brute})
         seconds["save_model"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - t_all
     real = real_report(o, spec=spec, data=data, tdata=tdata, extra=extra, used_extra=emb_kinds[emb_kind], names=names,
                        D=D, queries={"validation": len(vq), "test": len(tq)}, brute=brute, classmap=classmap,
                        timing=timing, d=len(refs), p=k, bank={"alpha": alpha, "weights_file": wfile, "W": W},
                        quiet=quiet, seconds=seconds, placed=placed, load_start=load_start, folder=folder,
-                       peak=_peak_gb(), images_per_class=IMAGES_PER_CLASS,
+                       peak=peak_gb(), images_per_class=IMAGES_PER_CLASS,
                        split_positions={"fit": list(FIT), "validation": list(VALIDATION), "embedding": list(EMBEDDING),
                                         "test": list(TEST)})
     sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
     return {"real": real, "selection": sels}
-
-
-def _stage_ms(cm, bank, index, X: np.ndarray, F: np.ndarray, p: int) -> dict:
-    """Where one query's time goes (medians over the rows of ``X`` / their embeddings ``F``, ms): ClassMap's
-    single-query stages (embedding + filter, refine: ``Prediction.timings``) and the filter index alone."""
-    from .ivf_selection import each_query
-
-    stages = [cm.predict_result(x[None], top=1, bank=bank).timings for x in X]
-    index_s = np.min([each_query(lambda f: index.search(f[None], p), F) for _ in range(3)], axis=0)
-    return {"embedding_filter": 1e3 * float(np.median([t["embedding+filter"] for t in stages])),
-            "refine": 1e3 * float(np.median([t["refine"] for t in stages])),
-            "filter_index": 1e3 * float(np.median(index_s)), "queries": int(len(X))}
 
 
 def final_embedding_chunks(fpath: Path, data, Xe: np.ndarray, ye: np.ndarray, extra, n_extra: int):
@@ -405,17 +381,6 @@ def final_embedding_chunks(fpath: Path, data, Xe: np.ndarray, ye: np.ndarray, ex
     train = np.sort(np.concatenate([data.rows(FIT), data.rows(VALIDATION)]))
     yield from feature_chunks(fpath, data, train, [(Xe, ye)])
     yield from extra_chunks(extra, n_extra)
-
-
-def _save_model(path, bank, cm, names, chosen: dict, figures: dict) -> None:
-    from ..core.features.hog import HOGFeatures
-    from ..core.recogniser import Recogniser
-
-    hog = HOGFeatures().fit(np.zeros((1, 64, 64), np.uint8))
-    meta = {"data": "hand-pose", "classes": len(names), "filter_index": dict(chosen),
-            "test": {k: {m: v for m, v in f.items() if m in ("accuracy", "accuracy_within_30", "evaluations")}
-                     for k, f in figures.items()}}
-    Recogniser(hog, bank, cm, names, (64, 64), True, meta).save(path)
 
 
 __all__ = ["EMBEDDING", "FIT", "REAL_OPTIONS", "TEST", "VALIDATION", "final_embedding_chunks", "read_rows", "run_real"]
