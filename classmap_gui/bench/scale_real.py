@@ -355,7 +355,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     nlat, batch = int(o["latency_queries"]), int(o["latency_batch"])
     wait = float(o.get("quiet_before_timing") or 0)  # the timing on a machine at load < 1.5, waiting up to this long
     quiet = wait_for_quiet(max_wait_s=wait, threshold=1.5, should_stop=should_stop) if wait > 0 else None
-    with LoadDuring() as load:
+    with LoadDuring(threshold=1.5) as load:  # the threshold its wait for a quiet machine used
         timing = brute_vs_classmap(bank, cm, Xt, nlat, batch, rounds=int(o["latency_rounds"]))
     ms = {mode: median_ms(v) for mode, v in timing.items()}
     stage_ms = _stage_ms(cm, bank, index, Xt[:nlat], Ft[:nlat], k)
