@@ -36,7 +36,7 @@ from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .classmap_data import DEFAULT_DATA, DEFAULT_TEST_SEED, prepare
 from .classmap_report import mips_comparison, summary
 from ..core.selection.policy import N_SE, TOLERANCE, paired_se, part
-from .common import machine
+from .common import LoadDuring, machine
 from .latency import brute_vs_classmap, latency_sweep, medians, speedups
 from .latency_model import save_if_asked
 
@@ -220,15 +220,18 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     result["embedding_examples_per_class"] = float(
         (len(ye) + (len(fit_kw["y_train"]) if chosen["embedding_examples"] == "embedding+training" else 0)) / C)
     points = []
-    for q in curve(models, bank, Xt, yt, p_sweep, should_stop, reference_penalty=chosen["reference_penalty"],
-                   embedding_examples=chosen["embedding_examples"]):
-        cm = models[q["refine"]].set_params(p=q["p"])
-        t = brute_vs_classmap(bank, cm, Xt, nq)  # brute force and this point in alternating rounds
-        ms = {mode: medians(v) for mode, v in t.items()}
-        points.append({"embedding": "boosted", "d": int(len(cm.reference_)), **q,
-                       "latency_single_ms": ms["single"]["classmap"], "latency_batch_ms": ms["batch"]["classmap"],
-                       "brute_force_ms": {mode: {k: v for k, v in m.items() if k != "classmap"} for mode, m in ms.items()},
-                       "latency_speedup": speedups(t)})
+    with LoadDuring() as load:  # the load while the points' latency rounds ran
+        for q in curve(models, bank, Xt, yt, p_sweep, should_stop, reference_penalty=chosen["reference_penalty"],
+                       embedding_examples=chosen["embedding_examples"]):
+            cm = models[q["refine"]].set_params(p=q["p"])
+            t = brute_vs_classmap(bank, cm, Xt, nq)  # brute force and this point in alternating rounds
+            ms = {mode: medians(v) for mode, v in t.items()}
+            points.append({"embedding": "boosted", "d": int(len(cm.reference_)), **q,
+                           "latency_single_ms": ms["single"]["classmap"], "latency_batch_ms": ms["batch"]["classmap"],
+                           "brute_force_ms": {mode: {k: v for k, v in m.items() if k != "classmap"} for mode, m in ms.items()},
+                           "latency_speedup": speedups(t)})
+            load.sample()
+    result["load_during"] = load.record()
     report(progress, 0.65, "CM-Boosted test curve")
     selected = next(q for q in points if q["refine"] == chosen["refine"] and q["p"] == chosen["p"])
     selected["reference_bank_params"] = None if ref is None else ref.get_params()

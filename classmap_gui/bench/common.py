@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +63,77 @@ def save_cached(path: Path, arrays: dict) -> None:
 def machine() -> dict:
     """Load average and core count: timings on a shared machine mean little without them."""
     return {"load_average": list(os.getloadavg()), "cpu_count": os.cpu_count()}
+
+
+#: the 1-minute load average a machine counts as quiet at (``--quiet-machine`` waits for less before a run)
+QUIET_LOAD = 1.0
+#: seconds between the sampler's readings: the kernel recomputes the load average every 5 s
+SAMPLE_EVERY_S = 5.0
+
+
+class LoadDuring:
+    """The 1-minute load average *during* a bench's timed rounds (a reading before them says nothing about
+    them: ``scan.json`` once said quiet while its rounds ran at load 1.56-1.89).
+
+    Call it as::
+
+        from .common import LoadDuring
+        with LoadDuring() as load:          # reads at entry, every SAMPLE_EVERY_S on a daemon thread, at exit
+            for r in range(rounds):
+                ...one timed round...
+                load.sample()               # each round's reading (rounds deep inside a helper: the thread's)
+        result["load_during"] = load.record()
+
+    :meth:`record` is ``{"samples", "min", "max", "median", "threshold", "quiet"}``; ``quiet`` is true only if
+    the largest reading stayed <= ``threshold``. The load counts the bench's own running threads too: a bench
+    that keeps k cores busy passes ``threshold=QUIET_LOAD + k``. Reading ``/proc/loadavg`` takes microseconds
+    and happens between timed calls or on the sampler thread, never inside a timed call.
+    """
+
+    def __init__(self, threshold: float = QUIET_LOAD, every_s: float = SAMPLE_EVERY_S):
+        self.threshold, self.every_s = float(threshold), float(every_s)
+        self.samples: list[float] = []
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def sample(self) -> float:
+        """Read the 1-minute load average now (after a round) and keep it; returns it."""
+        value = round(os.getloadavg()[0], 2)
+        with self._lock:
+            self.samples.append(value)
+        return value
+
+    def _run(self) -> None:
+        while not self._done.wait(self.every_s):
+            self.sample()
+
+    def __enter__(self) -> LoadDuring:
+        self.sample()
+        self._thread = threading.Thread(target=self._run, name="load-during", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.sample()
+
+    def record(self) -> dict:
+        """The readings' summary (see the class doc); ``quiet`` False when nothing was read."""
+        with self._lock:
+            v = list(self.samples)
+        if not v:
+            return {"samples": 0, "threshold": self.threshold, "quiet": False}
+        return {"samples": len(v), "min": min(v), "max": max(v), "median": float(np.median(v)),
+                "threshold": self.threshold, "quiet": bool(max(v) <= self.threshold)}
+
+
+def quiet_machine(before: dict, during: dict | None) -> dict:
+    """``--quiet-machine``'s record: the wait before the run (``before``, from ``core.timing.wait_for_quiet``)
+    and the load during its timed rounds (``during``, a :meth:`LoadDuring.record`). ``quiet`` is true only when
+    the machine was quiet before and stayed so through the rounds; a bench that recorded no load during its
+    rounds is not called quiet (``during`` None)."""
+    return {**before, "quiet_before": bool(before.get("quiet")), "during": during,
+            "quiet": bool(before.get("quiet")) and bool(during and during.get("quiet"))}

@@ -34,6 +34,7 @@ import numpy as np
 from ..core.classify.banks.compressive import CompressiveClassifier
 from ..core.features.random_features import RandomFourierFeatures, gaussian_kernel
 from ..core.progress import check_stop, report, sub_progress
+from .common import LoadDuring
 from .synthetic_sets import synthetic_set
 
 OPTIONS = {
@@ -343,34 +344,37 @@ def run(*, progress=None, should_stop=None, **options) -> dict:
                         "random_cnn": {"value": "RandomCNNFeatures defaults", "why": "not tuned"}}}
     n = len(sections)
     t_all = time.perf_counter()
-    for i, sec in enumerate(sections):
-        p = sub_progress(progress, i / n, (i + 1) / n)
-        t0 = time.perf_counter()
-        if sec == "table1":
-            result[sec] = table1(reps=int(opt["reps"]), ms=_list(opt["table1_m"], int), sigma=float(opt["sigma"]),
-                                 scale=str(opt["scale"]), seed=seed, test_seed=test_seed, progress=p,
-                                 should_stop=should_stop)
-        elif sec == "convergence":
-            result[sec] = convergence(ms=_list(opt["conv_m"], int), reps=int(opt["conv_reps"]),
-                                      sigma=float(opt["sigma"]), scale=str(opt["scale"]), seed=seed, test_seed=test_seed,
-                                      progress=p, should_stop=should_stop)
-        elif sec == "synthetic":
-            result[sec] = synthetic(n=int(opt["synth_n"]), trials=int(opt["synth_trials"]),
-                                    sigmas=_list(opt["synth_sigma"]), ms=_list(opt["synth_m"], int), seed=seed, test_seed=test_seed,
-                                    progress=p, should_stop=should_stop)
-        elif sec == "fashion":
-            result[sec] = fashion(n_train=int(opt["fashion_train"]), n_test=int(opt["fashion_test"]),
-                                  ms=_list(opt["fashion_m"], int), kmeans_k=int(opt["kmeans_k"]), seed=seed, test_seed=test_seed,
-                                  sigma_factors=_list(opt["fashion_sigma"]), progress=p, should_stop=should_stop)
-            result["selection"].update(result[sec].pop("selection", {}))
-        elif sec == "variance":
-            result[sec] = variance(seed=seed, should_stop=should_stop)
-        else:
-            from ..core.errors import ConfigError
+    with LoadDuring() as load:  # the load while the sections' timed fits and predictions ran
+        for i, sec in enumerate(sections):
+            p = sub_progress(progress, i / n, (i + 1) / n)
+            t0 = time.perf_counter()
+            if sec == "table1":
+                result[sec] = table1(reps=int(opt["reps"]), ms=_list(opt["table1_m"], int), sigma=float(opt["sigma"]),
+                                     scale=str(opt["scale"]), seed=seed, test_seed=test_seed, progress=p,
+                                     should_stop=should_stop)
+            elif sec == "convergence":
+                result[sec] = convergence(ms=_list(opt["conv_m"], int), reps=int(opt["conv_reps"]),
+                                          sigma=float(opt["sigma"]), scale=str(opt["scale"]), seed=seed, test_seed=test_seed,
+                                          progress=p, should_stop=should_stop)
+            elif sec == "synthetic":
+                result[sec] = synthetic(n=int(opt["synth_n"]), trials=int(opt["synth_trials"]),
+                                        sigmas=_list(opt["synth_sigma"]), ms=_list(opt["synth_m"], int), seed=seed, test_seed=test_seed,
+                                        progress=p, should_stop=should_stop)
+            elif sec == "fashion":
+                result[sec] = fashion(n_train=int(opt["fashion_train"]), n_test=int(opt["fashion_test"]),
+                                      ms=_list(opt["fashion_m"], int), kmeans_k=int(opt["kmeans_k"]), seed=seed, test_seed=test_seed,
+                                      sigma_factors=_list(opt["fashion_sigma"]), progress=p, should_stop=should_stop)
+                result["selection"].update(result[sec].pop("selection", {}))
+            elif sec == "variance":
+                result[sec] = variance(seed=seed, should_stop=should_stop)
+            else:
+                from ..core.errors import ConfigError
 
-            raise ConfigError(f"bench compressive: unknown section {sec!r}; known: "
-                              "table1, convergence, synthetic, fashion, variance")
-        result[sec + "_seconds"] = round(time.perf_counter() - t0, 1)
+                raise ConfigError(f"bench compressive: unknown section {sec!r}; known: "
+                                  "table1, convergence, synthetic, fashion, variance")
+            result[sec + "_seconds"] = round(time.perf_counter() - t0, 1)
+            load.sample()
+    result["load_during"] = load.record()
     result["total_seconds"] = round(time.perf_counter() - t_all, 1)
     result["load_after"] = os.getloadavg()[0]
     return result

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
+from .common import LoadDuring
 from .feature_banks import PenaltyScores
 
 OPTIONS = {
@@ -301,7 +302,8 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     report(progress, 0.97, "timing the distance GEMM")
     t = time.perf_counter()
     images = train.images[: min(n_train, int(opt["gemm_images"]))]
-    timing = distance_gemm_timing(fm, images, rounds=int(opt["timing_rounds"]))
+    with LoadDuring() as load:
+        timing = distance_gemm_timing(fm, images, rounds=int(opt["timing_rounds"]))
     gemm = ratio(timing, "encode", "gemm")
     seconds["gemm_ratio_timing"] = time.perf_counter() - t
     seconds_total = time.perf_counter() - t_all
@@ -309,7 +311,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
 
     h, w = train.images.shape[1:3]
     return {
-        "benchmark": "features",
+        "benchmark": "features", "load_during": load.record(),
         "data": opt["data"],
         "test_seed": opt["test_seed"],
         "n_train": int(n_train),

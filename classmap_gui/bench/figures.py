@@ -19,9 +19,11 @@ A figure in a table row may instead be covered by a citation in the paragraph ju
 number in that part, at its own decimals.
 
 ``docs/bench/LEDGER.md`` lists every committed JSON; :func:`check_ledger` holds each JSON to its row: the
-revision the JSON recorded and its ``test_seed`` (where it has them) must be the ones the row names, and the
-command in the row's bench column must be the run the JSON records (its ``options`` or ``command``), so a JSON
-re-run, or run with other options, without its ledger line fails.
+revision the JSON recorded and every ``test_seed`` it keeps (at the top, under ``options``, ``real``, ...: any
+depth) must be the ones the row names, and the command in the row's bench column must be the run the JSON
+records (its ``options`` or ``command``), so a JSON re-run, or run with other options, without its ledger line
+fails. A row whose test part had already steered a choice says :data:`STEERED`; :func:`steered_parts` lists
+those JSONs, whose figures the results mark (they are no figures of an unseen test part).
 """
 from __future__ import annotations
 
@@ -201,11 +203,40 @@ def _command_errors(name: str, data: dict, bench_column: str) -> list[str]:
     return bad
 
 
+def recorded_test_seeds(data) -> list[int]:
+    """Every integer ``test_seed`` of a parsed JSON, wherever it is kept (the top, ``options``, ``real``, any
+    depth), each once, in the order found."""
+    found: list[int] = []
+    stack = [data]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, dict):
+            seed = node.get("test_seed")
+            if isinstance(seed, int) and not isinstance(seed, bool) and seed not in found:
+                found.append(seed)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+#: the words a ledger row's columns hold when its test part had already steered a choice before the run
+STEERED = "**test part steered**"
+
+
+def steered_parts(root: Path) -> set[str]:
+    """The JSONs whose ledger row says :data:`STEERED` (none when there is no ledger)."""
+    ledger = root / "docs" / "bench" / "LEDGER.md"
+    if not ledger.is_file():
+        return set()
+    return {m.group(1) for m in LEDGER_ROW.finditer(ledger.read_text()) if STEERED in m.group(2)}
+
+
 def check_ledger(root: Path) -> list[str]:
     """What is wrong between ``docs/bench/*.json`` and ``docs/bench/LEDGER.md``'s rows (one line each): a JSON
     without a row or a row without a JSON; a row whose revision column does not name the commit the JSON
     recorded (``revision``: ``"0.1.0 (abc1234 ...)"`` or ``"abc1234"``); a row that does not name the JSON's
-    ``test_seed``; a row whose command is not the JSON's run (:func:`_command_errors`)."""
+    test seeds (:func:`recorded_test_seeds`); a row whose command is not the JSON's run (:func:`_command_errors`)."""
     bench = root / "docs" / "bench"
     rows = {m.group(1): m.group(2).split(" | ") for m in LEDGER_ROW.finditer((bench / "LEDGER.md").read_text())}
     files = {f.name: f for f in bench.glob("*.json")}
@@ -217,9 +248,9 @@ def check_ledger(root: Path) -> list[str]:
         rev = REVISION.search(str(data.get("revision", ""))) if isinstance(data, dict) else None
         if rev and (len(cols) < 3 or rev.group(1)[:7] not in cols[2]):
             bad.append(f"{name}: the ledger's revision column does not name {rev.group(1)[:7]} (the JSON's revision)")
-        seed = data.get("test_seed") if isinstance(data, dict) else None
-        if isinstance(seed, int) and (len(cols) < 2 or not re.search(rf"(?<!\d){seed}(?!\d)", cols[1])):
-            bad.append(f"{name}: the ledger's test part column does not name test_seed {seed}")
+        for seed in recorded_test_seeds(data):
+            if len(cols) < 2 or not re.search(rf"(?<!\d){seed}(?!\d)", cols[1]):
+                bad.append(f"{name}: the ledger's test part column does not name test_seed {seed}")
         if isinstance(data, dict):
             bad += _command_errors(name, data, cols[0])
     return bad

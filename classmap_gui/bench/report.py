@@ -23,6 +23,10 @@ README_END = "<!-- end of results -->"
 COMMANDS_START = "<!-- commands: written by `classmap bench report` from docs/bench/*.json; do not edit -->"
 COMMANDS_END = "<!-- end of commands -->"
 RESULTS_PAGE = "docs/results.md"
+#: the mark of a figure whose JSON's test part had already steered a choice (the ledger says so), and its note
+STEERED_MARK = "†"
+STEERED_NOTE = ("† Measured on a test part that had already steered a choice (the ledger's \"test part steered\"): "
+                "no figure of an unseen test part.")
 
 
 def minutes(seconds: float) -> str:
@@ -217,20 +221,36 @@ def _cite(row: Row) -> str:
     return f"`{row.file}` `{row.key}`"
 
 
-def readme_table(done: list[tuple[Row, str]]) -> str:
-    """The README's table: the ``readme`` rows, a column naming each figure's JSON and key."""
+def _is_marked(row: Row, steered: set[str]) -> bool:
+    """A figure of a JSON in ``steered`` measured on its test part (a run time is none)."""
+    return row.file in steered and row.fmt is not minutes
+
+
+def _marked(label: str, row: Row, steered: set[str]) -> str:
+    return f"{label} {STEERED_MARK}" if _is_marked(row, steered) else label
+
+
+def _note(rows: list[Row], steered: set[str]) -> list[str]:
+    """The lines under a table: :data:`STEERED_NOTE` when one of its ``rows`` is marked."""
+    return ["", STEERED_NOTE] if any(_is_marked(r, steered) for r in rows) else []
+
+
+def readme_table(done: list[tuple[Row, str]], steered: set[str] = frozenset()) -> str:
+    """The README's table: the ``readme`` rows, a column naming each figure's JSON and key; a figure of a JSON
+    in ``steered`` (:func:`.figures.steered_parts`) is marked and the note says why."""
     lines = ["| | Result | Source (docs/bench/) |", "| --- | --- | --- |"]
     for row, shown in done:
         if row.readme:
             first = row.label.split()[0]
             label = first[0].lower() + row.label[1:] if first[1:].islower() else row.label   # not "classMap"
-            lines.append(f"| {README_CAPTION[row.section]}: {label} | {shown} | "
+            lines.append(f"| {README_CAPTION[row.section]}: {_marked(label, row, steered)} | {shown} | "
                          f"{_cite(row)} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _note([r for r, _ in done if r.readme], steered)) + "\n"
 
 
-def results_page(done: list[tuple[Row, str]]) -> str:
-    """docs/results.md: every row, by section, under the section's sentence."""
+def results_page(done: list[tuple[Row, str]], steered: set[str] = frozenset()) -> str:
+    """docs/results.md: every row, by section, under the section's sentence (figures marked as in
+    :func:`readme_table`)."""
     out = ["# Results", "",
            "Every figure on this page is written by `classmap bench report` from the committed bench JSON named",
            "beside it (in `docs/bench/`); the test part of each, and why it was chosen, is in the",
@@ -242,8 +262,8 @@ def results_page(done: list[tuple[Row, str]]) -> str:
             continue
         out += [f"## {heading}", "", *textwrap.wrap(sentence, 110), "", "| | Result | Source |",
                 "| --- | --- | --- |"]
-        out += [f"| {r.label} | {s} | {_cite(r)} |" for r, s in rows]
-        out.append("")
+        out += [f"| {_marked(r.label, r, steered)} | {s} | {_cite(r)} |" for r, s in rows]
+        out += [*_note([r for r, _ in rows], steered), ""]
     return "\n".join(out)
 
 
@@ -258,11 +278,13 @@ def with_block(readme: str, start: str, end: str, text: str) -> str:
 
 def render(root: Path) -> dict[str, str]:
     """``{relative path: text}`` of the results page and the README as the committed JSONs make them."""
-    done = figures(root)
+    from .figures import steered_parts
+
+    done, steered = figures(root), steered_parts(root)
     readme = (root / "README.md").read_text(encoding="utf-8")
-    readme = with_block(readme, README_START, README_END, readme_table(done))
+    readme = with_block(readme, README_START, README_END, readme_table(done, steered))
     readme = with_block(readme, COMMANDS_START, COMMANDS_END, commands_block(root))
-    return {RESULTS_PAGE: results_page(done), "README.md": readme}
+    return {RESULTS_PAGE: results_page(done, steered), "README.md": readme}
 
 
 OPTIONS = {"root": (".", "the repository folder (README.md and docs/ are written there)"),

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..core.progress import ProgressFn, StopFn, check_stop, report
 from ..core.timing import threads
-from .common import machine
+from .common import LoadDuring, machine
 from .latency import ROUNDS, brute_vs_classmap, linear_bank, medians, op_limit, speedups
 from .roofline_report import render, write_block
 
@@ -275,13 +275,16 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
                             f"none: random queries of seed {int(opt['seed'])}, no data set"),
               "sizes": []}
     d, p, n = int(opt["d"]), int(opt["p"]), int(opt["batch"])
-    for i, (C, D) in enumerate(sizes):
-        check_stop(should_stop)
-        result["sizes"].append(one_size(C, D, d, p, n, int(opt["latency_queries"]), int(opt["rounds"]), roofs, rng)
-                               if timed else counts_only(C, D, d, p, n))
-        report(progress, (i + 1) / (len(sizes) + 1), f"{C} x {D}")
-    if opt["model"] not in (None, "", "none") and timed:
-        result["sizes"].append(model_size(opt["model"], n, int(opt["latency_queries"]), int(opt["rounds"]), roofs))
+    with LoadDuring() as load:
+        for i, (C, D) in enumerate(sizes):
+            check_stop(should_stop)
+            result["sizes"].append(one_size(C, D, d, p, n, int(opt["latency_queries"]), int(opt["rounds"]), roofs, rng)
+                                   if timed else counts_only(C, D, d, p, n))
+            report(progress, (i + 1) / (len(sizes) + 1), f"{C} x {D}")
+            load.sample()
+        if opt["model"] not in (None, "", "none") and timed:
+            result["sizes"].append(model_size(opt["model"], n, int(opt["latency_queries"]), int(opt["rounds"]), roofs))
+    result["load_during"] = load.record()
     result["markdown"] = render(result)
     if opt["docs"] not in (None, "", "none"):
         write_block(opt["docs"], result["markdown"])

@@ -46,6 +46,7 @@ from ..core.progress import ProgressFn, StopFn, check_stop, report
 from ..core.selection.splits import check_fresh, row_ids
 from ..core.timing import load_average, ratio, rounds_of
 from .ivf_selection import NPROBE_FRACTIONS, TIE, each_query as _each_query, exact_topp, latency_ms, recall_at_p, select_ivf  # noqa: F401 - the bench's API
+from .common import LoadDuring
 from .scale_real import REAL_D, REAL_OPTIONS
 
 OPTIONS = {
@@ -219,24 +220,26 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
             fn(0)
         index.search(F[:1], k)
         load_before = load_average()
-        for r in range(rounds):
-            report(progress, base + (0.5 + 0.5 * r / rounds) * step, f"{C} classes: timing")
-            for name, (fn, n) in baselines.items():
-                timings[name].append(_each_query(fn, range(n)))
-            timings["index"].append(_each_query(lambda f: index.search(f[None], k), F))
-            nb.set_num_threads(nb.config.NUMBA_NUM_THREADS)
-            t = time.perf_counter()
-            filter_batch_t(F, ET, alpha, k, bc, bd)
-            timings["exact_batch_filter"].append((time.perf_counter() - t) / nq)
-            if flat is not None:
-                faiss.omp_set_num_threads(os.cpu_count() or 1)
+        with LoadDuring() as load:
+            for r in range(rounds):
+                report(progress, base + (0.5 + 0.5 * r / rounds) * step, f"{C} classes: timing")
+                for name, (fn, n) in baselines.items():
+                    timings[name].append(_each_query(fn, range(n)))
+                timings["index"].append(_each_query(lambda f: index.search(f[None], k), F))
+                nb.set_num_threads(nb.config.NUMBA_NUM_THREADS)
                 t = time.perf_counter()
-                flat.search(Qa, k)
-                timings["exact_batch_faiss_flat_l1"].append((time.perf_counter() - t) / nq)
-            t = time.perf_counter()
-            got, _ = index.search(F, k)
-            timings["index_batch"].append((time.perf_counter() - t) / nq)
-            check_stop(should_stop)
+                filter_batch_t(F, ET, alpha, k, bc, bd)
+                timings["exact_batch_filter"].append((time.perf_counter() - t) / nq)
+                if flat is not None:
+                    faiss.omp_set_num_threads(os.cpu_count() or 1)
+                    t = time.perf_counter()
+                    flat.search(Qa, k)
+                    timings["exact_batch_faiss_flat_l1"].append((time.perf_counter() - t) / nq)
+                t = time.perf_counter()
+                got, _ = index.search(F, k)
+                timings["index_batch"].append((time.perf_counter() - t) / nq)
+                check_stop(should_stop)
+                load.sample()
         nb.set_num_threads(nb.config.NUMBA_NUM_THREADS)
         per_round = rounds_of({key: [1e3 * float(np.mean(x)) for x in v] for key, v in timings.items() if v},
                               load_before)
@@ -266,7 +269,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
             "recall_at_p": {"mean": float(hits.mean()), "min": float(hits.min())},
             "speedup_single": ratio(per_round, list(baselines), "index"),
             "speedup_batch": ratio(per_round, batch_names, "index_batch"),
-            "sweep": sweep,
+            "sweep": sweep, "load_during": load.record(),
         })
         report(progress, base + step, f"{C} classes: done")
     return {"benchmark": "scale", "options": {k: o[k] for k in OPTIONS}, "load_average": list(os.getloadavg()),

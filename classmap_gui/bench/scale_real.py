@@ -55,7 +55,7 @@ from ..core.errors import ConfigError
 from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from ..core.selection.policy import TOLERANCE, best_penalty, measured_gaps, operating_point, paired_se_from_rates, part
 from ..core.selection.splits import check_fresh, row_ids
-from .common import cache_key, floats
+from .common import LoadDuring, cache_key, floats
 from .hand_parts import (TEST, check_extra_seed, class_means, embedding_kinds, extra_chunks, extra_part, feature_chunks,
                          read_rows, recheck, test_part)
 from .scale_real_measures import peak_gb, save_model, scores, stage_times
@@ -343,7 +343,8 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
     nlat, batch = int(o["latency_queries"]), int(o["latency_batch"])
     wait = float(o.get("quiet_before_timing") or 0)  # the timing on a machine at load < 1.5, waiting up to this long
     quiet = wait_for_quiet(max_wait_s=wait, threshold=1.5, should_stop=should_stop) if wait > 0 else None
-    timing = brute_vs_classmap(bank, cm, Xt, nlat, batch, rounds=int(o["latency_rounds"]))
+    with LoadDuring(threshold=1.5) as load:  # the threshold its wait for a quiet machine used
+        timing = brute_vs_classmap(bank, cm, Xt, nlat, batch, rounds=int(o["latency_rounds"]))
     ms = {mode: median_ms(v) for mode, v in timing.items()}
     stage_ms = stage_times(cm, bank, index, Xt[:nlat], Ft[:nlat], k)
     seconds["latency"] = time.perf_counter() - t
@@ -372,7 +373,7 @@ def run_real(o: dict, progress: ProgressFn = None, should_stop: StopFn = None) -
                        split_positions={"fit": list(FIT), "validation": list(VALIDATION), "embedding": list(EMBEDDING),
                                         "test": list(TEST)})
     sels = {"penalty": sel_penalty, "p": sel_p, "index": sel_index}
-    return {"real": real, "selection": sels}
+    return {"real": {**real, "load_during": load.record()}, "selection": sels}
 
 
 def final_embedding_chunks(fpath: Path, data, Xe: np.ndarray, ye: np.ndarray, extra, n_extra: int):

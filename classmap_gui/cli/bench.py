@@ -46,8 +46,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         result = mod.run(progress=bar, **options)
     finally:
         bar.close()
-    if quiet is not None:
-        result["quiet_machine"] = quiet
+    if quiet is not None:  # quiet only if it stayed so while the rounds ran (the bench's load_during)
+        from ..bench.common import quiet_machine
+        result["quiet_machine"] = quiet_machine(quiet, result.get("load_during"))
     result.setdefault("revision", rev)
     emit(result, True)
     if args.out:

@@ -220,6 +220,10 @@ class MainWindow(QMainWindow):
                                                        self.act_save, self.act_save_as,
                                                        self.act_import, self.act_export)])
 
+    def panels(self) -> list:
+        """The panels (:class:`~.panel_table.Panel`), in the table's order."""
+        return [getattr(self, entry.name) for entry in PANELS]
+
     def show_panel(self, name: str) -> None:
         """Switch to the tab ``name`` (one of :data:`~.panel_table.PANELS`' names)."""
         self.tabs.setCurrentIndex(panel_names().index(name))
@@ -270,8 +274,8 @@ class MainWindow(QMainWindow):
             if dlg.exec() != QDialog.Accepted:
                 return False
             size, colour = dlg.format.size(), dlg.format.is_colour()
-        self.run.stop()
-        self.dataset.capture.shutdown()
+        for panel in self.panels():
+            panel.stop()
         self.project.new_project(size, colour=colour)
         self.train.suggest()
         self.show_panel("dataset")
@@ -416,10 +420,8 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.runner.cancel()  # tasks and streams end by themselves; the threads still running at exit are joined
-        self.run.stop()
-        self.explore.live.shutdown()
-        self.dataset.capture.shutdown()
-        self.train.settings_view.speed.shutdown()
+        for panel in self.panels():
+            panel.shutdown()
         if not self.project.dirty:  # saved (or nothing to save): no autosave should greet the next start
             self._discard_autosaves(self.project.path)
         self.project.close()

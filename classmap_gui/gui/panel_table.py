@@ -4,12 +4,25 @@ from it and ``classmap-gui --panel`` takes its choices from it.
 
 The class is named by its import path and imported by :meth:`PanelEntry.load`, so reading the table (the
 command line's ``--help`` and argument check) does not import Qt. Every panel is built as
-``cls(project, runner)``.
+``cls(project, runner)`` and follows :class:`Panel`: it reads and changes the project (and asks other panels
+for work only through it, e.g. :meth:`~classmap_gui.core.project.Project.request_training`), and the window
+calls its ``stop()`` and ``shutdown()`` from this table, never a panel's parts by name.
 """
 from __future__ import annotations
 
 from importlib import import_module
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
+
+
+class Panel(Protocol):
+    """What the window asks of every panel."""
+
+    def stop(self) -> None:
+        """The project is being replaced (new, opened): end live work now (streams, recordings); the panel
+        stays usable."""
+
+    def shutdown(self) -> None:
+        """The window closes: end the panel's live work and its own threads; returns at once."""
 
 
 class PanelEntry(NamedTuple):

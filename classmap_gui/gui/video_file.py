@@ -14,7 +14,7 @@ import os
 
 import cv2
 
-from ..core.regular_files import regular_fd
+from ..core.guards.regular_files import regular_fd
 
 #: playback speeds offered for a video file: (factor, label)
 SPEEDS = ((1.0, "1× (real time)"), (0.5, "½× (poses last twice as long)"), (0.25, "¼×"))

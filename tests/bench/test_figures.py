@@ -146,3 +146,29 @@ def test_a_bare_revision_is_held_to_the_ledger_too(tmp_path):
     (bench / "LEDGER.md").write_text("| JSON | bench | test part | revision | seen | status |\n| --- | --- | --- | --- | --- | --- |\n"
                                      "| `a.json` | a script | none | the JSON's `revision` | - | in use |\n")
     assert check_ledger(tmp_path) == ["a.json: the ledger's revision column does not name d08355f (the JSON's revision)"]
+
+
+def test_a_test_seed_is_found_wherever_the_json_keeps_it(tmp_path):
+    """scale-hand-pose.json keeps its test seed under ``options`` and ``real``, not at the top: it is held to
+    its ledger row too (only a top-level ``test_seed`` was read, so such a JSON went unchecked)."""
+    from classmap_gui.bench.figures import check_ledger
+
+    bench = tmp_path / "docs" / "bench"
+    bench.mkdir(parents=True)
+    (bench / "nested.json").write_text(json.dumps({"options": {"test_seed": 7}, "real": {"test_seed": 7}}))
+    (bench / "two.json").write_text(json.dumps({"options": {"test_seed": 7}, "real": {"parts": [{"test_seed": 8}]}}))
+    (bench / "LEDGER.md").write_text("| JSON | bench | test part | revision | seen | status |\n"
+                                     "| --- | --- | --- | --- | --- | --- |\n"
+                                     "| `nested.json` | scale (`classmap bench scale --test-seed 7`) | generated afresh, "
+                                     "seed 6 | - | 0 | in use |\n"
+                                     "| `two.json` | scale (`classmap bench scale --test-seed 7`) | seed 7 | - | 0 | in use |\n")
+    assert check_ledger(tmp_path) == ["nested.json: the ledger's test part column does not name test_seed 7",
+                                      "two.json: the ledger's test part column does not name test_seed 8"]
+
+
+def test_a_ledger_row_marks_a_test_part_that_steered_a_choice(tmp_path):
+    from classmap_gui.bench.figures import steered_parts
+
+    assert "features.json" in steered_parts(ROOT)  # the official test set steered the network's first pick
+    assert "scan.json" not in steered_parts(ROOT)
+    assert steered_parts(tmp_path) == set()         # no ledger: nothing marked

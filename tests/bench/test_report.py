@@ -59,6 +59,7 @@ def test_a_row_is_one_line_and_a_listed_json_that_is_not_there_fails_naming_it(t
 def test_check_finds_a_hand_edited_figure_and_writes_nothing(tmp_path):
     root = tmp_path
     shutil.copytree(ROOT / "docs" / "bench", root / "docs" / "bench", ignore=shutil.ignore_patterns("*.md"))
+    shutil.copy(ROOT / "docs" / "bench" / "LEDGER.md", root / "docs" / "bench")  # it says which figures are marked
     shutil.copy(ROOT / "README.md", root / "README.md")
     shutil.copy(ROOT / "docs" / "results.md", root / "docs" / "results.md")
     assert report.run(root=str(root), check=True)["checked"] == ["README.md", "docs/results.md"]
@@ -74,3 +75,19 @@ def test_check_finds_a_hand_edited_figure_and_writes_nothing(tmp_path):
 def test_report_outside_a_repository_says_what_to_do(tmp_path):
     with pytest.raises(DataError, match="has no docs/bench folder"):
         report.run(root=str(tmp_path))
+
+
+def test_a_figure_whose_test_part_steered_a_choice_is_marked_in_the_readme():
+    """README says its figures were measured on test parts no choice saw: every figure of a JSON whose ledger
+    row says its test part steered a choice (Fashion-MNIST's official test set) carries the mark and the note
+    saying so, and no other figure does."""
+    from classmap_gui.bench.figures import steered_parts
+
+    table = report.render(ROOT)["README.md"].split(report.README_START)[1].split(report.README_END)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "`" in line]
+    steered = steered_parts(ROOT)
+    assert "features.json" in steered
+    for line in rows:
+        cited = line.split("`")[1]
+        assert (report.STEERED_MARK in line.split("|")[1]) == (cited in steered), line
+    assert report.STEERED_NOTE in table

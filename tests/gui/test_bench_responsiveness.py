@@ -12,9 +12,12 @@ def test_the_bench_reports_every_round_and_scenario_with_the_load(qtbot, capsys)
     for row in out["rounds"]:
         assert row["beats"] > 20 and row["longest_gap_ms"] >= row["app_held_ms"] >= 0
         assert row["within_bound"] == (row["app_held_ms"] <= 100.0)
+        assert row["froze"] == (row["app_held_ms"] > 1000.0)         # the freeze bound lives here, not in a test
     assert set(out["scenarios"]) == {"training", "streaming"}
     assert out["scenarios"]["training"]["within_bound"] in ("0/1", "1/1")
     assert len(out["load_before"]) == 3
+    assert out["options"]["freeze_ms"] == 1000.0 and out["scenarios"]["training"]["froze"] in ("0/1", "1/1")
+    assert out["load_during"]["samples"] >= 3                          # entry, each scenario, exit
     json.dumps(out)                                     # plain JSON, as the CLI prints it
 
 

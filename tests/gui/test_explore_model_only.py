@@ -26,7 +26,8 @@ def test_compute_views_on_a_model_without_images(qtbot, window, hand_detector, t
     ex = win.explore
     with qtbot.waitSignal(win.runner.finished, timeout=60000):
         qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
-    qtbot.wait(300)                                                      # the second half of the drawing
+    # the second half of the drawing comes on a later turn of the event loop: waited for, not timed
+    qtbot.waitUntil(lambda: "no held-out images" in ex.trade_note.text().lower(), timeout=30000)
     ex.grab()                                                            # paint every view
     assert not errors, errors
     assert "no held-out images" in ex.info.text().lower()                # what it lacks, said plainly

@@ -51,3 +51,24 @@ def test_both_shipped_demo_videos_are_offered_without_a_camera(qtbot, window):
     labels = [window.run.sources.combo.itemText(i) for i in range(window.run.sources.combo.count())]
     assert any(DEMO_VIDEO in t for t in labels) and any(FIND_HAND_VIDEO in t for t in labels), labels
     assert DEMO_VIDEO in window.run.sources.current_text()  # the hand-pose demo is the one chosen
+
+
+def test_adding_a_background_class_retrains_through_the_project(qtbot, window, shapes_folder, small_settings,
+                                                                monkeypatch):
+    """The one-click fix adds the generated clutter as a class and asks the project for a training, which the
+    Train panel runs with its settings: the new model knows the background class."""
+    from classmap_gui.core.detect import background
+    from gui_drive import import_folder, train_by_click
+
+    win = window
+    import_folder(qtbot, win, shapes_folder)
+    train_by_click(qtbot, win, small_settings)
+    first = win.project.recogniser
+    rng = np.random.default_rng(0)
+    monkeypatch.setattr(background, "background_images",  # a few generated crops: the clutter is not the point here
+                        lambda n, size, **_kw: rng.integers(0, 255, (20, *size), dtype=np.uint8))
+    asked = []
+    win.project.trainingRequested.connect(lambda: asked.append(True))
+    assert win.run.find_hand.add_background()
+    qtbot.waitUntil(lambda: win.project.recogniser is not first and not win.runner.busy, timeout=120000)
+    assert asked == [True] and "background" in win.project.recogniser.class_names, win.runner.last_error

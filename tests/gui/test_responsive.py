@@ -1,12 +1,12 @@
-"""The UI thread keeps running while work runs beside it: a 10 ms timer on the UI thread measures the
-gaps between its beats while training, streaming, computing the Explore map and finding the hand, each with
-a CPU-burning process spinning on every core beside the app (started and killed by the test, in the test's
-own session so the scheduler weighs it against the app's threads one for one).
+"""The UI thread keeps running while work runs beside it: a 10 ms timer on the UI thread (the heartbeat,
+:mod:`classmap_gui.bench.heartbeat`) keeps firing while training, streaming, computing the Explore map and
+finding the hand, each with a CPU-burning process spinning on every core beside the app (started and killed
+by the test, in the test's own session so the scheduler weighs it against the app's threads one for one).
 
-The heartbeat is :mod:`classmap_gui.bench.heartbeat`. The strict bound a person notices (100 ms) is a
-timing, measured in rounds with the load recorded by ``classmap bench responsiveness``; a test on a shared
-machine keeps the loose bound that a real freeze still fails: the app never holds the window up for a
-second (:data:`LOOSE_BOUND`; a deliberate 1.2 s of work on the UI thread fails it, tested below).
+These tests assert behaviour only: the window answered while the work ran (work done on the UI thread lets
+no beat through until it ends), however fast the machine. How long the window pauses is a timing: ``classmap
+bench responsiveness`` measures it in rounds with the load, against the bound a person notices (100 ms) and
+the freeze bound (1 s, :data:`~classmap_gui.bench.responsiveness.FREEZE_MS`).
 """
 import time
 
@@ -14,9 +14,38 @@ import pytest
 
 from classmap_gui.bench.heartbeat import Heartbeat
 from classmap_gui.bench.heartbeat import busy_cpu as _busy_cpu
+from classmap_gui.bench.responsiveness import FREEZE_MS, froze
 
-#: seconds: a freeze, not a timing
-LOOSE_BOUND = 1.0
+
+def beat_during(hb: Heartbeat, start: float, end: float) -> int:
+    """How often the heartbeat ``hb`` fired strictly between ``start`` and ``end`` (``time.perf_counter``):
+    work on the UI thread lets none through until it ends; work beside the window lets it answer throughout."""
+    return sum(start < t < end for t in hb.times)
+
+
+def answered(hb: Heartbeat, start: float, end: float, what: str) -> None:
+    """The window answered (the timer fired, then fired again) while ``what`` ran from ``start`` to ``end``."""
+    assert end > start and beat_during(hb, start, end) >= 2, \
+        f"the window did not answer while {what} ran ({beat_during(hb, start, end)} beats in {end - start:.2f} s)"
+
+
+def _ends(signal) -> list:
+    """The times (``perf_counter``) ``signal`` fires from now on."""
+    out = []
+    signal.connect(lambda *_: out.append(time.perf_counter()))
+    return out
+
+
+def _when(flag) -> list:
+    """A predicate for ``qtbot.waitUntil`` that records (once) the time ``flag()`` is first true."""
+    out = []
+
+    def check():
+        if flag():
+            out[:] = out or [time.perf_counter()]
+            return True
+        return False
+    return out, check
 
 
 @pytest.fixture
@@ -26,8 +55,10 @@ def busy_cpu():
         yield proc
 
 
-def test_a_real_freeze_of_the_window_fails_the_loose_bound(qtbot):
-    """The loose bound can fail: 1.2 s of the app's own work on the UI thread is caught and named."""
+def test_a_real_freeze_of_the_window_is_caught_and_named(qtbot):
+    """The instrument behind ``bench responsiveness``: 1.2 s of the app's own CPU time on the UI thread is
+    counted as the app's (at least the CPU time it spent, however loaded the machine), the bench calls it a
+    freeze, and the check names it."""
     from PySide6.QtCore import QTimer
 
     def freeze():
@@ -36,14 +67,14 @@ def test_a_real_freeze_of_the_window_fails_the_loose_bound(qtbot):
         while time.thread_time() < end:
             pass
 
-    with Heartbeat(bound=LOOSE_BOUND) as hb:
+    with Heartbeat(bound=FREEZE_MS / 1000) as hb:
         qtbot.wait(300)
         QTimer.singleShot(0, freeze)
         qtbot.waitUntil(lambda: len(hb.times) > 60, timeout=20000)
     summary = hb.summary()
-    assert summary["longest_gap_ms"] >= 1150 and summary["app_held_ms"] >= 1000, summary
+    assert summary["ui_ran_ms"] >= 1150 and froze(summary), summary  # CPU time spent, not a speed
     with pytest.raises(AssertionError, match="the window froze for"):
-        hb.check("a deliberate freeze", LOOSE_BOUND)
+        hb.check("a deliberate freeze", FREEZE_MS / 1000)
 
 
 def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_settings, shapes_folder, shapes_video,
@@ -55,17 +86,22 @@ def test_ui_keeps_beating_while_training_and_streaming(qtbot, window, small_sett
     s = dict(small_settings, features_params=dict(small_settings["features_params"], n_centroids=400, stride=1,
                                                   n_patches=40000))
     win.train.apply_settings(s)
+    ends = _ends(win.runner.finished)
     with Heartbeat() as hb_train:
+        start = time.perf_counter()
         with qtbot.waitSignal(win.runner.finished, timeout=120000):
             win.train.start_training()
     assert win.project.recogniser is not None, win.runner.last_error
+    answered(hb_train, start, ends[0], "training")
     win.run.add_source("video", str(shapes_video))
     win.run.full_speed.setChecked(True)
+    ended, stream_ended = _when(lambda: win.run.stream is None)
     with Heartbeat() as hb_run:
+        start = time.perf_counter()
         win.run.start()
-        qtbot.waitUntil(lambda: win.run.stream is None, timeout=120000)
-    hb_train.check("training", LOOSE_BOUND)
-    hb_run.check("streaming", LOOSE_BOUND)
+        qtbot.waitUntil(stream_ended, timeout=120000)
+    assert win.run.frames_shown > 0
+    answered(hb_run, start, ended[0], "streaming")
 
 
 def test_ui_keeps_beating_while_the_map_is_computed(qtbot, window, busy_cpu):
@@ -77,7 +113,9 @@ def test_ui_keeps_beating_while_the_map_is_computed(qtbot, window, busy_cpu):
     train_hand_pose(qtbot, win, shapes="V,A,L,B,Y,5,1,S,C,O", orientations=30, images_per_class=6)
     ex = win.explore
     win.show_panel("explore")
+    ends = _ends(win.runner.finished)
     with Heartbeat() as hb_views:
+        start_views = time.perf_counter()
         with qtbot.waitSignal(win.runner.finished, timeout=60000):
             qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
         # on an idle machine the views outrun the clock: keep beating for a second, as a person watches the map and
@@ -87,12 +125,13 @@ def test_ui_keeps_beating_while_the_map_is_computed(qtbot, window, busy_cpu):
     fractions = []
     win.runner.progressed.connect(lambda f, stage, _eta: stage.startswith("t-SNE") and fractions.append(f))
     with Heartbeat() as hb_tsne:
+        start_tsne = time.perf_counter()
         with qtbot.waitSignal(win.runner.finished, timeout=300000):
             ex.mode.setCurrentIndex(ex.mode.findData("tsne"))
     assert "tsne" in ex.data.layouts, win.runner.last_error
     assert len(fractions) >= 5 and fractions[-1] == 1.0  # the progress bar moved while it ran
-    hb_views.check("computing the views (predictions, PCA, accuracy curve)", LOOSE_BOUND)
-    hb_tsne.check(f"t-SNE of {len(ex.data.layouts['tsne'])} points", LOOSE_BOUND)
+    answered(hb_views, start_views, ends[0], "computing the views (predictions, PCA, accuracy curve)")
+    answered(hb_tsne, start_tsne, ends[-1], f"t-SNE of {len(ex.data.layouts['tsne'])} points")
 
 def write_hand_video(path, poses, seed=7):
     """A short MJPG video of a hand moving across clutter (the find-the-hand demo's generator)."""
@@ -120,6 +159,7 @@ def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, d
     fh = win.run.find_hand
     assert fh.isVisible() and not win.run.view.isVisible()
     with Heartbeat() as hb:
+        start = time.perf_counter()
         qtbot.mouseClick(fh.start_btn, Qt.LeftButton)
         qtbot.waitUntil(lambda: fh.frames_shown >= 6, timeout=120000)
         # on an idle machine the scan outruns the clock: beat for at least a quarter second while it scans
@@ -139,9 +179,10 @@ def test_ui_keeps_beating_while_finding_the_hand(qtbot, window, hand_detector, d
     assert shape == "no hand" or shape in {n.partition(" · ")[0] for n in hand_detector.class_names}
     assert not fh.view.pixmap().isNull()
     assert fh.stream.frames_scanned >= fh.frames_shown
+    scanning_until = time.perf_counter()
     qtbot.mouseClick(fh.start_btn, Qt.LeftButton)                            # stop
     qtbot.waitUntil(lambda: fh.stream is None, timeout=20000)
     assert "ended" in fh.last_message
     qtbot.mouseClick(win.run.find_btn, Qt.LeftButton)                        # back to recognition
     assert win.run.view.isVisible() and not fh.isVisible()
-    hb.check("find the hand", LOOSE_BOUND)
+    answered(hb, start, scanning_until, "finding the hand")

@@ -35,16 +35,17 @@ def test_wheel_over_a_field_scrolls_the_settings_and_changes_nothing(qtbot, wind
     qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=5000)  # the settings are taller than the window: they scroll
 
     before = sv.values()
-    for w in (sv.cm_d, sv.cm_p, sv.test_fraction, sv.features, sv.bank_form.widgets["alpha"]):
+    cm = sv.cm_form.widgets
+    for w in (cm["d"], cm["p"], sv.test_fraction, sv.features, sv.bank_form.widgets["alpha"]):
         start = bar.value()
         _wheel(w, -1)
         assert sv.values() == before, f"the wheel over {type(w).__name__} changed a setting"
         assert bar.value() > start or bar.value() == bar.maximum()  # the page scrolled instead
         bar.setValue(0)
-    qtbot.mouseClick(sv.cm_d, Qt.LeftButton)  # clicked into: now the wheel turns it
-    d = sv.cm_d.value()
-    _wheel(sv.cm_d, 1)
-    assert sv.cm_d.value() == d + 1
+    qtbot.mouseClick(cm["d"], Qt.LeftButton)  # clicked into: now the wheel turns it
+    d = cm["d"].value()
+    _wheel(cm["d"], 1)
+    assert cm["d"].value() == d + 1
 
 
 def test_alpha_typed_as_one_is_trained_with_and_auto_is_shown(qtbot, window, shapes_folder):

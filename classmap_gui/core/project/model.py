@@ -2,7 +2,8 @@
 file path, dirty flag and training runs — one object for the app, the file format and the tests.
 
 Every change emits a psygnal signal (napari's evented models: a view subscribes, nothing forwards):
-``datasetChanged``, ``modelChanged``, ``evaluated``, ``stateChanged`` and ``message(str)``. ``settings`` is a
+``datasetChanged``, ``modelChanged``, ``evaluated``, ``stateChanged``, ``message(str)`` and the request
+``trainingRequested`` (:meth:`Project.request_training`; the Train panel answers it). ``settings`` is a
 psygnal ``EventedDict``: setting a key emits by itself (``settings.events``) and counts as an edit; a
 setting's value is replaced, not edited in place (a nested dict changed in place emits nothing). ``report``,
 ``split`` and ``runs`` are properties whose setters emit, so no caller emits on the model's behalf.
@@ -57,6 +58,7 @@ class Project:
     evaluated = Signal()        # report and split of the recogniser in use were set (after it was evaluated)
     stateChanged = Signal()     # path, dirty flag, settings or runs changed (window title, status bar)
     message = Signal(str)       # a short note for the status bar
+    trainingRequested = Signal()  # a panel asks for a training with the project's settings (the Train panel runs it)
 
     def __init__(self, imageset: ImageSet | None = None, recogniser=None, settings: dict | None = None,
                  captures_dir: str | Path | None = None, path: str | Path | None = None, runs: RunLog | None = None,
@@ -113,6 +115,20 @@ class Project:
         with self._settings.events.blocked():
             self._settings.clear()
             self._settings.update(dict(value or {}))
+
+    def edit_settings(self, values: dict) -> None:
+        """A person edited settings: set each of ``values`` (name -> JSON-able value) as one edit, so the
+        project is unsaved at once and saving keeps them; values equal to the current ones change nothing."""
+        changed = {k: v for k, v in values.items() if k not in self._settings or self._settings[k] != v}
+        if changed:
+            with self._settings.events.blocked():
+                self._settings.update(changed)
+            self._touch()
+
+    def request_training(self) -> None:
+        """Ask for a training on the project's images with its settings (:attr:`trainingRequested`): a panel
+        that needs one asks the project, not the panel that trains."""
+        self.trainingRequested.emit()
 
     def _setting_changed(self, key, *values) -> None:
         if len(values) == 2 and values[0] == values[1]:  # the same value again: nothing to lose

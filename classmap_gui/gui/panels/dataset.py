@@ -303,3 +303,12 @@ class DatasetPanel(QWidget):
         idx = self.selected_images()
         if len(idx) and cls >= 0:
             self._guard(self.project.move_images, idx, cls)
+
+    # the panel protocol (panel_table.Panel)
+    def stop(self) -> None:
+        """The project is being replaced: finish any recording and stop the camera preview."""
+        self.capture.shutdown()
+
+    def shutdown(self) -> None:
+        """The window closes: as :meth:`stop`."""
+        self.capture.shutdown()

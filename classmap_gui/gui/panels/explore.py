@@ -404,3 +404,12 @@ class ExplorePanel(MapControls, QWidget):
 
     def _mark_chosen(self) -> None:
         self._mark()
+
+    # the panel protocol (panel_table.Panel)
+    def stop(self) -> None:
+        """The project is being replaced: the live map lets go of the Run panel's stream."""
+        self.live.shutdown()
+
+    def shutdown(self) -> None:
+        """The window closes: end the live map's worker thread."""
+        self.live.shutdown()

@@ -163,11 +163,12 @@ def draw_boxes(rgb: np.ndarray, result) -> np.ndarray:
 
 class FindHandView(QWidget):
     """The "Find the hand" page of the Run panel: start/stop, the method switch, the annotated frame, the
-    winning class with its candidates and both methods' frames/s. ``sources`` is the Run panel's picker."""
+    winning class with its candidates and both methods' frames/s. ``sources`` is the Run panel's picker;
+    ``runner`` the window's background tasks (None: nothing can be generated here)."""
 
-    def __init__(self, project, sources, parent=None):
+    def __init__(self, project, sources, runner=None, parent=None):
         super().__init__(parent)
-        self.project, self.sources = project, sources
+        self.project, self.sources, self.runner = project, sources, runner
         self.stream: ScanStream | None = None
         self.last_result = None
         self.frames_shown = 0
@@ -286,12 +287,11 @@ class FindHandView(QWidget):
 
     def add_background(self) -> bool:
         """The one-click fix: a ``background`` class of generated clutter and near-miss crops added to the data
-        set, then the same training again (the Train panel's). False when there is nothing to retrain."""
+        set, then the same training again (asked of the project). False when there is nothing to retrain."""
         from ...core.data.imageset import BACKGROUND_CLASS
 
         ims = self.project.imageset
-        win = self.window()
-        if ims is None or len(ims) == 0 or not hasattr(win, "runner"):
+        if ims is None or len(ims) == 0 or self.runner is None:
             return self._fail("This model came without its images, so it cannot be retrained here: open the project "
                               "it was trained from, or use File > Get the hand-pose model.")
         n = int(min(2000, max(300, 5 * len(ims) // max(1, ims.n_classes))))
@@ -310,8 +310,8 @@ class FindHandView(QWidget):
             cls = names.index(BACKGROUND_CLASS) if BACKGROUND_CLASS in names else self.project.add_class(BACKGROUND_CLASS)
             self.project.add_images(cls, bg)
             self._set_status(f"Added {len(bg)} generated background images; training again…")
-            win.train.start_training()
-        return bool(win.runner.run("Generating background images", work, done))
+            self.project.request_training()
+        return bool(self.runner.run("Generating background images", work, done))
 
     @property
     def method(self) -> str:

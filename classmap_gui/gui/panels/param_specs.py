@@ -55,3 +55,9 @@ def bank_params(name: str) -> list[Param]:
                     help=f"{p.help}. auto: training chooses it on a validation part of the training images "
                          "(the Stages log says \"choosing {p.name}\"); type a number to fix it")
             if p.name in chosen else p for p in _shown("bank", name)]
+
+
+def classmap_params() -> list[Param]:
+    """ClassMap's parameters as descriptions: its defaults and ranges are the ones `classmap train --classmap`
+    uses (a box ticked and left untouched sends none of them)."""
+    return _shown("classmap", "classmap")

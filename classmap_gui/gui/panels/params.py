@@ -72,12 +72,12 @@ class ParamForm(QWidget):
             w = QCheckBox()
             w.setChecked(bool(cur))
             w.toggled.connect(lambda _v: self.edited.emit())
-        elif p.kind is int:
+        elif p.kind is int and p.default is not None:
             w = QSpinBox()
             w.setRange(int(p.low if p.low is not None else 0), int(p.high if p.high is not None else 10_000_000))
             w.setValue(int(cur))
             w.valueChanged.connect(lambda _v: self.edited.emit())
-        elif p.kind is float:
+        elif p.kind is float and p.default is not None:  # unset by default: a text field (empty: unset)
             w = QDoubleSpinBox()
             w.setDecimals(4)
             w.setRange(float(p.low if p.low is not None else 0.0), float(p.high if p.high is not None else 1e6))

@@ -45,7 +45,7 @@ class RunPanel(QWidget):
 
     def __init__(self, project, runner=None, parent=None):
         super().__init__(parent)
-        self.project = project  # ``runner``: unused; every panel is built as Panel(project, runner) (panel_table)
+        self.project = project  # ``runner``: the background tasks (Find the hand's background class)
         self.stream = None
         self.latest_crop = None
         self.last_result = None
@@ -126,7 +126,7 @@ class RunPanel(QWidget):
 
         # "Find the hand": the same source, every frame scanned for the hand (panels/find_hand.py)
         from .find_hand import FindHandView
-        self.find_hand = FindHandView(project, self.sources, self)
+        self.find_hand = FindHandView(project, self.sources, runner, self)
         self.find_btn = QPushButton("Find the hand")
         self.find_btn.setCheckable(True)
         self.find_btn.setToolTip("Scan every frame of the video or camera for the hand: boxes, class, ClassMap vs brute force")
@@ -254,6 +254,10 @@ class RunPanel(QWidget):
             self.stream.stop()
             self._ended("stopped")
         self.find_hand.stop()
+
+    def shutdown(self) -> None:
+        """The window closes (panel_table.Panel): stop the stream and the hand scan."""
+        self.stop()
 
     def _find_mode(self, on: bool) -> None:
         """Find the hand button: show the scan page instead of the recognition view (one at a time)."""

@@ -30,7 +30,7 @@ class TrainPanel(QWidget):
 
         self.settings_view = TrainSettings()
         self.settings_view.edited.connect(self._edited)
-        self.settings_view.suggestRequested.connect(lambda: self.suggest(keep_choice=not self.auto))
+        self.settings_view.suggestRequested.connect(self._suggest_pressed)
         self.train_btn = QPushButton("Train")
         self.train_btn.setStyleSheet("QPushButton { font-weight: bold; padding: 8px; }")
         self.train_btn.clicked.connect(lambda: self.start_training())
@@ -81,6 +81,7 @@ class TrainPanel(QWidget):
         self.status, self.figures, self.per_class = self.results.status, self.results.figures, self.results.per_class
         project.modelChanged.connect(self._model_changed)
         project.datasetChanged.connect(self._dataset_changed)
+        project.trainingRequested.connect(self.start_training)  # another panel asks through the project
         project.modelChanged.connect(self.show_runs)
         project.stateChanged.connect(self.show_runs)
         self.show_runs()
@@ -112,12 +113,32 @@ class TrainPanel(QWidget):
         self.auto = not keep_choice
         return reasons
 
+    def _saved_settings(self) -> dict:
+        """The training settings the project holds (opened, or written when a person edited them)."""
+        return {k: v for k, v in self.project.settings.items() if k in self.settings_view.values()}
+
     def _edited(self) -> None:
+        """A person changed a setting: it is the project's now (unsaved until saved; closing asks)."""
         self.auto = False
         self.settings_view.set_advice(None)
+        self.project.edit_settings(self.settings())
         ims = self.project.imageset
         if ims is not None and len(ims):
             self._show_split(split_preview(ims, self.settings()))
+
+    def _suggest_pressed(self) -> None:
+        self.suggest(keep_choice=not self.auto)
+        if self.project.imageset is not None:  # the person chose these settings for the project
+            self.project.edit_settings(self.settings())
+
+    # the panel protocol (panel_table.Panel)
+    def stop(self) -> None:
+        """The project is being replaced: nothing live to end (a training's result is kept only for the images
+        it trained on)."""
+
+    def shutdown(self) -> None:
+        """The window closes: stop measuring feature speeds (training tasks end with the runner)."""
+        self.settings_view.speed.shutdown()
 
     @property
     def confusion(self):
@@ -201,7 +222,10 @@ class TrainPanel(QWidget):
         ims = p.imageset
         self.settings_view.speed.set_format(ims.image_size if ims is not None else None,
                                             bool(ims is not None and ims.is_color))
-        if self.auto and p.imageset is not None and (self.task is None or not self.runner.busy):
+        saved, shown = self._saved_settings(), self.settings()
+        if any(shown.get(k) != v for k, v in saved.items()):  # an opened project's own settings are shown
+            self.apply_settings(saved)
+        elif self.auto and p.imageset is not None and (self.task is None or not self.runner.busy):
             self.suggest()
         self._show_split(split_preview(p.imageset, self.settings()) if p.imageset is not None and len(p.imageset)
                          else None)

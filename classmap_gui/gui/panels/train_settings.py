@@ -10,17 +10,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
-from ...core.classify.classmap.refine_kinds import KINDS as REFINE_KINDS
 from ...core.registry import classmap_applies
 from ...core.train.config import TrainConfig
 from . import param_specs
 from .params import ParamForm
-
-EMBEDDINGS = (("boosted", "Reference classifiers chosen and weighted by boosting over triples (the paper)"),
-              ("random", "Reference classifiers drawn at random, equal weights (faster to fit, less accurate)"))
-#: the refine strategies as the list offers them: one-vs-all first (the default bank's), by the paper's names
-REFINE_CHOICES = tuple((k.alias, k.description) for k in sorted(REFINE_KINDS, key=lambda k: k.bank != "ova"))
-
 
 def _combo(items) -> QComboBox:
     c = QComboBox()
@@ -64,25 +57,10 @@ class TrainSettings(QWidget):
         self.cm_box.setCheckable(True)
         self.cm_box.setToolTip("Rank the classes cheaply in an embedding, then evaluate only the top p. "
                                "Pays off from about 50 classes.")
-        self.cm_embedding = _combo(EMBEDDINGS)
-        self.cm_d, self.cm_p = QSpinBox(), QSpinBox()
-        self.cm_d.setRange(1, 1000)
-        self.cm_d.setToolTip("Reference classifiers: the embedding's dimensions")
-        self.cm_p.setRange(1, 100000)
-        self.cm_p.setToolTip("Candidate classes whose classifiers are evaluated for each image")
-        self.cm_refine = _combo(REFINE_CHOICES)
-        self.cm_refpen = QDoubleSpinBox()
-        self.cm_refpen.setRange(1.0, 10000.0)
-        self.cm_refpen.setDecimals(1)
-        self.cm_refpen.setToolTip("1: the bank's own classifiers are the references. f > 1: training fits a second "
-                                  "bank with f times the penalty whose smoother outputs make the embedding "
-                                  "(often much more accurate at the same p; the refine still uses the bank)")
-        cf = QFormLayout(self.cm_box)
-        cf.addRow("embedding", self.cm_embedding)
-        cf.addRow("d (reference classifiers)", self.cm_d)
-        cf.addRow("p (candidates refined)", self.cm_p)
-        cf.addRow("refine", self.cm_refine)
-        cf.addRow("reference penalty ×", self.cm_refpen)
+        # the parameters, defaults and ranges are ClassMap's own (the registry's): ticked and untouched the box
+        # sends {} and training uses the same defaults as `classmap train --classmap`
+        self.cm_form = ParamForm()
+        QVBoxLayout(self.cm_box).addWidget(self.cm_form)
 
         ebox = QGroupBox("Evaluation")
         ef = QFormLayout(ebox)
@@ -121,9 +99,8 @@ class TrainSettings(QWidget):
         for w in (fbox, bbox, self.cm_box, ebox, rbox):
             lay.addWidget(w)
         lay.addStretch(1)
-        for sig in (self.features_form.edited, self.bank_form.edited, self.cm_box.toggled,
-                    self.cm_embedding.currentIndexChanged, self.cm_d.valueChanged, self.cm_p.valueChanged,
-                    self.cm_refine.currentIndexChanged, self.cm_refpen.valueChanged, self.test_fraction.valueChanged, self.seed.valueChanged):
+        for sig in (self.features_form.edited, self.bank_form.edited, self.cm_box.toggled, self.cm_form.edited,
+                    self.test_fraction.valueChanged, self.seed.valueChanged):
             sig.connect(self._changed)
         self.apply(TrainConfig().to_dict())  # the same defaults as `classmap train` until the data suggests others
 
@@ -157,12 +134,7 @@ class TrainSettings(QWidget):
             self.cm_box.setEnabled(classmap_applies(self.bank.currentData()))
             cm = s.get("classmap")
             self.cm_box.setChecked(cm is not None)
-            cm = cm or {}
-            self.cm_embedding.setCurrentIndex(max(0, self.cm_embedding.findData(cm.get("embedding", "boosted"))))
-            self.cm_d.setValue(int(cm.get("d", 30)))
-            self.cm_p.setValue(int(cm.get("p", 20)))
-            self.cm_refine.setCurrentIndex(max(0, self.cm_refine.findData(cm.get("refine", "v2"))))
-            self.cm_refpen.setValue(float(cm.get("reference_penalty", 1.0)))
+            self.cm_form.set_params(param_specs.classmap_params(), cm)
             self.test_fraction.setValue(float(s.get("test_fraction", TrainConfig.test_fraction)))
             self.seed.setValue(int(s.get("seed", TrainConfig.seed)))
         finally:
@@ -180,11 +152,7 @@ class TrainSettings(QWidget):
         use_cm = self.cm_box.isChecked() and classmap_applies(self.bank.currentData())
         return {"features": self.features.currentData(), "features_params": self.features_form.values(),
                 "bank": self.bank.currentData(), "bank_params": self.bank_form.values(),
-                "classmap": {"d": self.cm_d.value(), "p": self.cm_p.value(),
-                             "embedding": self.cm_embedding.currentData(),
-                             "refine": self.cm_refine.currentData(),
-                             **({"reference_penalty": self.cm_refpen.value()} if self.cm_refpen.value() != 1.0
-                                else {})} if use_cm else None,
+                "classmap": self.cm_form.values() if use_cm else None,
                 "test_fraction": round(self.test_fraction.value(), 4), "seed": self.seed.value()}
 
     def scheduler_address(self) -> str | None:

@@ -108,3 +108,25 @@ def test_a_saved_project_opens_as_the_same_evented_model(tmp_path):
     ws.adopt(opened)
     assert ws.class_names == ["fist"] and ws.title == "p.cmproj" and not ws.replaces_work
     assert {"datasetChanged", "modelChanged", "stateChanged"} <= set(notes)
+
+
+def test_settings_edited_are_one_unsaved_edit_and_saved_with_the_project(tmp_path):
+    """A person's edits reach the project at once: one edit (one revision) whatever the number of keys, the
+    same values again change nothing, and saving writes them."""
+    p = Project(ImageSet(np.zeros((4, 8, 8), np.uint8), [0, 0, 1, 1], ["a", "b"]))
+    states = []
+    p.stateChanged.connect(lambda: states.append(p.revision))
+    p.edit_settings({"seed": 123, "classmap": {"p": 7}})
+    assert p.dirty and states == [1] and p.settings["seed"] == 123
+    p.edit_settings({"seed": 123, "classmap": {"p": 7}})
+    assert states == [1]
+    save_project(p, tmp_path / "p.cmproj")
+    assert load_project(tmp_path / "p.cmproj").settings["classmap"] == {"p": 7}
+
+
+def test_a_training_is_asked_of_the_project_not_of_a_panel():
+    p = Project(ImageSet(np.zeros((4, 8, 8), np.uint8), [0, 0, 1, 1], ["a", "b"]))
+    asked = []
+    p.trainingRequested.connect(lambda: asked.append(True))
+    p.request_training()
+    assert asked == [True] and not p.dirty
