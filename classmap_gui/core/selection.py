@@ -260,7 +260,7 @@ def widen(grids: dict[str, list], choose, *, bounds: dict[str, tuple[float, floa
     """Choose until no choice sits at the edge of its grid (module docstring).
 
     ``grids``: ``{name: candidates}`` of the ordered numeric grids of this choice, extended in place (a new
-    candidate is appended); ``choose()`` scores every candidate not yet scored (a caller keeps what it scored)
+    candidate is appended; sorted at the end); ``choose()`` scores every candidate not yet scored (a caller keeps what it scored)
     and returns ``(record, {name: chosen value})``. A grid whose choice is at an edge gets :func:`past_edge`'s
     next value, until the choice is interior, the value would pass its ``bounds`` (``{name: (low, high)}``) or
     the grid was widened ``max_widenings`` times. Returns the last record with ``grid`` (``{name: sorted values
@@ -287,8 +287,10 @@ def widen(grids: dict[str, list], choose, *, bounds: dict[str, tuple[float, floa
             grew = True
         if not grew:
             break
+    for grid in grids.values():
+        grid.sort()
     edge = {name: side for name, grid in grids.items() if (side := grid_edge(chosen[name], grid))}
-    rec.update(grid={name: sorted(grid) for name, grid in grids.items()}, at_edge=bool(edge), edge=edge,
+    rec.update(grid={name: list(grid) for name, grid in grids.items()}, at_edge=bool(edge), edge=edge,
                stopped_by={name: why[name] for name in edge}, widened=widened)
     return rec
 
