@@ -93,7 +93,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
     bank_ (fitted on fit + validation), reference_bank_ (or None), classmap_ (or None), models_ ``{refine:
     ClassMap}`` of the final fit, best_params_ ``{"bank": {...}, "classmap": {...} | None}``, selection_
     ``{name: record}``, parts_ ``{part: (n,) uint64}``, validation_points_ (every scored validation point),
-    candidates_ ``{searched ClassMap parameter: candidates}``.
+    candidates_ ``{searched ClassMap parameter: candidates tried}`` (grids as widened, :func:`.selection.widen`).
     """
 
     def __init__(self, bank="ova-ridge", bank_params=None, classmap=None, *, tolerance: float = TOLERANCE,
