@@ -153,7 +153,16 @@ def best_penalty(candidates: Sequence[float], accuracies: Sequence[float], *, pa
     sign = 1.0 if is_stronger(parameter) else -1.0
     i = max(range(len(candidates)), key=lambda j: (accuracies[j], sign * candidates[j]))
     return record(candidates[i], candidates, {f"{c:g}": float(a) for c, a in zip(candidates, accuracies)}, split=split,
-                  by=by, rule="best validation accuracy; ties: the stronger penalty", parameter=parameter, **extra)
+                  by=by, rule="best validation accuracy; ties: the stronger penalty", parameter=parameter,
+                  plateau=_plateau(candidates[i], dict(zip(candidates, accuracies))), **extra)
+
+
+def _plateau(chosen, score: dict) -> bool:
+    """Whether ``chosen`` sits at an edge of the candidates ``score`` names and scores as its neighbour there: the tie
+    rule, not the part, put it at the edge (:func:`widen` does not walk such a plateau)."""
+    values = sorted(score)
+    side = grid_edge(chosen, values)
+    return side is not None and score[chosen] == score[values[1] if side == "low" else values[-2]]
 
 
 def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
@@ -189,9 +198,11 @@ def reference_penalty(points: list[dict], brute_accuracy: float, *, split: str |
     name = (lambda c: f"{c[0]:g}") if len(keys) == 1 else (lambda c: ",".join(f"{v:g}" if isinstance(v, float)
                                                                               else str(v) for v in c))
     one = len(keys) == 1
+    rest = combos[best][1:]                         # the multiplier's neighbours: the same other keys
     return record(combos[best][0] if one else dict(zip(keys, combos[best])),
                   [c[0] for c in combos] if one else [dict(zip(keys, c)) for c in combos],
                   {name(c): g for c, g in zip(combos, mean_gap)}, split=split,
+                  plateau=_plateau(combos[best][0], {c[0]: g for c, g in zip(combos, mean_gap) if c[1:] == rest}),
                   by="mean validation gap to brute force over every refine and p (points; lower is better)",
                   rule="smallest mean validation gap to brute force over the whole (refine, p) sweep",
                   brute_force_accuracy=brute_accuracy)
@@ -262,7 +273,8 @@ def widen(grids: dict[str, list], choose, *, bounds: dict[str, tuple[float, floa
     ``grids``: ``{name: candidates}`` of the ordered numeric grids of this choice, extended in place (a new
     candidate is appended; sorted at the end); ``choose()`` scores every candidate not yet scored (a caller keeps what it scored)
     and returns ``(record, {name: chosen value})``. A grid whose choice is at an edge gets :func:`past_edge`'s
-    next value, until the choice is interior, the value would pass its ``bounds`` (``{name: (low, high)}``) or
+    next value, until the choice is interior, it only ties its neighbour (the record's ``plateau``: the tie rule put
+    it at the edge), the value would pass its ``bounds`` (``{name: (low, high)}``) or
     the grid was widened ``max_widenings`` times. Returns the last record with ``grid`` (``{name: sorted values
     tried}``), ``at_edge`` (bool), ``edge`` (``{name: "low" | "high"}`` of a choice still at an edge),
     ``stopped_by`` (``{name: why it was not widened further}``) and ``widened`` (``{name: extensions}``)."""
@@ -274,6 +286,9 @@ def widen(grids: dict[str, list], choose, *, bounds: dict[str, tuple[float, floa
         for name, grid in grids.items():
             side = grid_edge(chosen[name], grid)
             if side is None:
+                continue
+            if rec.get("plateau") and len(grids) == 1:
+                why[name] = "it ties its neighbour (the tie rule chose the edge; nothing to find past a plateau)"
                 continue
             low, high = bounds.get(name, (0.0, math.inf))
             value = (None if widened[name] >= max_widenings

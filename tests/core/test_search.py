@@ -205,10 +205,14 @@ def test_a_penalty_past_the_grid_is_found_and_an_interior_one_widens_nothing():
     rec = interior.selection_["bank.alpha"]
     assert rec["chosen"] == 300.0 and rec["grid"] == {"alpha": [10.0, 300.0, 10000.0]} and not rec["at_edge"]
     # far too small a grid: widened by its own ratio (x10) as often as allowed, and the record says it is still short
-    short = ClassMapSearch("ova-ridge", {"alpha": [1e-3, 1e-2]}).fit(Xf, yf, Xv, yv)
+    short = ClassMapSearch("ova-ridge", {"alpha": [0.1, 1.0]}).fit(Xf, yf, Xv, yv)
     rec = short.selection_["bank.alpha"]
-    assert rec["grid"]["alpha"] == [1e-3, 1e-2, 0.1, 1.0, 10.0] and rec["chosen"] == 10.0
+    assert rec["grid"]["alpha"] == [0.1, 1.0, 10.0, 100.0, 1000.0] and rec["chosen"] == 1000.0
     assert rec["at_edge"] and rec["edge"] == {"alpha": "high"} and "MAX_WIDENINGS" in rec["stopped_by"]["alpha"]
+    # a plateau (0.001 and 0.01 score the same): the tie rule took the stronger; no walk along it
+    flat = ClassMapSearch("ova-ridge", {"alpha": [1e-3, 1e-2]}).fit(Xf, yf, Xv, yv).selection_["bank.alpha"]
+    assert flat["grid"] == {"alpha": [1e-3, 1e-2]} and flat["chosen"] == 1e-2 and flat["plateau"]
+    assert flat["at_edge"] and "ties its neighbour" in flat["stopped_by"]["alpha"]
 
 
 CM_P = {"d": 4, "n_triples": 2000, "refine": "v2"}

@@ -197,3 +197,15 @@ def test_past_edge_continues_the_grids_own_step():
     assert S.past_edge([2, 3], "high", integer=True, bounds=(1, 100)) == 4              # at least one step
     assert S.past_edge([5, 6], "high", integer=True, bounds=(1, 6)) is None
     assert S.grid_edge(40, [40]) is None and S.grid_edge(3.0, [1.0, 3.0, 10.0]) is None
+
+
+def test_a_choice_the_tie_rule_put_at_the_edge_is_not_widened():
+    """Penalties that score the same: the tie rule picks the stronger (an edge), which is no sign the grid is short;
+    widening would walk the plateau to ever stronger penalties."""
+    grid = {"alpha": [1.0, 10.0]}
+    rec = S.widen(grid, lambda: ((r := S.best_penalty(grid["alpha"], [0.5] * len(grid["alpha"]), parameter="alpha",
+                                                      split="validation")), {"alpha": r["chosen"]}))
+    assert rec["chosen"] == 10.0 and rec["grid"] == {"alpha": [1.0, 10.0]} and rec["plateau"] and rec["at_edge"]
+    gaps = [{"reference_penalty": f, "accuracy": a} for f, a in ((1.0, 0.8), (3.0, 0.8), (10.0, 0.7))]
+    assert S.reference_penalty(gaps, 0.9, split="validation")["plateau"]                # 1 and 3 tie: smaller kept
+    assert not S.reference_penalty(gaps[1:], 0.9, split="validation")["plateau"]
