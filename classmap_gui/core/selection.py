@@ -50,7 +50,8 @@ API
 ``widen(grids, choose, *, bounds, integer=()) -> dict``
     A choice that sits at the edge of its ordered numeric grid is no choice yet: the grid is widened
     past that edge (:func:`past_edge`, at most :data:`MAX_WIDENINGS` times) and ``choose`` runs again
-    on the same part, until the choice is interior or a bound stops it. The record names the grid
+    on the same part, until the choice is interior, a bound stops it, or it only ties its neighbour
+    (``"plateau"``: the tie rule, not the part, put it at the edge). The record names the grid
     actually tried and whether the choice is still at an edge (``"at_edge"``, ``"edge"``, ``"stopped_by"``).
 
 Why an uncertainty allowance: the validation gap of the cheapest qualifying point is an estimate;
@@ -271,11 +272,11 @@ def widen(grids: dict[str, list], choose, *, bounds: dict[str, tuple[float, floa
     """Choose until no choice sits at the edge of its grid (module docstring).
 
     ``grids``: ``{name: candidates}`` of the ordered numeric grids of this choice, extended in place (a new
-    candidate is appended; sorted at the end); ``choose()`` scores every candidate not yet scored (a caller keeps what it scored)
-    and returns ``(record, {name: chosen value})``. A grid whose choice is at an edge gets :func:`past_edge`'s
-    next value, until the choice is interior, it only ties its neighbour (the record's ``plateau``: the tie rule put
-    it at the edge), the value would pass its ``bounds`` (``{name: (low, high)}``) or
-    the grid was widened ``max_widenings`` times. Returns the last record with ``grid`` (``{name: sorted values
+    candidate is appended; sorted at the end); ``choose()`` scores every candidate not yet scored (a caller keeps
+    what it scored) and returns ``(record, {name: chosen value})``. A grid whose choice is at an edge gets
+    :func:`past_edge`'s next value, until the choice is interior, it only ties its neighbour (the record's
+    ``plateau``, one grid: the tie rule put it at the edge), the value would pass its ``bounds`` (``{name: (low,
+    high)}``) or the grid was widened ``max_widenings`` times. Returns the last record with ``grid`` (``{name: sorted values
     tried}``), ``at_edge`` (bool), ``edge`` (``{name: "low" | "high"}`` of a choice still at an edge),
     ``stopped_by`` (``{name: why it was not widened further}``) and ``widened`` (``{name: extensions}``)."""
     bounds = dict(bounds or {})
