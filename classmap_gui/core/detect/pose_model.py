@@ -56,8 +56,7 @@ BUILD_OPTIONS = {
     "refine": ("v2,v3", "candidate ClassMap refines, chosen on validation with p"),
     "embedding_examples": ("embedding,embedding+training", "candidate images that embed the classes, chosen on "
                            "validation: the embedding part, or every training image too"),
-    "reference_penalties": (REFERENCE_PENALTIES.split(",", 2)[2] + ",300,1000",  # 10..1000: 100 sat at the edge
-                            "candidate reference-bank penalty multiples, chosen on validation "
+    "reference_penalties": (REFERENCE_PENALTIES, "candidate reference-bank penalty multiples, chosen on validation "
                             "(core.selection.reference_penalty, as bench classmap chooses; widened past an edge)"),
     "tolerance": (TOLERANCE, "chosen p: the shared operating-point rule's margin (core.selection)"),
     "sides": ("0.30,0.36,0.43,0.52,0.62", "window sides (fractions of the frame's shorter side) mined and chosen from"),
