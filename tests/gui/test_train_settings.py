@@ -78,7 +78,7 @@ def test_d_and_p_typed_arrive_in_the_training_configuration(qtbot, window, shape
     those (p fed from the d box, or either one dropped, fails here)."""
     from PySide6.QtWidgets import QAbstractSpinBox
 
-    from classmap_gui.core import training
+    from classmap_gui.core.train import training
     from classmap_gui.core.errors import Cancelled
     configs = []
 

@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from ..errors import ConfigError
+from ..progress import StopFn, check_stop
 
 
 def _se(v: np.ndarray) -> float:
@@ -93,4 +94,24 @@ def predict_gaps(runs: list[dict], n_final: float) -> tuple[list[dict], dict]:
     return rows, inputs
 
 
-__all__ = ["extrapolation_factor", "predict_gaps"]
+def score_run(scorer, run: dict, p_grid, X_val, y_val, should_stop: StopFn = None, **tags) -> list[dict]:
+    """Score a run's ClassMap models (``run["models"]``: ``{refine: ClassMap}`` fitted at the largest p, which
+    serves every p: the filter's order does not depend on it; with ``run["bank"]``) at every p of ``p_grid`` not yet
+    scored, with ``scorer`` (:class:`~..train.scoring.Scoring`) on the validation rows, into ``run["hits"]`` /
+    ``run["evaluations"]`` (``{(refine, p): ...}``, as :func:`predict_gaps` reads them). Returns the new
+    validation points (``tags``, refine, p, accuracy, evaluations, difference_se, threshold)."""
+    from .policy import paired_se
+
+    pts = []
+    for refine, cm in run["models"].items():
+        for p in [p for p in p_grid if (refine, p) not in run["hits"]]:
+            check_stop(should_stop)
+            hit, evaluations = scorer.classmap_hits(cm.set_params(p=int(p)), run["bank"], X_val, y_val)
+            run["hits"][(refine, p)], run["evaluations"][(refine, p)] = hit, float(np.mean(evaluations))
+            pts.append({**tags, "refine": refine, "p": int(p), "accuracy": float(np.mean(hit)),
+                        "evaluations": float(np.mean(evaluations)), "difference_se": paired_se(hit, run["brute"]),
+                        **({"threshold": cm.threshold_} if cm.threshold_ is not None else {})})
+    return pts
+
+
+__all__ = ["extrapolation_factor", "predict_gaps", "score_run"]

@@ -8,6 +8,8 @@ rule, from the same function, never from a copied constant. Every choice is made
 
 API
 ---
+``candidates(value, default) -> list``, ``searched(value) -> bool``
+    A parameter's candidates (``"auto"``: ``default``; a list; one value) and whether it asks for a search.
 ``record(chosen, candidates, scores, *, split, by, rule="best", **extra) -> dict``
     One choice as the JSON (and a model's metadata) records it: ``{"chosen", "candidates", "split",
     "by", "rule", "scores", ...}``; ``split`` is what the chooser was handed (a part's name, or
@@ -18,6 +20,8 @@ API
 ``best_penalty(candidates, accuracies, *, parameter, split, **extra) -> dict``
     The bank penalty (ridge ``alpha``, liblinear ``C``, ``alpha_rel``, ...): the best validation
     accuracy; ties go to the *stronger* penalty (larger alpha, smaller C: :func:`is_stronger`).
+``penalty_key(bank) -> str | None``
+    The parameter that is a bank's penalty (``alpha`` / ``C``), or None.
 ``stronger_penalty(parameter, value, factor) -> float``
     A penalty ``factor`` times stronger (``alpha * factor``, ``C / factor``): the reference bank of
     ClassMap (``reference_penalty``), in training and in every bench.
@@ -43,6 +47,12 @@ API
     ``evaluations`` and the ``keys``.
 ``TOLERANCE``, ``N_SE``
     The stated margin (0.5 points of accuracy) and its uncertainty allowance (one standard error).
+``widen(grids, choose, *, bounds, integer=()) -> dict``
+    A choice that sits at the edge of its ordered numeric grid is no choice yet: the grid is widened
+    past that edge (:func:`past_edge`, at most :data:`MAX_WIDENINGS` times) and ``choose`` runs again
+    on the same part, until the choice is interior, a bound stops it, or it only ties its neighbour
+    (``"plateau"``: the tie rule, not the part, put it at the edge). The record names the grid
+    actually tried and whether the choice is still at an edge (``"at_edge"``, ``"edge"``, ``"stopped_by"``).
 
 Why an uncertainty allowance: the validation gap of the cheapest qualifying point is an estimate;
 taking the cheapest point whose *bare* gap clears the tolerance selects points whose gap was
@@ -61,8 +71,31 @@ from ..errors import ConfigError
 TOLERANCE = 0.005
 #: standard errors added to a gap before the margin test
 N_SE = 1.0
+#: a parameter value that asks for the default candidates
+AUTO = "auto"
 #: reference-bank penalty multipliers offered by default (1: the bank's own classifiers are the references)
 REFERENCE_PENALTIES = "1,3,10,30,100"
+#: the most times :func:`widen` extends one grid past the edge its choice sits at (the choice then stays at that
+#: edge and its record says so)
+MAX_WIDENINGS = 3
+#: the step past a grid's edge where the grid has no ratio of its own (an end value of 0)
+WIDEN_RATIO = 3.0
+
+
+def candidates(value, default) -> list:
+    """A parameter's candidates: ``"auto"`` -> ``default``, a list or tuple -> its items, a value -> ``[value]``."""
+    if isinstance(value, str) and value == AUTO:
+        return list(default)
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ConfigError("a searched parameter needs at least one candidate")
+        return list(value)
+    return [value]
+
+
+def searched(value) -> bool:
+    """Whether a parameter value asks for a search (``"auto"`` or a list of candidates)."""
+    return (isinstance(value, str) and value == AUTO) or isinstance(value, (list, tuple))
 
 
 def record(chosen: Any, candidates: Sequence, scores: dict | list, *, split: str | dict, by: str,
@@ -101,6 +134,12 @@ def is_stronger(parameter: str) -> bool:
     raise ConfigError(f"{parameter!r} is not a penalty (alpha or C)")
 
 
+def penalty_key(bank) -> str | None:
+    """The parameter that is ``bank``'s penalty (the class names it once: ``penalty``), or None."""
+    key = getattr(bank, "penalty", None)  # the class attribute, also through a wrapper that forwards attributes
+    return key if isinstance(key, str) and key in bank.get_params(deep=False) else None
+
+
 def stronger_penalty(parameter: str, value: float, factor: float) -> float:
     """The penalty ``factor`` times stronger: ``alpha * factor`` or ``C / factor``."""
     return float(value) * factor if is_stronger(parameter) else float(value) / factor
@@ -115,7 +154,16 @@ def best_penalty(candidates: Sequence[float], accuracies: Sequence[float], *, pa
     sign = 1.0 if is_stronger(parameter) else -1.0
     i = max(range(len(candidates)), key=lambda j: (accuracies[j], sign * candidates[j]))
     return record(candidates[i], candidates, {f"{c:g}": float(a) for c, a in zip(candidates, accuracies)}, split=split,
-                  by=by, rule="best validation accuracy; ties: the stronger penalty", parameter=parameter, **extra)
+                  by=by, rule="best validation accuracy; ties: the stronger penalty", parameter=parameter,
+                  plateau=_plateau(candidates[i], dict(zip(candidates, accuracies))), **extra)
+
+
+def _plateau(chosen, score: dict) -> bool:
+    """Whether ``chosen`` sits at an edge of the candidates ``score`` names and scores as its neighbour there: the tie
+    rule, not the part, put it at the edge (:func:`widen` does not walk such a plateau)."""
+    values = sorted(score)
+    side = grid_edge(chosen, values)
+    return side is not None and score[chosen] == score[values[1] if side == "low" else values[-2]]
 
 
 def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
@@ -151,9 +199,11 @@ def reference_penalty(points: list[dict], brute_accuracy: float, *, split: str |
     name = (lambda c: f"{c[0]:g}") if len(keys) == 1 else (lambda c: ",".join(f"{v:g}" if isinstance(v, float)
                                                                               else str(v) for v in c))
     one = len(keys) == 1
+    rest = combos[best][1:]                         # the multiplier's neighbours: the same other keys
     return record(combos[best][0] if one else dict(zip(keys, combos[best])),
                   [c[0] for c in combos] if one else [dict(zip(keys, c)) for c in combos],
                   {name(c): g for c, g in zip(combos, mean_gap)}, split=split,
+                  plateau=_plateau(combos[best][0], {c[0]: g for c, g in zip(combos, mean_gap) if c[1:] == rest}),
                   by="mean validation gap to brute force over every refine and p (points; lower is better)",
                   rule="smallest mean validation gap to brute force over the whole (refine, p) sweep",
                   brute_force_accuracy=brute_accuracy)
@@ -190,6 +240,78 @@ def operating_point(rows: list[dict], keys: Sequence[str], *, split: str | dict,
                   tolerance=tolerance, n_se=n_se, within_tolerance=bool(ok), **extra)
 
 
-__all__ = ["N_SE", "REFERENCE_PENALTIES", "TOLERANCE", "best_penalty", "is_stronger", "measured_gaps",
-           "operating_point", "paired_se", "paired_se_from_rates", "part", "predicted_gaps", "record", "reference_penalty",
-           "stronger_penalty"]
+def grid_edge(chosen: Any, grid: Sequence) -> str | None:
+    """``"low"`` or ``"high"`` when ``chosen`` is the smallest or the largest of ``grid`` (two or more distinct
+    numbers), else None: interior, or no grid (one candidate is a fixed value)."""
+    values = sorted({float(v) for v in grid})
+    if len(values) < 2:
+        return None
+    return "low" if float(chosen) == values[0] else "high" if float(chosen) == values[-1] else None
+
+
+def past_edge(grid: Sequence, edge: str, *, integer: bool = False,
+              bounds: tuple[float, float] = (0.0, math.inf)) -> float | int | None:
+    """The next candidate past ``edge`` (``"low"`` / ``"high"``) of ``grid``: its end value over / times the grid's
+    own ratio at that end (end over its neighbour: 10/3 past ``..., 3, 10``; :data:`WIDEN_RATIO` where an end is
+    0), four significant digits, or for an ``integer`` grid rounded and at least one step; kept within ``bounds``.
+    None where the end already is at a bound."""
+    values = sorted({float(v) for v in grid})
+    end, near = (values[-1], values[-2]) if edge == "high" else (values[0], values[1])
+    ratio = max(end, near) / min(end, near) if min(end, near) > 0 else WIDEN_RATIO
+    value = end * ratio if edge == "high" else end / ratio
+    value = (max(end + 1, round(value)) if edge == "high" else min(end - 1, round(value))) if integer \
+        else float(f"{value:.4g}")
+    value = min(value, bounds[1]) if edge == "high" else max(value, bounds[0])
+    if value == end:
+        return None
+    return int(value) if integer else float(value)
+
+
+def widen(grids: dict[str, list], choose, *, bounds: dict[str, tuple[float, float]] | None = None,
+          integer: Sequence[str] = (), max_widenings: int = MAX_WIDENINGS) -> dict:
+    """Choose until no choice sits at the edge of its grid (module docstring).
+
+    ``grids``: ``{name: candidates}`` of the ordered numeric grids of this choice, extended in place (a new
+    candidate is appended; sorted at the end); ``choose()`` scores every candidate not yet scored (a caller keeps
+    what it scored) and returns ``(record, {name: chosen value})``. A grid whose choice is at an edge gets
+    :func:`past_edge`'s next value, until the choice is interior, it only ties its neighbour (the record's
+    ``plateau``, one grid: the tie rule put it at the edge), the value would pass its ``bounds`` (``{name: (low,
+    high)}``) or the grid was widened ``max_widenings`` times. Returns the last record with ``grid`` (``{name: sorted values
+    tried}``), ``at_edge`` (bool), ``edge`` (``{name: "low" | "high"}`` of a choice still at an edge),
+    ``stopped_by`` (``{name: why it was not widened further}``) and ``widened`` (``{name: extensions}``)."""
+    bounds = dict(bounds or {})
+    widened, why = dict.fromkeys(grids, 0), {}
+    while True:
+        rec, chosen = choose()
+        grew = False
+        for name, grid in grids.items():
+            side = grid_edge(chosen[name], grid)
+            if side is None:
+                continue
+            if rec.get("plateau") and len(grids) == 1:
+                why[name] = "it ties its neighbour (the tie rule chose the edge; nothing to find past a plateau)"
+                continue
+            low, high = bounds.get(name, (0.0, math.inf))
+            value = (None if widened[name] >= max_widenings
+                     else past_edge(grid, side, integer=name in integer, bounds=(low, high)))
+            if value is None:
+                why[name] = (f"{max_widenings} widenings (MAX_WIDENINGS)" if widened[name] >= max_widenings
+                             else f"the bound {name} = {low if side == 'low' else high:g}")
+                continue
+            grid.append(value)
+            widened[name] += 1
+            grew = True
+        if not grew:
+            break
+    for grid in grids.values():
+        grid.sort()
+    edge = {name: side for name, grid in grids.items() if (side := grid_edge(chosen[name], grid))}
+    rec.update(grid={name: list(grid) for name, grid in grids.items()}, at_edge=bool(edge), edge=edge,
+               stopped_by={name: why[name] for name in edge}, widened=widened)
+    return rec
+
+
+__all__ = ["AUTO", "MAX_WIDENINGS", "N_SE", "REFERENCE_PENALTIES", "TOLERANCE", "WIDEN_RATIO", "best_penalty",
+           "candidates", "grid_edge", "is_stronger", "measured_gaps", "operating_point", "paired_se",
+           "paired_se_from_rates", "part", "past_edge", "penalty_key", "predicted_gaps", "record", "reference_penalty",
+           "searched", "stronger_penalty", "widen"]

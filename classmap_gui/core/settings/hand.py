@@ -125,7 +125,8 @@ SETTINGS: tuple[Setting, ...] = (
             "scan model of an earlier revision chose 2.1 on validation), which halves a bootstrap round's training"),
     Setting("build", "validation_fraction", 0.1, "share of every class held out to choose p"),
     Setting("build", "d", 45, "ClassMap reference classifiers", quick=12),
-    Setting("build", "p_sweep", "10,15,20,30,40,60", "candidate p values (chosen on validation)", quick="4,8"),
+    Setting("build", "p_sweep", "10,15,20,30,40,60,90,135", "candidate p values (chosen on validation; widened past an "
+            "edge choice)", quick="4,8"),
     Setting("build", "refine", "v2,v3", "candidate ClassMap refines, chosen on validation with p"),
     Setting("build", "embedding_examples", "embedding,embedding+training", "candidate images that embed the classes, "
             "chosen on validation: the embedding part, or every training image too"),

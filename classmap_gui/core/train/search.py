@@ -20,9 +20,9 @@ The choices, in order (each a :func:`.selection.record` in ``selection_``, namin
    ridge alphas are :data:`PENALTY_GRID` times n * mean feature variance (n: fit rows), "auto" C as listed.
 2. **the references** (``references``: ``reference_penalty``, the reference bank's penalty multiplier, 1 = the
    bank's own classifiers; and ``embedding_examples``, which examples embed the classes): per candidate pair,
-   CM-Boosted with the fit part's bank (fitted once at the largest p, the thresholded refine; the others are
-   copies) scored on validation at every refine and p; the pair with the smallest mean gap to brute force
-   (:func:`.selection.reference_penalty`).
+   CM-Boosted with the fit part's bank (fitted once at the given grid's largest p, the thresholded refine; the
+   others are copies) scored on validation at every refine and p; the pair with the smallest mean gap to brute
+   force (:func:`.selection.reference_penalty`).
 3. **refine and p** (``classmap_point``): the operating-point rule (:func:`.selection.operating_point`) on the
    gaps predicted at the final training size by the learning curve (:mod:`.selection_curve`: ``curve_seeds``
    AdaBoost seeds at the fit size and one fit at half of it); with ``curve_seeds`` < 2 (or one example a
@@ -30,6 +30,15 @@ The choices, in order (each a :func:`.selection.record` in ``selection_``, namin
 4. **refit**: the bank on fit + validation, its reference bank, and ClassMap embedded from the embedding part
    (with fit + validation for ``"embedding+training"``): every refine candidate from that one fit in
    ``models_``, the chosen one with the chosen p in ``classmap_``.
+
+**No choice at the edge of its grid** (:func:`.selection.widen`): the ordered numeric grids (the bank penalty,
+the reference penalty, p) are widened past the edge their choice sits at (penalties by the grid's own ratio at
+that end, p by its last step up to the number of classes) and chosen again on the same validation part, until
+the choice is interior, a bound stops it (p = 1 or the number of classes) or :data:`.selection.MAX_WIDENINGS`
+widenings were made. A new penalty costs a bank (a reference penalty: a reference bank, a ClassMap per embedding
+examples); a new p no fit: the fits at the given grid's largest p (the refit's too) are read at it. Each record
+names the ``grid`` tried, ``at_edge``, ``edge`` and ``stopped_by``: a bench JSON names a choice still at an edge.
+``refine``, ``embedding_examples`` and ``embedding`` are categories, not grids; ``d`` is fixed (a list is refused).
 
 ``parts_``: the row identities of the parts it was handed (``{"fit", "validation", "embedding"} -> (n,)
 uint64``, :func:`.splits.row_ids` unless ``fit(row_ids=...)`` names them), so a caller checks its test part
@@ -46,10 +55,12 @@ from ..classify.classmap.refine_kinds import for_bank as refines_for
 from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .scoring import Scoring, check_kind
-from .search_space import (KEYS, P_SWEEP, PENALTY_GRID, REFERENCE_PENALTIES, SEARCHED, candidates, penalty_key,
-                           searched)
-from ..selection.policy import (N_SE, TOLERANCE, best_penalty, is_stronger, measured_gaps, operating_point, paired_se, part,
-                        predicted_gaps, record, reference_penalty)
+from .search_space import KEYS, P_SWEEP, PENALTY_GRID, REFERENCE_PENALTIES, SEARCHED
+from ..selection.curve import score_run
+from ..selection.policy import (N_SE, TOLERANCE, best_penalty, candidates, is_stronger, measured_gaps,
+                                operating_point, part, penalty_key, predicted_gaps, record, reference_penalty, searched,
+                                widen)
+
 
 class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
     """Choose a bank's penalty and ClassMap's references, refine and p on a validation part (module docstring).
@@ -74,21 +85,15 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
     bank_ (fitted on fit + validation), reference_bank_ (or None), classmap_ (or None), models_ ``{refine:
     ClassMap}`` of the final fit, best_params_ ``{"bank": {...}, "classmap": {...} | None}``, selection_
     ``{name: record}``, parts_ ``{part: (n,) uint64}``, validation_points_ (every scored validation point),
-    candidates_ ``{searched ClassMap parameter: candidates}``.
+    candidates_ ``{searched ClassMap parameter: candidates tried}`` (grids as widened, :func:`.selection.widen`).
     """
 
     def __init__(self, bank="ova-ridge", bank_params=None, classmap=None, *, tolerance: float = TOLERANCE,
                  n_se: float = N_SE, curve_seeds: int = 3, random_state: int | None = 0, scoring: str = "label",
                  background=None):
-        self.bank = bank
-        self.bank_params = bank_params
-        self.classmap = classmap
-        self.tolerance = tolerance
-        self.n_se = n_se
-        self.curve_seeds = curve_seeds
-        self.random_state = random_state
-        self.scoring = scoring
-        self.background = background
+        self.bank, self.bank_params, self.classmap = bank, bank_params, classmap
+        self.tolerance, self.n_se, self.curve_seeds, self.random_state = tolerance, n_se, curve_seeds, random_state
+        self.scoring, self.background = scoring, background
 
     # ------------------------------------------------------------------ components
     def _bank(self, **params):
@@ -191,7 +196,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         scored = self.scorer_.rows(y_val)               # the rows every choice is scored on
         Xs, ys = X_val[scored], y_val[scored]
         val = part("validation", self.parts_["validation"][scored])
-        self.selection_, self.validation_points_ = {}, []
+        self.selection_, self.validation_points_, self.candidates_ = {}, [], {}
         fixed, auto = self.penalty_search()
         params = {**fixed, **self._choose_penalty(fixed, auto, X_fit, y_fit, Xs, ys, val,
                                                   sub_progress(progress, 0.0, 0.2, "bank penalty"), should_stop)}
@@ -211,7 +216,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         report(progress, 0.85, "refit")
         self.bank_ = self._bank(**params).fit(X_tr, y_tr, should_stop=should_stop)
         self.reference_bank_ = self.classmap_ = None
-        self.models_, self.candidates_ = {}, {}
+        self.models_, tried, self.candidates_ = {}, self.candidates_, {}
         if use_cm:
             fixed_cm, grid = self.classmap_search(len(np.unique(y_tr)), self.bank_)
             self.reference_bank_ = self._reference_bank(self.bank_, chosen["reference_penalty"], X_tr, y_tr, should_stop)
@@ -220,7 +225,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
                                              sub_progress(progress, 0.9, 1.0, "ClassMap"), should_stop)
             self.classmap_ = self.models_[chosen["refine"]].set_params(p=int(chosen["p"]))
             self.best_params_["classmap"] = {**fixed_cm, **chosen}
-            self.candidates_ = grid
+            self.candidates_ = {**grid, **tried}            # the grids as widened on validation
         for rec in self.selection_.values():            # how every choice's validation rows were scored
             rec["scoring"] = self.scorer_.describe()
         report(progress, 1.0, "chosen on validation")
@@ -238,28 +243,30 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
             return {}
         given = dict(self.bank_params or {})
         scale = len(X) * float(np.mean(X[:5000].var(axis=0, dtype=np.float64))) or 1.0
-        grids = [[float(f"{(scale if k == 'alpha' else 1.0) * c:.4g}") for c in PENALTY_GRID[k]]
-                 if not isinstance(given.get(k), (list, tuple)) else [float(c) for c in given[k]] for k in auto]
-        combos = list(product(*grids))
-        scores = []
-        for i, combo in enumerate(combos):
-            check_stop(should_stop)
-            bank = self._bank(**fixed, **dict(zip(auto, combo))).fit(X, y, should_stop=should_stop)
-            scores.append(float(np.mean(self.scorer_.brute_hits(bank, Xv, yv))))
-            report(progress, (i + 1) / len(combos), "choosing " + ", ".join(auto))
-        if len(auto) == 1:  # one penalty: the policy's rule (ties: the stronger penalty)
-            key = f"bank.{auto[0]}"
-            self.selection_[key] = best_penalty([c[0] for c in combos], scores, parameter=key, split=val,
-                                                by="brute-force validation accuracy", validation_images=len(yv))
-            return {auto[0]: self.selection_[key]["chosen"]}
-        # alpha and C together: best accuracy, ties to the combination strongest in both
-        best = max(range(len(combos)), key=lambda j: (scores[j], *(v if is_stronger(k) else -v
-                                                                  for k, v in zip(auto, combos[j]))))
-        chosen = dict(zip(auto, combos[best]))
-        for j, k in enumerate(auto):
-            self.selection_[f"bank.{k}"] = record(
-                chosen[k], grids[j], [{"params": dict(zip(auto, c)), "accuracy": a} for c, a in zip(combos, scores)],
-                split=val, by="brute-force validation accuracy", validation_images=len(yv))
+        grids = {k: [float(f"{(scale if k == 'alpha' else 1.0) * c:.4g}") for c in PENALTY_GRID[k]]
+                 if not isinstance(given.get(k), (list, tuple)) else [float(c) for c in given[k]] for k in auto}
+        scores, first = {}, int(np.prod([len(g) for g in grids.values()]))
+
+        def choose():   # every combination not yet scored: one bank each on the fit part
+            for combo in [c for c in product(*grids.values()) if c not in scores]:
+                check_stop(should_stop)
+                bank = self._bank(**fixed, **dict(zip(auto, combo))).fit(X, y, should_stop=should_stop)
+                scores[combo] = float(np.mean(self.scorer_.brute_hits(bank, Xv, yv)))
+                report(progress, len(scores) / first, "choosing " + ", ".join(auto))
+            by = {"split": val, "by": "brute-force validation accuracy", "validation_images": len(yv)}
+            if len(auto) == 1:  # one penalty: the policy's rule (ties: the stronger penalty)
+                rec = best_penalty([c[0] for c in scores], list(scores.values()), parameter=f"bank.{auto[0]}", **by)
+                return rec, {auto[0]: rec["chosen"]}
+            # alpha and C together: best accuracy, ties to the combination strongest in both
+            best = dict(zip(auto, max(scores, key=lambda c: (scores[c], *(v if is_stronger(k) else -v
+                                                                           for k, v in zip(auto, c))))))
+            return record(best, list(scores), [{"params": dict(zip(auto, c)), "accuracy": a}
+                                               for c, a in scores.items()], **by), best
+
+        rec = widen(grids, choose)
+        chosen = rec["chosen"] if len(auto) > 1 else {auto[0]: rec["chosen"]}
+        self.selection_.update({f"bank.{k}": rec if len(auto) == 1 else {**rec, "chosen": chosen[k],
+                                                                          "candidates": grids[k]} for k in auto})
         return chosen
 
     def _reference_bank(self, bank, factor: float, X, y, should_stop):
@@ -283,84 +290,87 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
                                               progress=progress, should_stop=should_stop)
         return {r: cm if r == first else cm.with_refine(r) for r in refines}
 
-    def _curve(self, models, bank, Xv, yv, p_sweep, brute_hit, should_stop, **tags):
-        """Validation points of every (refine, p) and the per-query hits ``{(refine, p): (n,) bool}``."""
-        pts, hits = [], {}
-        for refine, cm in models.items():
-            for p in p_sweep:
-                check_stop(should_stop)
-                hit, evaluations = self.scorer_.classmap_hits(cm.set_params(p=int(p)), bank, Xv, yv)
-                hits[(refine, p)] = hit
-                pts.append({**tags, "refine": refine, "p": int(p), "accuracy": float(np.mean(hit)),
-                            "evaluations": float(np.mean(evaluations)), "difference_se": paired_se(hit, brute_hit),
-                            **({"threshold": cm.threshold_} if cm.threshold_ is not None else {})})
-        return pts, hits
-
     def _choose_classmap(self, params, Xf, yf, Xv, yv, Xe, ye, val, progress, should_stop) -> dict:
         from ..selection.splits import position_in_class
 
-        seed = self.random_state
-        bank = self._bank(**params).fit(Xf, yf, should_stop=should_stop)
-        fixed, grid = self.classmap_search(len(np.asarray(bank.classes_)), bank)
-        brute_hit = self.scorer_.brute_hits(bank, Xv, yv)
-        brute_val = float(np.mean(brute_hit))
-        C = len(np.unique(yf))
+        seed, bank = self.random_state, self._bank(**params).fit(Xf, yf, should_stop=should_stop)
+        C = len(np.asarray(bank.classes_))
+        fixed, grid = self.classmap_search(C, bank)
+        self.candidates_ = grid = {k: list(v) for k, v in grid.items()}   # widened below: the grid tried
+        p_fit = max(grid["p"])                              # every fit at the given grid's largest p
+        brute_val = float(np.mean(brute_hit := self.scorer_.brute_hits(bank, Xv, yv)))
         per_class = len(yf) / C
-        pairs = list(product(grid["reference_penalty"], grid["embedding_examples"]))
-        refs, runs = {}, {}
-        for i, (factor, examples) in enumerate(pairs):
-            if factor not in refs:
-                refs[factor] = self._reference_bank(bank, factor, Xf, yf, should_stop)
-            models = self._fit_refines(bank, {**fixed, "reference_penalty": factor, "embedding_examples": examples},
-                                       grid["refine"], max(grid["p"]), Xe, ye, Xf, yf, refs[factor],
-                                       should_stop=should_stop)
-            pts, hits = self._curve(models, bank, Xv, yv, grid["p"], brute_hit, should_stop,
-                                    reference_penalty=factor, embedding_examples=examples)
-            self.validation_points_ += pts
-            runs[(factor, examples)] = {"n": round(per_class), "seed": seed, "brute": brute_hit, "hits": hits,
-                                        "evaluations": {(q["refine"], q["p"]): q["evaluations"] for q in pts}}
-            report(progress, 0.6 * (i + 1) / len(pairs), "references on validation")
-        ref_sel = reference_penalty(self.validation_points_, brute_val, split=val,
+        refs, runs, first = {}, {}, len(grid["reference_penalty"]) * len(grid["embedding_examples"])
+
+        def fit_run(bank_n, ref, factor, examples, Xn, yn, n, s, brute) -> dict:
+            """One validation fit (every refine, at p_fit): a learning-curve run that score_run fills, p by p."""
+            models = self._fit_refines(bank_n, {**fixed, "reference_penalty": factor, "embedding_examples": examples},
+                                       grid["refine"], p_fit, Xe, ye, Xn, yn, ref, should_stop=should_stop, seed=s)
+            return {"n": n, "seed": seed if s is None else s, "brute": brute, "hits": {}, "evaluations": {},
+                    "models": models, "bank": bank_n}
+
+        def choose_references():    # every (reference penalty, embedding examples) not yet fitted
+            for factor, examples in [c for c in product(grid["reference_penalty"], grid["embedding_examples"])
+                                     if c not in runs]:
+                if factor not in refs:
+                    refs[factor] = self._reference_bank(bank, factor, Xf, yf, should_stop)
+                runs[(factor, examples)] = run = fit_run(bank, refs[factor], factor, examples, Xf, yf,
+                                                         round(per_class), None, brute_hit)
+                self.validation_points_ += score_run(self.scorer_, run, grid["p"], Xv, yv, should_stop,
+                                                       reference_penalty=factor, embedding_examples=examples)
+                report(progress, 0.6 * min(1.0, len(runs) / first), "references on validation")
+            rec = reference_penalty(self.validation_points_, brute_val, split=val,
                                     keys=("reference_penalty", "embedding_examples"))
-        ref_sel["points"] = self.validation_points_
+            return rec, rec["chosen"]
+
+        ref_sel = widen({"reference_penalty": grid["reference_penalty"]}, choose_references,
+                        bounds={"reference_penalty": (1e-6, 1e6)})
+        ref_sel["points"] = list(self.validation_points_)
         self.selection_["references"] = ref_sel
         factor, examples = ref_sel["chosen"]["reference_penalty"], ref_sel["chosen"]["embedding_examples"]
-        mine = [q for q in self.validation_points_ if (q["reference_penalty"], q["embedding_examples"]) == (factor, examples)]
-        single = operating_point(measured_gaps(mine, brute_val), KEYS, split=val, tolerance=self.tolerance,
-                                 n_se=self.n_se, by="validation gap to brute force", brute_force_accuracy=brute_val)
+        for other in [r for key, r in runs.items() if key != (factor, examples)]:
+            other.pop("models")                             # their points are scored; their fits are not needed
+        curve = [runs[(factor, examples)]]
         inverse = np.unique(yf, return_inverse=True)[1]
         halves = np.maximum(1, np.bincount(inverse) // 2)       # per class: the first half of its fit rows
         n, n_half = round(per_class), round(float(np.mean(halves)))
-        if int(self.curve_seeds) < 2 or not 0 < n_half < n:
-            self.selection_["classmap_point"] = single
-            return dict(single["chosen"])
-        # the learning curve of those references: more seeds at the fit size, one fit at half of it
-        curve = [runs[(factor, examples)]]
-        half = np.flatnonzero(position_in_class(yf) < halves[inverse])
-        extra = [(n, seed + j, None) for j in range(1, int(self.curve_seeds))] + [(n_half, seed, half)]
-        for j, (size, s, rows) in enumerate(extra):
-            check_stop(should_stop)
-            Xn, yn = (Xf, yf) if rows is None else (Xf[rows], yf[rows])
-            bank_n = bank if rows is None else self._bank(**params).fit(Xn, yn, should_stop=should_stop)
-            brute_n = brute_hit if rows is None else self.scorer_.brute_hits(bank_n, Xv, yv)
-            ref = refs[factor] if rows is None else self._reference_bank(bank_n, factor, Xn, yn, should_stop)
-            models = self._fit_refines(bank_n, {**fixed, "reference_penalty": factor, "embedding_examples": examples},
-                                       grid["refine"], max(grid["p"]), Xe, ye, Xn, yn, ref, should_stop=should_stop,
-                                       seed=s)
-            pts, hits = self._curve(models, bank_n, Xv, yv, grid["p"], brute_n, should_stop)
-            curve.append({"n": size, "seed": s, "brute": brute_n, "hits": hits,
-                          "evaluations": {(q["refine"], q["p"]): q["evaluations"] for q in pts}})
-            report(progress, 0.6 + 0.4 * (j + 1) / len(extra), "learning curve on validation")
+        use_curve = int(self.curve_seeds) >= 2 and 0 < n_half < n
+        if use_curve:   # the learning curve of those references: more seeds at the fit size, one fit at half of it
+            half = np.flatnonzero(position_in_class(yf) < halves[inverse])
+            extra = [(n, seed + j, None) for j in range(1, int(self.curve_seeds))] + [(n_half, seed, half)]
+            for j, (size, s, rows) in enumerate(extra):
+                check_stop(should_stop)
+                Xn, yn = (Xf, yf) if rows is None else (Xf[rows], yf[rows])
+                bank_n = bank if rows is None else self._bank(**params).fit(Xn, yn, should_stop=should_stop)
+                brute_n = brute_hit if rows is None else self.scorer_.brute_hits(bank_n, Xv, yv)
+                ref = refs[factor] if rows is None else self._reference_bank(bank_n, factor, Xn, yn, should_stop)
+                curve.append(fit_run(bank_n, ref, factor, examples, Xn, yn, size, s, brute_n))
+                report(progress, 0.6 + 0.4 * (j + 1) / len(extra), "learning curve on validation")
         n_final = per_class + len(yv) / C
-        rows, inputs = predicted_gaps(curve, n_final)
-        rows = [{"reference_penalty": factor, "embedding_examples": examples, "refine": r["key"][0], "p": r["key"][1],
-                 **{k: v for k, v in r.items() if k != "key"}} for r in rows]
-        self.selection_["classmap_point"] = operating_point(
-            rows, KEYS, split=val, tolerance=self.tolerance, n_se=self.n_se,
-            gaps=f"predicted (at {n_final:g} images per class)",
-            by="predicted gap to brute force at the final training size and its standard error (core.selection.curve)",
-            extrapolation=inputs, brute_force_accuracy_by_size={str(r["n"]): float(np.mean(r["brute"])) for r in curve},
-            single_size_rule=single["chosen"])
+
+        def choose_point():         # every p not yet scored, on every run of the curve
+            self.validation_points_ += score_run(self.scorer_, curve[0], grid["p"], Xv, yv, should_stop,
+                                                   reference_penalty=factor, embedding_examples=examples)
+            for run in curve[1:]:
+                score_run(self.scorer_, run, grid["p"], Xv, yv, should_stop)
+            mine = [q for q in self.validation_points_
+                    if (q["reference_penalty"], q["embedding_examples"]) == (factor, examples)]
+            single = operating_point(measured_gaps(mine, brute_val), KEYS, split=val, tolerance=self.tolerance,
+                                     n_se=self.n_se, by="validation gap to brute force", brute_force_accuracy=brute_val)
+            if not use_curve:
+                return single, single["chosen"]
+            rows, inputs = predicted_gaps(curve, n_final)
+            rows = [{"reference_penalty": factor, "embedding_examples": examples, "refine": r["key"][0],
+                     "p": r["key"][1], **{k: v for k, v in r.items() if k != "key"}} for r in rows]
+            rec = operating_point(
+                rows, KEYS, split=val, tolerance=self.tolerance, n_se=self.n_se,
+                gaps=f"predicted (at {n_final:g} images per class)",
+                by="predicted gap to brute force at the final training size and its standard error (core.selection.curve)",
+                extrapolation=inputs, single_size_rule=single["chosen"],
+                brute_force_accuracy_by_size={str(r["n"]): float(np.mean(r["brute"])) for r in curve})
+            return rec, rec["chosen"]
+
+        self.selection_["classmap_point"] = widen({"p": grid["p"]}, choose_point, bounds={"p": (1, C)}, integer=("p",))
         return dict(self.selection_["classmap_point"]["chosen"])
 
 
@@ -371,8 +381,7 @@ class _Unfitted:
     def __init__(self, bank):
         from ..classify.banks.allpairs import AllPairsBank
 
-        self._bank = bank
-        self.classes_ = np.arange(2)
+        self._bank, self.classes_ = bank, np.arange(2)
         self.pairs_ = np.array([[0, 1]]) if isinstance(bank, AllPairsBank) else None
 
     def __getattr__(self, name):

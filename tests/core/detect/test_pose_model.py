@@ -22,15 +22,16 @@ def test_every_choice_is_the_one_searchs_on_the_held_out_hand_crops_and_the_mode
         assert sel[key]["split"] == "validation" and 0 < sel[key]["split_rows"] < n_val, key
         assert sel[key]["scoring"].startswith("foreground"), key
     ref = sel["references"]
-    assert len(ref["candidates"]) == 4                                             # 2 penalties x 2 examples
-    assert {q["reference_penalty"] for q in ref["points"]} == {1.0, 30.0}         # each candidate swept over p
+    tried = ref["grid"]["reference_penalty"]                                       # 1 and 30, widened past an edge
+    assert {1.0, 30.0} <= set(tried) and len(ref["candidates"]) == 2 * len(tried)  # penalties x 2 examples
+    assert {q["reference_penalty"] for q in ref["points"]} == set(tried)          # each candidate swept over p
     key = lambda q: (q["reference_penalty"], q["embedding_examples"])              # noqa: E731
     combos = list(dict.fromkeys(key(q) for q in ref["points"]))
     assert {c[1] for c in combos} == {"embedding", "embedding+training"}          # both candidates swept
     point = sel["classmap_point"]["chosen"]
     assert {k: point[k] for k in ("reference_penalty", "embedding_examples")} == ref["chosen"]
     assert rec.classmap.reference_penalty == point["reference_penalty"] == info["classmap"]["reference_penalty"]
-    assert rec.classmap.p == point["p"] == info["classmap"]["p"] and point["p"] in (2, 3)
+    assert rec.classmap.p == point["p"] == info["classmap"]["p"] and point["p"] in sel["classmap_point"]["grid"]["p"]
     assert rec.classmap.refine == point["refine"] and rec.classmap.embedding_examples == point["embedding_examples"]
     assert info["bank_params"]["alpha"] == sel["bank.alpha"]["chosen"]
     assert 0 < info["test_accuracy"] == rec.metadata["test_accuracy"] <= 1            # the chosen model's score

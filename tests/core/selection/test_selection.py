@@ -138,3 +138,74 @@ def test_paired_se_is_the_standard_error_of_per_query_differences():
     assert S.paired_se(a, b) == pytest.approx(diff.std(ddof=1) / np.sqrt(8))
     assert S.paired_se(a, a) == 0.0                             # the same answers: no uncertainty
 
+
+
+def _peak_chooser(grids, peak, name="p"):
+    """A choice whose score peaks at ``peak`` (the best candidate tried, ties to the smaller), counting the
+    candidates scored."""
+    scored = []
+
+    def choose():
+        scored.extend(v for v in grids[name] if v not in scored)
+        best = min(grids[name], key=lambda v: (abs(math.log(v / peak)), v))
+        return S.record(best, grids[name], {}, split="validation", by="x"), {name: best}
+    return choose, scored
+
+
+def test_a_choice_past_the_grid_is_found_and_the_record_names_the_grid_tried():
+    grids = {"p": [5, 10, 15, 20]}
+    choose, scored = _peak_chooser(grids, 40)
+    rec = S.widen(grids, choose, bounds={"p": (1, 100)}, integer=("p",))
+    # the grid's own step: 20 * 20/15 = 27, 27 * 27/20 = 36, 36 * 36/27 = 48 (past the best: 36 is interior)
+    assert rec["chosen"] == 36 and rec["grid"] == {"p": [5, 10, 15, 20, 27, 36, 48]} and scored == grids["p"]
+    assert not rec["at_edge"] and rec["widened"] == {"p": 3}
+    grids = {"p": [5, 10, 15, 20]}
+    rec = S.widen(grids, _peak_chooser(grids, 55)[0], bounds={"p": (1, 100)}, integer=("p",))
+    assert rec["chosen"] == 48 and rec["at_edge"] and rec["edge"] == {"p": "high"}       # no more widenings
+    assert rec["stopped_by"] == {"p": f"{S.MAX_WIDENINGS} widenings (MAX_WIDENINGS)"}
+
+
+def test_widening_stops_where_the_choice_is_interior_and_an_interior_choice_widens_nothing():
+    grids = {"reference_penalty": [1.0, 3.0, 10.0]}
+    choose, _ = _peak_chooser(grids, 40.0, "reference_penalty")
+    rec = S.widen(grids, choose)
+    assert rec["grid"] == {"reference_penalty": [1.0, 3.0, 10.0, 33.33, 111.1]}    # the grid's own ratio, 10/3
+    assert rec["chosen"] == 33.33 and not rec["at_edge"] and rec["edge"] == {} and rec["stopped_by"] == {}
+    grids = {"p": [5, 10, 20]}
+    rec = S.widen(grids, _peak_chooser(grids, 11)[0], integer=("p",))
+    assert rec["grid"] == {"p": [5, 10, 20]} and rec["widened"] == {"p": 0} and not rec["at_edge"]
+
+
+def test_a_bound_stops_the_widening_and_the_choice_is_named_at_its_edge():
+    grids = {"p": [2, 4]}
+    rec = S.widen(grids, _peak_chooser(grids, 50)[0], bounds={"p": (1, 6)}, integer=("p",))
+    assert rec["grid"] == {"p": [2, 4, 6]} and rec["chosen"] == 6
+    assert rec["at_edge"] and rec["edge"] == {"p": "high"} and rec["stopped_by"] == {"p": "the bound p = 6"}
+    grids = {"p": [2, 4]}
+    rec = S.widen(grids, _peak_chooser(grids, 1)[0], bounds={"p": (1, 6)}, integer=("p",))
+    assert rec["grid"] == {"p": [1, 2, 4]} and rec["edge"] == {"p": "low"} and "bound p = 1" in rec["stopped_by"]["p"]
+    grids = {"alpha": [1e-3, 1e-2]}
+    rec = S.widen(grids, _peak_chooser(grids, 1e6, "alpha")[0])
+    assert rec["grid"]["alpha"] == [1e-3, 1e-2, 0.1, 1.0, 10.0] and rec["edge"] == {"alpha": "high"}
+    assert rec["stopped_by"] == {"alpha": f"{S.MAX_WIDENINGS} widenings (MAX_WIDENINGS)"}
+
+
+def test_past_edge_continues_the_grids_own_step():
+    assert S.past_edge([10, 15, 20, 30, 40, 60], "high", integer=True, bounds=(1, 2431)) == 90
+    assert S.past_edge([10, 15, 20, 30, 40, 60], "low", integer=True, bounds=(1, 2431)) == 7
+    assert S.past_edge([1.0, 3.0, 10.0, 30.0, 100.0], "low") == 0.3333
+    assert S.past_edge([2, 3], "high", integer=True, bounds=(1, 100)) == 4              # at least one step
+    assert S.past_edge([5, 6], "high", integer=True, bounds=(1, 6)) is None
+    assert S.grid_edge(40, [40]) is None and S.grid_edge(3.0, [1.0, 3.0, 10.0]) is None
+
+
+def test_a_choice_the_tie_rule_put_at_the_edge_is_not_widened():
+    """Penalties that score the same: the tie rule picks the stronger (an edge), which is no sign the grid is short;
+    widening would walk the plateau to ever stronger penalties."""
+    grid = {"alpha": [1.0, 10.0]}
+    rec = S.widen(grid, lambda: ((r := S.best_penalty(grid["alpha"], [0.5] * len(grid["alpha"]), parameter="alpha",
+                                                      split="validation")), {"alpha": r["chosen"]}))
+    assert rec["chosen"] == 10.0 and rec["grid"] == {"alpha": [1.0, 10.0]} and rec["plateau"] and rec["at_edge"]
+    gaps = [{"reference_penalty": f, "accuracy": a} for f, a in ((1.0, 0.8), (3.0, 0.8), (10.0, 0.7))]
+    assert S.reference_penalty(gaps, 0.9, split="validation")["plateau"]                # 1 and 3 tie: smaller kept
+    assert not S.reference_penalty(gaps[1:], 0.9, split="validation")["plateau"]

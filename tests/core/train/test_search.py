@@ -1,5 +1,6 @@
 """The one search (core/train/search.py): every choice made on the validation rows it was handed, recorded with
-their digest, and the refit on fit + validation; ClassMap's embedding_examples; the Train panel's path through it."""
+their digest, and the refit on fit + validation; no choice left at the edge of its grid where widening it helps;
+ClassMap's embedding_examples; the Train panel's path through it."""
 from __future__ import annotations
 
 import numpy as np
@@ -61,6 +62,15 @@ def test_every_choice_names_the_validation_rows_and_the_refit_carries_it(parts, 
     assert s.classmap_.embedding_examples == chosen["embedding_examples"]
     assert set(s.models_) == {"v2", "v3"} and s.models_["v3"].threshold_ is not None
     assert (s.reference_bank_ is None) == (chosen["reference_penalty"] == 1.0)
+    # every record names the grid it tried and whether its choice is still at an edge of it
+    for name, grid in (("bank.alpha", "alpha"), ("references", "reference_penalty"), ("classmap_point", "p")):
+        rec = s.selection_[name]
+        value = rec["chosen"] if name == "bank.alpha" else rec["chosen"][grid]
+        tried = rec["grid"][grid]
+        assert rec["at_edge"] == (value in (tried[0], tried[-1])) == (grid in rec["edge"]), name
+        assert rec["at_edge"] == (grid in rec["stopped_by"]), name
+    assert s.candidates_["p"] == s.selection_["classmap_point"]["grid"]["p"]
+    assert s.candidates_["reference_penalty"] == s.selection_["references"]["grid"]["reference_penalty"]
     # the refit: the bank on fit + validation (brute force's test accuracy is that bank's)
     again = make_bank("ova-ridge", alpha=s.bank_.alpha).fit(np.concatenate([Xf, Xv]), np.concatenate([yf, yv]))
     assert np.array_equal(again.predict(Xt), s.bank_.predict(Xt))
@@ -176,3 +186,69 @@ def test_v2_shares_v3s_fit_and_predicts_as_a_fresh_v2_fit(parts):
     np.testing.assert_array_equal(models["v2"].predict_result(Xt, bank=bank).top_classes,
                                   fresh.predict_result(Xt, bank=bank).top_classes)
     assert models["v3"].refine == "v3"                                  # the copy did not change the original
+
+
+def brute_accuracy(alpha, Xf, yf, Xv, yv):
+    return float(np.mean(make_bank("ova-ridge", alpha=alpha).fit(Xf, yf).predict(Xv) == yv))
+
+
+def test_a_penalty_past_the_grid_is_found_and_an_interior_one_widens_nothing():
+    """D = 80 features from 5 images a class: the best ridge penalty is a few hundred (validation accuracy 0.36
+    at alpha 0.001, 0.85 at 100, 0.88 at 300, 0.82 at 3000)."""
+    (Xf, yf), (Xv, yv), _, _ = problem(C=10, D=80, n_per=(5, 40, 1, 1), seed=1)
+    s = ClassMapSearch("ova-ridge", {"alpha": [30.0, 100.0]}).fit(Xf, yf, Xv, yv)
+    rec = s.selection_["bank.alpha"]
+    assert s.bank_.alpha == rec["chosen"] > 100.0 and rec["widened"] == {"alpha": len(rec["grid"]["alpha"]) - 2}
+    assert not rec["at_edge"] and rec["edge"] == {} and rec["grid"]["alpha"][-1] > rec["chosen"]
+    assert brute_accuracy(rec["chosen"], Xf, yf, Xv, yv) > max(brute_accuracy(a, Xf, yf, Xv, yv) for a in (30.0, 100.0))
+    interior = ClassMapSearch("ova-ridge", {"alpha": [10.0, 300.0, 10000.0]}).fit(Xf, yf, Xv, yv)
+    rec = interior.selection_["bank.alpha"]
+    assert rec["chosen"] == 300.0 and rec["grid"] == {"alpha": [10.0, 300.0, 10000.0]} and not rec["at_edge"]
+    # far too small a grid: widened by its own ratio (x10) as often as allowed, and the record says it is still short
+    short = ClassMapSearch("ova-ridge", {"alpha": [0.1, 1.0]}).fit(Xf, yf, Xv, yv)
+    rec = short.selection_["bank.alpha"]
+    assert rec["grid"]["alpha"] == [0.1, 1.0, 10.0, 100.0, 1000.0] and rec["chosen"] == 1000.0
+    assert rec["at_edge"] and rec["edge"] == {"alpha": "high"} and "MAX_WIDENINGS" in rec["stopped_by"]["alpha"]
+    # a plateau (0.001 and 0.01 score the same): the tie rule took the stronger; no walk along it
+    flat = ClassMapSearch("ova-ridge", {"alpha": [1e-3, 1e-2]}).fit(Xf, yf, Xv, yv).selection_["bank.alpha"]
+    assert flat["grid"] == {"alpha": [1e-3, 1e-2]} and flat["chosen"] == 1e-2 and flat["plateau"]
+    assert flat["at_edge"] and "ties its neighbour" in flat["stopped_by"]["alpha"]
+
+
+CM_P = {"d": 4, "n_triples": 2000, "refine": "v2"}
+
+
+@pytest.fixture(scope="module")
+def p_parts():
+    return problem(C=30, n_per=(8, 10, 3, 1), seed=2)
+
+
+def test_a_p_past_the_grid_is_found_on_validation_without_another_fit(p_parts, monkeypatch):
+    """ClassMap (d = 4) needs p of about 20 of 30 classes to come within the margin of brute force on validation:
+    a grid of 5 and 10 is widened by its own step (x2) until the choice is interior, from the fits at p = 10."""
+    (Xf, yf), (Xv, yv), (Xe, ye), _ = p_parts
+    fits = []
+    real = ClassMapSearch._fit_refines
+    monkeypatch.setattr(ClassMapSearch, "_fit_refines", lambda self, *a, **k: fits.append(a[3]) or real(self, *a, **k))
+    s = ClassMapSearch("ova-ridge", {"alpha": 10.0}, {**CM_P, "p": [5, 10]}, curve_seeds=1).fit(Xf, yf, Xv, yv, Xe, ye)
+    rec = s.selection_["classmap_point"]
+    assert rec["chosen"]["p"] > 10 and rec["grid"]["p"][:2] == [5, 10] and rec["widened"]["p"] >= 1
+    assert rec["within_tolerance"] and not rec["at_edge"] and rec["grid"]["p"][-1] > rec["chosen"]["p"]
+    assert {q["p"] for q in s.validation_points_} == set(rec["grid"]["p"]) == set(s.candidates_["p"])
+    assert fits == [10, 10]                       # one validation fit and the refit, both at the given grid's largest p
+    assert s.classmap_.p == rec["chosen"]["p"] and len(s.predict(Xv)) == len(yv)
+    interior = ClassMapSearch("ova-ridge", {"alpha": 10.0}, {**CM_P, "p": [5, rec["chosen"]["p"], 29]},
+                              curve_seeds=1).fit(Xf, yf, Xv, yv, Xe, ye)
+    rec_i = interior.selection_["classmap_point"]
+    assert rec_i["chosen"]["p"] == rec["chosen"]["p"] and rec_i["widened"] == {"p": 0} and not rec_i["at_edge"]
+    assert rec_i["grid"] == {"p": [5, rec["chosen"]["p"], 29]}
+
+
+def test_p_stops_at_the_number_of_classes_and_the_record_names_that_edge():
+    """Six classes and a 2-reference embedding: only p = 6 (every class, brute force's answer) is within the margin."""
+    (Xf, yf), (Xv, yv), (Xe, ye), _ = problem(C=6, n_per=(8, 30, 3, 1), seed=2)
+    s = ClassMapSearch("ova-ridge", {"alpha": 10.0}, {**CM_P, "d": 2, "p": [2, 4]}, curve_seeds=1).fit(
+        Xf, yf, Xv, yv, Xe, ye)
+    rec = s.selection_["classmap_point"]
+    assert rec["grid"] == {"p": [2, 4, 6]} and rec["chosen"]["p"] == 6 == s.classmap_.p
+    assert rec["at_edge"] and rec["edge"] == {"p": "high"} and rec["stopped_by"] == {"p": "the bound p = 6"}
