@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
-from ..user_dirs import hand_model_dir
+from ..user_dirs import built_hand_model, hand_model_dir
 
 #: what the build costs, for the question before it (measured: docs/detect.md, "The hand-pose model")
 BUILD_MINUTES = "about 15 minutes"
@@ -25,10 +25,7 @@ def find_hand_model() -> Path | None:
     from . import app_settings
 
     remembered = app_settings.get(REMEMBERED)
-    for folder in (hand_model_dir(), Path(remembered) if isinstance(remembered, str) and remembered else None):
-        if folder is not None and (folder / "model.json").is_file():
-            return folder
-    return None
+    return built_hand_model(remembered if isinstance(remembered, str) and remembered else None)
 
 
 def remember_hand_model(rec, folder) -> None:
