@@ -57,6 +57,9 @@ class Project:
     evaluated = Signal()        # report and split of the recogniser in use were set (after it was evaluated)
     stateChanged = Signal()     # path, dirty flag, settings or runs changed (window title, status bar)
     message = Signal(str)       # a short note for the status bar
+    # a panel asks for another's work (the Train panel subscribes): "classmap" = train again with ClassMap on,
+    # so Explore can draw its embedding map when the proposal for few classes left it off
+    trainRequested = Signal(str)
 
     def __init__(self, imageset: ImageSet | None = None, recogniser=None, settings: dict | None = None,
                  captures_dir: str | Path | None = None, path: str | Path | None = None, runs: RunLog | None = None,

@@ -85,6 +85,7 @@ class TrainPanel(QWidget):
         project.stateChanged.connect(self.show_runs)
         self.show_runs()
         runner.busyChanged.connect(lambda busy: self.train_btn.setEnabled(not busy))
+        project.trainRequested.connect(self._train_requested)
 
     # ------------------------------------------------------------------ settings
     def apply_settings(self, s: dict) -> None:
@@ -111,6 +112,21 @@ class TrainPanel(QWidget):
         self.settings_view.apply(s, reasons)
         self.auto = not keep_choice
         return reasons
+
+    def _train_requested(self, what: str):
+        """Another panel asked for a training through the project: ``"classmap"`` (Explore, whose map needs
+        ClassMap) trains the shown feature map and bank again with ClassMap on, sized for the map; the task or None."""
+        ims = self.project.imageset
+        if what != "classmap" or ims is None:
+            return None
+        s, reasons = suggest_config(ims, self.settings(), for_map=True)
+        if s["classmap"] is None:
+            self.status.setText(reasons[-1])
+            self.project.message.emit(reasons[-1])
+            return None
+        self.settings_view.apply(s, reasons)
+        self.auto = False
+        return self.start_training()
 
     def _edited(self) -> None:
         self.auto = False
