@@ -148,9 +148,15 @@ def test_explore_and_run_follow_the_model_and_project(qtbot, window, shapes_fold
 
     from classmap_gui.gui.panels.live_map import START
 
+    from classmap_gui.core.training import TrainConfig, train
+
     win = window
     _import(qtbot, win, shapes_folder)
-    _train(qtbot, win, small_settings)
+    ims = win.project.imageset                 # a small ClassMap model of the project, trained outside the window
+    res = train(ims, TrainConfig(features="hog", bank="ova-ridge", classmap={"d": 2, "p": 2, "n_triples": 2000},
+                                 test_fraction=0.25, seed=0))
+    win.project.set_trained(res.recogniser, res.report, (None, ims.subset(res.split["test"])))
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=60000)
     r = win.run
     win.show_panel("run")
     r.add_source("folder", str(shapes_folder / "ring"))

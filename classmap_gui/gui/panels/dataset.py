@@ -140,7 +140,11 @@ class DatasetPanel(QWidget):
 
         def work(progress, should_stop):
             return load_dataset(name, progress=progress, should_stop=should_stop)
-        return self.runner.run(f"Loading {name}", work, lambda ims: self.project.reset(ims), exclusive=True)
+        task = self.runner.run(f"Loading {name}", work, lambda ims: self.project.reset(ims), exclusive=True)
+        i = self.builtin.findData(name)
+        if task is not None and i >= 0:  # the picker names the set being opened, not the first of the list
+            self.builtin.setCurrentIndex(i)
+        return task
 
     def import_folder(self, path: str | None = None, *, size: tuple[int, int] = (64, 64), colour: bool = False):
         """Open a folder (one sub-folder per class) as a new project; unreadable files are listed after."""

@@ -248,6 +248,8 @@ class RunPanel(QWidget):
         self.stream.start()
         self.project.live.start(src)
         self._set_status(f"Running on {self.sources.current_text()}.")
+        self.view.clear()   # a camera or video takes seconds to open: say so, not "Pick a source"
+        self.view.setText(f"Opening {self.sources.current_text()}…")
         self._buttons()
         return True
 

@@ -272,7 +272,8 @@ class TrainPanel(QWidget):
 
     def _show(self) -> None:
         o = self.outcome
-        self.results.show_report(o.report, self.project.class_names, o.test_set, o.test_pred, o.seconds)
+        self.results.show_report(o.report, self.project.class_names, o.test_set, o.test_pred, o.seconds,
+                                 classmap=getattr(o.recogniser, "classmap", None) is not None)
         n_train = len(self.project.imageset) - len(o.test_set)
         self.status.setText(f"Trained on {n_train} images, tested on {len(o.test_set)} held-out images.")
 

@@ -134,8 +134,11 @@ class TrainResults(QWidget):
         self.conf_tabs.setTabEnabled(0, True)
         self.status.setText(status)
 
-    def show_report(self, report, names: list[str], test_set, test_pred, seconds: float | None) -> None:
-        """Show an EvalReport on ``test_set`` (an ImageSet) whose predictions are ``test_pred (n,) int64``."""
+    def show_report(self, report, names: list[str], test_set, test_pred, seconds: float | None,
+                    classmap: bool | None = None) -> None:
+        """Show an EvalReport on ``test_set`` (an ImageSet) whose predictions are ``test_pred (n,) int64``;
+        ``classmap``: whether the recogniser has ClassMap (None: not known), so the cost line says why every
+        classifier was evaluated."""
         self.names, self.test_set = list(names), test_set
         self.test_labels, self.test_pred = np.asarray(test_set.labels), np.asarray(test_pred, np.int64)
         C = len(names)
@@ -144,9 +147,20 @@ class TrainResults(QWidget):
         brute = float(report.brute_force_evaluations)
         self.figures["accuracy"].setText(f"{100 * acc:.1f}%")
         self.figures["evaluations"].setText(f"{ev:.1f} of {brute:.0f}")
-        if ev >= brute - 1e-9:
+        if ev >= brute - 1e-9 and classmap:
+            # ClassMap on, but its references and candidates cost as much as every class: no saving, said so
+            self.figures["speedup"].setText("no saving")
+            self.figure_titles["speedup"].setText(f"ClassMap on: {ev:.0f} evaluations for {C} classes")
+            self.figure_titles["speedup"].setToolTip(
+                f"ClassMap evaluates its reference classifiers and p candidates per image: with {C} classes that "
+                f"is no fewer than brute force's {brute:.0f}; it pays from about {FILTER_PAYS_FROM} classes")
+        elif ev >= brute - 1e-9:
             self.figures["speedup"].setText("brute force")
-            self.figure_titles["speedup"].setText("every classifier evaluated")
+            self.figure_titles["speedup"].setText("every classifier evaluated" if classmap is None else
+                                                  "ClassMap off · every classifier evaluated")
+            self.figure_titles["speedup"].setToolTip(
+                f"Trained without ClassMap: with {C} classes brute force evaluates only {C} classifiers per image; "
+                f"filter-and-refine pays off from about {FILTER_PAYS_FROM} classes")
         else:
             # a count ratio, and beside it the measured wall-clock one (cost_line names both)
             self.figures["speedup"].setText(f"{report.evaluations_ratio:.1f}×" if ev > 0 else "–")
