@@ -142,3 +142,27 @@ def test_the_first_start_says_it_is_opening_the_source(qtbot, window, shapes_fol
     qtbot.waitUntil(lambda: r.frames_shown >= 1, timeout=30000)
     qtbot.mouseClick(r.start_btn, Qt.LeftButton)                           # Stop: no rate left on screen
     assert r.fps_label.text() == "– frames/s"
+
+
+def test_the_confusion_matrix_has_numbers_and_a_colour_key(qtbot):
+    from types import SimpleNamespace
+
+    from classmap_gui.core.data.imageset import ImageSet
+    from classmap_gui.core.views import confusion_from_labels
+    from classmap_gui.gui.panels.train_results import TrainResults
+
+    view = TrainResults()
+    qtbot.addWidget(view)
+    view.show()
+    labels = np.repeat(np.arange(4), 3)
+    pred = labels.copy()
+    pred[0] = 2                                                           # one "a" read as "c"
+    ims = ImageSet(np.zeros((12, 8, 8), np.uint8), labels, ["a", "b", "c", "d"])
+    conf = confusion_from_labels(labels, pred, 4)
+    report = SimpleNamespace(accuracy=11 / 12, evaluations_per_query=4.0, brute_force_evaluations=4,
+                             evaluations_ratio=1.0, latency_speedup=None, confusion=conf,
+                             per_class_accuracy=np.array([2 / 3, 1, 1, 1]), top_confusions=[(0, 2, 1)])
+    view.show_report(report, ["a", "b", "c", "d"], ims, pred, 1.0, classmap=False)
+    texts = {(round(t.pos().y() - 0.5), round(t.pos().x() - 0.5)): t.toPlainText() for t in view.cell_texts}
+    assert texts[(0, 0)] == "2" and texts[(0, 2)] == "1" and texts[(1, 1)] == "3" and len(texts) == 16
+    assert view.conf_key.isVisible() and "share" in view.conf_key.getAxis("left").labelText

@@ -188,11 +188,11 @@ def test_explore_and_run_follow_the_model_and_project(qtbot, window, shapes_fold
         assert win.open_model(str(tmp_path / "hands" / "model.json"))       # the hand model, no video running
     assert ex.detail.search.text() == "" and live.status.text() == START
     assert ex.img_view.pixmap() is None or ex.img_view.pixmap().isNull()
-    assert ex.colour_by.count() == 0 and not ex.map.plot.isVisible()        # no last map, no empty axes
+    assert ex.colour_by.count() == 0 and ex.map.plot.isHidden()             # no last map, no empty axes
     with qtbot.waitSignal(win.runner.finished, timeout=120000):
         qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
     qtbot.wait(100)
     assert "shape" in [ex.colour_by.itemText(i) for i in range(ex.colour_by.count())]
     _import(qtbot, win, shapes_folder)                                     # back on a project of shapes
     assert ex.colour_by.count() == 0 and "shape" not in ex.info.text()
-    assert not ex.map.plot.isVisible() and ex.map.empty.isVisible()
+    assert ex.map.plot.isHidden() and not ex.map.empty.isHidden()          # a sentence, not empty axes
