@@ -130,7 +130,7 @@ class DatasetPanel(QWidget):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 4)
         split.setStretchFactor(2, 3)
-        split.setSizes([400, 420, 360])
+        split.setSizes([300, 380, 450])  # the capture pane whole at 1024 px, the lists take the rest
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(split, 1)

@@ -253,7 +253,9 @@ class ExplorePanel(MapControls, QWidget):
         self.info.setText(NO_CLASSMAP if no_map else "Press Compute views to see inside the trained recogniser."
                           if rec is not None else "Train a recogniser (with ClassMap for the embedding views), then "
                                                   "press Compute views.")
-        self.map.set_empty(self.info.text() if rec is None or no_map else "Press Compute views to draw the map.")
+        self.map.set_empty("No map: this recogniser has no ClassMap. The button above trains it again with ClassMap "
+                           "on." if no_map else "Press Compute views to draw the map." if rec is not None else
+                           "Train a recogniser with ClassMap, then press Compute views to draw the map.")
         if self._map_after_training and rec is not None and not no_map:
             self._map_after_training = False
             QTimer.singleShot(0, self.compute)                 # the map the person asked for, at once
