@@ -139,7 +139,10 @@ def test_the_first_start_says_it_is_opening_the_source(qtbot, window, shapes_fol
     qtbot.mouseClick(r.start_btn, Qt.LeftButton)
     assert r.view.text().startswith("Opening ") and "Pick a source" not in r.view.text()
     qtbot.mouseClick(r.pause_btn, Qt.LeftButton)                           # paused, then one Step
-    qtbot.waitUntil(lambda: r.frames_shown >= 1, timeout=30000)
+    n = r.frames_shown
+    qtbot.mouseClick(r.step_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: r.frames_shown > n, timeout=30000)
+    assert r.fps_label.text() == "– frames/s" or float(r.fps_label.text().split()[0]) > 5   # not the 0.7 of a Step
     qtbot.mouseClick(r.start_btn, Qt.LeftButton)                           # Stop: no rate left on screen
     assert r.fps_label.text() == "– frames/s"
 
