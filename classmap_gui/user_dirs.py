@@ -40,4 +40,13 @@ def hand_model_dir() -> Path:
     return hand_model_folder(os.environ, data_dir())
 
 
-__all__ = ["APP", "cache_dir", "config_dir", "data_dir", "hand_model_dir"]
+def built_hand_model(remembered=None) -> Path | None:
+    """The hand-pose model the app built (or ``classmap hand-model`` did), where the app looks for it; then
+    ``remembered`` (the app's last opened hand model folder); None when there is none. One answer for the app,
+    the CLI and the benches (:func:`classmap_gui.core.detect.pose_model.built_hand_model`)."""
+    from .core.detect.pose_model import built_hand_model as find
+
+    return find(os.environ, data_dir(), remembered)
+
+
+__all__ = ["APP", "built_hand_model", "cache_dir", "config_dir", "data_dir", "hand_model_dir"]

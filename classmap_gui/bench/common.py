@@ -137,3 +137,37 @@ def quiet_machine(before: dict, during: dict | None) -> dict:
     rounds is not called quiet (``during`` None)."""
     return {**before, "quiet_before": bool(before.get("quiet")), "during": during,
             "quiet": bool(before.get("quiet")) and bool(during and during.get("quiet"))}
+
+
+def with_app_hand_model(options: dict, module_options: dict, built) -> tuple[dict, dict | None]:
+    """A bench's options with the hand model the app built, and a record of the model it uses.
+
+    For a bench that tests a hand model (its ``OPTIONS`` has ``model_dir``: ``bench scan``, ``bench
+    hand-network``): ``built`` is the app's model folder or None (the CLI passes
+    :func:`classmap_gui.user_dirs.built_hand_model`, the one answer the app and ``classmap hand-model`` give).
+    It becomes ``model_dir`` unless the person named a model (``model_dir``; ``none`` builds the bench's own)
+    or asked for another build (a build or scan-choice setting of :mod:`..core.detect.pose_model`). The record
+    (``{"folder", "source", "says"}``, None for a bench without a hand model) goes into the JSON as
+    ``hand_model_used``; ``says`` is the line printed on stderr before the run."""
+    if "model_dir" not in module_options:
+        return options, None
+    from ..core.detect.choice import CHOICE_OPTIONS
+    from ..core.detect.pose_model import BUILD_OPTIONS
+
+    given = options.get("model_dir", "")
+    if given not in (None, "", "none"):
+        return options, {"folder": str(given), "source": "--model-dir",
+                         "says": f"hand model: {given} (--model-dir)"}
+    own = sorted(k for k in options if k in BUILD_OPTIONS or k in CHOICE_OPTIONS)
+    if "model_dir" not in options and not own and built is not None:
+        return {**options, "model_dir": str(built)}, {
+            "folder": str(built), "source": "the app's",
+            "says": f"hand model: {built} (the app's, built by File > Get the hand-pose model or `classmap "
+                    f"hand-model`; --model-dir none builds the bench's own)"}
+    why = ("--model-dir none" if "model_dir" in options else f"settings of another build ({', '.join(own)})" if own
+           else "the app has none: `classmap hand-model` builds it once for the app and every bench")
+    cache = options.get("cache_dir")
+    options = {**options, "model_dir": None}
+    return options, {"folder": None, "source": "built by the bench",
+                     "says": f"hand model: built by the bench ({why})"
+                             + (f", cached in {cache}" if cache not in (None, "", "none") else "")}

@@ -9,9 +9,11 @@ import argparse
 import importlib
 import json
 import os
+import sys
 
+from ..bench.common import with_app_hand_model
 from ..core.errors import ClassMapError
-from ..user_dirs import cache_dir
+from ..user_dirs import built_hand_model, cache_dir
 from .common import ProgressBar, Subcommands, emit, json_default, parse_sets, parse_value
 
 BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan", "roofline", "hand-network",
@@ -27,10 +29,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         mod = importlib.import_module(f"classmap_gui.bench.{args.bench.replace('-', '_')}")
     except ModuleNotFoundError as exc:
         raise ClassMapError(f"benchmark {args.bench!r} is not available in this build ({exc})") from exc
-    options = {k: v for k, v in vars(args).items() if k in mod.OPTIONS and v is not None}
+    given = vars(args)  # an option not given is absent (SUPPRESS), one given as "none" is None
+    options = {k: v for k, v in given.items() if k in mod.OPTIONS and (v is not None or k == "model_dir")}
     options.update(extra)
     if "cache_dir" in mod.OPTIONS and "cache_dir" not in options:  # core reads no environment: the CLI does
         options["cache_dir"] = bench_cache_dir(args.bench)
+    options, hand_model = with_app_hand_model(options, mod.OPTIONS, built_hand_model())
     unknown = set(options) - set(mod.OPTIONS)
     if unknown:
         raise ClassMapError(f"bench {args.bench}: unknown option(s) {', '.join(sorted(unknown))}; "
@@ -41,7 +45,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         quiet = wait_for_quiet(max_wait_s=args.quiet_machine)
     rev = revision()  # the code that runs: taken before, not after, the run
-    bar = ProgressBar()
+    if hand_model is not None:
+        print(f"bench {args.bench}: {hand_model['says']}", file=sys.stderr, flush=True)
+    bar = ProgressBar(enabled=True)  # a long run is never silent, on a terminal or in a log
     try:
         result = mod.run(progress=bar, **options)
     finally:
@@ -50,6 +56,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ..bench.common import quiet_machine
         result["quiet_machine"] = quiet_machine(quiet, result.get("load_during"))
     result.setdefault("revision", rev)
+    if hand_model is not None:
+        result["hand_model_used"] = {k: v for k, v in hand_model.items() if k != "says"}
     emit(result, True)
     if args.out:
         with open(args.out, "w") as fh:
@@ -93,7 +101,7 @@ def add_commands(sub: Subcommands, load_options: bool = True) -> None:
         except ImportError:
             opts = {}
         for opt, (default, helptext) in opts.items():
-            b.add_argument(f"--{opt.replace('_', '-')}", dest=opt, type=parse_value, default=None,
+            b.add_argument(f"--{opt.replace('_', '-')}", dest=opt, type=parse_value, default=argparse.SUPPRESS,
                            help=f"{helptext} (default: {default})")
         b.add_argument("--json", action="store_true", help="print JSON (always on for benchmarks)")
         b.add_argument("--set", action="append", metavar="KEY=VALUE", help="further options")

@@ -23,7 +23,7 @@ def cmd_hand_model(args: argparse.Namespace) -> int:
     options = {**(quick("build") if args.quick else {}), **{k: v for k, v in sets.items() if k not in choosing}}
     choice = {**(quick("choice") if args.quick else {}), **{k: v for k, v in sets.items() if k in choosing}}
     load = list(os.getloadavg())
-    bar = ProgressBar()
+    bar = ProgressBar(enabled=True)  # a build of minutes is never silent, on a terminal or in a log
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         rec, info = make_hand_model(out, options, choice, progress=bar)

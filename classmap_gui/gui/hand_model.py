@@ -8,10 +8,12 @@ from pathlib import Path
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
-from ..user_dirs import hand_model_dir
+from ..user_dirs import built_hand_model, hand_model_dir
 
-#: what the build costs, for the question before it (measured: docs/detect.md, "The hand-pose model")
-BUILD_MINUTES = "about 15 minutes"
+#: what the build costs on two cores (measured: docs/detect.md, "The hand-pose model"): the question before it
+#: says it, and the status bar's time left during it starts from it
+BUILD_SECONDS = 15 * 60
+BUILD_MINUTES = f"about {BUILD_SECONDS // 60} minutes"
 
 
 #: the app setting (:mod:`.app_settings`) holding the hand model folder last opened with File > Open model…
@@ -25,10 +27,7 @@ def find_hand_model() -> Path | None:
     from . import app_settings
 
     remembered = app_settings.get(REMEMBERED)
-    for folder in (hand_model_dir(), Path(remembered) if isinstance(remembered, str) and remembered else None):
-        if folder is not None and (folder / "model.json").is_file():
-            return folder
-    return None
+    return built_hand_model(remembered if isinstance(remembered, str) and remembered else None)
 
 
 def remember_hand_model(rec, folder) -> None:
@@ -64,7 +63,8 @@ def get_hand_model(win, ask: bool = True) -> bool:
         make_hand_model(folder, progress=progress, should_stop=should_stop)
         return folder
 
-    return bool(win.runner.run("Building the hand-pose model", work, lambda _f: get_hand_model(win, ask=False)))
+    return bool(win.runner.run("Building the hand-pose model", work, lambda _f: get_hand_model(win, ask=False),
+                               expected_s=BUILD_SECONDS))
 
 
 def hand_icon() -> QIcon:
@@ -95,6 +95,10 @@ def offer_hand_model(win) -> QPushButton:
             if rec is not None and "hand_model" in (getattr(rec, "metadata", None) or {}):
                 btn.hide()
         win.project.modelChanged.connect(hide_when_open)
+        # while a task runs its progress strip takes the offer's place (a stage name is read whole on a 1024 px
+        # wide window); it comes back after, unless the hand model is open by then
+        win.runner.busyChanged.connect(lambda busy: btn.setVisible(not busy) if not busy else btn.hide())
+        win.runner.busyChanged.connect(lambda busy: busy or hide_when_open())
     btn.show()
     return btn
 

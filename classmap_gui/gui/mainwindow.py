@@ -17,6 +17,7 @@ from ..core.project import load_project, save_project
 from .dialogs import NewProjectDialog, ask_save_path, start_folder
 from .fileperms import honour_umask
 from .hand_model import get_hand_model, remember_hand_model
+from .help_menu import add_help_menu
 from .panel_table import PANELS, panel_names
 from .project import app_project
 from .tasks import TaskRunner
@@ -215,6 +216,7 @@ class MainWindow(QMainWindow):
             a.setShortcut(f"Ctrl+{i + 1}")
             a.triggered.connect(lambda _=False, i=i: self.tabs.setCurrentIndex(i))
             v.addAction(a)
+        add_help_menu(self)                                                    # gui/help_menu.py
         self.runner.busyChanged.connect(lambda busy: [a.setEnabled(not busy) for a in
                                                       (self.act_new, self.act_open, self.act_open_model,
                                                        self.act_save, self.act_save_as,

@@ -69,9 +69,10 @@ class _Worker(UiThread):
 
     progressed = Signal(float, str, float)
 
-    def __init__(self, fn: TaskFn):
+    def __init__(self, fn: TaskFn, expected_s: float | None = None):
         super().__init__()
         self.fn = fn
+        self.expected_s = expected_s
         self.outcome: tuple[str, Any] = ("cancel", None)
         self._last_emit, self._last_stage, self._t0 = 0.0, None, time.perf_counter()
 
@@ -82,6 +83,10 @@ class _Worker(UiThread):
         self._last_emit, self._last_stage = now, stage
         elapsed = now - self._t0
         eta = elapsed * (1.0 - fraction) / fraction if 0.02 < fraction < 1.0 and elapsed > 0.5 else -1.0
+        if self.expected_s is not None and fraction < 1.0:
+            # a task whose length was measured (the hand-model build): its stages' fractions are no clock, so a
+            # fast first stage must not promise "2 min left" of a 15-minute build; the plan is the floor
+            eta = max(eta, self.expected_s - elapsed, 1.0)
         self.progressed.emit(float(fraction), str(stage), float(eta))
 
     def run(self) -> None:
@@ -190,13 +195,15 @@ class TaskRunner(QObject):
 
     def run(self, title: str, fn: TaskFn, on_done: Callable[[Any], None] | None = None,
             on_error: Callable[[str], None] | None = None, *, exclusive: bool = False,
-            abandonable: bool = False) -> Task | None:
+            abandonable: bool = False, expected_s: float | None = None) -> Task | None:
         """Start ``fn`` on a worker thread and return its :class:`Task`; None (and ``refused``) when it would
         collide with a running task (:meth:`collision`). ``exclusive``: a task that replaces the open project,
         run alone. ``on_done(result)`` runs on the UI thread after success; ``on_error(message)`` after failure.
         ``abandonable``: work that may sit in a library call no ``should_stop`` reaches (a model file's network
         run by onnxruntime or OpenCV): Cancel ends the task at once (``cancelled``, the window free again)
         and the thread's eventual outcome is dropped; nothing of it reaches the project.
+        ``expected_s``: the whole task's measured length, when known: the time left shown is never less than
+        what remains of it (the progress fractions of unequal stages are no clock).
         """
         why = self.collision(title, exclusive)
         if why:
@@ -207,7 +214,7 @@ class TaskRunner(QObject):
             task.succeeded.connect(on_done)
         if on_error is not None:
             task.failed.connect(on_error)
-        w = task._worker = _Worker(fn)
+        w = task._worker = _Worker(fn, expected_s)
         task._runner = self
         w.progressed.connect(task.progressed)  # queued to the UI thread, where the task lives
         task.progressed.connect(lambda f, s, eta: self.task is task and self.progressed.emit(f, s, eta))

@@ -42,6 +42,9 @@ class TaskProgress(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.stage = QLabel()
+        # a stage name is read whole ("hand images: generating hand-pose images"): the status bar's message
+        # gives way, never the stage
+        self.stage.setSizePolicy(QSizePolicy.Minimum, QSizePolicy.Preferred)
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setFixedWidth(220)

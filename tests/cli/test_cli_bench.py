@@ -21,3 +21,54 @@ def test_quiet_machine_wait_is_bounded_and_recorded(tmp_path, capsys):
     capsys.readouterr()
     assert main(args) == 0
     assert "quiet_machine" not in json.loads(out.read_text())          # only when asked for
+
+
+def test_bench_scan_uses_the_hand_model_the_app_built_and_says_so(tmp_path, capsys, monkeypatch):
+    """`classmap bench scan` after `classmap hand-model` (or the app's build) tests that model instead of
+    building its own, names it on stderr and in the JSON, and shows its progress on stderr."""
+    import classmap_gui.bench.scan as scan
+
+    seen = []
+
+    def fake_run(*, progress=None, should_stop=None, **options):
+        seen.append(options.get("model_dir"))
+        progress(0.5, "scanning the test videos at 320x240, ClassMap and brute force")
+        return {"seconds": 1.0}
+
+    monkeypatch.setattr(scan, "run", fake_run)
+    app_model = tmp_path / "hands"
+    monkeypatch.setenv("CLASSMAP_HAND_MODEL", str(app_model))
+    out = tmp_path / "scan.json"
+    assert main(["bench", "scan", "--out", str(out)]) == 0                     # no model built yet: its own
+    err = capsys.readouterr().err
+    assert seen[-1] is None and "built by the bench" in err and "classmap hand-model" in err
+    app_model.mkdir()
+    (app_model / "model.json").write_text("{}")
+    assert main(["bench", "scan", "--out", str(out)]) == 0                     # the app's model, said so
+    err = capsys.readouterr().err
+    assert seen[-1] == str(app_model) and f"hand model: {app_model} (the app's" in err
+    assert "scanning the test videos at 320x240, ClassMap and brute force: 50%" in err   # progress, whole stage
+    assert json.loads(out.read_text())["hand_model_used"] == {"folder": str(app_model), "source": "the app's"}
+    assert main(["bench", "scan", "--model-dir", "none", "--out", str(out)]) == 0   # asked for its own
+    assert seen[-1] is None and "--model-dir none" in capsys.readouterr().err
+    assert main(["bench", "scan", "--set", "shapes=8", "--out", str(out)]) == 0      # another build asked for
+    assert seen[-1] is None and "shapes" in capsys.readouterr().err
+
+
+def test_progress_bar_estimates_the_whole_run_and_keeps_stage_names_whole(monkeypatch):
+    """The time left is the whole run's (not the stage's), and a long stage name is not cut."""
+    import io
+
+    from classmap_gui.cli import common
+
+    clock = [100.0]
+    monkeypatch.setattr(common.time, "perf_counter", lambda: clock[0])
+    term = io.StringIO()
+    bar = common.ProgressBar(term, enabled=True, terminal=True)
+    clock[0] = 160.0
+    bar(0.5, "hand images: generating hand-pose images")                         # 60 s for half the run
+    clock[0] = 170.0
+    bar(0.6, "hand detector: training on 400 scenes")                           # a new stage, 10 s in
+    lines = term.getvalue().split("\r")
+    assert "hand images: generating hand-pose images [" in lines[1]
+    assert lines[2].startswith("hand detector: training on 400 scenes [") and lines[2].rstrip().endswith("47 s left")

@@ -183,3 +183,25 @@ def test_a_key_for_25_shapes_and_a_search_that_finds_nothing_says_so_at_once(qtb
     QTest.keyClick(ex.detail.search, Qt.Key_A, Qt.ControlModifier)
     QTest.keyClicks(ex.detail.search, "bent-B")
     assert "No class matches" not in ex.detail.title.text()
+
+
+def test_a_model_without_classmap_gets_its_map_from_one_press(qtbot, window, shapes_folder):
+    """The first journey with 4 classes: the proposal leaves ClassMap off (it saves nothing on 4 classes), so
+    Explore says why there is no map and offers one button that trains again with ClassMap on and draws it."""
+    from gui_drive import import_folder
+
+    win = window
+    import_folder(qtbot, win, shapes_folder)
+    assert win.train.settings()["classmap"] is None                     # the proposal for 4 classes
+    with qtbot.waitSignal(win.runner.finished, timeout=90000):
+        qtbot.mouseClick(win.train.train_btn, Qt.LeftButton)
+    assert win.project.recogniser is not None and win.project.recogniser.classmap is None
+    win.show_panel("explore")
+    ex = win.explore
+    assert ex.classmap_btn.isVisible() and "without ClassMap" in ex.info.text()
+    assert not ex.map.plot.isVisible()                                   # no empty axes
+    qtbot.mouseClick(ex.classmap_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: ex.data is not None and not win.runner.busy, timeout=120000)
+    assert win.project.recogniser.classmap is not None, win.runner.last_error
+    assert ex.map.plot.isVisible() and ex.map.n_classes == 4 and not ex.classmap_btn.isVisible()
+    assert win.train.settings()["classmap"]["p"] < 4                     # the filter keeps fewer than all

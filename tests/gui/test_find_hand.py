@@ -68,7 +68,7 @@ def test_adding_a_background_class_retrains_through_the_project(qtbot, window, s
     monkeypatch.setattr(background, "background_images",  # a few generated crops: the clutter is not the point here
                         lambda n, size, **_kw: rng.integers(0, 255, (20, *size), dtype=np.uint8))
     asked = []
-    win.project.trainingRequested.connect(lambda: asked.append(True))
+    win.project.trainingRequested.connect(lambda what: asked.append(what == ""))
     assert win.run.find_hand.add_background()
     qtbot.waitUntil(lambda: win.project.recogniser is not first and not win.runner.busy, timeout=120000)
     assert asked == [True] and "background" in win.project.recogniser.class_names, win.runner.last_error

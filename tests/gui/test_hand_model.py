@@ -74,3 +74,44 @@ def test_without_the_model_the_app_offers_to_build_it_and_builds_nothing_on_no(q
     window.act_hand_model.trigger()                                # File > Get the hand-pose model…
     assert asked and "2430" in asked[0] and "minutes" in asked[0]
     assert not window.runner.busy and not (tmp_path / "none-yet").exists()
+
+
+def test_the_build_shows_the_whole_builds_time_left_and_whole_stage_names(qtbot, window, tmp_path, monkeypatch):
+    """During File > Get the hand-pose model's build the status bar counts down from the build's promised length
+    (not a fast first stage's "2 min left"), and names each stage whole on a 1024 px wide window."""
+    import threading
+
+    from classmap_gui.core.detect import pose_model
+    from classmap_gui.gui import hand_model
+
+    monkeypatch.setenv(pose_model.MODEL_ENV, str(tmp_path / "none-yet"))
+    go_on = threading.Event()
+
+    def fake_build(folder, options=None, choice=None, progress=None, should_stop=None):
+        progress(0.09, "hand images: generating hand-pose images")     # the first tenth in a few seconds
+        go_on.wait(30)
+        from classmap_gui.core.errors import Cancelled
+        raise Cancelled("stopped on request")
+    monkeypatch.setattr(pose_model, "make_hand_model", fake_build)
+    win = window
+    win.resize(1024, 600)
+    offer = hand_model.offer_hand_model(win)
+
+    def answer_yes():
+        box = QApplication.activeModalWidget()
+        if box is None:
+            QTimer.singleShot(20, answer_yes)
+            return
+        qtbot.mouseClick(box.button(QMessageBox.Yes), Qt.LeftButton)
+    QTimer.singleShot(0, answer_yes)
+    qtbot.mouseClick(offer, Qt.LeftButton)
+    qtbot.waitUntil(lambda: "hand images" in win.progress.stage.text(), timeout=10000)
+    minutes = hand_model.BUILD_SECONDS // 60
+    assert win.progress.eta.text() in (f"about {minutes} min left", f"about {minutes - 1} min left")
+    stage = win.progress.stage
+    assert stage.text() == "hand images: generating hand-pose images"
+    assert stage.width() >= stage.sizeHint().width() and stage.isVisible()       # not cut
+    assert not offer.isVisible()                                                 # the strip has its place
+    go_on.set()
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=10000)
+    assert offer.isVisible()                                                     # back after the build

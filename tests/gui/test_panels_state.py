@@ -137,3 +137,62 @@ def test_stage_times_add_up_and_a_restored_run_shows_its_recorded_speed(qtbot, w
     # the restored run's own speed, or (a ClassMap slower than brute force here) the reason it cannot help
     assert speed_text(single) in title or (single < 1 and "too few classes" in title), (title, first["latency_speedup"])
     assert t.figures["time"].text() == f"{first['train_seconds']:.1f} s"
+
+
+def test_explore_and_run_follow_the_model_and_project(qtbot, window, shapes_folder, small_settings, hand_detector,
+                                                      tmp_path):
+    """Leaving Find the hand shows no old frame and no frames/s of a stopped video; Explore on another model
+    shows nothing of the last one (its search, its image, its live reading, its colour groups, its axes); back
+    on a project, no hand-pose words either."""
+    from PySide6.QtTest import QTest
+
+    from classmap_gui.gui.panels.live_map import START
+
+    from classmap_gui.core.train.training import TrainConfig, train
+
+    win = window
+    _import(qtbot, win, shapes_folder)
+    ims = win.project.imageset                 # a small ClassMap model of the project, trained outside the window
+    res = train(ims, TrainConfig(features="hog", bank="ova-ridge", classmap={"d": 2, "p": 2, "n_triples": 2000},
+                                 test_fraction=0.25, seed=0))
+    win.project.set_trained(res.recogniser, res.report, (None, ims.subset(res.split["test"])))
+    qtbot.waitUntil(lambda: not win.runner.busy, timeout=60000)
+    r = win.run
+    win.show_panel("run")
+    r.add_source("folder", str(shapes_folder / "ring"))
+    qtbot.mouseClick(r.full_speed, Qt.LeftButton)
+    qtbot.mouseClick(r.start_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: r.stream is None, timeout=30000)
+    assert r.fps_label.text() != "– frames/s" and r.view.pixmap() is not None   # the run's mean rate stays
+    qtbot.mouseClick(r.find_btn, Qt.LeftButton)
+    qtbot.mouseClick(r.find_btn, Qt.LeftButton)                            # back to recognising
+    assert r.view.text() == "Pick a source and press Start." and r.fps_label.text() == "– frames/s"
+    assert r.view.pixmap() is None or r.view.pixmap().isNull()
+
+    win.show_panel("explore")
+    ex, live = win.explore, win.explore.live
+    with qtbot.waitSignal(win.runner.finished, timeout=120000):
+        qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
+    qtbot.wait(100)
+    QTest.keyClicks(ex.detail.search, "cross")                             # a search typed and entered
+    QTest.keyClick(ex.detail.search, Qt.Key_Return)
+    ims = win.project.imageset
+    win.project.live.start([str(shapes_folder / "cross")])                # a frame of the Run panel, drawn live
+    n = live.updates
+    win.project.live.publish(ims.images[0], None, str(shapes_folder / "cross" / "00.png"), 1)
+    qtbot.waitUntil(lambda: live.updates > n, timeout=20000)
+    win.project.live.end("stopped")
+    assert "Recognised as" in live.status.text() and ex.img_view.pixmap() is not None
+    hand_detector.save(tmp_path / "hands")
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        assert win.open_model(str(tmp_path / "hands" / "model.json"))       # the hand model, no video running
+    assert ex.detail.search.text() == "" and live.status.text() == START
+    assert ex.img_view.pixmap() is None or ex.img_view.pixmap().isNull()
+    assert ex.colour_by.count() == 0 and ex.map.plot.isHidden()             # no last map, no empty axes
+    with qtbot.waitSignal(win.runner.finished, timeout=120000):
+        qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
+    qtbot.wait(100)
+    assert "shape" in [ex.colour_by.itemText(i) for i in range(ex.colour_by.count())]
+    _import(qtbot, win, shapes_folder)                                     # back on a project of shapes
+    assert ex.colour_by.count() == 0 and "shape" not in ex.info.text()
+    assert ex.map.plot.isHidden() and not ex.map.empty.isHidden()          # a sentence, not empty axes

@@ -43,6 +43,8 @@ def test_the_train_panel_shows_each_feature_maps_speed_and_warns_when_live_canno
     assert threads and not any(threads)                                 # never measured on the UI thread
     for name, (ms, fps) in _rows(col).items():
         assert fps == "cannot run" or any(ch.isdigit() for ch in fps), (name, fps)
+        if fps[:1].isdigit() and ms[:1].isdigit() and float(ms) >= 1:        # the two columns agree: 1000 / ms
+            assert abs(float(fps) - 1000 / float(ms)) <= max(1.0, 0.06 * float(fps)), (name, ms, fps)
     chosen = win.train.settings_view.features.currentData()
     assert col.table.item(list(_rows(col)).index(chosen), 0).font().bold()
     assert (tmp_path / "cache").rglob(fs.CACHE_FILE)                     # kept for the next start

@@ -35,3 +35,18 @@ def test_the_hand_glyph_is_drawn_from_resources(qtbot, window):
     assert (px > 0).mean() > 0.2                                         # the hand is drawn, not an empty box
     lit = {img.pixelColor(x, y).name() for x in range(32) for y in range(32) if img.pixelColor(x, y).alpha() > 200}
     assert len(lit) > 2                                                  # skin and outline, not a blank tile
+
+
+def test_the_window_fits_a_1024_by_600_screen(qtbot, window):
+    """The smallest window is at most 1024 x 600 (a netbook screen), with the hand-model offer in the status bar;
+    dragged to that size, it is that size."""
+    from classmap_gui.gui.hand_model import offer_hand_model
+
+    win = window
+    offer_hand_model(win)
+    for i in range(win.tabs.count()):
+        win.tabs.setCurrentIndex(i)
+        hint = win.minimumSizeHint()
+        assert hint.width() <= 1024 and hint.height() <= 600, (win.tabs.tabText(i), hint)
+    win.resize(1024, 600)
+    qtbot.waitUntil(lambda: win.size() == QSize(1024, 600), timeout=3000)

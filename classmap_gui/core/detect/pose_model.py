@@ -50,6 +50,17 @@ def hand_model_folder(environ, user_data_dir) -> Path:
     return Path(environ[MODEL_ENV]) if environ.get(MODEL_ENV) else Path(user_data_dir) / MODEL_FOLDER
 
 
+def built_hand_model(environ, user_data_dir, remembered=None) -> Path | None:
+    """The folder of a built hand-pose model (one holding ``model.json``): the one answer the app (*File > Get the
+    hand-pose model*), ``classmap hand-model`` and every bench that needs a hand model give. Looked for where
+    ``classmap hand-model`` saves it (:func:`hand_model_folder`), then in ``remembered`` (the app's folder last opened
+    with *File > Open model…*, or None); None when neither holds one. The callers pass the environment and folders."""
+    for folder in (hand_model_folder(environ, user_data_dir), remembered):
+        if folder not in (None, "") and (Path(folder) / "model.json").is_file():
+            return Path(folder)
+    return None
+
+
 def _count(v):
     return None if v in (None, "", "none", "None") else v
 
@@ -207,4 +218,5 @@ def make_hand_model(folder, options: dict | None = None, choice: dict | None = N
     return rec, info
 
 
-__all__ = ["BUILD_OPTIONS", "MODEL_ENV", "MODEL_FOLDER", "build_hand_model", "hand_model_folder", "make_hand_model"]
+__all__ = ["BUILD_OPTIONS", "MODEL_ENV", "MODEL_FOLDER", "build_hand_model", "built_hand_model", "hand_model_folder",
+           "make_hand_model"]

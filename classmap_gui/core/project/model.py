@@ -58,7 +58,9 @@ class Project:
     evaluated = Signal()        # report and split of the recogniser in use were set (after it was evaluated)
     stateChanged = Signal()     # path, dirty flag, settings or runs changed (window title, status bar)
     message = Signal(str)       # a short note for the status bar
-    trainingRequested = Signal()  # a panel asks for a training with the project's settings (the Train panel runs it)
+    # a panel asks for a training (the Train panel runs it): "" = with the project's settings (Find the hand's
+    # background fix), "classmap" = again with ClassMap on, so Explore can draw its map
+    trainingRequested = Signal(str)
 
     def __init__(self, imageset: ImageSet | None = None, recogniser=None, settings: dict | None = None,
                  captures_dir: str | Path | None = None, path: str | Path | None = None, runs: RunLog | None = None,
@@ -125,10 +127,11 @@ class Project:
                 self._settings.update(changed)
             self._touch()
 
-    def request_training(self) -> None:
-        """Ask for a training on the project's images with its settings (:attr:`trainingRequested`): a panel
-        that needs one asks the project, not the panel that trains."""
-        self.trainingRequested.emit()
+    def request_training(self, what: str = "") -> None:
+        """Ask for a training on the project's images (:attr:`trainingRequested`): with its settings (``""``), or
+        ``"classmap"``: again with ClassMap on, sized for the embedding map. A panel that needs one asks the
+        project, not the panel that trains."""
+        self.trainingRequested.emit(str(what))
 
     def _setting_changed(self, key, *values) -> None:
         if len(values) == 2 and values[0] == values[1]:  # the same value again: nothing to lose

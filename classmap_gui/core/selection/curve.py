@@ -94,14 +94,19 @@ def predict_gaps(runs: list[dict], n_final: float) -> tuple[list[dict], dict]:
     return rows, inputs
 
 
+def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
+    """Standard error of the accuracy difference of two classifiers on the same queries: the standard
+    deviation of the per-query differences (each -1, 0 or 1) over the square root of their number."""
+    diff = np.asarray(correct, np.float64) - np.asarray(brute_correct, np.float64)
+    return float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+
+
 def score_run(scorer, run: dict, p_grid, X_val, y_val, should_stop: StopFn = None, **tags) -> list[dict]:
     """Score a run's ClassMap models (``run["models"]``: ``{refine: ClassMap}`` fitted at the largest p, which
     serves every p: the filter's order does not depend on it; with ``run["bank"]``) at every p of ``p_grid`` not yet
     scored, with ``scorer`` (:class:`~..train.scoring.Scoring`) on the validation rows, into ``run["hits"]`` /
     ``run["evaluations"]`` (``{(refine, p): ...}``, as :func:`predict_gaps` reads them). Returns the new
     validation points (``tags``, refine, p, accuracy, evaluations, difference_se, threshold)."""
-    from .policy import paired_se
-
     pts = []
     for refine, cm in run["models"].items():
         for p in [p for p in p_grid if (refine, p) not in run["hits"]]:
@@ -114,4 +119,4 @@ def score_run(scorer, run: dict, p_grid, X_val, y_val, should_stop: StopFn = Non
     return pts
 
 
-__all__ = ["extrapolation_factor", "predict_gaps", "score_run"]
+__all__ = ["extrapolation_factor", "paired_se", "predict_gaps", "score_run"]

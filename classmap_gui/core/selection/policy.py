@@ -66,6 +66,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ConfigError
+from .curve import paired_se  # defined beside the curve, which scores with it; read here by the search and benches
 
 #: the operating point's margin: ClassMap's validation accuracy within this of brute force's (0.5 points)
 TOLERANCE = 0.005
@@ -164,13 +165,6 @@ def _plateau(chosen, score: dict) -> bool:
     values = sorted(score)
     side = grid_edge(chosen, values)
     return side is not None and score[chosen] == score[values[1] if side == "low" else values[-2]]
-
-
-def paired_se(correct: np.ndarray, brute_correct: np.ndarray) -> float:
-    """Standard error of the accuracy difference of two classifiers on the same queries: the standard
-    deviation of the per-query differences (each -1, 0 or 1) over the square root of their number."""
-    diff = np.asarray(correct, np.float64) - np.asarray(brute_correct, np.float64)
-    return float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
 
 
 def paired_se_from_rates(lost: float, gained: float, n: int) -> float:

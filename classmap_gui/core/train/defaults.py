@@ -42,26 +42,35 @@ def _choose(kind: str, base: dict, data: DataSize, reasons: list[str]) -> tuple[
     return name, params
 
 
-def _classmap(bank: str, base: dict, data: DataSize, reasons: list[str]) -> dict | None:
-    """ClassMap's settings for ``data`` over ``bank``, or None with the reason it is off."""
+def _classmap(bank: str, base: dict, data: DataSize, reasons: list[str], for_map: bool = False) -> dict | None:
+    """ClassMap's settings for ``data`` over ``bank``, or None with the reason it is off. ``for_map``: on even
+    for too few classes to save anything (Explore's embedding map needs it), sized to keep fewer candidates
+    than classes; still off where it cannot be fitted (a bank without it, too few images in a class)."""
     comp = component("classmap", "classmap")
     suits, off = comp.suits, component("bank", bank).no_classmap
     misfit = None if off else suits.misfit(data)
-    if off or misfit:
+    if off or (misfit and not (for_map and misfit == "min_classes" and data.classes >= 3)):
         reasons.append("ClassMap off: " + (off or suits.say(suits.why_not[misfit], data)) + ".")
         return None
     sized = suits.sized(data)
     cm, defaults = dict(base.get("classmap") or {}), comp.defaults()
+    if misfit:  # for the map alone: the filter keeps fewer classes than there are, though it saves nothing here
+        # no more reference classifiers than classes (boosting more dimensions out of 4 classes took minutes)
+        sized["d"], sized["p"] = min(sized["d"], data.classes), max(1, min(sized["p"], data.classes // 2))
+        reasons.append(f"ClassMap on for the embedding map (Explore): with {data.classes} classes it saves "
+                       f"nothing over brute force, but it places every class on a map.")
+        return {**sized, **{key: cm.get(key, defaults[key]) for key in ("embedding", "refine")}}
     reasons.append("ClassMap on: " + suits.say(suits.why, data, sized) + ".")
     return {**sized, **{key: cm.get(key, defaults[key]) for key in ("embedding", "refine")}}
 
 
-def suggest_config(imageset: ImageSet, base: dict | None = None) -> tuple[dict, list[str]]:
+def suggest_config(imageset: ImageSet, base: dict | None = None, *, for_map: bool = False) -> tuple[dict, list[str]]:
     """Settings (``TrainConfig`` fields) for ``imageset`` and the reasons for them.
 
     ``base``: settings to adapt (a person's choice of feature map and bank is kept; the sizes and
     ClassMap are fitted to the data). Without it the feature map and bank are the ones the registry
-    proposes for the data (HOG, or single-layer k-means for images smaller than its cells).
+    proposes for the data (HOG, or single-layer k-means for images smaller than its cells). ``for_map``:
+    ClassMap on even below the class count where it pays, for Explore's embedding map.
     """
     base = dict(base or {})
     n, C = len(imageset), imageset.n_classes
@@ -76,7 +85,7 @@ def suggest_config(imageset: ImageSet, base: dict | None = None) -> tuple[dict, 
         test_fraction = round(min(0.5, (C + 0.5) / n), 3)
         reasons.append(f"Test part: {100 * test_fraction:.0f}% so every class has a test image.")
 
-    classmap = _classmap(bank, base, data, reasons)
+    classmap = _classmap(bank, base, data, reasons, for_map)
     settings = {"features": features, "features_params": fparams, "bank": bank, "bank_params": bparams,
                 "classmap": classmap, "test_fraction": test_fraction, "seed": int(base.get("seed", 0))}
     return settings, reasons

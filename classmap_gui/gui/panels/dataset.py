@@ -6,7 +6,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QInputDialog,
                                QLabel, QListView, QListWidget, QListWidgetItem, QMessageBox, QPushButton,
-                               QSplitter, QVBoxLayout, QWidget)
+                               QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from ...core.data import builtin_datasets, load_dataset
 from ...core.errors import ClassMapError
@@ -42,6 +42,7 @@ class DatasetPanel(QWidget):
         self.import_btn.setToolTip("A folder with one sub-folder of images per class")
         self.import_btn.clicked.connect(lambda: self.import_folder())
         self.summary = QLabel()
+        self.summary.setWordWrap(True)  # a long project name wraps rather than widening a 1024 px window
         top = QHBoxLayout()
         top.addWidget(self.import_btn)
         top.addSpacing(12)
@@ -88,7 +89,7 @@ class DatasetPanel(QWidget):
         self.del_img_btn = QPushButton("Delete selected")
         self.del_img_btn.clicked.connect(lambda: self.delete_selected())
         self.move_target = QComboBox()
-        self.move_target.setMinimumContentsLength(14)
+        self.move_target.setMinimumContentsLength(8)
         self.move_target.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.move_target.currentTextChanged.connect(self.move_target.setToolTip)  # the whole name
         self.move_btn = QPushButton("Move selected to:")
@@ -114,15 +115,22 @@ class DatasetPanel(QWidget):
         cl = QVBoxLayout(cap_box)
         cl.setContentsMargins(6, 6, 6, 6)
         cl.addWidget(self.capture)
+        # the capture pane scrolls when the window is smaller than it (a 1024 x 600 screen): its preview and
+        # controls would otherwise set the window's smallest size
+        cap_scroll = QScrollArea()
+        cap_scroll.setWidgetResizable(True)
+        cap_scroll.setFrameShape(QScrollArea.NoFrame)
+        cap_scroll.setWidget(cap_box)
+        cap_scroll.setMinimumWidth(min(cap_box.minimumSizeHint().width() + 16, 360))
 
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(mid)
-        split.addWidget(cap_box)
+        split.addWidget(cap_scroll)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 4)
         split.setStretchFactor(2, 3)
-        split.setSizes([400, 420, 360])
+        split.setSizes([300, 380, 450])  # the capture pane whole at 1024 px, the lists take the rest
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(split, 1)
@@ -140,7 +148,11 @@ class DatasetPanel(QWidget):
 
         def work(progress, should_stop):
             return load_dataset(name, progress=progress, should_stop=should_stop)
-        return self.runner.run(f"Loading {name}", work, lambda ims: self.project.reset(ims), exclusive=True)
+        task = self.runner.run(f"Loading {name}", work, lambda ims: self.project.reset(ims), exclusive=True)
+        i = self.builtin.findData(name)
+        if task is not None and i >= 0:  # the picker names the set being opened, not the first of the list
+            self.builtin.setCurrentIndex(i)
+        return task
 
     def import_folder(self, path: str | None = None, *, size: tuple[int, int] = (64, 64), colour: bool = False):
         """Open a folder (one sub-folder per class) as a new project; unreadable files are listed after."""

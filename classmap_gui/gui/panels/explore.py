@@ -20,6 +20,9 @@ from .live_map import LiveMapBox
 
 MAX_POINTS = 5000  # held-out images drawn as dots (t-SNE of 2430 classes + 5000 dots: under a minute here)
 MAX_TESTED = 12000  # held-out images recognised for the most confused classes (all 29 160 of hand-pose: minutes)
+NO_CLASSMAP = ("This recogniser was trained without ClassMap (brute force or compressive: the proposal for a few "
+               "classes, where ClassMap saves nothing): the embedding map and the accuracy-vs-evaluations views "
+               "need ClassMap.")
 
 
 class ExplorePanel(MapControls, QWidget):
@@ -57,6 +60,14 @@ class ExplorePanel(MapControls, QWidget):
         self.dims_box.setVisible(False)
         self.info = QLabel("Train a recogniser (with ClassMap for the embedding views), then press Compute views.")
         self.info.setWordWrap(True)
+        # a recogniser without ClassMap (the proposal for a few classes): one press trains it again with
+        # ClassMap on (the Train panel does, asked through the project) and draws the map when it is done
+        self.classmap_btn = QPushButton("Train again with ClassMap on and show the map")
+        self.classmap_btn.setToolTip("Trains the same feature map and classifiers with ClassMap on (Train panel), "
+                                     "then computes the views: ClassMap places every class on the embedding map")
+        self.classmap_btn.clicked.connect(self._train_with_classmap)
+        self.classmap_btn.hide()
+        self._map_after_training = False
         top = QHBoxLayout()
         top.addWidget(self.compute_btn)
         top.addWidget(QLabel("Map:"))
@@ -200,7 +211,10 @@ class ExplorePanel(MapControls, QWidget):
         split.setStretchFactor(0, 1)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
-        lay.addWidget(self.info)
+        info_row = QHBoxLayout()
+        info_row.addWidget(self.info, 1)
+        info_row.addWidget(self.classmap_btn)
+        lay.addLayout(info_row)
         lay.addWidget(split, 1)
         project.modelChanged.connect(self._model_changed)
         runner.busyChanged.connect(lambda b: self.compute_btn.setEnabled(not b))
@@ -225,9 +239,32 @@ class ExplorePanel(MapControls, QWidget):
         self.mosaic_count.setText("")
         self.trade_plot.enableAutoRange()
         self.cands.setRowCount(0)
-        self.info.setText("Press Compute views to see inside the trained recogniser." if self.project.recogniser
-                          is not None else "Train a recogniser (with ClassMap for the embedding views), then press "
-                                           "Compute views.")
+        # nothing of the last model or project stays: its search, its image, its colour groups (a hand model's
+        # shape and angles), its axes
+        self.detail.search.clear()
+        self.img_view.clear()
+        self.img_index.setRange(0, 0)
+        self.colour_by.clear()
+        self.dims_label.setText("")
+        self.dims_box.setVisible(False)
+        rec = self.project.recogniser
+        no_map = rec is not None and getattr(rec, "classmap", None) is None
+        self.classmap_btn.setVisible(no_map and self.project.imageset is not None and len(self.project.imageset) > 0)
+        self.info.setText(NO_CLASSMAP if no_map else "Press Compute views to see inside the trained recogniser."
+                          if rec is not None else "Train a recogniser (with ClassMap for the embedding views), then "
+                                                  "press Compute views.")
+        self.map.set_empty("No map: this recogniser has no ClassMap. The button above trains it again with ClassMap "
+                           "on." if no_map else "Press Compute views to draw the map." if rec is not None else
+                           "Train a recogniser with ClassMap, then press Compute views to draw the map.")
+        if self._map_after_training and rec is not None and not no_map:
+            self._map_after_training = False
+            QTimer.singleShot(0, self.compute)                 # the map the person asked for, at once
+
+    def _train_with_classmap(self) -> None:
+        """The button beside "no ClassMap": ask the Train panel (through the project) to train with ClassMap on."""
+        self._map_after_training = True
+        self.info.setText("Training with ClassMap on (Train panel); the map is drawn when it is done…")
+        self.project.request_training("classmap")
 
     def held_out(self):
         """Up to MAX_TESTED held-out test images of the last training (else of the whole set), a fixed
@@ -298,8 +335,7 @@ class ExplorePanel(MapControls, QWidget):
                                   "there are no held-out images to place on the map or to draw the accuracy curve "
                                   "with: open the project it was trained from to see them.")
         else:
-            self.info.setText("This recogniser has no ClassMap (brute force or compressive): the embedding and the "
-                              "accuracy-vs-evaluations views need ClassMap. Centroids and candidates are shown.")
+            self.info.setText(NO_CLASSMAP + " Centroids and candidates are shown.")
         self._update_embedding()
         # the rest on the next turn of the event loop: the map is painted first and the window stays responsive
         # between the two paints (all views at once held the UI thread 60-170 ms, a pause a person notices)

@@ -141,6 +141,13 @@ class MapPlot(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plot, 1)
+        # what stands in for the map until there is one (no empty axes, no last model's axis names)
+        self.empty = QLabel("Press Compute views to draw the map.")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignCenter)
+        self.empty.setStyleSheet("QLabel { background: white; color: #505050; padding: 24px; }")
+        lay.addWidget(self.empty, 1)
+        self.plot.hide()
         lay.addWidget(self.legend)
         self.Y = None
         self.n_classes = 0
@@ -153,8 +160,19 @@ class MapPlot(QWidget):
             it.clear()
         self.legend.set_groups([], [])
 
+    def set_empty(self, text: str) -> None:
+        """No map: ``text`` in its place (cleared points, no axes); :meth:`set_points` brings the plot back."""
+        self.clear()
+        self.plot.setLabel("bottom", "")
+        self.plot.setLabel("left", "")
+        self.empty.setText(text)
+        self.plot.hide()
+        self.empty.show()
+
     def set_points(self, Y: np.ndarray, names: list[str], dot_labels: np.ndarray, axes: tuple[str, str]) -> None:
         """Coordinates ``Y (C + n, 2)``: the classes ``names`` first, then dots of classes ``dot_labels (n,)``."""
+        self.empty.hide()
+        self.plot.show()
         self.names = list(names)
         self.Y, self.n_classes = np.asarray(Y, np.float32), len(names)
         self.dot_labels = np.asarray(dot_labels, np.int64)

@@ -31,6 +31,7 @@ from .live_overlay import LiveOverlay
 MAX_RATE = 15.0
 #: what the rank line says before any frame came
 NO_FRAMES = "No frames yet: press Start on the Run panel."
+START = "Start a source on the Run panel to see its frames here."
 
 HELP = ("<b>Live: the Run panel's frames on this map.</b> Start a source on the Run panel; while this tab is "
         "open every frame it shows lands here as a yellow marker (a trail of the last frames behind it). Orange rings: the p "
@@ -136,7 +137,7 @@ class LiveMapBox(QGroupBox):
         self.patches = QLabel()
         self.patches.setAlignment(Qt.AlignLeft | Qt.AlignVCenter)
         self.patches.setWordWrap(True)
-        self.status = QLabel("Start a source on the Run panel to see its frames here.")
+        self.status = QLabel(START)
         self.status.setWordWrap(True)
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["#", "candidate", "L1", "refined (place)"])
@@ -244,6 +245,7 @@ class LiveMapBox(QGroupBox):
         self.rank_label.setText(NO_FRAMES)
         self.patches.clear()
         self.frame_view.clear()
+        self.status.setText(START)  # no "Recognised as …" of the last model's frame
 
     # ------------------------------------------------------------------ drawing
     def _draw(self, crop, fr) -> None:

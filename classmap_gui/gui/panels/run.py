@@ -51,7 +51,8 @@ class RunPanel(QWidget):
         self.last_result = None
         self.frames_shown = 0
         self.fps = 0.0
-        self._fps_t0, self._fps_n = time.perf_counter(), 0
+        self._fps_t0, self._fps_n, self._fps_s = time.perf_counter(), 0, 0.0
+        self._run_n, self._run_s = 0, 0.0   # the run's frames and their processing seconds
         self.last_message = ""
         self._icons: dict[int, QIcon] = {}
         self._brute = 0
@@ -89,6 +90,8 @@ class RunPanel(QWidget):
         self.view.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
         self.view.setStyleSheet("QLabel { background: #202428; color: #d0d4d8; }")
         self.fps_label = QLabel("– frames/s")
+        self.fps_label.setToolTip("Frames the recogniser processes per second (its own time per frame), whatever "
+                                  "the video's own pace")
         self.fps_label.setStyleSheet("QLabel { font-size: 14pt; font-weight: bold; }")
         self.fps_label.setMinimumWidth(self.fps_label.fontMetrics().horizontalAdvance("000.0 frames/s") + 24)
         self.status = QLabel(" ")
@@ -235,8 +238,8 @@ class RunPanel(QWidget):
         self.stream.unreadable.connect(self._on_unreadable)
         self.stream.ended.connect(self._on_end)
         self.frames_shown, self.fps = 0, 0.0
-        self._fps_t0, self._fps_n = time.perf_counter(), 0
-        self._run_t0 = self._fps_t0
+        self._fps_t0, self._fps_n, self._fps_s = time.perf_counter(), 0, 0.0
+        self._run_n, self._run_s = 0, 0.0
         self.fps_label.setText("– frames/s")  # never the previous run's figure
         self.winner.setText("–")
         self.cands.setRowCount(0)
@@ -245,6 +248,8 @@ class RunPanel(QWidget):
         self.stream.start()
         self.project.live.start(src)
         self._set_status(f"Running on {self.sources.current_text()}.")
+        self.view.clear()   # a camera or video takes seconds to open: say so, not "Pick a source"
+        self.view.setText(f"Opening {self.sources.current_text()}…")
         self._buttons()
         return True
 
@@ -253,6 +258,7 @@ class RunPanel(QWidget):
         if self.stream is not None:
             self.stream.stop()
             self._ended("stopped")
+            self.fps_label.setText("– frames/s")  # stopped: no rate is running
         self.find_hand.stop()
 
     def shutdown(self) -> None:
@@ -262,6 +268,7 @@ class RunPanel(QWidget):
     def _find_mode(self, on: bool) -> None:
         """Find the hand button: show the scan page instead of the recognition view (one at a time)."""
         self.stop()
+        self._model_changed()  # the recognition view comes back empty, not with an old run's frame and rate
         for w in self._recognise_widgets:
             w.setVisible(not on)
         self.find_hand.setVisible(on)
@@ -310,11 +317,14 @@ class RunPanel(QWidget):
                 self._add_file_row(name, self._name(c), "–" if not np.isfinite(s) else f"{s:.3f}")
         self.project.live.publish(crop, result, name, self.stream.frames_read)
         self.frames_shown += 1
-        self._fps_n += 1
+        # the processed rate: frames per second of the recogniser's own time, whatever the video's pace or Step
+        spent = float(getattr(result, "total", 0.0) or 0.0)
+        self._fps_n, self._fps_s = self._fps_n + (spent > 0), self._fps_s + spent
+        self._run_n, self._run_s = self._run_n + (spent > 0), self._run_s + spent
         now = time.perf_counter()
-        if now - self._fps_t0 >= 0.5:
-            self.fps = self._fps_n / (now - self._fps_t0)
-            self._fps_t0, self._fps_n = now, 0
+        if now - self._fps_t0 >= 0.5 and self._fps_s > 0:
+            self.fps = self._fps_n / self._fps_s
+            self._fps_t0, self._fps_n, self._fps_s = now, 0, 0.0
             self.fps_label.setText(f"{self.fps:.1f} frames/s")
         self.stream.frame_shown()
 
@@ -393,8 +403,8 @@ class RunPanel(QWidget):
         self.stream = None
         self.project.live.end(message)
         self._buttons()
-        if self.frames_shown and self.fps == 0.0:  # ended before the first half-second reading: the run's mean
-            self.fps = self.frames_shown / max(1e-6, time.perf_counter() - self._run_t0)
+        if self._run_s > 0:  # the run's mean processed rate stays on screen (a Stop clears it)
+            self.fps = self._run_n / self._run_s
             self.fps_label.setText(f"{self.fps:.1f} frames/s")
         self._set_status(f"Stream ended: {message}.")
 

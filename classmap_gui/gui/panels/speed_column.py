@@ -24,7 +24,8 @@ class SpeedColumn(QGroupBox):
         super().__init__("Speed of each feature map on this computer", parent)
         self.names = list(names)  # the registry's feature maps, in the drop-down's order
         self.table = QTableWidget(len(self.names), 3)
-        self.table.setHorizontalHeaderLabels(["feature map", "ms / image", "live frames/s"])
+        # one frame's time and the frames/s it makes (1000 / ms): the two columns read the same measurement
+        self.table.setHorizontalHeaderLabels(["feature map", "ms / frame", "live frames/s"])
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         for c in (1, 2):
@@ -167,7 +168,9 @@ class SpeedColumn(QGroupBox):
                 fps.setText("cannot run")
                 fps.setToolTip(res["error"])
             else:
-                ms.setText(f"{res['ms_image']:.1f}" if res["ms_image"] >= 0.1 else "< 0.1")
+                ms.setText(f"{res['ms_live']:.1f}" if res["ms_live"] >= 0.1 else "< 0.1")
+                ms.setToolTip(f"one frame at a time, as the Run panel reads; in a batch (training): "
+                              f"{res['ms_image']:.2f} ms an image")
                 fps.setText(f"{res['fps']:.0f}" if res["fps"] < 1000 else "> 1000")
                 slow = not fs.keeps_up(res)
                 fps.setForeground(SLOW if slow else QColor("#1a7f37"))

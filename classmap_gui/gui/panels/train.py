@@ -81,7 +81,7 @@ class TrainPanel(QWidget):
         self.status, self.figures, self.per_class = self.results.status, self.results.figures, self.results.per_class
         project.modelChanged.connect(self._model_changed)
         project.datasetChanged.connect(self._dataset_changed)
-        project.trainingRequested.connect(self.start_training)  # another panel asks through the project
+        project.trainingRequested.connect(self._train_requested)  # another panel asks through the project
         project.modelChanged.connect(self.show_runs)
         project.stateChanged.connect(self.show_runs)
         self.show_runs()
@@ -116,6 +116,24 @@ class TrainPanel(QWidget):
     def _saved_settings(self) -> dict:
         """The training settings the project holds (opened, or written when a person edited them)."""
         return {k: v for k, v in self.project.settings.items() if k in self.settings_view.values()}
+
+    def _train_requested(self, what: str = ""):
+        """Another panel asked for a training through the project: ``""`` trains with the settings shown (Find the
+        hand's background fix); ``"classmap"`` (Explore, whose map needs ClassMap) trains the shown feature map and
+        bank again with ClassMap on, sized for the map. The task or None."""
+        if not what:
+            return self.start_training()
+        ims = self.project.imageset
+        if what != "classmap" or ims is None:
+            return None
+        s, reasons = suggest_config(ims, self.settings(), for_map=True)
+        if s["classmap"] is None:
+            self.status.setText(reasons[-1])
+            self.project.message.emit(reasons[-1])
+            return None
+        self.settings_view.apply(s, reasons)
+        self.auto = False
+        return self.start_training()
 
     def _edited(self) -> None:
         """A person changed a setting: it is the project's now (unsaved until saved; closing asks)."""
@@ -280,7 +298,8 @@ class TrainPanel(QWidget):
 
     def _show(self) -> None:
         o = self.outcome
-        self.results.show_report(o.report, self.project.class_names, o.test_set, o.test_pred, o.seconds)
+        self.results.show_report(o.report, self.project.class_names, o.test_set, o.test_pred, o.seconds,
+                                 classmap=getattr(o.recogniser, "classmap", None) is not None)
         n_train = len(self.project.imageset) - len(o.test_set)
         self.status.setText(f"Trained on {n_train} images, tested on {len(o.test_set)} held-out images.")
 

@@ -35,6 +35,8 @@ def class_ticks(names: list[str], max_ticks: int = MAX_TICKS, numbers: bool = Fa
 
 #: classes from which ClassMap's filter-and-refine can save time (the Train panel's ClassMap tooltip)
 FILTER_PAYS_FROM = 50
+#: the confusion matrix writes each cell's count up to this many classes (beyond, the numbers would not fit)
+CELL_NUMBERS_MAX = 20
 
 
 class TrainResults(QWidget):
@@ -86,6 +88,11 @@ class TrainResults(QWidget):
         self.conf_img = pg.ImageItem(axisOrder="row-major")
         self.conf_img.setLookupTable(pg.colormap.get("viridis").getLookupTable(nPts=256))
         self.conf_plot.addItem(self.conf_img)
+        # the colour key: what a cell's colour means (a share of the true class's test images)
+        self.conf_key = pg.ColorBarItem(values=(0, 1), colorMap=pg.colormap.get("viridis"), interactive=False,
+                                        width=14, label="share of the true class's test images")
+        self.conf_key.setImageItem(self.conf_img, insert_in=self.conf_plot.getPlotItem())
+        self.cell_texts: list = []   # each cell's count, drawn on it up to CELL_NUMBERS_MAX classes
         self.conf_plot.scene().sigMouseClicked.connect(self._conf_clicked)
         self.conf_plot.scene().sigMouseMoved.connect(self._conf_hover)
         self.conf_hint = QLabel("Confusion matrix (rows: true class, share of its test images). "
@@ -128,14 +135,18 @@ class TrainResults(QWidget):
         self.per_class.setRowCount(0)
         self.conf_img.clear()
         self.confusion = None
+        self._number_cells(None)
         self.test_labels = self.test_pred = None
         self.conf_list.set_confusions(views.top_confusions([], [], 1), [], None, [], [])
         self.conf_stack.setCurrentWidget(self.conf_empty)
         self.conf_tabs.setTabEnabled(0, True)
         self.status.setText(status)
 
-    def show_report(self, report, names: list[str], test_set, test_pred, seconds: float | None) -> None:
-        """Show an EvalReport on ``test_set`` (an ImageSet) whose predictions are ``test_pred (n,) int64``."""
+    def show_report(self, report, names: list[str], test_set, test_pred, seconds: float | None,
+                    classmap: bool | None = None) -> None:
+        """Show an EvalReport on ``test_set`` (an ImageSet) whose predictions are ``test_pred (n,) int64``;
+        ``classmap``: whether the recogniser has ClassMap (None: not known), so the cost line says why every
+        classifier was evaluated."""
         self.names, self.test_set = list(names), test_set
         self.test_labels, self.test_pred = np.asarray(test_set.labels), np.asarray(test_pred, np.int64)
         C = len(names)
@@ -144,9 +155,20 @@ class TrainResults(QWidget):
         brute = float(report.brute_force_evaluations)
         self.figures["accuracy"].setText(f"{100 * acc:.1f}%")
         self.figures["evaluations"].setText(f"{ev:.1f} of {brute:.0f}")
-        if ev >= brute - 1e-9:
+        if ev >= brute - 1e-9 and classmap:
+            # ClassMap on, but its references and candidates cost as much as every class: no saving, said so
+            self.figures["speedup"].setText("no saving")
+            self.figure_titles["speedup"].setText(f"ClassMap on: {ev:.0f} evaluations for {C} classes")
+            self.figure_titles["speedup"].setToolTip(
+                f"ClassMap evaluates its reference classifiers and p candidates per image: with {C} classes that "
+                f"is no fewer than brute force's {brute:.0f}; it pays from about {FILTER_PAYS_FROM} classes")
+        elif ev >= brute - 1e-9:
             self.figures["speedup"].setText("brute force")
-            self.figure_titles["speedup"].setText("every classifier evaluated")
+            self.figure_titles["speedup"].setText("every classifier evaluated" if classmap is None else
+                                                  "ClassMap off · every classifier evaluated")
+            self.figure_titles["speedup"].setToolTip(
+                f"Trained without ClassMap: with {C} classes brute force evaluates only {C} classifiers per image; "
+                f"filter-and-refine pays off from about {FILTER_PAYS_FROM} classes")
         else:
             # a count ratio, and beside it the measured wall-clock one (cost_line names both)
             self.figures["speedup"].setText(f"{report.evaluations_ratio:.1f}×" if ev > 0 else "–")
@@ -197,10 +219,13 @@ class TrainResults(QWidget):
         self.conf_tabs.setCurrentIndex(0 if matrix else 1)
         if not matrix:
             self.conf_img.clear()
+            self._number_cells(None)
             self.conf_stack.setCurrentWidget(self.conf_empty)
             return
-        self.conf_img.setImage(views.confusion_rates(self.confusion), levels=(0, 1))
+        rates = views.confusion_rates(self.confusion)
+        self.conf_img.setImage(rates, levels=(0, 1))
         self.conf_img.setRect(0, 0, C, C)
+        self._number_cells(rates)
         # names side by side overlap beyond a few classes: the bottom axis then shows class numbers (the
         # table's # column); the left axis has room for names; every cell's tooltip names both classes
         few = C <= 6
@@ -209,6 +234,19 @@ class TrainResults(QWidget):
         self.conf_plot.setLabel("bottom", "predicted class" + ("" if few else " (number, as in the table)"))
         self.conf_stack.setCurrentWidget(self.conf_plot)
         self.conf_plot.setRange(xRange=(0, C), yRange=(0, C), padding=0.02)
+
+    def _number_cells(self, rates) -> None:
+        """Each cell's count of test images written on it (light on dark cells), up to CELL_NUMBERS_MAX classes."""
+        for t in self.cell_texts:
+            self.conf_plot.removeItem(t)
+        self.cell_texts = []
+        if self.confusion is None or len(self.confusion) > CELL_NUMBERS_MAX:
+            return
+        for (i, j), n in np.ndenumerate(self.confusion):
+            t = pg.TextItem(str(int(n)), color="k" if rates[i, j] > 0.6 else "w", anchor=(0.5, 0.5))
+            t.setPos(j + 0.5, i + 0.5)
+            self.conf_plot.addItem(t)
+            self.cell_texts.append(t)
 
     def _cell_at(self, scene_pos) -> tuple[int, int]:
         pos = self.conf_img.mapFromScene(scene_pos)

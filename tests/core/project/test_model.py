@@ -127,6 +127,6 @@ def test_settings_edited_are_one_unsaved_edit_and_saved_with_the_project(tmp_pat
 def test_a_training_is_asked_of_the_project_not_of_a_panel():
     p = Project(ImageSet(np.zeros((4, 8, 8), np.uint8), [0, 0, 1, 1], ["a", "b"]))
     asked = []
-    p.trainingRequested.connect(lambda: asked.append(True))
+    p.trainingRequested.connect(lambda what: asked.append(what == ""))
     p.request_training()
     assert asked == [True] and not p.dirty

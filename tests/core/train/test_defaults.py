@@ -65,3 +65,19 @@ def test_a_registered_component_with_its_own_suits_is_proposed_without_editing_d
     finally:
         registry.unregister("features", "edges")
     assert suggest_config(_set(10, 5, side=48))[0]["features"] == "hog"
+
+
+def test_for_the_map_classmap_is_on_for_a_few_classes_with_fewer_candidates_than_classes():
+    """Explore's "train again with ClassMap on": four classes get ClassMap (no more references than classes, fewer
+    candidates than classes) and a reason that says it saves nothing there; the plain proposal keeps it off."""
+    import numpy as np
+
+    from classmap_gui.core.data import ImageSet
+    from classmap_gui.core.train.defaults import suggest_config
+
+    ims = ImageSet(np.zeros((56, 24, 24), np.uint8), np.repeat(np.arange(4), 14), ["a", "b", "c", "d"])
+    plain, _ = suggest_config(ims)
+    assert plain["classmap"] is None
+    s, reasons = suggest_config(ims, {"features": "hog", "bank": "ova-ridge"}, for_map=True)
+    assert s["classmap"]["d"] <= 4 and 1 <= s["classmap"]["p"] < 4
+    assert any("saves nothing" in r for r in reasons)
