@@ -107,7 +107,7 @@ SETTINGS: tuple[Setting, ...] = (
             quick=20),
     Setting("build", "shapes", None, "hand shapes (None: all 81; a count or names) — fewer for a quick build", quick=8),
     Setting("build", "orientations", None, "orientations (None: all 30; a count spread over the grid)", quick=6),
-    Setting("build", "features", "network",
+    Setting("build", "features", "window",
             "the reader's features: window (the window network embeds every window of the frame; its background class "
             "finds the hand), network (a crop network: HOG and the hand detector find the hand, the network reads the "
             "detector's best windows) or hog (HOG does both)"),

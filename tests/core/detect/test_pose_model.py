@@ -57,13 +57,33 @@ def test_the_reader_scoring_never_names_the_background_and_scores_hand_rows_only
         Scoring("foreground")
 
 
-def test_the_default_hand_model_reads_with_the_network_and_finds_with_hog():
-    """The network reads; the HOG hand detector finds the windows it reads (the cascade), saved with the model."""
+def test_the_default_hand_model_embeds_every_window_with_the_window_network():
+    """The window network embeds every window of the frame and the model classifies all of them: no HOG finder,
+    no separate detector; the class images are windows with their context."""
+    from classmap_gui.core.detect.scanner import Scanner
+    from classmap_gui.core.data.hand_scene import random_hand_scene
+    from classmap_gui.core.features.network_input import CROP
+
+    rec, info = build_hand_model(TINY)
+    assert rec.features.kind_ == "window" and info["feature_map"] == "window" and rec.image_size == (CROP, CROP)
+    det = rec.metadata["detection"]
+    assert det["detector"] is None and "finder" not in det
+    grey, box = random_hand_scene(np.random.default_rng(3), 240, 320)
+    for method in ("classmap", "brute_force"):
+        sc = Scanner(rec, method)
+        r = sc.scan(grey)
+        assert r.windows == len(sc.pyramid.boxes(240, 320)) > 100      # every window of every scale classified
+        assert len(r.boxes) >= 1 and r.top_classes.size >= 1
+        assert {"features: network", "features: levels"} <= set(r.timings)
+
+
+def test_a_crop_network_hand_model_reads_with_the_network_and_finds_with_hog():
+    """The crop network reads; the HOG hand detector finds the windows it reads (the cascade), saved with the model."""
     from classmap_gui.core.detect.scanner import Scanner
     from classmap_gui.core.data.hand_scene import random_hand_scene
     from classmap_gui.core.features.network import NetworkFeatures
 
-    rec, info = build_hand_model({**TINY, "candidates": 7})
+    rec, info = build_hand_model({**TINY, "features": "network", "candidates": 7})
     assert isinstance(rec.features, NetworkFeatures) and info["feature_map"] == "network"
     det = rec.metadata["detection"]
     assert det["finder"]["hog"]["cell_size"] == 8 and det["candidates"] == 7 and det["detector"] is not None
