@@ -82,6 +82,8 @@ def window_input(crops) -> tuple[np.ndarray, int]:
     ~0.92 with the network's own zero padding past the crop), so a bank trained on crops classifies a frame's
     windows as it classifies crops."""
     x = np.asarray(crops)
+    if x.ndim == 4 and x.shape[-1] == 3:   # colour crops read as grey, as standardise reads them
+        x = np.stack([cv2.cvtColor(np.ascontiguousarray(im), cv2.COLOR_RGB2GRAY) for im in x])
     padded = np.stack([cv2.copyMakeBorder(im, CONTEXT, CONTEXT, CONTEXT, CONTEXT, cv2.BORDER_REFLECT) for im in x]) \
         if len(x) else np.zeros((0, x.shape[1] + 2 * CONTEXT, x.shape[2] + 2 * CONTEXT), np.uint8)
     return local_contrast(padded), 2 * CONTEXT // STRIDE

@@ -130,3 +130,17 @@ def test_a_window_network_model_is_read_alike_by_the_app_and_the_exported_predic
     exported = [r["top"][0]["class"] for r in json.loads(out.stdout)]
     app = Recogniser.load(tmp_path / "m").predict(np.stack([cv2.imread(f, cv2.IMREAD_GRAYSCALE) for f in files]))
     assert exported == [rec.class_names[i] for i in app.labels]
+
+
+def test_a_window_network_reads_colour_crops_as_grey():
+    """A colour project's crops (the Train panel's speed column measures every feature map on them) are read as
+    their grey image, not refused."""
+    import cv2
+
+    from classmap_gui.core.features.network import WindowNetworkFeatures
+
+    rgb = np.random.default_rng(0).integers(0, 256, (2, 64, 64, 3), dtype=np.uint8)
+    grey = np.stack([cv2.cvtColor(im, cv2.COLOR_RGB2GRAY) for im in rgb])
+    f = WindowNetworkFeatures().fit()
+    a, b = f.transform(rgb), f.transform(grey)       # resized to the network's crop before or after greying
+    assert np.all(np.sum(a * b, 1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)) > 0.999)
