@@ -32,6 +32,15 @@ def _helper() -> ThreadPoolExecutor:
     return _pool
 
 
+def grid_boxes(rows: int, cols: int, step: int, win_w: int, win_h: int, f: float) -> np.ndarray:
+    """``(rows * cols, 4) float32`` frame boxes (x, y, w, h) of a shrunk level's windows ``step`` pixels apart, row
+    by row, the level being the frame shrunk by ``f``."""
+    r, c = np.mgrid[0:rows, 0:cols]
+    n = rows * cols
+    return np.stack([c.ravel() * step / f, r.ravel() * step / f, np.full(n, win_w / f), np.full(n, win_h / f)],
+                    1).astype(np.float32)
+
+
 class WindowPyramid:
     """Window boxes and their features for frames of one size.
 
@@ -65,10 +74,7 @@ class WindowPyramid:
             if rows * cols == 0:
                 continue
             levels.append(((sw, sh), (rows, cols), f))
-            r, c = np.mgrid[0:rows, 0:cols]
-            b = np.stack([c.ravel() * d.stride / f, r.ravel() * d.stride / f,
-                          np.full(rows * cols, d.win_w / f), np.full(rows * cols, d.win_h / f)], 1)
-            boxes.append(b.astype(np.float32))
+            boxes.append(grid_boxes(rows, cols, d.stride, d.win_w, d.win_h, f))
             which.append(np.full(rows * cols, k, np.int64))
         if not levels:
             raise DataError(f"a {w}x{h} frame is too small to scan: its windows ({', '.join(f'{s:g}' for s in self.sides)} "
@@ -154,10 +160,7 @@ class NetworkPyramid:
             if rows <= 0 or cols <= 0:
                 continue
             levels.append(((sw, sh), (rows, cols), f))
-            r, c = np.mgrid[0:rows, 0:cols]
-            b = np.stack([c.ravel() * st / f, r.ravel() * st / f, np.full(rows * cols, win / f),
-                          np.full(rows * cols, win / f)], 1)
-            boxes.append(b.astype(np.float32))
+            boxes.append(grid_boxes(rows, cols, st, win, win, f))
             which.append(np.full(rows * cols, k, np.int64))
         if not levels:
             raise DataError(f"a {w}x{h} frame is too small to scan: its windows ({', '.join(f'{s:g}' for s in self.sides)} "
