@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import os
 
+import cv2
 import pytest
 
-#: test node-id prefixes that may skip in CI, each with why (keep empty unless a check cannot run there)
-EXPECTED_SKIPS: dict[str, str] = {}
+#: test node-id prefixes that may skip in CI, each with why (keep empty unless a check cannot run there). A fresh
+#: install gets OpenCV 5, which has no cv2.HOGDescriptor: the checks that compare the numpy HOG with it (and that
+#: remove it to force the fallback) have nothing to compare against there; on OpenCV 5 the whole suite runs the
+#: numpy HOG itself, and tests/core/export's venv test runs predict.py on OpenCV 5
+_NO_HOG_DESCRIPTOR = "OpenCV 5 (no HOGDescriptor to compare the numpy HOG with; the suite runs that HOG throughout)"
+EXPECTED_SKIPS: dict[str, str] = {} if hasattr(cv2, "HOGDescriptor") else {
+    "tests/core/features/test_hog_pixels.py::test_hog_without_hog_descriptor_gives": _NO_HOG_DESCRIPTOR,
+    "tests/core/features/test_hog_pixels.py::test_a_trained_hog_model_predicts_the_same_without": _NO_HOG_DESCRIPTOR,
+    "tests/core/export/test_export.py::test_predict_py_without_hog_descriptor": _NO_HOG_DESCRIPTOR,
+}
 
 
 def _expected(nodeid: str) -> bool:

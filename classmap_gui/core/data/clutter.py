@@ -189,9 +189,27 @@ def _posters(rng, side):
     for _ in range(int(rng.integers(5, 20))):
         text = "".join(rng.choice(list(letters), int(rng.integers(2, 10))))
         org = (int(rng.integers(-20, side)), int(rng.integers(10, side)))
-        cv2.putText(im, text, org, int(rng.choice([0, 1, 2, 3, 4])), float(rng.uniform(0.4, 2.0)),
-                    tuple(float(v) for v in _colour(rng, 0.7)), int(rng.integers(1, 4)), cv2.LINE_AA)
+        _put_text(im, text, org, int(rng.choice([0, 1, 2, 3, 4])), float(rng.uniform(0.4, 2.0)),
+                  tuple(float(v) for v in _colour(rng, 0.7)), int(rng.integers(1, 4)))
     return im
+
+
+def _put_text(im: np.ndarray, text: str, org, font: int, scale: float, colour, thick: int) -> None:
+    """Anti-aliased text drawn into a float32 image: OpenCV 4 draws on float images directly; OpenCV 5 only on
+    uint8 ones, so there the text is drawn as a uint8 coverage mask and blended in (the same tile within the
+    anti-aliasing's rounding: a few grey levels on the letters' edges)."""
+    import cv2
+
+    try:
+        cv2.putText(im, text, org, font, scale, colour, thick, cv2.LINE_AA)
+        return
+    except cv2.error:
+        pass
+    mask = np.zeros(im.shape[:2], np.uint8)
+    cv2.putText(mask, text, org, font, scale, 255, thick, cv2.LINE_AA)
+    a = (mask.astype(np.float32) / 255.0)[..., None]
+    im *= 1.0 - a
+    im += a * np.asarray(colour, np.float32)
 
 
 _MAKERS = {"blobs": _blobs, "fractal": _fractal, "grain": _grain, "foliage": _foliage,
