@@ -37,6 +37,7 @@ def sheet() -> np.ndarray:
             tiles.append(cv2.resize(big, (TILE, TILE), interpolation=cv2.INTER_AREA))  # 2x supersampled
         cell = np.full((TILE + LABEL, 3 * TILE + 6, 3), 255, np.float32)
         cell[LABEL:, 2:2 + 3 * TILE] = np.hstack(tiles)
+        cell = np.clip(np.rint(cell), 0, 255).astype(np.uint8)     # OpenCV 5 draws text on 8-bit images only
         cv2.putText(cell, f"{name}  {shape_code(name)}", (4, 12), cv2.FONT_HERSHEY_DUPLEX, 0.42, (0, 0, 0), 1,
                     cv2.LINE_AA)
         cells.append(cell)
