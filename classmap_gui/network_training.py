@@ -94,7 +94,7 @@ def batch_for_step(step: int, seed: int, batch: int, background: int, size=(64, 
 def _arch(name: str):
     """``(model class, widths, batch fn(step, seed, batch, background), input fn, validation crops fn)``."""
     if name == "dense":
-        from . import network_dense as nd
+        from . import network_training_window as nd
 
         return (nd.WindowNet, nd.WIDTHS, lambda s, seed, b, bg: nd.dense_batch(s, seed, b, bg, TRAIN_STYLE),
                 nd.input_of, nd.validation_crops)
@@ -302,7 +302,7 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
     torch.save({k: v.cpu() for k, v in model.state_dict().items()}, out / "final.pt")
     parity_crops = val_x[:: max(1, len(val_x) // 1000)][:1000]
     if arch == "dense":
-        from .network_dense import dense_parity, export_dense_onnx, multiply_adds
+        from .network_training_window import dense_parity, export_dense_onnx, multiply_adds
 
         export_dense_onnx(model, out / "network.onnx")
         parity = dense_parity(model, out / "network.onnx", parity_crops)

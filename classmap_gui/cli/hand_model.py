@@ -69,7 +69,7 @@ def add_commands(sub: Subcommands) -> None:
     t.add_argument("--validation-per-class", type=int, default=2, help="validation crops per class (default 2)")
     t.add_argument("--arch", choices=("crop", "dense"), default="crop",
                    help="crop: one crop at a time (the first hand network); dense: the window network, fully "
-                        "convolutional, every window of a pyramid level from one pass (network_dense)")
+                        "convolutional, every window of a pyramid level from one pass (network_training_window)")
     t.add_argument("--width", choices=("small", "base", "wide"), default="base", help="network width")
     t.add_argument("--embedding", type=int, default=512, help="embedding (exported feature) width (default 512)")
     t.add_argument("--lr", type=float, default=1e-3, help="peak learning rate, AdamW (default 1e-3)")

@@ -1,6 +1,6 @@
 """The window network's trunk sizes: multiply-adds and the time of one frame's pass, per width.
 
-For each width of `network_dense.WIDTHS` (small, base, wide), a network of that shape (random weights: the
+For each width of `network_training_window.WIDTHS` (small, base, wide), a network of that shape (random weights: the
 time and the operations do not depend on the weights) is exported as the product exports it and run by
 onnxruntime over a 320 x 240 frame's pyramid exactly as `core.detect.pyramid.NetworkPyramid` runs it (window
 sides 0.36, 0.43, 0.52, 0.62 of the frame's height, each level padded by the context margin): milliseconds per
@@ -36,7 +36,7 @@ def main() -> int:
 
     from classmap_gui.core.detect.pyramid import NetworkPyramid
     from classmap_gui.core.features.network import NetworkFeatures
-    from classmap_gui.network_dense import WIDTHS, WindowNet, export_dense_onnx, multiply_adds
+    from classmap_gui.network_training_window import WIDTHS, WindowNet, export_dense_onnx, multiply_adds
 
     torch.manual_seed(0)
     records = dict(r.split("=", 1) for r in a.record)

@@ -27,7 +27,7 @@ def test_the_shipped_hand_network_passes_and_is_read_as_it_is():
 def test_the_dense_window_network_passes(tmp_path):
     """Exported as ``classmap train-network --arch dense`` exports it (untrained: the graph is the same)."""
     torch = pytest.importorskip("torch")
-    from classmap_gui.network_dense import WindowNet, export_dense_onnx
+    from classmap_gui.network_training_window import WindowNet, export_dense_onnx
 
     torch.manual_seed(0)
     export_dense_onnx(WindowNet(), tmp_path / "dense.onnx")
