@@ -35,27 +35,29 @@ def _transform_chunk(features, images: np.ndarray, start: int) -> tuple[int, np.
     return start, np.asarray(features.transform(images), dtype=np.float32)
 
 
-def _local_chunks(features, images, starts, chunk_size: int, progress: ProgressFn, should_stop: StopFn):
-    """Chunks in this process; the feature map's own progress/cancel (if it takes them) fills each slice."""
-    n = images.shape[0]
+def _local_chunks(features, chunk, n: int, starts, chunk_size: int, progress: ProgressFn, should_stop: StopFn):
+    """Chunks in this process (``chunk(a, b)``: images ``a:b``); the feature map's own progress/cancel (if it
+    takes them) fills each slice."""
     params = inspect.signature(features.transform).parameters
     wired = "progress" in params and "should_stop" in params
     for a in starts:
         b = min(n, a + chunk_size)
         if wired:
-            F = features.transform(images[a:b], progress=sub_progress(progress, a / n, b / n),
+            F = features.transform(chunk(a, b), progress=sub_progress(progress, a / n, b / n),
                                    should_stop=should_stop)
             yield a, np.asarray(F, dtype=np.float32)
         else:
-            yield _transform_chunk(features, images[a:b], a)
+            yield _transform_chunk(features, chunk(a, b), a)
 
 
-def encode(features, images: np.ndarray, *, out: str | os.PathLike | None = None, chunk_size: int | None = None,
-           progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
+def encode(features, images: np.ndarray, *, rows: np.ndarray | None = None, out: str | os.PathLike | None = None,
+           chunk_size: int | None = None, progress: ProgressFn = None, should_stop: StopFn = None) -> np.ndarray:
     """Apply a fitted feature map to ``images`` chunk by chunk.
 
     features : a fitted transformer with ``transform(images) -> (m, D)``.
     images : uint8 ``(n, h, w)`` or ``(n, h, w, 3)`` (an ``np.memmap`` works too).
+    rows : encode only these rows of ``images``, in this order (gathered chunk by chunk: no copy of the
+        images they select sits in memory, as ``images[rows]`` would; a training part of a large set).
     out : ``None`` -> the result is an in-memory ``(n, D) float32`` array. A path -> the result is
         written to that ``.npy`` file (written to ``<path>.part`` and renamed when complete, so a
         crash or a cancel never leaves a truncated file under the final name) and returned as a
@@ -67,12 +69,24 @@ def encode(features, images: np.ndarray, *, out: str | os.PathLike | None = None
     images = np.asarray(images) if not isinstance(images, np.memmap) else images
     if images.ndim not in (3, 4) or images.dtype != np.uint8:
         raise DataError(f"encode expects uint8 images (n,h,w) or (n,h,w,3), got {images.dtype} {images.shape}")
-    n = images.shape[0]
+    if rows is None:
+        n = images.shape[0]
+
+        def chunk(a: int, b: int) -> np.ndarray:
+            return images[a:b]
+    else:
+        rows = np.asarray(rows, np.int64)
+        if rows.ndim != 1 or (len(rows) and (rows.min() < 0 or rows.max() >= images.shape[0])):
+            raise ConfigError(f"encode: rows must be indices into the {images.shape[0]} images")
+        n = len(rows)
+
+        def chunk(a: int, b: int) -> np.ndarray:
+            return images[rows[a:b]]
     if n == 0:
         raise DataError("encode: no images to encode")
     report(progress, 0.0, "encoding")
     # The feature dimension D is known only after a transform; the first image gives it cheaply.
-    first = np.asarray(features.transform(images[:1]), dtype=np.float32)
+    first = np.asarray(features.transform(chunk(0, 1)), dtype=np.float32)
     if first.ndim != 2 or first.shape[0] != 1:
         raise ConfigError(f"{type(features).__name__}.transform returned shape {first.shape}, expected (1, D)")
     d = first.shape[1]
@@ -95,10 +109,10 @@ def encode(features, images: np.ndarray, *, out: str | os.PathLike | None = None
     try:
         starts = range(0, n, chunk_size)
         if describe_backend() == "dask":
-            tasks = (delayed(_transform_chunk)(features, images[a:a + chunk_size], a) for a in starts)
+            tasks = (delayed(_transform_chunk)(features, chunk(a, min(n, a + chunk_size)), a) for a in starts)
             results = Parallel(n_jobs=-1, return_as="generator_unordered")(tasks)
         else:
-            results = _local_chunks(features, images, starts, chunk_size, progress, should_stop)
+            results = _local_chunks(features, chunk, n, starts, chunk_size, progress, should_stop)
         done = 0
         for a, F in results:
             if F.shape != (min(n, a + chunk_size) - a, d):

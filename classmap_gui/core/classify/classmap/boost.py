@@ -25,17 +25,21 @@ from ...progress import ProgressFn, StopFn, check_stop, report
 from ..kernels.exact_filter import filter_batch
 
 
-def class_medians(M: np.ndarray, y: np.ndarray, n_classes: int, *, chunk: int = 512) -> np.ndarray:
-    """Per-class, per-column median of ``M (n, K) float32`` -> ``(n_classes, K) float32``.
+def class_medians(M: np.ndarray, y: np.ndarray, n_classes: int, *, rows: np.ndarray | None = None,
+                  chunk: int = 512) -> np.ndarray:
+    """Per-class, per-column median of ``M (n, K) float32`` (or of its rows ``rows``, ``y`` then their
+    classes, without copying them out) -> ``(n_classes, K) float32``.
 
     Classes without examples get NaN rows (the caller reports them). Rows are grouped by the
     number of examples of their class, so the work is a few reshaped ``np.median`` calls, not
-    a loop over classes.
+    a loop over classes; at most ``chunk`` columns of a group are copied at a time.
     """
     y = np.asarray(y, np.int64)
     K = M.shape[1]
     out = np.full((n_classes, K), np.nan, np.float32)
     order = np.argsort(y, kind="stable")
+    if rows is not None:
+        order = np.asarray(rows, np.int64)[order]
     counts = np.bincount(y, minlength=n_classes)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     for m in np.unique(counts[counts > 0]):
@@ -95,16 +99,17 @@ def boost_references(M: np.ndarray, E: np.ndarray, idx: np.ndarray, pos: np.ndar
     Kc = len(cand)
     H = np.empty((Kc, T), np.float32)          # row k: weak outputs of candidate k on all triples
     chunk = max(1, int(2**22 // Kc))
-    Mc, Ec = np.ascontiguousarray(M[:, cand]), np.ascontiguousarray(E[:, cand])
+    every = Kc == M.shape[1] and np.array_equal(cand, np.arange(Kc))
+    Ec = np.ascontiguousarray(E if every else E[:, cand])   # M's columns are gathered per chunk, never copied whole
     for t0 in range(0, T, chunk):
         check_stop(should_stop)
         sl = slice(t0, t0 + chunk)
-        Mx = Mc[idx[sl]]
+        Mx = M[idx[sl]] if every else M[idx[sl]][:, cand]
         a = np.abs(Mx - Ec[neg[sl]])
         a -= np.abs(Mx - Ec[pos[sl]])
         H[:, sl] = a.T
         report(progress, 0.3 * min(1.0, (t0 + chunk) / T), "embedding: triples")
-    del Mc, Ec
+    del Ec
     scale = np.abs(H).max(axis=1)
     scale[scale == 0] = 1.0
     H *= (1.0 / scale)[:, None]
@@ -192,7 +197,7 @@ def cross_fit_medians(M: np.ndarray, yi: np.ndarray, C: int, E_all: np.ndarray):
     E2 = np.empty((2 * C, M.shape[1]), np.float32)
     for f in (0, 1):
         rows = np.flatnonzero(fold == 1 - f)
-        Ef = class_medians(M[rows], yi[rows], C)
+        Ef = class_medians(M, yi[rows], C, rows=rows)
         bad = np.isnan(Ef[:, 0])
         Ef[bad] = E_all[bad]
         E2[f * C:(f + 1) * C] = Ef
@@ -209,8 +214,9 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None, R=
     candidate i exactly for t in (P_i, R_i]; above every R it answers as v2. So the extra
     error is a sum of interval indicators, evaluated at every record value with two
     ``searchsorted`` calls. Returns ``inf`` (never stop early) if no value qualifies.
-    ``R (n, C)``: the refining bank's outputs when the references come from another bank (default
-    ``M[:, :C]``).
+    ``R``: when the references come from another bank, the refining bank's outputs as a function of
+    candidates ``(n, p) int64 -> (n, p)`` (default: those columns of ``M[:, :C]``), so no ``(n, C)``
+    matrix beside ``M`` is needed.
     """
     F = np.ascontiguousarray(M[:, refs])
     n = len(F)
@@ -226,7 +232,7 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None, R=
             filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
                            alpha, p, c_f, d_f)
             cands[rows] = c_f
-    R = np.take_along_axis(M[:, :C] if R is None else R, cands, axis=1).astype(np.float64)   # filter order
+    R = (np.take_along_axis(M[:, :C], cands, axis=1) if R is None else R(cands)).astype(np.float64)  # filter order
     wrong = cands != yi[:, None]
     v2_wrong = wrong[np.arange(n), R.argmax(1)]
     P = np.empty_like(R)

@@ -18,7 +18,7 @@ from ...guards.arrays import check_array
 from ...guards.constraints import validate_params
 from ...errors import ConfigError, DataError, NoSignalError
 from ...progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers
+from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, subset_scores
 from .boost import (boost_references, class_medians, cross_fit_medians, learn_threshold, random_references,
                     sample_triples)
 from .refine import ALL_PAIRS_VOTE, BEST_RESPONSE
@@ -86,9 +86,7 @@ def embed(cm, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, X_train=None, y
         confusers = None
         if kind == "ova" and cm.hard_fraction > 0 and len(tc) > 2:
             k = min(10, len(tc) - 1)
-            Mt = M[keep][:, tc]
-            confusers = tc[np.argpartition(-Mt, k, axis=1)[:, :k + 1]]
-            del Mt
+            confusers = _confusers(M, np.flatnonzero(keep), tc, k)
         idx, pos, neg = sample_triples(yi[keep], int(cm.n_triples), tc, rng, confusers, cm.hard_fraction)
         Mk = M[keep] if not keep.all() else M
         # each triple compares X with class medians of the other fold (E2 rows shifted by C)
@@ -114,7 +112,20 @@ def embed(cm, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, X_train=None, y
                          else learn_threshold(M, yi, refs, cm.alpha_, cm.class_embeddings_,
                                               min(int(cm.p), C), fold=fold, E2=E2,
                                               R=None if reference_bank is None
-                                              else classifier_outputs(bank, X)))
+                                              else lambda cands: subset_scores(bank, X, cands)))
+
+
+def _confusers(M: np.ndarray, rows: np.ndarray, tc: np.ndarray, k: int, chunk: int = 2048) -> np.ndarray:
+    """Per row of ``M[rows]``, the ``k + 1`` classes of ``tc`` with the largest outputs (its confusers), ``(len(rows),
+    k + 1) int64``; ``chunk`` rows at a time, so no ``(n, C)`` copy or index matrix sits beside ``M``."""
+    out = np.empty((len(rows), k + 1), np.int64)
+    every = np.array_equal(tc, np.arange(M.shape[1]))
+    for s in range(0, len(rows), chunk):
+        block = M[rows[s:s + chunk]]
+        if not every:
+            block = block[:, tc]
+        out[s:s + chunk] = tc[np.argpartition(-block, k, axis=1)[:, :k + 1]]
+    return out
 
 
 def class_index(classes: np.ndarray, y) -> np.ndarray:
