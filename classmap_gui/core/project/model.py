@@ -236,6 +236,14 @@ class Project:
         self.runs.remove(run_id)
         self._touch()
 
+    def forget_run_models(self) -> int:
+        """Let go of the kept models of every run but the one in use (a smaller project; their records stay and
+        restoring one retrains it); returns how many were let go."""
+        gone = self.runs.forget_models(keep=self.runs.current_of(self.recogniser))
+        if gone:
+            self._touch()
+        return gone
+
     def restore_run(self, run_id: int) -> dict:
         """Make run ``run_id``'s kept recogniser and settings the project's again; returns its record.
 

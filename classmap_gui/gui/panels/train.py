@@ -62,6 +62,7 @@ class TrainPanel(QWidget):
         self.runs_view = RunsView()
         self.runs_view.restoreRequested.connect(lambda rid: self.restore_run(rid))
         self.runs_view.deleteRequested.connect(lambda rid: self.delete_run(rid))
+        self.runs_view.forgetModelsRequested.connect(project.forget_run_models)  # the table follows stateChanged
         self.pending_restore: dict | None = None   # a restored run whose predictions are still to be checked
         self.last_restore_message = ""
         self._version_of, self._version = None, None
