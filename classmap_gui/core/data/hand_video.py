@@ -132,10 +132,17 @@ def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: flo
 def demo_labels(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list:
     """The key pose ``(shape, yaw, pitch, roll)`` of each frame :func:`demo_frames` yields with these
     timings (None while moving or empty): the truth of the shipped demo video, frame by frame."""
+    return [lab for _t, lab, _in in demo_timeline(fps, hold, move)]
+
+
+def demo_timeline(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list[tuple[int, tuple | None, bool]]:
+    """``(take, key pose or None, hand in view)`` of each frame :func:`demo_frames` yields with these timings:
+    which of :data:`TAKES` it belongs to, the pose held (None while moving or empty) and whether the hand is in
+    the frame at all (False on the empty scene between takes)."""
     n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
     zero = np.zeros(1)
-    return [lab for *_, lab in _takes_timeline([(zero, zero, k) for k in KEY_POSES], n_hold, n_move,
-                                               max(1, round(EMPTY_SECONDS * fps)))]
+    return [(t, lab, params is not None) for t, params, _a, lab in _takes_timeline(
+        [(zero, zero, k) for k in KEY_POSES], n_hold, n_move, max(1, round(EMPTY_SECONDS * fps)))]
 
 
 def random_key_poses(seed: int, n: int = len(KEY_POSES)) -> tuple[tuple[str, int, int, int], ...]:
