@@ -135,6 +135,16 @@ def demo_labels(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list
     return [lab for _t, lab, _in in demo_timeline(fps, hold, move)]
 
 
+#: the shipped videos of a rendered hand (``resources/``): what is recorded from them is images of hands
+HAND_VIDEOS = ("demo-hands.avi", "demo-find-hand.avi")
+
+
+def shows_hands(source) -> bool:
+    """Whether ``source`` (a video's path or name; a camera's index) is one of :data:`HAND_VIDEOS`, so the
+    images recorded from it are of hands (the Train panel then proposes the hand network's features)."""
+    return isinstance(source, (str, Path)) and Path(source).name in HAND_VIDEOS
+
+
 def demo_timeline(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list[tuple[int, tuple | None, bool]]:
     """``(take, key pose or None, hand in view)`` of each frame :func:`demo_frames` yields with these timings:
     which of :data:`TAKES` it belongs to, the pose held (None while moving or empty) and whether the hand is in

@@ -109,7 +109,7 @@ class TrainPanel(QWidget):
             return []
         cur = self.settings()
         base = {"features": cur["features"], "bank": cur["bank"]} if keep_choice else None
-        s, reasons = suggest_config(ims, base)
+        s, reasons = suggest_config(ims, base, hands=self.project.settings.get("capture_subject") == "hands")
         self.settings_view.apply(s, reasons)
         self.auto = not keep_choice
         return reasons
