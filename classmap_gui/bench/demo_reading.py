@@ -110,7 +110,7 @@ def score(readings, timeline, unsure_below: float) -> dict:
             moving["no_hand"] += int(not rd.found)
             continue
         shape = pose[0]
-        row = takes.setdefault(f"take {take + 1}", {}).setdefault(
+        row = takes.setdefault(f"take_{take + 1}", {}).setdefault(
             shape, {"pose": list(pose), "frames": 0, "right": 0, "no_hand": 0, "wrong_sure": 0, "named": {}})
         row["frames"] += 1
         if not rd.found:
