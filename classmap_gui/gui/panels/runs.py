@@ -170,7 +170,7 @@ class RunsView(QWidget):
         self.forget_btn.clicked.connect(self.forgetModelsRequested.emit)
         self.note = QLabel("No runs yet: every training run is listed here.")
         self.note.setWordWrap(True)
-        self._sizes: dict[int, int] = {}  # run id -> its model's saved bytes (a kept model never changes)
+        self._sizes: dict[int, tuple] = {}  # run id -> (its model, saved bytes): a kept model never changes
         row = QHBoxLayout()
         row.addWidget(self.restore_btn)
         row.addWidget(self.delete_btn)
@@ -202,10 +202,10 @@ class RunsView(QWidget):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
         kept = sum(bool(r.get("model_kept")) for r in runs.records)
-        for rid in runs.models:
-            if rid not in self._sizes:
-                self._sizes[rid] = runs.models[rid].saved_bytes()
-        size = kept_models_text(runs, current_id, self._sizes.__getitem__)
+        # measured once per kept model; another project's run of the same id is measured anew, gone ones dropped
+        self._sizes = {rid: self._sizes[rid] if self._sizes.get(rid, (None,))[0] is model else
+                       (model, model.saved_bytes()) for rid, model in runs.models.items()}
+        size = kept_models_text(runs, current_id, lambda rid: self._sizes[rid][1])
         self.note.setText(f"{len(runs)} run(s); models kept for {kept} (the newest {runs.keep_models})"
                           + (f": {size}" if size else "") + "; older runs are restored by retraining with their "
                           "settings and seed." if len(runs) else "No runs yet: every training run is listed here.")
