@@ -10,7 +10,9 @@ sure (the model's ``unsure_below``); and the empty scenes between takes read as 
 same candidates: each frame alone (``history`` 1: what the Run panel shows) and over the model's ``history``
 (chosen on validation videos by ``bench scan``); and every classifier's candidates (``brute_force``: where the
 ClassMap filter loses the right shape, it reads better; and with the background class left out, as the scan's
-reader reads a hand it found, ``brute_force_hand_classes``). The demo video is a test part: nothing is chosen on
+reader reads a hand it found, ``brute_force_hand_classes``). ``find_hand``: the shipped ``demo-find-hand.avi``
+read as *Find the hand* reads it (the scan, then the reader along the hand's track), per key pose; its frames
+while the hand changes pose count as "moving". The demo videos are a test part: nothing is chosen on
 it here.
 """
 from __future__ import annotations
@@ -93,6 +95,28 @@ def candidates(rec, crops: np.ndarray, top: int, batch: int, progress: ProgressF
     return {k: (np.concatenate([c for c, _ in v]), np.concatenate([x for _, x in v])) for k, v in out.items()}
 
 
+def find_hand_readings(rec, path: Path, method: str, should_stop: StopFn = None) -> list:
+    """Each frame of ``path`` read as *Find the hand* reads it: the scan (:class:`..core.detect.scanner.Scanner`)
+    finds the hand, :class:`..core.detect.reading.HandReader` names it along its track."""
+    from ..core.detect.reading import HandReader
+    from ..core.detect.scanner import Scanner
+
+    scanner, reader = Scanner(rec, method), HandReader(rec, method)
+    cap = cv2.VideoCapture(str(path))
+    out = []
+    try:
+        while True:
+            check_stop(should_stop)
+            ok, bgr = cap.read()
+            if not ok:
+                break
+            rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
+            out.append(reader.read(rgb, scanner.scan(rgb)))
+    finally:
+        cap.release()
+    return out
+
+
 def score(readings, timeline, unsure_below: float) -> dict:
     """The table of one reading of every frame (module docstring) against the generator's ``timeline``."""
     from ..core.data.hand_video import TAKES
@@ -172,6 +196,18 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         classes, scores = found[method]
         done = [reader.read(c, s) for c, s in zip(classes, scores)]
         out["readings"][name] = {"history": history, "candidates": method, **score(done, timeline, unsure)}
+    # Find the hand on the shipped demo-find-hand.avi: the hand travels across a scene (one pass, no takes)
+    from ..core.data.hand_video import find_hand_labels
+
+    fh = video.with_name("demo-find-hand.avi")
+    if fh.is_file() and rec.classmap is not None:
+        report(progress, 0.97, f"finding the hand in {fh.name}")
+        done = find_hand_readings(rec, fh, "classmap", should_stop)
+        labels = find_hand_labels()
+        if len(done) != len(labels):
+            raise DataError(f"{fh}: {len(done)} frames, the generator makes {len(labels)}: not the shipped video")
+        out["find_hand"] = {"video": fh.name, "method": "classmap",
+                            **score(done, [(0, lab, True) for lab in labels], unsure)}
     report(progress, 1.0, "done")
     out.update({"seconds": time.perf_counter() - t0, "machine_before": before, **machine()})
     return out

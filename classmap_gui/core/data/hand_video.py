@@ -155,6 +155,15 @@ def demo_timeline(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> li
         [(zero, zero, k) for k in KEY_POSES], n_hold, n_move, max(1, round(EMPTY_SECONDS * fps)))]
 
 
+def find_hand_labels(fps: float = 15.0, hold: float = 0.6, move: float = 0.4, poses=None) -> list:
+    """The key pose of each frame :func:`find_hand_frames` yields with these timings through ``poses`` (None:
+    :data:`FIND_HAND_POSES`, the shipped ``demo-find-hand.avi``'s), None while the hand changes pose."""
+    n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
+    zero = np.zeros(1)
+    keys = FIND_HAND_POSES if poses is None else poses
+    return [lab for *_, lab in _timeline([(zero, zero, k) for k in keys], n_hold, n_move)]
+
+
 def random_key_poses(seed: int, n: int = len(KEY_POSES)) -> tuple[tuple[str, int, int, int], ...]:
     """``n`` key poses ``(shape, yaw, pitch, roll)`` drawn from all 2430 hand-pose classes (81 shapes x 30
     grid orientations), from ``seed`` alone: the poses of ``bench scan``'s validation and test videos."""
