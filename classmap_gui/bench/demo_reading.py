@@ -10,7 +10,8 @@ sure (the model's ``unsure_below``); and the empty scenes between takes read as 
 same candidates: each frame alone (``history`` 1: what the Run panel shows) and over the model's ``history``
 (chosen on validation videos by ``bench scan``); and every classifier's candidates (``brute_force``: where the
 ClassMap filter loses the right shape, it reads better; and with the background class left out, as the scan's
-reader reads a hand it found, ``brute_force_hand_classes``). ``find_hand``: the shipped ``demo-find-hand.avi``
+reader reads a hand it found, ``brute_force_hand_classes``). ``find_hand_path``: the demo video read by *Find the hand*'s
+path instead (what the Run panel's one crop loses). ``find_hand``: the shipped ``demo-find-hand.avi``
 read as *Find the hand* reads it (the scan, then the reader along the hand's track), per key pose; its frames
 while the hand changes pose count as "moving". The demo videos are a test part: nothing is chosen on
 it here.
@@ -196,6 +197,11 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         classes, scores = found[method]
         done = [reader.read(c, s) for c, s in zip(classes, scores)]
         out["readings"][name] = {"history": history, "candidates": method, **score(done, timeline, unsure)}
+    if rec.classmap is not None:  # the same video through Find the hand's path: what the crop path loses
+        report(progress, 0.96, f"finding the hand in {video.name}")
+        out["readings"]["find_hand_path"] = {"history": None, "candidates": "scan and re-crops",
+                                             **score(find_hand_readings(rec, video, "classmap", should_stop),
+                                                     timeline, unsure)}
     # Find the hand on the shipped demo-find-hand.avi: the hand travels across a scene (one pass, no takes)
     from ..core.data.hand_video import find_hand_labels
 
