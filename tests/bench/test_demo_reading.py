@@ -33,3 +33,12 @@ def test_the_shipped_video_is_cut_as_the_run_panel_cuts_it_and_bad_input_is_name
         read_video(bad, 1.0)
     with pytest.raises(ConfigError, match="classmap hand-model"):
         run(model_dir=None)
+
+
+def test_the_shipped_find_the_hand_video_has_the_generators_truth_frame_by_frame():
+    from classmap_gui.core.data.hand_video import FIND_HAND_POSES, find_hand_labels
+
+    labels = find_hand_labels()
+    assert len(read_video(shipped_video().with_name("demo-find-hand.avi"), 0.2)) == len(labels)
+    held = [lab for lab in labels if lab is not None]
+    assert list(dict.fromkeys(held)) == list(FIND_HAND_POSES) and len(held) == 9 * len(FIND_HAND_POSES)
