@@ -14,6 +14,7 @@ filter index is saved with it (its lists or graph, a component of the store like
 """
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,7 +28,7 @@ from .image_ops import conform, fit_size
 from .progress import ProgressFn, StopFn, check_stop
 from .classify.banks.base import top_k
 from .classify.result import Prediction
-from .store import dump_estimator, load_bundle, load_estimator, save_bundle
+from .store import array_manifest, dump_estimator, load_bundle, load_estimator, save_bundle
 
 MODEL_FORMAT = "classmap-model"
 MODEL_VERSION = 1
@@ -198,6 +199,19 @@ class Recogniser:
     # ------------------------------------------------------------ store
     def save(self, path: str | Path) -> Path:
         """Save as a model folder (``model.json`` + ``arrays.npz``), atomically; returns the folder."""
+        return save_bundle(path, MODEL_JSON, *self._bundle())
+
+    def saved_bytes(self) -> int:
+        """About the bytes :meth:`save` writes (the arrays, stored uncompressed, and the JSON), without writing:
+        what a kept run adds to a project."""
+        doc, arrays = self._bundle()
+        doc["arrays"] = array_manifest({k: np.asarray(v) for k, v in arrays.items()})
+        # per member of the .npz: its .npy header (128), the zip's local and central headers and the alignment
+        members = sum(int(np.asarray(a).nbytes) + 240 + 2 * len(k) for k, a in arrays.items())
+        return members + 22 + len(json.dumps(doc, indent=1, allow_nan=True, default=str))
+
+    def _bundle(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The saved document and its arrays (names -> arrays), as :meth:`save` writes them."""
         arrays: dict[str, np.ndarray] = {}
         doc = {
             "format": MODEL_FORMAT,
@@ -211,7 +225,7 @@ class Recogniser:
             "classmap": None if self.classmap is None else dump_estimator(self.classmap, arrays, "classmap"),
             "metadata": _json_clean(self.metadata),
         }
-        return save_bundle(path, MODEL_JSON, doc, arrays)
+        return doc, arrays
 
     @classmethod
     def load(cls, path: str | Path) -> "Recogniser":

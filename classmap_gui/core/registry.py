@@ -165,7 +165,11 @@ _COMPONENTS: list[Component] = [
               "a trained convolutional network's embedding ('network'): shipped with the app, trained on generated "
               "hands (classmap train-network); run by onnxruntime or OpenCV, no PyTorch",
               {"runtime": "who runs the network", "batch_size": "crops per runtime call"},
-              internal=("network",)),  # a shipped network's name or an .onnx file: not a form's setting
+              internal=("network",),  # a shipped network's name or an .onnx file: not a form's setting
+              suits=Suits(hands=True, min_side=16,
+                          why="the trained hand network (your images are of hands: it learned hands in many places, "
+                              "lights and backgrounds; docs/bench/journey-features.json compares it with HOG and "
+                              "k-means)")),
     Component("features", "window-network", ".features.network:WindowNetworkFeatures",
               "the trained window network ('window-network'): every window of a frame embedded in one pass, the hand "
               "found by its own background class; a crop is a window with its context (96 x 96 at 64 x 64 windows)",

@@ -17,12 +17,14 @@ __all__ = ["DataSize", "Sized", "Suits"]
 
 @dataclass(frozen=True)
 class DataSize:
-    """What the suggestions look at: images, classes, the smaller image side, the smallest class's size."""
+    """What the suggestions look at: images, classes, the smaller image side, the smallest class's size, and
+    whether the images are known to be of hands (``hands``: recorded from a hand video)."""
 
     n: int
     classes: int
     side: int
     fewest: int
+    hands: bool = False
 
     def fields(self) -> dict:
         """The names reasons may use: ``{n}``, ``{C}``, ``{side}``, ``{fewest}``."""
@@ -67,7 +69,9 @@ class Suits:
     the smallest class) the one of lowest ``rank`` is proposed, with ``why``. ``sizes`` set its
     parameters whenever it is used (proposed or chosen), said by ``sized_why``. ``why_not``: what to
     say when a rule fails (keyed by the rule's name, e.g. ``"min_classes"``). Texts are format
-    strings over :meth:`DataSize.fields`, the sized parameters and the rules' thresholds.
+    strings over :meth:`DataSize.fields`, the sized parameters and the rules' thresholds. ``hands``: made for
+    images of hands (a network trained on them): proposed only where the images are hands, and there before
+    every other component of its kind.
     """
 
     rank: int = 0
@@ -79,13 +83,15 @@ class Suits:
     sizes: tuple[Sized, ...] = ()
     sized_why: str = ""
     why_not: dict = field(default_factory=dict)
+    hands: bool = False
 
     def misfit(self, data: DataSize) -> str | None:
         """The name of the first rule ``data`` fails, None when the component suits it."""
         for rule, ok in (("min_side", data.side >= self.min_side),
                          ("max_classes", self.max_classes is None or data.classes <= self.max_classes),
                          ("min_classes", data.classes >= self.min_classes),
-                         ("min_per_class", data.fewest >= self.min_per_class)):
+                         ("min_per_class", data.fewest >= self.min_per_class),
+                         ("hands", data.hands or not self.hands)):
             if not ok:
                 return rule
         return None

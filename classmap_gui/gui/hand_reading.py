@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
-from ..core.detect.reading import DEFAULTS, Reading, read_probabilities, shape_groups, softmax_scores
+from ..core.detect.reading import DEFAULTS, CropReading, Reading
 from .widgets import ElidedLabel
 
 
@@ -126,16 +126,14 @@ class HandReadingView(QWidget):
 
     def show_scores(self, recogniser, classes, scores) -> Reading:
         """Read the candidate ``classes`` / ``scores`` of one crop with the model's reading settings
-        (softmax temperature) and show it; returns the reading."""
-        names = list(recogniser.class_names)
-        key = (id(recogniser), len(names))
+        (softmax temperature; :class:`~classmap_gui.core.detect.reading.CropReading`, which ``bench
+        demo-reading`` measures) and show it; returns the reading."""
+        key = (id(recogniser), len(recogniser.class_names))
         if self._groups_for != key:
-            self._groups = shape_groups(names)
+            self._reader = CropReading(recogniser, history=1)  # each frame alone (the bench: history did not help)
             self._groups_for = key
-        saved = ((getattr(recogniser, "metadata", None) or {}).get("detection") or {}).get("reading") or {}
-        t = float(saved.get("temperature", DEFAULTS["temperature"]))
-        prob = softmax_scores(np.asarray(classes, np.int64), np.asarray(scores, np.float64), len(names), t)
-        reading = read_probabilities(prob, *self._groups)
+        reading = self._reader.read(classes, scores)
+        names = recogniser.class_names
         closest = names[int(classes[0])] if len(classes) else ""
         self.show_reading(reading, closest, unsure_below(recogniser))
         return reading

@@ -19,6 +19,7 @@ from .fileperms import honour_umask
 from .hand_model import get_hand_model, remember_hand_model
 from .help_menu import add_help_menu
 from .panel_table import PANELS, panel_names
+from .panels.runs import saved_size_text
 from .project import app_project
 from .tasks import TaskRunner
 from .widgets import TaskProgress, WheelGuard, show_message
@@ -384,7 +385,7 @@ class MainWindow(QMainWindow):
             p.mark_saved(saved, data.revision)  # an edit made while it was written stays unsaved
             self._recent_add(saved)
             self._discard_autosaves(old_path, saved)
-            p.message.emit(f"Saved {saved}.")
+            p.message.emit(f"Saved {saved}{saved_size_text(saved, data)}.")  # kept runs' share said
             if then is not None:
                 QTimer.singleShot(0, then)
         return self.runner.run(f"Saving {Path(path).name}",

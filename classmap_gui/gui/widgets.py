@@ -153,6 +153,35 @@ def elide_end(fm, text: str, width: int, lines: int = 1) -> str:
     return text[:lo].rstrip() + "…"
 
 
+class WrappedLabel(QLabel):
+    """A word-wrapped label that is always as tall as its lines at its width, its text from the top.
+
+    A plain wrapped QLabel in a box layout can be given less height than its lines need (layouts in a
+    splitter or a scroll area do not ask its height for its width): its text, centred, then spills above and
+    below its box and is cut by the widgets around it (Explore's "No held-out images…" under the plot's legend)."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
+
+    def _fit_height(self) -> None:
+        need = self.heightForWidth(max(1, self.width())) if self.text() else 0
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+        """Show ``text`` and ask for the height its lines need."""
+        super().setText(text)
+        self._fit_height()
+
+    def resizeEvent(self, e) -> None:  # noqa: N802
+        """A new width: new lines, a new height."""
+        super().resizeEvent(e)
+        self._fit_height()
+
+
 class ElidedLabel(QLabel):
     """A label of at most ``lines`` lines that cuts its text at the end to fit (full text as tooltip).
 

@@ -52,3 +52,30 @@ def test_the_accuracy_plot_draws_with_nan_points(qtbot, window, hand_detector):
     xs, ys = ex.trade_curve.getData()
     assert np.isfinite(xs).all() and np.isfinite(ys).all() and len(xs) == 1
     assert not ex.brute_line.isVisible()                                 # no brute-force accuracy to draw
+
+
+def _whole_text_shown(label) -> bool:
+    """``label``'s text fits its box: the height its wrapped lines need at its width is what it was given."""
+    need = label.heightForWidth(label.contentsRect().width()) if label.wordWrap() else label.sizeHint().height()
+    return label.contentsRect().height() >= need
+
+
+def test_the_no_held_out_note_is_read_whole_beside_the_live_map(qtbot, window, hand_detector, tmp_path):
+    """On a model without images the note "No held-out images…" is shown whole, under the plot's legend, not
+    cut by it (issue 47: clipped under the legend on Explore beside the live map)."""
+    win = window
+    win.resize(1024, 600)                    # a small screen (the window keeps its own minimum): the right column is short
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        _open_alone(win, hand_detector, tmp_path)
+    win.show_panel("explore")
+    ex = win.explore
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        qtbot.mouseClick(ex.compute_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: "no held-out images" in ex.trade_note.text().lower(), timeout=30000)
+    qtbot.wait(100)                                                      # the layout settles on the next turn
+    note, legend = ex.trade_note, ex.trade_box.layout().itemAt(0).widget()   # the legend above the plot
+    assert note.isVisible()
+    top_left = note.mapTo(ex, note.rect().topLeft())
+    legend_box = legend.geometry().translated(legend.parentWidget().mapTo(ex, legend.parentWidget().rect().topLeft()))
+    assert top_left.y() >= legend_box.bottom(), "the note starts above the legend's last line"
+    assert _whole_text_shown(note), (note.size(), note.heightForWidth(note.contentsRect().width()))

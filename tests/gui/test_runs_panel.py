@@ -5,7 +5,7 @@ from PySide6.QtCore import Qt
 
 from classmap_gui.core.data import ImageSet
 from classmap_gui.core.project.runs import predictions_match
-from classmap_gui.gui.panels.runs import COLUMNS
+from classmap_gui.gui.panels.runs import COLUMNS, megabytes
 from classmap_gui.gui.panels.train import held_out_part
 from gui_drive import import_folder as _import, train_by_click as _train
 
@@ -139,3 +139,33 @@ def test_a_hand_edited_record_still_shows_as_a_row():
     cells = dict(zip(COLUMNS, (t for t, _ in run_row(odd))))
     assert cells["Accuracy"] == "50.0%" and cells["ClassMap"] == "—" and cells["Speed-up"] == "—"
     assert cells["Date"] == "yesterday" and cells["Model"] == "retrain"
+
+
+def test_the_runs_table_says_what_kept_models_add_to_the_project_and_lets_them_go(qtbot, window, small_settings,
+                                                                                 shapes_folder, tmp_path):
+    """Kept runs grow a project (issue 47: 3 MB to 51 MB, unsaid): the Runs table says how many MB the kept
+    models add, *Save* says the file's size and that share, and *Forget kept models* lets them go (the run in
+    use stays), so the next save is smaller."""
+    win = window
+    _import(qtbot, win, shapes_folder)
+    _train(qtbot, win, small_settings)
+    _train(qtbot, win, {**small_settings, "seed": 3})
+    view = win.train.runs_view
+    win.train.right.setCurrentWidget(view)
+    assert "the models of 1 other kept run(s) add" in view.note.text() and "B to the saved project" in view.note.text()
+    path = tmp_path / "kept.cmproj"
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        win.save_project(str(path))
+    said = win.statusBar().currentMessage()
+    before = path.stat().st_size
+    assert f"({megabytes(before)}" in said, said                              # the file's size, as saved
+    assert "kept run(s)" in said and "Forget kept models" in said
+    assert view.forget_btn.isEnabled()
+    qtbot.mouseClick(view.forget_btn, Qt.LeftButton)
+    assert view.table.item(view.row_of(1), COLUMNS.index("Model")).text() == "retrain"   # only its record now
+    assert view.table.item(view.row_of(2), COLUMNS.index("Model")).text() == "kept"      # the run in use
+    assert win.project.recogniser is win.project.runs.model(2) and win.project.dirty
+    assert "kept run(s) add" not in view.note.text() and not view.forget_btn.isEnabled()
+    with qtbot.waitSignal(win.runner.finished, timeout=60000):
+        win.save_project(str(path))
+    assert path.stat().st_size < before

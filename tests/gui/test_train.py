@@ -90,3 +90,28 @@ def test_every_panel_is_stopped_and_shut_down_from_the_panel_table(qtbot, window
     win.close()
     names = [e.name for e in PANELS]
     assert called == [("stop", n) for n in names] + [("shutdown", n) for n in names]
+
+
+def test_shapes_recorded_from_the_demo_video_are_proposed_the_hand_network(qtbot, window, shapes_folder):
+    """The README's own-classes journey (issue 48 item 4): a burst recorded from the shipped demo video makes the
+    Train panel propose the trained hand network's features, and say why; recorded from another video, HOG."""
+    from classmap_gui.gui.demo import demo_video
+
+    win = window
+    import_folder(qtbot, win, shapes_folder)
+    assert win.train.settings()["features"] == "hog"                  # images of unknown content
+    d, cap = win.dataset, win.dataset.capture
+    cap.choose_video(str(demo_video()))
+    qtbot.mouseClick(cap.start_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: cap.latest_crop is not None, timeout=20000)
+    item = d.classes.item(0)
+    qtbot.mouseClick(d.classes.viewport(), Qt.LeftButton, pos=d.classes.visualItemRect(item).center())
+    n = len(win.project.imageset)
+    qtbot.mousePress(cap.record_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: len(cap.burst) >= 2, timeout=20000)
+    qtbot.mouseRelease(cap.record_btn, Qt.LeftButton, pos=cap.record_btn.rect().center())
+    qtbot.waitUntil(lambda: len(win.project.imageset) > n, timeout=10000)
+    qtbot.mouseClick(cap.start_btn, Qt.LeftButton)
+    qtbot.waitUntil(lambda: cap.stream is None, timeout=5000)
+    assert win.train.settings()["features"] == "network"
+    assert "trained hand network" in win.train.settings_view.advice.text()

@@ -132,10 +132,36 @@ def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: flo
 def demo_labels(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list:
     """The key pose ``(shape, yaw, pitch, roll)`` of each frame :func:`demo_frames` yields with these
     timings (None while moving or empty): the truth of the shipped demo video, frame by frame."""
+    return [lab for _t, lab, _in in demo_timeline(fps, hold, move)]
+
+
+#: the shipped videos of a rendered hand (``resources/``): what is recorded from them is images of hands
+HAND_VIDEOS = ("demo-hands.avi", "demo-find-hand.avi")
+
+
+def shows_hands(source) -> bool:
+    """Whether ``source`` (a video's path or name; a camera's index) is one of :data:`HAND_VIDEOS`, so the
+    images recorded from it are of hands (the Train panel then proposes the hand network's features)."""
+    return isinstance(source, (str, Path)) and Path(source).name in HAND_VIDEOS
+
+
+def demo_timeline(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list[tuple[int, tuple | None, bool]]:
+    """``(take, key pose or None, hand in view)`` of each frame :func:`demo_frames` yields with these timings:
+    which of :data:`TAKES` it belongs to, the pose held (None while moving or empty) and whether the hand is in
+    the frame at all (False on the empty scene between takes)."""
     n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
     zero = np.zeros(1)
-    return [lab for *_, lab in _takes_timeline([(zero, zero, k) for k in KEY_POSES], n_hold, n_move,
-                                               max(1, round(EMPTY_SECONDS * fps)))]
+    return [(t, lab, params is not None) for t, params, _a, lab in _takes_timeline(
+        [(zero, zero, k) for k in KEY_POSES], n_hold, n_move, max(1, round(EMPTY_SECONDS * fps)))]
+
+
+def find_hand_labels(fps: float = 15.0, hold: float = 0.6, move: float = 0.4, poses=None) -> list:
+    """The key pose of each frame :func:`find_hand_frames` yields with these timings through ``poses`` (None:
+    :data:`FIND_HAND_POSES`, the shipped ``demo-find-hand.avi``'s), None while the hand changes pose."""
+    n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
+    zero = np.zeros(1)
+    keys = FIND_HAND_POSES if poses is None else poses
+    return [lab for *_, lab in _timeline([(zero, zero, k) for k in keys], n_hold, n_move)]
 
 
 def random_key_poses(seed: int, n: int = len(KEY_POSES)) -> tuple[tuple[str, int, int, int], ...]:

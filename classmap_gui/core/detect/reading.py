@@ -210,5 +210,33 @@ class HandReader:
         return read_probabilities(prob, self.groups, self.group_names, self.orient, True, box)
 
 
-__all__ = ["DEFAULTS", "HandReader", "Reading", "TRACK_IOU", "read_probabilities", "shape_groups", "softmax_scores",
+class CropReading:
+    """Reads one crop per frame from its candidates, as the Run panel does (its capture box, no scan): the
+    ``top`` classes and scores the recogniser gave the crop, a softmax at the model's ``temperature``, the mean
+    over the last ``history`` frames (None: the model's ``metadata["detection"]["reading"]["history"]``, chosen
+    on validation videos by ``bench scan``; 1 reads each frame alone), shapes scored by their classes together,
+    the background class a shape of its own ("no hand" when it wins). One per stream: :meth:`reset` between
+    streams."""
+
+    def __init__(self, recogniser, history: int | None = None):
+        saved = {**DEFAULTS, **(model_detection(recogniser).get("reading") or {})}
+        self.temperature = float(saved["temperature"])
+        self.history = max(1, int(saved["history"] if history is None else history))
+        self.n_classes = len(recogniser.class_names)
+        self.groups, self.group_names, self.orient = shape_groups(recogniser.class_names)
+        self._recent: deque = deque(maxlen=self.history)
+
+    def reset(self) -> None:
+        """Forget the recent frames (a new stream, or a new model)."""
+        self._recent.clear()
+
+    def read(self, classes, scores) -> Reading:
+        """The reading of this frame's candidates ``classes`` / ``scores`` with the recent frames'."""
+        self._recent.append(softmax_scores(np.asarray(classes, np.int64), np.asarray(scores, np.float64),
+                                           self.n_classes, self.temperature))
+        prob = self._recent[0] if len(self._recent) == 1 else np.mean(self._recent, axis=0)
+        return read_probabilities(prob, self.groups, self.group_names, self.orient)
+
+
+__all__ = ["CropReading", "DEFAULTS", "HandReader", "Reading", "TRACK_IOU", "read_probabilities", "shape_groups", "softmax_scores",
            "square_crop"]

@@ -236,6 +236,22 @@ class Project:
         self.runs.remove(run_id)
         self._touch()
 
+    def note_capture_source(self, source) -> None:
+        """Images were recorded from ``source`` (a video path or a camera index): from a hand video the project
+        says its images are of hands (setting ``capture_subject``), which the Train panel's proposal reads."""
+        from ..data.hand_video import shows_hands
+
+        if shows_hands(source) and self.settings.get("capture_subject") != "hands":
+            self.settings["capture_subject"] = "hands"
+
+    def forget_run_models(self) -> int:
+        """Let go of the kept models of every run but the one in use (a smaller project; their records stay and
+        restoring one retrains it); returns how many were let go."""
+        gone = self.runs.forget_models(keep=self.runs.current_of(self.recogniser))
+        if gone:
+            self._touch()
+        return gone
+
     def restore_run(self, run_id: int) -> dict:
         """Make run ``run_id``'s kept recogniser and settings the project's again; returns its record.
 

@@ -192,6 +192,21 @@ class RunLog:
         self.records = [r for r in self.records if r["id"] != run_id]
         self.models.pop(run_id, None)
 
+    def models_bytes(self) -> int:
+        """About the bytes the kept models add to the saved project (:meth:`Recogniser.saved_bytes` each; the
+        model that is also the project's current one is saved once, under ``model/``, and counted here too)."""
+        return sum(m.saved_bytes() for m in self.models.values())
+
+    def forget_models(self, keep: int | None = None) -> int:
+        """Let go of every kept model but run ``keep``'s (their records stay: restoring one retrains it with
+        its settings and seed); returns how many were let go."""
+        gone = [i for i in self.models if i != keep]
+        for i in gone:
+            del self.models[i]
+        for r in self.records:
+            r["model_kept"] = r["id"] in self.models
+        return len(gone)
+
     def current_of(self, recogniser) -> int | None:
         """The id of the run whose kept model is ``recogniser`` (the same object), or None."""
         return next((i for i, m in self.models.items() if m is recogniser and recogniser is not None), None)

@@ -23,8 +23,11 @@ _LEAD = {"features": "Features: ", "bank": "Classifiers: "}
 
 def _proposed(kind: str, data: DataSize) -> Component:
     """The component of ``kind`` of lowest rank that suits ``data`` (of lowest rank of all when none does)."""
-    ranked = sorted((c for c in components(kind) if c.suits is not None), key=lambda c: c.suits.rank)
-    return next((c for c in ranked if c.suits.misfit(data) is None), ranked[0])
+    ranked = sorted((c for c in components(kind) if c.suits is not None and not c.suits.hands),
+                    key=lambda c: c.suits.rank)
+    made_for = sorted((c for c in components(kind) if c.suits is not None and c.suits.hands), key=lambda c: c.suits.rank)
+    # images of hands: a component made for them first (the trained hand network), where it suits the data
+    return next((c for c in made_for + ranked if c.suits.misfit(data) is None), ranked[0])
 
 
 def _choose(kind: str, base: dict, data: DataSize, reasons: list[str]) -> tuple[str, dict]:
@@ -64,18 +67,21 @@ def _classmap(bank: str, base: dict, data: DataSize, reasons: list[str], for_map
     return {**sized, **{key: cm.get(key, defaults[key]) for key in ("embedding", "refine")}}
 
 
-def suggest_config(imageset: ImageSet, base: dict | None = None, *, for_map: bool = False) -> tuple[dict, list[str]]:
+def suggest_config(imageset: ImageSet, base: dict | None = None, *, for_map: bool = False,
+                   hands: bool = False) -> tuple[dict, list[str]]:
     """Settings (``TrainConfig`` fields) for ``imageset`` and the reasons for them.
 
     ``base``: settings to adapt (a person's choice of feature map and bank is kept; the sizes and
     ClassMap are fitted to the data). Without it the feature map and bank are the ones the registry
     proposes for the data (HOG, or single-layer k-means for images smaller than its cells). ``for_map``:
-    ClassMap on even below the class count where it pays, for Explore's embedding map.
+    ClassMap on even below the class count where it pays, for Explore's embedding map. ``hands``: the images are
+    known to be of hands (recorded from a hand video: :func:`..data.hand_video.shows_hands`), so a feature map
+    made for hands (the trained network) is proposed.
     """
     base = dict(base or {})
     n, C = len(imageset), imageset.n_classes
     fewest = int(min(imageset.counts())) if C else 0
-    data = DataSize(n=n, classes=C, side=min(imageset.image_size), fewest=fewest)
+    data = DataSize(n=n, classes=C, side=min(imageset.image_size), fewest=fewest, hands=bool(hands))
     reasons: list[str] = []
     features, fparams = _choose("features", base, data, reasons)
     bank, bparams = _choose("bank", base, data, reasons)

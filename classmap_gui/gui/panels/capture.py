@@ -369,6 +369,7 @@ class CapturePanel(QWidget):
         """Add the recording to its class: one new capture group from a camera; from a video, one group per
         burst of change (the group earlier frames of that burst have, when there are some)."""
         src, cls = self._video_source(), self.burst_class
+        self.project.note_capture_source(src)  # a hand video: its images are hands (said before they join)
         keys = np.asarray(self.burst_keys)
         for b in dict.fromkeys(self.burst_keys):
             k = np.flatnonzero(keys == b)

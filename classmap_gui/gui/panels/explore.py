@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (QComboBox, QGroupBox, QHBoxLayout, QHeaderView, Q
 from ...core.explore.class_factors import colour_choices, factors_of
 from ...core.explore.overview import MOSAIC_DEFAULT, ExploreData, mosaic_of
 from ..imageutil import to_pixmap
+from ..widgets import WrappedLabel
 from .explore_class import ClassDetail
 from .explore_data import explore_task, readable_range
 from .explore_map import MapPlot
@@ -157,8 +158,8 @@ class ExplorePanel(MapControls, QWidget):
         self.trade_plot.addItem(self.brute_line)
         self.brute_line.setVisible(False)
         trade_box = self.trade_box = QGroupBox("Accuracy against evaluations per query")
-        self.trade_note = QLabel("")  # what the plot lacks (no held-out images, points that are not numbers)
-        self.trade_note.setWordWrap(True)
+        # what the plot lacks (no held-out images, points that are not numbers): as tall as its lines, never cut
+        self.trade_note = WrappedLabel("")
         self.trade_note.hide()
         # the legend above the plot, not over it (inside, it covered the curve's top right)
         legend = QLabel("<span style='color:#1f77b4'>●—</span> ClassMap, sweep of p &nbsp; "

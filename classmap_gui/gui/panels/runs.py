@@ -7,6 +7,7 @@ model and checks its predictions against the record); this view only asks for it
 from __future__ import annotations
 
 import calendar
+import os
 import time
 
 from PySide6.QtCore import Qt, Signal
@@ -86,6 +87,36 @@ def run_row(record: dict, current_version: str | None = None) -> list[tuple[str,
     return [cells[c] for c in COLUMNS]
 
 
+def megabytes(n: float) -> str:
+    """A size for a person: ``"48 MB"``, ``"2.4 MB"``, ``"37 KB"``."""
+    return f"{n / 1e6:.0f} MB" if n >= 9.5e6 else f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{max(1.0, n / 1e3):.0f} KB"
+
+
+def kept_models_text(runs, current: int | None = None, bytes_of=None) -> str:
+    """What the kept run models add to the saved project, the model in use (run ``current``'s, saved anyway)
+    aside: ``"the models of 4 other kept runs add 48 MB to the saved project"`` ("" when none do).
+    ``bytes_of``: run id -> bytes (default: each model's ``saved_bytes()``)."""
+    ids = [i for i in runs.models if i != current]
+    if not ids:
+        return ""
+    total = sum((bytes_of or (lambda i: runs.models[i].saved_bytes()))(i) for i in ids)
+    return f"the models of {len(ids)} other kept run(s) add {megabytes(total)} to the saved project"
+
+
+def saved_size_text(path, project) -> str:
+    """The size of ``project`` just saved at ``path`` (a file, or a folder) and what of it the kept run models
+    are, with where to let them go: said after *Save*."""
+    path = str(path)
+    try:
+        size = os.path.getsize(path) if os.path.isfile(path) else sum(
+            os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+    except OSError:
+        return ""
+    runs = project.runs
+    kept = kept_models_text(runs, runs.current_of(project.recogniser)) if runs is not None else ""
+    return f" ({megabytes(size)}" + (f"; {kept}: Train > Runs > Forget kept models lets them go)" if kept else ")")
+
+
 class _Item(QTableWidgetItem):
     """A cell that sorts by its key (numbers as numbers), not by its text."""
 
@@ -107,6 +138,7 @@ class RunsView(QWidget):
 
     restoreRequested = Signal(int)
     deleteRequested = Signal(int)
+    forgetModelsRequested = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -131,11 +163,18 @@ class RunsView(QWidget):
         self.delete_btn = QPushButton("Delete run")
         self.delete_btn.clicked.connect(lambda: self.selected() is not None and
                                         self.deleteRequested.emit(self.selected()))
+        self.forget_btn = QPushButton("Forget kept models")
+        self.forget_btn.setToolTip("Make the project smaller: let go of the kept models of every run but the one "
+                                   "in use; their records stay, and restoring one retrains it with its settings "
+                                   "and seed (saved with the project's next save)")
+        self.forget_btn.clicked.connect(self.forgetModelsRequested.emit)
         self.note = QLabel("No runs yet: every training run is listed here.")
         self.note.setWordWrap(True)
+        self._sizes: dict[int, tuple] = {}  # run id -> (its model, saved bytes): a kept model never changes
         row = QHBoxLayout()
         row.addWidget(self.restore_btn)
         row.addWidget(self.delete_btn)
+        row.addWidget(self.forget_btn)
         row.addWidget(self.note, 1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -163,9 +202,14 @@ class RunsView(QWidget):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
         kept = sum(bool(r.get("model_kept")) for r in runs.records)
-        self.note.setText(f"{len(runs)} run(s); models kept for {kept} (the newest {runs.keep_models}); "
-                          "older runs are restored by retraining with their settings and seed."
-                          if len(runs) else "No runs yet: every training run is listed here.")
+        # measured once per kept model; another project's run of the same id is measured anew, gone ones dropped
+        self._sizes = {rid: self._sizes[rid] if self._sizes.get(rid, (None,))[0] is model else
+                       (model, model.saved_bytes()) for rid, model in runs.models.items()}
+        size = kept_models_text(runs, current_id, lambda rid: self._sizes[rid][1])
+        self.note.setText(f"{len(runs)} run(s); models kept for {kept} (the newest {runs.keep_models})"
+                          + (f": {size}" if size else "") + "; older runs are restored by retraining with their "
+                          "settings and seed." if len(runs) else "No runs yet: every training run is listed here.")
+        self.forget_btn.setEnabled(any(i != current_id for i in runs.models))  # the one in use stays
         if keep is not None:
             self.select(keep)
         self._selection()

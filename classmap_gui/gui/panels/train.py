@@ -62,6 +62,7 @@ class TrainPanel(QWidget):
         self.runs_view = RunsView()
         self.runs_view.restoreRequested.connect(lambda rid: self.restore_run(rid))
         self.runs_view.deleteRequested.connect(lambda rid: self.delete_run(rid))
+        self.runs_view.forgetModelsRequested.connect(project.forget_run_models)  # the table follows stateChanged
         self.pending_restore: dict | None = None   # a restored run whose predictions are still to be checked
         self.last_restore_message = ""
         self._version_of, self._version = None, None
@@ -108,7 +109,7 @@ class TrainPanel(QWidget):
             return []
         cur = self.settings()
         base = {"features": cur["features"], "bank": cur["bank"]} if keep_choice else None
-        s, reasons = suggest_config(ims, base)
+        s, reasons = suggest_config(ims, base, hands=self.project.settings.get("capture_subject") == "hands")
         self.settings_view.apply(s, reasons)
         self.auto = not keep_choice
         return reasons

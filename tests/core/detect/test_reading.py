@@ -60,3 +60,23 @@ def test_the_varied_training_style_stays_outside_every_camera_range():
         for a, b in getattr(VARIED, knob):
             assert b < lo or a > hi, (knob, (a, b), (lo, hi))
     assert not set(VARIED.skins) & set(CAMERA.skins)
+
+
+def test_a_crop_reading_names_each_frame_and_averages_its_history():
+    """The Run panel's reading of one crop per frame (CropReading, what bench demo-reading measures): each frame
+    alone by default for a model without reading settings; with a history, a one-frame flicker is outvoted."""
+    from types import SimpleNamespace
+
+    from classmap_gui.core.detect.reading import CropReading
+
+    rec = SimpleNamespace(class_names=NAMES, metadata={})
+    v, a = (np.array([0, 1]), np.array([1.0, 0.9])), (np.array([3, 4]), np.array([1.0, 0.0]))
+    alone = CropReading(rec)
+    assert alone.history == 1 and alone.read(*v).shape == "V" and alone.read(*a).shape == "A"
+    held = CropReading(rec, history=3)
+    held.read(*v)
+    held.read(*v)
+    assert held.read(*a).shape == "V"                       # two frames of V outweigh one of A
+    held.reset()
+    assert held.read(*a).shape == "A"                       # a new stream starts afresh
+    assert not alone.read(np.array([4, 3]), np.array([1.0, 0.0])).found   # the background wins: no hand

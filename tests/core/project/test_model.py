@@ -130,3 +130,19 @@ def test_a_training_is_asked_of_the_project_not_of_a_panel():
     p.trainingRequested.connect(lambda what: asked.append(what == ""))
     p.request_training()
     assert asked == [True] and not p.dirty
+
+
+def test_images_recorded_from_a_hand_video_make_a_hands_project_kept_when_saved(tmp_path):
+    """Recording from the shipped hand videos says the project's images are hands (the Train panel's proposal
+    reads it); a camera or another video says nothing; the setting is saved with the project."""
+    p = Project()
+    p.new_project((32, 32))
+    p.note_capture_source(0)
+    p.note_capture_source(str(tmp_path / "my-holiday.avi"))
+    assert "capture_subject" not in p.settings
+    p.note_capture_source(str(tmp_path / "resources" / "demo-hands.avi"))
+    assert p.settings["capture_subject"] == "hands" and p.dirty
+    p.add_class("a")
+    p.add_class("b")
+    save_project(p, tmp_path / "h.cmproj")
+    assert load_project(tmp_path / "h.cmproj").settings["capture_subject"] == "hands"

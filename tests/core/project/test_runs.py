@@ -134,3 +134,20 @@ def test_bad_run_records_or_groups_are_refused(tmp_path, data, change, message):
     (path / "project.json").write_text(json.dumps(doc))
     with pytest.raises(ModelFormatError, match=message):
         load_project(path)
+
+
+def test_kept_models_say_their_saved_size_and_can_be_let_go_but_the_one_in_use(tmp_path, runs):
+    """What the Runs tab tells a person: the bytes a kept model adds (close to what saving writes), and
+    forgetting kept models keeps the run in use and every record."""
+    (r1, rec1), (r2, rec2), (r3, rec3) = runs
+    folder = r3.recogniser.save(tmp_path / "m")
+    written = sum(f.stat().st_size for f in folder.iterdir())
+    assert abs(r3.recogniser.saved_bytes() - written) <= 0.02 * written + 4096
+    log = RunLog()
+    for res, rec in runs:
+        log.add(rec, res.recogniser)
+    assert log.models_bytes() == sum(r.recogniser.saved_bytes() for r, _ in runs)
+    current = log.current_of(r2.recogniser)
+    assert log.forget_models(keep=current) == 2
+    assert list(log.models) == [current] and len(log) == 3
+    assert [r["model_kept"] for r in log.records] == [False, True, False]

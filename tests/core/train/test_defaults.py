@@ -81,3 +81,16 @@ def test_for_the_map_classmap_is_on_for_a_few_classes_with_fewer_candidates_than
     s, reasons = suggest_config(ims, {"features": "hog", "bank": "ova-ridge"}, for_map=True)
     assert s["classmap"]["d"] <= 4 and 1 <= s["classmap"]["p"] < 4
     assert any("saves nothing" in r for r in reasons)
+
+
+def test_images_of_hands_get_the_trained_hand_network_and_others_do_not():
+    """Issue 48 item 4: shapes recorded from the demo video are hands, so the proposal is the network trained on
+    hands (its reason says so); the same images not known to be hands keep HOG, and tiny ones k-means."""
+    settings, reasons = suggest_config(_set(3, 20, side=64), hands=True)
+    assert settings["features"] == "network"
+    assert any(r.startswith("Features: the trained hand network") for r in reasons), reasons
+    TrainConfig.from_dict(settings)
+    assert suggest_config(_set(3, 20, side=64))[0]["features"] == "hog"
+    assert suggest_config(_set(3, 20, side=8), hands=True)[0]["features"] == "kmeans"   # below the network's 16 px
+    chosen = suggest_config(_set(3, 20, side=64), {"features": "hog"}, hands=True)[0]
+    assert chosen["features"] == "hog"                                                    # a person's choice is kept
