@@ -7,7 +7,8 @@ import pytest
 from classmap_gui.core.data.hand_scene import clutter_scene
 from classmap_gui.core.data.hand_video import find_hand_frames
 from classmap_gui.core.data.imageset import BACKGROUND_CLASS
-from classmap_gui.core.detect.scanner import Scanner, iou
+from classmap_gui.core.detect.boxes import iou
+from classmap_gui.core.detect.scanner import Scanner
 from classmap_gui.core.errors import ConfigError, NotFittedError
 from classmap_gui.core.recogniser import Recogniser
 
