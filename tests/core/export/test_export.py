@@ -209,15 +209,15 @@ def test_a_model_file_holding_a_pickle_is_refused_and_runs_nothing(tmp_path, dig
 
 
 def test_predict_py_runs_the_apps_own_numpy_code(tmp_path, digits):
-    # The HOG, random-CNN, k-means pooling and ClassMap steps are the package's modules, pasted in:
-    # every function of those modules appears in predict.py character for character.
+    # The HOG, random-CNN, k-means pooling and ClassMap steps are the package's modules, pasted in (the feature
+    # maps' named by their classes' exports): every function of those modules appears in predict.py as it is.
     import ast
     import importlib
 
-    from classmap_gui.core.export.folder import INLINED, predict_source
+    from classmap_gui.core.export.folder import inlined_modules, predict_source
 
     src = predict_source()
-    for name in INLINED:
+    for name in inlined_modules():
         mod = importlib.import_module(name)
         text = Path(mod.__file__).read_text(encoding="utf-8")
         funcs = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
@@ -353,3 +353,61 @@ def test_predict_py_in_a_fresh_venv_with_opencv_5_names_the_apps_classes_on_a_fo
         assert [r["image"] for r in rows] == [r["image"] for r in app]
         assert [r["top"][0]["class"] for r in rows] == [r["label"] for r in app], name
         assert [[t["class"] for t in r["top"]] for r in rows] == [[t["class"] for t in r["top"]] for r in app], name
+
+
+def test_a_new_feature_map_exports_from_its_module_and_one_registry_entry(monkeypatch, tmp_path, digits):
+    # Issue 46: a feature map that exports is its module (its class's exports name its numpy code) plus one registry
+    # entry; nothing in the export changes. Here the module is a package of the test's own, the entry registered.
+    from classmap_gui.core import registry
+
+    pkg = tmp_path / "newfm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text('''"""numpy only: what predict.py runs"""
+import numpy as np
+
+
+def row_col_means(X, spec, arrays, prefix="features"):
+    G = X.astype(np.float32) / np.float32(255.0)
+    G = G.mean(axis=3) if G.ndim == 4 else G
+    return np.concatenate([G.mean(axis=2), G.mean(axis=1)], axis=1).astype(np.float32)
+
+
+def check_row_col_means(spec, arrays, prefix, n_classes):
+    return None
+''')
+    (pkg / "fm.py").write_text('''import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from .ops import check_row_col_means, row_col_means
+
+
+class RowColMeans(TransformerMixin, BaseEstimator):
+    exports = {"row-col-means": {"keys": (), "features": row_col_means, "check": check_row_col_means}}
+
+    def fit(self, X, y=None, **kwargs):
+        return self
+
+    def transform(self, X, **kwargs):
+        return row_col_means(np.asarray(X), {}, {})
+
+    def export_spec(self, arrays, prefix="features"):
+        return {"type": "row-col-means"}
+''')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.register(registry.Component("features", "row-col-means", "newfm.fm:RowColMeans",
+                                         "each row's and column's mean brightness"))
+    try:
+        rec = train(digits.subset(np.arange(600)), TrainConfig(features="row-col-means", bank="ova-ridge",
+                                                               test_fraction=0.2)).recogniser
+        folder = export_recogniser(rec, tmp_path / "export")
+        files = []
+        for i in range(600, 640):
+            files.append(tmp_path / f"img{i}.png")
+            cv2.imwrite(str(files[-1]), digits.images[i])
+        rows = run_predict(folder, files, 3)
+    finally:
+        registry.unregister("features", "row-col-means")
+    app = rec.predict([read_image(f, size=None, grey=rec.grey) for f in files], top=3)
+    np.testing.assert_array_equal([[c["index"] for c in r["top"]] for r in rows], app.top_classes)
+    assert "def row_col_means(" in (folder / "predict.py").read_text()
