@@ -1,4 +1,5 @@
-"""The main window: four panels over one Project, menus, status bar, the task runner."""
+"""The main window: four panels over one Project, menus, status bar, the task runner; its autosave, crash
+recovery and recent projects are :mod:`.window_autosave`."""
 from __future__ import annotations
 
 import time
