@@ -16,10 +16,10 @@ import numpy as np
 from ..plain_text import breaks_line
 from ..guards.read_limits import MAX_IMAGE_SIDE, SettingError, all_finite, check_settings, checked_array
 
-#: filled in predict.py at export (:func:`classmap_gui.core.export.folder.settings_rules`)
+#: filled in predict.py at export (:func:`classmap_gui.core.export.predictor.settings_rules`)
 SETTINGS_RULES: dict = {}
 #: ``{spec type: the settings its export writes}``, filled in predict.py at export from each exporting class's
-#: ``exports`` (:func:`classmap_gui.core.export.folder.spec_tables`)
+#: ``exports`` (:func:`classmap_gui.core.export.predictor.spec_tables`)
 SPEC_KEYS: dict = {}
 
 
@@ -90,7 +90,7 @@ def _classmap(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
 
 
 #: ``{kind: {spec type: check(spec, arrays, prefix, n_classes)}}``; the feature maps' are filled in predict.py at
-#: export from each feature map's ``exports`` (:func:`classmap_gui.core.export.folder.feature_code`)
+#: export from each feature map's ``exports`` (:func:`classmap_gui.core.export.predictor.feature_code`)
 COMPONENT_CHECKS = {
     "features": {},
     "classifier": {"linear-ova": _linear, "rbf-ova": _rbf, "all-pairs": _all_pairs, "compressive": _compressive},

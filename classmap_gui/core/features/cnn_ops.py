@@ -1,6 +1,6 @@
 """The random CNN's forward pass in plain numpy: the one implementation the app and predict.py run.
 
-numpy only: :mod:`classmap_gui.core.export.folder` inlines this module into the standalone ``predict.py``.
+numpy only: :mod:`classmap_gui.core.export.predictor` inlines this module into the standalone ``predict.py``.
 Convolutions are ``sliding_window_view`` + one float32 GEMM per block and batch of images (im2col).
 """
 from __future__ import annotations

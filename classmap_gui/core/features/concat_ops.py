@@ -1,5 +1,5 @@
 """A composite feature map (its parts side by side) as the exported predict.py computes and checks it
-(numpy only: :mod:`classmap_gui.core.export.folder` inlines this module, named by
+(numpy only: :mod:`classmap_gui.core.export.predictor` inlines this module, named by
 :class:`.pixels_hog.PixelsHOGFeatures`'s ``exports``)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from ..guards.read_limits import SettingError
 
 #: ``{spec type: features function}``: filled in predict.py at export from each feature map's ``exports``
-#: (:func:`classmap_gui.core.export.folder.feature_code`)
+#: (:func:`classmap_gui.core.export.predictor.feature_code`)
 FEATURES: dict = {}
 
 

@@ -96,7 +96,7 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
     """
 
     #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
-    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.folder`)
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
     exports = {"hog": {"keys": ("cell_size", "block_size", "block_stride", "n_bins", "signed", "backend"),
                     "features": hog_features, "check": check_hog_spec}}
 

@@ -11,7 +11,7 @@ approximation and :func:`hog_numpy` with ``np.arctan2``: every feature within :d
 (1e-3) of ``HOGDescriptor``'s (measured max 6.2e-4 on random, digit and demo-video hand images;
 tests/core/features/test_hog_pixels.py holds it, and holds a trained model's predictions equal).
 
-numpy and OpenCV only (no numba, no scikit-learn): :mod:`classmap_gui.core.export.folder` inlines this module
+numpy and OpenCV only (no numba, no scikit-learn): :mod:`classmap_gui.core.export.predictor` inlines this module
 into the standalone ``predict.py``, so the two cannot drift.
 """
 from __future__ import annotations

@@ -134,7 +134,7 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     """
 
     #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
-    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.folder`)
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
     exports = {"kmeans": {"keys": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels"),
                        "features": kmeans_features, "check": check_kmeans_spec}}
 

@@ -1,7 +1,7 @@
 """The k-means encoder's numpy steps: patch normalisation and whitening, triangle code, quadrant pooling.
 
 numpy only: the app's k-means features use these (the compiled kernels replace only the pooling
-pass), and :mod:`classmap_gui.core.export.folder` inlines this module into the standalone ``predict.py``.
+pass), and :mod:`classmap_gui.core.export.predictor` inlines this module into the standalone ``predict.py``.
 """
 from __future__ import annotations
 

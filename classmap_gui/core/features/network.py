@@ -128,7 +128,7 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
     """
 
     #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
-    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.folder`)
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
     exports = {"network": {"keys": ("input_size", "n_features", "sha256", "kind"),
                         "features": network_features, "check": check_network_spec}}
 

@@ -1,6 +1,6 @@
 """A trained network's embedding as the exported predict.py computes and checks it: the ONNX file run by
 OpenCV's ``cv2.dnn`` (the app runs the same file with onnxruntime, :mod:`.network_runner`; both agree with
-PyTorch to 1e-4). numpy and OpenCV only: :mod:`classmap_gui.core.export.folder` inlines this module, named
+PyTorch to 1e-4). numpy and OpenCV only: :mod:`classmap_gui.core.export.predictor` inlines this module, named
 by :class:`.network.NetworkFeatures`'s ``exports``, with the input normalisation it imports."""
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
     """
 
     #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
-    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.folder`)
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
     exports = {"pixels": {"keys": ("size", "grey", "standardize"),
                        "features": pixel_features, "check": check_pixels_spec}}
 

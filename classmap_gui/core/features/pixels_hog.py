@@ -27,7 +27,7 @@ class PixelsHOGFeatures(HOGFeatures):
     """
 
     #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
-    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.folder`)
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
     exports = {"concat": {"keys": ("parts",),
                        "features": concat_features, "check": check_concat_spec}}
 

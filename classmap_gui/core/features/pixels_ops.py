@@ -1,5 +1,5 @@
 """The pixel feature map as the exported predict.py computes and checks it (numpy and OpenCV only:
-:mod:`classmap_gui.core.export.folder` inlines this module, named by :class:`.pixels.PixelFeatures`'s ``exports``)."""
+:mod:`classmap_gui.core.export.predictor` inlines this module, named by :class:`.pixels.PixelFeatures`'s ``exports``)."""
 from __future__ import annotations
 
 import cv2

@@ -94,7 +94,7 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
     """
 
     #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
-    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.folder`)
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
     exports = {"cnn": {"keys": ("m", "depth", "kernel_size", "pool", "final", "normalize"),
                     "features": cnn_features, "check": check_cnn_spec}}
 

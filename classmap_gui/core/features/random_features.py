@@ -103,7 +103,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     """
 
     #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
-    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.folder`)
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
     exports = {"rff": {"keys": ("kind", "m"),
                     "features": rff_features, "check": check_rff_spec}}
 

@@ -1,5 +1,5 @@
 """Random Fourier features as the exported predict.py computes and checks them (numpy only:
-:mod:`classmap_gui.core.export.folder` inlines this module, named by
+:mod:`classmap_gui.core.export.predictor` inlines this module, named by
 :class:`.random_features.RandomFourierFeatures`'s ``exports``; predict.py's compressive bank maps with
 :func:`rff_map` too)."""
 from __future__ import annotations
