@@ -159,7 +159,8 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
     from ..core.data.hand_pose import class_name, pose_scores
     from ..core.detect.choice import validation_video
     from ..core.detect.reading import HandReader
-    from ..core.detect.scanner import Scanner, iou
+    from ..core.detect.boxes import iou
+    from ..core.detect.scanner import Scanner
 
     w, h = size
     methods = ("classmap", "brute_force")

@@ -77,7 +77,7 @@ def test_the_selection_scores_the_box_the_scanner_reports():
     import numpy as np
 
     from classmap_gui.core.detect.choice import _vote_hits
-    from classmap_gui.core.detect.scanner import box_ious, iou, vote_box
+    from classmap_gui.core.detect.boxes import box_ious, iou, vote_box
 
     rng = np.random.default_rng(1)
     boxes = np.concatenate([np.stack([rng.uniform(0, 200, 300), rng.uniform(0, 120, 300), np.full(300, s),

@@ -115,7 +115,8 @@ def hard_negatives(recogniser, n: int, *, seed: int = 0, per_scene: int = 8, sce
     the scan will rank windows by, so the false alarms mined are the ones that scan would make."""
     from ..data.hand_scene import random_hand_scene
     from .pyramid import DEFAULT_SIDES
-    from .scanner import Scanner, iou
+    from .boxes import iou
+    from .scanner import Scanner
 
     sc = Scanner(recogniser, "brute_force", sides=DEFAULT_SIDES if sides is None else sides,
                  background_weight=background_weight)

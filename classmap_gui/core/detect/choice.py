@@ -1,7 +1,7 @@
 """The hand model's scan and reading settings, chosen on validation videos (:func:`choose_scan`).
 
 1. :func:`choose_detection`: window sides, the background and hand-detector weights in a window's score,
-   and box voting (:func:`.scanner.vote_box`), by localisation (best box IoU >= 0.5 with the true hand box);
+   and box voting (:func:`.boxes.vote_box`), by localisation (best box IoU >= 0.5 with the true hand box);
 2. the "hand found" threshold on the best window's score, per method, by balanced accuracy between the
    validation videos' frames (a hand in every one) and clutter scenes without a hand (their own seeds);
 3. the reader's temperature, history and crops (:mod:`.reading`), by shape accuracy over the key-pose
@@ -50,9 +50,9 @@ def validation_video(seed: int, size):
 
 def _vote_hits(boxes, score, pair_iou, votes, truth) -> np.ndarray:
     """``(len(votes),) bool``: does the best window's box, voted with each ``(overlap, temperature)``
-    (temperature 0: the window itself) by :func:`..detect.scanner.vote_box` as the scanner votes, hit the
+    (temperature 0: the window itself) by :func:`.boxes.vote_box` as the scanner votes, hit the
     ``truth`` box (x, y, w, h) by IoU >= 0.5? ``pair_iou (n, n)``: the windows' overlaps, computed once."""
-    from .scanner import box_ious, vote_box
+    from .boxes import box_ious, vote_box
 
     j = int(np.argmax(score))
     cand = [boxes[j] if temp == 0 else vote_box(boxes, score, j, ov, temp, ious=pair_iou[j]) for ov, temp in votes]
@@ -90,7 +90,8 @@ def choose_detection(rec, opt: dict, should_stop: StopFn = None) -> dict:
     video. One setting for both methods, by the mean of ClassMap's and brute force's localisation (each
     method's own responses: ClassMap's best-class response is not brute force's). Responses are computed
     once over all ``sides`` and masked per candidate set. Returns :func:`selection` dicts by name."""
-    from .scanner import Scanner, box_ious
+    from .boxes import box_ious
+    from .scanner import Scanner
 
     sides = floats(opt["sides"], "sides")
     sets = _side_sets(opt)
@@ -221,7 +222,8 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
     """Steps 2 and 3 of the module docstring, scanning with the detection ``settings``: ``({"found_threshold",
     "reading"}, their selection records)``."""
     from .reading import HandReader, read_probabilities
-    from .scanner import Scanner, iou
+    from .boxes import iou
+    from .scanner import Scanner
 
     opt = {**{k: v[0] for k, v in CHOICE_OPTIONS.items()}, **opt}
     settings = {k: settings[k] for k in ("sides", "background_weight", "detector_weight", "vote_overlap",

@@ -4,7 +4,7 @@ The scan ranks windows to find *where* the hand is; the winning window's own cla
 window one cell off, 2430 responses a hundredth apart). A detector would classify what it found the way the
 classes were trained, so :class:`HandReader`:
 
-1. **re-crops** the voted box (:func:`.scanner.vote_box`) to the training framing — the box is the square
+1. **re-crops** the voted box (:func:`.boxes.vote_box`) to the training framing — the box is the square
    that frames the hand as the ``hand-pose`` images do — at ``crops`` small shifts of it, and classifies each
    crop with the scan's method (ClassMap's filter-and-refine, or every classifier: brute force);
 2. turns each crop's responses into **probabilities**: a softmax of response / ``temperature`` over the
@@ -32,7 +32,7 @@ import numpy as np
 
 from ..classify.classmap.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
-from .scanner import iou
+from .boxes import iou
 from ..settings.hand import defaults, model_detection
 from ..timing import blas_limit
 

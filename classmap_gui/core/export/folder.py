@@ -3,14 +3,15 @@
 The folder holds ``model.json`` (class names, image size and colour, feature-map and classifier
 settings, array manifest), ``arrays.npz`` (float32 arrays; read with ``allow_pickle=False``),
 ``labels.txt``, ``predict.py``, ``requirements.txt`` (:data:`REQUIREMENTS`: numpy and OpenCV 4 or 5) and
-``README.txt``. ``predict.py`` is :mod:`.predict_template`
-with the package's own numpy-only modules (:data:`INLINED`: HOG, the random CNN's forward pass, the
-k-means patch and pooling steps, ClassMap's filter and refine) pasted in where the template names
-them, so the exported predictor runs the app's code and cannot drift from it; it gives the app's
-top-p classes on the same files (tested on 100 images against :meth:`Recogniser.predict`).
+``README.txt``. ``predict.py`` is the package's own numpy code in :mod:`.predict_template`
+(:func:`.predictor.predict_source`), so the exported predictor runs the app's code and cannot drift
+from it; it gives the app's top-p classes on the same files (tested on 100 images against
+:meth:`Recogniser.predict`).
 
 Each feature map and bank says what predict.py needs through its ``export_spec(arrays, prefix)``
-(settings; arrays under ``prefix``), so a component exports from its own module: pixels, HOG, k-means,
+(settings; arrays under ``prefix``) and its class's ``exports`` (the settings the spec writes; a feature
+map's numpy code and check, which predict.py pastes in and lists in its tables: :mod:`.predictor`),
+so a component exports from its own module plus its registry entry: pixels, HOG, k-means,
 random Fourier and random CNN feature maps and composites of them side by side (``"concat"``);
 one-vs-all (linear or rbf), all-pairs (voting) and compressive (class sketch) banks. What cannot be
 reproduced that way is refused with a :class:`ConfigError` naming the part: a component without
@@ -20,8 +21,6 @@ is exported: predict.py runs the same embedding, weighted-L1 filter and refine i
 """
 from __future__ import annotations
 
-import ast
-import importlib.util
 import json
 import os
 import shutil
@@ -35,124 +34,13 @@ from .. import registry
 from ..errors import ConfigError
 from ..store import type_names
 from ..store.format import fsync_dir, array_manifest
+from .predictor import predict_source
 
 #: what predict.py needs, as pip reads it (requirements.txt): the app's own lower bounds (pyproject.toml), OpenCV 4
 #: and 5 both (5 has no HOGDescriptor: HOG runs on the app's numpy code, core.features.hog_ops); tested on 4.14, 5.1
 REQUIREMENTS = ("numpy>=1.26,<3", "opencv-python-headless>=4.8,<6")
 EXPORT_FORMAT = "classmap-export"
 EXPORT_VERSION = 1
-TEMPLATE = Path(__file__).with_name("predict_template.py")
-#: modules of the package that predict.py runs verbatim, in this order; each may import only numpy, OpenCV,
-#: the standard library modules of _STANDALONE_IMPORTS and modules listed before it here
-INLINED = ("classmap_gui.core.guards.regular_files", "classmap_gui.core.guards.read_limits", "classmap_gui.core.guards.opencv_log",
-           "classmap_gui.core.features.network_check",
-           "classmap_gui.core.plain_text", "classmap_gui.core.store.bounded_zip",
-           "classmap_gui.core.data.image_header", "classmap_gui.core.data.image_decode",
-           "classmap_gui.core.export.checks", "classmap_gui.core.image_ops", "classmap_gui.core.features.hog_ops",
-           "classmap_gui.core.features.kmeans_ops", "classmap_gui.core.features.cnn_ops",
-           "classmap_gui.core.features.network_input", "classmap_gui.core.export.predict_features",
-           "classmap_gui.core.classify.classmap.ops", "classmap_gui.core.classify.banks.ranking_ops")
-_INLINE_MARK = "# @inline "
-_RULES_MARK = "# @settings-rules"
-_STANDALONE_IMPORTS = {"__future__", "numpy", "cv2", "contextlib", "hashlib", "math", "os", "pathlib", "stat", "struct", "threading",
-                       "unicodedata", "zipfile", "zlib"}
-#: the settings of ClassMap's spec (:func:`_classmap_spec`; ClassMap is exported here, not by itself)
-CLASSMAP_KEYS = ("p", "refine", "threshold")
-
-
-def spec_tables() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
-    """``({spec type: saved type whose schema rules its settings}, {spec type: the settings it writes})``,
-    from the registry: every feature map and bank whose class exports declares ``exports = {spec type:
-    keys}`` beside its ``export_spec``; the first component of a type gives the schema (the app's
-    loader checks the settings by it). ClassMap's spec is this module's own."""
-    schemas, keys = {"classmap": "classmap"}, {"classmap": CLASSMAP_KEYS}
-    for kind in ("features", "bank"):
-        for comp in registry.components(kind):
-            for spec_type, written in getattr(comp.cls, "exports", {}).items():
-                schemas.setdefault(spec_type, comp.name)
-                keys.setdefault(spec_type, tuple(written))
-    return schemas, keys
-
-
-def predict_source() -> str:
-    """The text of ``predict.py``: the template with every ``# @inline <module>`` line replaced by
-    that module's code (its docstring and imports dropped: the template imports numpy and cv2).
-
-    Raises RuntimeError when a marked module is not in :data:`INLINED` or imports anything beyond
-    numpy and OpenCV — predict.py must run without this package.
-    """
-    out, pasted = [], []
-    for line in TEMPLATE.read_text(encoding="utf-8").splitlines(keepends=True):
-        if line.startswith(_INLINE_MARK):
-            module = line[len(_INLINE_MARK):].strip()
-            out.append(_module_body(module, pasted))
-            pasted.append(module)
-        elif line.startswith(_RULES_MARK):
-            out.append(f"#: the app's rules for each component's settings (from its registry schemas, at export)\n"
-                       f"SETTINGS_RULES = {settings_rules()!r}\n"
-                       f"#: the settings each component's export writes (its class's ``exports``, at export)\n"
-                       f"SPEC_KEYS = {spec_tables()[1]!r}\n")
-        else:
-            out.append(line)
-    return "".join(out)
-
-
-def settings_rules() -> dict[str, dict[str, dict]]:
-    """``{spec type: {setting: rule}}``: for every saved component type, its parameters' schema as the
-    app's loader checks them (:func:`~classmap_gui.core.store.saved_values.saved_schema`), as plain data
-    for :func:`~classmap_gui.core.guards.read_limits.check_setting` (worker counts and image sizes left out:
-    predict.py has no workers, and a size is checked as an image size)."""
-    from ..store.saved_values import saved_schema
-
-    out: dict[str, dict[str, dict]] = {}
-    for spec_type, saved in spec_tables()[0].items():
-        cls = type_names.saved_type(saved)
-        if cls is None:
-            raise RuntimeError(f"export spec {spec_type!r} is ruled by {saved!r}, which is not a saved type")
-        rules = {}
-        for name, param in saved_schema(cls).items():
-            if param.per_core or param.image_size:
-                continue
-            rules[name] = {"kind": param.kind.__name__, "low": param.low, "high": param.high,
-                           "choices": list(param.choices or ()) + (["auto"] if param.auto else []),
-                           "nullable": bool(param.nullable or param.default is None)}
-        out[spec_type] = rules
-    return out
-
-
-def _module_body(module: str, pasted: list[str]) -> str:
-    if module not in INLINED:
-        raise RuntimeError(f"export template inlines {module}, which is not listed in export.INLINED")
-    spec = importlib.util.find_spec(module)
-    path = Path(spec.origin)
-    text = path.read_text(encoding="utf-8")
-    tree = ast.parse(text)
-    lines = text.splitlines(keepends=True)
-    drop: set[int] = set()
-    for i, node in enumerate(tree.body):
-        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant)
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            if node.__class__ is ast.ImportFrom and node.level:  # another inlined module, pasted before this one
-                package = module.split(".")[:-node.level]
-                names = [".".join(package + ([node.module] if node.module else []))]
-                bad = [n for n in names if n not in pasted]
-            else:
-                bad = [n for n in names if n.split(".")[0] not in _STANDALONE_IMPORTS]
-            if bad:
-                raise RuntimeError(f"{module} imports {', '.join(bad)}: predict.py may only use numpy, OpenCV and "
-                                   f"the modules inlined before it")
-        elif not is_doc:
-            continue
-        drop.update(range(node.lineno - 1, node.end_lineno))
-    for node in ast.walk(tree):  # imports inside functions would escape the check above
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and node not in tree.body:
-            raise RuntimeError(f"{module} imports inside a function: predict.py may only use numpy and OpenCV")
-    body = "".join(line for i, line in enumerate(lines) if i not in drop).strip("\n")
-    rel = "/".join(module.split("."))
-    return f"# ---- {rel}.py, the app's own code (inlined at export; do not edit here)\n{body}\n# ---- end of {rel}.py\n"
-
-
 def label_line(index: int, name: str) -> str:
     """One ``labels.txt`` line: ``index<TAB>name``. Class names cannot hold tabs, newlines or other
     control characters (:class:`~classmap_gui.core.data.imageset.ImageSet` and model loading refuse

@@ -163,19 +163,7 @@ def prepare(images: list[np.ndarray], image_size, grey: bool) -> np.ndarray:
 
 # ---------------------------------------------------------------- feature maps
 
-# @inline classmap_gui.core.features.hog_ops
-
-
-# @inline classmap_gui.core.features.kmeans_ops
-
-
-# @inline classmap_gui.core.features.cnn_ops
-
-
-# @inline classmap_gui.core.features.network_input
-
-
-# @inline classmap_gui.core.export.predict_features
+# @feature-maps
 
 
 # ---------------------------------------------------------------- classifier and ranking
@@ -184,7 +172,7 @@ def scores(F: np.ndarray, spec: dict, arrays: dict) -> np.ndarray:
     """Class scores ``(n, C)`` float32 of features ``F (n, D)``: one GEMM with the stacked classifiers."""
     kind = spec["type"]
     if kind == "compressive":  # p_k <f(x), z_k>: prior times correlation with each class sketch
-        Z = F if spec["map"] is None else _rff(F, spec["map"], arrays, "classifier.map")
+        Z = F if spec["map"] is None else rff_map(F, spec["map"], arrays, "classifier.map")
         S = Z @ arrays["classifier.sketches"].T
         S *= arrays["classifier.priors"][None, :]
         S[:, arrays["classifier.empty"]] = -np.inf

@@ -1,11 +1,13 @@
 """The random CNN's forward pass in plain numpy: the one implementation the app and predict.py run.
 
-numpy only: :mod:`classmap_gui.core.export.folder` inlines this module into the standalone ``predict.py``.
+numpy only: :mod:`classmap_gui.core.export.predictor` inlines this module into the standalone ``predict.py``.
 Convolutions are ``sliding_window_view`` + one float32 GEMM per block and batch of images (im2col).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from ..guards.read_limits import checked_array
 
 
 def conv_blocks(X: np.ndarray, filters, kernel_size: int, pool: int, normalize: bool) -> np.ndarray:
@@ -50,3 +52,19 @@ def final_layer(H: np.ndarray, weights: np.ndarray, bias: np.ndarray, m: int, fi
     np.sin(Z, out=out[:, half:2 * half])
     out *= np.float32(1.0 / np.sqrt(half))
     return out
+
+
+def cnn_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
+    """A fixed random CNN as the exported predict.py computes it: depth x (k x k valid convolution as one GEMM,
+    ReLU, max-pool), then a random final layer (ReLU, or cos/sin random Fourier features) to ``m`` outputs."""
+    X = (X[..., None] if X.ndim == 3 else X).astype(np.float32) / np.float32(255.0)
+    filters = [arrays[f"{prefix}.filters.{level}"] for level in range(spec["depth"])]
+    H = conv_blocks(X, filters, spec["kernel_size"], spec["pool"], spec["normalize"])
+    return final_layer(H, arrays[f"{prefix}.final_weights"], arrays[f"{prefix}.final_bias"], spec["m"], spec["final"])
+
+
+def check_cnn_spec(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
+    """A filter matrix per block and the final layer's weights."""
+    for level in range(spec["depth"]):
+        checked_array(arrays, f"{prefix}.filters.{level}", (None, None))
+    checked_array(arrays, f"{prefix}.final_weights", (None, None))

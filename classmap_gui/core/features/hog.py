@@ -36,7 +36,7 @@ from ..errors import ConfigError, DataError
 from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
 from ..timing import blas_limit
-from .hog_ops import axis_weights, hog_backend, hog_descriptor, hog_numpy
+from .hog_ops import axis_weights, check_hog_spec, hog_backend, hog_descriptor, hog_features, hog_numpy
 
 _CHUNK_BYTES = 1 << 23  # dense vote map per task (~8 MB): ~50 images at 64x64x9
 
@@ -95,8 +95,10 @@ class HOGFeatures(TransformerMixin, BaseEstimator):
     (4, 1764)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"hog": ("cell_size", "block_size", "block_stride", "n_bins", "signed", "backend")}
+    #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
+    exports = {"hog": {"keys": ("cell_size", "block_size", "block_stride", "n_bins", "signed", "backend"),
+                    "features": hog_features, "check": check_hog_spec}}
 
     _parameter_constraints: dict = {
         "cell_size": [Interval(Integral, 1, 256, closed="both")],

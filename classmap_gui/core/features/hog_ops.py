@@ -11,13 +11,16 @@ approximation and :func:`hog_numpy` with ``np.arctan2``: every feature within :d
 (1e-3) of ``HOGDescriptor``'s (measured max 6.2e-4 on random, digit and demo-video hand images;
 tests/core/features/test_hog_pixels.py holds it, and holds a trained model's predictions equal).
 
-numpy and OpenCV only (no numba, no scikit-learn): :mod:`classmap_gui.core.export.folder` inlines this module
+numpy and OpenCV only (no numba, no scikit-learn): :mod:`classmap_gui.core.export.predictor` inlines this module
 into the standalone ``predict.py``, so the two cannot drift.
 """
 from __future__ import annotations
 
 import cv2
 import numpy as np
+
+from ..guards.read_limits import SettingError
+from ..image_ops import grey_stack
 
 #: max abs difference of any feature between :func:`hog_numpy` and ``cv2.HOGDescriptor`` (see the docstring)
 HOG_TOLERANCE = 1e-3
@@ -100,3 +103,25 @@ def hog_numpy(G: np.ndarray, Ay: np.ndarray, Ax: np.ndarray, block: int, stride:
     np.minimum(H, np.float32(0.2), out=H)
     H /= np.sqrt(np.einsum("nbk,nbk->nb", H, H))[:, :, None] + np.float32(1e-3)
     return H.reshape(m, -1)
+
+
+def hog_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
+    """HOG of the centred window, ``(n, D)``, as the exported predict.py computes it: OpenCV's HOGDescriptor where
+    the model used it and this OpenCV has one, else :func:`hog_numpy` (the same numbers within HOG_TOLERANCE)."""
+    G = grey_stack(X) if X.ndim == 4 else X
+    n, h, w = G.shape
+    b, s, c, nb = spec["block_size"], spec["block_stride"], spec["cell_size"], spec["n_bins"]
+    wh, ww = b + (h - b) // s * s, b + (w - b) // s * s
+    top, left = (h - wh) // 2, (w - ww) // 2
+    G = G[:, top:top + wh, left:left + ww]
+    if hog_backend(spec["backend"]) == "opencv":
+        hog = hog_descriptor(wh, ww, b, s, c, nb, spec["signed"])
+        return np.stack([hog.compute(np.ascontiguousarray(g)).reshape(-1) for g in G]).astype(np.float32)
+    Ax, Ay = axis_weights(ww, b, s, c), axis_weights(wh, b, s, c)
+    return np.concatenate([hog_numpy(G[a:a + 64], Ay, Ax, b, s, c, nb, spec["signed"]) for a in range(0, n, 64)])
+
+
+def check_hog_spec(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
+    """An exported HOG names the back-end it ran on (predict.py falls back to numpy where OpenCV has none)."""
+    if spec.get("backend") not in ("opencv", "numpy"):
+        raise SettingError(f"{prefix}.backend must be opencv or numpy")

@@ -44,7 +44,7 @@ from ..guards.arrays import check_array
 from .clustering import inertia, lloyd, minibatch
 from . import kmeans_kernels
 from .kmeans_encode import LIVE_BLOCK_BYTES, PatchGrid, chunking, encode_chunk
-from .kmeans_ops import normalise_patches, whitened_patches
+from .kmeans_ops import check_kmeans_spec, kmeans_features, normalise_patches, whitened_patches
 
 _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601 luma, as OpenCV
 AUTO = "auto"
@@ -133,8 +133,10 @@ class KMeansFeatures(TransformerMixin, BaseEstimator):
     (5, 64)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"kmeans": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels")}
+    #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
+    exports = {"kmeans": {"keys": ("patch_size", "stride", "norm_eps", "encoder", "hellinger", "n_channels"),
+                       "features": kmeans_features, "check": check_kmeans_spec}}
 
     _parameter_constraints: dict = {
         "patch_size": [Interval(Integral, 1, 64, closed="both"), StrOptions({AUTO})],

@@ -1,11 +1,13 @@
 """The k-means encoder's numpy steps: patch normalisation and whitening, triangle code, quadrant pooling.
 
 numpy only: the app's k-means features use these (the compiled kernels replace only the pooling
-pass), and :mod:`classmap_gui.core.export.folder` inlines this module into the standalone ``predict.py``.
+pass), and :mod:`classmap_gui.core.export.predictor` inlines this module into the standalone ``predict.py``.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from ..guards.read_limits import SettingError, checked_array
 
 
 def normalise_patches(X: np.ndarray, norm_eps: float) -> np.ndarray:
@@ -68,3 +70,45 @@ def pool_numpy(G, xx, cc, row0, n_pos, n_w, half_h, half_w, out, encoder="triang
     sums = np.add.reduceat(G[order], starts, axis=0)
     flat = out.reshape(-1, K)
     flat[keys] += sums
+
+
+_GREY_WEIGHTS = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def kmeans_features(X: np.ndarray, spec: dict, arrays: dict, prefix: str = "features") -> np.ndarray:
+    """Coates et al. single-layer features as the exported predict.py computes them: normalised, whitened
+    patches -> triangle (or hard) code -> sum over the 4 image quadrants -> ``(n, 4K)`` float32."""
+    p, s, c = spec["patch_size"], spec["stride"], spec["n_channels"]
+    if X.ndim == 4 and c == 1:
+        X = np.clip(np.rint(X.astype(np.float32) @ _GREY_WEIGHTS), 0, 255).astype(np.uint8)
+    if X.ndim == 3:
+        X = X[..., None]
+        if c == 3:
+            X = np.repeat(X, 3, axis=3)
+    mean, W, C = arrays[f"{prefix}.mean"], arrays[f"{prefix}.whitening"], arrays[f"{prefix}.centroids"]
+    K = C.shape[0]
+    ct = np.ascontiguousarray(-2.0 * C.T, dtype=np.float32)
+    cc = np.einsum("ij,ij->i", C, C).astype(np.float32)
+    n, h, w = X.shape[:3]
+    n_h, n_w = (h - p) // s + 1, (w - p) // s + 1
+    out = np.zeros((n, 4, K), np.float32)
+    step = max(1, 8192 // (n_h * n_w))
+    for a in range(0, n, step):  # chunks of images keep the (patches, K) matrix small
+        P = whitened_patches(X[a:a + step], p, s, mean, W, spec["norm_eps"])
+        xx = np.einsum("ij,ij->i", P, P)
+        pool_numpy(P @ ct, xx, cc, 0, n_h * n_w, n_w, (n_h + 1) // 2, (n_w + 1) // 2, out[a:a + step],
+                   encoder=spec["encoder"])
+    F = out.reshape(n, 4 * K)
+    if spec["hellinger"]:
+        np.sqrt(F, out=F)
+    return F
+
+
+def check_kmeans_spec(spec: dict, arrays: dict, prefix: str, n_classes: int) -> None:
+    """One or three channels; the mean, whitening and centroids fit the patch size."""
+    if spec.get("n_channels") not in (1, 3):
+        raise SettingError(f"{prefix}.n_channels must be 1 or 3")
+    dim = spec["patch_size"] ** 2 * spec["n_channels"]
+    checked_array(arrays, f"{prefix}.mean", (dim,))
+    checked_array(arrays, f"{prefix}.whitening", (dim, dim))
+    checked_array(arrays, f"{prefix}.centroids", (None, dim))

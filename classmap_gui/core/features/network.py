@@ -38,6 +38,7 @@ from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError, ModelFormatError
 from ..progress import check_stop, report
 from ..guards.read_limits import MAX_NETWORK_BYTES, MAX_NETWORK_INPUT_SIDE
+from .network_dnn import check_network_spec, network_features
 from .network_input import CONTEXT, CROP, WINDOW, standardise, window_input
 from .network_runner import Runner, checked_network
 
@@ -126,8 +127,10 @@ class NetworkFeatures(TransformerMixin, BaseEstimator):
     (4, 512)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"network": ("input_size", "n_features", "sha256", "kind")}
+    #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
+    exports = {"network": {"keys": ("input_size", "n_features", "sha256", "kind"),
+                        "features": network_features, "check": check_network_spec}}
 
     store_exclude = ("runner_", "kind_", "context_")  # set again from the network at load
 

@@ -16,6 +16,7 @@ from ..guards.constraints import ImageSize, validate_params
 from ..errors import DataError, NotFittedError
 from ..image_ops import grey_stack
 from ..progress import ProgressFn, StopFn, check_stop, report
+from .pixels_ops import check_pixels_spec, pixel_features
 
 
 def resize_batch(images: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -71,8 +72,10 @@ class PixelFeatures(TransformerMixin, BaseEstimator):
     ((2, 64), dtype('float32'), 1.0)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"pixels": ("size", "grey", "standardize")}
+    #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
+    exports = {"pixels": {"keys": ("size", "grey", "standardize"),
+                       "features": pixel_features, "check": check_pixels_spec}}
 
     _parameter_constraints: dict = {"size": [ImageSize(), None], "grey": ["boolean"], "standardize": ["boolean"]}
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..guards.constraints import Interval
 from ..errors import NotFittedError
 from ..progress import ProgressFn, StopFn
+from .concat_ops import check_concat_spec, concat_features
 from .hog import HOGFeatures
 from .pixels import PixelFeatures
 
@@ -25,8 +26,10 @@ class PixelsHOGFeatures(HOGFeatures):
     Learned: ``pixels_`` (the fitted :class:`~.pixels.PixelFeatures` of the thumbnail).
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"concat": ("parts",)}
+    #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
+    exports = {"concat": {"keys": ("parts",),
+                       "features": concat_features, "check": check_concat_spec}}
 
     _parameter_constraints: dict = {"thumbnail": [Interval(Integral, 1, 64, closed="both")],
                                     **HOGFeatures._parameter_constraints}

@@ -23,7 +23,7 @@ from ..guards.constraints import Interval, StrOptions, validate_params
 from ..errors import ConfigError, DataError
 from ..guards.limits import MemoryPlan, planned_size
 from ..progress import check_stop, report
-from .cnn_ops import conv_blocks, final_layer
+from .cnn_ops import check_cnn_spec, cnn_features, conv_blocks, final_layer
 from .random_features import median_bandwidth
 
 _IM2COL_BUDGET = 1 << 23  # float32 elements of one im2col block (32 MB)
@@ -93,8 +93,10 @@ class RandomCNNFeatures(TransformerMixin, BaseEstimator):
     (3, 100)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"cnn": ("m", "depth", "kernel_size", "pool", "final", "normalize")}
+    #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
+    exports = {"cnn": {"keys": ("m", "depth", "kernel_size", "pool", "final", "normalize"),
+                    "features": cnn_features, "check": check_cnn_spec}}
 
     _parameter_constraints: dict = {
         "m": [Interval(Integral, 2, 100_000, closed="both")],

@@ -35,6 +35,7 @@ from ..errors import ConfigError
 from ..guards.limits import MemoryPlan, planned_size
 
 from ..progress import check_stop, report
+from .rff_ops import check_rff_spec, rff_features
 
 _CHUNK = 4096  # rows per GEMM block: keeps the (chunk, m) phase matrix in a few MB
 
@@ -101,8 +102,10 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     (3, 100)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"rff": ("kind", "m")}
+    #: ``{spec type: {"keys": the settings export_spec writes (predict.py requires each), "features": the
+    #: numpy code predict.py runs, "check": its check}}`` (read by :mod:`classmap_gui.core.export.predictor`)
+    exports = {"rff": {"keys": ("kind", "m"),
+                    "features": rff_features, "check": check_rff_spec}}
 
     _parameter_constraints: dict = {
         "m": [Interval(Integral, 2, 100_000, closed="both")],

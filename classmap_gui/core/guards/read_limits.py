@@ -102,3 +102,17 @@ def check_settings(spec: dict, rules: dict, where: str) -> None:
                 check_setting(key, spec[key], rule)
             except SettingError as exc:
                 raise SettingError(f"{where}: {exc}") from None
+
+
+def checked_array(arrays: dict, key: str, shape: tuple, kinds: str = "f") -> np.ndarray:
+    """``arrays[key]`` when present with ``len(shape)`` dimensions of the sizes ``shape`` gives (None:
+    any) and a dtype of ``kinds``; SettingError otherwise."""
+    arr = arrays.get(key)
+    if arr is None:
+        raise SettingError(f"arrays.npz has no {key}")
+    if arr.dtype.kind not in kinds or arr.ndim != len(shape) or any(
+            want is not None and got != want for got, want in zip(arr.shape, shape)):
+        want = "x".join("any" if s is None else str(s) for s in shape) or "a scalar"
+        raise SettingError(f"{key} is {arr.dtype.name} of shape {list(arr.shape)}, the model needs {want} "
+                           f"({'float' if kinds == 'f' else 'integer' if kinds == 'iu' else 'bool'})")
+    return arr

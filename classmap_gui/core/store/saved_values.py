@@ -44,7 +44,7 @@ def _components_of(cls: type) -> list:
 def saved_schema(cls: type) -> dict[str, Any]:
     """``{parameter name: Param}`` of the saved class ``cls``: the schemas of every registry component
     it stands for (the names of one class share its parameters' schema). An export writes the same
-    rules into its predict.py (:func:`classmap_gui.core.export.folder.settings_rules`)."""
+    rules into its predict.py (:func:`classmap_gui.core.export.predictor.settings_rules`)."""
     schema: dict = {}
     for comp in _components_of(cls):
         schema.update({p.name: p for p in comp.params if p.name not in schema})

@@ -6,7 +6,8 @@ name, so a re-imported capture folder keeps its bursts: core/data/capture_names.
 image set when it ends, as one capture group, so training keeps a burst's near-identical frames on one
 side of its split. A video file loops, pauses and plays slower, needs no count-down, and its frames are
 split into bursts by what changes in it (:mod:`.capture_video`). A maximum duration stops a burst nobody
-stops. A per-class target shows how far each class is; one click adds the "background" class.
+stops. A per-class target shows how far each class is; one click adds the "background" class
+(:mod:`.capture_target`).
 """
 from __future__ import annotations
 
@@ -26,22 +27,15 @@ from ..imageutil import to_pixmap
 from ..sources import SourcePicker
 from ..video_file import VideoFile
 from ..widgets import ElidedLabel
+from .capture_target import TargetProgress
 from .capture_video import VIDEO_COUNTDOWN, PlaybackRow, VideoBursts
 from .hold_button import HoldButton
 
 #: a press shorter than this is a click: recording then runs until the next click
 CLICK_SECONDS = 0.35
-#: bursts a class needs so that training, the ClassMap embedding and the test each get one of their own
-HONEST_BURSTS = 3
 
 
-def class_progress(imageset, cls: int) -> tuple[int, int]:
-    """``(images, capture bursts)`` of class ``cls`` (an image without a burst counts as one)."""
-    mine = np.flatnonzero(imageset.labels == cls)
-    return len(mine), len(np.unique(imageset.group_ids()[mine]))
-
-
-class CapturePanel(QWidget):
+class CapturePanel(TargetProgress, QWidget):
     """Record images from a camera or video into the chosen class: live preview, crop region, mirror and
     a hold-to-record button with count-down; a per-class target with progress; a "background" class in one
     click. Signal ``classRequested(int)``: select that class (the class list belongs to the Dataset panel);
@@ -382,64 +376,6 @@ class CapturePanel(QWidget):
         src = getattr(self.stream, "source", None) if self.stream is not None else self.sources.current()
         src = src.path if isinstance(src, VideoFile) else src
         return src if isinstance(src, str) else None
-
-    # ------------------------------------------------------------------ target and background
-    def _target_changed(self, v: int) -> None:
-        if self.project.imageset is not None:
-            self.project.settings["capture_target"] = int(v)
-        self.update_progress()
-
-    def update_progress(self) -> None:
-        """Show how far the selected class is towards the target (and the burst being recorded), and how
-        many classes have reached it."""
-        ims, cls = self.project.imageset, self.current_class()
-        saved = self.project.settings.get("capture_target") if ims is not None else None
-        if isinstance(saved, int) and saved != self.target.value():  # an opened project's own target
-            self.target.blockSignals(True)
-            self.target.setValue(saved)
-            self.target.blockSignals(False)
-        target = self.target.value()
-        if ims is None or not 0 <= cls < ims.n_classes:
-            self.progress.setRange(0, target)
-            self.progress.setValue(0)
-            self.progress.setFormat("select a class")
-            self.progress_note.setText(" ")
-            return
-        n, bursts = class_progress(ims, cls)
-        if self.recording and self.burst_class == cls:
-            n += len(self.burst)
-        self.progress.setRange(0, target)
-        self.progress.setValue(min(n, target))
-        # one line inside the bar: the name cut at the end to what is left beside the count (tooltip: all)
-        count = f": {n} / {target}"
-        fm = self.progress.fontMetrics()
-        room = max(30, self.progress.width() - fm.horizontalAdvance(count) - 24)
-        self.progress.setFormat(fm.elidedText(ims.class_names[cls], Qt.ElideRight, room).replace("%", "%%") + count)
-        self.progress.setToolTip(f"{ims.class_names[cls]}{count}")
-        done = int(np.sum(ims.counts() >= target))
-        note = f"{done} of {ims.n_classes} class(es) at the target; {ims.class_names[cls]!r} has {bursts} burst(s)"
-        if ims.groups is not None and bursts < HONEST_BURSTS:
-            note += (f" — record at least {HONEST_BURSTS}, so it can be tested on frames it was not trained on: "
-                     + ("a video makes a new burst where its picture changes, so hold ● while the pose moves"
-                        if isinstance(self.sources.current(), str) else "separate bursts, move, change the light"))
-        self.progress_note.setText(note + ".")
-
-    def add_background(self) -> int:
-        """The background button: add the ``background`` class when missing, select it; its label (-1 with no
-        project open)."""
-        ims = self.project.imageset
-        if ims is None:
-            self._set_status("Open or start a project first (File > New project).")
-            return -1
-        if BACKGROUND_CLASS in ims.class_names:
-            cls = ims.class_names.index(BACKGROUND_CLASS)
-        else:
-            cls = self.project.add_class(BACKGROUND_CLASS)
-        self.classRequested.emit(cls)
-        self.update_progress()
-        self._set_status(f"Recording into {BACKGROUND_CLASS!r}: capture the scene without the object — the empty "
-                         "view, the room, other things — so detection can tell 'nothing here'.")
-        return cls
 
     def _set_status(self, text: str) -> None:
         self.last_message = text

@@ -10,13 +10,14 @@ from PySide6.QtWidgets import (QComboBox, QGroupBox, QHBoxLayout, QHeaderView, Q
                                QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ...core.explore.class_factors import colour_choices, factors_of
-from ...core.explore.overview import MOSAIC_DEFAULT, ExploreData, mosaic_of
+from ...core.explore.overview import ExploreData
 from ..imageutil import to_pixmap
-from ..widgets import WrappedLabel
 from .explore_class import ClassDetail
-from .explore_data import explore_task, readable_range
+from .explore_data import explore_task
 from .explore_map import MapPlot
 from .explore_mapping import MODES, MapControls
+from .explore_mosaic import MosaicBox
+from .explore_trade import TradeBox
 from .live_map import LiveMapBox
 
 MAX_POINTS = 5000  # held-out images drawn as dots (t-SNE of 2430 classes + 5000 dots: under a minute here)
@@ -114,60 +115,12 @@ class ExplorePanel(MapControls, QWidget):
         self.map_names: list[str] = []
 
         # (b) centroid mosaic
-        self.mosaic = QLabel("k-means centroids appear here after training with k-means features.")
-        self.mosaic.setAlignment(Qt.AlignCenter)
-        self.mosaic.setWordWrap(True)
-        self.mosaic_scroll = QScrollArea()
-        self.mosaic_scroll.setWidget(self.mosaic)
-        self.mosaic_scroll.setWidgetResizable(True)
-        self.mosaic_scroll.setAlignment(Qt.AlignCenter)
-        self.mosaic_scroll.setMinimumSize(180, 150)
-        self.mosaic_n = QSpinBox()
-        self.mosaic_n.setRange(1, 1)
-        self.mosaic_n.setPrefix("show ")
-        self.mosaic_n.setToolTip("How many of the learned centroids to draw (the first ones)")
-        self.mosaic_zoom = QSpinBox()
-        self.mosaic_zoom.setRange(1, 16)
-        self.mosaic_zoom.setSuffix("× zoom")
-        self.mosaic_n.valueChanged.connect(lambda _v: self._draw_mosaic(auto=True))
-        self.mosaic_zoom.valueChanged.connect(lambda _v: self._draw_mosaic())
-        mrow = QHBoxLayout()
-        mrow.addWidget(self.mosaic_n)
-        mrow.addWidget(self.mosaic_zoom)
-        self.mosaic_count = QLabel("")
-        mrow.addWidget(self.mosaic_count, 1)
-        mosaic_box = self.mosaic_box = QGroupBox("Learned centroids (whitened patches)")
-        mb = QVBoxLayout(mosaic_box)
-        mb.addLayout(mrow)
-        mb.addWidget(self.mosaic_scroll, 1)
+        mosaic_box = self.mosaic_box = MosaicBox(project, lambda: self.data)
 
-        # (c) accuracy vs evaluations
-        self.trade_plot = pg.PlotWidget(background="w")
-        self.trade_plot.setLabel("bottom", "classifier evaluations per query")
-        self.trade_plot.setLabel("left", "accuracy")
-        self.trade_plot.setMenuEnabled(False)
-        self.trade_plot.getAxis("left").enableAutoSIPrefix(False)
-        self.trade_plot.getAxis("left").setWidth(52)  # room for "1.00" without clipping
-        self.trade_plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self.trade_plot.setMinimumHeight(150)  # never squashed to a strip by the panes around it
-        self.trade_curve = self.trade_plot.plot([], [], pen=pg.mkPen((31, 119, 180), width=2), symbol="o",
-                                                symbolSize=6, name="ClassMap, sweep of p")
-        self.brute_line = pg.InfiniteLine(angle=0, pen=pg.mkPen((214, 39, 40), width=2, style=Qt.DashLine))
-        self.brute_item = self.trade_plot.plot([], [], pen=None, symbol="s", symbolBrush=(214, 39, 40),
-                                               symbolSize=9, name="brute force")
-        self.trade_plot.addItem(self.brute_line)
-        self.brute_line.setVisible(False)
-        trade_box = self.trade_box = QGroupBox("Accuracy against evaluations per query")
-        # what the plot lacks (no held-out images, points that are not numbers): as tall as its lines, never cut
-        self.trade_note = WrappedLabel("")
-        self.trade_note.hide()
-        # the legend above the plot, not over it (inside, it covered the curve's top right)
-        legend = QLabel("<span style='color:#1f77b4'>●—</span> ClassMap, sweep of p &nbsp; "
-                        "<span style='color:#d62728'>■ - -</span> brute force")
-        tl = QVBoxLayout(trade_box)
-        tl.addWidget(legend)
-        tl.addWidget(self.trade_note)
-        tl.addWidget(self.trade_plot, 1)
+        # (c) accuracy vs evaluations (its parts are the panel's too: scripts and tests read them)
+        trade_box = self.trade_box = TradeBox()
+        self.trade_plot, self.trade_curve, self.trade_note = trade_box.plot, trade_box.curve, trade_box.note
+        self.brute_line, self.brute_item = trade_box.brute_line, trade_box.brute_item
 
         # (d) one image's candidates
         self.img_index = QSpinBox()
@@ -227,18 +180,10 @@ class ExplorePanel(MapControls, QWidget):
         self.data, self.embedding, self.selected, self.chosen = None, None, None, -1
         self.emb_box.setVisible(True)
         self.trade_box.setVisible(True)
-        self.mosaic_box.setVisible(True)
         self.map.clear()
         self.detail.set_names([])
-        self.trade_curve.setData([], [])
-        self.brute_item.setData([], [])
-        self.brute_line.setVisible(False)
-        self.trade_note.hide()
-        self.trade_plot.show()
-        self.mosaic.clear()
-        self.mosaic.setText("k-means centroids appear here after training with k-means features.")
-        self.mosaic_count.setText("")
-        self.trade_plot.enableAutoRange()
+        self.trade_box.clear()
+        self.mosaic_box.clear()
         self.cands.setRowCount(0)
         # nothing of the last model or project stays: its search, its image, its colour groups (a hand model's
         # shape and angles), its axes
@@ -316,8 +261,7 @@ class ExplorePanel(MapControls, QWidget):
         # views that need ClassMap or centroids are hidden rather than shown as empty axes
         self.emb_box.setVisible(cm is not None)
         self.trade_box.setVisible(data.trade is not None)
-        for w in (self.mosaic_n, self.mosaic_zoom):
-            w.setVisible(data.mosaic is not None)
+        self.mosaic_box.show_controls(data.mosaic is not None)
         if cm is not None:
             d = len(cm.reference_)
             # signals held: the map is drawn once, below (a changed spin box drew all of it a second time)
@@ -348,63 +292,13 @@ class ExplorePanel(MapControls, QWidget):
             return
         if data.trade is not None:
             self.show_trade(data.trade, held_out=len(data.labels))
-        if data.mosaic is not None:
-            self.mosaic_n.blockSignals(True)
-            self.mosaic_n.setRange(1, data.mosaic_k)
-            self.mosaic_n.setValue(min(data.mosaic_k, MOSAIC_DEFAULT))
-            self.mosaic_n.blockSignals(False)
-            self.mosaic_zoom.blockSignals(True)
-            self.mosaic_zoom.setValue(data.scale)
-            self.mosaic_zoom.blockSignals(False)
-            self._show_mosaic(data.mosaic)
-        else:
-            self.mosaic.setText("The feature map has no centroids (choose k-means features to see them).")
-        self.mosaic_box.setVisible(data.mosaic is not None)  # room for the map when there is nothing to show
+        self.mosaic_box.show_data(data)
         self.img_index.setRange(0, max(0, len(data.labels) - 1))
         self.choose(0)
 
     def show_trade(self, t, held_out: int | None = None) -> None:
-        """Draw the accuracy-vs-evaluations curve ``t`` (a :class:`~classmap_gui.core.explore.views.TradeOff`): only its
-        points that are numbers (pyqtgraph cannot draw NaN), saying what is missing instead of raising."""
-        ev, acc = np.asarray(t.evaluations, np.float64), np.asarray(t.accuracy, np.float64)
-        ok = np.isfinite(ev) & np.isfinite(acc)
-        brute_ok = bool(np.isfinite(t.brute_accuracy) and np.isfinite(t.brute_evaluations))
-        self.trade_curve.setData(ev[ok], acc[ok])
-        self.brute_item.setData([t.brute_evaluations] if brute_ok else [], [t.brute_accuracy] if brute_ok else [])
-        self.brute_line.setVisible(brute_ok)
-        if brute_ok:
-            self.brute_line.setPos(t.brute_accuracy)
-        note = ""
-        if held_out == 0 or (not ok.any() and not brute_ok):
-            note = "No held-out images: the accuracy of each p cannot be measured on this model alone."
-        elif not ok.all() or not brute_ok:
-            note = f"{int((~ok).sum()) + (not brute_ok)} point(s) could not be measured and are not drawn."
-        self.trade_note.setText(note)
-        self.trade_note.setVisible(bool(note))
-        self.trade_plot.setVisible(bool(ok.any() or brute_ok))  # no empty axes under the note
-        ys = np.concatenate([acc[ok], [t.brute_accuracy] if brute_ok else []])
-        xs = np.concatenate([ev[ok], [t.brute_evaluations] if brute_ok else []])
-        self.trade_plot.setYRange(*readable_range(ys), padding=0.05)
-        self.trade_plot.setXRange(0, max(1.0, float(xs.max()) if len(xs) else 1.0) * 1.05, padding=0)
-
-    def _show_mosaic(self, mosaic) -> None:
-        self.mosaic.setPixmap(to_pixmap(mosaic))
-        k = self.data.mosaic_k if self.data is not None else 0
-        self.mosaic_count.setText(f"of {k} centroids")
-
-    def _draw_mosaic(self, auto: bool = False) -> None:
-        """Redraw the mosaic with the chosen number of centroids and zoom (auto: a readable zoom)."""
-        rec = self.project.recogniser
-        if self.data is None or self.data.mosaic is None or rec is None:
-            return
-        mosaic, cols, scale, p = mosaic_of(rec.features, self.mosaic_n.value(),
-                                           0 if auto else self.mosaic_zoom.value())
-        if auto:
-            self.mosaic_zoom.blockSignals(True)
-            self.mosaic_zoom.setValue(scale)
-            self.mosaic_zoom.blockSignals(False)
-        self.data.mosaic, self.data.columns, self.data.scale, self.data.patch_size = mosaic, cols, scale, p
-        self._show_mosaic(mosaic)
+        """Draw the accuracy-vs-evaluations curve ``t`` (:meth:`.explore_trade.TradeBox.draw`)."""
+        self.trade_box.draw(t, held_out)
 
     def choose(self, i: int) -> None:
         """Show image ``i`` of the sample, its top candidates, and ring it in the plot."""

@@ -7,7 +7,8 @@ import pytest
 from classmap_gui.core.data.hand_scene import clutter_scene
 from classmap_gui.core.data.hand_video import find_hand_frames
 from classmap_gui.core.data.imageset import BACKGROUND_CLASS
-from classmap_gui.core.detect.scanner import Scanner, iou
+from classmap_gui.core.detect.boxes import iou
+from classmap_gui.core.detect.scanner import Scanner
 from classmap_gui.core.errors import ConfigError, NotFittedError
 from classmap_gui.core.recogniser import Recogniser
 
@@ -147,3 +148,22 @@ def test_the_background_response_is_the_background_classifiers_output(hand_detec
     X = sc.pyramid.features(sc._grey(frames[2][0])).copy()
     hand, bg, _ = sc.window_scores(frames[2][0], parts=True)
     np.testing.assert_allclose(bg, X @ sc.W[sc.background] + sc.b[sc.background], rtol=1e-5, atol=1e-5)
+
+
+def test_the_cascade_reads_only_the_windows_its_detector_ranks_best():
+    """A model whose features are not HOG (the crop network) reads with its network only the ``candidates``
+    windows the HOG hand detector scores highest (issue 46: reading every window passed this file's tests,
+    and costs ~20x the network's work per frame)."""
+    from classmap_gui.core.data.hand_scene import random_hand_scene
+    from classmap_gui.core.detect.pose_model import build_hand_model
+
+    rec, _ = build_hand_model({"shapes": 3, "orientations": 2, "images_per_class": 12, "background": 60,
+                               "bootstrap_rounds": 0, "detector_scenes": 12, "d": 3, "p_sweep": "2,3",
+                               "features": "network", "candidates": 7})
+    grey, _ = random_hand_scene(np.random.default_rng(3), 240, 320)
+    for method in ("classmap", "brute_force"):
+        sc = Scanner(rec, method)
+        r = sc.scan(grey)
+        det = sc._detector_response(sc.pyramid.features(grey))     # the detector on every window's HOG
+        assert r.windows == 7 < len(det)
+        assert sorted(sc.window_index.tolist()) == sorted(np.argsort(-det, kind="stable")[:7].tolist())

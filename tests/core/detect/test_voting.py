@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from classmap_gui.core.data.hand_video import find_hand_frames
-from classmap_gui.core.detect.scanner import Scanner, box_ious, iou, vote_box
+from classmap_gui.core.detect.boxes import box_ious, iou, vote_box
+from classmap_gui.core.detect.scanner import Scanner
 from classmap_gui.core.errors import ModelFormatError
 
 

@@ -133,7 +133,7 @@ def test_predict_py_without_hog_descriptor_gives_the_apps_classes(tmp_path, digi
 def assert_checked_keys(doc: dict) -> None:
     """predict.py requires of each component the settings its export writes (the classes' ``exports``): no more,
     so it reads every export, and no fewer, so a missing one is refused before it is used."""
-    from classmap_gui.core.export.folder import spec_tables
+    from classmap_gui.core.export.predictor import spec_tables
 
     SPEC_KEYS = spec_tables()[1]
 
@@ -209,15 +209,15 @@ def test_a_model_file_holding_a_pickle_is_refused_and_runs_nothing(tmp_path, dig
 
 
 def test_predict_py_runs_the_apps_own_numpy_code(tmp_path, digits):
-    # The HOG, random-CNN, k-means pooling and ClassMap steps are the package's modules, pasted in:
-    # every function of those modules appears in predict.py character for character.
+    # The HOG, random-CNN, k-means pooling and ClassMap steps are the package's modules, pasted in (the feature
+    # maps' named by their classes' exports): every function of those modules appears in predict.py as it is.
     import ast
     import importlib
 
-    from classmap_gui.core.export.folder import INLINED, predict_source
+    from classmap_gui.core.export.predictor import inlined_modules, predict_source
 
     src = predict_source()
-    for name in INLINED:
+    for name in inlined_modules():
         mod = importlib.import_module(name)
         text = Path(mod.__file__).read_text(encoding="utf-8")
         funcs = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
@@ -231,7 +231,7 @@ def test_predict_py_runs_the_apps_own_numpy_code(tmp_path, digits):
 
 
 def test_an_inlined_module_may_use_numpy_and_opencv_only(monkeypatch, tmp_path):
-    from classmap_gui.core.export import folder as export
+    from classmap_gui.core.export import predictor as export
 
     bad = tmp_path / "bad_ops.py"
     bad.write_text('"""doc"""\nimport numpy as np\nfrom scipy import sparse\n\n\ndef f():\n    return 1\n')
@@ -353,3 +353,66 @@ def test_predict_py_in_a_fresh_venv_with_opencv_5_names_the_apps_classes_on_a_fo
         assert [r["image"] for r in rows] == [r["image"] for r in app]
         assert [r["top"][0]["class"] for r in rows] == [r["label"] for r in app], name
         assert [[t["class"] for t in r["top"]] for r in rows] == [[t["class"] for t in r["top"]] for r in app], name
+
+
+def test_a_new_feature_map_exports_from_its_module_and_one_registry_entry(monkeypatch, tmp_path, digits):
+    # Issue 46: a feature map that exports is its module (its class's exports name its numpy code, here functions
+    # of the same module, pasted alone) plus one registry entry; nothing of the export changes. The module is a
+    # package of the test's own, the entry registered.
+    from classmap_gui.core import registry
+    from classmap_gui.core.export import predictor
+
+    pkg = tmp_path / "newfm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "fm.py").write_text('''import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from classmap_gui.core.guards.read_limits import SettingError
+
+
+def row_col_means(X, spec, arrays, prefix="features"):
+    G = X.astype(np.float32) / np.float32(spec["scale"])
+    G = G.mean(axis=3) if G.ndim == 4 else G
+    return np.concatenate([G.mean(axis=2), G.mean(axis=1)], axis=1).astype(np.float32)
+
+
+def check_row_col_means(spec, arrays, prefix, n_classes):
+    if not 0 < spec["scale"] < 1e6:
+        raise SettingError(f"{prefix}.scale must be positive")
+
+
+class RowColMeans(TransformerMixin, BaseEstimator):
+    exports = {"row-col-means": {"keys": ("scale",), "features": row_col_means, "check": check_row_col_means}}
+
+    def fit(self, X, y=None, **kwargs):
+        return self
+
+    def transform(self, X, **kwargs):
+        return row_col_means(np.asarray(X), {"scale": 255.0}, {})
+
+    def export_spec(self, arrays, prefix="features"):
+        return {"type": "row-col-means", "scale": 255.0}
+''')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.register(registry.Component("features", "row-col-means", "newfm.fm:RowColMeans",
+                                         "each row's and column's mean brightness"))
+    try:
+        rec = train(digits.subset(np.arange(600)), TrainConfig(features="row-col-means", bank="ova-ridge",
+                                                               test_fraction=0.2)).recogniser
+        folder = export_recogniser(rec, tmp_path / "export")
+        files = []
+        for i in range(600, 640):
+            files.append(tmp_path / f"img{i}.png")
+            cv2.imwrite(str(files[-1]), digits.images[i])
+        rows = run_predict(folder, files, 3)
+        # a function using a name predict.py does not hold as its module does is refused, naming both
+        import newfm.fm
+        monkeypatch.setattr(newfm.fm, "SettingError", ValueError)
+        with pytest.raises(RuntimeError, match="check_row_col_means uses 'SettingError'"):
+            predictor.predict_source()
+    finally:
+        registry.unregister("features", "row-col-means")
+    app = rec.predict([read_image(f, size=None, grey=rec.grey) for f in files], top=3)
+    np.testing.assert_array_equal([[c["index"] for c in r["top"]] for r in rows], app.top_classes)
+    assert "def row_col_means(" in (folder / "predict.py").read_text()

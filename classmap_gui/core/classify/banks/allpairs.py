@@ -51,8 +51,8 @@ class AllPairsBank(BankMixin, ClassifierMixin, BaseEstimator):
     ``penalty`` parameter and trains one pair in ``_pair_task``.
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"all-pairs": ("n_classes",)}
+    #: ``{spec type: {"keys": the settings export_spec writes}}``: predict.py requires each (read by the export)
+    exports = {"all-pairs": {"keys": ("n_classes",)}}
 
     penalty: str | None = None
 

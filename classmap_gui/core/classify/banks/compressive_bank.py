@@ -61,8 +61,8 @@ class CompressiveBank(CompressiveClassifier):
     (2, 10)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"compressive": ("map",)}
+    #: ``{spec type: {"keys": the settings export_spec writes}}``: predict.py requires each (read by the export)
+    exports = {"compressive": {"keys": ("map",)}}
 
     _parameter_constraints: dict = {"sketch": [StrOptions(set(SKETCHES))],
                                     **{k: v for k, v in CompressiveClassifier._parameter_constraints.items() if k != "map"}}

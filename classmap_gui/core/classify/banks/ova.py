@@ -194,8 +194,8 @@ class OneVsAllSVM(OneVsAllBank):
     (2, 10)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"linear-ova": ()}
+    #: ``{spec type: {"keys": the settings export_spec writes}}``: predict.py requires each (read by the export)
+    exports = {"linear-ova": {"keys": ()}}
 
     penalty = "C"
     _parameter_constraints: dict = {"C": C_COST, "tol": TOL, "max_iter": MAX_ITER, "class_weight": CLASS_WEIGHT,
@@ -254,8 +254,8 @@ class OneVsAllRidge(OneVsAllBank):
     (2, 2)
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"linear-ova": ()}
+    #: ``{spec type: {"keys": the settings export_spec writes}}``: predict.py requires each (read by the export)
+    exports = {"linear-ova": {"keys": ()}}
 
     penalty = "alpha"
     _parameter_constraints: dict = {"alpha": ALPHA, "n_jobs": N_JOBS}
@@ -280,8 +280,8 @@ class OneVsAllRBF(OneVsAllBank):
     where a vector is not a support vector of that class), ``intercept_ (C,) float32``, ``gamma_`` (float).
     """
 
-    #: ``{spec type: the settings export_spec writes}``: predict.py requires each (read by the export)
-    exports = {"rbf-ova": ("gamma",)}
+    #: ``{spec type: {"keys": the settings export_spec writes}}``: predict.py requires each (read by the export)
+    exports = {"rbf-ova": {"keys": ("gamma",)}}
 
     penalty = "C"
     _parameter_constraints: dict = {"C": C_COST, "gamma": [Interval(Real, 1e-12, 1e12, closed="both"),

@@ -2,7 +2,7 @@
 
 The app's refine for non-linear banks and its all-pairs vote run these; the compiled kernels
 (``kernels.single``) do the same for linear one-vs-all banks and are tested equal to them; and
-:mod:`classmap_gui.core.export.folder` inlines this module into the standalone ``predict.py``, so the
+:mod:`classmap_gui.core.export.predictor` inlines this module into the standalone ``predict.py``, so the
 exported predictor cannot drift from the app. Conventions: ``cands (n, p) int64`` class indices
 in filter order; ``F (n, d)`` the queries' reference classifier outputs; ``known (n, k)`` each
 evaluated classifier's position among the references or -1 (its output is then taken from ``F``,
