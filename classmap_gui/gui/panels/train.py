@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QPushButton, QS
 
 from ...core.train.defaults import suggest_config
 from ...core.errors import ClassMapError
+from .data_fingerprint import DataFingerprint
 from .runs import RunsView
 from .train_jobs import (TrainOutcome, as_recorded, evaluate_task, held_out_part, split_preview,  # noqa: F401
                          split_text, train_task)
@@ -65,8 +66,7 @@ class TrainPanel(QWidget):
         self.runs_view.forgetModelsRequested.connect(project.forget_run_models)  # the table follows stateChanged
         self.pending_restore: dict | None = None   # a restored run whose predictions are still to be checked
         self.last_restore_message = ""
-        self._version_of, self._version = None, None
-        self._hashing, self._hash_pool = None, None   # (image set, future) being fingerprinted; its thread
+        self.fingerprint = DataFingerprint()        # the open data's, hashed off the GUI thread for the Runs table
         self.eval_task = None
         self.right = QTabWidget()
         self.right.addTab(self.results, "Last run")
@@ -196,7 +196,7 @@ class TrainPanel(QWidget):
             keep = {k: v for k, v in self.project.settings.items() if k.startswith("capture_")}
             if out.record is not None:
                 if self.project.imageset is ims:  # the fingerprint training computed: no second hash
-                    self._version_of, self._version = ims, out.record["data"]["version"]
+                    self.fingerprint.known(ims, out.record["data"]["version"])
                 self.project.add_run(out.record, out.recogniser)
             self.project.set_trained(out.recogniser, out.report, (None, out.test_set), {**settings, **keep})
             self.stages.addItem(f"done in {out.seconds:.1f} s")
@@ -313,38 +313,10 @@ class TrainPanel(QWidget):
         runs = p.runs
         version = None
         if p.imageset is not None and len(runs):
-            if self._version_of is p.imageset:
-                version = self._version
-            else:
-                self._hash_in_background(p.imageset)
+            ims = p.imageset
+            version = self.fingerprint.version(ims, lambda: self.show_runs() if self.project.imageset is ims else None)
         self.runs_view.show_runs(runs, runs.current_of(p.recogniser), version)
         self.right.setTabText(1, f"Runs ({len(runs)})" if len(runs) else "Runs")
-
-    def _hash_in_background(self, ims) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from PySide6.QtCore import QTimer
-
-        from ...core.project.runs import data_version
-        if self._hashing is not None and self._hashing[0] is ims:
-            return
-        if self._hash_pool is None:
-            self._hash_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="data-version")
-        future = self._hash_pool.submit(data_version, ims)   # blake2b releases the GIL on large buffers
-        self._hashing = (ims, future)
-
-        def check() -> None:
-            if self._hashing is None or self._hashing[1] is not future:
-                return
-            if not future.done():
-                QTimer.singleShot(50, check)
-                return
-            self._hashing = None
-            if future.exception() is None:
-                self._version_of, self._version = ims, future.result()
-                if self.project.imageset is ims:
-                    self.show_runs()
-        QTimer.singleShot(50, check)
 
     def restore_run(self, run_id: int):
         """Restore button: use run ``run_id`` again. A kept model is put back and re-evaluated on its held-out
