@@ -154,12 +154,15 @@ def cmd_add_class(args: argparse.Namespace) -> int:
     if not images:
         raise DataError(f"--images {folder}: no readable images" + (f" ({len(skipped)} unreadable)" if skipped else ""))
     t0 = time.perf_counter()
-    label = model.add_class(name, images)
+    added = model.add_class(name, images)
     seconds = time.perf_counter() - t0
     model.save(args.model)
-    result = {"model": str(args.model), "class": name, "label": label, "images": len(images),
-              "skipped": [s[0] for s in skipped], "classes": model.n_classes, "seconds": round(seconds, 4)}
-    emit(result, args.json, f"added class {name!r} ({len(images)} images, label {label}) to {args.model} "
+    result = {"model": str(args.model), "class": name, "label": added.label, "images": len(images),
+              "skipped": [s[0] for s in skipped], "classes": model.n_classes, "seconds": round(seconds, 4),
+              "check": {k: v for k, v in added.to_json().items() if k not in ("label", "name", "examples")}}
+    if added.warning:
+        print(f"warning: {added.warning}", file=sys.stderr)
+    emit(result, args.json, f"added class {name!r} ({len(images)} images, label {added.label}) to {args.model} "
                             f"in {seconds:.3f} s; {model.n_classes} classes"
                             + (f"; skipped {len(skipped)} unreadable file(s)" if skipped else ""))
     return 0
