@@ -39,7 +39,7 @@ def hand_crops(recogniser, frames, *, method: str = "brute_force", scanner=None,
     framings it reads the hand in (each frame then gives ``shifts`` crops, the centred one first)."""
     import cv2
 
-    from .reading import _SHIFTS, square_crop
+    from .reading import RECROP_SHIFTS, square_crop
     from .scanner import Scanner
 
     sc = scanner if scanner is not None else Scanner(recogniser, method)
@@ -53,7 +53,7 @@ def hand_crops(recogniser, frames, *, method: str = "brute_force", scanner=None,
             skipped.append(i)
             continue
         grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY)
-        for sh in _SHIFTS[:max(1, min(len(_SHIFTS), int(shifts)))]:
+        for sh in RECROP_SHIFTS[:max(1, min(len(RECROP_SHIFTS), int(shifts)))]:
             crops.append(square_crop(grey, res.best_box, recogniser.image_size, sh, ctx))
             used.append(i)
             boxes.append(np.asarray(res.best_box, np.float32))
