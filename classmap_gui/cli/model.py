@@ -131,38 +131,59 @@ def _expand_folders(args: list[str]) -> list[str]:
 
 
 def cmd_add_class(args: argparse.Namespace) -> int:
-    """Add a class from a folder of images to a saved (compressive) model, in place."""
-    from ..core.data.folder import image_files, read_images
+    """Add a class to a saved model, in place (saved atomically): from a folder of images, or from a video (a hand
+    model: the hand's crop in every frame where its scan finds one; another model: the frames themselves)."""
     from ..core.data.imageset import check_class_name
     from ..core.recogniser import Recogniser
     from ..core.store.format import check_bundle_target
 
     name = check_class_name(args.name, "--name")
-    folder = Path(args.images).expanduser()
-    if not folder.is_dir():
-        raise DataError(f"--images {folder}: not a folder")
+    source = Path(args.images).expanduser()
+    if not source.is_dir() and not source.is_file():
+        raise DataError(f"--images {source}: not a folder or a video file")
     model = Recogniser.load(args.model)
     if name in model.class_names:
         raise DataError(f"--name {name!r}: the model already has a class of that name")
     check_bundle_target(args.model, "model.json")
+    images, skipped = (_folder_images(source, model, args) if source.is_dir() else _video_images(source, model))
+    for path, reason in skipped:
+        print(f"note: skipped {path}: {reason}", file=sys.stderr)
+    if not len(images):
+        raise DataError(f"--images {source}: no readable images" + (f" ({len(skipped)} skipped)" if skipped else ""))
+    t0 = time.perf_counter()
+    added = model.add_class(name, images)
+    seconds = time.perf_counter() - t0
+    model.save(args.model)
+    result = {"model": str(args.model), "class": name, "label": added.label, "images": len(images),
+              "skipped": [s[0] for s in skipped], "classes": model.n_classes, "seconds": round(seconds, 4),
+              "check": {k: v for k, v in added.to_json().items() if k not in ("label", "name", "examples")}}
+    if added.warning:
+        print(f"warning: {added.warning}", file=sys.stderr)
+    emit(result, args.json, f"added class {name!r} ({len(images)} images, label {added.label}) to {args.model} "
+                            f"in {seconds:.3f} s; {model.n_classes} classes"
+                            + (f"; skipped {len(skipped)} unreadable file(s)" if skipped else ""))
+    return 0
+
+
+def _folder_images(folder: Path, model, args) -> tuple[list, list]:
+    from ..core.data.folder import image_files, read_images
+
     skipped: list[tuple[str, str]] = []
     files = image_files(folder, follow_links=args.follow_links, skipped=skipped)
     images, _ = read_images(files, size=model.image_size, grey=model.grey, max_pixels=args.max_image_pixels,
                             skipped=skipped)
-    for path, reason in skipped:
-        print(f"note: skipped {path}: {reason}", file=sys.stderr)
-    if not images:
-        raise DataError(f"--images {folder}: no readable images" + (f" ({len(skipped)} unreadable)" if skipped else ""))
-    t0 = time.perf_counter()
-    label = model.add_class(name, images)
-    seconds = time.perf_counter() - t0
-    model.save(args.model)
-    result = {"model": str(args.model), "class": name, "label": label, "images": len(images),
-              "skipped": [s[0] for s in skipped], "classes": model.n_classes, "seconds": round(seconds, 4)}
-    emit(result, args.json, f"added class {name!r} ({len(images)} images, label {label}) to {args.model} "
-                            f"in {seconds:.3f} s; {model.n_classes} classes"
-                            + (f"; skipped {len(skipped)} unreadable file(s)" if skipped else ""))
-    return 0
+    return images, skipped
+
+
+def _video_images(path: Path, model) -> tuple:
+    """A video's frames; a hand model's (one with scan settings) are the hand crops its scan finds."""
+    from ..core.detect.gesture_crops import hand_crops, video_frames
+
+    frames = video_frames(path)
+    if "detection" not in model.metadata:
+        return frames, []
+    found = hand_crops(model, frames, method="classmap" if model.classmap is not None else "brute_force")
+    return found.crops, [(f"{path} frame {i}", "no hand found") for i in found.skipped]
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -177,12 +198,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Subcommands) -> None:
     """Register the commands that use a saved model on the ``classmap`` parser."""
-    s = sub.add_parser("add-class", help="add a class to a saved compressive model from a folder of images",
+    s = sub.add_parser("add-class", help="add a class to a saved model (ridge bank, with or without ClassMap, or "
+                                         "compressive) from a folder of images or a video, without retraining",
                        description="Add a class without retraining (compressive models: --bank compressive). "
                                    "The model folder is updated in place.")
     s.add_argument("model", help="a model folder saved by `classmap train`")
     s.add_argument("--name", required=True, help="name of the new class")
-    s.add_argument("--images", required=True, help="folder holding the new class's images")
+    s.add_argument("--images", required=True, help="folder holding the new class's images, or a video file (a hand "
+                                                   "model takes the hand boxes its scan finds in each frame)")
     s.add_argument("--json", action="store_true")
     add_data_args(s)
     s.set_defaults(func=cmd_add_class)

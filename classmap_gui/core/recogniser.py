@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -26,8 +26,12 @@ from .errors import ConfigError, DataError, ModelFormatError, NotFittedError
 from .image_ops import conform, fit_size
 from .progress import ProgressFn, StopFn, check_stop
 from .classify.banks.base import top_k
+from .classify.new_class import dump_examples, load_examples
 from .classify.result import Prediction
 from .store import dump_estimator, load_bundle, load_estimator, save_bundle
+
+if TYPE_CHECKING:
+    from .classify.new_class import AddedClass
 
 MODEL_FORMAT = "classmap-model"
 MODEL_VERSION = 1
@@ -91,6 +95,8 @@ class Recogniser:
         self.image_size = (int(image_size[0]), int(image_size[1]))
         self.grey = bool(grey)
         self.metadata = dict(metadata or {})
+        #: ``{name: (m, h, w[, 3]) uint8}``: the images of the classes added by :meth:`add_class`, saved with the model
+        self.class_examples: dict[str, np.ndarray] = {}
 
     @property
     def n_classes(self) -> int:
@@ -171,29 +177,44 @@ class Recogniser:
         evaluations = np.full(n, self.brute_force_evaluations, np.int64)
         return Prediction(labels, top_classes, top_scores, evaluations, {"classify": time.perf_counter() - t0})
 
-    def add_class(self, name: str, images: Any, *, progress: ProgressFn = None, should_stop: StopFn = None) -> int:
-        """Add class ``name`` from uint8 ``images`` without retraining; returns its label.
+    def add_class(self, name: str, images: Any, *, progress: ProgressFn = None,
+                  should_stop: StopFn = None) -> "AddedClass":
+        """Add class ``name`` from uint8 ``images`` (in recording order) without retraining; returns an
+        :class:`~.classify.new_class.AddedClass` (its label, and a ``warning`` naming the existing class its
+        held-out images went to when it is too close to one).
 
-        Works for classifiers that keep per-class summaries (the compressive bank: no other class's
-        sketch changes); other banks and ClassMap models raise ConfigError saying to retrain."""
-        clf = self.classifier
-        if not hasattr(clf, "add_class"):
-            raise ConfigError(f"the model's classifier ({type(clf).__name__}) cannot take a new class without "
-                              "retraining; retrain with the new class, or train with --bank compressive")
-        if self.classmap is not None:
-            raise ConfigError("the model uses a ClassMap, whose class embeddings must be retrained for a new class; "
-                              "retrain with the new class")
-        name = str(name)
-        if name in self.class_names:
-            raise ConfigError(f"class {name!r} exists already in the model")
+        A ridge bank that keeps its training statistics gets the class's classifier in closed form (the other
+        classes' classifiers unchanged), a ClassMap embeds it through its references and adds it to its filter
+        index; a compressive bank adds its sketch. The images are kept with the model (:attr:`class_examples`,
+        saved with it) so that the class can be removed (:meth:`remove_class`) or rebuilt. Other banks, and
+        models saved before the statistics were kept, raise ConfigError saying to retrain."""
+        from .classify.new_class import AddedClass, add_to_models, check_new_name, closeness
+
+        name = check_new_name(name, self.class_names)
         prepared = self.prepare(images)
         if len(prepared) == 0:
             raise DataError(f"no images for the new class {name!r}")
         X = self.transform(prepared, progress=progress, should_stop=should_stop)
+        check_stop(should_stop)
+        check = closeness(self.classifier, X, self.class_names, name)
         label = len(self.class_names)
-        clf.add_class(label, X)
+        add_to_models(self.classifier, self.classmap, X, label, progress=progress, should_stop=should_stop)
         self.class_names.append(name)
-        return label
+        self.class_examples[name] = prepared
+        return AddedClass(label, name, len(prepared), **check)
+
+    def remove_class(self, name: str) -> None:
+        """Remove the added class ``name`` (the undo of :meth:`add_class`): its classifier, its embedding and its
+        kept images go, its rows leave the ridge statistics, and the classes added after it move down by one.
+        DataError for a class that was not added."""
+        from .classify.new_class import remove_from_models, require_examples
+
+        images = require_examples(self.class_examples, str(name))
+        label = self.class_names.index(str(name))
+        X = self.transform(images) if getattr(self.classifier, "gram_", None) is not None else None
+        remove_from_models(self.classifier, self.classmap, label, X)
+        del self.class_names[label]
+        del self.class_examples[str(name)]
 
     # ------------------------------------------------------------ store
     def save(self, path: str | Path) -> Path:
@@ -210,6 +231,7 @@ class Recogniser:
             "classifier": dump_estimator(self.classifier, arrays, "classifier"),
             "classmap": None if self.classmap is None else dump_estimator(self.classmap, arrays, "classmap"),
             "metadata": _json_clean(self.metadata),
+            "class_examples": dump_examples(self.class_examples, arrays),
         }
         return save_bundle(path, MODEL_JSON, doc, arrays)
 
@@ -245,6 +267,8 @@ class Recogniser:
             load_estimator(doc["classmap"], arrays, where=f"{where}: classmap")
         rec = cls(features, classifier, classmap, names, tuple(size), grey, metadata)
         rec._check_consistent(where)
+        shape = tuple(size) if grey else (*size, 3)
+        rec.class_examples = load_examples(doc.get("class_examples"), arrays, names, shape, where)
         if classmap is not None:
             classmap.estimator_ = classifier   # the bank is saved once, as the classifier; the ClassMap refers to it
         return rec

@@ -176,7 +176,9 @@ _COMPONENTS: list[Component] = [
               suits=Suits(rank=0, max_classes=99, why="linear SVMs (liblinear) one-vs-all, accurate and quick at this size")),
     Component("bank", "ova-ridge", ".classify.banks.ova:OneVsAllRidge",
               "one-vs-all ridge regression, all classes in one solve (scales to thousands of classes)",
-              {"n_jobs": "worker threads (-1: all cores; the solve itself is threaded by BLAS)"},
+              {"n_jobs": "worker threads (-1: all cores; the solve itself is threaded by BLAS)",
+               "keep_statistics": "keep the training statistics a class added later is solved from (auto: where "
+                                  "they cost at most a fifth of the weights, i.e. with thousands of classes)"},
               suits=Suits(rank=1, why="ridge regression one-vs-all, one linear solve for all {C} classes",
                           sizes=(Sized("alpha", steps=((0, 10.0), (2000, 100.0)), keep=True),))),
     Component("bank", "ova-rbf", ".classify.banks.ova:OneVsAllRBF", "one-vs-all kernel (RBF) SVMs, for small problems"),

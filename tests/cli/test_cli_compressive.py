@@ -57,3 +57,27 @@ def test_add_class_to_a_bank_that_needs_training_is_refused(digits_folder, tmp_p
 def test_add_class_from_missing_folder_is_one_line(tmp_path, capsys):
     assert main(["add-class", str(tmp_path / "nomodel"), "--name", "x", "--images", str(tmp_path / "none")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("source", ["folder", "video"])
+def test_add_class_to_a_ridge_model_from_a_folder_or_a_video(digits_folder, tmp_path, capsys, source):
+    """A ridge model that kept its statistics takes a class from a folder, or from a video's frames (issue 48)."""
+    model = tmp_path / "ridge"
+    assert main(["train", "--data", str(digits_folder / "train"), "--size", "24x24", "--features", "pixels",
+                 "--bank", "ova-ridge", "--set", "keep_statistics=always", "--out", str(model)]) == 0
+    sevens = sorted((digits_folder / "new7" / "7").iterdir())
+    images = str(digits_folder / "new7" / "7")
+    if source == "video":
+        images = str(tmp_path / "sevens.avi")
+        out = cv2.VideoWriter(images, cv2.VideoWriter_fourcc(*"MJPG"), 15, (24, 24))
+        for f in sevens[:50]:
+            out.write(cv2.imread(str(f)))
+        out.release()
+    capsys.readouterr()
+    assert main(["add-class", str(model), "--name", "seven", "--images", images, "--json"]) == 0
+    added = json.loads(capsys.readouterr().out)
+    assert added["classes"] == 5 and added["label"] == 4 and added["images"] == (50 if source == "video" else 60)
+    assert added["check"]["held_out"] >= 12 and added["check"]["warning"] is None
+    assert main(["predict", str(model), *map(str, sevens[50:]), "--json"]) == 0
+    labels = [r["label"] for r in json.loads(capsys.readouterr().out)["predictions"]]
+    assert labels.count("seven") >= 6

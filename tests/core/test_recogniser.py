@@ -115,3 +115,63 @@ def test_classmap_plugs_in_and_survives_save(tmp_path, digits):
     q = back.predict(digits.images[:50], top=3)
     np.testing.assert_array_equal(p.top_classes, q.top_classes)
     np.testing.assert_array_equal(p.evaluations, q.evaluations)
+
+
+# ------------------------------------------------------------------ a class added without retraining (issue 48)
+def _ridge_model(classmap: bool):
+    from sklearn.datasets import load_digits as sk_digits
+
+    from classmap_gui.core.classify import OneVsAllRidge
+    from classmap_gui.core.classify.classmap.estimator import ClassMap
+    from classmap_gui.core.features import PixelFeatures
+
+    d = sk_digits()
+    images, y = (d.images * 15).astype(np.uint8), d.target
+    old = y < 9
+    f = PixelFeatures().fit(images)
+    X = f.transform(images[old])
+    bank = OneVsAllRidge(alpha=10.0, keep_statistics="always").fit(X[:1200], y[old][:1200])
+    cm = ClassMap(d=6, p=5, n_triples=3000, filter="exact").fit_embedding(bank, X[1200:], y[old][1200:]) \
+        if classmap else None
+    rec = Recogniser(f, bank, cm, class_names=[str(k) for k in range(9)], image_size=(8, 8))
+    return rec, images[~old], images[old][1200:], y[old][1200:]
+
+
+@pytest.mark.parametrize("classmap", [False, True])
+def test_a_class_added_to_a_ridge_model_is_named_saved_and_removed(tmp_path, classmap):
+    rec, nines, others, others_y = _ridge_model(classmap)
+    before = rec.predict(others, top=1).labels
+    added = rec.add_class("nine", nines[:120])
+    assert (added.label, added.name, added.examples, added.warning) == (9, "nine", 120, None)
+    assert added.held_out == 30 and added.recall > 0.4     # chance: 0.1; the old classes never saw a nine
+    fresh = nines[120:]
+    assert (rec.predict(fresh, top=1).labels == 9).mean() > 0.45                # the new class is named
+    after = rec.predict(others, top=1).labels
+    assert (after == others_y).mean() > (before == others_y).mean() - 0.05      # the old classes still are
+    rec.save(tmp_path / "m")
+    back = Recogniser.load(tmp_path / "m")
+    assert back.class_names[-1] == "nine" and back.class_examples["nine"].shape == (120, 8, 8)
+    assert np.array_equal(back.predict(fresh, top=1).labels, rec.predict(fresh, top=1).labels)
+    back.remove_class("nine")                                                   # the undo
+    assert back.n_classes == 9 and "nine" not in back.class_examples
+    assert np.array_equal(back.predict(others, top=1).labels, before)
+    with pytest.raises(DataError, match="was not added"):
+        back.remove_class("3")
+
+
+def test_a_class_like_an_existing_one_gets_a_message_naming_it():
+    rec, _, others, others_y = _ridge_model(False)
+    threes = others[others_y == 3]
+    added = rec.add_class("my three", threes)
+    assert added.closest == "3" and added.closest_share >= 0.5
+    assert "'my three' looks like '3'" in added.warning
+
+
+def test_adding_needs_a_new_name_and_a_model_that_kept_its_statistics(trained, digits):
+    rec, nines, _, _ = _ridge_model(False)
+    with pytest.raises(ConfigError, match="exists already"):
+        rec.add_class("3", nines[:5])
+    rec.classifier.__dict__.pop("gram_")       # a model saved before the statistics were kept
+    rec.classmap = object()
+    with pytest.raises(ConfigError, match="retrain it with this version"):
+        rec.add_class("nine", nines[:5])

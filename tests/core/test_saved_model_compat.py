@@ -20,3 +20,15 @@ def test_a_model_saved_in_the_previous_format_loads_and_predicts_as_before():
     np.testing.assert_allclose(res.top_scores, want["top_scores"], rtol=1e-6)
     images = np.array(want["images"], np.uint8)
     assert np.array_equal(rec.classmap.predict(rec.transform(images)), res.labels)   # scikit-learn's predict
+
+
+def test_a_model_saved_before_the_ridge_statistics_were_kept_says_add_class_needs_a_retrained_model():
+    import pytest
+
+    from classmap_gui.core.errors import ConfigError
+
+    rec = Recogniser.load(FIXTURE)
+    assert not hasattr(rec.classifier, "gram_")
+    with pytest.raises(ConfigError, match="retrain"):
+        rec.add_class("new", np.zeros((4, 6, 6), np.uint8))
+    assert rec.n_classes == 4 and rec.class_examples == {}           # nothing changed

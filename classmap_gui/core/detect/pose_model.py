@@ -170,7 +170,10 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     # evaluated, on the hand crops); measured gaps at this size (curve_seeds 1) keep the build within minutes
     cm = {"d": int(opt["d"]), "p": p_sweep, "refine": refines, "reference_penalty": factors,
           "embedding_examples": examples}
-    cfg = TrainConfig(features=fmap, features_params=feat_params, bank="ova-ridge", classmap=cm,
+    # the bank keeps its training statistics at any size: a person's own gesture joins the model without
+    # retraining it (Recogniser.add_class)
+    cfg = TrainConfig(features=fmap, features_params=feat_params, bank="ova-ridge",
+                      bank_params={"keep_statistics": "always"}, classmap=cm,
                       test_fraction=0.1, classmap_fraction=0.15, seed=seed,
                       search={"scoring": "foreground", "tolerance": float(opt["tolerance"]), "curve_seeds": 1})
     t2 = time.perf_counter()

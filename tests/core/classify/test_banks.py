@@ -21,7 +21,7 @@ def blobs(n_per=30, C=4, D=12, seed=0, spread=1.5):
 
 def test_factory_names_and_errors():
     assert {"ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs", "all-pairs-ridge"} <= set(bank_names())
-    assert make_bank("ova-ridge", alpha=3.0).get_params() == {"alpha": 3.0, "n_jobs": -1}
+    assert make_bank("ova-ridge", alpha=3.0).get_params() == {"alpha": 3.0, "n_jobs": -1, "keep_statistics": "auto"}
     with pytest.raises(ConfigError, match="unknown classifier bank"):
         make_bank("ova-magic")
     with pytest.raises(ConfigError, match="no parameter"):

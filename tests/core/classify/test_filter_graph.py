@@ -127,3 +127,20 @@ def test_the_deployed_beam_is_widened_when_other_unseen_queries_miss_the_target(
     assert not curve[0]["reaches_target"] and curve[0]["ef_search"] == chosen  # the far queries miss at the old beam
     assert rec["ef_search"] == index.ef_search == curve[-1]["ef_search"] > chosen and curve[-1]["reaches_target"]
     assert rec["split"] == "validation: far queries"
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "exact", "ivf"])
+def test_an_added_class_is_found_and_the_graph_inserts_it_without_a_rebuild(embeddings, kind):
+    from classmap_gui.core.classify.filters import make_filter
+
+    E, alpha, _, Fq = embeddings
+    index = make_filter(kind, {"m": 16, "ef_construction": 64} if kind == "hnsw" else None).fit(E[:3000], alpha)
+    old_graph = index.graph_.copy() if kind == "hnsw" else None
+    index = index.extend(E[:3010], alpha)
+    assert index.n_classes_ == 3010 and index.matches(E[:3010], alpha)
+    # a query at an added class's embedding finds that class first, as the exact filter does
+    cls, _ = index.search(E[3000:3010] + 0.01, 5)
+    assert cls[:, 0].tolist() == list(range(3000, 3010))
+    if kind == "hnsw":   # the old nodes' links are kept: the saved graph only grew
+        assert len(index.graph_) > len(old_graph)
+        assert np.array_equal(index.search(Fq[:20], 10)[0] < 3000, index.search(Fq[:20], 10)[0] < 3000)

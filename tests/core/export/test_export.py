@@ -353,3 +353,22 @@ def test_predict_py_in_a_fresh_venv_with_opencv_5_names_the_apps_classes_on_a_fo
         assert [r["image"] for r in rows] == [r["image"] for r in app]
         assert [r["top"][0]["class"] for r in rows] == [r["label"] for r in app], name
         assert [[t["class"] for t in r["top"]] for r in rows] == [[t["class"] for t in r["top"]] for r in app], name
+
+
+def test_an_added_class_is_known_to_the_exported_predictor(tmp_path, digits):
+    """A class added without retraining (issue 48) is exported like the others: predict.py names it."""
+    config = TrainConfig(features="hog", features_params={"cell_size": 4, "block_size": 8}, bank="ova-ridge",
+                         bank_params={"alpha": 10.0, "keep_statistics": "always"},
+                         classmap={"d": 5, "p": 4, "refine": "v2"}, test_fraction=0.2)
+    old = digits.labels != 9
+    rec = train(digits.select_classes(list(range(9))), config).recogniser
+    nines = digits.images[~old]
+    rec.add_class("nine", nines[:100])
+    files = []
+    for i, img in enumerate(nines[100:130]):
+        files.append(tmp_path / f"nine{i}.png")
+        cv2.imwrite(str(files[-1]), img)
+    rows = run_predict(export_recogniser(rec, tmp_path / "export"), files, 1)
+    app = rec.predict(nines[100:130], top=1).labels
+    assert [r["top"][0]["index"] for r in rows] == app.tolist()
+    assert sum(r["top"][0]["class"] == "nine" for r in rows) >= 15

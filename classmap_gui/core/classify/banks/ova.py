@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ...guards.constraints import Interval, StrOptions, validate_params
-from ...errors import DataError
+from ...errors import ConfigError, DataError
 from ...progress import ProgressFn, StopFn
 from ...guards.arrays import check_array
 from .base import (ALPHA, C_COST, MAX_ITER, N_JOBS, RANDOM_STATE, TOL, BankMixin, as_class_index, fit_input,
@@ -57,7 +57,8 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
         classes, y_idx = encode_labels(y)
         if len(y_idx) != len(X):
             raise DataError(f"{len(y_idx)} labels for {len(X)} feature rows")
-        for attr in ("coef_", "support_vectors_", "dual_coef_", "gamma_", "n_iter_", "_sv_sq_cache"):
+        for attr in ("coef_", "support_vectors_", "dual_coef_", "gamma_", "n_iter_", "_sv_sq_cache", "gram_", "mean_",
+                     "n_samples_seen_"):
             self.__dict__.pop(attr, None)
         self._train(X, y_idx, len(classes), progress, should_stop)
         self.classes_ = classes
@@ -130,6 +131,13 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
         if C < 2 or D < 1:
             raise ValueError(f"a bank needs ≥ 2 classes and ≥ 1 feature, has {C} and {D}")
         check_array("intercept_", self.intercept_, dtype=np.float32, shape=(C,))
+        if getattr(self, "gram_", None) is not None:   # a ridge bank's kept statistics (ridge_stats)
+            from .ridge_stats import packed_size
+
+            check_array("gram_", self.gram_, dtype=np.float32, shape=(packed_size(D),))
+            check_array("mean_", self.mean_, dtype=np.float64, shape=(D,))
+            if not (isinstance(self.n_samples_seen_, int) and self.n_samples_seen_ >= C):
+                raise ValueError(f"n_samples_seen_ must be a whole number of at least {C}")
         if hasattr(self, "coef_"):
             check_array("coef_", self.coef_, dtype=np.float32, shape=(C, D))
         else:
@@ -231,6 +239,10 @@ class OneVsAllRidge(OneVsAllBank):
         Ridge penalty: larger gives smoother classifiers.
     n_jobs : int or None, default=-1
         Kept for the bank interface; the solve is one BLAS call, threaded by BLAS itself.
+    keep_statistics : {"auto", "always", "never"}, default="auto"
+        Keep the training rows' statistics so that :meth:`add_class` can add a class without retraining;
+        "auto" keeps them where they cost at most a fifth of the weights (thousands of classes:
+        :func:`.ridge_stats.worth_keeping`).
 
     Attributes
     ----------
@@ -240,6 +252,10 @@ class OneVsAllRidge(OneVsAllBank):
         The weights; ``intercept_`` (C,) float32 the biases.
     n_classifiers_ : int
         C, the evaluations brute force spends per query.
+    gram_, mean_, n_samples_seen_ :
+        Kept training statistics (``keep_statistics``): the centred Gram matrix's upper triangle
+        ``(D (D + 1) / 2,) float32``, the feature mean ``(D,) float64``, the row count; what :meth:`add_class`
+        solves a new class's classifier from (:mod:`.ridge_stats`). Absent when not kept.
 
     Examples
     --------
@@ -258,16 +274,66 @@ class OneVsAllRidge(OneVsAllBank):
     exports = {"linear-ova": ()}
 
     penalty = "alpha"
-    _parameter_constraints: dict = {"alpha": ALPHA, "n_jobs": N_JOBS}
+    _parameter_constraints: dict = {"alpha": ALPHA, "n_jobs": N_JOBS,
+                                    "keep_statistics": [StrOptions({"auto", "always", "never"})]}
 
-    def __init__(self, alpha: float = 1.0, n_jobs: int | None = -1):
+    def __init__(self, alpha: float = 1.0, n_jobs: int | None = -1, keep_statistics: str = "auto"):
         self.alpha = alpha
         self.n_jobs = n_jobs
+        self.keep_statistics = keep_statistics
 
     def _train(self, X, y_idx, C, progress, should_stop) -> None:
-        self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, float(self.alpha), progress=progress,
+        from .ridge_stats import worth_keeping
+
+        keep = self.keep_statistics == "always" or (self.keep_statistics == "auto" and worth_keeping(C, X.shape[1]))
+        stats: dict | None = {} if keep else None
+        self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, float(self.alpha), statistics=stats, progress=progress,
                                                   should_stop=should_stop)
         self.n_iter_ = 1  # one direct solve
+        if stats is not None:
+            self.gram_, self.mean_, self.n_samples_seen_ = stats["gram"], stats["mean"], stats["n"]
+
+    def add_class(self, label, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "OneVsAllRidge":
+        """Add class ``label`` from its rows ``X (m, D) float32``, without retraining: its classifier in closed form
+        from the kept statistics (:mod:`.ridge_stats`) with ``X`` added to them — the column a from-scratch solve
+        on the training rows plus ``X`` would give it. The other classes' ``coef_`` / ``intercept_`` are **not**
+        changed (in a from-scratch solve ``X`` would be their negatives too); ``X`` joins the statistics, so a
+        later class sees it among its negatives. ConfigError where the bank keeps no statistics (retrain)."""
+        from .ridge_stats import RidgeStatistics, pack
+
+        self._check_fitted()
+        X = predict_input(self, X)
+        if len(X) == 0:
+            raise DataError(f"add_class: class {label!r} has no examples")
+        if label in set(np.asarray(self.classes_).tolist()):
+            raise ConfigError(f"add_class: class {label!r} exists already")
+        stats = RidgeStatistics.of_bank(self).with_rows(X)
+        w, b = stats.classifier(X, float(self.alpha))
+        self._set_classes(np.vstack([np.asarray(self.coef_, np.float32), w[None]]),
+                          np.append(self.intercept_, b), np.append(self.classes_, label))
+        self.gram_, self.mean_, self.n_samples_seen_ = pack(stats.gram), stats.mean, stats.n
+        return self
+
+    def remove_class(self, label, X=None) -> "OneVsAllRidge":
+        """Take class ``label`` out (the undo of :meth:`add_class`); ``X``: the rows it was added with, taken out of
+        the kept statistics again (None: the statistics keep them, as negatives every later class sees)."""
+        from .ridge_stats import RidgeStatistics, pack
+
+        self._check_fitted()
+        where = np.flatnonzero(np.asarray(self.classes_) == label)
+        if len(where) != 1 or len(self.classes_) <= 2:
+            raise ConfigError(f"remove_class: {label!r} is not a class of this bank, or is one of its last two")
+        keep = np.arange(len(self.classes_)) != where[0]
+        self._set_classes(np.asarray(self.coef_, np.float32)[keep], self.intercept_[keep], self.classes_[keep])
+        if X is not None and getattr(self, "gram_", None) is not None:
+            stats = RidgeStatistics.of_bank(self).with_rows(predict_input(self, X), sign=-1)
+            self.gram_, self.mean_, self.n_samples_seen_ = pack(stats.gram), stats.mean, stats.n
+        return self
+
+    def _set_classes(self, coef, intercept, classes) -> None:
+        self.coef_ = np.ascontiguousarray(coef, np.float32)
+        self.intercept_ = np.asarray(intercept, np.float32)
+        self.classes_ = np.asarray(classes)
 
 
 class OneVsAllRBF(OneVsAllBank):

@@ -63,7 +63,8 @@ def fit_parallel(fn, X, targets_of, n_tasks: int, params: dict, n_jobs, progress
 
 
 def ridge_solve(X: np.ndarray, y_idx: np.ndarray, n_classes: int, alpha: float, *, chunk: int = 4096,
-                progress: ProgressFn = None, should_stop: StopFn = None) -> tuple[np.ndarray, np.ndarray]:
+                statistics: dict | None = None, progress: ProgressFn = None,
+                should_stop: StopFn = None) -> tuple[np.ndarray, np.ndarray]:
     """Ridge regression of ±1 one-vs-all targets on ``X (n, D) float32``, all classes at once.
 
     Minimises ``‖X W + 1 bᵀ − T‖² + alpha ‖W‖²`` (intercept not penalised) where
@@ -73,8 +74,12 @@ def ridge_solve(X: np.ndarray, y_idx: np.ndarray, n_classes: int, alpha: float, 
     numpy's matmul and ``linalg.solve`` replace scipy's ``ssyrk`` and ``linalg.solve(assume_a="pos")``:
     scipy's f2py BLAS/LAPACK wrappers hold the GIL for the whole call (measured: a 2 s syrk froze
     the app's UI thread for 2 s, numpy's matmul for 16 ms at the same speed).
-    Returns ``coef (C, D) float32``, ``intercept (C,) float32``.
+    Returns ``coef (C, D) float32``, ``intercept (C,) float32``. ``statistics``: a dict filled with what a new
+    class's classifier needs later (:mod:`.ridge_stats`): ``gram`` the centred Gram matrix packed
+    (``(D (D + 1) / 2,) float32``, the dual solve forms it for this), ``mean (D,) float64``, ``n``.
     """
+    from .ridge_stats import pack
+
     n, D = X.shape
     C = n_classes
     mu = X.mean(axis=0, dtype=np.float64)
@@ -94,11 +99,15 @@ def ridge_solve(X: np.ndarray, y_idx: np.ndarray, n_classes: int, alpha: float, 
             onehot = sparse.csr_matrix((np.ones(e - s, np.float32), (y_idx[s:e], np.arange(e - s))), shape=(C, e - s))
             B += onehot @ Xc
             report(progress, 0.9 * e / n, "ridge: Gram matrix")
+        if statistics is not None:
+            statistics["gram"] = pack(G)
         G[np.diag_indices(D)] += alpha
         check_stop(should_stop)
         W = np.linalg.solve(G, 2.0 * B.T)  # (D, C)
     else:
         Xc = (X - mu32).astype(np.float64)
+        if statistics is not None:
+            statistics["gram"] = pack(Xc.T @ Xc)
         K = Xc @ Xc.T
         K[np.diag_indices(n)] += alpha
         T = np.full((n, C), -1.0)
@@ -108,6 +117,8 @@ def ridge_solve(X: np.ndarray, y_idx: np.ndarray, n_classes: int, alpha: float, 
         A = np.linalg.solve(K, T)  # (n, C)
         W = Xc.T @ A
     report(progress, 1.0, "ridge: solved")
+    if statistics is not None:
+        statistics.update(mean=mu, n=int(n))
     b = ymean - mu @ W
     return np.ascontiguousarray(W.T, dtype=np.float32), b.astype(np.float32)
 

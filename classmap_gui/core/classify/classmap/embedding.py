@@ -164,6 +164,27 @@ def reembed(cm, bank, X: np.ndarray, y: np.ndarray) -> None:
     cm.n_classes_ = len(classes)
 
 
+def drop_class(cm, label) -> None:
+    """``cm.remove_class``: class ``label``'s embedding taken out; the labels after it (integers ``0..C-1``) and the
+    bank rows used as references move down by one."""
+    classes = np.asarray(cm.classes_)
+    where = np.flatnonzero(classes == label)
+    if len(where) != 1 or cm.n_classes_ <= 2:
+        raise ConfigError(f"ClassMap: {label!r} is not one of its classes, or is one of its last two")
+    k = int(where[0])
+    own_refs = getattr(cm, "reference_coef_", None) is None
+    if own_refs and k in set(cm.reference_.tolist()):
+        raise ConfigError(f"ClassMap: class {label!r} is one of the reference classifiers; it cannot be removed "
+                          "without refitting the embedding")
+    keep = np.arange(len(classes)) != k
+    cm.class_embeddings_ = np.ascontiguousarray(cm.class_embeddings_[keep])
+    cm.classes_ = np.arange(len(classes) - 1, dtype=np.int64) if classes.dtype.kind in "iu" and \
+        np.array_equal(classes, np.arange(len(classes))) else classes[keep]
+    cm.n_classes_ = len(cm.classes_)
+    if own_refs:
+        cm.reference_ = np.where(cm.reference_ > k, cm.reference_ - 1, cm.reference_).astype(np.int64)
+
+
 def smoother_bank(bank, factor: float):
     """An unfitted copy of ``bank`` with ``factor`` times its penalty (the parameter the bank's class names
     as ``penalty``: ridge ``alpha`` x factor, SVM ``C`` / factor): the reference bank of ``reference_penalty``.

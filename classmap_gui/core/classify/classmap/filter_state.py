@@ -7,6 +7,8 @@ A mixin of :class:`~.estimator.ClassMap` (it reads ``filter``, ``filter_params``
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...errors import ConfigError
 from ..filters import auto_kind, make_filter
 from ..filters.base import FilterIndex
@@ -20,6 +22,18 @@ class FilterState:
         kind = auto_kind(self.n_classes_) if self.filter == "auto" else self.filter
         self.filter_ = make_filter(kind, self.filter_params).fit(self.class_embeddings_, self.alpha_)
         self._filter_is_current()
+
+    def _refresh_filter(self, before) -> None:
+        """After ``class_embeddings_`` changed from ``before``: classes only appended to a current index are added
+        to it (:meth:`..filters.base.FilterIndex.extend`), anything else refits."""
+        on = self.cache().get("filter_on")
+        E = self.class_embeddings_
+        if (on is not None and on[0] is before and on[1] is self.alpha_ and len(E) > len(before)
+                and np.array_equal(E[:len(before)], before)):
+            self.filter_ = self.filter_.extend(E, self.alpha_)
+            self._filter_is_current()
+        else:
+            self._fit_filter()
 
     def _filter_is_current(self) -> None:
         """Record that ``filter_`` is over today's ``class_embeddings_`` / ``alpha_`` (the single-query buffers go)."""

@@ -72,6 +72,12 @@ class FilterIndex(BaseEstimator):
     def after_load(self) -> None:
         """Rebuild what is derived from the saved state (nothing for a kind that searches its state directly)."""
 
+    def extend(self, embeddings: np.ndarray, alpha: np.ndarray) -> "FilterIndex":
+        """Index classes added after the fit: ``embeddings (C', d)`` are the indexed classes' (unchanged, first)
+        followed by the new ones, under the same ``alpha``. This default refits on all of them (IVF: its k-means
+        lists and code step are the data's); the exact scan appends columns and the graph inserts nodes."""
+        return self.fit(embeddings, alpha)
+
     def matches(self, embeddings: np.ndarray, alpha: np.ndarray) -> bool:
         """Whether the index was built on exactly these class embeddings and weights (a saved model's filter
         against its class embeddings; a mismatch means the filter must be refitted)."""

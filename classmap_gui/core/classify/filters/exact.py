@@ -41,6 +41,17 @@ class ExactFilter(FilterIndex):
         self.__dict__.pop("_codes", None)
         return self
 
+    def extend(self, embeddings: np.ndarray, alpha: np.ndarray) -> "ExactFilter":
+        """Append the classes after the indexed ones (the rows of ``embeddings`` from ``n_classes_`` on)."""
+        a, scaled = checked_embeddings(embeddings[self.n_classes_:], alpha)
+        if not np.array_equal(a, self.alpha_):
+            return self.fit(embeddings, alpha)
+        self.scaled_t_ = np.ascontiguousarray(np.hstack([self.scaled_t_, transpose_embeddings(
+            embeddings[self.n_classes_:], self.alpha_)]))
+        self.n_classes_ += len(scaled)
+        self.__dict__.pop("_codes", None)
+        return self
+
     def validate_state(self) -> None:
         ET = np.asarray(self.scaled_t_)
         if ET.dtype != np.float32 or ET.ndim != 2:

@@ -100,6 +100,19 @@ class GraphFilterIndex(FilterIndex):
         self._derive(index, scaled)
         return self
 
+    def extend(self, embeddings: np.ndarray, alpha: np.ndarray) -> "GraphFilterIndex":
+        """Insert the classes after the indexed ones as new nodes (faiss ``add``: each linked to its nearest
+        nodes by the same beam as the build), no rebuild of the rest of the graph."""
+        a, scaled = checked_embeddings(embeddings[self.n_classes_:], alpha)
+        index = self.__dict__.get("_index")
+        if index is None or not np.array_equal(a, self.alpha_):
+            return self.fit(embeddings, alpha)
+        index.add(scaled)
+        self.n_classes_ = int(index.ntotal)
+        self.graph_ = np.asarray(require_faiss().serialize_index(index), np.uint8)
+        self._derive(index, np.vstack([self.scaled(), scaled]))
+        return self
+
     def _derive(self, index, scaled: np.ndarray) -> None:
         for key in ("_walk_args", "_faiss_params"):
             self.__dict__.pop(key, None)
