@@ -32,27 +32,16 @@ THUMB = 56             # thumbnail side in the strip (pixels)
 def hand_cropper(rec):
     """A function ``crop(frame) -> (box, image) | None`` for the stream's thread: the hand the scan boxes in
     ``frame`` (``(h, w, 3)`` uint8 RGB), ``box`` (x, y, w, h) in frame pixels and ``image`` the box cropped as
-    ``rec`` reads a hand (its image size, with a window network's context around it), or None when the scan
-    finds no hand. ConfigError when the model cannot scan (no linear one-vs-all bank)."""
-    import cv2
-
-    from ...core.detect.reading import square_crop
+    ``rec`` reads a hand (:func:`~classmap_gui.core.detect.gesture_crops.hand_crops`, as ``classmap add-class
+    --images VIDEO`` crops), or None when the scan finds no hand. ConfigError when the model cannot scan."""
+    from ...core.detect.gesture_crops import hand_crops
     from ...core.detect.scanner import Scanner
 
     scanner = Scanner(rec, "classmap" if rec.classmap is not None else "brute_force")
-    context = float(getattr(rec.features, "context_", 0.0))
 
     def crop(frame: np.ndarray):
-        result = scanner.scan(frame)
-        if not result.hand_found:
-            return None
-        box = result.best_box
-        if rec.grey:
-            image = square_crop(cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), box, rec.image_size, context=context)
-        else:
-            image = np.dstack([square_crop(np.ascontiguousarray(frame[..., c]), box, rec.image_size, context=context)
-                               for c in range(3)])
-        return tuple(float(v) for v in box), image
+        found = hand_crops(rec, [frame], scanner=scanner)
+        return (tuple(float(v) for v in found.boxes[0]), found.crops[0]) if len(found.crops) else None
     return crop
 
 
@@ -201,18 +190,18 @@ class GestureRecorder(QWidget):
         return True
 
     def _name_problem(self, name: str) -> str:
+        """Why ``name`` cannot be the new class's ("" when it can): the library's check, then the store's."""
+        from ...core.classify.new_class import check_new_name
         from ...core.data.imageset import check_class_names
-        from ...core.errors import DataError
+        from ...core.errors import ClassMapError
 
-        names = list(self.project.recogniser.class_names)
         if not name:
             return "Type a name for the gesture first."
-        if name in names:
-            return f"The model has a class named {name!r} already: choose another name."
+        names = list(self.project.recogniser.class_names)
         try:
-            check_class_names(names + [name], "the gesture's name")
-        except DataError as exc:
-            return str(exc)
+            check_class_names(names + [check_new_name(name, names)], "the gesture's name")
+        except ClassMapError as exc:
+            return f"{exc}."
         return ""
 
     def record(self) -> bool:
