@@ -5,6 +5,7 @@ exported predictor names it too."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -36,7 +37,7 @@ def test_add_a_gesture_by_clicks_then_it_is_named_saved_reopened_and_exported(qt
     from classmap_gui.core.data.gesture_video import write_gesture_video
     from classmap_gui.gui.panels.gesture import COUNTDOWN_FROM, MIN_CROPS
 
-    win, folder = window, small_hand_model
+    win, folder = window, shutil.copytree(small_hand_model, tmp_path / "model")   # the shared build stays as built
     video = tmp_path / "gesture.avi"
     write_gesture_video(video, GESTURE, seconds=8.0)
     with qtbot.waitSignal(win.runner.finished, timeout=120000):

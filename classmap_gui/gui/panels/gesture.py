@@ -336,6 +336,10 @@ class GestureRecorder(QWidget):
 
         def done(result):
             new, (said, close) = result
+            if self.project.recogniser is not rec:  # another model was opened meanwhile: it is not this one's
+                self._phase("idle")
+                return self._say(f"{title} finished after another model was opened: "
+                                 + (f"saved in {folder}." if folder is not None else "not kept."))
             self.project.change_classes(new, saved=folder is not None)
             self.crops.clear()
             self.strip.clear()
