@@ -60,7 +60,7 @@ def main() -> int:
         g.record_btn.click()
         t0 = time.perf_counter()
         wait_until(app, lambda: g.phase == "recording", args.timeout)
-        wait_until(app, lambda: g.strip.count() >= 30 or g.phase != "recording", args.timeout)
+        wait_until(app, lambda: g.strip.count() >= 18 or g.phase != "recording", args.timeout)
         settle(app, 0.2)
         win.grab().save(str(HERE / "add-gesture.png"))
         print(f"wrote {HERE / 'add-gesture.png'}: {g.strip.count()} crops, {g.last_message}")

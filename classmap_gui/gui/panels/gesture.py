@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from PySide6.QtCore import QSize, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget, QListWidgetItem, QMenu,
                                QPushButton, QToolButton, QVBoxLayout, QWidget)
@@ -109,7 +109,8 @@ class GestureRecorder(QWidget):
         self.strip.setWrapping(False)
         self.strip.setMovement(QListView.Static)
         self.strip.setIconSize(QSize(THUMB, THUMB))
-        self.strip.setFixedHeight(THUMB + 26)
+        self.strip.setFixedHeight(THUMB + 30)
+        self.strip.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.strip.setToolTip("The recorded crops of your hand: click a bad one to drop it")
         self.strip.itemClicked.connect(self.drop)
         self.ticker = QTimer(self)              # the countdown: one tick a second
@@ -163,9 +164,10 @@ class GestureRecorder(QWidget):
         return added_gestures(self.project.recogniser)
 
     def _say(self, text: str) -> None:
+        """Tell the person: under the strip while it shows, else on the Run panel's status line."""
         self.last_message = text
         self.message.setText(text)
-        self.panel._set_status(text)
+        self.panel._set_status(" " if self.isVisible() else text)
 
     def _phase(self, phase: str) -> None:
         self.phase = phase
@@ -288,6 +290,7 @@ class GestureRecorder(QWidget):
         self.strip.clear()
         self.hide()
         self._phase("idle")
+        self.panel._set_status(" ")
 
     def stop(self) -> None:
         """The stream stopped or the project is replaced: a countdown or recording in progress is cancelled."""
@@ -343,12 +346,12 @@ class GestureRecorder(QWidget):
             self.project.change_classes(new, saved=folder is not None)
             self.crops.clear()
             self.strip.clear()
-            self._phase("idle")
-            self._say(f"{said}; " + (f"the model is saved in {folder}." if folder is not None else
-                                     "save the project to keep it."))
             self.message.setStyleSheet("QLabel { background: #fff4d6; color: #5c4400; padding: 4px; }" if close else "")
             self.strip.setVisible(not close)
             self.setVisible(close)  # a warning stays in view until the next gesture; otherwise the strip goes
+            self._phase("idle")
+            self._say(f"{said}; " + (f"the model is saved in {folder}." if folder is not None else
+                                     "save the project to keep it."))
 
         def error(message: str):
             self._say(message)

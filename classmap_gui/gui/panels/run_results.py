@@ -131,6 +131,10 @@ class ResultsColumn(QWidget):
     def _icon(self, c: int) -> QIcon:
         if c not in self._icons:
             img = self.project.class_thumbnail(c) if 0 <= c < len(self.project.class_names) else None
+            if img is None:  # a model opened alone: a class added to it keeps its images (a gesture's crops)
+                rec = self.project.recogniser
+                kept = (getattr(rec, "class_examples", None) or {}).get(self._name(c))
+                img = kept[len(kept) // 2] if kept is not None and len(kept) else None
             self._icons[c] = QIcon(to_pixmap(img, 40)) if img is not None else QIcon()
         return self._icons[c]
 
