@@ -141,3 +141,35 @@ def test_undo_removes_the_gesture_and_saves_the_model_without_it(qtbot, window, 
     assert win.runner.last_error == "", win.runner.last_error
     assert g.names() == [] and NAME not in win.project.class_names and not win.project.dirty
     assert NAME not in Recogniser.load(folder).class_names         # the folder was saved without it
+
+
+def test_a_gesture_too_close_to_a_known_class_is_told_so_by_name(qtbot, window, small_hand_model, tmp_path,
+                                                                 monkeypatch):
+    """The library's check finds most held-out crops named as an existing class: the panel says so, naming that
+    class, in view until the next gesture, with Undo at hand."""
+    from classmap_gui.core.data.gesture_video import gesture_frames
+    from classmap_gui.core.recogniser import Recogniser
+
+    win = window
+    real = Recogniser.add_class
+
+    def too_close(self, name, images, **kw):                        # what the check reports for a too-close one
+        added = real(self, name, images, **kw)
+        added.closest, added.warning = "V", f"{name!r} looks like 'V': 3 of its 4 held-out crops were read as V."
+        return added
+    monkeypatch.setattr(Recogniser, "add_class", too_close)
+    folder = shutil.copytree(small_hand_model, tmp_path / "model")
+    with qtbot.waitSignal(win.runner.finished, timeout=120000):
+        assert win.open_model(str(folder / "model.json"))
+    g = win.run.gesture
+    rec = win.project.recogniser
+    g.show()
+    g.name.setText("peace")
+    g.crops = [cv2.resize(fr[:, 40:280], rec.image_size[::-1], interpolation=cv2.INTER_AREA)
+               for fr in gesture_frames(GESTURE, 12, seed=5)]
+    g.phase = "review"
+    g.refresh()
+    with qtbot.waitSignal(win.runner.finished, timeout=300000):
+        qtbot.mouseClick(g.finish_btn, Qt.LeftButton)
+    assert "'V'" in g.message.text() and "Undo" in g.message.text() and g.isVisible()
+    assert g.names() == ["peace"] and "peace" in g.menu.actions()[0].text()
