@@ -17,7 +17,7 @@ from ..user_dirs import built_hand_model, cache_dir
 from .common import ProgressBar, Subcommands, emit, json_default, parse_sets, parse_value
 
 BENCHES = ("features", "classmap", "compressive", "scale", "bursts", "scan", "roofline", "hand-network",
-           "hand-readers", "responsiveness")
+           "hand-readers", "responsiveness", "add-gesture")
 BENCHES += ("report",)  # not a measurement: writes docs/results.md and the README's table from the JSONs
 
 

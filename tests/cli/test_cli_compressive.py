@@ -81,3 +81,29 @@ def test_add_class_to_a_ridge_model_from_a_folder_or_a_video(digits_folder, tmp_
     assert main(["predict", str(model), *map(str, sevens[50:]), "--json"]) == 0
     labels = [r["label"] for r in json.loads(capsys.readouterr().out)["predictions"]]
     assert labels.count("seven") >= 6
+
+
+@pytest.mark.slow   # a quick hand model is built first: a minute or more on a loaded machine
+def test_add_class_from_a_video_to_a_hand_model_takes_the_hand_crops_its_scan_finds(tmp_path, capsys):
+    from classmap_gui.bench.gesture_takes import GESTURES, gesture_pose, take_frames
+    from classmap_gui.core.recogniser import Recogniser
+
+    model = tmp_path / "hands"
+    assert main(["hand-model", "--quick", "--out", str(model), "--set",
+                 "shapes=3,orientations=2,images_per_class=12,background=200,hard_negatives=40,detector_scenes=4,"
+                 "p_sweep=2,d=3,reading_video_seeds=101,temperatures=0.05,histories=1,crops=1,no_hand_frames=4,"
+                 "validation_video_seeds=101"]) == 0
+    frames, _ = take_frames(gesture_pose(GESTURES[1][1]), 7, seconds=2.0, fps=10)
+    video = tmp_path / "gesture.avi"
+    out = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (320, 240))
+    for f in frames:
+        out.write(f[..., ::-1])
+    out.release()
+    capsys.readouterr()
+    assert main(["add-class", str(model), "--name", "my gesture", "--images", str(video), "--json"]) == 0
+    added = json.loads(capsys.readouterr().out)
+    rec = Recogniser.load(model)
+    crops = rec.class_examples["my gesture"]
+    assert rec.class_names[-1] == "my gesture" and added["images"] == len(crops) >= 10
+    assert crops.shape[1:] == tuple(rec.image_size)                  # framed as the model's classes are
+    assert (rec.predict(crops, top=1).labels == rec.n_classes - 1).mean() > 0.5

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError, DataError, ModelFormatError
 
 #: share of the examples held out to check that a new class is not an existing one
 HOLDOUT = 0.25
-#: a new class is "too close" to an existing one when at least this share of its held-out examples go to it
+#: a new class is "too close" to an existing one when more than this share of its held-out examples go to it
 CLOSE_SHARE = 0.5
 
 
@@ -74,7 +75,10 @@ def closeness(bank, X: np.ndarray, class_names: list[str], name: str) -> dict:
         names, counts = np.unique(groups, return_counts=True)
         top = int(np.argmax(counts))
         out["closest"], out["closest_share"] = str(names[top]), float(counts[top] / n_val)
-        if out["closest_share"] >= CLOSE_SHARE:
+        if out["closest_share"] > CLOSE_SHARE and out["closest"] == BACKGROUND_CLASS:
+            out["warning"] = (f"{name!r}: {counts[top]} of its {n_val} held-out examples are read as no hand "
+                              f"({BACKGROUND_CLASS!r}); record it again with the hand clearly in view")
+        elif out["closest_share"] > CLOSE_SHARE:
             out["warning"] = (f"{name!r} looks like {out['closest']!r}: {counts[top]} of its {n_val} held-out "
                               f"examples are named {out['closest']!r}; record a more distinct gesture, or remove it")
     return out

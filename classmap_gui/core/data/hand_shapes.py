@@ -144,9 +144,18 @@ def _solve_thumb(p: np.ndarray, target: np.ndarray) -> np.ndarray:
     return best_t
 
 
-@lru_cache(maxsize=None)
 def _pose_cached(name: str) -> tuple[float, ...]:
-    code = _CODE[name]
+    return _code_pose(_CODE[name])
+
+
+def code_pose(code: str) -> np.ndarray:
+    """Joint angles ``(21,)`` float64 degrees of a finger-state ``code`` (the module docstring's form, e.g.
+    ``"EFFE/s/palm"``): a shape need not be one of the 81 (``bench add-gesture`` renders new ones)."""
+    return np.array(_code_pose(str(code)))
+
+
+@lru_cache(maxsize=None)
+def _code_pose(code: str) -> tuple[float, ...]:
     p = _finger_part(code)
     thumb = code.split("/")[2]
     if thumb in THUMB_FIXED:
@@ -179,4 +188,4 @@ def all_poses() -> np.ndarray:
     return _all_poses().copy()
 
 
-__all__ = ["FINGER_STATES", "SHAPE_CODES", "SHAPE_NAMES", "all_poses", "shape_code", "shape_pose"]
+__all__ = ["FINGER_STATES", "SHAPE_CODES", "SHAPE_NAMES", "all_poses", "code_pose", "shape_code", "shape_pose"]
