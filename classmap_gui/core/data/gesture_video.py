@@ -2,9 +2,11 @@
 for the Run panel's *Add a gesture…* (its test and README screenshot play it as the camera).
 
 The gesture is a finger-state code of :mod:`.hand_shapes` (``"IMRL/spread/thumb"``, e.g. ``"EEFE/s/out"``: index,
-middle and little finger up, ring finger down, thumb out), with a thumb given directly (``side``, ``up``, ``out``,
-``C``). The hand fills the frame's centred square (the region the Run panel reads), drifting a little in place
-and orientation in front of a static clutter scene, in one light.
+middle and little finger up, ring finger down, thumb out; :func:`.hand_shapes.code_pose`). The hand fills the
+frame's centred square (the region the Run panel reads as one crop), drifting a little in place and orientation
+in front of a static clutter scene, in one light: a person showing a gesture to the Run panel. (``bench
+add-gesture``'s takes, :mod:`classmap_gui.bench.gesture_takes`, put a smaller hand anywhere in the frame for the
+scan to find, in many styles.)
 """
 from __future__ import annotations
 
@@ -13,21 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
-from .hand_shapes import SHAPE_CODES, THUMB_FIXED, _finger_part
-
-
-def code_pose(code: str) -> np.ndarray:
-    """Joint angles ``(21,)`` float64 degrees of the finger-state ``code`` (its thumb one of :data:`THUMB_FIXED`)."""
-    try:
-        fingers, _, thumb = code.split("/")
-        p = _finger_part(code)
-    except (ValueError, KeyError):
-        raise DataError(f"gesture code {code!r}: expected IMRL/spread/thumb with the finger states and spreads of "
-                        "core.data.hand_shapes") from None
-    if len(fingers) != 4 or thumb not in THUMB_FIXED:
-        raise DataError(f"gesture code {code!r}: four finger states and a thumb among {', '.join(THUMB_FIXED)}")
-    p[16:21] = THUMB_FIXED[thumb]
-    return p
+from .hand_shapes import SHAPE_CODES, code_pose
 
 
 def gesture_frames(code: str, n: int, size: tuple[int, int] = (240, 320), seed: int = 0,
@@ -68,4 +56,4 @@ def write_gesture_video(path: str | Path, code: str, seconds: float = 8.0, fps: 
     return n
 
 
-__all__ = ["code_pose", "gesture_frames", "write_gesture_video"]
+__all__ = ["gesture_frames", "write_gesture_video"]
