@@ -35,7 +35,7 @@ def main() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from classmap_gui.core.data.gesture_video import write_gesture_video
+    from classmap_gui.core.data.gesture_video import FILL, write_gesture_video
     from classmap_gui.gui.driving import settle, wait_until
     from classmap_gui.gui.mainwindow import MainWindow
 
@@ -53,6 +53,7 @@ def main() -> int:
         wait_until(app, lambda: not win.runner.busy, args.timeout)
         r, g = win.run, win.run.gesture
         r.add_source("video", str(video))
+        r.region.setValue(round(100 * FILL))                      # the Box round the hand
         r.start()
         wait_until(app, lambda: r.frames_shown >= 5, args.timeout)
         g.add_btn.click()

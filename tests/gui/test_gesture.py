@@ -19,13 +19,25 @@ GESTURE = "EEFE/s/out"         # index, middle and little finger up, ring finger
 NAME = "three-up"
 
 
+def _boxed(frame: np.ndarray, size) -> np.ndarray:
+    """The gesture video's hand square (the Run panel's Box at FILL) of ``frame``, at the model's ``size`` (h, w)."""
+    from classmap_gui.core.data.gesture_video import FILL
+    from classmap_gui.gui.camera import square_region
+
+    x, y, side = square_region(frame.shape, FILL)
+    return cv2.resize(frame[y:y + side, x:x + side], size[::-1], interpolation=cv2.INTER_AREA)
+
+
 @pytest.fixture(scope="module")
 def small_hand_model(tmp_path_factory):
-    """A small hand model (5 shapes x 4 orientations + background, window network, ridge, ClassMap) built by the
-    product's build, keeping the ridge statistics a new class needs."""
+    """A small hand model (5 shapes x 2 orientations + background, window network, ridge, ClassMap) built by the
+    product's build, keeping the ridge statistics a new class needs. Two orientations a shape, not more: the
+    reading sums a shape's orientation classes, and a tiny model's scores are too close for one gesture class to
+    outweigh four of a similar shape (measured: 4 x 16 images read the gesture as 5 on 37 of 45 frames whose top
+    class was the gesture's on 4; 2 x 32 named it on 45 of 45)."""
     from classmap_gui.core.detect.pose_model import build_hand_model
 
-    rec, _ = build_hand_model({"shapes": SHAPES, "orientations": 4, "images_per_class": 16, "background": 300,
+    rec, _ = build_hand_model({"shapes": SHAPES, "orientations": 2, "images_per_class": 32, "background": 300,
                                "bootstrap_rounds": 0, "detector_scenes": 30, "p_sweep": "4,8", "d": 8})
     folder = tmp_path_factory.mktemp("hand") / "model"
     rec.save(folder)
@@ -34,18 +46,19 @@ def small_hand_model(tmp_path_factory):
 
 def test_add_a_gesture_by_clicks_then_it_is_named_saved_reopened_and_exported(qtbot, window, small_hand_model,
                                                                                tmp_path):
-    from classmap_gui.core.data.gesture_video import write_gesture_video
+    from classmap_gui.core.data.gesture_video import FILL, write_gesture_video
     from classmap_gui.gui.panels.gesture import COUNTDOWN_FROM, MIN_CROPS
 
     win, folder = window, shutil.copytree(small_hand_model, tmp_path / "model")   # the shared build stays as built
     video = tmp_path / "gesture.avi"
-    write_gesture_video(video, GESTURE, seconds=8.0)
+    write_gesture_video(video, GESTURE, seconds=16.0)
     with qtbot.waitSignal(win.runner.finished, timeout=120000):
         assert win.open_model(str(folder / "model.json"))
     run, g = win.run, win.run.gesture
     assert g.names() == [] and not g.add_btn.isEnabled()           # nothing playing: nothing to record from
     run.add_source("video", str(video))
     run.full_speed.setChecked(True)                                 # every frame read: the recording has frames
+    run.region.setValue(round(100 * FILL))                          # the Box round the hand, as a person holds it
     qtbot.mouseClick(run.start_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: run.frames_shown > 0, timeout=60000)
     assert g.add_btn.isEnabled()
@@ -64,7 +77,8 @@ def test_add_a_gesture_by_clicks_then_it_is_named_saved_reopened_and_exported(qt
     assert g.phase == "recording"
     if run.stream is None:                                          # a slow machine: the video ended meanwhile
         qtbot.mouseClick(run.start_btn, Qt.LeftButton)
-    qtbot.waitUntil(lambda: g.strip.count() >= MIN_CROPS + 6, timeout=120000)   # the scan boxes the hand
+    qtbot.waitUntil(lambda: g.strip.count() >= MIN_CROPS + 3 or g.phase != "recording", timeout=120000)
+    assert g.strip.count() >= MIN_CROPS + 3                         # the scan boxed the hand in enough frames
     g.record_timer.timeout.emit()                                   # the recording's time is up
     assert g.phase == "review" and g.strip.count() == len(g.crops)
     n = len(g.crops)
@@ -126,8 +140,7 @@ def test_undo_removes_the_gesture_and_saves_the_model_without_it(qtbot, window, 
 
     win, folder = window, tmp_path / "model"
     rec = Recogniser.load(small_hand_model)
-    crops = np.stack([cv2.resize(fr[:, 40:280], rec.image_size[::-1], interpolation=cv2.INTER_AREA)
-                      for fr in gesture_frames(GESTURE, 16, seed=3)])   # the centred square, as the model reads
+    crops = np.stack([_boxed(fr, rec.image_size) for fr in gesture_frames(GESTURE, 16, seed=3)])
     rec.add_class(NAME, crops)
     rec.save(folder)
     with qtbot.waitSignal(win.runner.finished, timeout=120000):
@@ -165,9 +178,8 @@ def test_a_gesture_too_close_to_a_known_class_is_told_so_by_name(qtbot, window, 
     rec = win.project.recogniser
     g.show()
     g.name.setText("peace")
-    g.crops = [cv2.resize(fr[:, 40:280], rec.image_size[::-1], interpolation=cv2.INTER_AREA)
-               for fr in gesture_frames(GESTURE, 12, seed=5)]
-    g.phase = "review"
+    g.crops = [_boxed(fr, rec.image_size) for fr in gesture_frames(GESTURE, 12, seed=5)]
+    g.phase, g.recorded_with = "review", rec.features                # as a recording with this model leaves it
     g.refresh()
     with qtbot.waitSignal(win.runner.finished, timeout=300000):
         qtbot.mouseClick(g.finish_btn, Qt.LeftButton)

@@ -2,9 +2,10 @@
 for the Run panel's *Add a gesture…* (its test and README screenshot play it as the camera).
 
 The gesture is a finger-state code of :mod:`.hand_shapes` (``"IMRL/spread/thumb"``, e.g. ``"EEFE/s/out"``: index,
-middle and little finger up, ring finger down, thumb out; :func:`.hand_shapes.code_pose`). The hand fills the
-frame's centred square (the region the Run panel reads as one crop), drifting a little in place and orientation
-in front of a static clutter scene, in one light: a person showing a gesture to the Run panel. (``bench
+middle and little finger up, ring finger down, thumb out; :func:`.hand_shapes.code_pose`). The hand is framed
+by a centred square (:data:`FILL` of the shorter side: the Run panel's Box at that size reads it as one crop),
+drifting a little in place and orientation in front of a static clutter scene, in one light: a person showing a
+gesture to the Run panel. (``bench
 add-gesture``'s takes, :mod:`classmap_gui.bench.gesture_takes`, put a smaller hand anywhere in the frame for the
 scan to find, in many styles.)
 """
@@ -17,11 +18,15 @@ import numpy as np
 from ..errors import DataError
 from .hand_shapes import SHAPE_CODES, code_pose
 
+#: the hand's square as a share of the frame's shorter side: within the scan's window sides (at most 0.62), so
+#: the scan boxes it; the Run panel's Box at this size reads it framed as the recorded crops are
+FILL = 0.56
+
 
 def gesture_frames(code: str, n: int, size: tuple[int, int] = (240, 320), seed: int = 0,
-                   orientation=(0.0, -30.0, 20.0)):
-    """Yield ``n`` frames ``(h, w, 3)`` uint8 RGB of the gesture ``code`` filling the centred square, drifting
-    by a few per cent and ±12° of yaw around ``orientation`` (yaw, pitch, roll degrees)."""
+                   orientation=(0.0, -30.0, 20.0), fill: float = FILL):
+    """Yield ``n`` frames ``(h, w, 3)`` uint8 RGB of the gesture ``code`` framed by a centred square of ``fill``
+    of the shorter side, drifting by a few per cent and ±12° of yaw around ``orientation`` (yaw, pitch, roll)."""
     from .hand_scene import clutter_scene, finish, paste_hand
 
     if code in dict(SHAPE_CODES).values():
@@ -30,7 +35,7 @@ def gesture_frames(code: str, n: int, size: tuple[int, int] = (240, 320), seed: 
     rng = np.random.default_rng([seed, 211])
     scene = clutter_scene(rng, h, w)
     params = code_pose(code)
-    side = 0.95 * min(h, w)
+    side = fill * min(h, w)
     for f in range(n):
         u = 2 * np.pi * f / max(1, n)
         cx, cy = w / 2 + 0.03 * side * np.sin(u), h / 2 + 0.03 * side * np.cos(1.3 * u)
@@ -56,4 +61,4 @@ def write_gesture_video(path: str | Path, code: str, seconds: float = 8.0, fps: 
     return n
 
 
-__all__ = ["gesture_frames", "write_gesture_video"]
+__all__ = ["FILL", "gesture_frames", "write_gesture_video"]

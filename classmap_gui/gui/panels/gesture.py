@@ -78,6 +78,7 @@ class GestureRecorder(QWidget):
         self.phase = "idle"
         self.crops: list[np.ndarray] = []
         self.cropper = None
+        self.recorded_with = None  # the feature map of the model the crops were recorded with (added to it alone)
         self.last_message = ""
         self.add_btn = QPushButton("Add a gesture…")
         self.add_btn.setToolTip(f"Record a hand gesture of your own ({RECORD_SECONDS:.0f} s after a countdown) and "
@@ -218,6 +219,7 @@ class GestureRecorder(QWidget):
 
         try:  # built here, where a model that cannot scan is told, then used on the stream's thread
             self._cropper = hand_cropper(self.project.recogniser)
+            self.recorded_with = self.project.recogniser.features
         except ClassMapError as exc:
             self._say(f"This model cannot find the hand to record a gesture: {exc}")
             return False
@@ -293,8 +295,11 @@ class GestureRecorder(QWidget):
         self.panel._set_status(" ")
 
     def stop(self) -> None:
-        """The stream stopped or the project is replaced: a countdown or recording in progress is cancelled."""
-        if self.phase in ("naming", "countdown", "recording"):
+        """The stream stopped (a video's end, a camera lost, Stop) or the project is replaced: a recording ends
+        there, its crops kept for review; a name or countdown in progress is cancelled."""
+        if self.phase == "recording":
+            self.stop_recording()
+        elif self.phase in ("naming", "countdown"):
             self.cancel()
         self.refresh()
 
@@ -302,6 +307,11 @@ class GestureRecorder(QWidget):
     def add(self) -> bool:
         """Add gesture: the class is added on a worker thread, saved with the model, then named live."""
         if self.phase != "review" or len(self.crops) < MIN_CROPS:
+            return False
+        rec = self.project.recogniser
+        if rec is None or rec.features is not self.recorded_with:
+            self.cancel()
+            self._say("Another model was opened since the recording: record the gesture again with it.")
             return False
         name, images = self.name.text().strip(), np.stack(self.crops)
         self._phase("adding")

@@ -193,9 +193,9 @@ class RunPanel(QWidget):
 
         self._live_rec = rec
 
-        def process(crop: np.ndarray) -> FrameResult:
+        def process(crop: np.ndarray, frame: np.ndarray) -> FrameResult:
             rec, cropper = self._live_rec, self.gesture.cropper  # read once a frame: the UI thread may swap them
-            hand = cropper(crop) if cropper is not None else None
+            hand = cropper(frame) if cropper is not None else None  # the scan looks at the whole frame
             x = rec.prepare(with_context(crop, context)[None])
             t0 = time.perf_counter()
             X = rec.transform(x)  # Recogniser.predict's two stages, the features kept for the live map
@@ -211,7 +211,8 @@ class RunPanel(QWidget):
         self.stream = FrameStream(src, process=process, mirror=self.mirror.isChecked(),
                                   region=self.region.value() / 100,
                                   realtime=not (is_file and self.full_speed.isChecked()),
-                                  image_interval=0.0 if self.full_speed.isChecked() else 1.0, parent=self)
+                                  image_interval=0.0 if self.full_speed.isChecked() else 1.0, with_frame=True,
+                                  parent=self)
         self.stream.frame.connect(self._on_frame)
         self.stream.unreadable.connect(self._on_unreadable)
         self.stream.ended.connect(self._on_end)
@@ -315,15 +316,11 @@ class RunPanel(QWidget):
         self.stream.frame_shown()
 
     def _box_hand(self, view: np.ndarray, box) -> np.ndarray:
-        """``view`` with the recorded hand's ``box`` (x, y, w, h in the region's pixels) drawn in red."""
-        from ..camera import square_region
-
-        x0, y0, _ = square_region(view.shape, self.region.value() / 100)
+        """``view`` with the recorded hand's ``box`` (x, y, w, h in the frame's pixels) drawn in red."""
         x, y, w, h = box
-        x = x0 + x if not self.mirror.isChecked() else view.shape[1] - (x0 + x + w)
+        x = x if not self.mirror.isChecked() else view.shape[1] - (x + w)
         view = view.copy()
-        cv2.rectangle(view, (int(x), int(y0 + y)), (int(x + w), int(y0 + y + h)), (230, 40, 40),
-                      max(2, view.shape[0] // 120))
+        cv2.rectangle(view, (int(x), int(y)), (int(x + w), int(y + h)), (230, 40, 40), max(2, view.shape[0] // 120))
         return view
 
     def _on_unreadable(self, name: str, reason: str) -> None:
