@@ -30,8 +30,9 @@ def test_gestures_join_a_hand_model_and_are_read_on_fresh_takes(tmp_path):
 
     model = tmp_path / "hands"
     assert main(["hand-model", "--quick", "--out", str(model), "--set", QUICK]) == 0
-    out = run(model_dir=str(model), gestures=2, record_seconds=1.0, test_seconds=1.0, shape_videos=1)
-    assert out["test_seed"] == 48101 and set(out["methods"]) == {"brute_force", "classmap"}
+    out = run(model_dir=str(model), gestures=2, record_seconds=1.0, test_seconds=1.0, shape_videos=1, record_crops="1")
+    assert out["test_seed"] == 48201 and set(out["methods"]) == {"brute_force", "classmap"}
+    assert out["choices"]["record_crops"]["chosen"] == 1 and out["validation_seed"] != out["test_seed"]
     for m in out["methods"].values():
         assert [a["label"] for a in m["added"]] == [7, 8]                 # after the 6 classes and background
         assert m["recall_clean_mean"] > 0.3 and m["seconds_last_frame_to_named"]["max"] > 0

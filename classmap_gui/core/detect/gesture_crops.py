@@ -31,13 +31,15 @@ class GestureCrops:
     skipped: list[int] = field(default_factory=list)
 
 
-def hand_crops(recogniser, frames, *, method: str = "brute_force", scanner=None, progress: ProgressFn = None,
-               should_stop: StopFn = None, total: int | None = None) -> GestureCrops:
+def hand_crops(recogniser, frames, *, method: str = "brute_force", scanner=None, shifts: int = 1,
+               progress: ProgressFn = None, should_stop: StopFn = None, total: int | None = None) -> GestureCrops:
     """Scan each of ``frames`` (``(h, w, 3)`` RGB or ``(h, w)`` grey uint8) with the hand model ``recogniser``
-    (``scanner``: a :class:`.scanner.Scanner` of it to reuse, else one of ``method``) and crop the hand found."""
+    (``scanner``: a :class:`.scanner.Scanner` of it to reuse, else one of ``method``) and crop the hand found;
+    ``shifts`` > 1: also the reader's shifted re-crops of the box (up to 9, :class:`.reading.HandReader`'s), the
+    framings it reads the hand in (each frame then gives ``shifts`` crops, the centred one first)."""
     import cv2
 
-    from .reading import square_crop
+    from .reading import RECROP_SHIFTS, square_crop
     from .scanner import Scanner
 
     sc = scanner if scanner is not None else Scanner(recogniser, method)
@@ -51,9 +53,10 @@ def hand_crops(recogniser, frames, *, method: str = "brute_force", scanner=None,
             skipped.append(i)
             continue
         grey = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY)
-        crops.append(square_crop(grey, res.best_box, recogniser.image_size, (0.0, 0.0), ctx))
-        used.append(i)
-        boxes.append(np.asarray(res.best_box, np.float32))
+        for sh in RECROP_SHIFTS[:max(1, min(len(RECROP_SHIFTS), int(shifts)))]:
+            crops.append(square_crop(grey, res.best_box, recogniser.image_size, sh, ctx))
+            used.append(i)
+            boxes.append(np.asarray(res.best_box, np.float32))
         if total:
             report(progress, (i + 1) / total, "finding the hand")
     h, w = recogniser.image_size

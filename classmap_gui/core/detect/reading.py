@@ -41,6 +41,8 @@ TRACK_IOU = 0.3
 #: shifts of the re-crop, as fractions of the box side, for ``crops`` = 1, 5 or 9
 _SHIFTS = ((0.0, 0.0), (0.04, 0.0), (-0.04, 0.0), (0.0, 0.04), (0.0, -0.04),
            (0.04, 0.04), (-0.04, -0.04), (0.04, -0.04), (-0.04, 0.04))
+#: the re-crop shifts by their public name (a recorded gesture's crops take the same framings)
+RECROP_SHIFTS = _SHIFTS
 #: the reader's settings when a model carries none (:mod:`..settings.hand`)
 DEFAULTS = defaults("reading")
 
@@ -210,5 +212,5 @@ class HandReader:
         return read_probabilities(prob, self.groups, self.group_names, self.orient, True, box)
 
 
-__all__ = ["DEFAULTS", "HandReader", "Reading", "TRACK_IOU", "read_probabilities", "shape_groups", "softmax_scores",
+__all__ = ["DEFAULTS", "HandReader", "RECROP_SHIFTS", "Reading", "TRACK_IOU", "read_probabilities", "shape_groups", "softmax_scores",
            "square_crop"]

@@ -158,3 +158,13 @@ def test_demo_video_is_readable_and_shows_hand_pose_small_classes(tmp_path):
     assert len(frames) == info["frames"] > 10 * len(KEY_POSES) * 0.8
     assert frames[0].shape == (48, 64, 3)
     assert np.abs(frames[0].astype(int) - frames[len(frames) // 2]).mean() > 5  # it moves
+
+
+def test_a_finger_state_code_gives_the_joint_angles_its_shape_has_and_new_codes_new_shapes():
+    from classmap_gui.core.data.hand_shapes import all_poses, code_pose, shape_code, shape_pose
+
+    for name in ("V", "O", "K"):      # fixed thumb, pinch and between: the same solver as the named shapes
+        np.testing.assert_array_equal(code_pose(shape_code(name)), shape_pose(name))
+    new = code_pose("FEFF/-/out")     # the middle finger alone: none of the 81
+    assert np.abs(all_poses() - new).max(axis=1).min() > 20
+    assert np.all(new >= LIMITS[:, 0]) and np.all(new <= LIMITS[:, 1])
