@@ -76,7 +76,8 @@ class FrameStream(UiThread):
 
     Signals: ``frame(view, crop, result, name)`` — the full RGB frame with the region drawn (flipped left to
     right when ``mirror``: mirroring is for the person looking at the screen), the RGB crop of the region
-    as the camera gives it (never mirrored: what a model reads and a project stores), ``process(crop)`` (or None) and the image file's path ("" for cameras and
+    as the camera gives it (never mirrored: what a model reads and a project stores), ``process(crop)`` (or None;
+    ``process(crop, frame)`` with the whole RGB frame when ``with_frame``) and the image file's path ("" for cameras and
     videos); ``unreadable(path, reason)`` for an image file that cannot be decoded (the stream goes
     on); ``ended(message)`` once, when the stream stops for any reason (end of file, camera lost, stop()).
     The UI never waits for it: :meth:`stop` returns at once and the thread deletes itself when done.
@@ -88,10 +89,11 @@ class FrameStream(UiThread):
 
     def __init__(self, source: int | str | list, *, process: Callable[[np.ndarray], Any] | None = None,
                  mirror: bool = False, region: float = 1.0, realtime: bool = True, image_interval: float = 1.0,
-                 parent=None):
+                 with_frame: bool = False, parent=None):
         super().__init__(parent)
         self.source = source
         self.process = process
+        self.with_frame = with_frame
         self.mirror = mirror
         self.region = region
         self.realtime = realtime
@@ -205,7 +207,8 @@ class FrameStream(UiThread):
                     while not self._ui_free.wait(0.05) and not self._stop.is_set():
                         pass
                 if self._ui_free.is_set() or self._paused.is_set():
-                    result = self.process(crop) if self.process is not None else None
+                    result = None if self.process is None else \
+                        self.process(crop, rgb) if self.with_frame else self.process(crop)
                     view = rgb.copy() if self.region < 1.0 or is_camera else rgb
                     if self.region < 1.0:
                         cv2.rectangle(view, (x, y), (x + s - 1, y + s - 1), (255, 200, 0), max(1, s // 100))

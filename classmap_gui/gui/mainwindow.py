@@ -265,7 +265,7 @@ class MainWindow(AutosaveAndRecent, QMainWindow):
         def done(result):
             rec, ims, seconds = result
             self.run.stop()
-            self.project.reset(ims, recogniser=rec)
+            self.project.reset(ims, recogniser=rec, model_folder=folder)  # a gesture added is saved there
             self.show_panel("run")
             remember_hand_model(rec, folder)  # Get the hand-pose model opens this one from now on
             self.project.message.emit(f"opened model {folder.name}: {rec.n_classes} classes in {seconds:.1f} s")

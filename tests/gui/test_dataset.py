@@ -154,3 +154,15 @@ def test_camera_that_cannot_open_or_stops_ends_cleanly(qtbot, shapes_video):
         s2.start()
     s2.wait()
     assert "end of video" in sig2.args[0] and len(got) == 60
+
+
+def test_a_stream_with_frame_hands_process_the_whole_frame_beside_its_crop(qtbot, shapes_video):
+    """``with_frame``: process(crop, frame) sees the whole frame (Add a gesture's scan looks for the hand there)."""
+    got = []
+    s = FrameStream(str(shapes_video), realtime=False, region=0.5, with_frame=True,
+                    process=lambda crop, frame: (crop.shape, frame.shape))
+    s.frame.connect(lambda v, c, r, name: (got.append(r), s.frame_shown()))
+    with qtbot.waitSignal(s.ended, timeout=10000):
+        s.start()
+    s.wait()
+    assert got and set(got) == {((48, 48, 3), (96, 96, 3))}

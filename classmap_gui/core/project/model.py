@@ -80,8 +80,10 @@ class Project:
         self.live = LiveStream()
         self._assign(imageset, recogniser, settings, path, captures_dir, runs)
 
-    def _assign(self, imageset, recogniser, settings, path, captures_dir, runs) -> None:
+    def _assign(self, imageset, recogniser, settings, path, captures_dir, runs, model_folder=None) -> None:
         self.imageset = imageset
+        #: the folder of a model opened alone (File > Open model): where a gesture added to it is saved
+        self.model_folder = Path(model_folder) if model_folder else None
         self.recogniser, self._report, self._split = recogniser, None, None
         self._replace_settings(settings)
         self.path = Path(path) if path else None
@@ -176,16 +178,17 @@ class Project:
     # ------------------------------------------------------------------ whole-project changes
     def reset(self, imageset: ImageSet | None = None, *, recogniser=None, settings=None,
               path: str | Path | None = None, captures_dir: str | Path | None = None, runs: RunLog | None = None,
-              unpacked: str | Path | None = None) -> None:
+              unpacked: str | Path | None = None, model_folder: str | Path | None = None) -> None:
         """Replace everything (new, opened or imported project); nothing is unsaved afterwards.
 
         ``unpacked``: a temporary folder the new project owns (where an opened archive's captures were
-        unpacked); it is deleted when this project is replaced in turn, or on :meth:`close`."""
+        unpacked); it is deleted when this project is replaced in turn, or on :meth:`close`. ``model_folder``:
+        the folder ``recogniser`` was opened from when it was opened alone (:attr:`model_folder`)."""
         owned = Path(unpacked) if unpacked else None
         if self.unpacked != owned:
             self.close()
         self.unpacked = owned
-        self._assign(imageset, recogniser, settings, path, captures_dir, runs)
+        self._assign(imageset, recogniser, settings, path, captures_dir, runs, model_folder)
         self.datasetChanged.emit()
         self.modelChanged.emit()
         self.stateChanged.emit()
@@ -223,6 +226,27 @@ class Project:
             self._replace_settings(settings)
         self.trained_on_version = self.data_version
         self._touch()
+        self.modelChanged.emit()
+
+    def change_classes(self, recogniser, *, saved: bool = False) -> None:
+        """The recogniser took or lost classes without retraining (a gesture added or removed): the image set's
+        classes follow its class names (a new class has no images, a removed one leaves with its images) and it
+        stays current. ``saved``: it was just written to :attr:`model_folder`, so nothing is unsaved."""
+        ims, names = self._need_set(), list(recogniser.class_names)
+        for cls in [i for i, n in enumerate(ims.class_names) if n not in names][::-1]:
+            ims = editing.delete_class(ims, cls)
+        for name in names[ims.n_classes:]:
+            ims = editing.add_class(ims, name)
+        if list(ims.class_names) != names:
+            raise DataError("the model's classes do not follow the project's: retrain it on the project instead")
+        self.imageset, self.recogniser, self._report = ims, recogniser, None
+        self.data_version += 1
+        self.trained_on_version = self.data_version
+        self._touch()
+        if saved:
+            self._clean_revision = self.revision
+            self.stateChanged.emit()
+        self.datasetChanged.emit()
         self.modelChanged.emit()
 
     def add_run(self, record: dict, recogniser=None) -> dict:

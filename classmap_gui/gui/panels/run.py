@@ -6,28 +6,25 @@ folders also fill a per-file results list (file, recognised class, score, or why
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QFont, QIcon
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy,
-                               QSlider, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+import cv2
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider, QSpinBox,
+                               QSplitter, QVBoxLayout, QWidget)
 
 from ..imageutil import to_pixmap
 from ..sources import SourcePicker
-from ..widgets import ElidedLabel, elided_item
-
-STAGE_NAMES = {"features": "features", "embedding+filter": "embedding + filter", "refine": "refine",
-               "classify": "classify (brute force)"}
-RESULTS_WIDTH = 380  # the right column keeps its width whatever the class names
+from .gesture import GestureRecorder
+from .run_results import ResultsColumn
 
 
 class FrameResult(NamedTuple):
     """One streamed frame recognised (on the stream's thread): the ``top`` classes ``(top,) int64`` and scores
     ``(top,) float32``, the stage timings and their total (s), the classifier evaluations, and what a view of the
-    same frame may re-use instead of computing it again: its ``features (1, D) float32`` and the ``recogniser``."""
+    same frame may re-use instead of computing it again: its ``features (1, D) float32`` and the ``recogniser``;
+    ``hand``: while a gesture is recorded, the hand the scan boxed (``(box, image)``, :func:`.gesture.hand_cropper`)."""
 
     classes: np.ndarray
     scores: np.ndarray
@@ -36,6 +33,7 @@ class FrameResult(NamedTuple):
     evaluations: int
     features: np.ndarray
     recogniser: Any
+    hand: Any = None
 
 
 class RunPanel(QWidget):
@@ -54,8 +52,7 @@ class RunPanel(QWidget):
         self._fps_t0, self._fps_n, self._fps_s = time.perf_counter(), 0, 0.0
         self._run_n, self._run_s = 0, 0.0   # the run's frames and their processing seconds
         self.last_message = ""
-        self._icons: dict[int, QIcon] = {}
-        self._brute = 0
+        self._live_rec = None  # the model the stream reads with: a gesture added swaps it while it plays
 
         self.sources = SourcePicker(images=True)
         self.sources.status.connect(self._set_status)
@@ -97,29 +94,9 @@ class RunPanel(QWidget):
         self.status = QLabel(" ")
         self.status.setWordWrap(True)
 
-        self.winner = ElidedLabel("–", lines=2)  # two lines, then cut at the end; fixed height
-        self.winner.setStyleSheet("QLabel { font-size: 18pt; font-weight: bold; color: #1a7f37; }")
-        from ..hand_reading import HandReadingView  # the shape large, its orientation second
-        self.reading = HandReadingView()
-        self.cands = QTableWidget(0, 3)
-        self.cands.setHorizontalHeaderLabels(["", "class", "score"])
-        self.cands.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
-        self.cands.verticalHeader().setVisible(False)
-        self.cands.setIconSize(QSize(40, 40))
-        self.cands.verticalHeader().setDefaultSectionSize(44)
-        self.cands.setColumnWidth(0, 48)
-        self.cands.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.cands.setTextElideMode(Qt.ElideRight)
-        self.timings = QLabel("stage timings: –")
-        self.timings.setWordWrap(True)
-        self.files = QTableWidget(0, 3)
-        self.files.setHorizontalHeaderLabels(["file", "recognised as", "score"])
-        self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
-        self.files.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
-        self.files.verticalHeader().setVisible(False)
-        self.files.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.files.setTextElideMode(Qt.ElideMiddle)
-        self.files_label = QLabel("Results per file (image files and folders)")
+        self.results = ResultsColumn(project, self._name)  # the right column (panels/run_results.py)
+        r = self.results
+        self.winner, self.reading, self.cands, self.timings, self.files = r.winner, r.reading, r.cands, r.timings, r.files
         self.snap_class = QComboBox()
         self.snap_class.setMinimumContentsLength(10)
         self.snap_class.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
@@ -134,6 +111,8 @@ class RunPanel(QWidget):
         self.find_btn.setCheckable(True)
         self.find_btn.setToolTip("Scan every frame of the video or camera for the hand: boxes, class, ClassMap vs brute force")
         self.find_btn.toggled.connect(self._find_mode)
+        # "Add a gesture…": record the hand, add it as a new class (panels/gesture.py)
+        self.gesture = GestureRecorder(project, runner, self)
 
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Source"))
@@ -144,31 +123,22 @@ class RunPanel(QWidget):
                   self.region, self.top):
             bar2.addWidget(w)
         bar2.addStretch(1)
+        bar2.addWidget(self.gesture.add_btn)
+        bar2.addWidget(self.gesture.menu_btn)
         bar2.addWidget(self.fps_label)
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(self.view, 1)
+        ll.addWidget(self.gesture)
         ll.addWidget(self.status)
-        right = QWidget()
-        right.setFixedWidth(RESULTS_WIDTH)
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(QLabel("Recognised as"))
-        rl.addWidget(self.winner)
-        rl.addWidget(self.reading)
-        rl.addWidget(QLabel("Top candidates"))
-        rl.addWidget(self.cands, 2)
-        rl.addWidget(self.timings)
-        rl.addWidget(self.files_label)
-        rl.addWidget(self.files, 1)
         sn = QHBoxLayout()
         sn.addWidget(self.snap_btn)
         sn.addWidget(self.snap_class, 1)
-        rl.addLayout(sn)
+        self.results.layout().addLayout(sn)
         split = QSplitter()
         split.addWidget(left)
-        split.addWidget(right)
+        split.addWidget(self.results)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 0)
         lay = QVBoxLayout(self)
@@ -221,7 +191,11 @@ class RunPanel(QWidget):
 
         context = float(getattr(rec.features, "context_", 0.0))  # a window network reads a window with its context
 
-        def process(crop: np.ndarray) -> FrameResult:
+        self._live_rec = rec
+
+        def process(crop: np.ndarray, frame: np.ndarray) -> FrameResult:
+            rec, cropper = self._live_rec, self.gesture.cropper  # read once a frame: the UI thread may swap them
+            hand = cropper(frame) if cropper is not None else None  # the scan looks at the whole frame
             x = rec.prepare(with_context(crop, context)[None])
             t0 = time.perf_counter()
             X = rec.transform(x)  # Recogniser.predict's two stages, the features kept for the live map
@@ -230,14 +204,15 @@ class RunPanel(QWidget):
             total = time.perf_counter() - t0
             return FrameResult(np.asarray(pred.top_classes[0]), np.asarray(pred.top_scores[0]),
                                {"features": t1 - t0, **pred.timings, "total": total}, total,
-                               int(np.asarray(pred.evaluations)[0]), X, rec)
+                               int(np.asarray(pred.evaluations)[0]), X, rec, hand)
 
-        self._brute = int(getattr(rec, "brute_force_evaluations", len(self.project.class_names)))
+        self.results.brute = int(getattr(rec, "brute_force_evaluations", len(self.project.class_names)))
         is_file = not isinstance(src, int)
         self.stream = FrameStream(src, process=process, mirror=self.mirror.isChecked(),
                                   region=self.region.value() / 100,
                                   realtime=not (is_file and self.full_speed.isChecked()),
-                                  image_interval=0.0 if self.full_speed.isChecked() else 1.0, parent=self)
+                                  image_interval=0.0 if self.full_speed.isChecked() else 1.0, with_frame=True,
+                                  parent=self)
         self.stream.frame.connect(self._on_frame)
         self.stream.unreadable.connect(self._on_unreadable)
         self.stream.ended.connect(self._on_end)
@@ -245,9 +220,7 @@ class RunPanel(QWidget):
         self._fps_t0, self._fps_n, self._fps_s = time.perf_counter(), 0, 0.0
         self._run_n, self._run_s = 0, 0.0
         self.fps_label.setText("– frames/s")  # never the previous run's figure
-        self.winner.setText("–")
-        self.cands.setRowCount(0)
-        self.files.setRowCount(0)
+        self.results.clear()
         self.stream.set_paused(self.pause_btn.isChecked())
         self.stream.start()
         self.project.live.start(src)
@@ -284,17 +257,20 @@ class RunPanel(QWidget):
                              + (": Step advances one frame." if paused else "."))
 
     def _model_changed(self) -> None:
-        """Another recogniser (or none: a new project): nothing of the last run stays on screen."""
+        """Another recogniser (or none: a new project): nothing of the last run stays on screen. While the stream
+        plays and the model only changed its classes (a gesture added or removed; its feature map is the same
+        object), the next frame is read with it; another model waits for the next Start."""
+        rec = self.project.recogniser
         if self.stream is not None:
+            live = self._live_rec
+            if rec is not None and live is not None and rec.features is live.features:  # the same model, reclassed
+                self._live_rec = rec
+                self.results.brute = int(getattr(rec, "brute_force_evaluations", len(self.project.class_names)))
             return
         self.view.clear()
-        self.view.setText("Pick a source and press Start." if self.project.recogniser is not None else
+        self.view.setText("Pick a source and press Start." if rec is not None else
                           "Train a recogniser (Train panel) or open a project, then pick a source and press Start.")
-        self.winner.setText("–")
-        self.reading.clear()
-        self.cands.setRowCount(0)
-        self.files.setRowCount(0)
-        self.timings.setText("stage timings: –")
+        self.results.clear()
         self.fps_label.setText("– frames/s")
         self.frames_shown, self.fps, self.last_result, self.latest_crop = 0, 0.0, None, None
         self._set_status(" ")
@@ -308,11 +284,18 @@ class RunPanel(QWidget):
         self.step_btn.setEnabled(running)
         self.sources.setEnabled(not running)
         self.full_speed.setEnabled(not running)
+        if not running:
+            self.gesture.stop()
+        self.gesture.refresh()
 
     def _on_frame(self, view, crop, result, name: str = "") -> None:
         if self.sender() is not self.stream:
             return
         self.latest_crop = crop
+        hand = getattr(result, "hand", None)
+        if hand is not None:  # recording a gesture: the hand the scan boxed
+            view = self._box_hand(view, hand[0])
+            self.gesture.offer(hand)
         self.view.setPixmap(to_pixmap(view).scaled(self.view.size(), Qt.KeepAspectRatio, Qt.FastTransformation))
         if result is not None:
             self._show_result(result)
@@ -332,17 +315,20 @@ class RunPanel(QWidget):
             self.fps_label.setText(f"{self.fps:.1f} frames/s")
         self.stream.frame_shown()
 
+    def _box_hand(self, view: np.ndarray, box) -> np.ndarray:
+        """``view`` with the recorded hand's ``box`` (x, y, w, h in the frame's pixels) drawn in red."""
+        x, y, w, h = box
+        x = x if not self.mirror.isChecked() else view.shape[1] - (x + w)
+        view = view.copy()
+        cv2.rectangle(view, (int(x), int(y)), (int(x + w), int(y + h)), (230, 40, 40), max(2, view.shape[0] // 120))
+        return view
+
     def _on_unreadable(self, name: str, reason: str) -> None:
         if self.sender() is self.stream:
             self._add_file_row(name, f"unreadable: {reason}", "")
 
     def _add_file_row(self, path: str, what: str, score: str) -> None:
-        r = self.files.rowCount()
-        self.files.insertRow(r)
-        self.files.setItem(r, 0, elided_item(Path(path).name, tooltip=path))
-        self.files.setItem(r, 1, elided_item(what))
-        self.files.setItem(r, 2, QTableWidgetItem(score))
-        self.files.scrollToBottom()
+        self.results.add_file_row(path, what, score)
 
     def _names(self) -> list[str]:
         rec = self.project.recogniser
@@ -353,51 +339,8 @@ class RunPanel(QWidget):
         return names[c] if 0 <= c < len(names) else str(c)
 
     def _show_result(self, result) -> None:
-        classes, scores, timings, total, evals = result[:5]
         self.last_result = result
-        if self.cands.rowCount() != len(classes):
-            self.cands.setRowCount(len(classes))
-        bold = QFont()
-        bold.setBold(True)
-        for r, (c, s) in enumerate(zip(classes, scores)):
-            c = int(c)
-            icon_item = QTableWidgetItem(self._icon(c), "")
-            name_item = elided_item(self._name(c))
-            score_item = QTableWidgetItem("–" if not np.isfinite(s) else f"{float(s):.3f}")
-            if r == 0:
-                name_item.setFont(bold)
-                score_item.setFont(bold)
-            self.cands.setItem(r, 0, icon_item)
-            self.cands.setItem(r, 1, name_item)
-            self.cands.setItem(r, 2, score_item)
-        self.winner.setText(self._name(int(classes[0])) if len(classes) else "–")
-        if self.project.recogniser is not None and len(classes):
-            rd = self.reading.show_scores(self.project.recogniser, classes, scores)
-            if rd.found and rd.label is not None and int(rd.label) != int(classes[0]):
-                # one source for the names: the reading scores a shape by all its orientations, so the class it
-                # names can be the table's second; the winner line names it too and its row is the bold one
-                self.winner.setText(self._name(int(rd.label)))
-                self._bold_row(classes, int(rd.label))
-            # the winner in the reading's colour: a guess (unsure) or "no hand" never looks like a sure answer
-            self.winner.setStyleSheet(f"QLabel {{ font-size: 18pt; font-weight: bold; color: {self.reading.colour()}; }}")
-        parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
-        self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
-                             f"{evals} classifier evaluations of {self._brute}")
-
-    def _bold_row(self, classes, label: int) -> None:
-        for r, c in enumerate(classes):
-            for col in (1, 2):
-                item = self.cands.item(r, col)
-                if item is not None:
-                    f = item.font()
-                    f.setBold(int(c) == label)
-                    item.setFont(f)
-
-    def _icon(self, c: int) -> QIcon:
-        if c not in self._icons:
-            img = self.project.class_thumbnail(c) if 0 <= c < len(self.project.class_names) else None
-            self._icons[c] = QIcon(to_pixmap(img, 40)) if img is not None else QIcon()
-        return self._icons[c]
+        self.results.show_result(result)
 
     def _on_end(self, message: str) -> None:
         if self.sender() is self.stream:
@@ -413,7 +356,7 @@ class RunPanel(QWidget):
         self._set_status(f"Stream ended: {message}.")
 
     def _classes_changed(self) -> None:
-        self._icons.clear()
+        self.results.classes_changed()
         names = list(self.project.class_names)
         if names == getattr(self, "_snap_names", None):  # data and model signals both arrive: fill once
             return

@@ -146,3 +146,24 @@ def test_images_recorded_from_a_hand_video_make_a_hands_project_kept_when_saved(
     p.add_class("b")
     save_project(p, tmp_path / "h.cmproj")
     assert load_project(tmp_path / "h.cmproj").settings["capture_subject"] == "hands"
+
+
+def test_a_model_that_took_or_lost_a_class_keeps_the_project_in_step(tmp_path):
+    """A gesture added to a model opened alone (Project.change_classes): the project's classes follow the model's,
+    the model stays current, and once it was saved to its folder nothing is unsaved; removed, the class goes."""
+    from types import SimpleNamespace
+
+    ws, notes = _ws(tmp_path)
+    ws.reset(ImageSet(np.zeros((0, 8, 8), np.uint8), np.zeros(0, np.int64), ["a", "b"]),
+             recogniser=SimpleNamespace(class_names=["a", "b"]), model_folder=tmp_path / "model")
+    assert ws.model_folder == tmp_path / "model" and not ws.dirty
+    notes.clear()
+    ws.change_classes(SimpleNamespace(class_names=["a", "b", "rock-on"]), saved=True)
+    assert ws.class_names == ["a", "b", "rock-on"] and ws.model_is_current and not ws.dirty
+    assert {"datasetChanged", "modelChanged"} <= set(notes)
+    ws.change_classes(SimpleNamespace(class_names=["a", "b"]))      # not saved anywhere: unsaved
+    assert ws.class_names == ["a", "b"] and ws.model_is_current and ws.dirty
+    with pytest.raises(DataError, match="retrain"):
+        ws.change_classes(SimpleNamespace(class_names=["b", "a"]))
+    ws.reset(ws.imageset)                                           # another project: no model folder
+    assert ws.model_folder is None
