@@ -168,7 +168,7 @@ class GestureRecorder(QWidget):
         """Tell the person: under the strip while it shows, else on the Run panel's status line."""
         self.last_message = text
         self.message.setText(text)
-        self.panel._set_status(" " if self.isVisible() else text)
+        self.panel.set_status(" " if self.isVisible() else text)
 
     def _phase(self, phase: str) -> None:
         self.phase = phase
@@ -292,7 +292,7 @@ class GestureRecorder(QWidget):
         self.strip.clear()
         self.hide()
         self._phase("idle")
-        self.panel._set_status(" ")
+        self.panel.set_status(" ")
 
     def stop(self) -> None:
         """The stream stopped (a video's end, a camera lost, Stop) or the project is replaced: a recording ends

@@ -55,8 +55,8 @@ class RunPanel(QWidget):
         self._live_rec = None  # the model the stream reads with: a gesture added swaps it while it plays
 
         self.sources = SourcePicker(images=True)
-        self.sources.status.connect(self._set_status)
-        self.sources.changed.connect(lambda: self._set_status(" "))
+        self.sources.status.connect(self.set_status)
+        self.sources.changed.connect(lambda: self.set_status(" "))
         self.start_btn = QPushButton("▶ Start")
         self.start_btn.clicked.connect(lambda: self.stop() if self.stream else self.start())
         self.pause_btn = QPushButton("Pause")
@@ -179,11 +179,11 @@ class RunPanel(QWidget):
             return True
         rec = self.project.recogniser
         if rec is None:
-            self._set_status("No trained recogniser: train one on the Train panel (or open a project) first.")
+            self.set_status("No trained recogniser: train one on the Train panel (or open a project) first.")
             return False
         src = self.sources.current()
         if src is None:
-            self._set_status("No source. Press Find cameras, or choose a video file, image files or a folder.")
+            self.set_status("No source. Press Find cameras, or choose a video file, image files or a folder.")
             return False
         top = self.top.value()
 
@@ -224,7 +224,7 @@ class RunPanel(QWidget):
         self.stream.set_paused(self.pause_btn.isChecked())
         self.stream.start()
         self.project.live.start(src)
-        self._set_status(f"Running on {self.sources.current_text()}.")
+        self.set_status(f"Running on {self.sources.current_text()}.")
         self.view.clear()   # a camera or video takes seconds to open: say so, not "Pick a source"
         self.view.setText(f"Opening {self.sources.current_text()}…")
         self._buttons()
@@ -253,7 +253,7 @@ class RunPanel(QWidget):
     def _pause(self, paused: bool) -> None:
         if self.stream is not None:
             self.stream.set_paused(paused)
-            self._set_status(f"{'Paused' if paused else 'Running'} on {self.sources.current_text()}"
+            self.set_status(f"{'Paused' if paused else 'Running'} on {self.sources.current_text()}"
                              + (": Step advances one frame." if paused else "."))
 
     def _model_changed(self) -> None:
@@ -273,7 +273,7 @@ class RunPanel(QWidget):
         self.results.clear()
         self.fps_label.setText("– frames/s")
         self.frames_shown, self.fps, self.last_result, self.latest_crop = 0, 0.0, None, None
-        self._set_status(" ")
+        self.set_status(" ")
 
     def _buttons(self) -> None:
         running = self.stream is not None
@@ -353,7 +353,7 @@ class RunPanel(QWidget):
         if self._run_s > 0:  # the run's mean processed rate stays on screen (a Stop clears it)
             self.fps = self._run_n / self._run_s
             self.fps_label.setText(f"{self.fps:.1f} frames/s")
-        self._set_status(f"Stream ended: {message}.")
+        self.set_status(f"Stream ended: {message}.")
 
     def _classes_changed(self) -> None:
         self.results.classes_changed()
@@ -373,18 +373,19 @@ class RunPanel(QWidget):
         """Save the current frame's region into a class (written to disk, added to the set)."""
         cls = self.snap_class.currentIndex() if cls is None else cls
         if self.latest_crop is None or cls < 0 or self.project.imageset is None:
-            self._set_status("Nothing to snapshot: start a source first.")
+            self.set_status("Nothing to snapshot: start a source first.")
             return False
         try:
             path = self.project.save_capture(cls, self.latest_crop)
         except OSError as exc:
             from ..tasks import friendly_error
-            self._set_status(f"Could not save the snapshot. {friendly_error(exc)[0]}")
+            self.set_status(f"Could not save the snapshot. {friendly_error(exc)[0]}")
             return False
         self.project.add_images(cls, [self.latest_crop], [str(path)])
-        self._set_status(f"Snapshot saved into {self.project.class_names[cls]!r} ({path.name}).")
+        self.set_status(f"Snapshot saved into {self.project.class_names[cls]!r} ({path.name}).")
         return True
 
-    def _set_status(self, text: str) -> None:
+    def set_status(self, text: str) -> None:
+        """The panel's status line (and ``last_message``); the gesture strip writes it too."""
         self.last_message = text
         self.status.setText(text)

@@ -25,7 +25,8 @@ def test_saved_type_names_map_to_classes_and_unknown_ones_are_refused():
     bank = registry.make_bank("ova-ridge").fit(np.eye(4, dtype=np.float32).repeat(3, 0), np.arange(4).repeat(3))
     arrays: dict = {}
     spec = dump_estimator(bank, arrays, "c")
-    assert spec["type"] == "ova-ridge" and spec["params"] == {"alpha": 1.0, "n_jobs": -1}
+    assert spec["type"] == "ova-ridge" and spec["params"] == {"alpha": 1.0, "n_jobs": -1,
+                                                                  "keep_statistics": "auto"}
     np.testing.assert_array_equal(load_estimator(spec, arrays).coef_, bank.coef_)
 
 
