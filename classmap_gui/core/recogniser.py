@@ -204,6 +204,24 @@ class Recogniser:
         self.class_examples[name] = prepared
         return AddedClass(label, name, len(prepared), **check)
 
+    def added_classes(self) -> list[str]:
+        """The classes a person added (:meth:`add_class`), oldest first: the ones whose images the model keeps
+        (``class_examples``, saved with it, so the list survives reopening the model)."""
+        kept = getattr(self, "class_examples", None) or {}
+        return sorted((str(n) for n in kept if n in self.class_names), key=self.class_names.index)
+
+    def detached(self) -> "Recogniser":
+        """A copy that can take or lose a class while this one goes on predicting on another thread: everything
+        copied but the feature map (the network or HOG, which a class change never touches); a ClassMap's bank
+        stays the copy's own classifier (one deep copy keeps that reference)."""
+        import copy
+
+        new = copy.copy(self)
+        memo = {id(self.features): self.features}
+        for key, value in copy.deepcopy({k: v for k, v in vars(self).items() if k != "features"}, memo).items():
+            setattr(new, key, value)
+        return new
+
     def remove_class(self, name: str) -> None:
         """Remove the added class ``name`` (the undo of :meth:`add_class`): its classifier, its embedding and its
         kept images go, its rows leave the ridge statistics, and the classes added after it move down by one.

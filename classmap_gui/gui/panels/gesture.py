@@ -12,8 +12,6 @@ removes an added gesture again (*Undo* removes the last one).
 """
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QIcon
@@ -43,25 +41,6 @@ def hand_cropper(rec):
         found = hand_crops(rec, [frame], scanner=scanner)
         return (tuple(float(v) for v in found.boxes[0]), found.crops[0]) if len(found.crops) else None
     return crop
-
-
-def detached(rec):
-    """A copy of recogniser ``rec`` that can take or lose a class while ``rec`` goes on predicting on another
-    thread: everything copied but the feature map (the network or HOG, which a class change never touches); a
-    ClassMap's bank stays the copy's own classifier (one deep copy keeps that reference)."""
-    new = copy.copy(rec)
-    memo = {id(rec.features): rec.features}
-    for key, value in copy.deepcopy({k: v for k, v in vars(rec).items() if k != "features"}, memo).items():
-        setattr(new, key, value)
-    return new
-
-
-def added_gestures(rec) -> list[str]:
-    """The classes of ``rec`` a person added (:meth:`Recogniser.add_class`), oldest first: the ones whose images
-    the model keeps (``class_examples``, saved with it: the list survives reopening the model)."""
-    kept = getattr(rec, "class_examples", None) or {}
-    names = list(getattr(rec, "class_names", []))
-    return sorted((str(n) for n in kept if n in names), key=names.index)
 
 
 class GestureRecorder(QWidget):
@@ -144,7 +123,7 @@ class GestureRecorder(QWidget):
         self.add_btn.setEnabled(rec is not None and live and self.phase == "idle" and self.runner is not None)
         self.add_btn.setToolTip(self.add_btn.toolTip() if live else "Start a camera or video first (with a hand "
                                 "model open), then add a gesture of your own")
-        names = added_gestures(rec)
+        names = self.names()
         self.menu.clear()
         undo = self.menu.addAction(f"Undo: remove {names[-1]!r}" if names else "Undo (no gesture added)")
         undo.setEnabled(bool(names))
@@ -162,7 +141,7 @@ class GestureRecorder(QWidget):
 
     def names(self) -> list[str]:
         """The gestures added to the open model, oldest first (what the *Gestures* menu lists)."""
-        return added_gestures(self.project.recogniser)
+        return self.project.recogniser.added_classes() if self.project.recogniser is not None else []
 
     def _say(self, text: str) -> None:
         """Tell the person: under the strip while it shows, else on the Run panel's status line."""
@@ -341,7 +320,7 @@ class GestureRecorder(QWidget):
             return False
 
         def task(progress, should_stop):
-            new = detached(rec)
+            new = rec.detached()
             said = work(new, progress, should_stop)
             if folder is not None:
                 new.save(folder)
@@ -373,5 +352,5 @@ class GestureRecorder(QWidget):
         return task_obj is not None
 
 
-__all__ = ["COUNTDOWN_FROM", "GestureRecorder", "MAX_CROPS", "MIN_CROPS", "RECORD_SECONDS", "added_gestures",
-           "detached", "hand_cropper"]
+__all__ = ["COUNTDOWN_FROM", "GestureRecorder", "MAX_CROPS", "MIN_CROPS", "RECORD_SECONDS",
+           "hand_cropper"]
