@@ -71,10 +71,12 @@ def test_a_long_name_recognised_is_cut_at_the_end_and_keeps_its_place(qtbot, win
     qtbot.mouseClick(r.full_speed, Qt.LeftButton)
     qtbot.mouseClick(r.start_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: r.stream is None, timeout=20000)
-    full = r.winner.text()
-    assert full in win.project.class_names and r.winner.toolTip() == full
-    shown = super(type(r.winner), r.winner).text()
-    assert shown.startswith("1 · palm forward") and shown.endswith("…")  # the start kept, the end cut
+    # the one name on screen: the shape large ("1"), the rest of the class's long name under it
+    shape, rest = r.reading.shape, r.reading.orientation
+    full = f"{shape.text()} · {rest.text()}"
+    assert full in win.project.class_names and rest.toolTip() == rest.text()
+    shown = super(type(rest), rest).text()
+    assert shown.startswith("palm forward") and shown.endswith("…")  # the start kept, the end cut
     assert r.cands.mapTo(win, r.cands.rect().topLeft()) == place  # the candidates below did not move
 
 

@@ -36,6 +36,15 @@ def poses_then_clutter(tmp_path, hand_detector):
     return path, len(frames)
 
 
+def _names_shown(run) -> int:
+    """How many labels of the Run panel's right column name the reading's shape (a class name starting with it)."""
+    from PySide6.QtWidgets import QLabel
+
+    shape = run.reading.shape.text()
+    return sum(1 for lbl in run.results.findChildren(QLabel)
+               if lbl.isVisibleTo(run.results) and lbl.text().partition(" · ")[0] == shape)
+
+
 def _run_through(qtbot, win, video, n):
     """Start the Run panel on ``video`` at full speed and collect what the reading view said per frame."""
     run = win.run
@@ -46,7 +55,7 @@ def _run_through(qtbot, win, video, n):
     seen = []
     run.project.live.frame.connect(lambda *_: seen.append((run.reading.reading, run.reading.state, run.reading.colour(),
                                                         run.reading.text(), run.reading.bar.value(),
-                                                        run.winner.text())))
+                                                        run.winner.text(), _names_shown(run))))
     qtbot.mouseClick(run.start_btn, Qt.LeftButton)
     qtbot.waitUntil(lambda: run.stream is None, timeout=60000)           # the file ends
     assert len(seen) == n, run.last_message
@@ -71,10 +80,10 @@ def test_the_reading_says_sure_unsure_or_no_hand_by_the_models_threshold(qtbot, 
     seen = _run_through(qtbot, win, video, n)
     states = {s for _, s, *_ in seen}
     assert "unsure" in states and "no hand" in states, states
-    for reading, state, colour, text, bar, winner in seen:
+    for reading, state, colour, text, bar, winner, names in seen:
         assert colour == STATE_COLOURS[state]
         if state != "no hand":
-            assert winner.partition(" · ")[0] == reading.shape            # the two big names agree
+            assert winner == reading.shape and names == 1                  # one shape name on screen
         if state == "no hand":
             assert "no hand" in text and bar == 0
         elif state == "unsure":

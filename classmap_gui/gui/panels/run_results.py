@@ -12,7 +12,7 @@ from PySide6.QtGui import QFont, QIcon
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from ..imageutil import to_pixmap
-from ..widgets import ElidedLabel, elided_item
+from ..widgets import elided_item
 
 STAGE_NAMES = {"features": "features", "embedding+filter": "embedding + filter", "refine": "refine",
                "classify": "classify (brute force)"}
@@ -29,10 +29,11 @@ class ResultsColumn(QWidget):
         self.project, self._name = project, name
         self._icons: dict[int, QIcon] = {}
         self.brute = 0  # classifier evaluations of brute force: what ``evaluations`` is compared with
-        self.winner = ElidedLabel("–", lines=2)  # two lines, then cut at the end; fixed height
-        self.winner.setStyleSheet("QLabel { font-size: 18pt; font-weight: bold; color: #1a7f37; }")
         from ..hand_reading import HandReadingView  # the shape large, its orientation second
         self.reading = HandReadingView()
+        # the one name on screen: what the frame is recognised as is the reading's large line (a hand-pose
+        # class's shape, its orientation under it; any other class its name), never a second line above it
+        self.winner = self.reading.shape
         self.cands = QTableWidget(0, 3)
         self.cands.setHorizontalHeaderLabels(["", "class", "score"])
         self.cands.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
@@ -56,7 +57,6 @@ class ResultsColumn(QWidget):
         rl = QVBoxLayout(self)
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addWidget(QLabel("Recognised as"))
-        rl.addWidget(self.winner)
         rl.addWidget(self.reading)
         rl.addWidget(QLabel("Top candidates"))
         rl.addWidget(self.cands, 2)
@@ -66,7 +66,6 @@ class ResultsColumn(QWidget):
 
     def clear(self, files: bool = True) -> None:
         """Nothing recognised yet (a new run or model); ``files``: the per-file results go too."""
-        self.winner.setText("–")
         self.reading.clear()
         self.cands.setRowCount(0)
         if files:
@@ -104,17 +103,15 @@ class ResultsColumn(QWidget):
             self.cands.setItem(r, 0, icon_item)
             self.cands.setItem(r, 1, name_item)
             self.cands.setItem(r, 2, score_item)
-        self.winner.setText(self._name(int(classes[0])) if len(classes) else "–")
         rec = getattr(result, "recogniser", None) or self.project.recogniser
         if rec is not None and len(classes):
             rd = self.reading.show_scores(rec, classes, scores)
             if rd.found and rd.label is not None and int(rd.label) != int(classes[0]):
-                # one source for the names: the reading scores a shape by all its orientations, so the class it
-                # names can be the table's second; the winner line names it too and its row is the bold one
-                self.winner.setText(self._name(int(rd.label)))
+                # the reading scores a shape by all its orientations, so the class it names can be the table's
+                # second: that row is the bold one
                 self._bold_row(classes, int(rd.label))
-            # the winner in the reading's colour: a guess (unsure) or "no hand" never looks like a sure answer
-            self.winner.setStyleSheet(f"QLabel {{ font-size: 18pt; font-weight: bold; color: {self.reading.colour()}; }}")
+        else:
+            self.reading.clear()
         parts = [f"{STAGE_NAMES.get(k, k)} {1000 * v:.2f} ms" for k, v in timings.items() if k != "total"]
         self.timings.setText("stage timings: " + " · ".join(parts) + f" · total {1000 * total:.2f} ms\n"
                              f"{evals} classifier evaluations of {self.brute}")
