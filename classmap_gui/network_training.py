@@ -15,7 +15,8 @@ Network (``--width``): a 5x5 stride-2 convolution, five 3x3 convolutions (two of
 batch norm and ReLU, global average pooling, then a fully connected layer to ``--embedding`` units
 (batch norm, ReLU): the *embedding*, which the product exports and its banks read. Three training heads
 sit on it: the 2430 classes + background, the 81 shapes + background, the 30 orientations (hands only);
-the loss is their sum (orientation x 0.5). The heads are not exported.
+the loss is their sum (orientation x 0.5). A window network's class head is exported beside it (``network-head.npz``:
+the ``network-head`` bank); the other heads are not.
 
 Validation: fixed crops of their own seed (2 per class, varied style, plus background crops), scored
 every ``--eval-every`` steps by the class head (exact class, and the shape as the reader scores it: the
@@ -302,9 +303,10 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
     torch.save({k: v.cpu() for k, v in model.state_dict().items()}, out / "final.pt")
     parity_crops = val_x[:: max(1, len(val_x) // 1000)][:1000]
     if arch == "dense":
-        from .network_training_window import dense_parity, export_dense_onnx, multiply_adds
+        from .network_training_window import dense_parity, export_dense_onnx, export_head, multiply_adds
 
         export_dense_onnx(model, out / "network.onnx")
+        export_head(model.state_dict(), out / "network-head.npz")   # the class head: bank network-head
         parity = dense_parity(model, out / "network.onnx", parity_crops)
         recipe["multiply_adds"] = multiply_adds(widths[width], embedding)
     else:
@@ -317,6 +319,9 @@ def train(out: Path, *, steps: int, batch: int = 128, background: int = 8, seed:
               "parity_max_abs_diff": max(parity.values()), "parity": parity, "parity_crops": int(len(parity_crops)),
               "bytes": (out / "network.onnx").stat().st_size,
               "sha256": hashlib.sha256((out / "network.onnx").read_bytes()).hexdigest(), "command": command}
+    if arch == "dense":
+        record["head"] = {"bytes": (out / "network-head.npz").stat().st_size,
+                          "sha256": hashlib.sha256((out / "network-head.npz").read_bytes()).hexdigest()}
     _write_json(record, out / "training.json")
     return record
 

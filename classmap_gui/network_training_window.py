@@ -156,6 +156,29 @@ def export_dense_onnx(model: WindowNet, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def head_classes() -> list[str]:
+    """The class head's class names in its row order: hand-pose class ``shape * 30 + orientation``, then
+    the background class."""
+    from .core.data.hand_pose import class_name, orientations, shape_names
+    from .core.data.imageset import BACKGROUND_CLASS
+
+    return [class_name(s, *o) for s in shape_names() for o in orientations()] + [BACKGROUND_CLASS]
+
+
+def export_head(state: dict, path: Path) -> None:
+    """The class head (``classes``: 2430 hand classes + background over the embedding) as ``path``, an ``.npz``
+    without pickles: ``classes (C,)`` names, ``coef (C, E) float32``, ``intercept (C,) float32`` — what
+    ``NetworkHeadBank`` (``bank network-head``) scores a window's embedding with. ``state``: the model's state dict."""
+    coef = state["classes.weight"].detach().cpu().numpy().astype(np.float32)
+    intercept = state["classes.bias"].detach().cpu().numpy().astype(np.float32)
+    names = np.array(head_classes())
+    if len(names) != len(coef):
+        raise ValueError(f"the class head has {len(coef)} rows for {len(names)} classes")
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, classes=names, coef=coef, intercept=intercept)
+    os.replace(tmp, path)
+
+
 def input_of(images: np.ndarray) -> np.ndarray:
     """What the network reads: :func:`local_contrast` of uint8 crops."""
     return local_contrast(images)

@@ -185,6 +185,12 @@ _COMPONENTS: list[Component] = [
                                   "they cost at most a fifth of the weights, i.e. with thousands of classes)"},
               suits=Suits(rank=1, why="ridge regression one-vs-all, one linear solve for all {C} classes",
                           sizes=(Sized("alpha", steps=((0, 10.0), (2000, 100.0)), keep=True),))),
+    Component("bank", "network-head", ".classify.banks.head:NetworkHeadBank",
+              "the window network's own class head, one classifier a hand-pose class (with window-network features; "
+              "a class added later is solved by ridge and put on the head's scale)",
+              {"n_jobs": "worker threads (-1: all cores)",
+               "keep_statistics": "keep the training statistics a class added later is solved from"},
+              internal=("network", "class_names")),
     Component("bank", "ova-rbf", ".classify.banks.ova:OneVsAllRBF", "one-vs-all kernel (RBF) SVMs, for small problems"),
     Component("bank", "all-pairs", ".classify.banks.allpairs:AllPairsSVM",
               "one linear SVM per pair of classes, voting (for small class counts)"),

@@ -92,3 +92,7 @@ def test_a_window_network_trains_exports_and_embeds_every_window(tmp_path):
     assert f.transform(crops).shape == (3, 32)
     grid = f.windows(local_contrast(np.zeros((160, 200), np.uint8)))
     assert grid.shape == (32, 160 // 8 - 7, 200 // 8 - 7)         # every window position of the image
+    from classmap_gui.core.features.network_head import network_head
+
+    names, W, b = network_head(str(out / "network.onnx"))             # its class head, beside it: bank network-head
+    assert W.shape == (2431, 32) and b.shape == (2431,) and names[-1] == "background" and rec["head"]["bytes"] > 0

@@ -57,13 +57,11 @@ def closeness(bank, X: np.ndarray, class_names: list[str], name: str) -> dict:
     """The held-out check (module docstring) for a ridge bank that keeps statistics: ``{"held_out", "recall",
     "closest", "closest_share", "warning"}``; an empty dict where it cannot be made (too few examples, a bank
     without statistics)."""
-    from .banks.ridge_stats import RidgeStatistics
-
     n_val = int(len(X) * HOLDOUT)
     if n_val < 2 or getattr(bank, "gram_", None) is None or not hasattr(bank, "coef_"):
         return {}
     fit, val = X[:len(X) - n_val], X[len(X) - n_val:]
-    w, b = RidgeStatistics.of_bank(bank).with_rows(fit).classifier(fit, float(bank.alpha))
+    w, b = bank.new_classifier(fit)
     S = val @ np.asarray(bank.coef_, np.float32).T + bank.intercept_
     if BACKGROUND_CLASS in class_names and len(class_names) > 2:
         # a hand model reads a hand among the hand classes (its scan has decided there is one): so here

@@ -8,7 +8,8 @@ hand-pose model*, and the model ``bench scan`` tests.
    clutter and near misses (:mod:`.background`) and, Dalal-Triggs' bootstrap, the false alarms of a first
    model in generated hand scenes. A stratified ``validation_fraction`` of every class is held out first.
 2. **Training**: the product's train path (:func:`..training.train`, the Train panel's): the network (or HOG)
-   features, an ``ova-ridge`` bank and CM-Boosted, every choice made by the one search
+   features, a bank (``bank``: the window network's own class head, ``network-head``, or ``ova-ridge``) and
+   CM-Boosted, every choice made by the one search
    (:class:`..search.ClassMapSearch`, as ``bench classmap`` and the Train panel make theirs) on the held-out
    part: the bank penalty, the reference penalty and the images that embed the classes, the refine and p —
    scored as the reader reads a hand (:mod:`..scoring`, ``"foreground"``), then refitted on all of it.
@@ -75,6 +76,7 @@ def _numbers(value, name: str) -> list[float]:
 def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn = None):
     """Steps 1-3 of the module docstring; returns ``(recogniser, info)``."""
     from ..data.hand_pose import generate_hand_pose
+    from ..classify.banks.head import ALPHA_REL
     from ..data.hand_style import STYLES
     from ..train.training import TrainConfig, train
     from .background import background_images, hard_negatives, with_background
@@ -92,6 +94,10 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
         raise ConfigError(f"hand model: features must be window, network or hog, got {features!r}")
     feat_params = {"n_jobs": -1} if features == "hog" else {}
     window = features == "window"
+    bank = {"auto": "network-head" if window else "ova-ridge"}.get(str(opt["bank"]), str(opt["bank"]))
+    if bank not in ("network-head", "ova-ridge") or (bank == "network-head" and not window):
+        raise ConfigError(f"hand model: bank must be auto, ova-ridge or (with window features) network-head, got "
+                          f"{opt['bank']!r} with features {features}")
     fmap = {"hog": "hog", "network": "network", "window": "window-network"}[features]   # the registry's names
     size = None
     if window:  # the class images are windows with their context, as the window network reads a frame
@@ -172,8 +178,9 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
           "embedding_examples": examples}
     # the bank keeps its training statistics at any size: a person's own gesture joins the model without
     # retraining it (Recogniser.add_class)
-    cfg = TrainConfig(features=fmap, features_params=feat_params, bank="ova-ridge",
-                      bank_params={"keep_statistics": "always"}, classmap=cm,
+    # (the network head's penalty is fixed: its classifiers do not depend on it; it solves a class added later)
+    bank_params = {"keep_statistics": "always", **({"alpha": ALPHA_REL} if bank == "network-head" else {})}
+    cfg = TrainConfig(features=fmap, features_params=feat_params, bank=bank, bank_params=bank_params, classmap=cm,
                       test_fraction=0.1, classmap_fraction=0.15, seed=seed,
                       search={"scoring": "foreground", "tolerance": float(opt["tolerance"]), "curve_seeds": 1})
     t2 = time.perf_counter()
@@ -187,7 +194,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     rec.metadata["detection"] = detection
     chosen = res.selection["classmap_point"]["chosen"]
     info = {"classes": rec.n_classes, "hand_classes": rec.n_classes - 1, "features": int(rec.classifier.n_features_in_),
-            "feature_map": features, "style": str(opt["style"]), "images": {**res.sizes, "validation": n_val},
+            "feature_map": features, "bank": bank, "style": str(opt["style"]), "images": {**res.sizes, "validation": n_val},
             "test_accuracy": float(res.report.accuracy), "bank_params": rec.metadata.get("bank_params", {}),
             "classmap": {"d": int(opt["d"]), **chosen}, "hard_negatives": int(len(hard)), "seconds": seconds,
             "selection": dict(res.selection)}

@@ -111,6 +111,9 @@ SETTINGS: tuple[Setting, ...] = (
             "the reader's features: window (the window network embeds every window of the frame; its background class "
             "finds the hand), network (a crop network: HOG and the hand detector find the hand, the network reads the "
             "detector's best windows) or hog (HOG does both)"),
+    Setting("build", "bank", "auto", "the hand classes' classifiers: network-head (the window network's own class "
+            "head), ova-ridge (ridge fitted on the build's images) or auto (network-head with window features: it named "
+            "the shape better on validation crops, docs/bench/hand-bank-choice.json; else ova-ridge)"),
     Setting("build", "candidates", _CANDIDATES, "windows per frame a crop network reads in the scan (the hand "
             "detector's best)"),
     Setting("build", "style", "varied", "training style: varied (randomised domain) or clean"),

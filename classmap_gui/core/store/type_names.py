@@ -16,7 +16,7 @@ __all__ = ["register_saved_type", "saved_spec", "saved_type", "saved_type_name"]
 #: Saved type names (a file format, never rename): a component is saved under its name, so these stay component
 #: names (checked when first needed; the filter kinds come from filter_kinds.INDEXES); no component's classes:
 _PINNED_NAMES = ("kmeans", "hog", "pixels", "rff", "cnn", "network", "ova-liblinear", "ova-ridge", "ova-rbf", "all-pairs",
-                 "all-pairs-ridge", "compressive", "classmap", "exact", "ivf", "hnsw")
+                 "all-pairs-ridge", "compressive", "classmap", "exact", "ivf", "hnsw", "network-head")
 _SAVED_EXTRA: dict[str, str] = {"compressive-classifier": ".classify.banks.compressive:CompressiveClassifier"}
 #: Banks saved before they were split per trainer: ``{type name: {trainer: today's type name}}``; their
 #: params hold ``trainer`` and every trainer's parameters (:func:`saved_spec`).

@@ -79,6 +79,7 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
     scoring, background : how a model is scored on validation (:mod:`.scoring`): ``"label"`` (every row, the
         label) or ``"foreground"`` (the rows of the classes other than the label ``background``, the best of
         those a method evaluated, as the hand reader reads). Every choice is made on the scored rows.
+    class_names : the labels' names, handed to a bank that knows its classes by name (``network-head``).
 
     Learned attributes
     ------------------
@@ -90,10 +91,10 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
 
     def __init__(self, bank="ova-ridge", bank_params=None, classmap=None, *, tolerance: float = TOLERANCE,
                  n_se: float = N_SE, curve_seeds: int = 3, random_state: int | None = 0, scoring: str = "label",
-                 background=None):
+                 background=None, class_names=None):
         self.bank, self.bank_params, self.classmap = bank, bank_params, classmap
         self.tolerance, self.n_se, self.curve_seeds, self.random_state = tolerance, n_se, curve_seeds, random_state
-        self.scoring, self.background = scoring, background
+        self.scoring, self.background, self.class_names = scoring, background, class_names
 
     # ------------------------------------------------------------------ components
     def _bank(self, **params):
@@ -102,6 +103,8 @@ class ClassMapSearch(MetaEstimatorMixin, BaseEstimator):
         bank = make_bank(self.bank, **params) if isinstance(self.bank, str) else clone(self.bank).set_params(**params)
         if "random_state" in bank.get_params(deep=False) and "random_state" not in params:
             bank.set_params(random_state=self.random_state)
+        if self.class_names is not None and "class_names" in bank.get_params(deep=False):
+            bank.set_params(class_names=list(self.class_names))   # a bank that knows classes by name (network-head)
         return bank
 
     def penalty_search(self) -> tuple[dict, list[str]]:

@@ -149,6 +149,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, parts: dict 
         if BACKGROUND_CLASS not in imageset.class_names:
             raise ConfigError(f"search scoring 'foreground' needs a {BACKGROUND_CLASS!r} class in {imageset.name!r}")
         search.set_params(background=imageset.class_names.index(BACKGROUND_CLASS))
+    search.set_params(class_names=list(imageset.class_names))
     choosing = search.searches()
     min_per_class = 1 + len(fractions) + 1 + choosing  # two to train on, one in every held-out part
     imageset.check_trainable(min_per_class=min_per_class)

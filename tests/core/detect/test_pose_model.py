@@ -12,10 +12,14 @@ TINY = {"shapes": 3, "orientations": 2, "images_per_class": 12, "background": 60
         "detector_scenes": 12, "d": 3, "p_sweep": "2,3"}
 
 
-def test_every_choice_is_the_one_searchs_on_the_held_out_hand_crops_and_the_model_carries_it():
-    rec, info = build_hand_model({**TINY, "reference_penalties": "1,30"})
+@pytest.mark.parametrize("bank", ["auto", "ova-ridge"])
+def test_every_choice_is_the_one_searchs_on_the_held_out_hand_crops_and_the_model_carries_it(bank):
+    rec, info = build_hand_model({**TINY, "reference_penalties": "1,30", "bank": bank})
     sel = info["selection"]
-    assert set(sel) == {"bank.alpha", "references", "classmap_point"}            # ClassMapSearch's records
+    # ClassMapSearch's records; the network's own head (the window model's bank) has no penalty to choose
+    head = bank == "auto"
+    assert info["bank"] == ("network-head" if head else "ova-ridge") == rec.metadata["config"]["bank"]
+    assert set(sel) == {"references", "classmap_point"} | (set() if head else {"bank.alpha"})
     n_val = info["images"]["validation"]
     for key in sel:
         # scored as the reader reads: the hand crops of the held-out part only (its background rows left out)
@@ -33,7 +37,10 @@ def test_every_choice_is_the_one_searchs_on_the_held_out_hand_crops_and_the_mode
     assert rec.classmap.reference_penalty == point["reference_penalty"] == info["classmap"]["reference_penalty"]
     assert rec.classmap.p == point["p"] == info["classmap"]["p"] and point["p"] in sel["classmap_point"]["grid"]["p"]
     assert rec.classmap.refine == point["refine"] and rec.classmap.embedding_examples == point["embedding_examples"]
-    assert info["bank_params"]["alpha"] == sel["bank.alpha"]["chosen"]
+    if not head:
+        assert info["bank_params"]["alpha"] == sel["bank.alpha"]["chosen"]
+    else:   # its smoother references are ridge banks (reference_penalty 30 is among the candidates)
+        assert type(rec.classifier).__name__ == "NetworkHeadBank" and rec.classifier.head_scale_ > 0
     assert 0 < info["test_accuracy"] == rec.metadata["test_accuracy"] <= 1            # the chosen model's score
 
 

@@ -308,11 +308,20 @@ class OneVsAllRidge(OneVsAllBank):
         if label in set(np.asarray(self.classes_).tolist()):
             raise ConfigError(f"add_class: class {label!r} exists already")
         stats = RidgeStatistics.of_bank(self).with_rows(X)
-        w, b = stats.classifier(X, float(self.alpha))
+        w, b = stats.classifier(X, self.solve_alpha())
         self._set_classes(np.vstack([np.asarray(self.coef_, np.float32), w[None]]),
                           np.append(self.intercept_, b), np.append(self.classes_, label))
         self.gram_, self.mean_, self.n_samples_seen_ = pack(stats.gram), stats.mean, stats.n
         return self
+
+    def solve_alpha(self) -> float:
+        return float(self.alpha)   # the penalty a class added later is solved with
+
+    def new_classifier(self, X) -> tuple[np.ndarray, np.float32]:
+        """``(w (D,), b)``: what :meth:`add_class` would give a class of rows ``X`` (on the bank's scale), not added."""
+        from .ridge_stats import RidgeStatistics
+
+        return RidgeStatistics.of_bank(self).with_rows(X := predict_input(self, X)).classifier(X, self.solve_alpha())
 
     def remove_class(self, label, X=None) -> "OneVsAllRidge":
         """Take class ``label`` out (the undo of :meth:`add_class`); ``X``: the rows it was added with, taken out of

@@ -206,6 +206,8 @@ def smoother_bank(bank, factor: float):
                           f"({type(bank).__name__} names none)")
     from ...selection.policy import stronger_penalty
 
+    if hasattr(bank, "smoother"):   # a bank whose references are of another kind (the network head's: ridge)
+        return bank.smoother(factor)
     return clone(bank).set_params(**{key: stronger_penalty(key, bank.get_params(deep=False)[key], factor)})
 
 

@@ -1,0 +1,174 @@
+"""The window network's own class head as a one-vs-all bank (``network-head``).
+
+The window network is trained with a softmax class head over the embedding it exports (2430 hand classes +
+background, on millions of generated crops: :mod:`...features.network_head`). A bank fitted on the hand
+model's own images (ridge, about thirty images a class) reads that embedding worse than the head it was
+trained with: on the same validation crops the head names the shape in 78-79 % against ridge's 72 %
+(``docs/bench/hand-bank-choice.json``). :class:`NetworkHeadBank` therefore scores each class with the head's
+row for it — still one linear classifier a class, so brute force is one GEMM, ClassMap's references and refine
+read it like any one-vs-all bank, and the exported ``predict.py`` needs nothing new.
+
+What it learns in ``fit`` is what a class added later needs (``Recogniser.add_class``, a person's own gesture):
+the ridge bank's training statistics (:mod:`.ridge_stats`), from which the new class's ridge classifier is
+solved, and the affine map from ridge scores to the head's scores (``head_scale_``, ``head_offset_``), fitted
+on the training rows over each row's own class and one other, so the new class's scores are on the head's
+scale. Its penalty is not chosen (the head's classifiers do not depend on it): ``alpha`` is relative, times ``n``
+times the mean feature variance (default :data:`ALPHA_REL`, the relative penalty the ridge hand model chose on
+validation). ClassMap's smoother reference banks (``reference_penalty``) are ridge banks at ``alpha_`` times the
+factor (:meth:`NetworkHeadBank.smoother`): the head's rows are its classifiers, smoother ones its references.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ConfigError
+from ...guards.constraints import StrOptions
+from ...progress import ProgressFn, StopFn
+from .base import ALPHA, N_JOBS, fit_input
+from .ova import OneVsAllRidge
+from .solvers import encode_labels, ridge_solve
+
+#: the default ``alpha``: this times n times the mean feature variance (the ridge hand model's validation choice)
+ALPHA_REL = 0.03
+#: training rows the ridge-to-head score map is fitted on
+CALIBRATION_ROWS = 4000
+
+
+class NetworkHeadBank(OneVsAllRidge):
+    """One-vs-all bank whose classifiers are a window network's class head (module docstring).
+
+    Parameters
+    ----------
+    network : str, default="hand-window"
+        The window network whose head scores the classes (its features must be that network's embedding).
+    alpha : float, default=ALPHA_REL
+        Ridge penalty of a class added later (:meth:`add_class`) and of the smoother reference banks, relative: times
+        n times the mean feature variance (``alpha_``, the absolute one).
+    n_jobs : int or None, default=-1
+        Kept for the bank interface.
+    keep_statistics : {"auto", "always", "never"}, default="always"
+        Keep the training statistics a class added later is solved from.
+    class_names : list of str or None
+        The names of integer labels ``0 .. C-1`` (training sets it); None: the labels are the names.
+
+    Attributes
+    ----------
+    coef_, intercept_ : the head's rows for ``classes_``; ``alpha_`` the penalty used; ``head_scale_``,
+    ``head_offset_``: head score ≈ scale x ridge score + offset; ``gram_``, ``mean_``, ``n_samples_seen_`` as
+    :class:`.ova.OneVsAllRidge`.
+    """
+
+    _parameter_constraints: dict = {"network": [str], "alpha": ALPHA, "n_jobs": N_JOBS,
+                                    "keep_statistics": [StrOptions({"auto", "always", "never"})],
+                                    "class_names": [list, None]}
+
+    def __init__(self, network: str = "hand-window", alpha: float = ALPHA_REL, n_jobs: int | None = -1,
+                 keep_statistics: str = "always", class_names=None):
+        self.network = network
+        self.class_names = class_names
+        self.alpha = alpha
+        self.n_jobs = n_jobs
+        self.keep_statistics = keep_statistics
+
+    def solve_alpha(self) -> float:
+        """The penalty the fit resolved (``alpha_``)."""
+        return float(self.alpha_)
+
+    def _train(self, X, y_idx, C, progress, should_stop) -> None:
+        from .ridge_stats import worth_keeping
+
+        var = float(np.mean(np.var(X[:: max(1, len(X) // 20000)], axis=0, dtype=np.float64)))
+        self.alpha_ = max(1e-6, float(self.alpha) * len(X) * var)
+        keep = self.keep_statistics == "always" or (self.keep_statistics == "auto" and worth_keeping(C, X.shape[1]))
+        stats: dict | None = {} if keep else None
+        self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, self.alpha_, statistics=stats, progress=progress,
+                                                  should_stop=should_stop)
+        self.n_iter_ = 1
+        if stats is not None:
+            self.gram_, self.mean_, self.n_samples_seen_ = stats["gram"], stats["mean"], stats["n"]
+
+    def fit(self, X, y, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "NetworkHeadBank":
+        """The ridge solve and statistics on ``X (n, D)``, labels ``y`` (names of the head's classes), then each
+        class's classifier replaced by the head's row for it; returns ``self``."""
+        from ...features.network_head import network_head
+
+        names, W, b = network_head(self.network)   # refused before any work when the network has no head
+        super().fit(X, y, progress=progress, should_stop=should_stop)
+        row = {n: i for i, n in enumerate(names.tolist())}
+        named = [self._name(c) for c in self.classes_]
+        missing = [n for n in named if n not in row]
+        if missing:
+            raise ConfigError(f"bank network-head: the network {self.network!r} has no class "
+                              f"{', '.join(repr(m) for m in missing[:3])}{' …' if len(missing) > 3 else ''} "
+                              "(its head names the hand-pose classes): use the ova-ridge bank")
+        if W.shape[1] != self.n_features_in_:
+            raise ConfigError(f"bank network-head: the head of {self.network!r} reads {W.shape[1]} features, these "
+                              f"have {self.n_features_in_} (the features must be that network's embedding)")
+        rows = np.array([row[n] for n in named])
+        X, y = fit_input(self, X, y)
+        y_idx = encode_labels(y)[1]
+        self.head_scale_, self.head_offset_ = _score_map(X, y_idx, (self.coef_, self.intercept_), (W[rows], b[rows]))
+        self.coef_ = np.ascontiguousarray(W[rows], np.float32)
+        self.intercept_ = np.ascontiguousarray(b[rows], np.float32)
+        return self
+
+    def _name(self, c) -> str:
+        if self.class_names is None or not isinstance(c, (int, np.integer)):
+            return str(c)
+        if not 0 <= int(c) < len(self.class_names):
+            raise ConfigError(f"bank network-head: label {c} has no name ({len(self.class_names)} class names)")
+        return str(self.class_names[int(c)])
+
+    def add_class(self, label, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "NetworkHeadBank":
+        """:meth:`.OneVsAllRidge.add_class` (the new class's ridge classifier from the kept statistics), its scores
+        mapped onto the head's (``head_scale_``, ``head_offset_``); the head's classes are not changed."""
+        super().add_class(label, X, progress=progress, should_stop=should_stop)
+        a, c = float(self.head_scale_), float(self.head_offset_)
+        self.coef_[-1] *= np.float32(a)
+        self.intercept_[-1] = np.float32(a * float(self.intercept_[-1]) + c)
+        return self
+
+    def smoother(self, factor: float) -> OneVsAllRidge:
+        """An unfitted ridge bank ``factor`` times this bank's penalty (``alpha_``): ClassMap's smoother references
+        (:func:`..classmap.embedding.smoother_bank`)."""
+        self._check_fitted()
+        return OneVsAllRidge(alpha=self.alpha_ * float(factor), n_jobs=self.n_jobs, keep_statistics="never")
+
+    def new_classifier(self, X) -> tuple[np.ndarray, np.float32]:
+        w, b = super().new_classifier(X)
+        a, c = float(self.head_scale_), float(self.head_offset_)
+        return (a * w).astype(np.float32), np.float32(a * float(b) + c)
+
+    def validate_state(self) -> None:
+        super().validate_state()
+        for name in ("alpha_", "head_scale_", "head_offset_"):
+            v = getattr(self, name, None)
+            if not (isinstance(v, float) and np.isfinite(v)):
+                raise ValueError(f"{name} must be a finite number, got {v!r}")
+        if not self.head_scale_ > 0:
+            raise ValueError(f"head_scale_ must be positive, got {self.head_scale_}")
+
+
+def _score_map(X, y_idx, ridge, head, rows: int = CALIBRATION_ROWS) -> tuple[float, float]:
+    """``(scale, offset)``: the least-squares map head score ≈ scale x ridge score + offset over sampled rows of
+    ``X``, each at its own class and at one other class (so both the positives' and the negatives' scores count)."""
+    rng = np.random.default_rng(0)
+    pick = rng.choice(len(X), min(rows, len(X)), replace=False)
+    C = len(ridge[1])
+    own = y_idx[pick]
+    other = (own + rng.integers(1, C, len(pick))) % C
+    Xs = np.asarray(X[pick], np.float64)
+    r, h = [], []
+    for cls in (own, other):
+        r.append(np.einsum("ij,ij->i", Xs, ridge[0][cls]) + ridge[1][cls])
+        h.append(np.einsum("ij,ij->i", Xs, head[0][cls]) + head[1][cls])
+    r, h = np.concatenate(r), np.concatenate(h)
+    A = np.stack([r, np.ones_like(r)], 1)
+    (scale, offset), *_ = np.linalg.lstsq(A, h, rcond=None)
+    if not scale > 0:
+        raise ConfigError("bank network-head: the head's scores do not grow with the ridge classifiers' on these "
+                          "rows; a class could not be added on the head's scale (use the ova-ridge bank)")
+    return float(scale), float(offset)
+
+
+__all__ = ["ALPHA_REL", "NetworkHeadBank"]
