@@ -156,8 +156,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("choice", "detector_weights", "0.01,0.02,0.03", "candidate weights of the hand detector in a window's score"),
     Setting("choice", "no_hand_frames", 120, "clutter scenes without a hand (own seeds) that calibrate 'hand found'",
             quick=20),
-    Setting("choice", "temperatures", "0.02,0.05,0.1,0.2,0.5,1,2,5", "candidate reader temperatures (softmax of responses; "
-            "a ridge bank's responses lie within about 2, the network head's logits spread over tens)"),
+    Setting("choice", "temperatures", "0.005,0.01,0.02,0.05,0.1,0.2,0.5,1,2,5", "candidate reader temperatures (softmax of "
+            "responses; a ridge bank's lie within about 2, the network head's logits over tens)"),
     Setting("choice", "histories", "1,3,5,8", "candidate reader histories (frames integrated along the hand's track)"),
     Setting("choice", "crops", "1,5,9", "candidate reader re-crops per frame"),
     Setting("choice", "frame_size", (320, 240), "frame size (w, h) the choice scans at"),
