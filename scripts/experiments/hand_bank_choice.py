@@ -48,6 +48,8 @@ def main(argv=None) -> int:
     ap.add_argument("--images-per-class", type=int, default=32)
     ap.add_argument("--per-class", type=int, default=1, help="validation crops per class and seed")
     ap.add_argument("--out", default="docs/bench/hand-bank-choice.json")
+    ap.add_argument("--models", nargs=2, metavar=("RIDGE", "HEAD"), help="two built hand models (classmap hand-model "
+                    "--set bank=ova-ridge / bank=network-head, same network): their validation-video records are copied")
     a = ap.parse_args(argv)
     from classmap_gui.core.classify.banks.solvers import ridge_solve
     from classmap_gui.core.data.hand_pose import generate_hand_pose
@@ -130,6 +132,16 @@ def main(argv=None) -> int:
     out["mean_shape"] = mean
     out["chosen"] = max(mean, key=mean.get)
     out["rule"] = "the bank with the higher mean shape accuracy over the validation seeds"
+    if a.models:   # end to end on the build's validation videos, as each model's build recorded it
+        out["validation_videos"] = {}
+        for kind, folder in zip(("ridge", "head"), a.models):
+            sel = json.loads((Path(folder) / "model.json").read_text())["metadata"]["hand_model"]["selection"]
+            r = sel["reading"]
+            ch = r["chosen"]
+            key = "/".join(f"{ch[k]:g}" for k in ("temperature", "history", "crops"))
+            out["validation_videos"][kind] = {"model": str(folder), "reading_chosen": ch,
+                                              "shape_key_pose_frames": r["scores"][key], "reading_by": r["by"],
+                                              "localisation": sel["validation_localisation"]}
     out["seconds"], out["load_after"] = time.perf_counter() - t0, load_average()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(out, indent=1) + "\n")

@@ -57,7 +57,7 @@ def all_finite(arr: np.ndarray) -> bool:
     (other dtypes: always)."""
     if arr.dtype.kind != "f" or arr.size == 0:
         return True
-    return bool(np.isfinite(arr).all() and np.abs(arr).max() <= MAX_ABS)
+    return bool(np.isfinite(arr).all() and float(np.abs(arr).max()) <= MAX_ABS)   # float: a float16 array too
 
 
 def _whole(v) -> bool:

@@ -9,10 +9,13 @@ row for it — still one linear classifier a class, so brute force is one GEMM, 
 read it like any one-vs-all bank, and the exported ``predict.py`` needs nothing new.
 
 What it learns in ``fit`` is what a class added later needs (``Recogniser.add_class``, a person's own gesture):
-the ridge bank's training statistics (:mod:`.ridge_stats`), from which the new class's ridge classifier is
-solved, and the affine map from ridge scores to the head's scores (``head_scale_``, ``head_offset_``), fitted
-on the training rows over each row's own class and one other, so the new class's scores are on the head's
-scale. Its penalty is not chosen (the head's classifiers do not depend on it): ``alpha`` is relative, times ``n``
+the ridge bank's training statistics (:mod:`.ridge_stats`), from which the new class's direction is solved; the
+affine map from ridge scores to the head's (``head_scale_``, ``head_offset_``, fitted on the training rows over
+each row's own class and one other); and a sample of training rows (``negatives_``, float16). The head's logits
+are sure of their classes — an unseen hand shape gets a high logit of the nearest — so a new class mapped onto the
+head's scale alone would seldom win on its own crops; its offset is set against the head instead, the one that
+best separates its rows from the kept ones in the margin over each row's best logit (a class-balanced logistic
+loss). Its penalty is not chosen (the head's classifiers do not depend on it): ``alpha`` is relative, times ``n``
 times the mean feature variance (default :data:`ALPHA_REL`, the relative penalty the ridge hand model chose on
 validation). ClassMap's smoother reference banks (``reference_penalty``) are ridge banks at ``alpha_`` times the
 factor (:meth:`NetworkHeadBank.smoother`): the head's rows are its classifiers, smoother ones its references.
@@ -24,7 +27,7 @@ import numpy as np
 from ...errors import ConfigError
 from ...guards.constraints import StrOptions
 from ...progress import ProgressFn, StopFn
-from .base import ALPHA, N_JOBS, fit_input
+from .base import ALPHA, N_JOBS, fit_input, predict_input
 from .ova import OneVsAllRidge
 from .solvers import encode_labels, ridge_solve
 
@@ -32,6 +35,8 @@ from .solvers import encode_labels, ridge_solve
 ALPHA_REL = 0.03
 #: training rows the ridge-to-head score map is fitted on
 CALIBRATION_ROWS = 4000
+#: training rows kept (float16) to set a class added later against the head's logits (1 MB at D = 512)
+NEGATIVES = 1024
 
 
 class NetworkHeadBank(OneVsAllRidge):
@@ -108,6 +113,8 @@ class NetworkHeadBank(OneVsAllRidge):
         X, y = fit_input(self, X, y)
         y_idx = encode_labels(y)[1]
         self.head_scale_, self.head_offset_ = _score_map(X, y_idx, (self.coef_, self.intercept_), (W[rows], b[rows]))
+        keep = np.random.default_rng(1).choice(len(X), min(NEGATIVES, len(X)), replace=False)
+        self.negatives_ = np.asarray(X[np.sort(keep)], np.float16)   # what a class added later is set against
         self.coef_ = np.ascontiguousarray(W[rows], np.float32)
         self.intercept_ = np.ascontiguousarray(b[rows], np.float32)
         return self
@@ -120,12 +127,12 @@ class NetworkHeadBank(OneVsAllRidge):
         return str(self.class_names[int(c)])
 
     def add_class(self, label, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "NetworkHeadBank":
-        """:meth:`.OneVsAllRidge.add_class` (the new class's ridge classifier from the kept statistics), its scores
-        mapped onto the head's (``head_scale_``, ``head_offset_``); the head's classes are not changed."""
+        """A class from its rows ``X`` without retraining (module docstring): the ridge direction from the kept
+        statistics, on the head's scale, its offset set against the head's logits (:meth:`new_classifier`); the
+        head's classes are not changed, ``X`` joins the statistics."""
+        w, c = self.new_classifier(X)
         super().add_class(label, X, progress=progress, should_stop=should_stop)
-        a, c = float(self.head_scale_), float(self.head_offset_)
-        self.coef_[-1] *= np.float32(a)
-        self.intercept_[-1] = np.float32(a * float(self.intercept_[-1]) + c)
+        self.coef_[-1], self.intercept_[-1] = w, c
         return self
 
     def smoother(self, factor: float) -> OneVsAllRidge:
@@ -135,18 +142,59 @@ class NetworkHeadBank(OneVsAllRidge):
         return OneVsAllRidge(alpha=self.alpha_ * float(factor), n_jobs=self.n_jobs, keep_statistics="never")
 
     def new_classifier(self, X) -> tuple[np.ndarray, np.float32]:
+        """``(w, b)``: the classifier :meth:`add_class` would give a class of rows ``X``, not added. The head's
+        logits are sure of their classes (an unseen hand shape gets a high logit of the nearest), so the ridge
+        direction, scaled by ``head_scale_``, gets the offset that best separates, by a balanced logistic loss,
+        ``X`` from the kept training rows (``negatives_``) in the margin over each row's best logit."""
         w, b = super().new_classifier(X)
-        a, c = float(self.head_scale_), float(self.head_offset_)
-        return (a * w).astype(np.float32), np.float32(a * float(b) + c)
+        X = predict_input(self, X)
+        N = np.asarray(self.negatives_, np.float32)
+        r = [Z @ w + b for Z in (X, N)]
+        m = [(Z @ self.coef_.T + self.intercept_).max(axis=1) for Z in (X, N)]
+        a, o = _scale_offset(r, m, float(self.head_scale_))
+        return (a * w).astype(np.float32), np.float32(a * float(b) + o)
 
     def validate_state(self) -> None:
         super().validate_state()
+        neg = getattr(self, "negatives_", None)
+        if not (isinstance(neg, np.ndarray) and neg.dtype == np.float16 and neg.ndim == 2 and len(neg) >= 1
+                and neg.shape[1] == self.n_features_in_ and np.isfinite(neg).all()):
+            raise ValueError(f"negatives_ must be finite float16 rows of {self.n_features_in_} features")
         for name in ("alpha_", "head_scale_", "head_offset_"):
             v = getattr(self, name, None)
             if not (isinstance(v, float) and np.isfinite(v)):
                 raise ValueError(f"{name} must be a finite number, got {v!r}")
         if not self.head_scale_ > 0:
             raise ValueError(f"head_scale_ must be positive, got {self.head_scale_}")
+
+
+def _scale_offset(r, m, scale: float) -> tuple[float, float]:
+    """``(a, o)`` minimising the class-balanced logistic loss of ``a r - m + o`` (positives ``r[0], m[0]`` to be > 0,
+    negatives ``r[1], m[1]`` < 0), ``a`` kept near ``scale`` (a penalty on log(a / scale))."""
+    from scipy.optimize import minimize
+
+    def loss(v):
+        a, o = scale * np.exp(v[0]), v[1]
+        zp, zn = a * r[0] - m[0] + o, a * r[1] - m[1] + o
+        return float(np.mean(np.logaddexp(0.0, -zp)) + np.mean(np.logaddexp(0.0, zn)) + 0.01 * v[0] ** 2)
+
+    o0 = _offset(scale * r[0] - m[0], scale * r[1] - m[1])
+    v = minimize(loss, np.array([0.0, o0]), method="Nelder-Mead", options={"xatol": 1e-4, "fatol": 1e-7}).x
+    return float(scale * np.exp(v[0])), float(v[1])
+
+
+def _offset(pos: np.ndarray, neg: np.ndarray) -> float:
+    """The offset ``o`` minimising the class-balanced logistic loss of ``pos + o`` (to be > 0) and ``neg + o`` (< 0):
+    convex in ``o``, its derivative found zero by bisection."""
+    def slope(o):
+        return float(-np.mean(1.0 / (1.0 + np.exp(np.clip(pos + o, -60, 60))))
+                     + np.mean(1.0 / (1.0 + np.exp(np.clip(-(neg + o), -60, 60)))))
+
+    lo, hi = float(-pos.max() - 60.0), float(-neg.min() + 60.0)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if slope(mid) < 0 else (lo, mid)
+    return 0.5 * (lo + hi)
 
 
 def _score_map(X, y_idx, ridge, head, rows: int = CALIBRATION_ROWS) -> tuple[float, float]:
