@@ -102,7 +102,7 @@ def add_commands(sub: Subcommands, load_options: bool = True) -> None:
             opts = {}
         for opt, (default, helptext) in opts.items():
             b.add_argument(f"--{opt.replace('_', '-')}", dest=opt, type=parse_value, default=argparse.SUPPRESS,
-                           help=f"{helptext} (default: {default})")
+                           help=f"{helptext} (default: {default})".replace("%", "%%"))   # argparse formats %
         b.add_argument("--json", action="store_true", help="print JSON (always on for benchmarks)")
         b.add_argument("--set", action="append", metavar="KEY=VALUE", help="further options")
         b.add_argument("--out", help="also write the JSON to this file")

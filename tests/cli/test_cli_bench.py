@@ -72,3 +72,17 @@ def test_progress_bar_estimates_the_whole_run_and_keeps_stage_names_whole(monkey
     lines = term.getvalue().split("\r")
     assert "hand images: generating hand-pose images [" in lines[1]
     assert lines[2].startswith("hand detector: training on 400 scenes [") and lines[2].rstrip().endswith("47 s left")
+
+
+def test_every_bench_prints_its_help(capsys):
+    """`classmap bench NAME --help` lists the options (a help text with a per-cent sign once stopped
+    demo-reading's with argparse's "unsupported format character")."""
+    import pytest
+
+    from classmap_gui.cli.bench import BENCHES
+
+    for name in BENCHES:
+        with pytest.raises(SystemExit) as stop:
+            main(["bench", name, "--help"])
+        assert stop.value.code == 0, name
+        assert "--out" in capsys.readouterr().out, name
