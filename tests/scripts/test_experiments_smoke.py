@@ -79,3 +79,12 @@ def test_trunk_sizes_times_each_width_over_a_frames_pyramid(tmp_path, run_script
     ops = [widths[w]["multiply_adds"]["trunk_per_crop_equivalent"] for w in ("small", "base", "wide")]
     assert ops == sorted(ops) and all(w["network_ms_per_frame"]["median"] > 0 for w in widths.values())
     assert all(w["windows_per_frame"] > 100 for w in widths.values())
+
+
+def test_hand_bank_choice_compares_the_head_with_ridge_on_validation_only(tmp_path, run_script):
+    out = tmp_path / "choice.json"
+    run_script(EXPERIMENTS / "hand_bank_choice.py", "--shapes", "3", "--images-per-class", "4", "--out", out)
+    res = json.loads(out.read_text())
+    assert res["test_seed"] is None and res["chosen"] in ("head", "ridge")
+    assert [r["style"] for r in res["validation"]] == ["varied", "varied", "camera"]
+    assert all(0 <= r[k]["shape"] <= 1 for r in res["validation"] for k in ("head", "ridge"))
