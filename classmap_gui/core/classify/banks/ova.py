@@ -136,8 +136,9 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
 
             check_array("gram_", self.gram_, dtype=np.float32, shape=(packed_size(D),))
             check_array("mean_", self.mean_, dtype=np.float64, shape=(D,))
-            if not (isinstance(self.n_samples_seen_, int) and self.n_samples_seen_ >= C):
-                raise ValueError(f"n_samples_seen_ must be a whole number of at least {C}")
+            n = self.n_samples_seen_   # weighted rows (add_class's weight) can make it fractional
+            if not (isinstance(n, (int, float)) and not isinstance(n, bool) and np.isfinite(n) and n >= C):
+                raise ValueError(f"n_samples_seen_ must be a number of rows of at least {C}")
         if hasattr(self, "coef_"):
             check_array("coef_", self.coef_, dtype=np.float32, shape=(C, D))
         else:
@@ -293,8 +294,10 @@ class OneVsAllRidge(OneVsAllBank):
         if stats is not None:
             self.gram_, self.mean_, self.n_samples_seen_ = stats["gram"], stats["mean"], stats["n"]
 
-    def add_class(self, label, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "OneVsAllRidge":
-        """Add class ``label`` from its rows ``X (m, D) float32``, without retraining: its classifier in closed form
+    def add_class(self, label, X, *, weight: float = 1.0, progress: ProgressFn = None,
+                  should_stop: StopFn = None) -> "OneVsAllRidge":
+        """Add class ``label`` from its rows ``X (m, D) float32`` (each counting as ``weight`` rows: the solve on
+        the rows repeated that many times), without retraining: its classifier in closed form
         from the kept statistics (:mod:`.ridge_stats`) with ``X`` added to them — the column a from-scratch solve
         on the training rows plus ``X`` would give it. The other classes' ``coef_`` / ``intercept_`` are **not**
         changed (in a from-scratch solve ``X`` would be their negatives too); ``X`` joins the statistics, so a
@@ -307,16 +310,17 @@ class OneVsAllRidge(OneVsAllBank):
             raise DataError(f"add_class: class {label!r} has no examples")
         if label in set(np.asarray(self.classes_).tolist()):
             raise ConfigError(f"add_class: class {label!r} exists already")
-        stats = RidgeStatistics.of_bank(self).with_rows(X)
-        w, b = stats.classifier(X, float(self.alpha))
+        stats = RidgeStatistics.of_bank(self).with_rows(X, weight=weight)
+        w, b = stats.classifier(X, float(self.alpha), weight)
         self._set_classes(np.vstack([np.asarray(self.coef_, np.float32), w[None]]),
                           np.append(self.intercept_, b), np.append(self.classes_, label))
         self.gram_, self.mean_, self.n_samples_seen_ = pack(stats.gram), stats.mean, stats.n
         return self
 
-    def remove_class(self, label, X=None) -> "OneVsAllRidge":
-        """Take class ``label`` out (the undo of :meth:`add_class`); ``X``: the rows it was added with, taken out of
-        the kept statistics again (None: the statistics keep them, as negatives every later class sees)."""
+    def remove_class(self, label, X=None, weight: float = 1.0) -> "OneVsAllRidge":
+        """Take class ``label`` out (the undo of :meth:`add_class`); ``X``: the rows it was added with (and their
+        ``weight``), taken out of the kept statistics again (None: the statistics keep them, as negatives every
+        later class sees)."""
         from .ridge_stats import RidgeStatistics, pack
 
         self._check_fitted()
@@ -326,7 +330,7 @@ class OneVsAllRidge(OneVsAllBank):
         keep = np.arange(len(self.classes_)) != where[0]
         self._set_classes(np.asarray(self.coef_, np.float32)[keep], self.intercept_[keep], self.classes_[keep])
         if X is not None and getattr(self, "gram_", None) is not None:
-            stats = RidgeStatistics.of_bank(self).with_rows(predict_input(self, X), sign=-1)
+            stats = RidgeStatistics.of_bank(self).with_rows(predict_input(self, X), sign=-1, weight=weight)
             self.gram_, self.mean_, self.n_samples_seen_ = pack(stats.gram), stats.mean, stats.n
         return self
 
