@@ -90,7 +90,9 @@ def shape_groups(class_names) -> tuple[np.ndarray, list[str], list[str]]:
 
 
 #: how a one-class group (an added gesture) competes with the shapes: "sum" (its probability against a shape's
-#: summed classes) or "fair" (against the best shape's best class); chosen by ``bench add-gesture`` on validation
+#: summed classes) or "fair" (against the best shape's best class). The app reads with "sum"; ``bench add-gesture``
+#: measures both (``docs/bench/add-gesture.json``, ``choices.adding``: "fair" with weighed re-crops chosen on
+#: validation took 10 % of other shapes' frames on test with brute force, and cost ClassMap recall)
 GROUP_RULES = ("sum", "fair")
 GROUP_RULE = "sum"
 
