@@ -178,7 +178,7 @@ class Recogniser:
         evaluations = np.full(n, self.brute_force_evaluations, np.int64)
         return Prediction(labels, top_classes, top_scores, evaluations, {"classify": time.perf_counter() - t0})
 
-    def add_class(self, name: str, images: Any, *, progress: ProgressFn = None,
+    def add_class(self, name: str, images: Any, *, rows: float | None = None, progress: ProgressFn = None,
                   should_stop: StopFn = None) -> "AddedClass":
         """Add class ``name`` from uint8 ``images`` (in recording order) without retraining; returns an
         :class:`~.classify.new_class.AddedClass` (its label, and a ``warning`` naming the existing class its
@@ -186,7 +186,9 @@ class Recogniser:
 
         A ridge bank that keeps its training statistics gets the class's classifier in closed form (the other
         classes' classifiers unchanged), a ClassMap embeds it through its references and adds it to its filter
-        index; a compressive bank adds its sketch. The images are kept with the model (:attr:`class_examples`,
+        index; a compressive bank adds its sketch. ``rows``: how many training rows the images count as in the
+        ridge solve together (each weighs ``rows / len(images)``; None: one row each), kept in
+        ``metadata["added_rows"]`` so that removing the class takes out what it put in. The images are kept with the model (:attr:`class_examples`,
         saved with it) so that the class can be removed (:meth:`remove_class`) or rebuilt. Other banks, and
         models saved before the statistics were kept, raise ConfigError saying to retrain."""
         from .classify.new_class import AddedClass, add_to_models, check_new_name, closeness
@@ -197,9 +199,13 @@ class Recogniser:
             raise DataError(f"no images for the new class {name!r}")
         X = self.transform(prepared, progress=progress, should_stop=should_stop)
         check_stop(should_stop)
-        check = closeness(self.classifier, X, self.class_names, name)
+        weight = 1.0 if rows is None else float(rows) / len(X)
+        check = closeness(self.classifier, X, self.class_names, name, weight)
         label = len(self.class_names)
-        add_to_models(self.classifier, self.classmap, X, label, progress=progress, should_stop=should_stop)
+        add_to_models(self.classifier, self.classmap, X, label, weight=weight, progress=progress,
+                      should_stop=should_stop)
+        if rows is not None:
+            self.metadata.setdefault("added_rows", {})[name] = float(rows)
         self.class_names.append(name)
         self.class_examples[name] = prepared
         return AddedClass(label, name, len(prepared), **check)
@@ -231,7 +237,8 @@ class Recogniser:
         images = require_examples(self.class_examples, str(name))
         label = self.class_names.index(str(name))
         X = self.transform(images) if getattr(self.classifier, "gram_", None) is not None else None
-        remove_from_models(self.classifier, self.classmap, label, X)
+        rows = (self.metadata.get("added_rows") or {}).pop(str(name), None)
+        remove_from_models(self.classifier, self.classmap, label, X, 1.0 if rows is None else float(rows) / len(images))
         del self.class_names[label]
         del self.class_examples[str(name)]
 

@@ -159,6 +159,24 @@ def test_a_class_added_to_a_ridge_model_is_named_saved_and_removed(tmp_path, cla
         back.remove_class("3")
 
 
+def test_a_class_counted_as_chosen_rows_is_weighed_so_saved_and_removed_cleanly(tmp_path):
+    """Issue 48: add_class(rows=) lets a few hundred recorded crops weigh as a typical class's rows: the
+    classifier is the one of the crops repeated rows/len times, the count survives saving, and the undo takes out
+    exactly what went in."""
+    rec, nines, _, _ = _ridge_model(False)
+    stats = rec.classifier.gram_.copy(), rec.classifier.n_samples_seen_
+    light = Recogniser.load(rec.save(tmp_path / "a"))
+    rec.add_class("nine", nines[:60], rows=20)
+    light.add_class("nine", nines[:60])
+    assert rec.classifier.n_samples_seen_ == stats[1] + 20 and light.classifier.n_samples_seen_ == stats[1] + 60
+    assert rec.classifier.intercept_[9] < light.classifier.intercept_[9]   # a third of the rows: a rarer class
+    back = Recogniser.load(rec.save(tmp_path / "b"))
+    assert back.metadata["added_rows"] == {"nine": 20.0}
+    back.remove_class("nine")
+    assert back.classifier.n_samples_seen_ == stats[1] and "nine" not in back.metadata["added_rows"]
+    np.testing.assert_allclose(back.classifier.gram_, stats[0], rtol=1e-5, atol=1e-3)
+
+
 def test_a_class_like_an_existing_one_gets_a_message_naming_it():
     rec, _, others, others_y = _ridge_model(False)
     threes = others[others_y == 3]

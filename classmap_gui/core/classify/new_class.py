@@ -53,7 +53,7 @@ def group_name(name: str) -> str:
     return str(name).partition(" · ")[0]
 
 
-def closeness(bank, X: np.ndarray, class_names: list[str], name: str) -> dict:
+def closeness(bank, X: np.ndarray, class_names: list[str], name: str, weight: float = 1.0) -> dict:
     """The held-out check (module docstring) for a ridge bank that keeps statistics: ``{"held_out", "recall",
     "closest", "closest_share", "warning"}``; an empty dict where it cannot be made (too few examples, a bank
     without statistics)."""
@@ -61,7 +61,7 @@ def closeness(bank, X: np.ndarray, class_names: list[str], name: str) -> dict:
     if n_val < 2 or getattr(bank, "gram_", None) is None or not hasattr(bank, "coef_"):
         return {}
     fit, val = X[:len(X) - n_val], X[len(X) - n_val:]
-    w, b = bank.new_classifier(fit)
+    w, b = bank.new_classifier(fit, weight)
     S = val @ np.asarray(bank.coef_, np.float32).T + bank.intercept_
     if BACKGROUND_CLASS in class_names and len(class_names) > 2:
         # a hand model reads a hand among the hand classes (its scan has decided there is one): so here
@@ -92,25 +92,35 @@ def check_new_name(name: str, class_names: list[str]) -> str:
     return name
 
 
-def add_to_models(classifier, classmap, X: np.ndarray, label: int, *, progress=None, should_stop=None) -> None:
-    """Add class ``label`` with feature rows ``X (m, D) float32`` to the bank and (when given) the ClassMap."""
+def add_to_models(classifier, classmap, X: np.ndarray, label: int, *, weight: float = 1.0, progress=None,
+                  should_stop=None) -> None:
+    """Add class ``label`` with feature rows ``X (m, D) float32`` (each counting as ``weight`` rows in a ridge
+    solve) to the bank and (when given) the ClassMap."""
     if not hasattr(classifier, "add_class"):
         raise ConfigError(f"the model's classifier ({type(classifier).__name__}) cannot take a new class without "
                           "retraining; retrain with the new class (a ridge bank, ova-ridge, or --bank compressive)")
     if classmap is not None and getattr(classifier, "gram_", None) is None:
         raise ConfigError("this ClassMap model's bank keeps no training statistics (a model saved before they "
                           "were kept): retrain it with this version to add classes")
-    classifier.add_class(label, X, progress=progress, should_stop=should_stop)
+    if weight != 1.0:
+        if getattr(classifier, "gram_", None) is None:
+            raise ConfigError("only a ridge bank that keeps its statistics can weigh a new class's examples")
+        classifier.add_class(label, X, weight=weight, progress=progress, should_stop=should_stop)
+    else:
+        classifier.add_class(label, X, progress=progress, should_stop=should_stop)
     if classmap is not None:
         classmap.update_class_embeddings(classifier, X, np.full(len(X), label, np.int64))
 
 
-def remove_from_models(classifier, classmap, label: int, X: np.ndarray | None) -> None:
-    """Take class ``label`` out of the bank (its rows ``X`` out of kept statistics) and the ClassMap; the classes
-    after it move down by one (labels stay ``0..C-1``)."""
+def remove_from_models(classifier, classmap, label: int, X: np.ndarray | None, weight: float = 1.0) -> None:
+    """Take class ``label`` out of the bank (its rows ``X``, of ``weight``, out of kept statistics) and the
+    ClassMap; the classes after it move down by one (labels stay ``0..C-1``)."""
     if not hasattr(classifier, "remove_class"):
         raise ConfigError(f"the model's classifier ({type(classifier).__name__}) cannot remove a class")
-    classifier.remove_class(label, X)
+    if weight != 1.0:
+        classifier.remove_class(label, X, weight)
+    else:
+        classifier.remove_class(label, X)
     classifier.classes_ = np.arange(len(classifier.classes_), dtype=np.int64)
     if classmap is not None:
         classmap.remove_class(label)

@@ -13,6 +13,10 @@ classes were trained, so :class:`HandReader`:
    boxes overlap (IoU >= :data:`TRACK_IOU`); a frame without a hand, or a jump, starts a new track;
 4. scores every **shape by its orientation classes together** (the sum of their probabilities): the shape
    with the most wins, its best class names the orientation, and the shape's probability is the confidence.
+   A class of its own among the shapes (a gesture a person added: one class, no orientations) would be
+   outweighed by a shape's 30 classes' summed mass; with ``rule`` "fair" it is compared against the winning
+   shape's best class instead (:func:`read_probabilities`), so the shapes among themselves read as before
+   and a model without added classes reads exactly as with "sum".
 
 Whether there is a hand at all is the scan's decision (its "hand found" threshold, calibrated on validation
 videos against clutter scenes): the reader then names it among the hand classes. Reading one crop on its
@@ -85,18 +89,46 @@ def shape_groups(class_names) -> tuple[np.ndarray, list[str], list[str]]:
     return np.asarray(groups, np.int64), names, orient
 
 
+#: how a one-class group (an added gesture) competes with the shapes: "sum" (its probability against a shape's
+#: summed classes) or "fair" (against the best shape's best class). The app reads with "sum"; ``bench add-gesture``
+#: measures both (``docs/bench/add-gesture.json``, ``choices.adding``: "fair" with weighed re-crops chosen on
+#: validation took 10 % of other shapes' frames on test with brute force, and cost ClassMap recall)
+GROUP_RULES = ("sum", "fair")
+GROUP_RULE = "sum"
+
+
 def read_probabilities(prob: np.ndarray, groups: np.ndarray, group_names: list[str], orient: list[str],
-                       found: bool = True, box=None) -> Reading:
-    """A :class:`Reading` from class probabilities ``prob (C,)``: shapes scored by their classes together."""
+                       found: bool = True, box=None, rule: str | None = None) -> Reading:
+    """A :class:`Reading` from class probabilities ``prob (C,)``: shapes scored by their classes together;
+    ``rule`` (None: :data:`GROUP_RULE`) "fair": a class of its own (no hand shape's, e.g. an added gesture) beats
+    the best-scoring hand shape when its probability beats that shape's best class (module docstring)."""
     hand = groups >= 0
     shape_p = np.bincount(groups[hand], weights=prob[hand], minlength=len(group_names))
     g = int(np.argmax(shape_p)) if len(shape_p) else -1
+    if (GROUP_RULE if rule is None else rule) == "fair" and g >= 0:
+        g = _fair_group(prob, groups, group_names, shape_p, g)
     bg = float(prob[~hand].sum())
     if g < 0 or not found or bg > shape_p[g]:
         return Reading(False, None, None, "", bg if g >= 0 else 0.0, box)
     members = np.flatnonzero(groups == g)
     c = int(members[np.argmax(prob[members])])
     return Reading(True, c, group_names[g], orient[c], float(shape_p[g]), box)
+
+
+def _fair_group(prob, groups, group_names, shape_p, g) -> int:
+    """The winning group under the "fair" rule: the best hand shape by its classes' summed probability, unless a
+    class of its own (a group that is no hand shape: an added gesture) beats that shape's best class."""
+    from ..data.hand_shapes import SHAPE_NAMES
+
+    is_shape = np.isin(np.asarray(group_names, dtype=object), list(SHAPE_NAMES))
+    if not is_shape.any() or is_shape.all():
+        return g
+    hand = groups >= 0
+    best = np.zeros(len(shape_p))
+    np.maximum.at(best, groups[hand], prob[hand])
+    shape = int(np.argmax(np.where(is_shape, shape_p, -np.inf)))
+    own = int(np.argmax(np.where(is_shape, -np.inf, best)))
+    return own if best[own] > best[shape] else shape
 
 
 def softmax_scores(classes: np.ndarray, scores: np.ndarray, n_classes: int, temperature: float) -> np.ndarray:
@@ -140,8 +172,10 @@ class HandReader:
     """
 
     def __init__(self, recogniser, method: str = "classmap", temperature: float | None = None,
-                 history: int | None = None, crops: int | None = None, blas_threads: int | None = 1):
+                 history: int | None = None, crops: int | None = None, blas_threads: int | None = 1,
+                 rule: str | None = None):
         rec = recogniser
+        self.rule = rule  # how added one-class groups compete (None: GROUP_RULE), see read_probabilities
         saved = {**DEFAULTS, **(model_detection(rec).get("reading") or {})}  # checked settings
         self.rec, self.method = rec, method
         self.temperature = float(saved["temperature"] if temperature is None else temperature)
@@ -209,7 +243,7 @@ class HandReader:
             return Reading(False, None, None, "", 0.0, box)
         grey = frame if frame.ndim == 2 else cv2.cvtColor(np.asarray(frame), cv2.COLOR_RGB2GRAY)
         prob = self.last_probabilities = self.integrate(self.probabilities(self.responses(grey, box)), box)
-        return read_probabilities(prob, self.groups, self.group_names, self.orient, True, box)
+        return read_probabilities(prob, self.groups, self.group_names, self.orient, True, box, self.rule)
 
 
 class CropReading:
@@ -220,7 +254,8 @@ class CropReading:
     the background class a shape of its own ("no hand" when it wins). One per stream: :meth:`reset` between
     streams."""
 
-    def __init__(self, recogniser, history: int | None = None):
+    def __init__(self, recogniser, history: int | None = None, rule: str | None = None):
+        self.rule = rule  # how added one-class groups compete (None: GROUP_RULE), see read_probabilities
         saved = {**DEFAULTS, **(model_detection(recogniser).get("reading") or {})}
         self.temperature = float(saved["temperature"])
         self.history = max(1, int(saved["history"] if history is None else history))
@@ -237,8 +272,8 @@ class CropReading:
         self._recent.append(softmax_scores(np.asarray(classes, np.int64), np.asarray(scores, np.float64),
                                            self.n_classes, self.temperature))
         prob = self._recent[0] if len(self._recent) == 1 else np.mean(self._recent, axis=0)
-        return read_probabilities(prob, self.groups, self.group_names, self.orient)
+        return read_probabilities(prob, self.groups, self.group_names, self.orient, rule=self.rule)
 
 
-__all__ = ["CropReading", "DEFAULTS", "HandReader", "RECROP_SHIFTS", "Reading", "TRACK_IOU", "read_probabilities", "shape_groups", "softmax_scores",
+__all__ = ["CropReading", "DEFAULTS", "GROUP_RULE", "GROUP_RULES", "HandReader", "RECROP_SHIFTS", "Reading", "TRACK_IOU", "read_probabilities", "shape_groups", "softmax_scores",
            "square_crop"]

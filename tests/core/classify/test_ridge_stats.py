@@ -67,3 +67,24 @@ def test_packing_and_statistics_of_rows():
     back = both.with_rows(B, sign=-1)
     np.testing.assert_allclose(back.gram, G, rtol=1e-9, atol=1e-9)
     assert back.n == 50
+
+
+def test_a_weighted_class_is_the_solve_on_its_rows_repeated_and_undo_takes_the_weight_out():
+    X, y, rng = _data()
+    Z = (rng.normal(size=(12, 20)) + 1).astype(np.float32)
+    bank = OneVsAllRidge(alpha=3.0, keep_statistics="always").fit(X, y)
+    before = bank.gram_.copy(), bank.mean_.copy(), bank.n_samples_seen_
+    bank.add_class(5, Z, weight=3.0)                        # each row counts three times
+    scratch = OneVsAllRidge(alpha=3.0).fit(np.vstack([X, Z, Z, Z]), np.r_[y, np.full(36, 5)])
+    np.testing.assert_allclose(bank.coef_[5], scratch.coef_[5], atol=1e-5)
+    np.testing.assert_allclose(bank.intercept_[5], scratch.intercept_[5], atol=1e-5)
+    assert bank.n_samples_seen_ == 336
+    half = OneVsAllRidge(alpha=3.0, keep_statistics="always").fit(X, y).add_class(5, np.vstack([Z, Z]), weight=0.5)
+    np.testing.assert_allclose(half.coef_[5], OneVsAllRidge(alpha=3.0, keep_statistics="always").fit(X, y)
+                               .add_class(5, Z).coef_[5], atol=1e-5)      # two copies at half weight: one row each
+    bank.remove_class(5, Z, weight=3.0)
+    np.testing.assert_allclose(bank.gram_, before[0], rtol=1e-5, atol=1e-3)
+    np.testing.assert_allclose(bank.mean_, before[1], atol=1e-12)
+    assert bank.n_samples_seen_ == before[2]
+    with pytest.raises(ConfigError, match="weight"):
+        bank.add_class(5, Z, weight=0.0)

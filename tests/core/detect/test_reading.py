@@ -80,3 +80,24 @@ def test_a_crop_reading_names_each_frame_and_averages_its_history():
     held.reset()
     assert held.read(*a).shape == "A"                       # a new stream starts afresh
     assert not alone.read(np.array([4, 3]), np.array([1.0, 0.0])).found   # the background wins: no hand
+
+
+def test_an_added_gesture_beats_a_shape_s_summed_mass_when_its_class_responds_more_under_the_fair_rule():
+    names = [class_name("V", 0, 0, 20), class_name("V", 30, 0, 20), class_name("V", 60, 0, 20),
+             class_name("A", 0, 0, 20), "my gesture", "background"]
+    prob = np.array([0.22, 0.2, 0.18, 0.1, 0.3, 0.0])      # "V" sums 0.6, its best class 0.22; the gesture 0.3
+    assert read_probabilities(prob, *shape_groups(names), rule="sum").shape == "V"
+    r = read_probabilities(prob, *shape_groups(names), rule="fair")
+    assert r.found and r.shape == "my gesture" and r.confidence == 0.3 and r.orientation == ""
+    weaker = np.array([0.32, 0.2, 0.18, 0.1, 0.3, 0.0])     # the shape's best class responds more: the shape stays
+    assert read_probabilities(weaker, *shape_groups(names), rule="fair").shape == "V"
+
+
+def test_the_fair_rule_reads_the_shapes_alone_as_the_sum_does():
+    rng = np.random.default_rng(0)
+    for _ in range(50):     # a hand model without added classes (a one-orientation shape among them) reads the same
+        prob = rng.dirichlet(np.ones(len(NAMES)))
+        a, b = (read_probabilities(prob, *shape_groups(NAMES), rule=rule) for rule in ("sum", "fair"))
+        assert (a.shape, a.label, a.confidence) == (b.shape, b.label, b.confidence)
+    own = shape_groups(["peace", "fist", "background"])   # a person's own classes alone: unchanged too
+    assert read_probabilities(np.array([0.3, 0.6, 0.1]), *own, rule="fair").shape == "fist"

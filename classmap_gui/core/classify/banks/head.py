@@ -126,12 +126,13 @@ class NetworkHeadBank(OneVsAllRidge):
             raise ConfigError(f"bank network-head: label {c} has no name ({len(self.class_names)} class names)")
         return str(self.class_names[int(c)])
 
-    def add_class(self, label, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "NetworkHeadBank":
+    def add_class(self, label, X, *, weight: float = 1.0, progress: ProgressFn = None,
+                  should_stop: StopFn = None) -> "NetworkHeadBank":
         """A class from its rows ``X`` without retraining (module docstring): the ridge direction from the kept
         statistics, on the head's scale, its offset set against the head's logits (:meth:`new_classifier`); the
         head's classes are not changed, ``X`` joins the statistics."""
-        w, c = self.new_classifier(X)
-        super().add_class(label, X, progress=progress, should_stop=should_stop)
+        w, c = self.new_classifier(X, weight)
+        super().add_class(label, X, weight=weight, progress=progress, should_stop=should_stop)
         self.coef_[-1], self.intercept_[-1] = w, c
         return self
 
@@ -141,12 +142,12 @@ class NetworkHeadBank(OneVsAllRidge):
         self._check_fitted()
         return OneVsAllRidge(alpha=self.alpha_ * float(factor), n_jobs=self.n_jobs, keep_statistics="never")
 
-    def new_classifier(self, X) -> tuple[np.ndarray, np.float32]:
+    def new_classifier(self, X, weight: float = 1.0) -> tuple[np.ndarray, np.float32]:
         """``(w, b)``: the classifier :meth:`add_class` would give a class of rows ``X``, not added. The head's
         logits are sure of their classes (an unseen hand shape gets a high logit of the nearest), so the ridge
         direction, scaled by ``head_scale_``, gets the offset that best separates, by a balanced logistic loss,
         ``X`` from the kept training rows (``negatives_``) in the margin over each row's best logit."""
-        w, b = super().new_classifier(X)
+        w, b = super().new_classifier(X, weight)
         X = predict_input(self, X)
         N = np.asarray(self.negatives_, np.float32)
         r = [Z @ w + b for Z in (X, N)]

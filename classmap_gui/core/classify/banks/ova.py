@@ -5,19 +5,16 @@ One class per trainer, each with only its own parameters and its penalty named o
 * :class:`OneVsAllSVM` — exact squared-hinge linear SVM per class (scikit-learn's ``LinearSVC``, the
   same solution as ``LinearSVC`` fitted on ``y == c``), classes trained in parallel threads (liblinear
   releases the GIL). Solver cost grows with n·C; good up to some hundreds of classes. Memory: the
-  data is converted to float64 once, and liblinear keeps its own copy (~16 bytes per non-zero) per
-  class being trained at the same time, so for large n·D prefer ridge.
+  data is converted to float64 once, and liblinear keeps a copy per class in training: for large n·D, ridge.
 * :class:`OneVsAllRidge` — regularised least squares to ±1 targets for *all* classes in one linear
   solve: the Gram matrix ``Xcᵀ Xc`` (D×D, or the dual n×n when n < D) is accumulated in row chunks
   (float32 GEMM, float64 sums) and solved once in float64 for every class at the same time. This is
   the trainer that scales to thousands of classes.
-* :class:`OneVsAllRBF` — kernel SVM per class (scikit-learn's ``SVC``) with one shared ``gamma``; the
-  union of the support vectors is kept once, so brute-force scoring is one kernel matrix plus one GEMM,
-  while a subset query computes kernels only against the support vectors of the classifiers it names —
-  there one classifier evaluation genuinely costs, as in the paper's face experiment.
+* :class:`OneVsAllRBF` — kernel SVM per class (``SVC``), one shared ``gamma``, the support vectors' union kept
+  once: brute force is one kernel matrix and one GEMM, a subset query kernels only the named classifiers' support
+  vectors — there one classifier evaluation genuinely costs, as in the paper's face experiment.
 
-Models saved before the split hold ``"one-vs-all"`` with a ``trainer`` parameter; the registry maps
-them onto these classes (:func:`classmap_gui.core.store.type_names.saved_type`).
+Models saved before the split (``"one-vs-all"`` with a ``trainer``) load as these (``store.type_names.saved_type``).
 """
 from __future__ import annotations
 
@@ -136,8 +133,9 @@ class OneVsAllBank(BankMixin, ClassifierMixin, BaseEstimator):
 
             check_array("gram_", self.gram_, dtype=np.float32, shape=(packed_size(D),))
             check_array("mean_", self.mean_, dtype=np.float64, shape=(D,))
-            if not (isinstance(self.n_samples_seen_, int) and self.n_samples_seen_ >= C):
-                raise ValueError(f"n_samples_seen_ must be a whole number of at least {C}")
+            n = self.n_samples_seen_   # weighted rows (add_class's weight) can make it fractional
+            if not (isinstance(n, (int, float)) and not isinstance(n, bool) and np.isfinite(n) and n >= C):
+                raise ValueError(f"n_samples_seen_ must be a number of rows of at least {C}")
         if hasattr(self, "coef_"):
             check_array("coef_", self.coef_, dtype=np.float32, shape=(C, D))
         else:
@@ -293,12 +291,13 @@ class OneVsAllRidge(OneVsAllBank):
         if stats is not None:
             self.gram_, self.mean_, self.n_samples_seen_ = stats["gram"], stats["mean"], stats["n"]
 
-    def add_class(self, label, X, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "OneVsAllRidge":
-        """Add class ``label`` from its rows ``X (m, D) float32``, without retraining: its classifier in closed form
-        from the kept statistics (:mod:`.ridge_stats`) with ``X`` added to them — the column a from-scratch solve
-        on the training rows plus ``X`` would give it. The other classes' ``coef_`` / ``intercept_`` are **not**
-        changed (in a from-scratch solve ``X`` would be their negatives too); ``X`` joins the statistics, so a
-        later class sees it among its negatives. ConfigError where the bank keeps no statistics (retrain)."""
+    def add_class(self, label, X, *, weight: float = 1.0, progress: ProgressFn = None,
+                  should_stop: StopFn = None) -> "OneVsAllRidge":
+        """Add class ``label`` from its rows ``X (m, D) float32`` (each ``weight`` rows), without retraining: its
+        classifier in closed form from the kept statistics (:mod:`.ridge_stats`) with ``X`` added — the column a
+        from-scratch solve on the training rows plus ``X`` would give it. The other classes' weights are **not**
+        changed (there ``X`` would be their negatives too); ``X`` joins the statistics, a later class's negatives.
+        ConfigError where the bank keeps no statistics (retrain)."""
         from .ridge_stats import RidgeStatistics, pack
 
         self._check_fitted()
@@ -307,25 +306,26 @@ class OneVsAllRidge(OneVsAllBank):
             raise DataError(f"add_class: class {label!r} has no examples")
         if label in set(np.asarray(self.classes_).tolist()):
             raise ConfigError(f"add_class: class {label!r} exists already")
-        stats = RidgeStatistics.of_bank(self).with_rows(X)
-        w, b = stats.classifier(X, self.solve_alpha())
+        stats = RidgeStatistics.of_bank(self).with_rows(X, weight=weight)
+        w, b = stats.classifier(X, self.solve_alpha(), weight)
         self._set_classes(np.vstack([np.asarray(self.coef_, np.float32), w[None]]),
                           np.append(self.intercept_, b), np.append(self.classes_, label))
         self.gram_, self.mean_, self.n_samples_seen_ = pack(stats.gram), stats.mean, stats.n
         return self
 
-    def solve_alpha(self) -> float:
-        return float(self.alpha)   # the penalty a class added later is solved with
+    def solve_alpha(self) -> float:   # the penalty a class added later is solved with
+        return float(self.alpha)
 
-    def new_classifier(self, X) -> tuple[np.ndarray, np.float32]:
+    def new_classifier(self, X, weight: float = 1.0) -> tuple[np.ndarray, np.float32]:
         """``(w (D,), b)``: what :meth:`add_class` would give a class of rows ``X`` (on the bank's scale), not added."""
         from .ridge_stats import RidgeStatistics
 
-        return RidgeStatistics.of_bank(self).with_rows(X := predict_input(self, X)).classifier(X, self.solve_alpha())
+        X = predict_input(self, X)
+        return RidgeStatistics.of_bank(self).with_rows(X, weight=weight).classifier(X, self.solve_alpha(), weight)
 
-    def remove_class(self, label, X=None) -> "OneVsAllRidge":
-        """Take class ``label`` out (the undo of :meth:`add_class`); ``X``: the rows it was added with, taken out of
-        the kept statistics again (None: the statistics keep them, as negatives every later class sees)."""
+    def remove_class(self, label, X=None, weight: float = 1.0) -> "OneVsAllRidge":
+        """Take class ``label`` out (the undo of :meth:`add_class`); ``X`` (of ``weight``): the rows it was added with,
+        out of the kept statistics again (None: they stay, as negatives every later class sees)."""
         from .ridge_stats import RidgeStatistics, pack
 
         self._check_fitted()
@@ -335,7 +335,7 @@ class OneVsAllRidge(OneVsAllBank):
         keep = np.arange(len(self.classes_)) != where[0]
         self._set_classes(np.asarray(self.coef_, np.float32)[keep], self.intercept_[keep], self.classes_[keep])
         if X is not None and getattr(self, "gram_", None) is not None:
-            stats = RidgeStatistics.of_bank(self).with_rows(predict_input(self, X), sign=-1)
+            stats = RidgeStatistics.of_bank(self).with_rows(predict_input(self, X), sign=-1, weight=weight)
             self.gram_, self.mean_, self.n_samples_seen_ = pack(stats.gram), stats.mean, stats.n
         return self
 
