@@ -13,8 +13,9 @@ ClassMap against brute force.
    same machine load. Brute force's products (the scan's and the reader's) run on one BLAS thread or
    BLAS's own number, whichever made its frames faster on a validation video (:func:`brute_force_threads`,
    ``selection.brute_force_blas_threads``). Each frame is read by a :class:`..core.detect.reading.HandReader`
-   (the voted box re-cropped, classified, integrated along the track, shapes scored by their orientations
-   together).
+   (the voted box re-cropped and classified, or with the model's reading ``crops`` 0 the scan's own windows that
+   voted for it, no network run; integrated along the track, shapes scored by their orientations together;
+   ``reading_crops`` in each row).
    ``frames_per_second`` = frames / wall seconds of scan + reading; ``localisation`` = share of frames
    whose best box has IoU >= 0.5 with the true hand box; over the key-pose frames, a box in the wrong place
    counting as wrong: ``class_accuracy`` (exact class), ``shape_accuracy`` (the shape, orientation
@@ -226,7 +227,8 @@ def scan_videos(rec, size: tuple[int, int], opt: dict, should_stop: StopFn = Non
                      "evaluations_per_window": float(np.mean(a["evals"])), "median_iou": float(np.median(a["ious"])),
                      "stage_ms_per_frame": {key: 1000 * v / n for key, v in a["stages"].items()},
                      "cpu_ms_per_frame": 1000 * a["cpu"] / n, "timing": f"interleaved in blocks of {block} frames; "
-                     "scan + reading (re-crop, classify, track) of every frame",
+                     "scan + reading (the re-crops or the scan's windows, classify, track) of every frame",
+                     "reading_crops": readers[m].crops,
                      "load_average_before": load_before, "load_average_after": load_after,
                      "rounds": _spread(round_ms[m], load_before, load_after),
                      "load_during_rounds": {"samples": len(round_load), "min": float(np.min(round_load)),

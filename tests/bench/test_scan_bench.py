@@ -60,6 +60,12 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     again = run(cache_dir=str(tmp_path), **TINY)                  # the built model comes from the cache
     assert out["model"]["detection"]["detector_weight"] == sel["detector_weight"]["chosen"]
     assert out["model"]["detection"]["reading"] == sel["reading"]["chosen"]
+    # the reading the model chose is the one timed, and each frame's time is split by stage: the trunk (the network's
+    # passes), the windows' classification, the reading, the rest
+    assert cm["reading_crops"] == bf["reading_crops"] == sel["reading"]["chosen"]["crops"]
+    assert "0" in sel["reading"]["by_crops"] and sel["reading"]["tolerance"] == 0.005
+    for r in (cm, bf):
+        assert {"features: network", "features: levels", "classify", "reading", "select"} <= set(r["stage_ms_per_frame"])
     timed = "brute_force_blas_threads"                             # a timing, taken again
     assert again["model"]["cached"] and {k: v for k, v in again["selection"].items() if k != timed} == \
         {k: v for k, v in sel.items() if k != timed}

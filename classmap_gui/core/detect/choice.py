@@ -5,7 +5,9 @@
 2. the "hand found" threshold on the best window's score, per method, by balanced accuracy between the
    validation videos' frames (a hand in every one) and clutter scenes without a hand (their own seeds);
 3. the reader's temperature, history and crops (:mod:`.reading`), by shape accuracy over the key-pose
-   frames (a box in the wrong place counting as wrong).
+   frames (a box in the wrong place counting as wrong); the cheaper reading (fewer network re-crops; 0: the
+   frame-pass reading of the scan's own windows) wins when it is within the shared operating-point margin of
+   the best (:func:`cheapest_reading`).
 
 Validation videos: :func:`..data.hand_video.find_hand_frames` of their own seeds (``validation_video_seeds``,
 never a test video's), key poses drawn from all 2430 classes (:func:`..data.hand_video.random_key_poses`).
@@ -20,7 +22,7 @@ from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from functools import partial
 
-from ..selection.policy import record
+from ..selection.policy import TOLERANCE, paired_se, record
 from ..settings.hand import options
 
 #: every choice here is scored on generated validation videos (their own seeds, never a test video's)
@@ -245,11 +247,12 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
             for m in methods:
                 r = scanners[m].scan(frame)
                 hit = r.best_box is not None and iou(r.best_box, truth) >= 0.5
-                readers[m].crops = max(crops)
-                parts = (None if r.best_box is None else          # no window held a hand candidate
-                         readers[m].responses(cv2.cvtColor(frame, cv2.COLOR_RGB2GRAY), r.best_box))
+                # the reader's own path (HandReader.parts): the most re-crops (fewer are their first ones) and the
+                # scan's windows; None where no window held a hand candidate
+                parts = (None if r.best_box is None or max(crops) == 0 else readers[m].parts(frame, r, max(crops))[0])
+                windows = None if r.best_box is None or 0 not in crops else readers[m].parts(frame, r, 0)
                 frames[m].append({"seed": seed, "label": label, "hit": hit, "score": _best(r),
-                                  "box": r.best_box, "parts": parts})
+                                  "box": r.best_box, "parts": parts, "windows": windows})
         report(progress, 0.6 * (seeds.index(seed) + 1) / len(seeds), "reader validation videos")
     neg = {m: np.array([_best(scanners[m].scan(g)) for g in _no_hand_scenes(opt["no_hand_frames"], (h, w))])
            for m in methods}
@@ -265,26 +268,25 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
     from ..data.hand_pose import class_name
 
     grid = [(t, hh, c) for t in temps for hh in hists for c in crops]
-    acc = {m: {} for m in methods}
+    right = {m: {} for m in methods}                       # per setting: each key-pose frame read right or not
     for m in methods:
         rd = readers[m]
         truth = [None if f["label"] is None else class_name(*f["label"]) for f in frames[m]]
         for t, hh, c in grid:
             rd.set_history(hh)
-            good = n = 0
+            ok = []
             for f, tn in zip(frames[m], truth):
-                found = f["parts"] is not None and f["score"] >= thresholds[m]
-                prob = rd.integrate(rd.probabilities(f["parts"][:c], t) if found else None, f["box"])
+                found = f["box"] is not None and f["score"] >= thresholds[m]
+                prob = rd.integrate(frame_probabilities(rd, f, c, t) if found else None, f["box"])
                 if tn is None:
                     continue
-                n += 1
-                if prob is None or not f["hit"]:
-                    continue
-                got = read_probabilities(prob, rd.groups, rd.group_names, rd.orient)
-                good += got.shape is not None and got.shape == tn.partition(" · ")[0]
-            acc[m][(t, hh, c)] = good / max(n, 1)
+                got = None if prob is None or not f["hit"] else read_probabilities(prob, rd.groups, rd.group_names,
+                                                                                   rd.orient)
+                ok.append(got is not None and got.shape is not None and got.shape == tn.partition(" · ")[0])
+            right[m][(t, hh, c)] = np.asarray(ok, bool)
+    acc = {m: {g: float(right[m][g].mean()) if len(right[m][g]) else 0.0 for g in grid} for m in methods}
     mean = {g: 0.5 * (acc["classmap"][g] + acc["brute_force"][g]) for g in grid}
-    best = max(grid, key=lambda g: (mean[g], -g[1], -g[2], -g[0]))
+    best, cheap = cheapest_reading(grid, mean, {g: np.concatenate([right[m][g] for m in methods]) for g in grid})
     out["reading"] = {"temperature": best[0], "history": best[1], "crops": best[2]}
     sure, calibration = sure_threshold(readers, frames, thresholds, best, methods)
     out["reading"]["unsure_below"] = sure
@@ -295,13 +297,52 @@ def choose_reading(rec, settings: dict, opt: dict, progress: ProgressFn = None,
                                            "(no hand), per method"),
            "reading": selection(out["reading"], [{"temperature": t, "history": hh, "crops": c} for t, hh, c in grid],
                                 {f"{t:g}/{hh}/{c}": {"mean": mean[(t, hh, c)], **{m: acc[m][(t, hh, c)] for m in methods}}
-                                 for t, hh, c in grid}, by=by, rule="best; ties: shorter history, fewer crops"),
+                                 for t, hh, c in grid}, by=by,
+                                rule=(f"the fewest network re-crops per frame (0: the frame-pass reading, no network "
+                                      f"run) whose best setting is within {100 * TOLERANCE:g} points of the best "
+                                      "setting's accuracy (the shared operating-point margin; each gap's paired "
+                                      "standard error recorded in by_crops); within one crops value the best; ties: "
+                                      "shorter history, fewer crops, lower temperature"), by_crops=cheap, tolerance=TOLERANCE),
            "unsure_below": selection(sure, ["every confidence a reading had"], calibration,
                                      by="the lowest confidence from which the readings of the validation videos' key-pose "
                                         f"frames (both methods, the chosen reading settings) name the shape right >= "
                                         f"{SURE_ACCURACY:.0%} of the time; below it a reading is shown as a guess")}
     report(progress, 1.0, "reading chosen")
     return out, sel
+
+
+def frame_probabilities(rd, f: dict, crops: int, temperature: float) -> np.ndarray:
+    """A stored validation frame ``f`` read by ``rd`` (:meth:`.reading.HandReader.probabilities`) with ``crops``
+    re-crops (the first of the stored ones) or, with 0, the scan's windows and their votes."""
+    if crops == 0:
+        parts, weights = f["windows"]
+        return rd.probabilities(parts, temperature, weights)
+    return rd.probabilities(f["parts"][:crops], temperature)
+
+
+def _tie_key(g):
+    """Prefer the more accurate, then the shorter history, fewer crops, the lower temperature."""
+    return -g[1], -g[2], -g[0]
+
+
+def cheapest_reading(grid: list, mean: dict, right: dict) -> tuple[tuple, dict]:
+    """The reader's setting ``(temperature, history, crops)``: per crops value its best setting by ``mean``
+    accuracy; of those, the fewest crops (0, the frame-pass reading, is the cheapest: no network run) whose
+    accuracy is within :data:`TOLERANCE` (the shared operating-point margin) of the best setting's overall.
+    The paired standard error of each gap (``right``: per setting, each read right or not, the same reads in
+    the same order) is recorded, not added: the best setting is the maximum of the whole grid (its accuracy is
+    flattered by the choice), and on a few hundred reads one standard error (0.5-1.5 points) would refuse even
+    an equally accurate cheaper reading. Returns the setting and per crops value ``{setting, accuracy, gap,
+    gap_se, within}``."""
+    top = max(grid, key=lambda g: (mean[g], *_tie_key(g)))
+    per = {}
+    for c in sorted({g[2] for g in grid}):
+        g = max((x for x in grid if x[2] == c), key=lambda x: (mean[x], *_tie_key(x)))
+        gap = mean[top] - mean[g]
+        per[c] = {"setting": f"{g[0]:g}/{g[1]}/{g[2]}", "accuracy": mean[g], "gap": gap,
+                  "gap_se": paired_se(right[g], right[top]), "within": bool(gap <= TOLERANCE + 1e-12), "_g": g}
+    chosen = per[min(c for c, row in per.items() if row["within"])]["_g"]
+    return chosen, {str(k): {x: v for x, v in row.items() if x != "_g"} for k, row in per.items()}
 
 
 #: a reading is shown as "sure" only where the validation videos' readings this confident were right this often
@@ -322,8 +363,8 @@ def sure_threshold(readers, frames, thresholds, setting, methods) -> tuple[float
         rd = readers[m]
         rd.set_history(hh)
         for f in frames[m]:
-            found = f["parts"] is not None and f["score"] >= thresholds[m]
-            prob = rd.integrate(rd.probabilities(f["parts"][:c], t) if found else None, f["box"])
+            found = f["box"] is not None and f["score"] >= thresholds[m]
+            prob = rd.integrate(frame_probabilities(rd, f, c, t) if found else None, f["box"])
             if f["label"] is None or prob is None:
                 continue
             got = read_probabilities(prob, rd.groups, rd.group_names, rd.orient)
@@ -344,6 +385,6 @@ def sure_threshold(readers, frames, thresholds, setting, methods) -> tuple[float
                   "chosen_share": float(np.mean(conf >= sure)) if len(conf) else 0.0, "table": table}
 
 
-__all__ = ["CHOICE_OPTIONS", "SURE_ACCURACY", "sure_threshold", "choose_detection", "choose_reading", "choose_scan", "found_threshold", "validation_video"]
+__all__ = ["CHOICE_OPTIONS", "SURE_ACCURACY", "cheapest_reading", "frame_probabilities", "sure_threshold", "choose_detection", "choose_reading", "choose_scan", "found_threshold", "validation_video"]
 
 

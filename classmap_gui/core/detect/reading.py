@@ -6,9 +6,13 @@ classes were trained, so :class:`HandReader`:
 
 1. **re-crops** the voted box (:func:`.boxes.vote_box`) to the training framing — the box is the square
    that frames the hand as the ``hand-pose`` images do — at ``crops`` small shifts of it, and classifies each
-   crop with the scan's method (ClassMap's filter-and-refine, or every classifier: brute force);
-2. turns each crop's responses into **probabilities**: a softmax of response / ``temperature`` over the
-   classes evaluated (ClassMap: its refined candidates, every other class 0), averaged over the crops;
+   crop with the scan's method (ClassMap's filter-and-refine, or every classifier: brute force); or, with
+   ``crops`` 0 (the **frame-pass reading**), runs no network at all: the windows that voted for the box,
+   already embedded and classified by the scan, are read with their votes as weights
+   (:class:`.box_windows.BoxWindows`, ``ScanResult.box_windows``);
+2. turns each crop's (window's) responses into **probabilities**: a softmax of response / ``temperature`` over
+   the classes evaluated (ClassMap: its refined candidates, every other class 0), averaged over the crops
+   (the windows: weighted by their votes);
 3. **integrates** them along the hand's track in a video: the mean over the last ``history`` frames whose
    boxes overlap (IoU >= :data:`TRACK_IOU`); a frame without a hand, or a jump, starts a new track;
 4. scores every **shape by its orientation classes together** (the sum of their probabilities): the shape
@@ -165,7 +169,8 @@ class HandReader:
 
     ``recogniser``: the scanner's; ``method``: "classmap" or "brute_force" (the scanner's). ``temperature``,
     ``history``, ``crops``: None takes the model's ``metadata["detection"]["reading"]``, else
-    :data:`DEFAULTS`. Keeps the track's recent probabilities: one reader per video or camera.
+    :data:`DEFAULTS`; ``crops`` 0 reads the scan's own windows (the frame-pass reading: no network run; a scan
+    result without them is read from one re-crop). Keeps the track's recent probabilities: one reader per video or camera.
     ``blas_threads``: brute force's product on at most this many BLAS threads (None: BLAS's own; default one:
     a few re-crops make a small product, and BLAS's spinning workers would slow the next frame, see
     :class:`.scanner.Scanner`).
@@ -180,7 +185,7 @@ class HandReader:
         self.rec, self.method = rec, method
         self.temperature = float(saved["temperature"] if temperature is None else temperature)
         self.history = max(1, int(saved["history"] if history is None else history))
-        self.crops = min(len(_SHIFTS), max(1, int(saved["crops"] if crops is None else crops)))
+        self.crops = min(len(_SHIFTS), max(0, int(saved["crops"] if crops is None else crops)))
         self.groups, self.group_names, self.orient = shape_groups(rec.class_names)
         W, b = linear_weights(rec.classifier)
         self.W = np.ascontiguousarray(W, np.float32)
@@ -200,11 +205,12 @@ class HandReader:
         self._track.clear()
         self._last_box = None
 
-    def responses(self, grey: np.ndarray, box) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per re-crop of ``box``: ``(classes, responses)`` by the reader's method (ClassMap: its refined
-        candidates; brute force: every class)."""
+    def responses(self, grey: np.ndarray, box, crops: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per re-crop of ``box`` (``crops`` of them, None: the reader's own, at least one): ``(classes,
+        responses)`` by the reader's method (ClassMap: its refined candidates; brute force: every class)."""
         ctx = float(getattr(self.rec.features, "context_", 0.0))
-        crops = np.stack([square_crop(grey, box, self.rec.image_size, sh, ctx) for sh in _SHIFTS[:self.crops]])
+        k = max(1, self.crops if crops is None else int(crops))
+        crops = np.stack([square_crop(grey, box, self.rec.image_size, sh, ctx) for sh in _SHIFTS[:k]])
         X = np.ascontiguousarray(self.rec.transform(crops), np.float32)
         if self.method == "brute_force":
             with blas_limit(self.blas_threads):
@@ -214,13 +220,26 @@ class HandReader:
         pred = self.rec.classmap.predict_result(X, bank=self.rec.classifier)
         return [(np.asarray(pred.top_classes[i]), np.asarray(pred.top_scores[i], np.float64)) for i in range(len(X))]
 
-    def probabilities(self, parts, temperature: float | None = None) -> np.ndarray:
-        """The crops' responses (:meth:`responses`) as one ``(C,)`` probability vector over the hand classes
-        (their mean; the background class left out: the scan's calibrated "hand found" has decided that)."""
+    def probabilities(self, parts, temperature: float | None = None, weights=None) -> np.ndarray:
+        """The crops' responses (:meth:`responses`) or the scan's windows' (:meth:`parts`) as one ``(C,)``
+        probability vector over the hand classes (their mean, weighted by ``weights (k,)`` when given; the
+        background class left out: the scan's calibrated "hand found" has decided that)."""
         t = self.temperature if temperature is None else temperature
         C = len(self.groups)
         hand = [(c[self.groups[c] >= 0], s[self.groups[c] >= 0]) for c, s in parts]
-        return np.mean([softmax_scores(c, s, C, t) for c, s in hand], axis=0)
+        return np.average([softmax_scores(c, s, C, t) for c, s in hand], axis=0, weights=weights)
+
+    def parts(self, frame: np.ndarray, result, crops: int | None = None) -> tuple[list, np.ndarray | None]:
+        """``(parts, weights or None)`` this reader reads a scanned frame (RGB or grey) from (``crops``: None, its
+        own): with crops 0 the windows that voted for the box and their votes (``result.box_windows``; a result
+        without them: one re-crop), else the re-crops' responses (:meth:`responses`), equal weights. One path for
+        every caller (Find the hand, ``bench scan``, the build's choice): a chosen setting reads the same everywhere."""
+        crops = self.crops if crops is None else int(crops)
+        win = getattr(result, "box_windows", None)
+        if crops == 0 and win is not None:
+            return win.parts, win.weights
+        grey = frame if frame.ndim == 2 else cv2.cvtColor(np.asarray(frame), cv2.COLOR_RGB2GRAY)
+        return self.responses(grey, result.best_box, max(1, crops)), None
 
     def integrate(self, prob: np.ndarray | None, box) -> np.ndarray | None:
         """Add this frame's probabilities to the track (None: no hand, the track ends) and return the
@@ -241,8 +260,8 @@ class HandReader:
         if box is None or not result.hand_found:
             self.integrate(None, None)
             return Reading(False, None, None, "", 0.0, box)
-        grey = frame if frame.ndim == 2 else cv2.cvtColor(np.asarray(frame), cv2.COLOR_RGB2GRAY)
-        prob = self.last_probabilities = self.integrate(self.probabilities(self.responses(grey, box)), box)
+        parts, weights = self.parts(frame, result)
+        prob = self.last_probabilities = self.integrate(self.probabilities(parts, weights=weights), box)
         return read_probabilities(prob, self.groups, self.group_names, self.orient, True, box, self.rule)
 
 

@@ -43,10 +43,12 @@ import numpy as np
 from ..classify.kernels.batch import embed_batch
 from ..classify.classmap.bank_view import linear_weights
 from ..data.imageset import BACKGROUND_CLASS
-from ..errors import ConfigError, ModelFormatError, NotFittedError
+from ..errors import ConfigError, NotFittedError
 from ..timing import blas_limit
-from .dense_hog import HOG_SETTINGS, DenseHOG, is_hog
+from .dense_hog import DenseHOG, is_hog
 from .boxes import vote_box
+from .box_windows import BoxWindows, voters
+from .cascade import finder_hog, window_crop
 from .detector import HandDetector
 from .pyramid import DEFAULT_SIDES, NetworkPyramid, WindowPyramid, is_window_network
 from ..settings.hand import defaults, model_detection
@@ -70,7 +72,9 @@ class ScanResult:
     ``windows``: windows classified; ``evaluations``: mean classifier evaluations per window;
     ``timings``: seconds per stage (features, classify, select, total) and within classify ("classify:
     embedding+filter", "classify: refine", "classify: background" for ClassMap; "classify: gemm",
-    "classify: best class" for brute force).
+    "classify: best class" for brute force) and "select: box windows".
+    ``box_windows``: the windows that voted for the best box, with their responses and votes
+    (:class:`.box_windows.BoxWindows`: what a frame-pass reading reads), None without a box.
     """
 
     boxes: np.ndarray
@@ -82,6 +86,7 @@ class ScanResult:
     windows: int
     evaluations: float
     timings: dict = field(default_factory=dict)
+    box_windows: BoxWindows | None = None
 
     @property
     def best_box(self) -> np.ndarray | None:
@@ -357,37 +362,27 @@ class Scanner:
             for i, k in enumerate(kept):
                 out[i] = vote_box(boxes, score, int(k), self.vote_overlap, self.vote_temperature)
         t3 = time.perf_counter()
+        windows = None if not len(kept) else self._box_windows(boxes, score, int(kept[0]), cands)
+        t4 = time.perf_counter()
         found = self._is_hand[kept] if self.found_threshold is None else score[kept] >= self.found_threshold
         stages = {f"features: {k}": v for k, v in self.pyramid.stage_seconds.items()} if self.windowed else {}
         return ScanResult(out, score[kept].astype(np.float32), labels, found, np.asarray(top_c, np.int64),
                           np.asarray(top_s, np.float32), n, evaluations,
-                          {"features": t1 - t0, "classify": t2 - t1, "select": t3 - t2, "total": t3 - t0,
-                           **stages, **{f"classify: {k}": v for k, v in self._stages.items()}})
+                          {"features": t1 - t0, "classify": t2 - t1, "select": t4 - t2, "total": t4 - t0,
+                           **stages, **{f"classify: {k}": v for k, v in self._stages.items()},
+                           "select: box windows": t4 - t3}, windows)
 
-
-def finder_hog(spec, image_size):
-    """The cascade's window HOG (:class:`~..features.hog.HOGFeatures`, fitted to the model's crop size) from
-    ``metadata["detection"]["finder"]`` (``{"hog": its parameters}``)."""
-    from ..features.hog import HOGFeatures
-
-    try:
-        params = {k: spec["hog"][k] for k in HOG_SETTINGS}
-        hog = HOGFeatures(**params)
-        return hog.fit(np.zeros((1, *(int(v) for v in image_size)), np.uint8))
-    except (KeyError, TypeError, ValueError) as e:
-        raise ModelFormatError(f"model metadata: detection.finder is malformed ({e})") from None
-
-
-def window_crop(grey: np.ndarray, box, size: tuple[int, int]) -> np.ndarray:
-    """The frame pixels of a window ``box`` (x, y, w, h) shrunk to ``size`` (h, w), as the pyramid's level
-    shrank them (area averaging); a box over the frame's edge is padded by replicating the edge."""
-    x, y, w, h = (int(round(float(v))) for v in box[:4])
-    H, W = grey.shape
-    if x < 0 or y < 0 or x + w > W or y + h > H:
-        pad = max(0, -x, -y, x + w - W, y + h - H)
-        grey = cv2.copyMakeBorder(grey, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
-        x, y = x + pad, y + pad
-    return cv2.resize(grey[y:y + h, x:x + w], (size[1], size[0]), interpolation=cv2.INTER_AREA)
+    def _box_windows(self, boxes: np.ndarray, score: np.ndarray, k: int, cands) -> BoxWindows:
+        """The windows that voted for window ``k``'s box (:func:`.box_windows.voters`, this scanner's voting) with
+        copies of their responses: brute force's GEMM rows over the classes (the background -inf, the detector's
+        column left out), or ClassMap's refined candidates (not evaluated, or the background: -inf)."""
+        rows, weights = voters(boxes, score, k, self.vote_overlap, self.vote_temperature)
+        if cands is None:
+            every = np.arange(len(self.W))
+            parts = [(every, self._S[r, :len(self.W)].copy()) for r in rows]
+        else:
+            parts = [(cands[0][r].copy(), cands[1][r].copy()) for r in rows]
+        return BoxWindows(parts, weights, rows)
 
 
 __all__ = ["METHODS", "VOTE_OVERLAP", "VOTE_TEMPERATURE", "ScanResult", "Scanner"]

@@ -159,7 +159,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("choice", "temperatures", "0.005,0.01,0.02,0.05,0.1,0.2,0.5,1,2,5", "candidate reader temperatures (softmax of "
             "responses; a ridge bank's lie within about 2, the network head's logits over tens)"),
     Setting("choice", "histories", "1,3,5,8", "candidate reader histories (frames integrated along the hand's track)"),
-    Setting("choice", "crops", "1,5,9", "candidate reader re-crops per frame"),
+    Setting("choice", "crops", "0,1,5,9", "candidate reader re-crops per frame (0: the frame-pass reading, the "
+            "scan's own windows, no network run)"),
     Setting("choice", "frame_size", (320, 240), "frame size (w, h) the choice scans at"),
     # saved in metadata["detection"]: the scanner's settings (its defaults when a model holds none)
     Setting("scan", "sides", _SIDES, "window sides, fractions of the frame's shorter side",
@@ -184,7 +185,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("reading", "temperature", 0.05, "softmax temperature of the responses",
             rule=Rule("number", low=0.0, high=1e6, open_low=True)),
     Setting("reading", "history", 1, "frames integrated along the hand's track", rule=Rule("int", low=1, high=100_000)),
-    Setting("reading", "crops", 1, "re-crops of the voted box per frame", rule=Rule("int", low=1, high=64)),
+    Setting("reading", "crops", 1, "re-crops of the voted box per frame (0: read the scan's own windows that voted "
+            "for the box, no network run)", rule=Rule("int", low=0, high=64)),
     Setting("reading", "unsure_below", 0.5, "confidence below which a reading is shown as a guess",
             rule=Rule("number", low=0.0, high=1.0)),
 )

@@ -19,8 +19,8 @@ class ScanStream(UiThread):
     """Reads frames from a camera index or a video file and scans every frame it reads.
 
     ``frame(rgb, result, method, reading)`` carries the newest scanned frame and what the hand reader
-    (:class:`~classmap_gui.core.detect.reading.HandReader`: the voted box re-cropped, classified and integrated
-    along the hand's track) makes of it, with the reading's ranked candidates (:func:`reading_candidates`) as
+    (:class:`~classmap_gui.core.detect.reading.HandReader` with the model's reading settings: the voted box
+    re-cropped and classified, or the scan's own windows that voted for it, integrated along the hand's track) makes of it, with the reading's ranked candidates (:func:`reading_candidates`) as
     ``reading.candidates``, when the UI is free (frames scanned while it is busy are counted,
     not queued); ``rates`` maps each method to its frames/s over the last
     second of scanning; ``ended(message)`` once when it stops. ``method`` may change while running.

@@ -101,3 +101,44 @@ def test_the_fair_rule_reads_the_shapes_alone_as_the_sum_does():
         assert (a.shape, a.label, a.confidence) == (b.shape, b.label, b.confidence)
     own = shape_groups(["peace", "fist", "background"])   # a person's own classes alone: unchanged too
     assert read_probabilities(np.array([0.3, 0.6, 0.1]), *own, rule="fair").shape == "fist"
+
+
+def test_the_frame_pass_reading_names_a_rendered_hand_as_the_re_crop_does_without_running_the_features(
+        hand_detector, detector_poses, monkeypatch):
+    """crops 0 reads the windows the scan already classified (those that voted for the box, by their votes): the
+    shape it names on rendered hand frames is the one the re-crop reading names, and the recogniser's features
+    (the network, in a window-network model) are not run again for it."""
+    from classmap_gui.core.data.hand_video import find_hand_frames
+    from classmap_gui.core.detect.scanner import Scanner
+
+    frames = [(f, lab) for f, lab, _ in find_hand_frames(poses=detector_poses, hold=0.4, move=0.2, seed=5)
+              if lab is not None][::3]
+    for method in ("classmap", "brute_force"):
+        scanner = Scanner(hand_detector, method)
+        recrop, frame_pass = HandReader(hand_detector, method, crops=1), HandReader(hand_detector, method, crops=0)
+        results = [(f, lab, scanner.scan(f)) for f, lab in frames]
+        said_recrop = [recrop.read(f, r).shape for f, _, r in results]
+        calls = []
+        monkeypatch.setattr(hand_detector, "transform", lambda X: calls.append(len(X)))
+        said_pass = [frame_pass.read(f, r).shape for f, _, r in results]
+        monkeypatch.undo()
+        assert not calls, "the frame-pass reading ran the features again"
+        found = [r.hand_found for _, _, r in results]
+        assert np.mean(found) >= 0.75
+        truth = [lab[0] for _, lab, _ in results]
+        agree = np.mean([a == b for a, b, ok in zip(said_pass, said_recrop, found) if ok])
+        right = np.mean([a == t for a, t, ok in zip(said_pass, truth, found) if ok])
+        assert agree >= 0.8 and right >= 0.75, (method, agree, right)
+        w = results[0][2].box_windows
+        assert len(w.parts) == len(w.weights) >= 1 and np.isclose(w.weights.sum(), 1.0)
+
+
+def test_a_frame_pass_reader_reads_a_result_without_windows_from_one_re_crop(hand_detector, detector_poses):
+    from classmap_gui.core.data.hand_video import find_hand_frames
+    from classmap_gui.core.detect.scanner import Scanner
+
+    frame = next(f for f, lab, _ in find_hand_frames(poses=detector_poses, hold=0.4, move=0.2, seed=5) if lab)
+    r = Scanner(hand_detector, "brute_force").scan(frame)
+    one = HandReader(hand_detector, "brute_force", crops=1).read(frame, r)
+    r.box_windows = None
+    assert HandReader(hand_detector, "brute_force", crops=0).read(frame, r).shape == one.shape

@@ -25,7 +25,7 @@ BAD = [("sides", []), ("sides", [0.0]), ("sides", [1.5]), ("sides", "0.5"), ("si
        ("background_weight", "x"), ("background_weight", math.inf), ("detector_weight", [1]),
        ("vote_overlap", 0), ("vote_overlap", 2), ("vote_temperature", -1), ("found_threshold", [1, 2]),
        ("found_threshold", {"classmap": "x"}), ("found_threshold", {"classmap": math.nan}), ("found_threshold", {"other": 1.0}), ("detector", [1, 2, 3]),
-       ("reading", 7), ("reading", {"history": 0}), ("reading", {"crops": 1.5}), ("reading", {"temperature": 0}),
+       ("reading", 7), ("reading", {"history": 0}), ("reading", {"crops": 1.5}), ("reading", {"crops": -1}), ("reading", {"temperature": 0}),
        ("candidates", 0), ("finder", "hog")]
 
 
@@ -52,6 +52,11 @@ def test_good_settings_load_and_build_a_scanner_and_a_reader(rec, tmp_path):
     loaded = Recogniser.load(_saved_with(rec, tmp_path, GOOD))
     assert Scanner(loaded, "brute_force").vote_overlap == 0.3
     assert HandReader(loaded, "brute_force").history == 3
+
+
+def test_a_frame_pass_reading_setting_loads_and_builds_a_reader_that_reads_the_scans_windows(rec, tmp_path):
+    loaded = Recogniser.load(_saved_with(rec, tmp_path, {**GOOD, "reading": {**GOOD["reading"], "crops": 0}}))
+    assert HandReader(loaded, "classmap").crops == 0
 
 
 @pytest.mark.parametrize("detection", [[1, 2, 3], "x", 5, None])
