@@ -7,7 +7,8 @@ hand-pose model*, and the model ``bench scan`` tests.
    windows frame a hand; never a ``camera`` tile, skin or range), plus a :data:`BACKGROUND_CLASS` of generated
    clutter and near misses (:mod:`.background`) and, Dalal-Triggs' bootstrap, the false alarms of a first
    model in generated hand scenes. A stratified ``validation_fraction`` of every class is held out first.
-2. **Training**: the product's train path (:func:`..training.train`, the Train panel's): the network (or HOG)
+2. **Training**: the product's train path (:func:`..training.train`, the Train panel's) on the images' features
+   (encoded once, :func:`..train.encode.encode_set`; the images go before the search): the network (or HOG)
    features, an ``ova-ridge`` bank and CM-Boosted, every choice made by the one search
    (:class:`..search.ClassMapSearch`, as ``bench classmap`` and the Train panel make theirs) on the held-out
    part: the bank penalty, the reference penalty and the images that embed the classes, the refine and p —
@@ -76,7 +77,8 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     """Steps 1-3 of the module docstring; returns ``(recogniser, info)``."""
     from ..data.hand_pose import generate_hand_pose
     from ..data.hand_style import STYLES
-    from ..train.training import TrainConfig, train
+    from ..train.encode import encode_set
+    from ..train.training import TrainConfig, feature_map, train
     from .background import background_images, hard_negatives, with_background
     from .detector import train_detector
 
@@ -177,11 +179,16 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
                       test_fraction=0.1, classmap_fraction=0.15, seed=seed,
                       search={"scoring": "foreground", "tolerance": float(opt["tolerance"]), "curve_seeds": 1})
     t2 = time.perf_counter()
-    res = train(ims, cfg, validation=val_idx, progress=sub_progress(progress, 0.4, 0.78, "train"),
+    # the images are encoded once and let go: the search reads features (0.17 GB), never the 0.77 GB of crops
+    features = feature_map(cfg).fit(ims.images, ims.labels)
+    data = encode_set(ims, features, progress=sub_progress(progress, 0.4, 0.5, "train: features"),
+                      should_stop=should_stop)
+    del ims
+    res = train(data, cfg, validation=val_idx, progress=sub_progress(progress, 0.5, 0.78, "train"),
                 should_stop=should_stop)
+    del data
     rec = res.recogniser
     n_val = int(len(val_idx))
-    del ims
     seconds["train"] = time.perf_counter() - t2
     report(progress, 0.78, "p chosen on validation")
     rec.metadata["detection"] = detection
