@@ -77,7 +77,7 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     """Steps 1-3 of the module docstring; returns ``(recogniser, info)``."""
     from ..data.hand_pose import generate_hand_pose
     from ..data.hand_style import STYLES
-    from ..train.encode import encode_set
+    from ..train.encode import encode, encode_set
     from ..train.training import TrainConfig, feature_map, train
     from .background import background_images, hard_negatives, with_background
     from .detector import train_detector
@@ -156,8 +156,6 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
         del rec0
         report(progress, 0.15 + 0.25 * (r + 1) / rounds, "bootstrap")
     seconds["hard_negatives"] = time.perf_counter() - t1
-    ims = with_background(ims, np.concatenate([bg, hard]))
-    del bg
     p_sweep = [int(v) for v in _numbers(opt["p_sweep"], "p_sweep")]
     if not p_sweep:
         raise ConfigError("hand model: p_sweep must list some p")
@@ -179,11 +177,14 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
                       test_fraction=0.1, classmap_fraction=0.15, seed=seed,
                       search={"scoring": "foreground", "tolerance": float(opt["tolerance"]), "curve_seeds": 1})
     t2 = time.perf_counter()
-    # the images are encoded once and let go: the search reads features (0.17 GB), never the 0.77 GB of crops
+    # the images are encoded once and let go: the search reads features (0.17 GB), never the 0.77 GB of crops; the
+    # background class joins as feature rows (joining the images would hold both sets of crops a moment)
     features = feature_map(cfg).fit(ims.images, ims.labels)
     data = encode_set(ims, features, progress=sub_progress(progress, 0.4, 0.5, "train: features"),
                       should_stop=should_stop)
     del ims
+    data = with_background(data, encode(features, np.concatenate([bg, hard]), should_stop=should_stop))
+    del bg
     res = train(data, cfg, validation=val_idx, progress=sub_progress(progress, 0.5, 0.78, "train"),
                 should_stop=should_stop)
     del data

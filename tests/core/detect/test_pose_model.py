@@ -97,18 +97,19 @@ def test_a_crop_network_hand_model_reads_with_the_network_and_finds_with_hog():
 
 def test_the_build_lets_the_class_images_go_before_training(monkeypatch):
     """The build encodes its class images once and trains on their features: the images (0.77 GB in the default
-    build) are gone before the search starts, so a laptop's memory holds the features, not the crops."""
+    build) are gone before the search starts, and never joined to the background crops, so a laptop's memory
+    holds the features, not the crops."""
     import weakref
 
-    from classmap_gui.core.detect import background
+    from classmap_gui.core.data import hand_pose
     from classmap_gui.core.train import training
     from classmap_gui.core.train.encode import EncodedSet
 
     made, seen = [], []
-    with_background, train = background.with_background, training.train
+    generate, train = hand_pose.generate_hand_pose, training.train
 
-    def keep_a_weak_reference(imageset, images):
-        out = with_background(imageset, images)
+    def keep_a_weak_reference(*args, **kwargs):
+        out = generate(*args, **kwargs)
         made.append(weakref.ref(out.images))
         return out
 
@@ -116,8 +117,8 @@ def test_the_build_lets_the_class_images_go_before_training(monkeypatch):
         seen.append((type(data), [ref() is None for ref in made]))
         return train(data, *args, **kwargs)
 
-    monkeypatch.setattr(background, "with_background", keep_a_weak_reference)
+    monkeypatch.setattr(hand_pose, "generate_hand_pose", keep_a_weak_reference)
     monkeypatch.setattr(training, "train", train_and_look)
     rec, info = build_hand_model(TINY)
     assert seen == [(EncodedSet, [True])]            # one training, on features; the class images already freed
-    assert info["images"]["train"] > 0 and 0 < info["test_accuracy"] <= 1
+    assert rec.class_names[-1] == "background" and info["images"]["train"] > 0 and 0 < info["test_accuracy"] <= 1
