@@ -179,11 +179,11 @@ def build_hand_model(opt: dict, progress: ProgressFn = None, should_stop: StopFn
     t2 = time.perf_counter()
     # the images are encoded once and let go: the search reads features (0.17 GB), never the 0.77 GB of crops; the
     # background class joins as feature rows (joining the images would hold both sets of crops a moment)
-    features = feature_map(cfg).fit(ims.images, ims.labels)
-    data = encode_set(ims, features, progress=sub_progress(progress, 0.4, 0.5, "train: features"),
+    encoder = feature_map(cfg).fit(ims.images, ims.labels)
+    data = encode_set(ims, encoder, progress=sub_progress(progress, 0.4, 0.5, "train: features"),
                       should_stop=should_stop)
     del ims
-    data = with_background(data, encode(features, np.concatenate([bg, hard]), should_stop=should_stop))
+    data = with_background(data, encode(encoder, np.concatenate([bg, hard]), should_stop=should_stop))
     del bg
     res = train(data, cfg, validation=val_idx, progress=sub_progress(progress, 0.5, 0.78, "train"),
                 should_stop=should_stop)
