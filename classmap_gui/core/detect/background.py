@@ -83,23 +83,32 @@ def background_images(n: int, size: tuple[int, int] = (64, 64), *, seed: int = 0
     return out
 
 
-def with_background(imageset: ImageSet, images: np.ndarray) -> ImageSet:
+def with_background(imageset, images: np.ndarray):
     """``imageset`` with ``images`` (uint8, its image size, grey or colour as the set) added to the
-    :data:`BACKGROUND_CLASS` class (created as the last class when the set has none)."""
-    images = np.asarray(images)
-    if images.shape[1:] != imageset.images.shape[1:] or images.dtype != np.uint8:
-        raise DataError(f"background images must be uint8 of shape {imageset.images.shape[1:]}, got "
-                        f"{images.dtype} {images.shape[1:]}")
+    :data:`BACKGROUND_CLASS` class (created as the last class when the set has none). An encoded set
+    (:class:`~..train.encode.EncodedSet`) takes their feature rows instead, so the images need never be joined."""
+    from ..train.encode import EncodedSet
+
     names = list(imageset.class_names)
     if BACKGROUND_CLASS in names:
         label = names.index(BACKGROUND_CLASS)
     else:
         label = len(names)
         names.append(BACKGROUND_CLASS)
+    labels = np.concatenate([imageset.labels, np.full(len(images), label, np.int64)])
+    if isinstance(imageset, EncodedSet):
+        rows = np.asarray(images)
+        if rows.dtype != np.float32 or rows.shape[1:] != imageset.X.shape[1:]:
+            raise DataError(f"background features must be float32 rows of width {imageset.X.shape[1]}, got "
+                            f"{rows.dtype} {rows.shape}")
+        return EncodedSet(np.concatenate([imageset.X, rows]), labels, names, imageset.features, imageset.image_size,
+                          imageset.is_color, imageset.name)
+    images = np.asarray(images)
+    if images.shape[1:] != imageset.images.shape[1:] or images.dtype != np.uint8:
+        raise DataError(f"background images must be uint8 of shape {imageset.images.shape[1:]}, got "
+                        f"{images.dtype} {images.shape[1:]}")
     sources = None if imageset.sources is None else list(imageset.sources) + [""] * len(images)
-    return ImageSet(np.concatenate([imageset.images, images]),
-                    np.concatenate([imageset.labels, np.full(len(images), label, np.int64)]),
-                    names, sources, [], imageset.name)
+    return ImageSet(np.concatenate([imageset.images, images]), labels, names, sources, [], imageset.name)
 
 
 

@@ -136,7 +136,8 @@ def measure_latency_speedup(recogniser: Recogniser, X: np.ndarray, *, n_single: 
 
 def evaluate(recogniser: Recogniser, imageset: ImageSet, *, top: int = 5, progress: ProgressFn = None,
              should_stop: StopFn = None, measure_latency: bool = True, return_predictions: bool = False):
-    """Score ``recogniser`` on the labelled ``imageset`` (class names must be the model's, in order).
+    """Score ``recogniser`` on the labelled ``imageset`` (class names must be the model's, in order), or on an
+    :class:`~.encode.EncodedSet` of it (its feature rows classified: ``Recogniser.predict_features``).
 
     Returns an :class:`EvalReport`, or ``(EvalReport, Prediction)`` with ``return_predictions`` (the
     prediction of every image, in order). ``measure_latency``: also time brute force against the
@@ -160,17 +161,19 @@ def evaluate(recogniser: Recogniser, imageset: ImageSet, *, top: int = 5, progre
     evals = np.empty(n, np.int64)
     timings: dict[str, float] = {}
     sample = None
+    rows = getattr(imageset, "X", None)             # an EncodedSet: its rows are the features
     for s in range(0, n, SCORE_CHUNK):
         check_stop(should_stop)
         e = min(n, s + SCORE_CHUNK)
-        p = recogniser.predict(imageset.images[s:e], top=top, should_stop=should_stop)
+        p = recogniser.predict(imageset.images[s:e], top=top, should_stop=should_stop) if rows is None else \
+            recogniser.predict_features(rows[s:e], top=top, should_stop=should_stop)
         pred_labels[s:e] = p.labels
         tops.append((p.top_classes, p.top_scores))  # a ClassMap returns at most p candidates
         evals[s:e] = p.evaluations
         for k, v in p.timings.items():
             timings[k] = timings.get(k, 0.0) + v
         if sample is None and measure_latency and recogniser.classmap is not None:
-            sample = recogniser.transform(imageset.images[s:min(e, s + 1000)])
+            sample = recogniser.transform(imageset.images[s:min(e, s + 1000)]) if rows is None else rows[s:s + 1000]
         report(progress, e / n, "evaluating")
     top_classes = np.concatenate([t[0] for t in tops])
     top_scores = np.concatenate([t[1] for t in tops])

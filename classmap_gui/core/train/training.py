@@ -1,6 +1,7 @@
 """Training and evaluation of a :class:`~classmap_gui.core.recogniser.Recogniser` — what the CLI and GUI both call.
 
-``train(imageset, TrainConfig(...))`` checks the set (a clear DataError before any work), splits it
+``train(imageset, TrainConfig(...))`` checks the set (an :class:`~.encode.EncodedSet`: a set already encoded, whose
+pixels the caller has let go) (a clear DataError before any work), splits it
 stratified (train / test, and a held-out embedding part when a ClassMap is requested; or takes the
 caller's ``parts``), fits the feature map, hands the parts to the one search
 (:class:`.search.ClassMapSearch`: every setting given as ``"auto"`` or a list of candidates, the bank's
@@ -20,7 +21,7 @@ import numpy as np
 from ..data import ImageSet
 from ..data.imageset import BACKGROUND_CLASS
 from ..errors import ConfigError, DataError
-from .encode import encode
+from .encode import EncodedSet, encode
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .evaluation import DENSE_CONFUSION_MAX, EvalReport, cost_line, evaluate, measure_latency_speedup  # noqa: F401
 from ..recogniser import Prediction, Recogniser
@@ -99,6 +100,17 @@ def make_search(config: TrainConfig) -> ClassMapSearch:
     return search
 
 
+def feature_map(config: TrainConfig, search: ClassMapSearch | None = None):
+    """The unfitted feature map :func:`train` fits for ``config`` (the bank says which it needs: the compressive
+    CNN sketch replaces the requested one), seeded by ``config.seed``; what a caller encodes an
+    :class:`~.encode.EncodedSet` with."""
+    from ..registry import make_features
+
+    search = search or make_search(config)
+    feature_name, feature_params = search.unfitted_bank().features_for(config.features, config.features_params)
+    return _seeded(make_features(feature_name, **feature_params), feature_params, config.seed)
+
+
 def split_parts(labels: np.ndarray, config: TrainConfig, groups: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The parts :func:`train` makes of a set with these ``labels (n,)`` and capture ``groups (n,)``:
     ``{"train", "test", "embedding", "validation"}`` -> sorted int64 indices (stratified by ``config.seed``,
@@ -123,18 +135,20 @@ def split_with_info(labels: np.ndarray, config: TrainConfig,
     return parts, info
 
 
-def train(imageset: ImageSet, config: TrainConfig | None = None, *, parts: dict | None = None,
+def train(imageset: ImageSet | EncodedSet, config: TrainConfig | None = None, *, parts: dict | None = None,
           validation: np.ndarray | None = None, progress: ProgressFn = None, should_stop: StopFn = None) -> TrainResult:
     """Train a recogniser on ``imageset`` as ``config`` says and evaluate it on a held-out part.
 
     ``parts``: the caller's split instead of :func:`split_parts` (``{"train", "test", "embedding"}`` and
     optionally ``"validation"`` -> indices into ``imageset``; validation rows must lie in ``train``), e.g. a
     benchmark's fixed parts. ``validation``: indices of the rows to choose on (the rest is split as usual and
-    they join the training part for the refit), e.g. the hand model's held-out crops. Raises DataError (before any training) for a set that cannot be trained on,
-    ConfigError for a bad setting or overlapping parts, Cancelled when ``should_stop()`` turns true.
+    they join the training part for the refit), e.g. the hand model's held-out crops. ``imageset`` may be an
+    :class:`~.encode.EncodedSet` (its rows encoded by :func:`feature_map`'s map, fitted: none is fitted here).
+    Only feature rows reach the search: the training and embedding parts are encoded from the set's rows (no copy of
+    their images) and the test part's images are gathered for the evaluation, after it. Raises DataError (before any
+    training) for a set that cannot be trained on, ConfigError for a bad setting or overlapping parts, Cancelled when
+    ``should_stop()`` turns true.
     """
-    from ..registry import make_features
-
     config = config or TrainConfig()
     timings: dict[str, float] = {}
     use_classmap = config.classmap is not None
@@ -153,9 +167,13 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, parts: dict 
     choosing = search.searches()
     min_per_class = 1 + len(fractions) + 1 + choosing  # two to train on, one in every held-out part
     imageset.check_trainable(min_per_class=min_per_class)
-    # the bank says which feature map it needs (the compressive CNN sketch replaces the requested one)
-    feature_name, feature_params = search.unfitted_bank().features_for(config.features, config.features_params)
-    features = _seeded(make_features(feature_name, **feature_params), feature_params, config.seed)
+    encoded = isinstance(imageset, EncodedSet)
+    features = feature_map(config, search)
+    if encoded:
+        if type(imageset.features) is not type(features):
+            raise ConfigError(f"encoded set {imageset.name!r}: its rows are {type(imageset.features).__name__} "
+                              f"features, the training settings ask for {type(features).__name__}")
+        features = imageset.features
 
     if parts is None and validation is not None:
         val_rows = np.unique(np.asarray(validation, np.int64))
@@ -169,32 +187,35 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, parts: dict 
     else:
         split, split_info = _given_parts(parts, len(imageset), use_classmap)
     split_info = _split_note(split_info, imageset.class_names)
-    # the training part is never copied out of the set (a hand model's 84 000 crops: 0.7 GB): its labels here, its
-    # images gathered chunk by chunk by encode(); only the feature map's fit sees a transient copy
+    # no part's images are copied out of the set before the search (a hand model's 84 000 crops: 0.77 GB): the
+    # training and embedding parts are gathered chunk by chunk by encode(); only the feature map's fit sees a
+    # transient copy; the test part is taken for the evaluation
     train_rows = split["train"]
     train_labels = np.asarray(imageset.labels)[train_rows]
-    test_set = imageset.subset(split["test"]) if len(split["test"]) else None
-    embed_set = imageset.subset(split["embedding"]) if use_classmap else None
     missing = np.flatnonzero(np.bincount(train_labels, minlength=len(imageset.class_names)) == 0)
     if len(missing):
         raise DataError(f"image set {imageset.name!r}: no training images left for class(es) "
                         + ", ".join(repr(imageset.class_names[c]) for c in missing[:10])
                         + " after holding out test images; add images or lower the test fraction")
-    sizes = {"train": len(train_rows), "test": 0 if test_set is None else len(test_set),
-             "embedding": 0 if embed_set is None else len(embed_set)}
+    sizes = {"train": len(train_rows), "test": len(split["test"]), "embedding": len(split["embedding"]) if use_classmap else 0}
 
     t = time.perf_counter()
     check_stop(should_stop)
-    features.fit(imageset.images[train_rows], train_labels, progress=sub_progress(progress, 0.0, 0.15, "features: fit"),
-                 should_stop=should_stop)
-    # encode(): chunks of features.transform, sent to the cluster under parallel_backend("dask")
-    X = encode(features, imageset.images, rows=train_rows, progress=sub_progress(progress, 0.15, 0.3, "features: encode"),
-               should_stop=should_stop)
     Xe = ye = None
-    if use_classmap:
-        Xe = encode(features, embed_set.images, progress=sub_progress(progress, 0.3, 0.35, "features: encode"),
-                    should_stop=should_stop)
-        ye = embed_set.labels
+    if encoded:
+        X = imageset.X[train_rows]
+        if use_classmap:
+            Xe, ye = imageset.X[split["embedding"]], imageset.labels[split["embedding"]]
+    else:
+        features.fit(imageset.images[train_rows], train_labels,
+                     progress=sub_progress(progress, 0.0, 0.15, "features: fit"), should_stop=should_stop)
+        # encode(): chunks of features.transform, sent to the cluster under parallel_backend("dask")
+        X = encode(features, imageset.images, rows=train_rows,
+                   progress=sub_progress(progress, 0.15, 0.3, "features: encode"), should_stop=should_stop)
+        if use_classmap:
+            Xe = encode(features, imageset.images, rows=split["embedding"],
+                        progress=sub_progress(progress, 0.3, 0.35, "features: encode"), should_stop=should_stop)
+            ye = imageset.labels[split["embedding"]]
     timings["features"] = time.perf_counter() - t
 
     # the one search: choices on validation (carved from train), then the refit on all of train
@@ -206,10 +227,12 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, parts: dict 
     if not choosing:
         val[:] = False
     ids = {"fit": split["train"][~val], "validation": split["train"][val], "embedding": split["embedding"]}
-    search.fit(X[~val], train_labels[~val], X[val], train_labels[val], Xe, ye, row_ids=ids,
+    X_fit, X_val = X[~val], X[val]
+    del X                                           # the parts are the search's: one copy of the training rows
+    search.fit(X_fit, train_labels[~val], X_val, train_labels[val], Xe, ye, row_ids=ids,
                unseen={"test": split["test"]}, progress=sub_progress(progress, 0.35, 0.85, "choosing on validation"),
                should_stop=should_stop)
-    del X, Xe
+    del X_fit, X_val, Xe
     timings["search"] = time.perf_counter() - t
     bank, classmap = search.bank_, search.classmap_
 
@@ -217,6 +240,7 @@ def train(imageset: ImageSet, config: TrainConfig | None = None, *, parts: dict 
                             grey=not imageset.is_color)
     check_stop(should_stop)
     t = time.perf_counter()
+    test_set = imageset.subset(split["test"]) if len(split["test"]) else None
     on = test_set if test_set is not None else imageset.subset(train_rows)
     rep, preds = evaluate(recogniser, on, progress=sub_progress(progress, 0.85, 1.0, "evaluating"),
                           should_stop=should_stop, return_predictions=True)

@@ -154,3 +154,32 @@ def test_a_boosted_embedding_with_a_reference_bank_holds_one_matrix_of_classifie
     outputs, triples = n * C * 4, 2000 * C * 4           # AdaBoost's weak outputs: one (C, n_triples) matrix
     assert peak < 3.5 * outputs + triples, f"the embedding held {(peak - triples) / outputs:.2f} times its outputs"
     assert (cm.predict_result(X[::7], bank=bank).labels == y[::7]).mean() > 0.9
+
+
+def test_the_classifier_outputs_are_not_held_while_adaboost_runs_or_the_threshold_is_learnt():
+    """The hand model's classifier outputs (75 000 x 2431: 0.73 GB) and AdaBoost's weak outputs (2431 x 60 000:
+    0.58 GB) are never both held: the outputs are read again block by block, recomputed bit for bit, to build
+    the weak outputs and to learn the threshold (the build's peak memory had both, and |H| beside H)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    C, n, D, T = 300, 30000, 16, 20000
+    centres = rng.normal(size=(C, D)).astype(np.float32)
+    y = np.repeat(np.arange(C), n // C)
+    X = centres[y] + 0.5 * rng.normal(size=(n, D)).astype(np.float32)
+    bank = OneVsAllRidge(alpha=1.0).fit(X, y)
+    held: dict[str, int] = {}
+
+    def progress(fraction, stage=""):
+        if stage in ("embedding: boosting", "embedding: threshold"):
+            held[stage] = max(held.get(stage, 0), tracemalloc.get_traced_memory()[0])
+    tracemalloc.start()
+    try:
+        cm = ClassMap(d=20, p=10, refine="v3", n_triples=T, random_state=0).fit_embedding(bank, X, y, progress=progress)
+    finally:
+        tracemalloc.stop()
+    outputs, weak = n * C * 4, T * C * 4
+    assert set(held) == {"embedding: boosting", "embedding: threshold"}
+    assert held["embedding: boosting"] < weak + outputs / 2, "the outputs were held beside AdaBoost's weak outputs"
+    assert held["embedding: threshold"] < outputs / 2, "the outputs were held while the threshold was learnt"
+    assert (cm.predict_result(X[::7], bank=bank).labels == y[::7]).mean() > 0.8

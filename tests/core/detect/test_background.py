@@ -29,6 +29,22 @@ def test_with_background_adds_or_extends_the_class():
         with_background(ims, np.zeros((2, 9, 9), np.uint8))
 
 
+def test_an_encoded_set_takes_the_background_as_feature_rows():
+    """The hand model's build joins its background crops as feature rows: the same labels and names as joining the
+    images, the rows after the set's own."""
+    from classmap_gui.core.features.pixels import PixelFeatures
+    from classmap_gui.core.train.encode import encode, encode_set
+
+    ims = ImageSet(np.arange(256, dtype=np.uint8).reshape(4, 8, 8), np.array([0, 0, 1, 1]), ["a", "b"], name="t")
+    bg = np.full((3, 8, 8), 7, np.uint8)
+    pixels = PixelFeatures().fit(ims.images)
+    out, joined = with_background(encode_set(ims, pixels), encode(pixels, bg)), with_background(ims, bg)
+    assert out.class_names == joined.class_names and np.array_equal(out.labels, joined.labels)
+    assert np.array_equal(out.X, pixels.transform(joined.images)) and out.features is pixels
+    with pytest.raises(DataError, match="background features"):
+        with_background(out, np.zeros((2, 5), np.float32))
+
+
 def test_hard_negatives_are_windows_that_miss_the_hand(hand_detector):
     crops = hard_negatives(hand_detector, 12, seed=3, per_scene=4)
     assert crops.shape == (12, *hand_detector.image_size) and crops.std() > 5

@@ -126,3 +126,24 @@ def test_reference_penalty_trains_smoother_references(digits):
     with pytest.raises(ConfigError, match="reference_penalty"):
         train(digits, TrainConfig(features="pixels", bank="ova-ridge",
                                   classmap={"d": 4, "p": 3, "reference_penalty": -1}))
+
+
+def test_an_encoded_set_trains_the_same_model_as_its_images(with_classmap, digits):
+    """A caller that encodes its images and lets them go (the hand model's build) trains the very model the images
+    train: the same split, bank, ClassMap and test-part report, from feature rows alone."""
+    from classmap_gui.core.train.encode import encode_set
+    from classmap_gui.core.train.training import feature_map
+
+    cfg = TrainConfig(features="pixels", bank="ova-ridge", classmap={"d": 4, "p": 3, "n_triples": 2000}, seed=3)
+    encoded = encode_set(digits, feature_map(cfg).fit(digits.images))
+    assert not hasattr(encoded, "images")                               # no pixels travel with it
+    res = train(encoded, cfg)
+    assert {k: v.tolist() for k, v in res.split.items()} == {k: v.tolist() for k, v in with_classmap.split.items()}
+    a, b = res.recogniser, with_classmap.recogniser
+    assert np.array_equal(a.classifier.coef_, b.classifier.coef_)
+    assert np.array_equal(a.classmap.reference_, b.classmap.reference_)
+    assert np.array_equal(a.classmap.class_embeddings_, b.classmap.class_embeddings_)
+    assert res.report.accuracy == with_classmap.report.accuracy
+    assert np.array_equal(res.test_predictions.labels, with_classmap.test_predictions.labels)
+    with pytest.raises(ConfigError, match="features"):                  # rows of another feature map are refused
+        train(encoded, TrainConfig(features="hog", bank="ova-ridge", seed=3))

@@ -58,7 +58,19 @@ def n_classifiers(bank) -> int:
     return len(bank.classes_)
 
 
-def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chunk: int = 4096) -> np.ndarray:
+#: rows of ``X`` per GEMM in :func:`classifier_outputs` and :func:`output_blocks` (the same calls in both: BLAS
+#: results depend on a call's shape, so a block recomputed by the other is bit for bit the same)
+OUTPUT_CHUNK = 4096
+
+
+def _linear_outputs(X: np.ndarray, W: np.ndarray, b: np.ndarray, start: int, out: np.ndarray) -> np.ndarray:
+    """Rows ``start:start + len(out)`` of ``X @ W.T + b`` into ``out``: one block of :func:`classifier_outputs`."""
+    np.dot(X[start:start + len(out)], W.T, out=out)
+    out += b
+    return out
+
+
+def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chunk: int = OUTPUT_CHUNK) -> np.ndarray:
     """Raw outputs of classifiers ``rows`` (default all) on ``X (n, D)`` -> ``(n, k) float32``."""
     W, b = linear_weights(bank)
     X = np.asarray(X, np.float32)
@@ -67,8 +79,7 @@ def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chun
             W, b = W[rows], b[rows]
         out = np.empty((len(X), W.shape[0]), np.float32)
         for i in range(0, len(X), chunk):
-            np.dot(X[i:i + chunk], W.T, out=out[i:i + chunk])
-        out += b
+            _linear_outputs(X, W, b, i, out[i:i + chunk])
         return out
     if rows is None:
         if bank_kind(bank) == "pairs":
@@ -77,6 +88,23 @@ def classifier_outputs(bank, X: np.ndarray, rows: np.ndarray | None = None, chun
             return all_scores(bank, X)
     sel = np.broadcast_to(np.asarray(rows, np.int64), (len(X), len(rows)))
     return subset_scores(bank, X, sel)
+
+
+def output_blocks(bank, X: np.ndarray):
+    """:func:`classifier_outputs` of every classifier of a linear ``bank`` on ``X (n, D)``, block by block and
+    recomputed on each reading: a function returning an iterator of ``(start, (m, K) float32 rows start:start + m)``,
+    the very values ``classifier_outputs(bank, X)`` holds (the same GEMM per block), so a caller reads the
+    outputs more than once without keeping the ``(n, K)`` matrix. None for a bank without weights."""
+    W, b = linear_weights(bank)
+    if W is None:
+        return None
+    X = np.asarray(X, np.float32)
+
+    def blocks():
+        buf = np.empty((min(len(X), OUTPUT_CHUNK), W.shape[0]), np.float32)
+        for i in range(0, len(X), OUTPUT_CHUNK):
+            yield i, _linear_outputs(X, W, b, i, buf[:min(OUTPUT_CHUNK, len(X) - i)])
+    return blocks
 
 
 class BruteForce:

@@ -15,6 +15,10 @@ in float32 chunks, into ``H (K, T)`` scaled per row to [-1, 1]; a round is then 
 ``r = H @ w`` (the Schapire-Singer bound picks the candidate of largest r), followed by an
 exact line search for alpha on the few best candidates. When ``T * K`` floats exceed the
 memory budget a random subset of the candidate classifiers is used (fixed for the run).
+
+The classifier outputs ``M (n, K)`` that :func:`boost_references` and :func:`learn_threshold` read may be given
+as row blocks (:func:`.bank_view.output_blocks`: recomputed on each reading), so the caller can let the matrix go
+before ``H`` is built: a hand model's M is 0.73 GB and its H 0.58 GB, never both held.
 """
 from __future__ import annotations
 
@@ -80,16 +84,22 @@ def sample_triples(y: np.ndarray, n_triples: int, class_pool: np.ndarray, rng: n
     return idx, pos, neg
 
 
-def boost_references(M: np.ndarray, E: np.ndarray, idx: np.ndarray, pos: np.ndarray, neg: np.ndarray,
+def row_blocks(M):
+    """``M``'s rows as :func:`.bank_view.output_blocks` gives them: ``M`` itself when it is such a function, else one
+    block, the whole array."""
+    return M if callable(M) else (lambda: iter(((0, M),)))
+
+
+def boost_references(M, E: np.ndarray, idx: np.ndarray, pos: np.ndarray, neg: np.ndarray,
                      d: int, candidates: np.ndarray, *, max_rounds: int | None = None,
                      max_memory_mb: float = 600.0, rng: np.random.Generator,
                      progress: ProgressFn = None, should_stop: StopFn = None):
     """AdaBoost over weak triple classifiers. Returns ``(refs (d',) int64, alpha (d',) float32)``.
 
-    ``M (n, K)``: outputs of every classifier on the held-out examples; ``E (C, K)``: class
-    medians of those outputs; ``idx/pos/neg (T,)``: triples; ``candidates``: classifier
-    indices AdaBoost may choose. Stops when ``d`` distinct references are chosen (d' = d) or
-    no candidate beats chance (d' < d). A reference chosen again adds to its alpha.
+    ``M (n, K)``: outputs of every classifier on the held-out examples (an array, or its row blocks:
+    :func:`row_blocks`); ``E (C, K)``: class medians of those outputs; ``idx/pos/neg (T,)``: triples (``idx``:
+    rows of M); ``candidates``: classifier indices AdaBoost may choose. Stops when ``d`` distinct references are
+    chosen (d' = d) or no candidate beats chance (d' < d). A reference chosen again adds to its alpha.
     """
     T = len(idx)
     cand = np.asarray(candidates, np.int64)
@@ -99,18 +109,23 @@ def boost_references(M: np.ndarray, E: np.ndarray, idx: np.ndarray, pos: np.ndar
     Kc = len(cand)
     H = np.empty((Kc, T), np.float32)          # row k: weak outputs of candidate k on all triples
     chunk = max(1, int(2**22 // Kc))
-    every = Kc == M.shape[1] and np.array_equal(cand, np.arange(Kc))
+    every = Kc == E.shape[1] and np.array_equal(cand, np.arange(Kc))
     Ec = np.ascontiguousarray(E if every else E[:, cand])   # M's columns are gathered per chunk, never copied whole
-    for t0 in range(0, T, chunk):
-        check_stop(should_stop)
-        sl = slice(t0, t0 + chunk)
-        Mx = M[idx[sl]] if every else M[idx[sl]][:, cand]
-        a = np.abs(Mx - Ec[neg[sl]])
-        a -= np.abs(Mx - Ec[pos[sl]])
-        H[:, sl] = a.T
-        report(progress, 0.3 * min(1.0, (t0 + chunk) / T), "embedding: triples")
+    by_row = np.argsort(idx, kind="stable")                 # the triples block by block of M's rows
+    sorted_idx, done = idx[by_row], 0
+    for start, B in row_blocks(M)():
+        ends = np.searchsorted(sorted_idx, [start, start + len(B)])
+        for t0 in range(ends[0], ends[1], chunk):
+            check_stop(should_stop)
+            t = by_row[t0:min(t0 + chunk, ends[1])]
+            Mx = B[idx[t] - start] if every else B[idx[t] - start][:, cand]
+            a = np.abs(Mx - Ec[neg[t]])
+            a -= np.abs(Mx - Ec[pos[t]])
+            H[:, t] = a.T
+            done += len(t)
+            report(progress, 0.3 * done / T, "embedding: triples")
     del Ec
-    scale = np.abs(H).max(axis=1)
+    scale = np.maximum(H.max(axis=1), -H.min(axis=1))       # max |H| per row, without an |H| beside H
     scale[scale == 0] = 1.0
     H *= (1.0 / scale)[:, None]
 
@@ -216,10 +231,13 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None, R=
     ``searchsorted`` calls. Returns ``inf`` (never stop early) if no value qualifies.
     ``R``: when the references come from another bank, the refining bank's outputs as a function of
     candidates ``(n, p) int64 -> (n, p)`` (default: those columns of ``M[:, :C]``), so no ``(n, C)``
-    matrix beside ``M`` is needed.
+    matrix beside ``M`` is needed. ``M`` may be given as row blocks (:func:`row_blocks`).
     """
-    F = np.ascontiguousarray(M[:, refs])
-    n = len(F)
+    blocks = row_blocks(M)
+    n = len(yi)
+    F = np.empty((n, len(refs)), np.float32)
+    for start, B in blocks():
+        F[start:start + len(B)] = B[:, refs]
     C = len(E)
     cands = np.empty((n, p), np.int64)
     dist = np.empty((n, p), np.float32)
@@ -232,7 +250,13 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None, R=
             filter_batch(np.ascontiguousarray(F[rows]), np.ascontiguousarray(E2[f * C:(f + 1) * C][:, refs]),
                            alpha, p, c_f, d_f)
             cands[rows] = c_f
-    R = (np.take_along_axis(M[:, :C], cands, axis=1) if R is None else R(cands)).astype(np.float64)  # filter order
+    if R is None:
+        R = np.empty((n, p), np.float32)
+        for start, B in blocks():
+            R[start:start + len(B)] = np.take_along_axis(B[:, :C], cands[start:start + len(B)], axis=1)
+    else:
+        R = R(cands)
+    R = R.astype(np.float64)                                 # filter order
     wrong = cands != yi[:, None]
     v2_wrong = wrong[np.arange(n), R.argmax(1)]
     P = np.empty_like(R)
@@ -254,4 +278,4 @@ def learn_threshold(M, yi, refs, alpha, E, p, tol=0.0005, fold=None, E2=None, R=
 
 
 __all__ = ["boost_references", "class_medians", "cross_fit_medians", "learn_threshold", "random_references",
-           "sample_triples"]
+           "row_blocks", "sample_triples"]

@@ -18,7 +18,7 @@ from ...guards.arrays import check_array
 from ...guards.constraints import validate_params
 from ...errors import ConfigError, DataError, NoSignalError
 from ...progress import ProgressFn, StopFn, check_stop, report, sub_progress
-from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, subset_scores
+from .bank_view import bank_kind, classifier_outputs, linear_weights, n_classifiers, output_blocks, subset_scores
 from .boost import (boost_references, class_medians, cross_fit_medians, learn_threshold, random_references,
                     sample_triples)
 from .refine import ALL_PAIRS_VOTE, BEST_RESPONSE
@@ -82,16 +82,19 @@ def embed(cm, bank, X_embed: np.ndarray, y_embed: np.ndarray, *, X_train=None, y
 
     if cm.embedding == "boosted":
         sub = sub_progress(progress, 0.1, 0.85)
-        keep = np.isin(yi, tc)
+        kept = np.flatnonzero(np.isin(yi, tc))
         confusers = None
         if kind == "ova" and cm.hard_fraction > 0 and len(tc) > 2:
             k = min(10, len(tc) - 1)
-            confusers = _confusers(M, np.flatnonzero(keep), tc, k)
-        idx, pos, neg = sample_triples(yi[keep], int(cm.n_triples), tc, rng, confusers, cm.hard_fraction)
-        Mk = M[keep] if not keep.all() else M
+            confusers = _confusers(M, kept, tc, k)
+        idx, pos, neg = sample_triples(yi[kept], int(cm.n_triples), tc, rng, confusers, cm.hard_fraction)
+        rows = kept[idx]                                  # the triples' rows of M
         # each triple compares X with class medians of the other fold (E2 rows shifted by C)
-        shift = C * fold[keep][idx]
-        refs, alpha = boost_references(Mk, E2, idx, pos + shift, neg + shift, int(cm.d), cand,
+        shift = C * fold[rows]
+        # a linear bank's outputs are read again block by block, recomputed bit for bit (bank_view.output_blocks):
+        # the matrix goes before AdaBoost's weak outputs are built, so the two are never both held
+        M = output_blocks(ref_bank, X) or M
+        refs, alpha = boost_references(M, E2, rows, pos + shift, neg + shift, int(cm.d), cand,
                                        max_memory_mb=cm.max_memory_mb, rng=rng,
                                        progress=sub, should_stop=should_stop)
     cm.reference_ = refs.astype(np.int64)
