@@ -37,7 +37,9 @@ def test_scan_bench_reports_both_methods_with_their_choices(tmp_path):
     sel = out["selection"]
     # the one search's choices (bank penalty, references, refine and p) on the build's held-out hand crops,
     # scored as the reader reads (their rows recorded)
-    for key in ("bank.alpha", "references", "classmap_point"):
+    # (the window model's bank, the network's own class head, has no penalty to choose: no bank.alpha record)
+    assert ("bank.alpha" in sel) == (out["model"].get("bank", "ova-ridge") == "ova-ridge")
+    for key in [k for k in ("bank.alpha", "references", "classmap_point") if k in sel]:
         assert sel[key]["split"] == "validation" and 0 < sel[key]["split_rows"] <= out["model"]["images"]["validation"], key
     for key in ("background_weight", "sides", "detector_weight", "vote", "found_threshold", "reading"):
         assert sel[key]["split"] == "validation videos", key                 # scored on their own seeds' videos
