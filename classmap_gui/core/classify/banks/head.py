@@ -29,7 +29,7 @@ from ...guards.constraints import StrOptions
 from ...progress import ProgressFn, StopFn
 from .base import ALPHA, N_JOBS, fit_input, predict_input
 from .ova import OneVsAllRidge
-from .solvers import encode_labels, ridge_solve
+from .solvers import encode_labels
 
 #: the default ``alpha``: this times n times the mean feature variance (the ridge hand model's validation choice)
 ALPHA_REL = 0.03
@@ -80,17 +80,9 @@ class NetworkHeadBank(OneVsAllRidge):
         return float(self.alpha_)
 
     def _train(self, X, y_idx, C, progress, should_stop) -> None:
-        from .ridge_stats import worth_keeping
-
         var = float(np.mean(np.var(X[:: max(1, len(X) // 20000)], axis=0, dtype=np.float64)))
-        self.alpha_ = max(1e-6, float(self.alpha) * len(X) * var)
-        keep = self.keep_statistics == "always" or (self.keep_statistics == "auto" and worth_keeping(C, X.shape[1]))
-        stats: dict | None = {} if keep else None
-        self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, self.alpha_, statistics=stats, progress=progress,
-                                                  should_stop=should_stop)
-        self.n_iter_ = 1
-        if stats is not None:
-            self.gram_, self.mean_, self.n_samples_seen_ = stats["gram"], stats["mean"], stats["n"]
+        self.alpha_ = max(1e-6, float(self.alpha) * len(X) * var)   # relative -> absolute, then the ridge solve
+        super()._train(X, y_idx, C, progress, should_stop)
 
     def fit(self, X, y, *, progress: ProgressFn = None, should_stop: StopFn = None) -> "NetworkHeadBank":
         """The ridge solve and statistics on ``X (n, D)``, labels ``y`` (names of the head's classes), then each

@@ -285,7 +285,7 @@ class OneVsAllRidge(OneVsAllBank):
 
         keep = self.keep_statistics == "always" or (self.keep_statistics == "auto" and worth_keeping(C, X.shape[1]))
         stats: dict | None = {} if keep else None
-        self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, float(self.alpha), statistics=stats, progress=progress,
+        self.coef_, self.intercept_ = ridge_solve(X, y_idx, C, self.solve_alpha(), statistics=stats, progress=progress,
                                                   should_stop=should_stop)
         self.n_iter_ = 1  # one direct solve
         if stats is not None:
