@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     ap.add_argument("--models", nargs=2, metavar=("RIDGE", "HEAD"), help="two built hand models (classmap hand-model "
                     "--set bank=ova-ridge / bank=network-head, same network): their validation-video records are copied")
     a = ap.parse_args(argv)
-    from classmap_gui.core.classify.banks.solvers import ridge_solve
+    from classmap_gui.core.classify.banks.ridge_moments import ridge_moments
     from classmap_gui.core.data.hand_pose import generate_hand_pose
     from classmap_gui.core.data.hand_style import STYLES
     from classmap_gui.core.data.imageset import BACKGROUND_CLASS
@@ -86,16 +86,8 @@ def main(argv=None) -> int:
     Wh, bh = W[rows], b[rows]
     groups, gnames, _ = shape_groups(names)
     var = float(np.mean(np.var(X, axis=0, dtype=np.float64)))
-    stats: dict = {}
     alphas = [g * len(X) * var for g in PENALTY_GRID["alpha"]]
-    ridge_solve(X, y, len(names), alphas[0], statistics=stats)      # the Gram once; each penalty one solve below
-    from classmap_gui.core.classify.banks.ridge_stats import unpack
-
-    G = unpack(stats["gram"], X.shape[1]) if stats["gram"].ndim == 1 else stats["gram"]
-    Yc = np.zeros((len(names), X.shape[1]))
-    np.add.at(Yc, y, X.astype(np.float64))
-    counts = np.bincount(y, minlength=len(names)).astype(np.float64)
-    rhs = 2.0 * (Yc - counts[:, None] * stats["mean"][None, :]).T
+    path = ridge_moments(X, y, len(names)).path()                   # the Gram once; each penalty one solve
     del X
     val = []
     for seed, sty in VALIDATION:
@@ -108,12 +100,9 @@ def main(argv=None) -> int:
     choose_seed, Xv0, tv0 = val[0][0], val[0][2], val[0][3]
     ridge_scores = {}
     for g, alpha in zip(PENALTY_GRID["alpha"], alphas):
-        A = G.copy()
-        A[np.diag_indices_from(A)] += alpha
-        Wr = np.linalg.solve(A, rhs).T
-        br = (2.0 * counts / len(y) - 1.0) - Wr @ stats["mean"]
+        Wr, br = path.weights(alpha)
         best = max(shape_accuracy(Xv0 @ Wr.T + br, tv0, groups, len(gnames), t)[0] for t in TEMPERATURES["ridge"])
-        ridge_scores[g] = (best, Wr.astype(np.float32), br.astype(np.float32))
+        ridge_scores[g] = (best, Wr, br)
     alpha_rel = max(ridge_scores, key=lambda g: (ridge_scores[g][0], g))
     _, Wr, br = ridge_scores[alpha_rel]
     out["ridge_alpha_rel"] = {"chosen": alpha_rel, "scores": {str(g): s[0] for g, s in ridge_scores.items()},
