@@ -89,10 +89,13 @@ def test_add_class_from_a_video_to_a_hand_model_takes_the_hand_crops_its_scan_fi
     from classmap_gui.core.recogniser import Recogniser
 
     model = tmp_path / "hands"
+    # a ridge bank: the network's own head (the full model's) over six of its 2430 classes is a poor hand finder,
+    # and this build's found threshold, chosen on four no-hand frames, tips with a pixel's rounding (OpenCV 5's
+    # warpAffine: found in 2 of 20 frames there, 20 of 20 on OpenCV 4); the ridge bank finds the hand on both
     assert main(["hand-model", "--quick", "--out", str(model), "--set",
                  "shapes=3,orientations=2,images_per_class=12,background=200,hard_negatives=40,detector_scenes=4,"
                  "p_sweep=2,d=3,reading_video_seeds=101,temperatures=0.05,histories=1,crops=1,no_hand_frames=4,"
-                 "validation_video_seeds=101"]) == 0
+                 "validation_video_seeds=101,bank=ova-ridge"]) == 0
     frames, _ = take_frames(gesture_pose(GESTURES[1][1]), 7, seconds=2.0, fps=10)
     video = tmp_path / "gesture.avi"
     out = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (320, 240))
