@@ -6,18 +6,21 @@ recogniser's ``top`` candidates, :class:`..core.detect.reading.CropReading`); ea
 generator's (:func:`..core.data.hand_video.demo_timeline`: the take, the key pose held or none while the hand
 moves, whether the hand is in view). Reported per take and per key pose: the fraction of its frames whose
 shape is named right (the issue's target: 90 % for every one), read as "no hand", named wrong but shown as
-sure (the model's ``unsure_below``); and the empty scenes between takes read as "no hand". Two readings of the
-same candidates: each frame alone (``history`` 1: what the Run panel shows) and over the model's ``history``
+sure (from the model's ``capture_unsure_below`` on the capture box, ``unsure_below`` on the scan's path); and the
+empty scenes between takes read as "no hand". Two readings of the same candidates: each frame alone (``history`` 1: what the Run panel shows) and over the model's ``history``
 (chosen on validation videos by ``bench scan``); and every classifier's candidates (``brute_force``: where the
 ClassMap filter loses the right shape, it reads better; and with the background class left out, as the scan's
 reader reads a hand it found, ``brute_force_hand_classes``). ``find_hand_path``: the demo video read by *Find the hand*'s
 path instead (what the Run panel's one crop loses). ``find_hand``: the shipped ``demo-find-hand.avi``
 read as *Find the hand* reads it (the scan, then the reader along the hand's track), per key pose; its frames
 while the hand changes pose count as "moving". The demo videos are a test part: nothing is chosen on
-it here.
+it here. ``--test-seed S`` reads the demo's takes rendered afresh at seed ``S`` instead (the same key poses in
+other scenes and noise: a test part no revision has seen); the model's ``no_hand_margin`` (chosen on
+demo-style videos of other seeds and poses, :mod:`..core.detect.capture`) applies to every reading.
 """
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,12 +28,14 @@ import cv2
 import numpy as np
 
 from ..core.errors import ConfigError, DataError
-from ..core.progress import ProgressFn, StopFn, check_stop, report
+from ..core.progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from .common import machine
 
 OPTIONS = {
     "model_dir": (None, "the hand model folder (default: the one the app built)"),
     "video": (None, "the demo video (default: the shipped resources/demo-hands.avi)"),
+    "test_seed": (None, "render the demo's takes afresh at this seed (other scenes and noise, the same key poses) "
+                        "and read them instead of the shipped video (its seed: 0)"),
     "region": (1.0, "the Run panel's capture box, a fraction of the frame's shorter side (its slider: 100 %)"),
     "top": (5, "candidates per frame (the Run panel's top spin box)"),
     "batch": (64, "frames classified together (a speed setting only)"),
@@ -50,6 +55,8 @@ def shipped_video() -> Path:
 
 def read_video(path: Path, region: float) -> np.ndarray:
     """``(F, s, s, 3) uint8``: each frame's centred capture box, RGB, as :class:`..gui.camera.FrameStream` cuts it."""
+    from ..core.detect.capture import capture_crop
+
     cap = cv2.VideoCapture(str(path))
     frames = []
     try:
@@ -57,43 +64,12 @@ def read_video(path: Path, region: float) -> np.ndarray:
             ok, bgr = cap.read()
             if not ok:
                 break
-            rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-            h, w = rgb.shape[:2]
-            side = max(8, int(round(min(h, w) * min(1.0, max(0.05, region)))))
-            x, y = (w - side) // 2, (h - side) // 2
-            frames.append(np.ascontiguousarray(rgb[y:y + side, x:x + side]))
+            frames.append(capture_crop(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), region))
     finally:
         cap.release()
     if not frames:
         raise DataError(f"{path}: no frame could be read (not a video OpenCV can open)")
     return np.stack(frames)
-
-
-def candidates(rec, crops: np.ndarray, top: int, batch: int, progress: ProgressFn = None,
-               should_stop: StopFn = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``{"classmap": (classes, scores), "brute_force": ...}``, ``(F, top)`` each: the candidates of each crop by
-    the Run panel's steps (prepare, features, predict: the model's ClassMap when it has one), and by every
-    classifier (where a ClassMap's filter loses the right class, the two differ)."""
-    from ..core.classify.banks.base import top_k
-    from ..core.data.imageset import BACKGROUND_CLASS
-    from ..core.detect.window_crops import with_context
-
-    context = float(getattr(rec.features, "context_", 0.0))
-    out: dict[str, list] = {"classmap": [], "brute_force": [], "brute_force_hands": []}
-    hands = np.asarray([n != BACKGROUND_CLASS for n in rec.class_names])
-    for s in range(0, len(crops), batch):
-        check_stop(should_stop)
-        X = rec.transform(rec.prepare([with_context(c, context) for c in crops[s:s + batch]]))
-        pred = rec.predict_features(X, top=top)
-        out["classmap"].append((np.asarray(pred.top_classes), np.asarray(pred.top_scores, np.float64)))
-        S = rec.classifier.decision_function(np.asarray(X, np.float32))
-        idx, vals = top_k(S, top)
-        out["brute_force"].append((np.asarray(idx), np.asarray(vals, np.float64)))
-        idx, vals = top_k(np.where(hands, S, -np.inf), top)   # the hand classes alone, as the scan's reader reads
-        out["brute_force_hands"].append((np.asarray(idx), np.asarray(vals, np.float64)))
-        report(progress, 0.1 + 0.85 * min(1.0, (s + batch) / len(crops)),
-               f"reading frames {min(s + batch, len(crops))}/{len(crops)}")
-    return {k: (np.concatenate([c for c, _ in v]), np.concatenate([x for _, x in v])) for k, v in out.items()}
 
 
 def find_hand_readings(rec, path: Path, method: str, should_stop: StopFn = None) -> list:
@@ -162,31 +138,55 @@ def score(readings, timeline, unsure_below: float) -> dict:
 
 def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -> dict:
     """Read the demo video as the Run panel does; returns the JSON-able table (module docstring)."""
-    from ..core.data.hand_video import demo_timeline
-    from ..core.detect.reading import CropReading
     from ..core.recogniser import Recogniser
-    from ..core.settings.hand import defaults, model_detection
 
     opt = {k: v[0] for k, v in OPTIONS.items()}
     opt.update(options)
     if opt["model_dir"] in (None, "", "none"):
         raise ConfigError("bench demo-reading reads with a built hand model: build it once with `classmap "
                           "hand-model` (or File > Get the hand-pose model), or pass --model-dir FOLDER")
+    seed = TEST_SEED if opt["test_seed"] in (None, "", "none") else int(opt["test_seed"])
+    if seed != TEST_SEED and opt["video"]:
+        raise ConfigError("bench demo-reading: --video or --test-seed, not both")
     t0 = time.perf_counter()
     before = machine()
     report(progress, 0.0, "loading the hand model")
     rec = Recogniser.load(opt["model_dir"])
-    video = Path(opt["video"]) if opt["video"] else shipped_video()
-    report(progress, 0.05, f"reading {video.name}")
-    crops = read_video(video, float(opt["region"]))
+    with tempfile.TemporaryDirectory() as tmp:
+        if seed != TEST_SEED:   # fresh takes, written and read back as the shipped video is (MJPG)
+            from ..core.data.hand_video import write_demo_video
+
+            report(progress, 0.01, f"rendering the demo's takes at seed {seed}")
+            video = Path(tmp) / f"demo-hands-{seed}.avi"
+            write_demo_video(video, seed=seed)
+        else:
+            video = Path(opt["video"]) if opt["video"] else shipped_video()
+        report(progress, 0.05, f"reading {video.name}")
+        crops = read_video(video, float(opt["region"]))
+        out = _read(rec, video, crops, seed, opt, progress, should_stop)
+    out.update({"seconds": time.perf_counter() - t0, "machine_before": before, **machine()})
+    return out
+
+
+def _read(rec, video: Path, crops: np.ndarray, seed: int, opt: dict, progress: ProgressFn,
+          should_stop: StopFn) -> dict:
+    """:func:`run`'s table of ``video`` (its capture-box ``crops``) read with ``rec``."""
+    from ..core.data.hand_video import demo_timeline
+    from ..core.detect.capture import capture_candidates
+    from ..core.detect.reading import CropReading
+    from ..core.settings.hand import defaults, model_detection
+
     timeline = demo_timeline()
     if len(crops) != len(timeline):
         raise DataError(f"{video}: {len(crops)} frames, the demo generator makes {len(timeline)}: not the "
                         "shipped demo video (its truth is unknown)")
-    found = candidates(rec, crops, int(opt["top"]), int(opt["batch"]), progress, should_stop)
+    found = capture_candidates(rec, crops, int(opt["top"]), int(opt["batch"]), sub_progress(progress, 0.1, 0.95),
+                               should_stop)
     reading = {**defaults("reading"), **(model_detection(rec).get("reading") or {})}
+    # the capture box's readings are "sure" from its own threshold (the scan's for Find the hand's readings)
     unsure = float(reading["unsure_below"])
-    out = {"video": video.name, "frames": len(crops), "test_seed": TEST_SEED, "region": float(opt["region"]),
+    capture_unsure = unsure if reading.get("capture_unsure_below") is None else float(reading["capture_unsure_below"])
+    out = {"video": video.name, "frames": len(crops), "test_seed": seed, "region": float(opt["region"]),
            "top": int(opt["top"]), "classmap": rec.classmap is not None, "reading_settings": reading, "readings": {}}
     # the Run panel's reading (each frame alone), then the same candidates over the model's history, then every
     # classifier's candidates: where the misses come from
@@ -196,7 +196,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         reader = CropReading(rec, history=history)
         classes, scores = found[method]
         done = [reader.read(c, s) for c, s in zip(classes, scores)]
-        out["readings"][name] = {"history": history, "candidates": method, **score(done, timeline, unsure)}
+        out["readings"][name] = {"history": history, "candidates": method, **score(done, timeline, capture_unsure)}
     if rec.classmap is not None:  # the same video through Find the hand's path: what the crop path loses
         report(progress, 0.96, f"finding the hand in {video.name}")
         out["readings"]["find_hand_path"] = {"history": None, "candidates": "scan and re-crops",
@@ -206,7 +206,7 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
     from ..core.data.hand_video import find_hand_labels
 
     fh = video.with_name("demo-find-hand.avi")
-    if fh.is_file() and rec.classmap is not None:
+    if seed == TEST_SEED and fh.is_file() and rec.classmap is not None:
         report(progress, 0.97, f"finding the hand in {fh.name}")
         done = find_hand_readings(rec, fh, "classmap", should_stop)
         labels = find_hand_labels()
@@ -215,5 +215,4 @@ def run(*, progress: ProgressFn = None, should_stop: StopFn = None, **options) -
         out["find_hand"] = {"video": fh.name, "method": "classmap",
                             **score(done, [(0, lab, True) for lab in labels], unsure)}
     report(progress, 1.0, "done")
-    out.update({"seconds": time.perf_counter() - t0, "machine_before": before, **machine()})
     return out

@@ -19,6 +19,7 @@ import numpy as np
 from PySide6.QtCore import Signal
 
 from ..core.data.folder import IMAGE_EXTENSIONS
+from ..core.detect.capture import square_region
 from .threads import UiThread
 from .video_file import VideoFile, check_video_file
 
@@ -38,13 +39,6 @@ def list_cameras(max_index: int = 4) -> list[int]:
         finally:
             cap.release()
     return found
-
-
-def square_region(shape: tuple[int, ...], fraction: float) -> tuple[int, int, int]:
-    """The centred square ``(x, y, side)`` covering ``fraction`` of the frame's shorter side."""
-    h, w = shape[:2]
-    side = max(8, int(round(min(h, w) * min(1.0, max(0.05, fraction)))))
-    return (w - side) // 2, (h - side) // 2, side
 
 
 def image_files(paths: list[str | Path]) -> list[Path]:

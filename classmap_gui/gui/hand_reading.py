@@ -26,12 +26,14 @@ UNSURE_BELOW = DEFAULTS["unsure_below"]
 STATE_COLOURS = {"sure": "#1a7f37", "unsure": "#9a6700", "no hand": "#8a8f94"}
 
 
-def unsure_below(recogniser) -> float:
+def unsure_below(recogniser, capture: bool = False) -> float:
     """The confidence below which ``recogniser``'s readings are "unsure": its
-    ``metadata["detection"]["reading"]["unsure_below"]`` (a float in [0, 1]), else :data:`UNSURE_BELOW`."""
+    ``metadata["detection"]["reading"]["unsure_below"]`` (a float in [0, 1]; ``capture``: the Run panel's capture
+    box's own ``capture_unsure_below`` where the model has one), else :data:`UNSURE_BELOW`."""
     saved = ((getattr(recogniser, "metadata", None) or {}).get("detection") or {}).get("reading") or {}
+    key = "capture_unsure_below" if capture and saved.get("capture_unsure_below") is not None else "unsure_below"
     try:
-        t = float(saved.get("unsure_below", UNSURE_BELOW))
+        t = float(saved.get(key, UNSURE_BELOW))
     except (TypeError, ValueError):
         return UNSURE_BELOW
     return min(1.0, max(0.0, t)) if np.isfinite(t) else UNSURE_BELOW
@@ -135,7 +137,7 @@ class HandReadingView(QWidget):
         reading = self._reader.read(classes, scores)
         names = recogniser.class_names
         closest = names[int(classes[0])] if len(classes) else ""
-        self.show_reading(reading, closest, unsure_below(recogniser))
+        self.show_reading(reading, closest, unsure_below(recogniser, capture=True))
         return reading
 
 

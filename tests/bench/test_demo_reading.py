@@ -33,6 +33,17 @@ def test_the_shipped_video_is_cut_as_the_run_panel_cuts_it_and_bad_input_is_name
         read_video(bad, 1.0)
     with pytest.raises(ConfigError, match="classmap hand-model"):
         run(model_dir=None)
+    with pytest.raises(ConfigError, match="not both"):      # fresh takes or a given video: which was read is clear
+        run(model_dir=str(tmp_path), video=str(bad), test_seed=7)
+
+
+def test_fresh_takes_have_the_shipped_videos_truth_in_other_scenes(tmp_path):
+    from classmap_gui.core.data.hand_video import demo_timeline, write_demo_video
+
+    write_demo_video(tmp_path / "fresh.avi", seed=52)
+    fresh, shipped = read_video(tmp_path / "fresh.avi", 1.0), read_video(shipped_video(), 1.0)
+    assert len(fresh) == len(shipped) == len(demo_timeline())
+    assert np.abs(fresh.astype(np.int16) - shipped).mean() > 10       # other scenes behind the same poses
 
 
 def test_the_shipped_find_the_hand_video_has_the_generators_truth_frame_by_frame():

@@ -22,8 +22,13 @@ def test_hand_model_builds_a_model_that_carries_its_scan_settings(tmp_path, caps
     rec = Recogniser.load(tmp_path / "hands")
     det = rec.metadata["detection"]
     sure = det["reading"].pop("unsure_below")        # calibrated on the validation videos: "sure" from there on
+    # the Run panel's capture box: when it reads "no hand" and from where it is sure, chosen on demo-style videos
+    margin, capture_sure = det["reading"].pop("no_hand_margin"), det["reading"].pop("capture_unsure_below")
     assert det["reading"] == {"temperature": 0.05, "history": 1, "crops": 1} and 0.0 <= sure <= 1.0
-    assert rec.metadata["hand_model"]["selection"]["unsure_below"]["chosen"] == sure
+    selection = rec.metadata["hand_model"]["selection"]
+    assert selection["unsure_below"]["chosen"] == sure and selection["no_hand_margin"]["chosen"] == margin
+    assert selection["capture_unsure_below"]["chosen"] == capture_sure and 0.0 <= capture_sure <= 1.0
+    assert "seeds 201" in selection["no_hand_margin"]["split"]
     sc = Scanner(rec, "brute_force")
     assert sc.found_threshold == det["found_threshold"]["brute_force"] and list(sc.pyramid.sides) == det["sides"]
     assert sc.background_weight == det["background_weight"] and sc.vote_temperature == det["vote_temperature"]

@@ -22,7 +22,7 @@ NAME = "three-up"
 def _boxed(frame: np.ndarray, size) -> np.ndarray:
     """The gesture video's hand square (the Run panel's Box at FILL) of ``frame``, at the model's ``size`` (h, w)."""
     from classmap_gui.core.data.gesture_video import FILL
-    from classmap_gui.gui.camera import square_region
+    from classmap_gui.core.detect.capture import square_region
 
     x, y, side = square_region(frame.shape, FILL)
     return cv2.resize(frame[y:y + side, x:x + side], size[::-1], interpolation=cv2.INTER_AREA)

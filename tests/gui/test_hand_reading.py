@@ -101,6 +101,11 @@ def test_a_model_without_a_threshold_uses_the_documented_default(hand_detector):
     assert unsure_below(hand_detector) == UNSURE_BELOW == 0.5
     assert unsure_below(_with_threshold(hand_detector, 0.3)) == 0.3
     assert unsure_below(_with_threshold(hand_detector, "junk")) == UNSURE_BELOW
+    # the Run panel's capture box has a threshold of its own (its readings are not the scan's); older models: the one
+    both = _with_threshold(hand_detector, 0.3)
+    assert unsure_below(both, capture=True) == 0.3
+    both.metadata["detection"]["reading"]["capture_unsure_below"] = 0.9
+    assert unsure_below(both, capture=True) == 0.9 and unsure_below(both) == 0.3
 
 
 def test_find_the_hand_names_what_its_table_ranks_first(qtbot, window, hand_detector, detector_poses, tmp_path):

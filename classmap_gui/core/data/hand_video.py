@@ -97,9 +97,10 @@ def _takes_timeline(keys, n_hold: int, n_move: int, n_empty: int) -> list:
 
 
 def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: float = 0.8, move: float = 0.4,
-                fill: float | None = None, seed: int = 0):
+                fill: float | None = None, seed: int = 0, poses=None):
     """Yield ``(frame, label)``: ``(h, w, 3)`` uint8 RGB frames and the key pose shown (None while moving or
-    while the scene is empty). Every key pose appears once per :data:`TAKES` entry."""
+    while the scene is empty). Every key pose (``poses``, None: :data:`KEY_POSES`, the shipped video's) appears
+    once per :data:`TAKES` entry; ``seed`` draws the scenes and the noise."""
     h, w = size
     fill = CLEAN.fill if fill is None else fill  # as large as in the training images
     rng = np.random.default_rng([seed, 97])
@@ -108,7 +109,8 @@ def demo_frames(size: tuple[int, int] = (240, 320), fps: float = 15.0, hold: flo
     side = 2 * h
     # one wide scene per take (clean families, never a tile of the data sets' banks), panned across once
     scenes = [np.hstack([make_tile(fam, rng, side) for fam in take.scene]) for take in TAKES]
-    keys = [(shape_pose(s), np.array([y, p, r], np.float64), (s, y, p, r)) for s, y, p, r in KEY_POSES]
+    keys = [(shape_pose(s), np.array([y, p, r], np.float64), (s, y, p, r))
+            for s, y, p, r in (KEY_POSES if poses is None else poses)]
     skin = np.array([214, 160, 122], np.float32)
     timeline = _takes_timeline(keys, n_hold, n_move, n_empty)
     per_take = np.bincount([t for t, *_ in timeline], minlength=len(TAKES))
@@ -145,14 +147,16 @@ def shows_hands(source) -> bool:
     return isinstance(source, (str, Path)) and Path(source).name in HAND_VIDEOS
 
 
-def demo_timeline(fps: float = 15.0, hold: float = 0.8, move: float = 0.4) -> list[tuple[int, tuple | None, bool]]:
-    """``(take, key pose or None, hand in view)`` of each frame :func:`demo_frames` yields with these timings:
-    which of :data:`TAKES` it belongs to, the pose held (None while moving or empty) and whether the hand is in
-    the frame at all (False on the empty scene between takes)."""
+def demo_timeline(fps: float = 15.0, hold: float = 0.8, move: float = 0.4,
+                  poses=None) -> list[tuple[int, tuple | None, bool]]:
+    """``(take, key pose or None, hand in view)`` of each frame :func:`demo_frames` yields with these timings
+    (and ``poses``): which of :data:`TAKES` it belongs to, the pose held (None while moving or empty) and whether
+    the hand is in the frame at all (False on the empty scene between takes)."""
     n_hold, n_move = max(1, round(hold * fps)), max(1, round(move * fps))
     zero = np.zeros(1)
     return [(t, lab, params is not None) for t, params, _a, lab in _takes_timeline(
-        [(zero, zero, k) for k in KEY_POSES], n_hold, n_move, max(1, round(EMPTY_SECONDS * fps)))]
+        [(zero, zero, k) for k in (KEY_POSES if poses is None else poses)], n_hold, n_move,
+        max(1, round(EMPTY_SECONDS * fps)))]
 
 
 def find_hand_labels(fps: float = 15.0, hold: float = 0.6, move: float = 0.4, poses=None) -> list:

@@ -7,7 +7,9 @@
 3. the reader's temperature, history and crops (:mod:`.reading`), by shape accuracy over the key-pose
    frames (a box in the wrong place counting as wrong); the cheaper reading (fewer network re-crops; 0: the
    frame-pass reading of the scan's own windows) wins when it is within the shared operating-point margin of
-   the best (:func:`cheapest_reading`).
+   the best (:func:`cheapest_reading`);
+4. when the Run panel's capture box reads "no hand", and from which confidence it is "sure"
+   (:func:`.capture.choose_capture`).
 
 Validation videos: :func:`..data.hand_video.find_hand_frames` of their own seeds (``validation_video_seeds``,
 never a test video's), key poses drawn from all 2430 classes (:func:`..data.hand_video.random_key_poses`).
@@ -22,8 +24,9 @@ from ..errors import ConfigError
 from ..progress import ProgressFn, StopFn, check_stop, report, sub_progress
 from functools import partial
 
-from ..selection.policy import TOLERANCE, paired_se, record
+from ..selection.policy import SURE_ACCURACY, TOLERANCE, paired_se, record, sure_from
 from ..settings.hand import options
+from .capture import choose_capture
 
 #: every choice here is scored on generated validation videos (their own seeds, never a test video's)
 selection = partial(record, split="validation videos")
@@ -205,14 +208,19 @@ def found_threshold(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
 
 
 def choose_scan(rec, opt: dict, progress: ProgressFn = None, should_stop: StopFn = None) -> tuple[dict, dict]:
-    """Steps 1-3 of the module docstring: ``(settings for metadata["detection"], selection records)``."""
+    """Steps 1-4 of the module docstring: ``(settings for metadata["detection"], selection records)``."""
     opt = {**{k: v[0] for k, v in CHOICE_OPTIONS.items()}, **opt}   # "sides": the build's, which the caller adds
     det = choose_detection(rec, opt, should_stop)
     report(progress, 0.5, "scan settings chosen")
     settings = {"sides": det["sides"]["chosen"], "background_weight": det["background_weight"]["chosen"],
                 "detector_weight": det["detector_weight"]["chosen"], "vote_overlap": det["vote"]["chosen"]["overlap"],
                 "vote_temperature": det["vote"]["chosen"]["temperature"]}
-    more, sel = choose_reading(rec, settings, opt, sub_progress(progress, 0.5, 1.0), should_stop)
+    more, sel = choose_reading(rec, settings, opt, sub_progress(progress, 0.5, 0.9), should_stop)
+    seeds = [int(v) for v in floats(opt["capture_video_seeds"], "capture_video_seeds")]
+    capture, capture_sel = choose_capture(rec, seeds, more["reading"]["temperature"],
+                                          sub_progress(progress, 0.9, 1.0), should_stop)
+    more["reading"].update(capture)
+    sel.update(capture_sel)
     settings.update(more)
     return settings, {"sides": det["sides"], "background_weight": det["background_weight"],
                       "detector_weight": det["detector_weight"], "vote": det["vote"],
@@ -345,15 +353,9 @@ def cheapest_reading(grid: list, mean: dict, right: dict) -> tuple[tuple, dict]:
     return chosen, {str(k): {x: v for x, v in row.items() if x != "_g"} for k, row in per.items()}
 
 
-#: a reading is shown as "sure" only where the validation videos' readings this confident were right this often
-SURE_ACCURACY = 0.95
-
-
 def sure_threshold(readers, frames, thresholds, setting, methods) -> tuple[float, dict]:
-    """The confidence from which a reading is "sure": the lowest ``t`` such that the key-pose readings with
-    confidence >= ``t`` (both methods, the chosen ``setting`` = (temperature, history, crops)) name the shape
-    right at least :data:`SURE_ACCURACY` of the time; 1.0 when none does. Returns it and the calibration table
-    (per threshold: share of readings at or above it, their accuracy)."""
+    """The confidence from which a reading is "sure" (:func:`..selection.policy.sure_from`) over the key-pose
+    readings of both methods at the chosen ``setting`` = (temperature, history, crops), and its calibration table."""
     from ..data.hand_pose import class_name
     from .reading import read_probabilities
 
@@ -372,17 +374,7 @@ def sure_threshold(readers, frames, thresholds, setting, methods) -> tuple[float
                 continue
             conf.append(got.confidence)
             right.append(bool(f["hit"]) and got.shape == class_name(*f["label"]).partition(" · ")[0])
-    conf, right = np.asarray(conf), np.asarray(right, bool)
-    order = np.argsort(-conf, kind="stable")
-    cum = np.cumsum(right[order]) / np.arange(1, len(order) + 1) if len(order) else np.zeros(0)
-    ok = np.flatnonzero(cum >= SURE_ACCURACY)
-    # the lowest threshold whose readings at or above it are right often enough (from the most confident down)
-    sure = float(conf[order][ok.max()]) if len(ok) else 1.0
-    table = {f"{q:.2f}": {"share": float(np.mean(conf >= q)) if len(conf) else 0.0,
-                          "accuracy": float(np.mean(right[conf >= q])) if np.any(conf >= q) else None}
-             for q in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)}
-    return sure, {"readings": int(len(conf)), "accuracy_all": float(right.mean()) if len(right) else None,
-                  "chosen_share": float(np.mean(conf >= sure)) if len(conf) else 0.0, "table": table}
+    return sure_from(conf, right)
 
 
 __all__ = ["CHOICE_OPTIONS", "SURE_ACCURACY", "cheapest_reading", "frame_probabilities", "sure_threshold", "choose_detection", "choose_reading", "choose_scan", "found_threshold", "validation_video"]

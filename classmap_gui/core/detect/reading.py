@@ -270,16 +270,19 @@ class CropReading:
     ``top`` classes and scores the recogniser gave the crop, a softmax at the model's ``temperature``, the mean
     over the last ``history`` frames (None: the model's ``metadata["detection"]["reading"]["history"]``, chosen
     on validation videos by ``bench scan``; 1 reads each frame alone), shapes scored by their classes together,
-    the background class a shape of its own ("no hand" when it wins). One per stream: :meth:`reset` between
-    streams."""
+    the background class a shape of its own ("no hand" when it wins), its score less the model's
+    ``no_hand_margin`` (:mod:`.capture`: a hand filling the box must not read as none). One per stream:
+    :meth:`reset` between streams."""
 
-    def __init__(self, recogniser, history: int | None = None, rule: str | None = None):
+    def __init__(self, recogniser, history: int | None = None, rule: str | None = None, settings: dict | None = None):
         self.rule = rule  # how added one-class groups compete (None: GROUP_RULE), see read_probabilities
-        saved = {**DEFAULTS, **(model_detection(recogniser).get("reading") or {})}
+        # ``settings``: reading settings over the model's saved ones (the build's choice, before it saves them)
+        saved = {**DEFAULTS, **(model_detection(recogniser).get("reading") or {}), **(settings or {})}
         self.temperature = float(saved["temperature"])
         self.history = max(1, int(saved["history"] if history is None else history))
         self.n_classes = len(recogniser.class_names)
         self.groups, self.group_names, self.orient = shape_groups(recogniser.class_names)
+        self.no_hand_margin = float(saved["no_hand_margin"])
         self._recent: deque = deque(maxlen=self.history)
 
     def reset(self) -> None:
@@ -288,8 +291,10 @@ class CropReading:
 
     def read(self, classes, scores) -> Reading:
         """The reading of this frame's candidates ``classes`` / ``scores`` with the recent frames'."""
-        self._recent.append(softmax_scores(np.asarray(classes, np.int64), np.asarray(scores, np.float64),
-                                           self.n_classes, self.temperature))
+        classes, scores = np.asarray(classes, np.int64), np.asarray(scores, np.float64)
+        if self.no_hand_margin:
+            scores = np.where(self.groups[classes] < 0, scores - self.no_hand_margin, scores)
+        self._recent.append(softmax_scores(classes, scores, self.n_classes, self.temperature))
         prob = self._recent[0] if len(self._recent) == 1 else np.mean(self._recent, axis=0)
         return read_probabilities(prob, self.groups, self.group_names, self.orient, rule=self.rule)
 

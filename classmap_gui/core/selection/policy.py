@@ -305,7 +305,29 @@ def widen(grids: dict[str, list], choose, *, bounds: dict[str, tuple[float, floa
     return rec
 
 
-__all__ = ["AUTO", "MAX_WIDENINGS", "N_SE", "REFERENCE_PENALTIES", "TOLERANCE", "WIDEN_RATIO", "best_penalty",
-           "candidates", "grid_edge", "is_stronger", "measured_gaps", "operating_point", "paired_se",
+#: a reading is shown as "sure" only where the validation readings this confident were right this often
+SURE_ACCURACY = 0.95
+
+
+def sure_from(conf, right, accuracy: float = SURE_ACCURACY) -> tuple[float, dict]:
+    """The confidence from which a reading is shown as "sure": the lowest ``t`` such that the validation readings
+    (``conf``, whether each was ``right``) with confidence >= ``t`` are right at least ``accuracy`` of the time
+    (1.0 when none are). Returns it and the calibration table (per threshold: the share of readings at or above
+    it and their accuracy)."""
+    conf, right = np.asarray(conf, np.float64), np.asarray(right, bool)
+    order = np.argsort(-conf, kind="stable")
+    cum = np.cumsum(right[order]) / np.arange(1, len(order) + 1) if len(order) else np.zeros(0)
+    ok = np.flatnonzero(cum >= accuracy)
+    # the lowest threshold whose readings at or above it are right often enough (from the most confident down)
+    sure = float(conf[order][ok.max()]) if len(ok) else 1.0
+    table = {f"{q:.2f}": {"share": float(np.mean(conf >= q)) if len(conf) else 0.0,
+                          "accuracy": float(np.mean(right[conf >= q])) if np.any(conf >= q) else None}
+             for q in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)}
+    return sure, {"readings": int(len(conf)), "accuracy_all": float(right.mean()) if len(right) else None,
+                  "chosen_share": float(np.mean(conf >= sure)) if len(conf) else 0.0, "table": table}
+
+
+__all__ = ["AUTO", "MAX_WIDENINGS", "N_SE", "REFERENCE_PENALTIES", "SURE_ACCURACY", "TOLERANCE", "WIDEN_RATIO",
+           "best_penalty", "candidates", "grid_edge", "is_stronger", "measured_gaps", "operating_point", "paired_se",
            "paired_se_from_rates", "part", "past_edge", "penalty_key", "predicted_gaps", "record", "reference_penalty",
-           "searched", "stronger_penalty", "widen"]
+           "searched", "stronger_penalty", "sure_from", "widen"]

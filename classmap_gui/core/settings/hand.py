@@ -162,6 +162,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("choice", "crops", "0,1,5,9", "candidate reader re-crops per frame (0: the frame-pass reading, the "
             "scan's own windows, no network run)"),
     Setting("choice", "frame_size", (320, 240), "frame size (w, h) the choice scans at"),
+    Setting("choice", "capture_video_seeds", "201,202,203,204,205,206,207,208,209,210,211,212",
+            "validation videos in the demo's style (the hand filling the Run panel's capture box; key poses from all "
+            "2430 classes) its no-hand margin and 'sure' threshold are chosen on (empty: none)", quick="201"),
     # saved in metadata["detection"]: the scanner's settings (its defaults when a model holds none)
     Setting("scan", "sides", _SIDES, "window sides, fractions of the frame's shorter side",
             rule=Rule("numbers", low=0.0, high=1.0, open_low=True)),
@@ -189,6 +192,10 @@ SETTINGS: tuple[Setting, ...] = (
             "for the box, no network run)", rule=Rule("int", low=0, high=64)),
     Setting("reading", "unsure_below", 0.5, "confidence below which a reading is shown as a guess",
             rule=Rule("number", low=0.0, high=1.0)),
+    Setting("reading", "no_hand_margin", 0.0, "the Run panel's capture box reads 'no hand' only when the background "
+            "class's score beats the best hand class's by this much", rule=Rule("number", low=-1e6, high=1e6)),
+    Setting("reading", "capture_unsure_below", None, "the Run panel's capture box: confidence below which a reading "
+            "is shown as a guess (null: unsure_below)", rule=Rule("number", low=0.0, high=1.0, nullable=True)),
 )
 GROUPS = ("build", "choice", "scan", "reading")
 

@@ -209,3 +209,11 @@ def test_a_choice_the_tie_rule_put_at_the_edge_is_not_widened():
     gaps = [{"reference_penalty": f, "accuracy": a} for f, a in ((1.0, 0.8), (3.0, 0.8), (10.0, 0.7))]
     assert S.reference_penalty(gaps, 0.9, split="validation")["plateau"]                # 1 and 3 tie: smaller kept
     assert not S.reference_penalty(gaps[1:], 0.9, split="validation")["plateau"]
+
+
+def test_sure_starts_where_the_validation_readings_from_there_up_are_right_often_enough():
+    conf = [0.99, 0.97, 0.95, 0.9, 0.8, 0.7, 0.6]
+    right = [True, True, True, True, False, True, False]
+    sure, table = S.sure_from(conf, right, accuracy=0.8)        # from 0.7 up: 5 of 6 right; from 0.6: 5 of 7
+    assert sure == 0.7 and table["chosen_share"] == 6 / 7 and table["table"]["0.90"]["accuracy"] == 1.0
+    assert S.sure_from([0.9, 0.8], [False, False])[0] == 1.0     # never right enough: nothing is shown as sure
