@@ -97,6 +97,7 @@ def find_hand_readings(rec, path: Path, method: str, should_stop: StopFn = None)
 def score(readings, timeline, unsure_below: float) -> dict:
     """The table of one reading of every frame (module docstring) against the generator's ``timeline``."""
     from ..core.data.hand_video import TAKES
+    from ..core.selection.policy import is_sure
 
     takes: dict = {}
     moving = {"frames": 0, "no_hand": 0}
@@ -120,7 +121,7 @@ def score(readings, timeline, unsure_below: float) -> dict:
         else:
             named = rd.shape
             row["right"] += int(rd.shape == shape)
-            row["wrong_sure"] += int(rd.shape != shape and rd.confidence >= unsure_below)
+            row["wrong_sure"] += int(rd.shape != shape and is_sure(rd.confidence, unsure_below))
         row["named"][named] = row["named"].get(named, 0) + 1
     worst, total, right, wrong_sure, no_hand = 1.0, 0, 0, 0, 0
     for rows in takes.values():

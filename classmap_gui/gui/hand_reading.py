@@ -17,6 +17,7 @@ import numpy as np
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from ..core.detect.reading import DEFAULTS, CropReading, Reading
+from ..core.selection.policy import is_sure
 from .widgets import ElidedLabel
 
 
@@ -43,7 +44,7 @@ def reading_state(reading: Reading | None, threshold: float) -> str:
     """"sure", "unsure" or "no hand" for ``reading`` at the ``threshold`` confidence."""
     if reading is None or not reading.found:
         return "no hand"
-    return "sure" if reading.confidence >= threshold else "unsure"
+    return "sure" if is_sure(reading.confidence, threshold) else "unsure"
 
 
 class HandReadingView(QWidget):

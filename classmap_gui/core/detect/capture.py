@@ -101,15 +101,42 @@ def best_margin(hand: list[np.ndarray], empty: list[np.ndarray]) -> tuple[float,
     return float(cand[i]), float(mean[i]), [float(v) for v in per[:, i]]
 
 
-def choose_capture(rec, seeds: list[int], temperature: float, progress: ProgressFn = None,
+def capture_temperature(rec, videos, margin: float, temperatures) -> tuple[float, dict]:
+    """``(temperature, mean log loss per candidate)``: the softmax temperature of the capture box's reading whose
+    shape probabilities (:class:`.reading.CropReading` at ``margin``, each held pose's frame alone, both methods)
+    give the true shape the lowest mean log loss over ``videos`` (``(candidates by method, poses)`` each):
+    temperature scaling, so that a reading's confidence says how often it is right (ties: the lower)."""
+    from .reading import CropReading
+
+    loss = {}
+    for t in temperatures:
+        total, n = 0.0, 0
+        for m in METHODS:
+            rd = CropReading(rec, history=1, settings={"temperature": t, "no_hand_margin": margin})
+            index = {g: i for i, g in enumerate(rd.group_names)}
+            hand = rd.groups >= 0
+            for found, poses in videos:
+                for c, s, pose in zip(*found[m], poses):
+                    if pose is None:
+                        continue
+                    prob = rd.probabilities(c, s)
+                    shape_p = np.bincount(rd.groups[hand], weights=prob[hand], minlength=len(rd.group_names))
+                    p = shape_p[index[pose[0]]] if pose[0] in index else 0.0
+                    total, n = total - np.log(max(float(p), 1e-9)), n + 1
+        loss[f"{float(t):g}"] = total / max(1, n)
+    best = min(temperatures, key=lambda t: (loss[f"{float(t):g}"], t))
+    return float(best), loss
+
+
+def choose_capture(rec, seeds: list[int], temperatures, progress: ProgressFn = None,
                    should_stop: StopFn = None) -> tuple[dict, dict]:
-    """``({"no_hand_margin", "capture_unsure_below"}, their selection records)``, chosen on the demo-style
-    validation videos of ``seeds`` (none: nothing chosen, ``({}, {})``): the margin of the module docstring, then,
-    reading each held pose's frame alone at that margin and the model's reader ``temperature`` (both methods), the
-    confidence from which the capture box's readings are right >= 95 % of the time
-    (:func:`..selection.policy.sure_from`): the Run panel shows a reading as "sure" only from there."""
+    """``({"no_hand_margin", "capture_temperature", "capture_unsure_below"}, their selection records)``, chosen on
+    the demo-style validation videos of ``seeds`` (none: nothing chosen, ``({}, {})``): the margin of the module
+    docstring; the reading's temperature among ``temperatures`` (:func:`capture_temperature`); then, reading each
+    held pose's frame alone at both (both methods), the confidence from which the capture box's readings are right
+    >= 95 % of the time (:func:`..selection.policy.sure_from`): the Run panel shows a reading as "sure" from there."""
     from ..data.hand_video import demo_frames, demo_timeline, random_key_poses
-    from ..selection.policy import SURE_ACCURACY, record, sure_from
+    from ..selection.policy import SURE_ACCURACY, grid_edge, record, sure_from
     from .reading import CropReading
 
     if not seeds:
@@ -137,6 +164,7 @@ def choose_capture(rec, seeds: list[int], temperature: float, progress: Progress
                      "empty_read_as_no_hand": float(np.mean(empty[i] > margin)),
                      "hand_read_as_hand_at_0": float(np.mean(hand[i] <= 0.0)),
                      "empty_read_as_no_hand_at_0": float(np.mean(empty[i] > 0.0))} for i, m in enumerate(METHODS)}}
+    temperature, fits = capture_temperature(rec, videos, margin, temperatures)
     conf, right = [], []
     for m in METHODS:
         reader = CropReading(rec, history=1, settings={"temperature": temperature, "no_hand_margin": margin})
@@ -148,16 +176,21 @@ def choose_capture(rec, seeds: list[int], temperature: float, progress: Progress
                     right.append(got.shape == pose[0])
     sure, calibration = sure_from(conf, right)
     split = f"demo-style validation videos (seeds {', '.join(map(str, seeds))})"
-    return {"no_hand_margin": margin, "capture_unsure_below": sure}, {
+    edge = grid_edge(temperature, list(temperatures))
+    return {"no_hand_margin": margin, "capture_temperature": temperature, "capture_unsure_below": sure}, {
+        "capture_temperature": record(temperature, [float(t) for t in temperatures], fits, split=split,
+                                      by="mean log loss of the true shape's probability over the held poses' "
+                                         "capture-box readings (each frame alone, both methods, at the chosen margin)",
+                                      rule="lowest loss; ties: the lower temperature", at_edge=edge),
         "no_hand_margin": record(margin, ["the midpoints between the validation frames' background leads"], scores,
                                  split=split, by="balanced accuracy of 'no hand' on the Run panel's capture box "
                                  "(frames with a hand in it against the empty scenes)",
                                  rule="best, mean of both methods; ties: the middle of the best margins"),
         "capture_unsure_below": record(sure, ["every confidence a reading had"], calibration, split=split,
                                        by="the lowest confidence from which the capture box's readings of the held "
-                                          f"poses (each frame alone, both methods) name the shape right >= "
+                                          f"poses (each frame alone, both methods, the chosen temperature) name the shape right >= "
                                           f"{SURE_ACCURACY:.0%} of the time; below it the Run panel shows a guess")}
 
 
-__all__ = ["METHODS", "REGION", "TOP", "background_lead", "best_margin", "capture_candidates", "capture_crop",
+__all__ = ["METHODS", "REGION", "TOP", "background_lead", "best_margin", "capture_candidates", "capture_temperature", "capture_crop",
            "choose_capture", "square_region"]

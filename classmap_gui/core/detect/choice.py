@@ -217,7 +217,7 @@ def choose_scan(rec, opt: dict, progress: ProgressFn = None, should_stop: StopFn
                 "vote_temperature": det["vote"]["chosen"]["temperature"]}
     more, sel = choose_reading(rec, settings, opt, sub_progress(progress, 0.5, 0.9), should_stop)
     seeds = [int(v) for v in floats(opt["capture_video_seeds"], "capture_video_seeds")]
-    capture, capture_sel = choose_capture(rec, seeds, more["reading"]["temperature"],
+    capture, capture_sel = choose_capture(rec, seeds, floats(opt["temperatures"], "temperatures"),
                                           sub_progress(progress, 0.9, 1.0), should_stop)
     more["reading"].update(capture)
     sel.update(capture_sel)

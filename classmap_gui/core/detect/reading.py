@@ -278,7 +278,10 @@ class CropReading:
         self.rule = rule  # how added one-class groups compete (None: GROUP_RULE), see read_probabilities
         # ``settings``: reading settings over the model's saved ones (the build's choice, before it saves them)
         saved = {**DEFAULTS, **(model_detection(recogniser).get("reading") or {}), **(settings or {})}
-        self.temperature = float(saved["temperature"])
+        # the capture box reads at its own temperature where the build calibrated one (its confidences then mean
+        # what they say: :mod:`.capture`), else at the scan reader's
+        capture = saved.get("capture_temperature")
+        self.temperature = float(saved["temperature"] if capture is None else capture)
         self.history = max(1, int(saved["history"] if history is None else history))
         self.n_classes = len(recogniser.class_names)
         self.groups, self.group_names, self.orient = shape_groups(recogniser.class_names)
@@ -291,12 +294,16 @@ class CropReading:
 
     def read(self, classes, scores) -> Reading:
         """The reading of this frame's candidates ``classes`` / ``scores`` with the recent frames'."""
+        self._recent.append(self.probabilities(classes, scores))
+        prob = self._recent[0] if len(self._recent) == 1 else np.mean(self._recent, axis=0)
+        return read_probabilities(prob, self.groups, self.group_names, self.orient, rule=self.rule)
+
+    def probabilities(self, classes, scores) -> np.ndarray:
+        """``(C,)``: one frame's class probabilities from its candidates, the background's score less the margin."""
         classes, scores = np.asarray(classes, np.int64), np.asarray(scores, np.float64)
         if self.no_hand_margin:
             scores = np.where(self.groups[classes] < 0, scores - self.no_hand_margin, scores)
-        self._recent.append(softmax_scores(classes, scores, self.n_classes, self.temperature))
-        prob = self._recent[0] if len(self._recent) == 1 else np.mean(self._recent, axis=0)
-        return read_probabilities(prob, self.groups, self.group_names, self.orient, rule=self.rule)
+        return softmax_scores(classes, scores, self.n_classes, self.temperature)
 
 
 __all__ = ["CropReading", "DEFAULTS", "GROUP_RULE", "GROUP_RULES", "HandReader", "RECROP_SHIFTS", "Reading", "TRACK_IOU", "read_probabilities", "shape_groups", "softmax_scores",

@@ -312,14 +312,14 @@ SURE_ACCURACY = 0.95
 def sure_from(conf, right, accuracy: float = SURE_ACCURACY) -> tuple[float, dict]:
     """The confidence from which a reading is shown as "sure": the lowest ``t`` such that the validation readings
     (``conf``, whether each was ``right``) with confidence >= ``t`` are right at least ``accuracy`` of the time
-    (1.0 when none are). Returns it and the calibration table (per threshold: the share of readings at or above
-    it and their accuracy)."""
+    (1.0 when none are: never sure, :func:`is_sure`). Returns it and the calibration table (per threshold: the
+    share of readings at or above it and their accuracy)."""
     conf, right = np.asarray(conf, np.float64), np.asarray(right, bool)
     order = np.argsort(-conf, kind="stable")
     cum = np.cumsum(right[order]) / np.arange(1, len(order) + 1) if len(order) else np.zeros(0)
     ok = np.flatnonzero(cum >= accuracy)
     # the lowest threshold whose readings at or above it are right often enough (from the most confident down)
-    sure = float(conf[order][ok.max()]) if len(ok) else 1.0
+    sure = min(1.0, float(conf[order][ok.max()])) if len(ok) else 1.0
     table = {f"{q:.2f}": {"share": float(np.mean(conf >= q)) if len(conf) else 0.0,
                           "accuracy": float(np.mean(right[conf >= q])) if np.any(conf >= q) else None}
              for q in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)}
@@ -327,7 +327,12 @@ def sure_from(conf, right, accuracy: float = SURE_ACCURACY) -> tuple[float, dict
                   "chosen_share": float(np.mean(conf >= sure)) if len(conf) else 0.0, "table": table}
 
 
+def is_sure(confidence: float, threshold: float) -> bool:
+    """Whether a reading of ``confidence`` is shown as sure at ``threshold`` (:func:`sure_from`; 1.0: never)."""
+    return threshold < 1.0 and confidence >= threshold
+
+
 __all__ = ["AUTO", "MAX_WIDENINGS", "N_SE", "REFERENCE_PENALTIES", "SURE_ACCURACY", "TOLERANCE", "WIDEN_RATIO",
            "best_penalty", "candidates", "grid_edge", "is_stronger", "measured_gaps", "operating_point", "paired_se",
            "paired_se_from_rates", "part", "past_edge", "penalty_key", "predicted_gaps", "record", "reference_penalty",
-           "searched", "stronger_penalty", "sure_from", "widen"]
+           "searched", "stronger_penalty", "is_sure", "sure_from", "widen"]

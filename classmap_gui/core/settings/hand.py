@@ -194,6 +194,8 @@ SETTINGS: tuple[Setting, ...] = (
             rule=Rule("number", low=0.0, high=1.0)),
     Setting("reading", "no_hand_margin", 0.0, "the Run panel's capture box reads 'no hand' only when the background "
             "class's score beats the best hand class's by this much", rule=Rule("number", low=-1e6, high=1e6)),
+    Setting("reading", "capture_temperature", None, "the Run panel's capture box: softmax temperature of its reading "
+            "(null: temperature)", rule=Rule("number", low=0.0, high=1e6, open_low=True, nullable=True)),
     Setting("reading", "capture_unsure_below", None, "the Run panel's capture box: confidence below which a reading "
             "is shown as a guess (null: unsure_below)", rule=Rule("number", low=0.0, high=1.0, nullable=True)),
 )

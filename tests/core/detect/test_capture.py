@@ -53,14 +53,15 @@ def test_the_capture_box_is_the_centred_square_of_the_frame():
 
 
 def test_the_margin_chosen_on_a_validation_video_reads_it_at_least_as_well_as_none_and_calibrates_sure(hand_detector):
-    chosen, records = choose_capture(hand_detector, [201], 0.05)
+    chosen, records = choose_capture(hand_detector, [201], [0.05, 0.5])
     margin, scores = chosen["no_hand_margin"], records["no_hand_margin"]["scores"]
     assert scores["hand_frames"] > 10 * scores["empty_frames"] > 0
     at_zero = np.mean([0.5 * (scores[m]["hand_read_as_hand_at_0"] + scores[m]["empty_read_as_no_hand_at_0"])
                        for m in ("classmap", "brute_force")])
     assert scores["balanced_accuracy"] >= at_zero - 1e-12
-    assert np.isfinite(margin) and choose_capture(hand_detector, [], 0.05) == ({}, {})
+    assert np.isfinite(margin) and choose_capture(hand_detector, [], [0.05]) == ({}, {})
     # "sure" from the confidence where the validation readings were right >= 95 % of the time (or never)
     sure, table = chosen["capture_unsure_below"], records["capture_unsure_below"]["scores"]
-    assert 0.0 <= sure <= 1.0 and table["readings"] > 0
+    assert 0.0 <= sure <= 1.0 and table["readings"] > 0 and chosen["capture_temperature"] in (0.05, 0.5)
+    assert set(records["capture_temperature"]["scores"]) == {"0.05", "0.5"}    # each candidate's log loss
     assert sure == 1.0 or table["chosen_share"] > 0

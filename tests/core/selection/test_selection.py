@@ -216,4 +216,6 @@ def test_sure_starts_where_the_validation_readings_from_there_up_are_right_often
     right = [True, True, True, True, False, True, False]
     sure, table = S.sure_from(conf, right, accuracy=0.8)        # from 0.7 up: 5 of 6 right; from 0.6: 5 of 7
     assert sure == 0.7 and table["chosen_share"] == 6 / 7 and table["table"]["0.90"]["accuracy"] == 1.0
-    assert S.sure_from([0.9, 0.8], [False, False])[0] == 1.0     # never right enough: nothing is shown as sure
+    never = S.sure_from([1.0, 0.8], [False, False])[0]            # never right enough: nothing is shown as sure,
+    assert never == 1.0 and not S.is_sure(1.0, never)              # not even a saturated softmax's 100 %
+    assert S.is_sure(0.7, sure) and not S.is_sure(0.69, sure)
