@@ -8,8 +8,9 @@ screen), the way a person opens and runs them:
 File > Get the hand-pose model, with the scan and reading settings it carries. Writes
 
 * ``run-hand-model.png``, ``run-hand-model-unsure.png``, ``run-hand-model-no-hand.png``: the Run panel on the
-  shipped demo video, paused on a frame it reads *sure*, one it reads *unsure* and one with *no hand*
-  (the empty scene between the video's takes); a state the model never reaches in the video is reported;
+  shipped demo video, paused on the first frame it reads *sure*, *unsure* and *no hand* (the empty scene
+  between the takes, or a held hand the model misses: shown as it is); a state the model never reaches in the
+  video is reported;
 * ``find-hand.png``: Find the hand on the find-hand video, both methods' frames/s measured live;
 * ``explore-hand-model.png``: Explore on the hand model (Compute views);
 * ``train-speed.png``: the Train panel on a new 64x64 colour project with k-means features chosen, once the

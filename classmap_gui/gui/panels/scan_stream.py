@@ -43,6 +43,7 @@ class ScanStream(UiThread):
         self._scanners: dict = {}
         self._readers: dict = {}
         self._times: dict[str, list[float]] = {}
+        self._rated_last: str | None = None
         self.error: str | None = None
 
     def stop(self) -> None:
@@ -64,6 +65,12 @@ class ScanStream(UiThread):
         return self._scanners[method]
 
     def _rate(self, method: str, now: float) -> None:
+        """A frame of ``method`` scanned at ``now``: its frames/s over the last second of its own frames. A method
+        switched back to starts its count afresh (its old frames' times would spread its frames over the time the
+        other method ran, and show it slower than it is)."""
+        if method != self._rated_last:
+            self._times[method] = []
+            self._rated_last = method
         ts = self._times.setdefault(method, [])
         ts.append(now)
         while ts and now - ts[0] > 1.0:
