@@ -25,6 +25,7 @@ def test_hand_model_builds_a_model_that_carries_its_scan_settings(tmp_path, caps
     # the Run panel's capture box: when it reads "no hand" and from where it is sure, chosen on demo-style videos
     margin, capture_sure = det["reading"].pop("no_hand_margin"), det["reading"].pop("capture_unsure_below")
     assert det["reading"].pop("capture_temperature") == 0.05        # the one candidate temperature
+    assert det["reading"].pop("capture_context") == 0.25            # the quick build's one border: the network's
     assert det["reading"] == {"temperature": 0.05, "history": 1, "crops": 1} and 0.0 <= sure <= 1.0
     selection = rec.metadata["hand_model"]["selection"]
     assert selection["unsure_below"]["chosen"] == sure and selection["no_hand_margin"]["chosen"] == margin

@@ -12,8 +12,11 @@ drawn from all 2430 classes): the margin with the best balanced accuracy between
 box (held or moving) and the empty scenes between takes, over both methods' candidates (their mean; ties: the
 middle of the best run of margins). The reader compares softmax probabilities; at the low temperatures the
 hand models choose (the head's logits spread over tens) that is the comparison of scores the margin is chosen on.
-The same videos calibrate when the capture box's reading is shown as "sure" (``capture_unsure_below``): its
-readings are not the scan's (the Find the hand panel's ``unsure_below``), so they have their own threshold.
+The same videos choose, first, the border a window network reads the box with (``capture_context``, its edge
+repeated: the network learned windows with their surroundings, and a hand that fills the box reads best with a
+narrower border than the network's own), and calibrate when the capture box's reading is shown as "sure"
+(``capture_unsure_below``): its readings are not the scan's (the Find the hand panel's ``unsure_below``), so they
+have their own threshold.
 """
 from __future__ import annotations
 
@@ -40,17 +43,29 @@ def capture_crop(frame: np.ndarray, region: float = REGION) -> np.ndarray:
     return np.ascontiguousarray(frame[y:y + s, x:x + s])
 
 
+def capture_context(rec) -> float:
+    """The margin put around the capture box before a window network reads it, a fraction of its side: the
+    model's ``capture_context`` (chosen by the build, :func:`choose_capture`), else its network's own window
+    context (0 for other feature maps)."""
+    from ..settings.hand import model_detection
+
+    chosen = (model_detection(rec).get("reading") or {}).get("capture_context")
+    network = float(getattr(rec.features, "context_", 0.0))
+    return network if chosen is None or not network else float(chosen)
+
+
 def capture_candidates(rec, crops, top: int = TOP, batch: int = 64, progress: ProgressFn = None,
-                       should_stop: StopFn = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+                       should_stop: StopFn = None, context: float | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """``{"classmap": (classes, scores), "brute_force": ..., "brute_force_hands": ...}``, ``(F, top)`` each: the
     candidates of each capture-box crop by the Run panel's steps (prepare, features, predict: the model's
     ClassMap when it has one), by every classifier (where the ClassMap filter loses the right class, the two
-    differ), and by every hand class (the background class left out, as the scan's reader reads a hand)."""
+    differ), and by every hand class (the background class left out, as the scan's reader reads a hand); each crop
+    with the margin ``context`` around it (None: the model's, :func:`capture_context`)."""
     from ..classify.banks.base import top_k
     from ..data.imageset import BACKGROUND_CLASS
     from .window_crops import with_context
 
-    context = float(getattr(rec.features, "context_", 0.0))
+    context = capture_context(rec) if context is None else float(context)
     out: dict[str, list] = {"classmap": [], "brute_force": [], "brute_force_hands": []}
     hands = np.asarray([n != BACKGROUND_CLASS for n in rec.class_names])
     for s in range(0, len(crops), batch):
@@ -128,12 +143,43 @@ def capture_temperature(rec, videos, margin: float, temperatures) -> tuple[float
     return float(best), loss
 
 
-def choose_capture(rec, seeds: list[int], temperatures, progress: ProgressFn = None,
+def choose_context(rec, rendered, contexts, should_stop: StopFn = None) -> tuple[float | None, dict, list]:
+    """``(context, accuracy per candidate, the chosen context's candidates per video)``: the margin around the
+    capture box among ``contexts`` whose reading names the held poses' shapes best over ``rendered`` (``(crops,
+    timeline)`` per video; each frame's best hand candidate, both methods, their mean; ties: the nearer the
+    network's own context). A model whose features take no context: None, nothing tried."""
+    network = float(getattr(rec.features, "context_", 0.0))
+    if not network or not contexts:
+        return None, {}, [capture_candidates(rec, crops, TOP, should_stop=should_stop) for crops, _ in rendered]
+    from ..data.imageset import BACKGROUND_CLASS
+    from .reading import shape_groups
+
+    groups, names, _ = shape_groups(rec.class_names)
+    bg = np.asarray([n == BACKGROUND_CLASS for n in rec.class_names])
+    acc, found = {}, {}
+    for c in contexts:
+        check_stop(should_stop)
+        found[c] = [capture_candidates(rec, crops, TOP, context=c, should_stop=should_stop) for crops, _ in rendered]
+        right = {m: [] for m in ("classmap", "brute_force_hands")}
+        for got, (_crops, timeline) in zip(found[c], rendered):
+            held = [(i, p[0]) for i, (_t, p, _v) in enumerate(timeline) if p is not None]
+            for m in right:
+                classes = got[m][0]
+                for i, shape in held:
+                    hand = [k for k in classes[i] if not bg[k]]
+                    right[m].append(bool(hand) and names[groups[hand[0]]] == shape)
+        acc[f"{float(c):g}"] = float(np.mean([np.mean(v) for v in right.values()]))
+    best = max(contexts, key=lambda c: (acc[f"{float(c):g}"], -abs(float(c) - network)))
+    return float(best), acc, found[best]
+
+
+def choose_capture(rec, seeds: list[int], temperatures, contexts=(), progress: ProgressFn = None,
                    should_stop: StopFn = None) -> tuple[dict, dict]:
-    """``({"no_hand_margin", "capture_temperature", "capture_unsure_below"}, their selection records)``, chosen on
-    the demo-style validation videos of ``seeds`` (none: nothing chosen, ``({}, {})``): the margin of the module
+    """``({"capture_context", "no_hand_margin", "capture_temperature", "capture_unsure_below"}, their selection
+    records)``, chosen on the demo-style validation videos of ``seeds`` (none: nothing chosen, ``({}, {})``): the
+    margin around the box among ``contexts`` (:func:`choose_context`); the background's lead of the module
     docstring; the reading's temperature among ``temperatures`` (:func:`capture_temperature`); then, reading each
-    held pose's frame alone at both (both methods), the confidence from which the capture box's readings are right
+    held pose's frame alone at these (both methods), the confidence from which the capture box's readings are right
     >= 95 % of the time (:func:`..selection.policy.sure_from`): the Run panel shows a reading as "sure" from there."""
     from ..data.hand_video import demo_frames, demo_timeline, random_key_poses
     from ..selection.policy import SURE_ACCURACY, grid_edge, record, sure_from
@@ -141,21 +187,24 @@ def choose_capture(rec, seeds: list[int], temperatures, progress: ProgressFn = N
 
     if not seeds:
         return {}, {}
-    leads = {m: ([], []) for m in METHODS}
-    videos = []
+    rendered = []
     for k, seed in enumerate(seeds):
         poses = random_key_poses(int(seed))
-        crops = [capture_crop(f) for f, _ in demo_frames(seed=int(seed), poses=poses)]
+        rendered.append(([capture_crop(f) for f, _ in demo_frames(seed=int(seed), poses=poses)],
+                         demo_timeline(poses=poses)))
         check_stop(should_stop)
-        found = capture_candidates(rec, crops, TOP, should_stop=should_stop)
-        timeline = demo_timeline(poses=poses)
+        report(progress, 0.5 * (k + 1) / len(seeds), "capture-box validation videos")
+    context, context_acc, found_all = choose_context(rec, rendered, [float(c) for c in contexts], should_stop)
+    report(progress, 0.9, "capture-box margin chosen")
+    leads = {m: ([], []) for m in METHODS}
+    videos = []
+    for found, (_crops, timeline) in zip(found_all, rendered):
         in_view = np.array([v for _t, _p, v in timeline])
         for m in METHODS:
             lead = background_lead(rec.class_names, *found[m])
             leads[m][0].append(lead[in_view])
             leads[m][1].append(lead[~in_view])
         videos.append((found, [p for _t, p, _v in timeline]))
-        report(progress, (k + 1) / len(seeds), "capture-box validation videos")
     hand = [np.concatenate(leads[m][0]) for m in METHODS]
     empty = [np.concatenate(leads[m][1]) for m in METHODS]
     margin, bal, per = best_margin(hand, empty)
@@ -177,7 +226,15 @@ def choose_capture(rec, seeds: list[int], temperatures, progress: ProgressFn = N
     sure, calibration = sure_from(conf, right)
     split = f"demo-style validation videos (seeds {', '.join(map(str, seeds))})"
     edge = grid_edge(temperature, list(temperatures))
-    return {"no_hand_margin": margin, "capture_temperature": temperature, "capture_unsure_below": sure}, {
+    chosen = {"no_hand_margin": margin, "capture_temperature": temperature, "capture_unsure_below": sure}
+    records = {}
+    if context is not None:
+        chosen["capture_context"] = context
+        records["capture_context"] = record(
+            context, [float(c) for c in contexts], context_acc, split=split,
+            by="shape accuracy of each held pose's frame read alone (its best hand candidate, both methods' mean)",
+            rule="best; ties: the nearer the network's own window context", at_edge=grid_edge(context, list(contexts)))
+    return chosen, {**records,
         "capture_temperature": record(temperature, [float(t) for t in temperatures], fits, split=split,
                                       by="mean log loss of the true shape's probability over the held poses' "
                                          "capture-box readings (each frame alone, both methods, at the chosen margin)",
@@ -188,9 +245,10 @@ def choose_capture(rec, seeds: list[int], temperatures, progress: ProgressFn = N
                                  rule="best, mean of both methods; ties: the middle of the best margins"),
         "capture_unsure_below": record(sure, ["every confidence a reading had"], calibration, split=split,
                                        by="the lowest confidence from which the capture box's readings of the held "
-                                          f"poses (each frame alone, both methods, the chosen temperature) name the shape right >= "
-                                          f"{SURE_ACCURACY:.0%} of the time; below it the Run panel shows a guess")}
+                                          "poses (each frame alone, both methods, the chosen temperature) name the "
+                                          f"shape right >= {SURE_ACCURACY:.0%} of the time; below it the Run panel "
+                                          "shows a guess")}
 
 
-__all__ = ["METHODS", "REGION", "TOP", "background_lead", "best_margin", "capture_candidates", "capture_temperature", "capture_crop",
-           "choose_capture", "square_region"]
+__all__ = ["METHODS", "REGION", "TOP", "background_lead", "best_margin", "capture_candidates", "capture_context",
+           "capture_crop", "capture_temperature", "choose_capture", "choose_context", "square_region"]

@@ -8,8 +8,8 @@
    frames (a box in the wrong place counting as wrong); the cheaper reading (fewer network re-crops; 0: the
    frame-pass reading of the scan's own windows) wins when it is within the shared operating-point margin of
    the best (:func:`cheapest_reading`);
-4. when the Run panel's capture box reads "no hand", and from which confidence it is "sure"
-   (:func:`.capture.choose_capture`).
+4. the Run panel's capture box: the border a window network reads it with, when it reads "no hand", and from
+   which confidence it is "sure" (:func:`.capture.choose_capture`).
 
 Validation videos: :func:`..data.hand_video.find_hand_frames` of their own seeds (``validation_video_seeds``,
 never a test video's), key poses drawn from all 2430 classes (:func:`..data.hand_video.random_key_poses`).
@@ -218,6 +218,7 @@ def choose_scan(rec, opt: dict, progress: ProgressFn = None, should_stop: StopFn
     more, sel = choose_reading(rec, settings, opt, sub_progress(progress, 0.5, 0.9), should_stop)
     seeds = [int(v) for v in floats(opt["capture_video_seeds"], "capture_video_seeds")]
     capture, capture_sel = choose_capture(rec, seeds, floats(opt["temperatures"], "temperatures"),
+                                          floats(opt["capture_contexts"], "capture_contexts"),
                                           sub_progress(progress, 0.9, 1.0), should_stop)
     more["reading"].update(capture)
     sel.update(capture_sel)

@@ -165,6 +165,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("choice", "capture_video_seeds", "201,202,203,204,205,206,207,208,209,210,211,212",
             "validation videos in the demo's style (the hand filling the Run panel's capture box; key poses from all "
             "2430 classes) its no-hand margin and 'sure' threshold are chosen on (empty: none)", quick="201"),
+    Setting("choice", "capture_contexts", "0.05,0.1,0.15,0.2,0.25,0.3", "candidate borders around the capture box "
+            "(fractions of its side, its edge repeated) before a window network reads it", quick="0.25"),
     # saved in metadata["detection"]: the scanner's settings (its defaults when a model holds none)
     Setting("scan", "sides", _SIDES, "window sides, fractions of the frame's shorter side",
             rule=Rule("numbers", low=0.0, high=1.0, open_low=True)),
@@ -194,6 +196,9 @@ SETTINGS: tuple[Setting, ...] = (
             rule=Rule("number", low=0.0, high=1.0)),
     Setting("reading", "no_hand_margin", 0.0, "the Run panel's capture box reads 'no hand' only when the background "
             "class's score beats the best hand class's by this much", rule=Rule("number", low=-1e6, high=1e6)),
+    Setting("reading", "capture_context", None, "the Run panel's capture box: the border around it (a fraction of its "
+            "side) a window network reads it with (null: the network's window context)",
+            rule=Rule("number", low=0.0, high=2.0, nullable=True)),
     Setting("reading", "capture_temperature", None, "the Run panel's capture box: softmax temperature of its reading "
             "(null: temperature)", rule=Rule("number", low=0.0, high=1e6, open_low=True, nullable=True)),
     Setting("reading", "capture_unsure_below", None, "the Run panel's capture box: confidence below which a reading "

@@ -187,9 +187,10 @@ class RunPanel(QWidget):
             return False
         top = self.top.value()
 
+        from ...core.detect.capture import capture_context
         from ...core.detect.window_crops import with_context
 
-        context = float(getattr(rec.features, "context_", 0.0))  # a window network reads a window with its context
+        context = capture_context(rec)  # a window network reads a window with a margin around it
 
         self._live_rec = rec
 

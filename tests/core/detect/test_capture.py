@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from classmap_gui.core.data.hand_pose import class_name
-from classmap_gui.core.detect.capture import background_lead, best_margin, capture_crop, choose_capture
+from classmap_gui.core.detect.capture import (background_lead, best_margin, capture_context, capture_crop,
+                                              choose_capture)
 from classmap_gui.core.detect.reading import CropReading
 
 NAMES = [class_name("V", 0, 0, 20), class_name("V", 30, 0, 20), class_name("A", 0, 0, 20), "background"]
@@ -53,7 +54,8 @@ def test_the_capture_box_is_the_centred_square_of_the_frame():
 
 
 def test_the_margin_chosen_on_a_validation_video_reads_it_at_least_as_well_as_none_and_calibrates_sure(hand_detector):
-    chosen, records = choose_capture(hand_detector, [201], [0.05, 0.5])
+    chosen, records = choose_capture(hand_detector, [201], [0.05, 0.5], [0.1, 0.2])
+    assert "capture_context" not in chosen and "capture_context" not in records     # HOG reads no border
     margin, scores = chosen["no_hand_margin"], records["no_hand_margin"]["scores"]
     assert scores["hand_frames"] > 10 * scores["empty_frames"] > 0
     at_zero = np.mean([0.5 * (scores[m]["hand_read_as_hand_at_0"] + scores[m]["empty_read_as_no_hand_at_0"])
@@ -65,3 +67,12 @@ def test_the_margin_chosen_on_a_validation_video_reads_it_at_least_as_well_as_no
     assert 0.0 <= sure <= 1.0 and table["readings"] > 0 and chosen["capture_temperature"] in (0.05, 0.5)
     assert set(records["capture_temperature"]["scores"]) == {"0.05", "0.5"}    # each candidate's log loss
     assert sure == 1.0 or table["chosen_share"] > 0
+
+
+def test_the_capture_box_is_read_with_the_border_the_build_chose_for_a_window_network_only():
+    network = SimpleNamespace(context_=0.25)
+    chosen = SimpleNamespace(features=network, metadata={"detection": {"reading": {"capture_context": 0.15}}})
+    assert capture_context(chosen) == 0.15
+    assert capture_context(SimpleNamespace(features=network, metadata={})) == 0.25       # built before the choice
+    hog = SimpleNamespace(features=SimpleNamespace(), metadata={"detection": {"reading": {"capture_context": 0.15}}})
+    assert capture_context(hog) == 0.0                                                    # no network: no border
