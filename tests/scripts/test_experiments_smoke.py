@@ -88,3 +88,22 @@ def test_hand_bank_choice_compares_the_head_with_ridge_on_validation_only(tmp_pa
     assert res["test_seed"] is None and res["chosen"] in ("head", "ridge")
     assert [r["style"] for r in res["validation"]] == ["varied", "varied", "camera"]
     assert all(0 <= r[k]["shape"] <= 1 for r in res["validation"] for k in ("head", "ridge"))
+
+
+def test_gesture_lead_curve_trades_recall_for_frames_taken_on_validation_only(tmp_path, run_script, classmap_cli):
+    model = tmp_path / "hands"
+    classmap_cli("hand-model", "--quick", "--out", model, "--set",
+                 "shapes=3,orientations=2,images_per_class=12,background=200,hard_negatives=40,detector_scenes=4,"
+                 "p_sweep=2,d=3,reading_video_seeds=101,temperatures=0.05,histories=1,crops=1,no_hand_frames=4,"
+                 "validation_video_seeds=101,capture_video_seeds=,bank=ova-ridge")
+    out = tmp_path / "curve.json"
+    run_script(EXPERIMENTS / "gesture_lead_curve.py", "--model-dir", model, "--leads", "0,1000", "--gestures", "1",
+               "--shape-videos", "1", "--quick", "--out", out)
+    res = json.loads(out.read_text())
+    assert res["test_seed"] is None and [r["lead"] for r in res["curve"]] == [0.0, 1000.0]
+    free, never = res["curve"]
+    # a lead no score reaches: every classifier evaluated, the gesture is never named; ClassMap's tiny filter
+    # (p = 2) can leave it the one hand candidate, but never names it more than without the lead
+    assert never["brute_force"]["recall_clean_mean"] == never["brute_force"]["taken_by_gestures"] == 0.0
+    for key in ("recall_clean_mean", "taken_by_gestures"):
+        assert never["classmap"][key] <= free["classmap"][key]
