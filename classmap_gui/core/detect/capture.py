@@ -1,8 +1,8 @@
 """The Run panel's capture box, read as one crop a frame (no scan), and when it reads "no hand".
 
 The Run panel (and ``bench demo-reading``) cuts the centred square of each frame (:func:`square_region`: its
-slider's fraction of the shorter side), repeats a window network's context around it and reads the recogniser's
-``top`` candidates (:func:`capture_candidates`, then :class:`.reading.CropReading`). A hand that fills the box is
+slider's fraction of the shorter side), puts a border around it for a window network (its edge repeated:
+:func:`capture_context`) and reads the recogniser's ``top`` candidates (:func:`capture_candidates`, then :class:`.reading.CropReading`). A hand that fills the box is
 framed larger than the hands in the windows the network learned from, and the network head's background class
 can outscore every hand class on it: the shipped demo video read "no hand" in 51 of its posed frames. The
 background class therefore wins only when its score beats the best hand candidate's by ``no_hand_margin``
@@ -44,7 +44,7 @@ def capture_crop(frame: np.ndarray, region: float = REGION) -> np.ndarray:
 
 
 def capture_context(rec) -> float:
-    """The margin put around the capture box before a window network reads it, a fraction of its side: the
+    """The border put around the capture box before a window network reads it, a fraction of its side: the
     model's ``capture_context`` (chosen by the build, :func:`choose_capture`), else its network's own window
     context (0 for other feature maps)."""
     from ..settings.hand import model_detection
@@ -60,7 +60,7 @@ def capture_candidates(rec, crops, top: int = TOP, batch: int = 64, progress: Pr
     candidates of each capture-box crop by the Run panel's steps (prepare, features, predict: the model's
     ClassMap when it has one), by every classifier (where the ClassMap filter loses the right class, the two
     differ), and by every hand class (the background class left out, as the scan's reader reads a hand); each crop
-    with the margin ``context`` around it (None: the model's, :func:`capture_context`)."""
+    with the border ``context`` around it (None: the model's, :func:`capture_context`)."""
     from ..classify.banks.base import top_k
     from ..data.imageset import BACKGROUND_CLASS
     from .window_crops import with_context
@@ -144,7 +144,7 @@ def capture_temperature(rec, videos, margin: float, temperatures) -> tuple[float
 
 
 def choose_context(rec, rendered, contexts, should_stop: StopFn = None) -> tuple[float | None, dict, list]:
-    """``(context, accuracy per candidate, the chosen context's candidates per video)``: the margin around the
+    """``(context, accuracy per candidate, the chosen context's candidates per video)``: the border around the
     capture box among ``contexts`` whose reading names the held poses' shapes best over ``rendered`` (``(crops,
     timeline)`` per video; each frame's best hand candidate, both methods, their mean; ties: the nearer the
     network's own context). A model whose features take no context: None, nothing tried."""
@@ -177,7 +177,7 @@ def choose_capture(rec, seeds: list[int], temperatures, contexts=(), progress: P
                    should_stop: StopFn = None) -> tuple[dict, dict]:
     """``({"capture_context", "no_hand_margin", "capture_temperature", "capture_unsure_below"}, their selection
     records)``, chosen on the demo-style validation videos of ``seeds`` (none: nothing chosen, ``({}, {})``): the
-    margin around the box among ``contexts`` (:func:`choose_context`); the background's lead of the module
+    border around the box among ``contexts`` (:func:`choose_context`); the background's lead of the module
     docstring; the reading's temperature among ``temperatures`` (:func:`capture_temperature`); then, reading each
     held pose's frame alone at these (both methods), the confidence from which the capture box's readings are right
     >= 95 % of the time (:func:`..selection.policy.sure_from`): the Run panel shows a reading as "sure" from there."""
